@@ -1,0 +1,44 @@
+# sago-bench — every target is a thin wrapper over the `sago` CLI (see `sago --help`).
+PY ?= python3
+SAGO ?= $(PY) -m benchmark
+SET ?= sago-v1
+VERSION ?= v1
+PROFILE ?= smoke
+MODEL ?=
+
+.PHONY: install evaluate analyze leaderboard all variants variants-verify validate bench bench-gpu test test-fast
+
+install:  ## install pinned dependencies (torch CPU wheel from this machine's disk) and the package
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+
+evaluate:  ## evaluate every submission without results (or MODEL=slug), then analyze
+	$(SAGO) evaluate $(if $(MODEL),$(MODEL),--pending) --set $(SET) --version $(VERSION) --profile $(PROFILE)
+	$(SAGO) analyze --set $(SET) --version $(VERSION)
+
+analyze:
+	$(SAGO) analyze --set $(SET) --version $(VERSION)
+
+leaderboard:  ## render the static site into leaderboard/site/
+	$(SAGO) leaderboard build --set $(SET) --version $(VERSION)
+
+variants:  ## rebuild the frozen variant set from pinned sources (byte-identical)
+	$(SAGO) variants build --set $(SET) --version $(VERSION)
+
+variants-verify:
+	$(SAGO) variants verify --set $(SET) --version $(VERSION)
+
+validate:
+	$(SAGO) submissions validate
+
+bench:  ## harness overhead vs bare model work, CPU, SmolLM2
+	$(SAGO) bench --model huggingfacetb__smollm2-135m-instruct-q4_1 --profile $(PROFILE)
+
+bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU
+	$(PY) -m benchmark.harness.bench_gpu
+
+test:
+	$(PY) -m pytest -q
+
+test-fast:
+	$(PY) -m pytest -q -m 'not slow and not browser'

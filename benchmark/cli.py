@@ -1,0 +1,86 @@
+"""The ``sago`` command line: one group, sub-commands contributed by each stage's module."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from benchmark import __version__
+from benchmark.errors import SagoError
+
+# (module, attribute) of each sub-command; imported lazily so `sago --help` stays fast and a
+# broken optional stage cannot take the whole CLI down.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "variants": ("benchmark.variants.cli", "variants"),
+    "evaluate": ("benchmark.harness.cli", "evaluate"),
+    "bench": ("benchmark.harness.cli", "bench"),
+    "analyze": ("benchmark.stats.cli", "analyze"),
+    "leaderboard": ("benchmark.site.cli", "leaderboard"),
+    "submissions": ("benchmark.site.cli", "submissions"),
+}
+_HELP = {
+    "variants": "Build, verify, publish and download frozen variant sets.",
+    "evaluate": "Run submitted models on a variant set and store raw outputs for all four axes.",
+    "bench": "Measure harness throughput and overhead against bare model work.",
+    "analyze": "Compute instability (SGS), significance, rankings and reversals from stored records.",
+    "leaderboard": "Render the static leaderboard site from committed results.",
+    "submissions": "Validate submission folders and their results.",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
+        module, attribute = _COMMANDS[cmd_name]
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Help text without importing every stage (torch import costs seconds).
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, _HELP[name]) for name in sorted(_COMMANDS)])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sago")
+def cli() -> None:
+    """SAGO benchmark: does a model behave the same when one question is asked differently?
+
+    Typical flow: `sago variants verify` → `sago evaluate SUBMISSION` → `sago analyze` →
+    `sago leaderboard build`. Every command has --help.
+    """
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user errors become one line on stderr and exit status 2."""
+    try:
+        cli.main(args=argv, prog_name="sago", standalone_mode=False)
+    except SagoError as err:
+        click.echo(f"error: {err}", err=True)
+        return 2
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    except click.exceptions.Exit as err:
+        return err.exit_code
+    return 0
+
+
+
+def console() -> None:
+    """Console-script wrapper (setuptools ignores a returned status)."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

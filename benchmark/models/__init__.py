@@ -1,0 +1,1 @@
+"""Model backends: the only code that touches model weights."""

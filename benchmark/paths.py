@@ -1,0 +1,60 @@
+"""Where things live, and the checks that keep names from strangers inside their folders."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from benchmark.errors import SagoError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+VARIANTS_DIR = REPO_ROOT / "variants"
+SUBMISSIONS_DIR = REPO_ROOT / "submissions"
+LEADERBOARD_DIR = REPO_ROOT / "leaderboard"
+
+# A slug is `<org>__<model>`: lower-case letters, digits, '.', '-' and single '_' inside each half.
+# No '/', no '..', no leading dot: a slug from a pull request can never name a path outside its folder.
+_PART = r"[a-z0-9](?:[a-z0-9.\-]|_(?!_)){0,62}[a-z0-9]"
+SLUG_RE = re.compile(rf"^{_PART}__{_PART}$")
+# Dataset names, variant-set names and versions: a conservative identifier alphabet.
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-.]{0,63}$")
+
+
+def cache_dir() -> Path:
+    """Download cache for pinned registry artefacts (``SAGO_CACHE`` overrides)."""
+    path = Path(os.environ.get("SAGO_CACHE", REPO_ROOT / ".cache"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def check_slug(slug: str) -> str:
+    """Return ``slug`` if it is a valid ``<org>__<model>`` submission name, else raise.
+
+    >>> check_slug("huggingfacetb__smollm2-135m-instruct")
+    'huggingfacetb__smollm2-135m-instruct'
+    >>> check_slug("../etc__passwd")
+    Traceback (most recent call last):
+    benchmark.errors.SagoError: invalid submission name '../etc__passwd': use '<org>__<model>' with lower-case letters, digits, '.', '-' and '_' only
+    """
+    if not SLUG_RE.fullmatch(slug) or ".." in slug:
+        raise SagoError(
+            f"invalid submission name {slug!r}: use '<org>__<model>' with lower-case letters, digits, "
+            "'.', '-' and '_' only"
+        )
+    return slug
+
+
+def check_name(name: str, what: str) -> str:
+    """Return ``name`` if it is a safe identifier (dataset, set, version), else raise."""
+    if not NAME_RE.fullmatch(name) or ".." in name:
+        raise SagoError(f"invalid {what} {name!r}: use lower-case letters, digits, '_', '-', '.'")
+    return name
+
+
+def inside(base: Path, *parts: str) -> Path:
+    """Join ``parts`` under ``base`` and refuse any result that resolves outside ``base``."""
+    target = base.joinpath(*parts).resolve()
+    if not target.is_relative_to(base.resolve()):
+        raise SagoError(f"path {'/'.join(parts)!r} escapes {base}")
+    return target

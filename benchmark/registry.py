@@ -1,0 +1,58 @@
+"""A name -> object registry that refuses duplicates and suggests the nearest name on a typo."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from benchmark.errors import SagoError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """A dict of named entries, filled by a decorator.
+
+    >>> colours: Registry[int] = Registry("colour")
+    >>> _ = colours.add("red", 1)
+    >>> colours.get("red")
+    1
+    >>> colours.get("rde")
+    Traceback (most recent call last):
+    benchmark.errors.SagoError: unknown colour 'rde'; did you mean 'red'? (known: red)
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+
+    def add(self, name: str, entry: T) -> T:
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is registered twice")
+        self._entries[name] = entry
+        return entry
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator form of :meth:`add`."""
+
+        def decorate(entry: T) -> T:
+            return self.add(name, entry)
+
+        return decorate
+
+    def get(self, name: str) -> T:
+        if name in self._entries:
+            return self._entries[name]
+        close = difflib.get_close_matches(name, self._entries, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise SagoError(f"unknown {self.kind} {name!r}{hint} (known: {', '.join(sorted(self._entries))})")
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))

