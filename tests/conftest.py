@@ -1,0 +1,7 @@
+"""Shared test configuration: keep torch single-threaded and hub access off in tests."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
