@@ -6,7 +6,23 @@ VERSION ?= v1
 PROFILE ?= smoke
 MODEL ?=
 
-.PHONY: install evaluate analyze leaderboard all variants variants-verify validate bench bench-gpu test test-fast
+.PHONY: all check setup browser reproduce install evaluate analyze leaderboard all variants variants-verify validate bench bench-gpu test test-fast
+
+all: setup  ## main job on a fresh machine: evaluate the default submissions (CPU) and build the site
+	$(SAGO) variants verify --set $(SET) --version $(VERSION)
+	$(SAGO) evaluate --all --force --set $(SET) --version $(VERSION) --profile $(PROFILE)
+	$(SAGO) analyze --set $(SET) --version $(VERSION)
+	$(SAGO) leaderboard build --set $(SET) --version $(VERSION)
+	@echo "site: leaderboard/site/index.html"
+
+check: setup  ## the test command on a fresh machine: validate submissions, then the whole test suite
+	$(SAGO) submissions validate
+	$(PY) -m pytest -q
+
+setup: install browser
+
+browser:  ## Debian's Chromium for the browser tests (skipped when already present)
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
 
 install:  ## install pinned dependencies (torch CPU wheel from this machine's disk) and the package
 	$(PY) -m pip install -q torch==2.13.0
