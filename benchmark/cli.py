@@ -61,7 +61,7 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit status 2."""
     try:
-        cli.main(args=argv, prog_name="sago", standalone_mode=False)
+        status = cli.main(args=argv, prog_name="sago", standalone_mode=False)
     except SagoError as err:
         click.echo(f"error: {err}", err=True)
         return 2
@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         return err.exit_code
     except click.exceptions.Exit as err:
         return err.exit_code
-    return 0
+    # In non-standalone mode click hands back `ctx.exit(n)` as the return value instead of raising.
+    return status if isinstance(status, int) else 0
 
 
 

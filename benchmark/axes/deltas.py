@@ -1,0 +1,199 @@
+"""Per-variant deltas on every measure, from stored raw outputs only (docs/CONTRACTS.md section 3).
+
+One registered function per measure in ``schema.MEASURES`` turns the aligned (variant, baseline)
+pairs into one unscaled delta per record row. The models those functions need (MiniLM for
+BERTScore and embeddings, a politeness judge) live in :class:`AxisScorers`, built once per run.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from benchmark.axes import activations as act
+from benchmark.axes.accuracy import is_correct
+from benchmark.axes.mirroring import LexiconPolitenessJudge, PolitenessJudge, mirroring_delta
+from benchmark.axes.text import (
+    Backbone,
+    BertScore,
+    EmbeddingCosine,
+    Encoder,
+    PairScorer,
+    bleu,
+    configured_backbone,
+    minilm_backbone,
+    score_distinct,
+)
+from benchmark.errors import SagoError
+from benchmark.registry import Registry
+from benchmark.schema import BASELINE_VARIANT_ID, DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS
+
+DELTA_COLUMNS: tuple[str, ...] = (*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct")
+"""every column of the deltas table, in order."""
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Each record row beside its item's baseline row; the input of every measure function."""
+
+    frame: pd.DataFrame
+    """record columns, the baseline's response/confidence columns suffixed ``_0``, and ``answers``."""
+    activations: Mapping[str, np.ndarray]
+    """``f"{item_id}|{variant_id}"`` -> ``[n_layers + 1, hidden]`` hidden states."""
+
+    def texts(self) -> tuple[list[str], list[str]]:
+        """(y_v, y_0) for every row."""
+        return list(self.frame["response"]), list(self.frame["response_0"])
+
+
+@dataclass(frozen=True)
+class AxisScorers:
+    """The pluggable models behind the text and mirroring measures."""
+
+    bertscore: PairScorer
+    """BERTScore F1 of candidate vs reference."""
+    embedding: PairScorer
+    """sentence-embedding cosine of candidate vs reference."""
+    politeness: PolitenessJudge = field(default_factory=LexiconPolitenessJudge)
+    """judge of the politeness family's mirroring."""
+    backbones: Mapping[str, str] = field(default_factory=dict)
+    """what each scorer runs on, for provenance: {"bertscore": ..., "embed_cos": ..., "politeness": ...}."""
+
+    @classmethod
+    def default(cls, bertscore_backbone: Backbone | None = None,
+                politeness: PolitenessJudge | None = None) -> AxisScorers:
+        """MiniLM for embeddings, the configured backbone for BERTScore, the lexicon judge.
+
+        The BERTScore backbone is ``bertscore_backbone``, else ``$SAGO_BERTSCORE_BACKBONE``
+        (``roberta-large`` for the authors' setting), else MiniLM. Nothing is loaded until the
+        first score; MiniLM is loaded once and shared when it serves both scorers.
+        """
+        minilm = minilm_backbone()
+        backbone = bertscore_backbone or configured_backbone()
+        judge = politeness or LexiconPolitenessJudge()
+        embedder = Encoder(minilm)
+        bert_encoder = embedder if backbone == minilm else Encoder(backbone)
+        return cls(BertScore(bert_encoder), EmbeddingCosine(embedder), judge,
+                   {"bertscore": backbone.name, "embed_cos": minilm.name, "politeness": type(judge).__name__})
+
+
+class MeasureFn(Protocol):
+    """Unscaled delta per row of ``pairs`` (float64 [n]; NaN where the measure does not apply)."""
+
+    def __call__(self, pairs: Pairs, scorers: AxisScorers) -> np.ndarray: ...
+
+
+MEASURE_FNS: Registry[MeasureFn] = Registry("measure")
+
+
+def _activation_delta(pairs: Pairs, reduce: Callable[[np.ndarray], float]) -> np.ndarray:
+    out = np.full(len(pairs.frame), np.nan)
+    for i, (item, variant) in enumerate(zip(pairs.frame["item_id"], pairs.frame["variant_id"], strict=True)):
+        here = pairs.activations.get(act.activation_key(item, variant))
+        base = pairs.activations.get(act.activation_key(item, BASELINE_VARIANT_ID))
+        if here is not None and base is not None:
+            out[i] = reduce(act.layer_cosines(here, base)) - 1.0
+    return out
+
+
+@MEASURE_FNS.register("act_cos_last")
+def act_cos_last(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+    return _activation_delta(pairs, act.cosine_last)
+
+
+@MEASURE_FNS.register("act_cos_mean")
+def act_cos_mean(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+    return _activation_delta(pairs, act.cosine_mean)
+
+
+@MEASURE_FNS.register("bleu")
+def bleu_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+    once = functools.cache(bleu)  # most (y_v, y_0) pairs repeat across variants
+    return np.array([once(c, r) for c, r in zip(*pairs.texts(), strict=True)], dtype=np.float64) - 100.0
+
+
+@MEASURE_FNS.register("bertscore")
+def bertscore_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+    return score_distinct(scorers.bertscore, *pairs.texts()) - 1.0
+
+
+@MEASURE_FNS.register("embed_cos")
+def embed_cos_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+    return score_distinct(scorers.embedding, *pairs.texts()) - 1.0
+
+
+def _confidence(column: str) -> MeasureFn:
+    def delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+        change = pairs.frame[column].astype(float) - pairs.frame[f"{column}_0"].astype(float)
+        return np.asarray(change, dtype=np.float64)
+
+    return delta
+
+
+MEASURE_FNS.add("logprob", _confidence("logprob_sum"))
+MEASURE_FNS.add("logprob_mean", _confidence("logprob_mean"))
+MEASURE_FNS.add("entropy", _confidence("entropy_mean"))
+
+
+@MEASURE_FNS.register("mirroring")
+def mirroring(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+    f = pairs.frame
+    rows = zip(f["family"], f["response"], f["response_0"], f["strength"].astype(float), strict=True)
+    return np.array([mirroring_delta(fam, y, y0, s, scorers.politeness) for fam, y, y0, s in rows])
+
+
+def _check_records(records: pd.DataFrame) -> None:
+    missing = sorted(set(RECORD_COLUMNS) - set(records.columns))
+    if missing:
+        raise SagoError(f"records lack columns {missing}; re-run the harness with this version of sago")
+    repeated = records.duplicated(["dataset", "item_id", "variant_id"])
+    if repeated.any():
+        first = records.loc[repeated].iloc[0]
+        raise SagoError(f"records hold {first['item_id']}|{first['variant_id']} more than once; "
+                        "delete the results folder and re-run the harness")
+
+
+def align(records: pd.DataFrame, variants: pd.DataFrame, activations: Mapping[str, np.ndarray]) -> Pairs:
+    """Put each record row beside its item's baseline row and gold answers.
+
+    Raises:
+        SagoError: when columns are missing, a row repeats, or an item has no baseline record.
+    """
+    _check_records(records)
+    keys = ["dataset", "item_id"]
+    recs = records.assign(response=records["response"].fillna("").astype(str))
+    base = recs[recs["variant_id"] == BASELINE_VARIANT_ID]
+    base = base[[*keys, "response", "logprob_sum", "logprob_mean", "entropy_mean"]]
+    frame = recs.merge(base, on=keys, how="left", suffixes=("", "_0"), validate="many_to_one")
+    lacking = frame.loc[frame["response_0"].isna(), "item_id"].unique()
+    if len(lacking):
+        raise SagoError(f"records have no baseline row ({BASELINE_VARIANT_ID}) for items {list(lacking)[:5]}; "
+                        "re-run the harness for them")
+    gold = variants[variants["variant_id"] == BASELINE_VARIANT_ID][[*keys, "answers"]]
+    frame = frame.merge(gold, on=keys, how="left", validate="many_to_one")
+    frame["answers"] = [list(a) if isinstance(a, (list, tuple, np.ndarray)) else [] for a in frame["answers"]]
+    return Pairs(frame.reset_index(drop=True), activations)
+
+
+def compute_deltas(records: pd.DataFrame, activations: Mapping[str, np.ndarray], variants: pd.DataFrame, *,
+                   model: str, scorers: AxisScorers | None = None) -> pd.DataFrame:
+    """The deltas table (columns :data:`DELTA_COLUMNS`) for one model's records.
+
+    Every record row gets a row, controls included; the baseline row has all deltas 0.
+    """
+    scorers = scorers or AxisScorers.default()
+    pairs = align(records, variants, activations)
+    out = pairs.frame[[c for c in DELTA_ID_COLUMNS if c != "model"]].copy()
+    out.insert(0, "model", model)
+    out["strength"] = out["strength"].astype(float)
+    is_baseline = (pairs.frame["variant_id"] == BASELINE_VARIANT_ID).to_numpy()
+    for measure in MEASURES:
+        values = np.asarray(MEASURE_FNS.get(measure.name)(pairs, scorers), dtype=np.float64)
+        out[f"delta_{measure.name}"] = np.where(is_baseline, 0.0, values)
+    out["correct"] = [is_correct(y, a) for y, a in zip(pairs.frame["response"], pairs.frame["answers"], strict=True)]
+    return out.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,76 @@
+"""Deltas for a whole results folder: read records + activations, write ``deltas.parquet``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from safetensors.numpy import load_file
+
+from benchmark.axes.deltas import DELTA_COLUMNS, AxisScorers, compute_deltas
+from benchmark.errors import SagoError
+
+DELTAS_FILE = "deltas.parquet"
+METADATA_PREFIX = "sago.axes."
+"""parquet key-value metadata prefix naming what each scorer ran on (e.g. ``sago.axes.bertscore``)."""
+
+
+def load_activations(path: Path) -> dict[str, np.ndarray]:
+    """Activation arrays of one dataset, or an empty mapping when the file is absent (deltas then NaN)."""
+    return load_file(str(path)) if path.exists() else {}
+
+
+def deltas_for_results(results_dir: Path, variant_frames: Mapping[str, pd.DataFrame], *, model: str,
+                       scorers: AxisScorers | None = None) -> pd.DataFrame:
+    """Deltas of every dataset under ``results_dir/records/``, concatenated and sorted.
+
+    Args:
+        results_dir: ``submissions/<slug>/results/<set>/<version>/``.
+        variant_frames: dataset name -> the variant set's frame for it (for the gold answers).
+        model: the value of the ``model`` column (the submission slug).
+        scorers: text/mirroring scorers; the MiniLM default is loaded once for all datasets.
+
+    Raises:
+        SagoError: when there are no records or a dataset has no variant frame.
+    """
+    record_files = sorted((Path(results_dir) / "records").glob("*.parquet"))
+    if not record_files:
+        raise SagoError(f"no records under {results_dir}/records; run `sago evaluate` first")
+    scorers = scorers or AxisScorers.default()
+    tables = []
+    for path in record_files:
+        dataset = path.stem
+        if dataset not in variant_frames:
+            raise SagoError(f"records for dataset {dataset!r} but the variant set has no such dataset; "
+                            "evaluate against the matching variant set version")
+        activations = load_activations(Path(results_dir) / "activations" / f"{dataset}.safetensors")
+        records = pd.read_parquet(path)
+        tables.append(compute_deltas(records, activations, variant_frames[dataset], model=model, scorers=scorers))
+    deltas = pd.concat(tables, ignore_index=True)
+    return deltas.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)
+
+
+def write_deltas(results_dir: Path, variant_frames: Mapping[str, pd.DataFrame], *, model: str,
+                 scorers: AxisScorers | None = None) -> Path:
+    """Compute and write ``results_dir/deltas.parquet``; the same inputs give the same bytes."""
+    scorers = scorers or AxisScorers.default()
+    deltas = deltas_for_results(results_dir, variant_frames, model=model, scorers=scorers)
+    target = Path(results_dir) / DELTAS_FILE
+    table = pa.Table.from_pandas(deltas[list(DELTA_COLUMNS)], preserve_index=False)
+    # Our provenance instead of pandas' metadata, which embeds library versions and is not needed.
+    table = table.replace_schema_metadata({f"{METADATA_PREFIX}{k}": v for k, v in sorted(scorers.backbones.items())})
+    tmp = target.with_name(target.name + ".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(target)
+    return target
+
+
+def read_scorer_backbones(path: Path) -> dict[str, str]:
+    """What the scorers of a written deltas file ran on, e.g. ``{"bertscore": "all-MiniLM-L6-v2/L6", ...}``."""
+    meta = pq.read_schema(path).metadata or {}
+    prefix = METADATA_PREFIX.encode()
+    return {k[len(prefix):].decode(): v.decode() for k, v in meta.items() if k.startswith(prefix)}

@@ -1,0 +1,350 @@
+"""Engine throughput on real model shapes: prompts/s, tokens/s, peak memory and model-FLOPs utilisation.
+
+``make bench-gpu`` builds randomly initialised Llama-style models with the shapes of a 1B and an 8B
+model (no download: random weights cost exactly the same FLOPs), feeds them the paper profile's shapes
+(batched prompts of 40-120 tokens, 100 new tokens, and a 100-token baseline response y_0 teacher-forced
+under every prompt) and times both engines. ``--dry-run`` runs the same code on the CPU with a tiny
+shape in seconds; ``--cpu-compare`` times the two engines on the real packaged SmolLM2 on the CPU.
+
+Usage::
+
+    python -m benchmark.harness.bench_gpu                  # GPU: llama-1b and llama-8b, bf16
+    python -m benchmark.harness.bench_gpu --dry-run        # CPU, tiny shape, seconds
+    python -m benchmark.harness.bench_gpu --cpu-compare    # CPU, SmolLM2, two-pass vs single-prefill
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import click
+import torch
+from tqdm import tqdm
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
+
+from benchmark.errors import SagoError
+from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
+from benchmark.models.prefill import run_batch_single_prefill
+
+ENGINES: dict[str, Engine] = {"two_pass": run_batch_two_pass, "single_prefill": run_batch_single_prefill}
+# Dense bf16 tensor-core peak of an H100/H200 SXM (989 TFLOP/s); pass --peak-flops for other chips.
+DEFAULT_PEAK_FLOPS = 989e12
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A Llama-style architecture's dimensions."""
+
+    name: str
+    """label in the output."""
+    hidden: int
+    """hidden size."""
+    layers: int
+    """decoder layers."""
+    heads: int
+    """attention heads."""
+    kv_heads: int
+    """key/value heads (grouped-query attention)."""
+    intermediate: int
+    """MLP width."""
+    vocab: int
+    """vocabulary size."""
+    tied: bool
+    """input embedding and output head share weights."""
+
+    def config(self) -> LlamaConfig:
+        """The transformers config of this shape."""
+        return LlamaConfig(vocab_size=self.vocab, hidden_size=self.hidden, num_hidden_layers=self.layers,
+                           num_attention_heads=self.heads, num_key_value_heads=self.kv_heads,
+                           intermediate_size=self.intermediate, max_position_embeddings=4096,
+                           tie_word_embeddings=self.tied, bos_token_id=None, eos_token_id=None,
+                           pad_token_id=0, rope_theta=500000.0)
+
+
+SHAPES: dict[str, Shape] = {
+    "llama-1b": Shape("llama-1b", 2048, 16, 32, 8, 8192, 128256, tied=True),
+    "llama-8b": Shape("llama-8b", 4096, 32, 32, 8, 14336, 128256, tied=False),
+    "tiny": Shape("tiny", 64, 2, 4, 2, 128, 512, tied=True),
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one measurement runs."""
+
+    prompts: int
+    """number of prompts timed."""
+    batch_size: int
+    """prompts per engine call."""
+    min_prompt: int
+    """shortest prompt, tokens."""
+    max_prompt: int
+    """longest prompt, tokens."""
+    new_tokens: int
+    """generation limit."""
+    baseline_tokens: int
+    """length of the teacher-forced y_0 (0: no scoring, the baseline phase)."""
+    seed: int
+    """seeds the prompt lengths and token ids."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Throughput of one engine on one model and workload."""
+
+    model: str
+    engine: str
+    batch_size: int
+    prompts: int
+    seconds: float
+    prompts_per_s: float
+    generated_tokens_per_s: float
+    """greedy tokens actually produced per second (end-of-sequence excluded)."""
+    model_tokens_per_s: float
+    """prompt + generated + y_0 tokens per second: the tokens the method needs the model to read."""
+    peak_memory_gib: float
+    """torch.cuda.max_memory_allocated (NaN on the CPU)."""
+    mfu: float
+    """2 * matmul params * model tokens / seconds / peak FLOP/s (NaN on the CPU)."""
+
+
+def build_model(shape: Shape, *, device: torch.device, dtype: torch.dtype, seed: int = 0) -> PreTrainedModel:
+    """A randomly initialised Llama of ``shape``, created directly on ``device`` in ``dtype``."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = LlamaForCausalLM._from_config(shape.config(), dtype=dtype)
+    return model.eval()
+
+
+def matmul_params(model: PreTrainedModel) -> int:
+    """Parameters that take part in a matrix product per token: all but the input embedding table,
+    plus the output head (counted once even when it shares the embedding's weights)."""
+    embedding = model.get_input_embeddings().weight
+    head = model.get_output_embeddings().weight
+    total = sum(p.numel() for p in model.parameters())
+    return total - embedding.numel() + (head.numel() if head is embedding else 0)
+
+
+def random_prompts(workload: Workload, vocab: int) -> tuple[list[list[int]], list[list[int]] | None]:
+    """Seeded prompts of realistic lengths and a fixed-length y_0 per prompt (token ids 1..vocab-2)."""
+    rng = random.Random(workload.seed)
+    prompts = [[rng.randrange(1, vocab - 1) for _ in range(rng.randint(workload.min_prompt, workload.max_prompt))]
+               for _ in range(workload.prompts)]
+    if workload.baseline_tokens == 0:
+        return prompts, None
+    baselines = [[rng.randrange(1, vocab - 1) for _ in range(workload.baseline_tokens)] for _ in prompts]
+    return prompts, baselines
+
+
+def run_engine(engine: Engine, model: PreTrainedModel, prompts: Sequence[Sequence[int]],
+               baselines: Sequence[Sequence[int]] | None, *, batch_size: int, new_tokens: int,
+               eos_ids: frozenset[int], pad_id: int) -> list[RawOutput]:
+    """Run ``engine`` over ``prompts`` in consecutive batches."""
+    outputs: list[RawOutput] = []
+    for start in range(0, len(prompts), batch_size):
+        tails = None if baselines is None else baselines[start:start + batch_size]
+        outputs += engine(model, prompts[start:start + batch_size], tails, max_new_tokens=new_tokens,
+                          eos_ids=eos_ids, pad_id=pad_id)
+    return outputs
+
+
+def measure(name: str, engine_name: str, model: PreTrainedModel, prompts: Sequence[Sequence[int]],
+            baselines: Sequence[Sequence[int]] | None, *, batch_size: int, new_tokens: int,
+            eos_ids: frozenset[int], pad_id: int, peak_flops: float) -> Measurement:
+    """Time one engine over all prompts (after the caller's warm-up) and derive the rates."""
+    cuda = model.device.type == "cuda"
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    outputs = run_engine(ENGINES[engine_name], model, prompts, baselines, batch_size=batch_size,
+                         new_tokens=new_tokens, eos_ids=eos_ids, pad_id=pad_id)
+    if cuda:
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    generated = sum(len(o.response_ids) for o in outputs)
+    tokens = generated + sum(map(len, prompts)) + (sum(map(len, baselines)) if baselines else 0)
+    return Measurement(
+        model=name, engine=engine_name, batch_size=batch_size, prompts=len(prompts), seconds=seconds,
+        prompts_per_s=len(prompts) / seconds, generated_tokens_per_s=generated / seconds,
+        model_tokens_per_s=tokens / seconds,
+        peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan"),
+        mfu=2 * matmul_params(model) * tokens / seconds / peak_flops if cuda else float("nan"))
+
+
+def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype,
+                engines: Sequence[str], peak_flops: float) -> list[Measurement]:
+    """Build one random model, warm each engine up on one batch, then time every engine."""
+    model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
+    prompts, baselines = random_prompts(workload, shape.vocab)
+    # The last id never occurs in the prompts; random weights rarely pick it, so rows run to the limit.
+    kwargs = dict(batch_size=workload.batch_size, new_tokens=workload.new_tokens,
+                  eos_ids=frozenset({shape.vocab - 1}), pad_id=0)
+    results = []
+    for engine_name in engines:
+        warm = workload.batch_size
+        run_engine(ENGINES[engine_name], model, prompts[:warm], baselines and baselines[:warm], **kwargs)
+        results.append(measure(shape.name, engine_name, model, prompts, baselines, peak_flops=peak_flops,
+                               **kwargs))
+    del model
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return results
+
+
+def format_table(rows: Sequence[Measurement]) -> str:
+    """A fixed-width text table of measurements."""
+    header = (f"{'model':<10} {'engine':<15} {'batch':>5} {'prompts':>7} {'seconds':>8} {'prompts/s':>9} "
+              f"{'gen tok/s':>10} {'model tok/s':>11} {'peak GiB':>8} {'MFU':>6}")
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        lines.append(f"{r.model:<10} {r.engine:<15} {r.batch_size:>5} {r.prompts:>7} {r.seconds:>8.2f} "
+                     f"{r.prompts_per_s:>9.2f} {r.generated_tokens_per_s:>10.1f} {r.model_tokens_per_s:>11.1f} "
+                     f"{_or_na(r.peak_memory_gib, '8.2f')} {_or_na(r.mfu, '6.1%')}")
+    return "\n".join(lines)
+
+
+def _or_na(value: float, spec: str) -> str:
+    width = int(spec.split(".")[0])
+    return "n/a".rjust(width) if math.isnan(value) else format(value, spec)
+
+
+def engine_ratios(rows: Sequence[Measurement]) -> dict[str, float]:
+    """Per model, single-prefill seconds / two-pass seconds (the target is <= 0.8)."""
+    seconds = {(r.model, r.engine): r.seconds for r in rows}
+    return {model: seconds[(model, "single_prefill")] / seconds[(model, "two_pass")]
+            for model, engine in seconds if engine == "two_pass" and (model, "single_prefill") in seconds}
+
+
+# --- CPU comparison of the two engines on the real packaged SmolLM2 -------------------------------
+
+_QUESTIONS = (
+    "What is the capital of France?", "Who wrote the play Hamlet?", "How many legs does a spider have?",
+    "Are bats blind?", "What is the boiling point of water at sea level in Celsius?",
+    "Which planet is known as the red planet?", "Who painted the Mona Lisa?",
+    "What gas do plants absorb from the air to make their food?",
+    "In which year did the first person walk on the Moon?", "What is the largest ocean on Earth?",
+    "How many continents are there, and which one is the largest by area?",
+    "Name the chemical element with the symbol Fe.", "Why is the sky blue during the day?",
+    "What is the square root of one hundred and forty-four?", "Who developed the theory of relativity?",
+    "Which language has the most native speakers in the world?",
+)
+# A plain and a rewritten form of each question, so prompt lengths vary as they do across variants.
+_FORMS = ("{q}", "Hello! I hope you are having a lovely day. If it is not too much trouble, could you please "
+                 "help me with this: {q} Thank you so much in advance!")
+
+
+def smollm2_prompts(tokenizer: object, count: int) -> list[list[int]]:
+    """``count`` chat-templated prompts (plain and politely rewritten questions)."""
+    texts = [form.format(q=q) for form in _FORMS for q in _QUESTIONS]
+    rendered = [tokenizer.apply_chat_template(  # type: ignore[attr-defined]
+        [{"role": "user", "content": texts[i % len(texts)]}], add_generation_prompt=True, tokenize=True,
+        return_dict=True)["input_ids"] for i in range(count)]
+    return [list(ids) for ids in rendered]
+
+
+def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16) -> list[Measurement]:
+    """Time both engines on SmolLM2-135M (CPU, float32) in the baseline and the variant phase.
+
+    The baseline phase has no y_0 (generation and hidden states only); in the variant phase every
+    prompt teacher-forces its own greedy response as y_0. Prints the agreement of the two engines.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from benchmark.packaged import materialise
+
+    path = materialise("smollm2-135m-instruct-q4_1")
+    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                 dtype=torch.float32).eval()
+    ids = smollm2_prompts(tok, prompts)
+    kwargs = dict(batch_size=batch_size, new_tokens=new_tokens, eos_ids=frozenset({tok.eos_token_id}),
+                  pad_id=tok.pad_token_id)
+    # Warm-up (one-off allocations, lazy imports) and the y_0 of the variant phase.
+    y0 = [o.response_ids for o in run_engine(run_batch_single_prefill, model, ids, None, **kwargs)]
+    rows = []
+    for phase, tails in (("baseline", None), ("variant", y0)):
+        outputs = {name: run_engine(engine, model, ids, tails, **kwargs) for name, engine in ENGINES.items()}
+        _print_agreement(phase, outputs["two_pass"], outputs["single_prefill"])
+        for name in ENGINES:
+            rows.append(measure(f"smollm2/{phase}", name, model, ids, tails, peak_flops=1.0, **kwargs))
+    return rows
+
+
+def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequence[RawOutput]) -> None:
+    same_ids = sum(r.response_ids == s.response_ids for r, s in zip(reference, single, strict=True))
+    logprob = max((abs(r.logprob_sum - s.logprob_sum) for r, s in zip(reference, single, strict=True)
+                   if r.scored_tokens), default=0.0)
+    hidden = max(float(abs(r.hidden - s.hidden).max()) for r, s in zip(reference, single, strict=True))
+    click.echo(f"{phase}: identical greedy ids {same_ids}/{len(reference)}; max |d logprob_sum| {logprob:.2e}; "
+               f"max |d hidden| {hidden:.2e}")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--dry-run", is_flag=True, help="CPU, tiny shape, few tokens: checks the code path in seconds.")
+@click.option("--cpu-compare", "compare_on_cpu", is_flag=True, help="CPU, real SmolLM2: two-pass vs single-prefill ratio.")
+@click.option("--shapes", default="llama-1b,llama-8b", show_default=True, help=f"of {sorted(SHAPES)}")
+@click.option("--engines", default="two_pass,single_prefill", show_default=True)
+@click.option("--batch-size", default=32, show_default=True)
+@click.option("--prompts", default=128, show_default=True, help="prompts timed per model and engine")
+@click.option("--new-tokens", default=100, show_default=True)
+@click.option("--baseline-tokens", default=100, show_default=True, help="length of y_0 (0: baseline phase)")
+@click.option("--peak-flops", default=DEFAULT_PEAK_FLOPS, show_default=True, help="chip's dense bf16 FLOP/s")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="also write the measurements as JSON")
+def bench_gpu(dry_run: bool, compare_on_cpu: bool, shapes: str, engines: str, batch_size: int, prompts: int,
+              new_tokens: int, baseline_tokens: int, peak_flops: float, json_path: Path | None) -> None:
+    """Throughput of the engines on random-weight 1B/8B Llama shapes (GPU), or the CPU checks."""
+    if compare_on_cpu:
+        rows = cpu_compare()
+    else:
+        rows = _bench(dry_run, _names(shapes, SHAPES), _names(engines, ENGINES), peak_flops,
+                      Workload(prompts, batch_size, 40, 120, new_tokens, baseline_tokens, seed=0))
+    click.echo(format_table(rows))
+    for model, ratio in engine_ratios(rows).items():
+        click.echo(f"{model}: single_prefill / two_pass time = {ratio:.3f} (target <= 0.8)")
+    if json_path is not None:
+        json_path.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
+
+
+def _bench(dry_run: bool, shapes: list[str], engines: list[str], peak_flops: float,
+           workload: Workload) -> list[Measurement]:
+    if dry_run:
+        workload = Workload(8, 4, 40, 120, min(workload.new_tokens, 8), min(workload.baseline_tokens, 8), 0)
+        return bench_shape(SHAPES["tiny"], workload, device=torch.device("cpu"), dtype=torch.float32,
+                           engines=engines, peak_flops=peak_flops)
+    if not torch.cuda.is_available():
+        raise SagoError("bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare")
+    rows: list[Measurement] = []
+    for name in tqdm(shapes, desc="shapes", disable=None):
+        rows += bench_shape(SHAPES[name], workload, device=torch.device("cuda"), dtype=torch.bfloat16,
+                            engines=engines, peak_flops=peak_flops)
+    return rows
+
+
+def _names(text: str, known: dict[str, object]) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise SagoError(f"unknown name(s) {unknown or [text]}: choose from {sorted(known)}")
+    return names
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point with the CLI's convention: a user error is one line and exit status 2."""
+    try:
+        bench_gpu.main(args=argv, prog_name="bench_gpu", standalone_mode=False)
+    except SagoError as err:
+        click.echo(f"error: {err}", err=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

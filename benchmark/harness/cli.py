@@ -1,0 +1,91 @@
+"""``sago evaluate`` and ``sago bench``."""
+
+from __future__ import annotations
+
+import click
+
+from benchmark import paths
+from benchmark.harness.evaluate import EvaluateOptions, check_selection, choose_slugs, evaluate_submission
+from benchmark.harness.profiles import PROFILES, get_profile
+from benchmark.harness.sets import open_variant_set
+from benchmark.models.hf import ENGINES
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.submissions import load_submission
+
+
+def _datasets(value: str | None) -> tuple[str, ...] | None:
+    names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
+    return names or None
+
+
+def _run_options(function: click.decorators.FC) -> click.decorators.FC:
+    """Options shared by evaluate and bench."""
+    for option in reversed((
+        click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name."),
+        click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version."),
+        click.option("--profile", default="smoke", show_default=True,
+                     help=f"Run profile: {', '.join(PROFILES.names())}."),
+        click.option("--device", default=None, help="torch device (default: cuda when available, else cpu)."),
+        click.option("--batch-size", type=click.IntRange(min=1), default=None,
+                     help="Prompts per batch (default: 8 on CPU, automatic on GPU)."),
+        click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets."),
+        click.option("--engine", default="two_pass", show_default=True,
+                     help="two_pass or single_prefill."),
+        click.option("--threads", type=click.IntRange(min=1), default=None,
+                     help="CPU threads for torch (default: all cores)."),
+    )):
+        function = option(function)
+    return function
+
+
+@click.command()
+@click.argument("slugs", nargs=-1)
+@click.option("--pending", is_flag=True, help="Every submission without complete results for the set.")
+@click.option("--all", "every", is_flag=True, help="Every submission.")
+@_run_options
+@click.option("--force", is_flag=True, help="Discard existing results and checkpoints first.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+def evaluate(slugs: tuple[str, ...], pending: bool, every: bool, set_name: str, version: str, profile: str,
+             device: str | None, batch_size: int | None, datasets: str | None, engine: str,
+             threads: int | None, force: bool, no_progress: bool) -> None:
+    """Run submissions on a variant set and store raw outputs (records, activations, run.json).
+
+    A killed run resumes where it stopped when started again with the same options.
+    """
+    check_selection(slugs, pending=pending, every=every)  # cheap mistakes fail before any loading
+    get_profile(profile)
+    ENGINES.get(engine)
+    options = EvaluateOptions(set_name=set_name, version=version, profile=profile, device=device,
+                              batch_size=batch_size, datasets=_datasets(datasets), engine=engine,
+                              threads=threads, force=force, progress=not no_progress)
+    variant_set = open_variant_set(set_name, version)
+    chosen = choose_slugs(slugs, pending=pending, every=every, options=options, variant_set=variant_set)
+    if not chosen:
+        click.echo(f"nothing to evaluate: every submission has results for {set_name}/{version}")
+    for slug in chosen:
+        click.echo(f"evaluating {slug} on {set_name}/{version} ({profile})")
+        run_file = evaluate_submission(slug, options, variant_set=variant_set)
+        if run_file is not None:
+            click.echo(f"{slug}: wrote {run_file.parent}")
+
+
+@click.command()
+@click.option("--model", "slug", required=True, help="Submission slug to benchmark.")
+@_run_options
+def bench(slug: str, set_name: str, version: str, profile: str, device: str | None, batch_size: int | None,
+          datasets: str | None, engine: str, threads: int | None) -> None:
+    """Measure prompts/s, tokens/s, peak memory and the harness/bare-model wall-time ratio."""
+    from benchmark.harness.bench import bench as run_bench
+    from benchmark.harness.bench import require_hf
+    from benchmark.models.loading import load_backend
+
+    chosen = get_profile(profile)
+    submission = load_submission(slug, paths.SUBMISSIONS_DIR)
+    variant_set = open_variant_set(set_name, version)
+    backend = require_hf(load_backend(submission, device=device, batch_size=batch_size, engine=engine,
+                                             threads=threads))
+    result = run_bench(backend, variant_set, profile=chosen, batch_size=backend.batch_size,
+                       datasets=_datasets(datasets))
+    click.echo(f"bench {slug} ({profile}, {backend.describe()['device']}, engine {backend.engine_name})")
+    for line in result.lines():
+        click.echo(line)

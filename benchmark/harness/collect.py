@@ -1,0 +1,270 @@
+"""Collection: the only code that calls a model backend.
+
+Two phases per rank, each a deterministic list of batches checkpointed one by one:
+
+1. ``base-*``: every selected item's baseline prompt x_0 — generate y_0, then score y_0 under x_0.
+2. ``var-*`` / ``rerun-*``: every other variant x_v with y_0 teacher-forced (one engine call gives
+   y_v, h_v and the confidence numbers), and the control rows ``rerun/none/0``: x_0 run again in
+   batches of a different size, which measures how much batching alone moves the numbers.
+
+Batches are formed from prompts sorted by length, so padding stays small. A restarted run re-plans
+the same batches and skips those whose part file exists, so its records equal an uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from benchmark.errors import SagoError
+from benchmark.harness.checkpoint import Part, PartStore, write_json
+from benchmark.harness.profiles import Profile, select_rows
+from benchmark.harness.sets import VariantSetLike, checked_frame
+from benchmark.models.protocol import ModelBackend, VariantOutput, VariantRequest
+from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, RECORD_COLUMNS
+
+RERUN_FAMILY = "rerun"
+RERUN_VARIANT_ID = "rerun/none/0"
+CHECKPOINT_DIR = "checkpoint"
+# Backend description fields that change outputs; a checkpoint made with other values is refused.
+_MODEL_IDENTITY = ("source", "location", "revision", "file_sha256", "dtype", "engine")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One (item, variant) to run."""
+
+    dataset: str
+    item_id: str
+    variant_id: str
+    family: str
+    place: str
+    strength: float
+    prompt: str
+
+    @property
+    def key(self) -> str:
+        """``dataset|item_id|variant_id``, unique within a run."""
+        return f"{self.dataset}|{self.item_id}|{self.variant_id}"
+
+    @property
+    def item(self) -> tuple[str, str]:
+        return self.dataset, self.item_id
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Tasks run together; ``name`` is the part name its checkpoint gets."""
+
+    name: str
+    tasks: tuple[Task, ...]
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """What one call of :func:`collect` did."""
+
+    folder: Path
+    """the rank's checkpoint folder."""
+    batches_run: int
+    """batches computed in this call."""
+    batches_skipped: int
+    """batches found finished in the checkpoint."""
+
+
+def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Path, *, profile: Profile,
+            batch_size: int = 8, datasets: Sequence[str] | None = None, rank: int = 0,
+            world_size: int = 1, seed: int = DEFAULT_SEED, run_info: Mapping[str, Any] | None = None,
+            progress: bool = True) -> RankResult:
+    """Run this rank's share of the selected (item, variant)s and checkpoint every batch.
+
+    Args:
+        backend: the model.
+        variant_set: the frozen set (``sha256``, ``datasets``, ``frame``).
+        results_dir: ``submissions/<slug>/results/<set>/<version>``; parts go under
+            ``checkpoint/rank-<rank>/``.
+        profile: which items and strengths, and the token limit.
+        batch_size: prompts per batch (the backend may split a batch further on out-of-memory).
+        datasets: subset of the set's datasets (default: all).
+        rank, world_size: this process's shard: the sorted (dataset, item) keys with
+            ``index % world_size == rank``.
+        seed: seeds torch before any model call.
+        run_info: extra provenance carried into run.json (submission, set name, version).
+        progress: show tqdm bars.
+
+    Returns:
+        A :class:`RankResult`. Call :func:`benchmark.harness.finalize.finalize` once every rank is done.
+    """
+    if not 0 <= rank < world_size:
+        raise SagoError(f"rank {rank} is outside world size {world_size}")
+    torch.manual_seed(seed)
+    tasks = select_tasks(variant_set, profile, datasets, rank=rank, world_size=world_size)
+    store = PartStore(results_dir / CHECKPOINT_DIR / f"rank-{rank}")
+    plan = _plan_record(backend, variant_set, profile, tasks, batch_size=batch_size, rank=rank,
+                        world_size=world_size, seed=seed, run_info=run_info or {})
+    _check_or_write_plan(store.folder, plan)
+    base = plan_batches("base", [t for t in tasks if t.family == BASELINE_FAMILY], batch_size)
+    run_base = _runner(backend, profile, baselines=None)
+    ran, skipped = _run_batches(store, base, run_base, progress, f"baselines (rank {rank})")
+    y0 = baseline_responses(store)
+    rest = (plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size)
+            + plan_batches("rerun", [rerun_task(t) for t in tasks if t.family == BASELINE_FAMILY],
+                           rerun_batch_size(batch_size)))
+    ran2, skipped2 = _run_batches(store, rest, _runner(backend, profile, baselines=y0), progress,
+                                  f"variants (rank {rank})")
+    write_json(store.folder / "done.json", {"model": backend.describe(), "finished_at": _now()})
+    return RankResult(store.folder, ran + ran2, skipped + skipped2)
+
+
+def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None, *,
+                 rank: int = 0, world_size: int = 1) -> list[Task]:
+    """The profile's rows of the chosen datasets, restricted to this rank's items."""
+    names = list(datasets) if datasets else list(variant_set.datasets)
+    unknown = sorted(set(names) - set(variant_set.datasets))
+    if unknown:
+        raise SagoError(f"unknown dataset {unknown[0]!r}; the set has: {', '.join(variant_set.datasets)}")
+    tasks = [task for name in names for task in _tasks_of(name, select_rows(checked_frame(variant_set, name),
+                                                                          profile))]
+    items = sorted({t.item for t in tasks})
+    mine = {item for index, item in enumerate(items) if index % world_size == rank}
+    return [t for t in tasks if t.item in mine]
+
+
+def _tasks_of(dataset: str, rows: pd.DataFrame) -> list[Task]:
+    return [Task(dataset, str(r.item_id), str(r.variant_id), str(r.family), str(r.place),
+                 float(r.strength), str(r.prompt)) for r in rows.itertuples(index=False)]
+
+
+def rerun_task(baseline: Task) -> Task:
+    """The control row: the baseline prompt under the id ``rerun/none/0``."""
+    return replace(baseline, variant_id=RERUN_VARIANT_ID, family=RERUN_FAMILY, place="none", strength=0.0)
+
+
+def rerun_batch_size(batch_size: int) -> int:
+    """A batch size different from ``batch_size`` (half of it, or 2 when it is 1)."""
+    return batch_size // 2 if batch_size > 1 else 2
+
+
+def plan_batches(phase: str, tasks: Sequence[Task], batch_size: int) -> list[Batch]:
+    """Sort by prompt length (then key, for a total order) and cut into batches.
+
+    >>> t = [Task("d", str(i), "v", "f", "p", 0.0, "x" * n) for i, n in enumerate([5, 1, 3])]
+    >>> [[x.item_id for x in b.tasks] for b in plan_batches("var", t, 2)]
+    [['1', '2'], ['0']]
+    """
+    if batch_size < 1:
+        raise SagoError(f"batch size must be at least 1, got {batch_size}")
+    ordered = sorted(tasks, key=lambda t: (len(t.prompt), t.key))
+    return [Batch(f"{phase}-{start // batch_size:05d}", tuple(ordered[start:start + batch_size]))
+            for start in range(0, len(ordered), batch_size)]
+
+
+def baseline_responses(store: PartStore) -> dict[tuple[str, str], str]:
+    """(dataset, item_id) -> y_0, read back from the finished baseline parts."""
+    frame = store.records("base-")
+    if frame.empty:
+        return {}
+    return {(d, i): r for d, i, r in zip(frame["dataset"], frame["item_id"], frame["response"], strict=True)}
+
+
+Runner = Callable[[Batch], Part]
+
+
+def _runner(backend: ModelBackend, profile: Profile,
+            baselines: Mapping[tuple[str, str], str] | None) -> Runner:
+    """A function that computes one batch's part (baselines phase when ``baselines`` is None)."""
+
+    def run(batch: Batch) -> Part:
+        start = time.perf_counter()
+        if baselines is None:
+            outputs = _generate_and_score_baselines(backend, batch.tasks, profile.max_new_tokens)
+        else:
+            requests = [VariantRequest(t.key, t.prompt, baselines[t.item]) for t in batch.tasks]
+            outputs = backend.run(requests, max_new_tokens=profile.max_new_tokens)
+        return _part(batch, outputs, time.perf_counter() - start, backend.capabilities.hidden_states)
+
+    return run
+
+
+def _generate_and_score_baselines(backend: ModelBackend, tasks: Sequence[Task],
+                                  max_new_tokens: int) -> list[VariantOutput]:
+    """Generate y_0, then score it under x_0 like every variant (same pass, same numbers)."""
+    generated = backend.run([VariantRequest(t.key, t.prompt, None) for t in tasks],
+                            max_new_tokens=max_new_tokens)
+    scored = backend.run([VariantRequest(t.key, t.prompt, g.response) for t, g in zip(tasks, generated,
+                                                                                       strict=True)],
+                         max_new_tokens=0)
+    return [replace(s, response=g.response, response_tokens=g.response_tokens, finished=g.finished)
+            for g, s in zip(generated, scored, strict=True)]
+
+
+def _part(batch: Batch, outputs: Sequence[VariantOutput], seconds: float, with_hidden: bool) -> Part:
+    rows = [_record(t, o) for t, o in zip(batch.tasks, outputs, strict=True)]
+    activations = {o.key: o.hidden.astype(np.float16) for o in outputs
+                   if with_hidden and o.hidden is not None}
+    stats = {"seconds": round(seconds, 4), "requests": len(outputs),
+             "prompt_tokens": sum(o.prompt_tokens for o in outputs),
+             "generated_tokens": sum(o.response_tokens for o in outputs),
+             "scored_tokens": sum(o.baseline_tokens for o in outputs)}
+    return Part(batch.name, pd.DataFrame(rows, columns=["key", *RECORD_COLUMNS]), activations, stats)
+
+
+def _record(task: Task, out: VariantOutput) -> dict[str, Any]:
+    if out.key != task.key:
+        raise RuntimeError(f"backend returned {out.key!r} for {task.key!r}: outputs out of order")
+    return {"key": task.key, "dataset": task.dataset, "item_id": task.item_id, "variant_id": task.variant_id,
+            "family": task.family, "place": task.place, "strength": task.strength,
+            "response": out.response, "response_tokens": out.response_tokens, "finished": out.finished,
+            "logprob_sum": out.logprob_sum, "logprob_mean": out.logprob_mean,
+            "entropy_mean": out.entropy_mean, "baseline_tokens": out.baseline_tokens,
+            "prompt_tokens": out.prompt_tokens}
+
+
+def _run_batches(store: PartStore, batches: Sequence[Batch], run: Runner, progress: bool,
+                 label: str) -> tuple[int, int]:
+    """Run the batches not yet in ``store``; returns (run, skipped)."""
+    finished = store.finished()
+    todo = [b for b in batches if b.name not in finished]
+    with tqdm(total=len(batches), initial=len(batches) - len(todo), desc=label, unit="batch",
+              disable=not progress, leave=False) as bar:
+        for batch in todo:
+            store.write(run(batch))
+            bar.update(1)
+    return len(todo), len(batches) - len(todo)
+
+
+def _plan_record(backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, tasks: list[Task],
+                 **settings: Any) -> dict[str, Any]:
+    """Everything that determines this rank's outputs, plus the keys it must produce."""
+    model = backend.describe()
+    keys = [t.key for t in tasks] + [rerun_task(t).key for t in tasks if t.family == BASELINE_FAMILY]
+    return {"variant_set_sha256": variant_set.sha256, "profile": profile.parameters(),
+            "model": {k: model.get(k) for k in _MODEL_IDENTITY}, **settings, "keys": sorted(keys)}
+
+
+def _check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
+    path = folder / "plan.json"
+    if path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        old.pop("started_at", None)
+        plan = json.loads(json.dumps(plan, default=str))  # compare as it would read back
+        changed = sorted(k for k in set(old) | set(plan) if old.get(k) != plan.get(k))
+        if changed:
+            raise SagoError(f"{folder} holds a checkpoint of a different run ({', '.join(changed)} differ); "
+                            "rerun with --force to discard it")
+        return
+    write_json(path, {**plan, "started_at": _now()})
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,149 @@
+"""Evaluate one submission on one variant set: load → collect → finalize, reading top to bottom."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from benchmark.errors import SagoError
+from benchmark.harness.collect import CHECKPOINT_DIR, collect, select_tasks
+from benchmark.harness.finalize import RUN_FILE, finalize
+from benchmark.harness.profiles import Profile, get_profile
+from benchmark.harness.sets import VariantSetLike, open_variant_set
+from benchmark.models.protocol import ModelBackend
+from benchmark import paths
+from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.submissions import list_slugs, load_submission, results_dir
+
+# Files a new run makes stale: the harness's own outputs and what later stages derived from them.
+_RESULT_ENTRIES = ("records", "activations", RUN_FILE, CHECKPOINT_DIR, "deltas.parquet", "summary.json")
+
+
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """How to run (the ``sago evaluate`` flags)."""
+
+    set_name: str = DEFAULT_SET
+    """variant set name."""
+    version: str = DEFAULT_SET_VERSION
+    """variant set version."""
+    profile: str = "smoke"
+    """profile name (see ``benchmark.harness.profiles``)."""
+    device: str | None = None
+    """torch device; default CUDA when available."""
+    batch_size: int | None = None
+    """prompts per batch; default the backend's (8 on CPU, automatic on GPU)."""
+    datasets: tuple[str, ...] | None = None
+    """subset of the set's datasets; default all."""
+    engine: str = "two_pass"
+    """engine name."""
+    threads: int | None = None
+    """CPU threads for torch; default all cores."""
+    force: bool = False
+    """discard existing results and checkpoints first."""
+    progress: bool = True
+    """show progress bars."""
+
+
+def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | None = None,
+                        backend: ModelBackend | None = None,
+                        variant_set: VariantSetLike | None = None) -> Path | None:
+    """Run one submission and write its results; resumes from a checkpoint when one exists.
+
+    Args:
+        slug: submission folder name under ``root``.
+        options: run options.
+        root: the submissions folder (default ``paths.SUBMISSIONS_DIR``).
+        backend: an already loaded model (tests, benchmarks); default: load the submission's.
+        variant_set: an already opened set; default: ``open_variant_set(options.set_name, options.version)``.
+
+    Returns:
+        The run.json path, or None when complete results existed and ``force`` was off.
+    """
+    root = root or paths.SUBMISSIONS_DIR
+    submission = load_submission(slug, root)
+    profile = get_profile(options.profile)
+    variant_set = variant_set or open_variant_set(options.set_name, options.version)
+    out = results_dir(slug, options.set_name, options.version, root)
+    if options.force:
+        clear_results(out)
+    elif is_complete(out, variant_set.sha256, profile, options.datasets):
+        click.echo(f"{slug}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
+                   "skipped (use --force to redo)", err=True)
+        return None
+    select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
+    if backend is None:
+        from benchmark.models.loading import load_backend  # torch/transformers only when needed
+
+        backend = load_backend(submission, device=options.device, batch_size=options.batch_size,
+                               engine=options.engine, threads=options.threads)
+    batch_size = options.batch_size or _preferred_batch_size(backend)
+    info = {"submission": slug, "set": options.set_name, "version": options.version,
+            "datasets": sorted(options.datasets) if options.datasets else "all",
+            "submission_model": submission.model.model_dump(), "chat_template_setting": submission.chat_template}
+    collect(backend, variant_set, out, profile=profile, batch_size=batch_size, datasets=options.datasets,
+            seed=DEFAULT_SEED, run_info=info, progress=options.progress)
+    return finalize(out, world_size=1)
+
+
+def _preferred_batch_size(backend: ModelBackend) -> int:
+    # Not part of the backend protocol: the HF backend chooses one from the device, a fake needs none.
+    size = getattr(backend, "batch_size", 8)
+    return int(size) if isinstance(size, int) and size > 0 else 8
+
+
+def is_complete(out: Path, variant_set_sha256: str, profile: Profile,
+                datasets: Sequence[str] | None = None) -> bool:
+    """True when ``out`` holds a finished run of this set, profile and dataset selection."""
+    run_file = out / RUN_FILE
+    if not run_file.is_file() or (out / CHECKPOINT_DIR).exists():
+        return False
+    try:
+        run: dict[str, Any] = json.loads(run_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return False
+    wanted = sorted(datasets) if datasets else "all"
+    return (run.get("variant_set_sha256") == variant_set_sha256
+            and run.get("profile", {}).get("name") == profile.name and run.get("datasets") == wanted)
+
+
+def clear_results(out: Path) -> None:
+    """Remove a previous run's files (and stale derived tables) from ``out``."""
+    for name in _RESULT_ENTRIES:
+        target = out / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+
+
+def check_selection(slugs: Sequence[str], *, pending: bool, every: bool) -> None:
+    """Exactly one way of choosing submissions must be used."""
+    if bool(slugs) + pending + every != 1:
+        raise SagoError("name submissions, or pass exactly one of --pending / --all")
+
+
+def choose_slugs(slugs: Sequence[str], *, pending: bool, every: bool, options: EvaluateOptions,
+                 root: Path | None = None, variant_set: VariantSetLike | None = None) -> list[str]:
+    """The submissions a command names: explicit slugs, ``--all``, or ``--pending``.
+
+    Every chosen submission is validated before any model runs, so a broken file fails fast.
+    """
+    check_selection(slugs, pending=pending, every=every)
+    root = root or paths.SUBMISSIONS_DIR
+    chosen = list(slugs) if slugs else list_slugs(root)
+    for slug in chosen:
+        load_submission(slug, root)
+    if not pending:
+        return chosen
+    profile = get_profile(options.profile)
+    sha = (variant_set or open_variant_set(options.set_name, options.version)).sha256
+    return [s for s in chosen
+            if not is_complete(results_dir(s, options.set_name, options.version, root), sha, profile,
+                               options.datasets)]

@@ -1,0 +1,138 @@
+"""Merge every rank's checkpoint parts into the final result files (docs/CONTRACTS.md section 2).
+
+Deterministic: the records are sorted by (item_id, variant_id) and the activation keys are sorted,
+so the same parts give the same files whatever the number of ranks or the order they finished in.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchmark import __version__
+from benchmark.errors import SagoError
+from benchmark.harness.checkpoint import PartStore, write_json, write_parquet, write_tensors
+from benchmark.harness.collect import CHECKPOINT_DIR
+from benchmark.provenance import git_commit, hardware, library_versions
+from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
+
+RUN_FILE = "run.json"
+_DTYPES = {"response_tokens": "int64", "finished": "bool", "baseline_tokens": "int64",
+           "prompt_tokens": "int64", "strength": "float64", "logprob_sum": "float64",
+           "logprob_mean": "float64", "entropy_mean": "float64"}
+
+
+def finalize(results_dir: Path, *, world_size: int | None = None,
+             extra: Mapping[str, Any] | None = None) -> Path:
+    """Write ``records/``, ``activations/`` and ``run.json`` from the finished checkpoint, then delete it.
+
+    Args:
+        results_dir: the folder :func:`~benchmark.harness.collect.collect` wrote under.
+        world_size: when given, the number of ranks expected (checked against the checkpoint).
+        extra: more provenance for run.json (e.g. wall time measured by a launcher).
+
+    Returns:
+        The path of run.json.
+
+    Raises:
+        SagoError: a rank is missing or unfinished, or the ranks ran different configurations.
+    """
+    folder = results_dir / CHECKPOINT_DIR
+    plans = _rank_plans(folder, world_size)
+    stores = [PartStore(folder / f"rank-{r}") for r in range(len(plans))]
+    records = _merged_records(stores, plans)
+    activations = {k: v for s in stores for k, v in s.activations().items()}
+    datasets = sorted(records["dataset"].unique())
+    for dataset in datasets:
+        rows = records[records["dataset"] == dataset]
+        write_parquet(results_dir / "records" / f"{dataset}.parquet", rows.loc[:, list(RECORD_COLUMNS)])
+        if activations:
+            write_tensors(results_dir / "activations" / f"{dataset}.safetensors",
+                          _dataset_activations(rows, activations))
+    run = run_json(plans, stores, records)
+    write_json(results_dir / RUN_FILE, {**run, **(extra or {})})
+    shutil.rmtree(folder)
+    return results_dir / RUN_FILE
+
+
+def _rank_plans(folder: Path, world_size: int | None) -> list[dict[str, Any]]:
+    """Each rank's plan, after checking all ranks exist, finished and agree with each other."""
+    ranks = sorted(folder.glob("rank-*/plan.json"))
+    if not ranks:
+        raise SagoError(f"no checkpoint under {folder}; run `sago evaluate` first")
+    plans = [json.loads(p.read_text(encoding="utf-8")) for p in ranks]
+    expected = world_size or int(plans[0]["world_size"])
+    found = sorted(int(p["rank"]) for p in plans)
+    if found != list(range(expected)):
+        raise SagoError(f"{folder} has ranks {found}, expected 0..{expected - 1}; run the missing ranks")
+    plans.sort(key=lambda p: int(p["rank"]))
+    for plan in plans:
+        if not (folder / f"rank-{plan['rank']}" / "done.json").exists():
+            raise SagoError(f"rank {plan['rank']} has not finished; rerun it (it resumes)")
+        if _shared(plan) != _shared(plans[0]):
+            raise SagoError(f"rank {plan['rank']} ran a different configuration from rank 0; rerun with --force")
+    return plans
+
+
+def _shared(plan: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in plan.items() if k not in ("rank", "keys", "started_at")}
+
+
+def _merged_records(stores: Sequence[PartStore], plans: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    frames = [s.records() for s in stores]
+    records = pd.concat([f for f in frames if not f.empty], ignore_index=True)
+    expected = sorted(k for p in plans for k in p["keys"])
+    if records["key"].duplicated().any() or sorted(records["key"]) != expected:
+        raise SagoError("the checkpoint's records do not match the planned keys; rerun with --force")
+    records = records.astype(_DTYPES)
+    return records.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)
+
+
+def _dataset_activations(rows: pd.DataFrame, activations: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Final keys drop the dataset: ``item_id|variant_id``."""
+    return {f"{i}|{v}": activations[k] for k, i, v in zip(rows["key"], rows["item_id"], rows["variant_id"],
+                                                           strict=True)}
+
+
+def run_json(plans: Sequence[Mapping[str, Any]], stores: Sequence[PartStore],
+             records: pd.DataFrame) -> dict[str, Any]:
+    """Provenance of the whole run (CONTRACTS.md section 2)."""
+    first = plans[0]
+    done = [json.loads((s.folder / "done.json").read_text(encoding="utf-8")) for s in stores]
+    stats = [st for s in stores for st in s.stats()]
+    model = done[0]["model"]
+    return {
+        "schema_version": RECORDS_SCHEMA_VERSION, "harness_version": __version__,
+        "libraries": library_versions(), "git_commit": git_commit(), "hardware": hardware(),
+        **dict(first.get("run_info", {})),
+        "variant_set_sha256": first["variant_set_sha256"], "profile": first["profile"],
+        "seed": first["seed"], "world_size": first["world_size"], "model": model,
+        "engine": model.get("engine"), "dtype": model.get("dtype"), "device": model.get("device"),
+        "chat_template": model.get("chat_template"),
+        "batch_size": first["batch_size"], "batch_sizes_used": {str(p["rank"]): d["model"].get("batch_sizes")
+                                                                for p, d in zip(plans, done, strict=True)},
+        "timings": _timings(plans, done, stats), "tokens": _tokens(stats),
+        "counts": {str(k): int(v) for k, v in records.groupby("dataset").size().items()},
+    }
+
+
+def _timings(plans: Sequence[Mapping[str, Any]], done: Sequence[Mapping[str, Any]],
+             stats: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    by_phase: dict[str, float] = {}
+    for st in stats:
+        phase = str(st["part"]).split("-")[0]
+        by_phase[phase] = round(by_phase.get(phase, 0.0) + float(st.get("seconds", 0.0)), 3)
+    return {"model_seconds_by_phase": by_phase, "model_seconds": round(sum(by_phase.values()), 3),
+            "started_at": min(p["started_at"] for p in plans),
+            "finished_at": max(d["finished_at"] for d in done)}
+
+
+def _tokens(stats: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    return {name: int(sum(int(st.get(name, 0)) for st in stats))
+            for name in ("requests", "prompt_tokens", "generated_tokens", "scored_tokens")}

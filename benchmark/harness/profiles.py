@@ -1,0 +1,75 @@
+"""Run profiles: how much of a variant set a run covers and how long the answers may be."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+from benchmark.registry import Registry
+from benchmark.schema import BASELINE_FAMILY
+
+# Families whose rows are controls (noise floor), never thinned out by a profile.
+CONTROL_FAMILIES = frozenset({BASELINE_FAMILY, "identity"})
+# Strength at which a family equals the baseline; levels are "weak" near it and "strong" far from it.
+# Length is a word-count multiplier (1.0 = unchanged); every other family counts up from 0.
+_NEUTRAL_STRENGTH = {"length": 1.0}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How much to run."""
+
+    name: str
+    """registry name, recorded in run.json."""
+    items_per_dataset: int
+    """items with ``item_rank`` below this are run."""
+    all_strengths: bool
+    """False: per (family, place, side of neutral) only the weakest and strongest level."""
+    max_new_tokens: int
+    """generation limit."""
+    description: str
+    """one line for ``--help`` and run.json."""
+
+    def parameters(self) -> dict[str, object]:
+        """The profile as a JSON-ready dict."""
+        return asdict(self)
+
+
+PROFILES: Registry[Profile] = Registry("profile")
+PROFILES.add("smoke", Profile("smoke", 4, False, 32,
+                              "CPU check: 4 items per dataset, weakest and strongest levels, 32 tokens"))
+PROFILES.add("cpu", Profile("cpu", 8, True, 48, "CPU run: 8 items per dataset, every variant, 48 tokens"))
+PROFILES.add("paper", Profile("paper", 16, True, 100,
+                              "the paper's setting: 16 items per dataset, every variant, 100 tokens"))
+
+
+def get_profile(name: str) -> Profile:
+    """The profile called ``name``; an unknown name is a one-line SagoError with a suggestion."""
+    return PROFILES.get(name)
+
+
+def select_rows(frame: pd.DataFrame, profile: Profile) -> pd.DataFrame:
+    """The rows of one dataset's variant frame that ``profile`` runs, in the frame's order.
+
+    >>> f = pd.DataFrame({"item_rank": [0, 0, 0, 0, 9], "family": ["baseline", "spacing", "spacing",
+    ...                   "spacing", "baseline"], "place": ["none", "prefix", "prefix", "prefix", "none"],
+    ...                   "strength": [0.0, 1.0, 5.0, 20.0, 0.0]})
+    >>> select_rows(f, PROFILES.get("smoke"))["strength"].tolist()
+    [0.0, 1.0, 20.0]
+    """
+    rows = frame[frame["item_rank"] < profile.items_per_dataset]
+    if profile.all_strengths:
+        return rows
+    return rows[_extreme_levels(rows)]
+
+
+def _extreme_levels(rows: pd.DataFrame) -> pd.Series:
+    """Mask of rows at the weakest or strongest level of their (family, place, side)."""
+    neutral = rows["family"].map(_NEUTRAL_STRENGTH).fillna(0.0)
+    distance = (rows["strength"] - neutral).abs()
+    side = (rows["strength"] - neutral).apply(lambda d: (d > 0) - (d < 0))
+    groups = [rows["family"], rows["place"], side]
+    weakest = distance == distance.groupby(groups).transform("min")
+    strongest = distance == distance.groupby(groups).transform("max")
+    return rows["family"].isin(CONTROL_FAMILIES) | weakest | strongest

@@ -1,0 +1,63 @@
+"""A small synthetic variant set with the real columns, for tests and dry runs of the harness.
+
+Prompts are built from the tiny tokenizer's corpus vocabulary so the tiny Llama sees familiar tokens;
+the families and strengths mirror the real set's shape (baseline, identity, graded rule families,
+signed politeness), at a fraction of its size.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchmark.harness.sets import FramesVariantSet
+from benchmark.provenance import sha256_bytes
+from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS
+
+_QUESTIONS = (
+    "What is the capital of France?",
+    "How many legs does a spider have?",
+    "Who wrote Hamlet?",
+    "Is it true that bats are blind?",
+    "Natalia sold clips to 48 of her friends in April. How many clips did she sell?",
+    "What is the capital of France and how many legs does a spider have?",
+    "Who wrote Hamlet, and is it true that bats are blind?",
+    "Please tell me who wrote Hamlet.",
+)
+_RULES = {"spacing": (1.0, 5.0, 20.0), "punctuation": (1.0, 5.0, 20.0)}
+_POLITE = {2.0: "Please answer. ", 6.0: "Please answer, thank you very much! ",
+           10.0: "Please answer the question briefly. Thank you very much! ",
+           -2.0: "Answer now. ", -6.0: "Just tell me. ", -10.0: "Answer now. I do not have all day; just tell me. "}
+
+
+def _variant_rows(question: str) -> list[tuple[str, str, float, str]]:
+    """(family, place, strength, prompt) of every variant of one question, baseline first."""
+    rows = [("baseline", "none", 0.0, question), ("identity", "global", 1.0, question)]
+    for family, levels in _RULES.items():
+        mark = " " if family == "spacing" else "!"
+        for place in ("prefix", "suffix"):
+            for level in levels:
+                pad = mark * int(level)
+                rows.append((family, place, level, pad + question if place == "prefix" else question + pad))
+    rows += [("politeness", "prefix", level, text + question) for level, text in _POLITE.items()]
+    return rows
+
+
+def toy_frame(dataset: str, n_items: int = 4) -> pd.DataFrame:
+    """``n_items`` items (max 8) with about 20 variants each, in the set's sort order."""
+    records = []
+    for rank, question in enumerate(_QUESTIONS[:n_items]):
+        for family, place, strength, prompt in _variant_rows(f"{question}"):
+            variant_id = BASELINE_VARIANT_ID if family == "baseline" else f"{family}/{place}/{strength:g}"
+            records.append({"dataset": dataset, "item_id": f"{dataset}-{rank:03d}", "variant_id": variant_id,
+                            "family": family, "place": place, "strength": strength, "prompt": prompt,
+                            "similarity": 1.0, "rewriter": "rule:toy@0", "answers": [],
+                            "item_rank": rank})
+    frame = pd.DataFrame(records, columns=list(VARIANT_COLUMNS))
+    return frame.sort_values(["item_rank", "variant_id"], kind="stable").reset_index(drop=True)
+
+
+def toy_variant_set(datasets: tuple[str, ...] = ("alpha", "beta"), n_items: int = 4) -> FramesVariantSet:
+    """A :class:`FramesVariantSet` of :func:`toy_frame` datasets, hashed from its content."""
+    frames = {name: toy_frame(name, n_items) for name in datasets}
+    digest = sha256_bytes("".join(f.to_json() for f in frames.values()).encode())
+    return FramesVariantSet(digest, frames)

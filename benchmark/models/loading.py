@@ -1,0 +1,126 @@
+"""Turn a submission into a ready backend: locate and verify the weights, pick device, dtype, threads.
+
+Safety rules, for weights named by strangers: Hub models are pinned to a 40-hex commit, loaded from
+safetensors only and never with remote code; packaged GGUF files are located through
+``benchmark.packaged`` and their sha256 is checked against the submission before anything reads them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from benchmark.errors import SagoError
+from benchmark.models.hf import HFBackend, ModelSource
+from benchmark.packaged import materialise
+from benchmark.paths import REPO_ROOT
+from benchmark.provenance import sha256_file
+from benchmark.submissions import HubModel, LocalModel, PackagedModel, Submission
+
+CPU_BATCH_SIZE = 8
+GPU_START_BATCH_SIZE = 64
+"""first batch size tried on a GPU; halved on out-of-memory until it fits."""
+
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def load_backend(submission: Submission, *, device: str | None = None, batch_size: int | None = None,
+                 engine: str = "two_pass", threads: int | None = None) -> HFBackend:
+    """Load the submission's model and tokenizer and wrap them in an :class:`HFBackend`.
+
+    Args:
+        submission: a validated submission.
+        device: "cpu", "cuda", "cuda:1", ...; default: CUDA when available, else CPU.
+        batch_size: prompts per engine call; default 8 on CPU, on GPU 64 halved on out-of-memory.
+        engine: "two_pass" or "single_prefill".
+        threads: CPU threads for torch (default: all cores).
+
+    Raises:
+        SagoError: weights missing, not safetensors, or not matching the pinned sha256.
+    """
+    target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    dtype = choose_dtype(submission.dtype, target)
+    if target.type == "cpu":
+        torch.set_num_threads(threads or os.cpu_count() or 1)
+    model, tokenizer, source = _load(submission.model, dtype)
+    model = model.to(target).eval()
+    size = batch_size or (CPU_BATCH_SIZE if target.type == "cpu" else GPU_START_BATCH_SIZE)
+    return HFBackend(model, tokenizer, source=source, chat_template=submission.chat_template,
+                     engine=engine, batch_size=size)
+
+
+def choose_dtype(requested: str, device: torch.device) -> torch.dtype:
+    """float32 on CPU (half precision there is slow and not what the method specifies); on a GPU the
+    submission's dtype, with "auto" meaning bfloat16 where supported, else float16.
+
+    >>> choose_dtype("bfloat16", torch.device("cpu"))
+    torch.float32
+    """
+    if device.type == "cpu":
+        return torch.float32
+    if requested != "auto":
+        return _DTYPES[requested]
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def _load(spec: HubModel | PackagedModel | LocalModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource]:
+    if isinstance(spec, HubModel):
+        return _load_hub(spec, dtype)
+    if isinstance(spec, PackagedModel):
+        return _load_packaged(spec, dtype)
+    return _load_local(spec, dtype)
+
+
+def _load_hub(spec: HubModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource]:
+    options = {"revision": spec.revision, "trust_remote_code": False}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(spec.id, **options)
+        model = AutoModelForCausalLM.from_pretrained(spec.id, use_safetensors=True, dtype=dtype, **options)
+    except (OSError, ValueError) as err:
+        raise SagoError(f"cannot load {spec.id}@{spec.revision[:12]} from safetensors "
+                        f"({_first_line(err)}); the repo must hold *.safetensors weights at that "
+                        "commit") from None
+    return model, tokenizer, ModelSource("hub", spec.id, spec.revision, None)
+
+
+def _load_packaged(spec: PackagedModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource]:
+    path = materialise(spec.artefact)
+    actual = sha256_file(path)
+    if actual != spec.sha256:
+        raise SagoError(f"{path.name} has sha256 {actual[:16]}…, the submission pins "
+                        f"{spec.sha256[:16]}…; fix model.sha256 or delete the cached file")
+    folder, name = str(path.parent), path.name
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=dtype)
+    return model, tokenizer, ModelSource("packaged", spec.artefact, None, actual)
+
+
+def _load_local(spec: LocalModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource]:
+    folder = Path(spec.path).expanduser()
+    folder = folder if folder.is_absolute() else REPO_ROOT / folder
+    if not folder.is_dir():
+        raise SagoError(f"model.path {spec.path!r} is not a directory; point it at a saved model folder")
+    if not any(folder.glob("*.safetensors")):
+        raise SagoError(f"{folder} holds no *.safetensors weights; save the model with safetensors")
+    options = {"trust_remote_code": False, "local_files_only": True}
+    tokenizer = AutoTokenizer.from_pretrained(folder, **options)
+    model = AutoModelForCausalLM.from_pretrained(folder, use_safetensors=True, dtype=dtype, **options)
+    return model, tokenizer, ModelSource("local", str(folder), None, None)
+
+
+def tiny_backend(seed: int = 0, *, batch_size: int = 4, engine: str = "two_pass",
+                 chat_template: str = "auto") -> HFBackend:
+    """The random-init tiny Llama of ``benchmark.models.tiny`` as a backend (real code paths, fast)."""
+    from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+
+    source = ModelSource("tiny", f"tiny-llama-seed{seed}", None, None)
+    return HFBackend(tiny_llama(seed), tiny_tokenizer(), source=source, chat_template=chat_template,
+                     engine=engine, batch_size=batch_size)
+
+
+def _first_line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0][:200]

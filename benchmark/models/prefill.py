@@ -1,0 +1,223 @@
+"""Single-prefill engine: each prompt is read once, then its KV cache is branched.
+
+The two-pass reference engine (``engine.run_batch_two_pass``) reads every prompt twice: once inside
+``generate`` and again in the teacher-forced forward over ``[prompt ; y_0]``. Here the left-padded
+prompt batch goes through the model once; that pass yields the hidden states at the last prompt token
+and the logits that predict both the first greedy token and the first token of y_0. The cache is then
+copied: one copy is extended by greedy decoding, the other by y_0 in a single forward call.
+
+Left padding stays consistent across the branches because every call passes the full 2-D attention
+mask (prompt mask, then one column per appended token) and explicit per-row position ids that
+continue from each row's last real prompt token, exactly as ``generate`` computes them.
+
+Handled: models whose decoder layers are full attention or sliding-window attention (Llama, Qwen2,
+Gemma 3, Mistral, ...). Refused (:func:`unsupported_reason` says why; the backend then uses the
+two-pass engine): encoder-decoders, chunked attention (its chunk boundaries depend on the padding),
+and recurrent or compressed cache layers.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from transformers import PreTrainedModel
+from transformers.cache_utils import DynamicCache
+
+from benchmark.models.engine import RawOutput, left_pad
+
+# Layer types whose cache is a plain (optionally windowed) KV store and whose mask depends only on
+# the distance between real tokens, so a branched cache behaves like a fresh forward.
+_SUPPORTED_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
+
+
+class SinglePrefillUnsupported(ValueError):
+    """The model's architecture cannot be run by the single-prefill engine; use the two-pass one."""
+
+
+class _Prefill(NamedTuple):
+    """State after reading the prompt batch once."""
+
+    cache: DynamicCache
+    """KV cache over the left-padded prompts."""
+    attention_mask: torch.Tensor
+    """long [batch, prompt_len]: 1 on real tokens, 0 on left padding."""
+    last_position: torch.Tensor
+    """long [batch]: position id of each row's last prompt token (its real length - 1)."""
+    next_logits: torch.Tensor
+    """float32 [batch, vocab]: logits at the last prompt token (predict the first response token)."""
+    hidden: torch.Tensor
+    """float32 [batch, n_layers + 1, hidden]: states at the last prompt token, embeddings first."""
+
+
+class _Decoded(NamedTuple):
+    """Greedy responses of a batch."""
+
+    response_ids: list[list[int]]
+    """per row, generated ids with the end-of-sequence token and anything after it removed."""
+    finished: list[bool]
+    """per row, whether an end-of-sequence token stopped generation."""
+
+
+class _Scores(NamedTuple):
+    """Teacher-forced statistics of y_0 for one row."""
+
+    logprob_sum: float
+    logprob_mean: float
+    entropy_mean: float
+    scored_tokens: int
+
+
+# The two-pass engine's convention: an empty y_0 has probability 1 (sum 0) and no mean or entropy.
+_EMPTY_Y0 = _Scores(0.0, math.nan, math.nan, 0)
+_NOT_SCORED = _Scores(math.nan, math.nan, math.nan, 0)
+
+
+def unsupported_reason(model: object) -> str | None:
+    """Why the single-prefill engine cannot run ``model``, or None when it can.
+
+    >>> from benchmark.models.tiny import tiny_llama
+    >>> unsupported_reason(tiny_llama()) is None
+    True
+    """
+    if not isinstance(model, PreTrainedModel):
+        return f"{type(model).__name__} is not a transformers PreTrainedModel"
+    config = model.config
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder models are not supported"
+    text_config = config.get_text_config(decoder=True)
+    layer_types = getattr(text_config, "layer_types", None) or ["full_attention"]
+    if getattr(text_config, "attention_chunk_size", None) is not None:
+        layer_types = [*layer_types, "chunked_attention"]
+    odd = sorted(set(layer_types) - _SUPPORTED_LAYER_TYPES)
+    if odd:
+        return f"layer types {odd} are not supported (only {sorted(_SUPPORTED_LAYER_TYPES)})"
+    return None
+
+
+def run_batch_single_prefill(model: object, prompts: Sequence[Sequence[int]],
+                             baselines: Sequence[Sequence[int]] | None, *, max_new_tokens: int,
+                             eos_ids: frozenset[int], pad_id: int) -> list[RawOutput]:
+    """Greedy responses, hidden states and y_0 scores with one prefill per prompt.
+
+    Same contract and outputs as ``engine.run_batch_two_pass`` (equal greedy ids; floats equal up to
+    floating-point reassociation).
+
+    Args:
+        model: a causal LM for which :func:`unsupported_reason` is None, in eval mode.
+        prompts: token ids of the rendered prompts (each non-empty).
+        baselines: per prompt, the ids of the baseline response y_0 to score, or None to skip scoring.
+        max_new_tokens: generation limit per prompt.
+        eos_ids: tokens that end a response.
+        pad_id: token fed for padding and for rows that already finished.
+
+    Returns:
+        One :class:`RawOutput` per prompt, in order.
+
+    Raises:
+        SinglePrefillUnsupported: the architecture needs the two-pass engine.
+    """
+    reason = unsupported_reason(model)
+    if reason is not None:
+        raise SinglePrefillUnsupported(reason)
+    assert isinstance(model, PreTrainedModel)
+    if baselines is not None and len(baselines) != len(prompts):
+        raise ValueError(f"{len(baselines)} baselines for {len(prompts)} prompts")
+    with torch.inference_mode():
+        state = _prefill(model, prompts, pad_id)
+        scores = (None if baselines is None
+                  else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id))
+        decoded = _greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids,
+                                 pad_id=pad_id)
+    hidden = state.hidden.cpu().numpy()
+    return [_raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
+
+
+def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: int) -> _Prefill:
+    """Run the left-padded prompts once, keeping the cache, last logits and hidden states."""
+    batch = left_pad(prompts, pad_id, model.device)
+    ids, mask, positions = batch.input_ids, batch.attention_mask, batch.position_ids
+    cache = DynamicCache(config=model.config)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
+                use_cache=True, output_hidden_states=True, logits_to_keep=1)
+    hidden = torch.stack([h[:, -1, :] for h in out.hidden_states], dim=1).float()
+    return _Prefill(cache=out.past_key_values, attention_mask=mask, last_position=positions[:, -1],
+                    next_logits=out.logits[:, -1, :].float(), hidden=hidden)
+
+
+def _greedy_decode(model: PreTrainedModel, state: _Prefill, *, max_new_tokens: int,
+                   eos_ids: frozenset[int], pad_id: int) -> _Decoded:
+    """Greedy decoding from the prefilled cache (mutates ``state.cache``); rows stop on eos."""
+    batch = state.next_logits.shape[0]
+    device = state.next_logits.device
+    eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=device)
+    done = torch.zeros(batch, dtype=torch.bool, device=device)
+    mask, position, logits = state.attention_mask, state.last_position, state.next_logits
+    steps: list[torch.Tensor] = []
+    for step in range(max_new_tokens):
+        # Finished rows keep being fed ``pad_id`` (as ``generate`` does) so the batch stays rectangular.
+        token = torch.where(done, torch.full_like(position, pad_id), logits.argmax(-1))
+        steps.append(token)
+        done = done | torch.isin(token, eos)
+        if bool(done.all()) or step == max_new_tokens - 1:
+            break
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
+        position = position + 1
+        out = model(input_ids=token[:, None], attention_mask=mask, position_ids=position[:, None],
+                    past_key_values=state.cache, use_cache=True)
+        logits = out.logits[:, -1, :].float()
+    return _split_responses(steps, eos_ids, batch)
+
+
+def _split_responses(steps: list[torch.Tensor], eos_ids: frozenset[int], batch: int) -> _Decoded:
+    """Cut each row at its first end-of-sequence token."""
+    table = torch.stack(steps, dim=1).tolist() if steps else [[] for _ in range(batch)]
+    responses: list[list[int]] = []
+    finished: list[bool] = []
+    for row in table:
+        stop = next((i for i, token in enumerate(row) if token in eos_ids), None)
+        responses.append(row if stop is None else row[:stop])
+        finished.append(stop is not None)
+    return _Decoded(response_ids=responses, finished=finished)
+
+
+def _score_baselines(model: PreTrainedModel, state: _Prefill, cache: DynamicCache,
+                     baselines: Sequence[Sequence[int]], pad_id: int) -> list[_Scores]:
+    """Teacher-force each row's y_0 through its own copy of the prompt cache in one forward call."""
+    width = max((len(b) for b in baselines), default=0)
+    if width == 0:
+        return [_EMPTY_Y0 for _ in baselines]
+    device = state.next_logits.device
+    # y_0 is right-padded: its real tokens come straight after the prompt, padding never precedes them.
+    ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
+    y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
+    positions = state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :]
+    out = model(input_ids=ids, attention_mask=torch.cat([state.attention_mask, y_mask], dim=-1),
+                position_ids=positions, past_key_values=cache, use_cache=True)
+    # Logits predicting y_0[j]: the prompt's last position for j = 0, else y_0's position j - 1.
+    predicting = torch.cat([state.next_logits[:, None, :], out.logits[:, :-1, :].float()], dim=1)
+    return [_row_scores(predicting[row, :len(b)], ids[row, :len(b)]) if b else _EMPTY_Y0
+            for row, b in enumerate(baselines)]
+
+
+def _row_scores(logits: torch.Tensor, targets: torch.Tensor) -> _Scores:
+    """Sum/mean log-probability of non-empty ``targets`` and mean entropy; logits float32 [len, vocab]."""
+    log_probs = torch.log_softmax(logits, dim=-1)
+    token_logp = log_probs.gather(-1, targets[:, None]).squeeze(-1)
+    entropy = -(log_probs.exp() * log_probs).sum(-1)
+    total = float(token_logp.sum())
+    count = int(targets.numel())
+    return _Scores(total, total / count, float(entropy.mean()), count)
+
+
+def _raw_output(decoded: _Decoded, scores: list[_Scores] | None, hidden: np.ndarray, row: int) -> RawOutput:
+    """Assemble one row's :class:`RawOutput`."""
+    score = _NOT_SCORED if scores is None else scores[row]
+    return RawOutput(response_ids=decoded.response_ids[row], finished=decoded.finished[row],
+                     logprob_sum=score.logprob_sum, logprob_mean=score.logprob_mean,
+                     entropy_mean=score.entropy_mean, scored_tokens=score.scored_tokens,
+                     hidden=np.ascontiguousarray(hidden[row], dtype=np.float32))

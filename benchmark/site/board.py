@@ -1,0 +1,128 @@
+"""Reading ``leaderboard/leaderboard.json`` (docs/LEADERBOARD_JSON.md) for the site.
+
+The site computes no statistics: :class:`Board` only indexes the rows of the file so templates can look
+them up. When no leaderboard exists yet (nothing evaluated), :func:`pending_board` lists every
+submission as pending so the site still builds and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmark.errors import SagoError
+from benchmark.paths import check_name, check_slug
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, MEASURES
+from benchmark.submissions import list_slugs, load_submission
+
+Row = dict[str, Any]
+ALL = "all"
+"""Pseudo-dataset pooling every item of every dataset."""
+
+
+@dataclass(frozen=True)
+class Board:
+    """The parsed leaderboard plus lookups; ``data`` is the file's object, unchanged."""
+
+    data: dict[str, Any]
+    """the whole JSON object."""
+
+    @property
+    def models(self) -> list[Row]:
+        """Every submission, complete or pending, sorted by slug."""
+        return list(self.data.get("models", []))
+
+    @property
+    def complete(self) -> list[Row]:
+        """Models that have results."""
+        return [m for m in self.models if m.get("status") == "complete"]
+
+    @property
+    def datasets(self) -> list[str]:
+        """Dataset names proper (without ``"all"``)."""
+        return list(self.data.get("datasets", []))
+
+    @property
+    def measures(self) -> list[Row]:
+        """``{name, axis, scale, paper, description}`` rows in schema order."""
+        return list(self.data.get("measures", []))
+
+    def measures_of(self, axis: str) -> list[Row]:
+        """The measures of one axis, in schema order."""
+        return [m for m in self.measures if m["axis"] == axis]
+
+    def rows(self, table: str, **match: Any) -> list[Row]:
+        """Rows of ``table`` whose fields equal every keyword given (the file's order is kept).
+
+        >>> Board({"cells": [{"model": "a", "sgs": 1}, {"model": "b", "sgs": 2}]}).rows("cells", model="b")
+        [{'model': 'b', 'sgs': 2}]
+        """
+        return [r for r in self.data.get(table, []) if all(r.get(k) == v for k, v in match.items())]
+
+    def one(self, table: str, **match: Any) -> Row | None:
+        """The single row matching ``match``, or None."""
+        found = self.rows(table, **match)
+        return found[0] if found else None
+
+    def name(self, slug: str) -> str:
+        """Display name of a model (the slug when unknown)."""
+        for model in self.models:
+            if model["slug"] == slug:
+                return str(model.get("name") or slug)
+        return slug
+
+
+def read_board(path: Path) -> Board:
+    """Load and check a leaderboard file; refuse a newer schema and unsafe names.
+
+    Slugs and dataset names become file names of the site, so they are validated here once.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise SagoError(f"{path}: cannot read the leaderboard ({err}); run `sago analyze` first") from None
+    if not isinstance(data, dict):
+        raise SagoError(f"{path}: not a JSON object; run `sago analyze` to rewrite it")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version > LEADERBOARD_SCHEMA_VERSION:
+        raise SagoError(f"{path}: schema_version {version!r} is not one this site reads "
+                        f"(≤ {LEADERBOARD_SCHEMA_VERSION}); update sago-bench")
+    for slug in _slugs(data.get("models", [])):
+        check_slug(slug)
+    for dataset in data.get("datasets", []):
+        check_name(dataset, "dataset")
+    return Board(data)
+
+
+def _slugs(models: Iterable[Row]) -> Iterator[str]:
+    for model in models:
+        yield str(model.get("slug", ""))
+
+
+def pending_board(set_name: str, version: str, submissions_root: Path) -> Board:
+    """A leaderboard with no results: every valid submission listed as pending.
+
+    Used when ``leaderboard.json`` does not exist yet, so a fresh checkout still builds a site.
+    """
+    models: list[Row] = []
+    for slug in list_slugs(submissions_root):
+        try:
+            submission = load_submission(slug, submissions_root)
+        except SagoError:
+            continue  # `sago submissions validate` reports it; the site shows only valid submissions
+        models.append({**submission.model_dump(exclude={"schema_version", "model"}),
+                       "source": submission.model.model_dump(), "slug": slug, "status": "pending",
+                       "summary": None, "n_items": None})
+    return Board({
+        "schema_version": LEADERBOARD_SCHEMA_VERSION, "set": set_name, "version": version,
+        "models": models, "datasets": [], "families": [], "epsilons": [0.01, 0.05, 0.1],
+        "primary_epsilon": 0.05, "confidence": 0.95, "bootstrap_resamples": None,
+        "markers": [{"symbol": "†", "below": 0.001}, {"symbol": "**", "below": 0.01},
+                    {"symbol": "*", "below": 0.05}],
+        "measures": [{"name": m.name, "axis": m.axis, "scale": m.scale, "paper": m.paper,
+                      "description": m.description} for m in MEASURES],
+    })
+

@@ -1,0 +1,175 @@
+"""The item browser's data: every variant prompt of an item beside each model's response and deltas.
+
+Prompts come from the frozen variant set, responses from each submission's ``records/<dataset>.parquet``
+and deltas from its ``deltas.parquet`` (docs/CONTRACTS.md). Any of them may be absent — a pending model,
+a dataset not run, no set checked out — and the browser then shows what exists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchmark.schema import BASELINE_FAMILY, MEASURES
+
+ITEMS_WITHOUT_RESULTS = 16
+"""Items shown per dataset when no model has run on it (the default evaluation size)."""
+_RECORD_FIELDS = ["item_id", "variant_id", "response", "finished"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One model's behaviour on one variant."""
+
+    slug: str
+    """the model."""
+    response: str | None
+    """greedy response (None: the model did not run this variant)."""
+    finished: bool | None
+    """stopped on end-of-sequence rather than the token limit."""
+    deltas: tuple[tuple[str, float], ...]
+    """(measure, unscaled delta) for every measure that applies, in schema order."""
+
+
+@dataclass(frozen=True)
+class VariantView:
+    """One row of an item page."""
+
+    variant_id: str
+    """``family/place/strength``."""
+    family: str
+    """rewrite family (``baseline`` for the unmodified prompt)."""
+    prompt: str
+    """the text sent to the model."""
+    similarity: float | None
+    """similarity of the prompt to the baseline prompt."""
+    answers: tuple[Answer, ...]
+    """one per model with results on the dataset."""
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """An item with all its variants."""
+
+    dataset: str
+    """dataset name."""
+    rank: int
+    """position in the seeded sample; also the page's file name."""
+    item_id: str
+    """stable id from the source (free text: escaped, never a path)."""
+    gold: tuple[str, ...]
+    """gold answers, when the dataset has them."""
+    variants: tuple[VariantView, ...]
+    """baseline first, then the set's order."""
+
+    @property
+    def baseline_prompt(self) -> str:
+        """The unmodified prompt."""
+        return self.variants[0].prompt if self.variants else ""
+
+    def families(self) -> list[tuple[str, list[VariantView]]]:
+        """Variants grouped by family, in order of first appearance."""
+        groups: dict[str, list[VariantView]] = {}
+        for variant in self.variants:
+            groups.setdefault(variant.family, []).append(variant)
+        return list(groups.items())
+
+
+@dataclass(frozen=True)
+class ModelResults:
+    """What one model left on disk for one dataset (frames may be empty)."""
+
+    records: pd.DataFrame
+    """records rows of the dataset, indexed by (item_id, variant_id)."""
+    deltas: pd.DataFrame
+    """deltas rows of the dataset, indexed by (item_id, variant_id)."""
+
+
+def read_model_results(results_dir: Path, dataset: str) -> ModelResults:
+    """Load one model's records and deltas for ``dataset``; missing files give empty frames."""
+    records_path = results_dir / "records" / f"{dataset}.parquet"
+    records = (pd.read_parquet(records_path, columns=_RECORD_FIELDS) if records_path.is_file()
+               else pd.DataFrame(columns=_RECORD_FIELDS))
+    deltas_path = results_dir / "deltas.parquet"
+    columns = ["dataset", "item_id", "variant_id", *(f"delta_{m.name}" for m in MEASURES)]
+    deltas = pd.read_parquet(deltas_path, columns=columns) if deltas_path.is_file() else pd.DataFrame(
+        columns=columns)
+    deltas = deltas[deltas["dataset"] == dataset]
+    return ModelResults(records.set_index(["item_id", "variant_id"]), deltas.set_index(["item_id", "variant_id"]))
+
+
+def item_views(dataset: str, frame: pd.DataFrame, results: Mapping[str, ModelResults]) -> list[ItemView]:
+    """Build the item pages of one dataset.
+
+    Args:
+        dataset: the dataset name.
+        frame: the variant set's rows for it (``schema.VARIANT_COLUMNS``).
+        results: per model slug, what it recorded (only models with records on this dataset).
+
+    Returns:
+        Items any model ran on, or the first ``ITEMS_WITHOUT_RESULTS`` when none did; by rank.
+    """
+    ran = {item for r in results.values() for item in r.records.index.get_level_values(0)}
+    if ran:
+        frame = frame[frame["item_id"].isin(ran)]
+    else:
+        frame = frame[frame["item_rank"] < ITEMS_WITHOUT_RESULTS]
+    items = []
+    for (rank, item_id), rows in frame.groupby(["item_rank", "item_id"], sort=True):
+        variants = _variant_views(rows, str(item_id), results)
+        items.append(ItemView(dataset, int(rank), str(item_id), _gold(rows), tuple(variants)))
+    return items
+
+
+def _gold(rows: pd.DataFrame) -> tuple[str, ...]:
+    answers = rows["answers"].iloc[0]
+    return tuple(str(a) for a in answers) if answers is not None else ()
+
+
+def _variant_views(rows: pd.DataFrame, item_id: str, results: Mapping[str, ModelResults]) -> list[VariantView]:
+    rows = rows.assign(_first=rows["family"] != BASELINE_FAMILY).sort_values(["_first", "variant_id"],
+                                                                             kind="stable")
+    views = []
+    for row in rows.itertuples(index=False):
+        key = (item_id, str(row.variant_id))
+        answers = tuple(_answer(slug, r, key) for slug, r in results.items())
+        views.append(VariantView(str(row.variant_id), str(row.family), str(row.prompt),
+                                 _number(row.similarity), answers))
+    return views
+
+
+def _answer(slug: str, results: ModelResults, key: tuple[str, str]) -> Answer:
+    record = _row(results.records, key)
+    delta = _row(results.deltas, key)
+    deltas: list[tuple[str, float]] = []
+    if delta is not None:
+        for measure in MEASURES:
+            value = _number(delta.get(f"delta_{measure.name}"))
+            if value is not None:
+                deltas.append((measure.name, value))
+    if record is None:
+        return Answer(slug, None, None, tuple(deltas))
+    return Answer(slug, str(record["response"]), bool(record["finished"]), tuple(deltas))
+
+
+def _row(frame: pd.DataFrame, key: tuple[str, str]) -> dict[str, Any] | None:
+    if key not in frame.index:
+        return None
+    found = frame.loc[key]
+    if isinstance(found, pd.DataFrame):  # duplicated key: show the first row
+        found = found.iloc[0]
+    return dict(found.items())
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+

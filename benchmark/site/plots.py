@@ -1,0 +1,190 @@
+"""Static SVG plots drawn at build time with matplotlib, for inlining into the pages.
+
+Every plot is byte-identical across builds (fixed ``svg.hashsalt``, no date), has a transparent
+background, and draws text, axes and ticks in a sentinel colour that is replaced by ``currentColor``
+so the page's CSS decides it: the same SVG reads in light and in dark mode. Each SVG carries a
+``<title>`` and ``<desc>``; the pages put a table of the same numbers beside it.
+Labels are slugs, dataset and measure names only (validated identifiers), never free text.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+import matplotlib
+import numpy
+from markupsafe import Markup, escape
+from matplotlib.axes import Axes
+from matplotlib.colors import BoundaryNorm
+from matplotlib.figure import Figure
+
+_INK = "#0a0b0c"  # sentinel: replaced by currentColor in the written SVG
+_STYLE: Any = {  # Any: matplotlib types rcParams keys as a Literal union
+    "svg.fonttype": "none", "font.size": 9, "text.color": _INK, "axes.labelcolor": _INK,
+    "axes.edgecolor": _INK, "xtick.color": _INK, "ytick.color": _INK, "axes.titlesize": 10,
+}
+_FONT_RE = re.compile(r"font-family: [^;\"]+")
+_NEWLINES_RE = re.compile(r"\s*\n\s*")
+_DECIMALS_RE = re.compile(r"(\d\.\d\d)\d+")
+_TEXT_RE = re.compile(r"(<text[^>]*>.*?</text>)", re.DOTALL)
+# Point colours of medium lightness: readable on white and on near-black.
+PALETTE = ("#3b82f6", "#f97316", "#10b981", "#e11d48", "#a855f7", "#ca8a04", "#0891b2", "#db2777")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One labelled point of a scatter plot."""
+
+    label: str
+    """a slug: shown next to the point."""
+    x: float
+    """horizontal position."""
+    y: float
+    """vertical position."""
+    marked: bool = False
+    """drawn with a ring (e.g. Pareto-optimal)."""
+
+
+def _figure(width: float, height: float) -> Figure:
+    # Figure() without pyplot: no global state, no GUI backend.
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def to_svg(fig: Figure, key: str, title: str, desc: str) -> Markup:
+    """Render ``fig`` as an inline ``<svg>`` element with a title and description.
+
+    Args:
+        fig: the figure to render.
+        key: a fixed, page-unique string; seeds the SVG ids so two plots on one page never share one.
+        title: short accessible name.
+        desc: longer text alternative (what the plot shows, where the numbers are in a table).
+    """
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": f"sago-{key}", **_STYLE}):
+        fig.savefig(buf, format="svg", transparent=True,
+                    metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    text = buf.getvalue()
+    text = text[text.index("<svg"):].replace(_INK, "currentColor")
+    text = _FONT_RE.sub("font-family: inherit", text)
+    text = _compact(text)
+    head_end = text.index(">") + 1
+    label = f"plot-{key}"
+    opening = text[:head_end].replace("<svg ", f'<svg role="img" aria-labelledby="{label}" class="plot" ', 1)
+    caption = f'<title id="{label}">{escape(title)}</title><desc>{escape(desc)}</desc>'
+    return Markup(opening + caption + text[head_end:])  # matplotlib escapes every text it writes
+
+
+def _compact(svg: str) -> str:
+    """One line per element and coordinates to 1/100 pt (invisible on screen), text left untouched.
+
+    >>> _compact('<path d="M 1.23456 2"/>\\n <text x="1.23456">0.12345</text>')
+    '<path d="M 1.23 2"/> <text x="1.23456">0.12345</text>'
+    """
+    parts = _TEXT_RE.split(_NEWLINES_RE.sub(" ", svg))
+    # split() with a group alternates: even indices are markup between <text> elements, odd are texts
+    return "".join(part if index % 2 else _DECIMALS_RE.sub(r"\1", part) for index, part in enumerate(parts))
+
+
+def _finite(value: float | None) -> TypeGuard[float]:
+    return value is not None and math.isfinite(value)
+
+
+def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], cols: Sequence[str], *,
+            key: str, title: str, desc: str, vmin: float = -1.0, vmax: float = 1.0) -> Markup:
+    """A labelled matrix of numbers in [vmin, vmax]; missing values are left blank with a dash."""
+    with matplotlib.rc_context(_STYLE):
+        size = max(len(rows), len(cols))
+        fig = _figure(1.6 + 0.55 * size, 1.2 + 0.45 * size)
+        ax = fig.add_subplot()
+        values = [[v if _finite(v) else math.nan for v in row] for row in matrix]
+        # Vector cells (pcolormesh, not imshow, which embeds a PNG) in ten colour steps: few enough
+        # that the colour bar stays vector too, and a reader can match a cell to the scale.
+        norm = BoundaryNorm([vmin + (vmax - vmin) * k / 10 for k in range(11)], ncolors=256)
+        mesh = ax.pcolormesh(numpy.ma.masked_invalid(values), cmap="RdBu", norm=norm)
+        ax.set_aspect("equal")
+        ax.invert_yaxis()
+        _annotate(ax, values, vmin, vmax)
+        ax.set_xticks([j + 0.5 for j in range(len(cols))], cols, rotation=40, ha="right")
+        ax.set_yticks([i + 0.5 for i in range(len(rows))], rows)
+        ax.tick_params(length=0)
+        ax.set_title(title)
+        fig.colorbar(mesh, ax=ax, shrink=0.8)
+        return to_svg(fig, key, title, desc)
+
+
+def _annotate(ax: Axes, values: list[list[float]], vmin: float, vmax: float) -> None:
+    """Write each number in its cell, light on dark colours and dark on light ones."""
+    for i, row in enumerate(values):
+        for j, value in enumerate(row):
+            if math.isnan(value):
+                ax.text(j + 0.5, i + 0.5, "–", ha="center", va="center", color=_INK)
+                continue
+            strong = abs(value) > 0.6 * max(abs(vmin), abs(vmax))
+            ax.text(j + 0.5, i + 0.5, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                    color="#ffffff" if strong else "#111111")
+
+
+def scatter(points: Sequence[Point], *, key: str, title: str, desc: str, xlabel: str, ylabel: str) -> Markup:
+    """Labelled points; ``marked`` points get a ring (used for the Pareto front)."""
+    with matplotlib.rc_context(_STYLE):
+        fig = _figure(5.2, 3.6)
+        ax = fig.add_subplot()
+        for index, point in enumerate(points):
+            colour = PALETTE[index % len(PALETTE)]
+            ax.scatter([point.x], [point.y], s=36, color=colour, zorder=3)
+            if point.marked:
+                ax.scatter([point.x], [point.y], s=140, facecolors="none", edgecolors=_INK, zorder=2)
+            ax.annotate(point.label, (point.x, point.y), textcoords="offset points", xytext=(6, 4), fontsize=7)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.margins(0.25)
+        ax.grid(alpha=0.25, color=_INK)
+        return to_svg(fig, key, title, desc)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One row of an interval plot: a value with its confidence interval."""
+
+    label: str
+    """row label (a dataset name)."""
+    value: float | None
+    """the estimate; None draws nothing."""
+    low: float | None
+    """lower CI bound."""
+    high: float | None
+    """upper CI bound."""
+
+
+def intervals(series: Mapping[str, Sequence[Interval]], *, key: str, title: str, desc: str,
+              xlabel: str) -> Markup:
+    """Dot-and-whisker rows, one colour per series (e.g. one per measure), sharing the row labels."""
+    with matplotlib.rc_context(_STYLE):
+        labels = [row.label for row in next(iter(series.values()), [])]
+        fig = _figure(5.6, 1.0 + 0.32 * max(1, len(labels)) * max(1, len(series)) ** 0.5)
+        ax = fig.add_subplot()
+        offset = 0.7 / max(1, len(series))
+        for index, (name, rows) in enumerate(series.items()):
+            ys = [i + (index - (len(series) - 1) / 2) * offset for i in range(len(rows))]
+            for y, row in zip(ys, rows, strict=True):
+                if not _finite(row.value):
+                    continue
+                colour = PALETTE[index % len(PALETTE)]
+                if _finite(row.low) and _finite(row.high):
+                    ax.plot([row.low, row.high], [y, y], color=colour, linewidth=1.5)
+                ax.scatter([row.value], [y], color=colour, s=16, zorder=3,
+                           label=name if y == ys[0] else None)
+        ax.set_yticks(range(len(labels)), labels)
+        ax.invert_yaxis()
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        ax.grid(axis="x", alpha=0.25, color=_INK)
+        if series:
+            fig.legend(fontsize=7, frameon=False, loc="outside lower center", ncols=len(series), labelcolor=_INK)
+        return to_svg(fig, key, title, desc)

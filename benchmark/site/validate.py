@@ -1,0 +1,202 @@
+"""`sago submissions validate`: check every submission folder and its results before they are merged.
+
+The checks are the ones a reviewer would otherwise do by eye on a pull request: the folder name is a
+safe slug, ``submission.yaml`` follows the schema and pins its weights, no model is submitted twice,
+results were made on a known variant set with a schema this code can read, every file loads, nothing
+stray rides along and no file is large enough to hurt the repository. Each problem becomes one
+:class:`Failure` line ``path: problem — fix``; the walk never stops at the first one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark.errors import SagoError
+from benchmark.packaged import ARTEFACTS
+from benchmark.paths import VARIANTS_DIR, check_name, check_slug
+from benchmark.site.failures import Failure
+from benchmark.site.validate_results import check_result_folder, known_variant_sets
+from benchmark.submissions import HubModel, LocalModel, PackagedModel, Submission, load_submission
+
+# Files allowed at the top of submissions/ and inside one submission folder.
+ROOT_FILES = frozenset({"README.md", ".gitkeep"})
+SUBMISSION_FILES = frozenset({"submission.yaml", "README.md"})
+SUBMISSION_YAML_LIMIT = 16 * 1024
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything the validator found in one tree."""
+
+    failures: tuple[Failure, ...]
+    """problems, in walk order (sorted folder names)."""
+    submissions: int
+    """submission folders seen."""
+    result_folders: int
+    """``results/<set>/<version>/`` folders seen."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is wrong."""
+        return not self.failures
+
+    def summary(self) -> str:
+        """One line for the end of the CLI output."""
+        verdict = "ok" if self.ok else f"{len(self.failures)} problem(s)"
+        return f"{verdict}: {self.submissions} submission(s), {self.result_folders} result folder(s) checked"
+
+
+def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
+    """Validate every folder under ``root`` (normally ``submissions/``) against ``variants_root``.
+
+    Args:
+        root: the folder holding one sub-folder per submission.
+        variants_root: the folder of frozen variant sets that results must refer to.
+
+    Returns:
+        A :class:`Report`; an empty ``failures`` tuple means the tree may be merged.
+    """
+    if not root.is_dir():
+        raise SagoError(f"{root} is not a folder; pass --root pointing at the submissions folder")
+    label = Path(root.name)
+    known = known_variant_sets(variants_root)
+    failures: list[Failure] = []
+    seen: dict[str, str] = {}  # identity of the weights -> slug that claimed them first
+    submissions = results = 0
+    for entry in sorted(root.iterdir()):
+        rel = label / entry.name
+        if entry.is_symlink():
+            failures.append(Failure(str(rel), "is a symbolic link", "commit plain files and folders only"))
+        elif entry.is_file():
+            if entry.name not in ROOT_FILES:
+                failures.append(Failure(str(rel), "stray file at the top of submissions/",
+                                        "move it into a submission folder or delete it"))
+        elif not entry.name.startswith("."):
+            submissions += 1
+            found, folders = _check_submission(entry, rel, known, seen)
+            failures.extend(found)
+            results += folders
+    return Report(tuple(failures), submissions, results)
+
+
+def _check_submission(folder: Path, rel: Path, known: dict[tuple[str, str], frozenset[str]],
+                      seen: dict[str, str]) -> tuple[list[Failure], int]:
+    """All checks of one submission folder; returns the failures and the number of result folders."""
+    try:
+        slug = check_slug(folder.name)
+    except SagoError:
+        return [Failure(str(rel), "folder name is not a valid slug",
+                        "rename it '<org>__<model>' (lower-case letters, digits, '.', '-', single '_')")], 0
+    failures = list(_links_and_strays(folder, rel))
+    yaml_path = folder / "submission.yaml"
+    has_results = (folder / "results").exists()
+    if not yaml_path.is_file():
+        problem = "results for a model that is not submitted" if has_results else "no submission.yaml"
+        failures.append(Failure(str(rel / "submission.yaml"), problem,
+                                "add submission.yaml as described in docs/SUBMITTING.md"))
+        return failures, 0
+    failures.extend(_check_submission_yaml(folder.parent, slug, rel, seen))
+    folders = 0
+    for version_dir in _result_folders(folder / "results", rel / "results", failures):
+        folders += 1
+        failures.extend(check_result_folder(version_dir, rel / "results" / version_dir.parent.name /
+                                            version_dir.name, known))
+    return failures, folders
+
+
+def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
+    """Symbolic links anywhere in the folder, and files beside submission.yaml that do not belong."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            yield Failure(str(rel / path.relative_to(folder)), "is a symbolic link",
+                          "commit plain files and folders only")
+    for entry in sorted(folder.iterdir()):
+        if entry.name == "results" and entry.is_dir():
+            continue
+        if entry.name not in SUBMISSION_FILES or not entry.is_file():
+            yield Failure(str(rel / entry.name), "stray entry in a submission folder",
+                          "keep only submission.yaml, README.md and results/")
+
+
+def _check_submission_yaml(root: Path, slug: str, rel: Path, seen: dict[str, str]) -> list[Failure]:
+    """Schema, size, pinning and duplicate checks of one submission.yaml."""
+    where = str(rel / "submission.yaml")
+    if (root / slug / "submission.yaml").stat().st_size > SUBMISSION_YAML_LIMIT:
+        return [Failure(where, f"larger than {SUBMISSION_YAML_LIMIT // 1024} KiB",
+                        "keep submission.yaml to the documented keys; long notes belong in README.md")]
+    try:
+        submission = load_submission(slug, root)
+    except SagoError as err:
+        problem = str(err).split(": ", 1)[-1]
+        return [Failure(where, problem, "fix the key as described in docs/SUBMITTING.md")]
+    failures = _check_pinning(submission, where)
+    identity = weights_identity(submission)
+    if identity is not None:
+        if identity in seen:
+            failures.append(Failure(where, f"same weights as submission {seen[identity]!r}",
+                                    "submit each model once; remove the duplicate folder"))
+        else:
+            seen[identity] = slug
+    return failures
+
+
+def _check_pinning(submission: Submission, where: str) -> list[Failure]:
+    """The leaderboard only takes weights pinned to exact bytes that anybody can fetch."""
+    model = submission.model
+    if isinstance(model, LocalModel):
+        return [Failure(where, "model.kind 'local' cannot be reproduced by others",
+                        "use kind: hub with a 40-hex revision, or kind: packaged with its sha256")]
+    if isinstance(model, PackagedModel):
+        if model.artefact not in ARTEFACTS:
+            return [Failure(where, f"unknown packaged artefact {model.artefact!r}",
+                            f"use one of: {', '.join(ARTEFACTS.names())}")]
+        expected = ARTEFACTS.get(model.artefact).sha256
+        if expected is not None and expected != model.sha256:
+            return [Failure(where, f"sha256 does not match packaged artefact {model.artefact!r}",
+                            f"set model.sha256 to {expected}")]
+    return []
+
+
+def weights_identity(submission: Submission) -> str | None:
+    """A key that is equal for two submissions of the same weights (None for local models).
+
+    Hub ids are case-insensitive on the Hub, so they are compared lower-cased.
+    """
+    model = submission.model
+    if isinstance(model, HubModel):
+        return f"hub:{model.id.lower()}@{model.revision}"
+    if isinstance(model, PackagedModel):
+        return f"sha256:{model.sha256}"
+    return None
+
+
+def _result_folders(results: Path, rel: Path, failures: list[Failure]) -> Iterator[Path]:
+    """Yield ``results/<set>/<version>/`` folders; anything else at those two levels is a failure."""
+    if not results.is_dir():
+        return
+    for set_dir in sorted(results.iterdir()):
+        if not _is_named_folder(set_dir, rel / set_dir.name, "variant set", failures):
+            continue
+        for version_dir in sorted(set_dir.iterdir()):
+            if _is_named_folder(version_dir, rel / set_dir.name / version_dir.name, "version", failures):
+                yield version_dir
+
+
+def _is_named_folder(path: Path, rel: Path, what: str, failures: list[Failure]) -> bool:
+    """True for a real folder with a safe name; records a failure for anything else."""
+    if path.is_symlink():
+        return False  # already reported by _links_and_strays
+    if not path.is_dir():
+        failures.append(Failure(str(rel), "stray file in results/",
+                                "results hold only <set>/<version>/ folders written by `sago evaluate`"))
+        return False
+    try:
+        check_name(path.name, what)
+    except SagoError:
+        failures.append(Failure(str(rel), f"invalid {what} folder name",
+                                "use the set and version names from variants/ (e.g. sago-v1/v1)"))
+        return False
+    return True
+

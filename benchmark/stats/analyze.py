@@ -1,0 +1,144 @@
+"""``sago analyze`` end to end: deltas (if stale) → summary per submission → combined leaderboard.
+
+Reads top to bottom: find submissions, bring each complete one's deltas up to date, summarise it,
+then build the leaderboard from every summary plus the pending submissions' metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from benchmark.errors import SagoError
+from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
+from benchmark.stats.summary import (
+    DEFAULT_OPTIONS,
+    SUMMARY_NAME,
+    AnalysisOptions,
+    load_summary,
+    summarize,
+    write_summary,
+)
+from benchmark.submissions import list_slugs, load_submission, results_dir
+
+RUN_FILE = "run.json"
+DELTAS_NAME = "deltas.parquet"
+VariantFrames = Callable[[], Mapping[str, pd.DataFrame]]
+
+
+@dataclass(frozen=True)
+class AnalyzeRequest:
+    """What ``sago analyze`` was asked to do."""
+
+    set_name: str
+    """variant set name."""
+    version: str
+    """variant set version."""
+    root: Path
+    """the ``submissions/`` folder."""
+    out: Path
+    """where the combined leaderboard goes."""
+    slugs: tuple[str, ...] = ()
+    """re-analyse only these (others keep their summary); empty = all."""
+    options: AnalysisOptions = DEFAULT_OPTIONS
+    """seed, resamples, epsilons."""
+
+
+def is_complete(folder: Path) -> bool:
+    """Results are complete once the harness wrote ``run.json``."""
+    return (folder / RUN_FILE).is_file()
+
+
+def deltas_are_stale(folder: Path) -> bool:
+    """True when ``deltas.parquet`` is missing or older than the records, activations or run.json."""
+    target = folder / DELTAS_NAME
+    if not target.is_file():
+        return True
+    sources = [folder / RUN_FILE, *(folder / "records").glob("*.parquet"),
+               *(folder / "activations").glob("*.safetensors")]
+    return any(p.stat().st_mtime > target.stat().st_mtime for p in sources if p.exists())
+
+
+def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.DataFrame:
+    """The submission's deltas, recomputed through ``benchmark.axes`` first when stale."""
+    if deltas_are_stale(folder):
+        from benchmark.axes import write_deltas  # heavy imports (text scorers) only when needed
+
+        write_deltas(folder, variant_frames(), model=slug)
+    return pd.read_parquet(folder / DELTAS_NAME)
+
+
+def default_variant_frames(set_name: str, version: str) -> VariantFrames:
+    """A loader of the variant set's frames that reads (and verifies) the set at most once."""
+
+    @cache
+    def frames() -> Mapping[str, pd.DataFrame]:
+        from benchmark.variants import load_variant_set
+
+        loaded: Mapping[str, pd.DataFrame] = load_variant_set(set_name, version).frames()
+        return loaded
+
+    return frames
+
+
+def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
+    """Whether a stored summary was computed with these options (else its CIs would not match)."""
+    return (summary.get("seed") == options.seed and summary.get("bootstrap_resamples") == options.resamples
+            and summary.get("epsilons") == list(options.epsilons))
+
+
+def summary_for(slug: str, folder: Path, request: AnalyzeRequest,
+                variant_frames: VariantFrames) -> dict[str, Any]:
+    """Recompute (selected or missing) or load (otherwise) the summary of one complete submission."""
+    existing = folder / SUMMARY_NAME
+    if request.slugs and slug not in request.slugs and existing.is_file():
+        summary = load_summary(existing)
+        if same_options(summary, request.options):
+            return summary
+    deltas = load_deltas(folder, slug, variant_frames)
+    if deltas.empty:
+        raise SagoError(f"{folder / DELTAS_NAME}: no rows; re-run `sago evaluate {slug}`")
+    document = summarize(deltas, model=slug, set_name=request.set_name, version=request.version,
+                         options=request.options)
+    write_summary(folder, document)
+    return document
+
+
+def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
+    """Refuse --slug values that name no submission folder."""
+    unknown = sorted(set(requested) - set(known))
+    if unknown:
+        raise SagoError(f"no submission folder for {', '.join(unknown)}; see `ls submissions/`")
+
+
+def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> list[Entry]:
+    """One ``Entry`` per submission folder: complete ones with a fresh summary, others pending."""
+    slugs = list_slugs(request.root)
+    check_slugs(request.slugs, slugs)
+    entries = []
+    for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
+        meta = load_submission(slug, request.root).model_dump(mode="json")
+        folder = results_dir(slug, request.set_name, request.version, request.root)
+        if not is_complete(folder):
+            entries.append(Entry(slug, meta, None, None))
+            continue
+        summary = summary_for(slug, folder, request, variant_frames)
+        relative = (folder / SUMMARY_NAME).relative_to(request.root.resolve().parent).as_posix()
+        entries.append(Entry(slug, meta, summary, relative))
+    return entries
+
+
+def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None = None) -> dict[str, Any]:
+    """Write every summary and the leaderboard; return the leaderboard document."""
+    frames = variant_frames or default_variant_frames(request.set_name, request.version)
+    entries = collect_entries(request, frames)
+    document = build_leaderboard(entries, set_name=request.set_name, version=request.version,
+                                 options=request.options)
+    write_leaderboard(request.out, document)
+    return document

@@ -1,0 +1,69 @@
+"""``sago analyze``: instability statistics from stored records (no model needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_slug
+from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION, MEASURES
+from benchmark.stats.analyze import AnalyzeRequest, run_analysis
+from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
+from benchmark.stats.summary import AnalysisOptions
+
+PAPER_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.paper)
+
+
+def _sgs_text(cell: Mapping[str, Any] | None) -> str:
+    """``0.1234†``, or ``—`` for a missing cell or a null SGS."""
+    if cell is None or cell["sgs"] is None:
+        return "—"
+    return f"{cell['sgs']:.4f}{cell['marker']}"
+
+
+def sgs_text_table(leaderboard: Mapping[str, Any], *, dataset: str = ALL,
+                   measures: Sequence[str] = PAPER_MEASURES) -> str:
+    """Plain-text table of SGS with markers (rows: complete models; columns: measures)."""
+    cells = {(c["model"], c["measure"]): c for c in leaderboard["cells"] if c["dataset"] == dataset}
+    models = [m["slug"] for m in leaderboard["models"] if m["status"] == "complete"]
+    width = max([len(m) for m in models] + [len("model")])
+    lines = ["model".ljust(width) + "".join(f"{m:>15}" for m in measures)]
+    for model in models:
+        values = [_sgs_text(cells.get((model, measure))) for measure in measures]
+        lines.append(model.ljust(width) + "".join(f"{v:>15}" for v in values))
+    pending = [m["slug"] for m in leaderboard["models"] if m["status"] == "pending"]
+    footer = f"SGS on dataset {dataset!r}, t-test vs ε = {leaderboard['primary_epsilon']}: * p<.05 ** p<.01 † p<.001"
+    return "\n".join([*lines, footer] + ([f"pending: {', '.join(pending)}"] if pending else []))
+
+
+@click.command("analyze")
+@click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
+@click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version.")
+@click.option("--slug", "slugs", multiple=True, metavar="SLUG",
+              help="Re-analyse only this submission (repeatable); the leaderboard still combines all.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              default=LEADERBOARD_DIR / "leaderboard.json", show_default="leaderboard/leaderboard.json",
+              help="Where the combined leaderboard JSON goes.")
+@click.option("--submissions-dir", type=click.Path(file_okay=False, path_type=Path), default=SUBMISSIONS_DIR,
+              show_default="submissions", help="Folder holding the submission folders.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed.")
+@click.option("--resamples", type=click.IntRange(min=100), default=DEFAULT_RESAMPLES, show_default=True,
+              help="Bootstrap resamples per interval (published numbers use ≥ 2000).")
+def analyze(set_name: str, version: str, slugs: tuple[str, ...], out: Path, submissions_dir: Path,
+            seed: int, resamples: int) -> None:
+    """Compute SGS, significance, rankings and reversals; write summary.json files and the leaderboard.
+
+    For every submission with complete results (run.json present) the deltas are recomputed when
+    missing or older than the records, then summary.json is written; pending submissions are listed
+    in the leaderboard with status "pending".
+    """
+    request = AnalyzeRequest(
+        set_name=check_name(set_name, "variant set"), version=check_name(version, "version"),
+        root=submissions_dir, out=out, slugs=tuple(check_slug(s) for s in slugs),
+        options=AnalysisOptions(seed=seed, resamples=resamples))
+    document = run_analysis(request)
+    click.echo(sgs_text_table(document))
+    click.echo(f"wrote {out}")

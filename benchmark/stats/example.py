@@ -1,0 +1,48 @@
+"""A realistic leaderboard from synthetic data (3 models × 6 datasets plus one pending model).
+
+``python -m benchmark.stats.example tests/fixtures/leaderboard_example.json`` regenerates the example
+the site is developed against; it runs the real statistics, only the deltas are invented.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchmark.stats import jsonio
+from benchmark.stats.leaderboard import Entry, build_leaderboard
+from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
+from benchmark.stats.synthetic import example_levels, synthetic_deltas
+
+MODELS: tuple[str, ...] = ("acme__tiny-a", "acme__tiny-b", "acme__tiny-c")
+PENDING = "acme__tiny-pending"
+
+
+def example_submission(slug: str) -> dict[str, Any]:
+    """submission.yaml contents for a made-up packaged model."""
+    return {"schema_version": 1, "name": f"Tiny {slug.rsplit('-', 1)[-1].upper()} (synthetic)",
+            "model": {"kind": "packaged", "artefact": slug.split("__")[1], "sha256": "0" * 64},
+            "dtype": "float32", "chat_template": "auto", "license": "Apache-2.0",
+            "parameters": 135_000_000, "contact": "sago-bench maintainers", "url": None,
+            "notes": "Synthetic example: deltas drawn at random, statistics real."}
+
+
+def example_leaderboard(*, set_name: str = "sago-v1", version: str = "v1",
+                        options: AnalysisOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+    """The example document: summaries pass through canonical JSON exactly as on disk."""
+    deltas = synthetic_deltas(example_levels(MODELS), n_items=16, seed=options.seed)
+    entries = [Entry(PENDING, example_submission(PENDING), None, None)]
+    for slug in MODELS:
+        summary = summarize(deltas[deltas["model"] == slug], model=slug, set_name=set_name,
+                            version=version, options=options)
+        path = f"submissions/{slug}/results/{set_name}/{version}/summary.json"
+        entries.append(Entry(slug, example_submission(slug), json.loads(jsonio.dumps(summary)), path))
+    return build_leaderboard(entries, set_name=set_name, version=version, options=options)
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("tests/fixtures/leaderboard_example.json")
+    jsonio.write_json(target, example_leaderboard())
+    print(f"wrote {target}")

@@ -1,0 +1,103 @@
+"""Do the axes measure different things? Spearman between measures, the Pareto view, accuracy vs SGS."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from benchmark.stats.sgs import ALL, MEASURE_NAMES
+
+GENERATION_MEASURE = "bertscore"
+"""The generation-consistency measure of the Pareto table (the authors' BERTScore)."""
+MIRRORING_MEASURE = "mirroring"
+MIN_PAIRS = 3
+"""Fewer points than this give no correlation (null)."""
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(ρ, p) of Spearman's rank correlation over pairs where both are finite; NaN if < 3 pairs."""
+    keep = np.isfinite(x) & np.isfinite(y)
+    if keep.sum() < MIN_PAIRS:
+        return float("nan"), float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a constant input has no ranks to correlate: NaN is the answer
+        result = stats.spearmanr(x[keep], y[keep])
+    return float(result.statistic), float(result.pvalue)
+
+
+def _measure_pairs(wide: pd.DataFrame) -> list[dict[str, object]]:
+    """Spearman ρ for each pair of measures (schema order) over the rows of an items × measures table."""
+    present = [m for m in MEASURE_NAMES if m in wide.columns]
+    rows: list[dict[str, object]] = []
+    for a, b in itertools.combinations(present, 2):
+        x, y = wide[a].to_numpy(dtype=float), wide[b].to_numpy(dtype=float)
+        rho, p = spearman(x, y)
+        rows.append({"measure_a": a, "measure_b": b, "n_items": int((np.isfinite(x) & np.isfinite(y)).sum()),
+                     "rho": rho, "p": p})
+    return rows
+
+
+def independence_table(per_item: pd.DataFrame) -> pd.DataFrame:
+    """Spearman of per-item s_X between measures, within each model and pooled over models.
+
+    Args:
+        per_item: long per-item table (``sgs.instability_per_item``); the ``"all"`` rows are ignored
+            because the datasets proper already hold every item.
+
+    Returns:
+        ``scope, model, measure_a, measure_b, n_items, rho, p``; ``scope`` "model" or "pooled" (model None).
+    """
+    items = per_item[per_item["dataset"] != ALL]
+    rows = []
+    for model, group in items.groupby("model", sort=True):
+        wide = group.pivot_table(index=["dataset", "item_id"], columns="measure", values="s")
+        rows += [{"scope": "model", "model": model} | r for r in _measure_pairs(wide)]
+    pooled = items.pivot_table(index=["model", "dataset", "item_id"], columns="measure", values="s")
+    rows += [{"scope": "pooled", "model": None} | r for r in _measure_pairs(pooled)]
+    return pd.DataFrame(rows, columns=["scope", "model", "measure_a", "measure_b", "n_items", "rho", "p"])
+
+
+def pareto_optimal(points: np.ndarray) -> np.ndarray:
+    """Which rows of ``points`` ``[n, 2]`` (lower is better on both) no other row dominates.
+
+    >>> pareto_optimal(np.array([[1.0, 3.0], [2.0, 2.0], [2.0, 4.0]])).tolist()
+    [True, True, False]
+    """
+    # [i, j]: row j is at least as good as row i everywhere, and strictly better somewhere
+    better_or_equal = np.all(points[None, :, :] <= points[:, None, :], axis=2)
+    strictly = np.any(points[None, :, :] < points[:, None, :], axis=2)
+    dominated = np.any(better_or_equal & strictly, axis=1)
+    optimal: np.ndarray = ~dominated & np.all(np.isfinite(points), axis=1)
+    return optimal
+
+
+def pareto_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """Generation (BERTScore SGS) against mirroring SGS per (dataset, model), with Pareto optimality."""
+    wide = cells[cells["measure"].isin([GENERATION_MEASURE, MIRRORING_MEASURE])].pivot_table(
+        index=["dataset", "model"], columns="measure", values="sgs", dropna=False)
+    wide = wide.reindex(columns=[GENERATION_MEASURE, MIRRORING_MEASURE]).reset_index()
+    wide = wide.rename(columns={GENERATION_MEASURE: "generation", MIRRORING_MEASURE: "mirroring"})
+    optimal = np.zeros(len(wide), dtype=bool)
+    for index in wide.groupby("dataset").groups.values():
+        points = wide.loc[index, ["generation", "mirroring"]].to_numpy(dtype=float)
+        optimal[wide.index.get_indexer(index)] = pareto_optimal(points)
+    wide["pareto_optimal"] = optimal
+    return wide[["dataset", "model", "generation", "mirroring", "pareto_optimal"]].sort_values(["dataset", "model"])
+
+
+def accuracy_vs_sgs(accuracy: pd.DataFrame, cells: pd.DataFrame,
+                    measures: Sequence[str] = MEASURE_NAMES) -> pd.DataFrame:
+    """Spearman ρ between baseline accuracy and SGS over (model, dataset) pairs, per measure."""
+    acc = accuracy[accuracy["dataset"] != ALL][["model", "dataset", "accuracy"]]
+    rows = []
+    for measure in measures:
+        sgs = cells[(cells["measure"] == measure) & (cells["dataset"] != ALL)][["model", "dataset", "sgs"]]
+        both = acc.merge(sgs, on=["model", "dataset"]).dropna()
+        rho, p = spearman(both["accuracy"].to_numpy(dtype=float), both["sgs"].to_numpy(dtype=float))
+        rows.append({"measure": measure, "n_pairs": len(both), "rho": rho, "p": p})
+    return pd.DataFrame(rows, columns=["measure", "n_pairs", "rho", "p"])

@@ -1,0 +1,162 @@
+"""``leaderboard/leaderboard.json``: every submission together (format: docs/LEADERBOARD_JSON.md).
+
+``build_leaderboard`` is pure: it takes the submissions' metadata and their summaries (which carry the
+per-item values) and returns the document. Cross-model statistics — corrected p-values, ranks, paired
+comparisons, agreement between datasets, reversals, axis independence, the sample-size study — are
+computed here, because they need more than one model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, MEASURES
+from benchmark.stats import jsonio
+from benchmark.stats.agreement import kendall_tau_table, kendall_w_table, reversal_table
+from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
+from benchmark.stats.ranking import friedman_table, paired_draws, pairwise_table, rank_table
+from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
+from benchmark.stats.sgs import CELL_KEYS
+from benchmark.stats.significance import adjust_across_cells
+from benchmark.stats.summary import (
+    DEFAULT_OPTIONS,
+    TEST_FIELDS,
+    AnalysisOptions,
+    header,
+    per_item_frame,
+    rows_frame,
+)
+
+RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One submission folder as the leaderboard sees it."""
+
+    slug: str
+    """folder name under ``submissions/``."""
+    submission: Mapping[str, Any]
+    """the validated ``submission.yaml`` as plain data (``Submission.model_dump(mode="json")``)."""
+    summary: Mapping[str, Any] | None
+    """its summary on this variant set, or None while results are pending."""
+    summary_path: str | None
+    """repo-relative path of that summary (None while pending)."""
+
+
+def model_row(entry: Entry) -> dict[str, Any]:
+    """The ``models[]`` row of one submission (docs/LEADERBOARD_JSON.md)."""
+    meta = entry.submission
+    n_items = None
+    if entry.summary is not None:
+        n_items = len({(r["dataset"], r["item_id"]) for r in entry.summary["per_item"]})
+    return {"slug": entry.slug, "name": meta["name"], "source": meta["model"],
+            "status": "complete" if entry.summary is not None else "pending",
+            "parameters": meta["parameters"], "dtype": meta["dtype"], "chat_template": meta["chat_template"],
+            "license": meta["license"], "contact": meta["contact"], "url": meta.get("url"),
+            "notes": meta.get("notes"), "summary": entry.summary_path, "n_items": n_items}
+
+
+def tests_frame(summaries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Raw tests of every cell of every summary, re-adjusted across *all* models' cells."""
+    rows = [{k: cell[k] for k in CELL_KEYS} | {k: test[k] for k in TEST_FIELDS}
+            for summary in summaries for cell in summary["cells"] for test in cell["tests"]]
+    raw = pd.DataFrame(rows, columns=[*CELL_KEYS, *TEST_FIELDS]).drop(
+        columns=["p_holm", "p_bh", "significant_holm", "significant_bh"])
+    for column in ("t", "p_t", "wilcoxon_w", "p_wilcoxon"):
+        raw[column] = raw[column].astype(float)  # null in JSON comes back as None
+    return adjust_across_cells(raw)
+
+
+def cell_rows(summaries: Sequence[Mapping[str, Any]], tests: pd.DataFrame,
+              ranks: pd.DataFrame) -> list[dict[str, Any]]:
+    """The ``cells[]`` rows: each summary cell with corrected tests and its rank fields."""
+    by_cell = {key: jsonio.records(group.sort_values("epsilon")[list(TEST_FIELDS)])
+               for key, group in tests.groupby(list(CELL_KEYS))}
+    rank_of = {tuple(r[k] for k in CELL_KEYS): r for r in jsonio.records(ranks)}
+    rows = []
+    for summary in summaries:
+        for cell in summary["cells"]:
+            key = tuple(cell[k] for k in CELL_KEYS)
+            ranked = rank_of.get(key, {})
+            rows.append(dict(cell) | {"tests": by_cell.get(key, [])}
+                        | {f: ranked.get(f) for f in RANK_FIELDS})
+    return sorted(rows, key=lambda r: tuple(r[k] for k in CELL_KEYS))
+
+
+def _cells_frame(summaries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    rows = [{k: c[k] for k in (*CELL_KEYS, "sgs")} for s in summaries for c in s["cells"]]
+    table = pd.DataFrame(rows, columns=[*CELL_KEYS, "sgs"])
+    table["sgs"] = table["sgs"].astype(float)
+    return table
+
+
+def _sorted(table: pd.DataFrame, *keys: str) -> list[dict[str, Any]]:
+    return jsonio.records(table.sort_values(list(keys), kind="stable")) if len(table) else []
+
+
+def cross_model_tables(summaries: Sequence[Mapping[str, Any]], options: AnalysisOptions) -> dict[str, Any]:
+    """Every table of the leaderboard that needs more than one summary's cells."""
+    per_item = per_item_frame(summaries)
+    draws = paired_draws(per_item, seed=options.seed, resamples=options.resamples)
+    cells = _cells_frame(summaries)
+    pairwise = pairwise_table(draws)
+    accuracy = rows_frame(summaries, "accuracy")
+    study = sample_size_table(per_item, seed=options.seed)
+    return {
+        "cells": cell_rows(summaries, tests_frame(summaries), rank_table(draws)),
+        "pairwise": _sorted(pairwise, "dataset", "measure", "model_a", "model_b"),
+        "friedman": _sorted(friedman_table(draws), "dataset", "measure"),
+        "kendall_tau": _sorted(kendall_tau_table(cells), "measure", "dataset_a", "dataset_b"),
+        "kendall_w": _sorted(kendall_w_table(cells), "measure"),
+        "reversals": _sorted(reversal_table(pairwise), "measure", "model_a", "model_b", "dataset_a", "dataset_b"),
+        "independence": _sorted(independence_table(per_item), "scope", "model",
+                                "measure_a", "measure_b"),
+        "pareto": _sorted(pareto_table(cells), "dataset", "model"),
+        "accuracy_vs_sgs": _sorted(accuracy_vs_sgs(accuracy, cells), "measure") if len(accuracy) else [],
+        "sample_size": _sorted(study, *CELL_KEYS, "n"),
+        "sample_size_smallest_n": _sorted(smallest_n_table(study), *CELL_KEYS),
+        "sample_size_ranking": _sorted(ranking_agreement_table(draws, seed=options.seed), "dataset", "measure", "n"),
+    }
+
+
+def per_model_tables(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Tables copied from the summaries, tagged with their model and sorted."""
+    keys = {"per_family": (*CELL_KEYS, "family"), "noise_floor": (*CELL_KEYS, "control"),
+            "accuracy": ("model", "dataset")}
+    return {name: _sorted(rows_frame(summaries, name), *key) for name, key in keys.items()}
+
+
+def build_leaderboard(entries: Sequence[Entry], *, set_name: str, version: str,
+                      options: AnalysisOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+    """The leaderboard document over ``entries`` (pending ones appear in ``models`` only)."""
+    summaries = [e.summary for e in sorted(entries, key=lambda e: e.slug) if e.summary is not None]
+    document = header(options, set_name=set_name, version=version, schema_version=LEADERBOARD_SCHEMA_VERSION)
+    document |= {
+        "measures": [{"name": m.name, "axis": m.axis, "scale": m.scale, "paper": m.paper,
+                      "description": m.description} for m in MEASURES],
+        "datasets": sorted({d for s in summaries for d in s["datasets"]}),
+        "families": sorted({f for s in summaries for f in s["families"]}),
+        "models": [model_row(e) for e in sorted(entries, key=lambda e: e.slug)],
+    }
+    empty: dict[str, Any] = {k: [] for k in ("cells", "pairwise", "friedman", "kendall_tau", "kendall_w", "reversals",
+                             "independence", "pareto", "accuracy_vs_sgs", "sample_size", "sample_size_smallest_n", "sample_size_ranking",
+                             "per_family", "noise_floor", "accuracy")}
+    if summaries:
+        empty |= cross_model_tables(summaries, options) | per_model_tables(summaries)
+    return document | empty
+
+
+def write_leaderboard(path: Path, document: Mapping[str, Any]) -> Path:
+    """Write the leaderboard canonically (byte-identical on rebuild)."""
+    return jsonio.write_json(path, document)
+
+
+def load_leaderboard(path: Path) -> dict[str, Any]:
+    """Read a leaderboard, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
+    return jsonio.read_versioned(path, kind="leaderboard", newest=LEADERBOARD_SCHEMA_VERSION)

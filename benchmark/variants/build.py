@@ -1,0 +1,169 @@
+"""Build a variant set: sample items, apply every family, score similarity, freeze.
+
+Reads top to bottom: :func:`build_set` = for each dataset, sample → rule variants → LLM variants →
+similarity → table; then :func:`benchmark.variants.freeze.freeze` writes parquet, log, manifest, card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, VARIANT_COLUMNS
+from benchmark.variants import llm
+from benchmark.variants.families import (CONTROL_ROWS, FAMILIES, LLM_FAMILIES, RULE_FAMILIES, VariantKey,
+                                         keys_of, rewriter_tag, rule_variant, variant_id)
+from benchmark.variants.rewriter import Rewriter
+from benchmark.variants.similarity import Embedder, similarities
+from benchmark.variants.sources import Item, Source, load_sample
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """What to build; everything that decides the bytes of the result is in here or in the sources."""
+
+    set_name: str
+    """variant-set name, e.g. ``sago-v1``."""
+    version: str
+    """release version, e.g. ``v1``."""
+    datasets: tuple[str, ...]
+    """datasets to build, in order."""
+    n_items: int = 64
+    """items sampled per dataset."""
+    llm_items: int = 16
+    """items (by rank) that get the LLM families; the default evaluation profile uses 16."""
+    seed: int = DEFAULT_SEED
+    """global seed: sampling and every variant's rng."""
+    llm_families: tuple[str, ...] = LLM_FAMILIES
+    """LLM families to attempt; an empty tuple freezes the set without them."""
+    llm_budget_s: float | None = None
+    """wall-clock budget of new LLM generation; jobs not reached are logged as not attempted."""
+
+
+@dataclass
+class BuildResult:
+    """Tables and bookkeeping handed to the freezer."""
+
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """dataset -> variant table (VARIANT_COLUMNS, sorted)."""
+    attempts: list[llm.Attempt] = field(default_factory=list)
+    """every LLM attempt, accepted or rejected."""
+    not_produced: dict[str, str] = field(default_factory=dict)
+    """family -> why it is absent from the set."""
+    rewriter: str = ""
+    """tag of the rewriter whose outputs were used ('' when none)."""
+
+
+def build_set(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder, *,
+              rewriter: Callable[[], Rewriter] | None = None,
+              replay: dict[tuple[str, str, str, int, str], llm.Attempt] | None = None,
+              checkpoint: Path | None = None, progress: bool = True) -> BuildResult:
+    """Build every dataset of ``spec``; the rewriter factory is only called when the log lacks an attempt.
+
+    ``checkpoint``, when given, receives the rewrite log as soon as the LLM stage ends, so minutes of
+    generation survive a later failure (pass it back as the replay log).
+    """
+    result = BuildResult()
+    samples = {name: load_sample(sources[name], spec.n_items, spec.seed) for name in spec.datasets}
+    jobs = [job for name in spec.datasets for job in _llm_jobs(name, samples[name][:spec.llm_items], spec)]
+    if jobs:
+        result.attempts = llm.run_jobs(jobs, _LazyRewriter(rewriter), embedder, replay=replay or {},
+                                       budget_s=spec.llm_budget_s)
+        result.rewriter = ",".join(sorted({a.rewriter for a in result.attempts if a.rewriter}))
+        if checkpoint is not None:
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            llm.write_log(checkpoint, result.attempts)
+    for family in set(LLM_FAMILIES) - set(spec.llm_families):
+        result.not_produced[family] = "not requested for this build (no LLM rewriter configured)"
+    for name in tqdm(spec.datasets, desc="datasets", disable=not progress):
+        rows = _rule_rows(name, samples[name], spec.seed) + _llm_rows(name, samples[name], result.attempts)
+        result.frames[name] = _table(rows, embedder)
+    return result
+
+
+class _LazyRewriter:
+    """Loads the model only if some attempt is missing from the replay log (a rebuild never loads it)."""
+
+    def __init__(self, factory: Callable[[], Rewriter] | None) -> None:
+        self._factory = factory
+        self._rewriter: Rewriter | None = None
+
+    @property
+    def tag(self) -> str:
+        return self._get().tag
+
+    def _get(self) -> Rewriter:
+        if self._rewriter is None:
+            if self._factory is None:
+                raise ValueError("rewrite log is incomplete and no rewriter was given")
+            self._rewriter = self._factory()
+        return self._rewriter
+
+    def complete(self, chats: Sequence[llm.Chat]) -> list[str]:
+        return self._get().complete(chats)
+
+
+def _llm_jobs(dataset: str, items: Sequence[Item], spec: BuildSpec) -> list[llm.Job]:
+    return [llm.Job(dataset, item.item_id, rank, item.prompt, item.answers, key.family, key.strength)
+            for rank, item in enumerate(items) for family in spec.llm_families
+            for key in keys_of(FAMILIES.get(family))]
+
+
+def _row(dataset: str, item: Item, rank: int, key: VariantKey, prompt: str, rewriter: str) -> dict[str, object]:
+    return {"dataset": dataset, "item_id": item.item_id, "variant_id": variant_id(*key), "family": key.family,
+            "place": key.place, "strength": float(key.strength), "prompt": prompt, "similarity": float("nan"),
+            "rewriter": rewriter, "answers": list(item.answers), "item_rank": rank}
+
+
+def _rule_rows(dataset: str, items: Sequence[Item], seed: int) -> list[dict[str, object]]:
+    rows = []
+    for rank, item in enumerate(items):
+        rows += [_row(dataset, item, rank, key, item.prompt, "source" if key.family == BASELINE_FAMILY
+                      else rewriter_tag(key.family)) for key in CONTROL_ROWS]
+        for key in (k for name in RULE_FAMILIES for k in keys_of(FAMILIES.get(name))):
+            text = rule_variant(item.prompt, key, dataset=dataset, item_id=item.item_id, answers=item.answers,
+                                seed=seed)
+            if text != item.prompt:  # e.g. no contraction site: an unchanged copy would only dilute the score
+                rows.append(_row(dataset, item, rank, key, text, rewriter_tag(key.family)))
+    return rows
+
+
+def _llm_rows(dataset: str, items: Sequence[Item], attempts: Sequence[llm.Attempt]) -> list[dict[str, object]]:
+    by_id = {item.item_id: (rank, item) for rank, item in enumerate(items)}
+    rows = []
+    for attempt in attempts:
+        if attempt.dataset == dataset and attempt.accepted:
+            rank, item = by_id[attempt.item_id]
+            family, place, strength = attempt.variant_id.split("/")
+            key = VariantKey(family, place, float(strength))
+            rows.append(_row(dataset, item, rank, key, llm.clean(attempt.output), attempt.rewriter))
+    return rows
+
+
+def _table(rows: list[dict[str, object]], embedder: Embedder) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=list(VARIANT_COLUMNS))
+    baselines = dict(zip(frame.loc[frame.family == BASELINE_FAMILY, "item_id"],
+                         frame.loc[frame.family == BASELINE_FAMILY, "prompt"]))
+    pairs = [(baselines[i], p) for i, p in zip(frame.item_id, frame.prompt)]
+    frame["similarity"] = similarities(embedder, pairs)
+    return frame.sort_values(["item_rank", "variant_id"], kind="stable").reset_index(drop=True)
+
+
+def dropped(attempts: Sequence[llm.Attempt]) -> list[dict[str, object]]:
+    """LLM variants with no accepted attempt, with the reason of each failed attempt."""
+    accepted = {(a.dataset, a.item_id, a.variant_id) for a in attempts if a.accepted}
+    reasons: dict[tuple[str, str, str], list[str]] = {}
+    for a in sorted(attempts, key=lambda a: (a.dataset, a.item_id, a.variant_id, a.attempt)):
+        key = (a.dataset, a.item_id, a.variant_id)
+        if key not in accepted:
+            reasons.setdefault(key, []).append(a.reason)
+    return [{"dataset": d, "item_id": i, "variant_id": v, "reasons": r} for (d, i, v), r in sorted(reasons.items())]
+
+
+def log_path(out_dir: Path) -> Path:
+    """Where the rewrite log of a set lives."""
+    return out_dir / "llm_rewrites.jsonl"

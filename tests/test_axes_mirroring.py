@@ -1,0 +1,124 @@
+"""Mirroring detectors fire on hand-written mirrored responses and stay quiet on plain ones."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchmark.axes.mirroring import (
+    DETECTORS,
+    LexiconPolitenessJudge,
+    LLMPolitenessJudge,
+    extra_spaces,
+    mirroring_delta,
+    odd_case_share,
+    repeated_marks,
+)
+
+PLAIN = "The capital of France is Paris. It has been the capital since the tenth century, roughly."
+JUDGE = LexiconPolitenessJudge()
+
+
+def detect(family: str, response: str, strength: float, baseline: str = PLAIN) -> float:
+    return DETECTORS.get(family)(response, baseline, strength)
+
+
+def test_spacing_fires_on_scattered_spaces_and_not_on_plain_text_or_indentation() -> None:
+    spaced = "The  capital   of France  is    Paris.  It has   been the capital   since the tenth century."
+    assert detect("spacing", spaced, 20) == 1.0
+    assert detect("spacing", PLAIN, 1) == 0.0
+    indented = "Steps:\n    1. Boil water.\n    2. Add pasta.\n        - stir it"
+    assert extra_spaces(indented) == 0 and detect("spacing", indented, 1) == 0.0
+
+
+def test_spacing_threshold_rises_with_strength() -> None:
+    one_stray = "The capital of France is  Paris, and it has been the capital for a long time indeed."
+    assert detect("spacing", one_stray, 1) == 1.0
+    assert detect("spacing", one_stray, 100) == 0.0
+
+
+def test_punctuation_fires_on_repeated_marks_only() -> None:
+    shouty = "Paris!!! It is the capital;; of France... since ages!! (really!!)"
+    assert repeated_marks(shouty) == 10  # "!!!", ";;", "!!", "!!)"; the ellipsis is not counted
+    assert detect("punctuation", shouty, 10) == 1.0
+    assert detect("punctuation", PLAIN, 1) == 0.0
+    assert detect("punctuation", "Well... it is Paris, I think.", 1) == 0.0
+
+
+def test_punctuation_threshold_rises_with_strength() -> None:
+    one_run = "Paris!! It is the capital of France and has been for a long time, as most people know."
+    assert detect("punctuation", one_run, 1) == 1.0
+    assert detect("punctuation", one_run, 20) == 0.0
+
+
+def test_letter_case_fires_on_shouting_and_random_case() -> None:
+    assert detect("letter_case", PLAIN.upper(), 100) == 1.0
+    assert detect("letter_case", "ThE cAPiTal oF FrAnce Is PaRIs.", 50) == 1.0
+    assert detect("letter_case", "DNA is studied at MIT by many researchers in the field of molecular biology.", 10) == 0.0
+    assert detect("letter_case", PLAIN, 10) == 0.0
+
+
+def test_letter_case_threshold_rises_with_strength() -> None:
+    some_caps = "The CAPITAL of FRANCE is PARIS and has been for ages."  # 3 of 11 words odd
+    assert odd_case_share(some_caps) == pytest.approx(3 / 11)
+    assert detect("letter_case", some_caps, 10) == 1.0
+    assert detect("letter_case", some_caps, 100) == 0.0
+    assert detect("letter_case", some_caps, 0.1) == 1.0  # a fraction reads like the percent
+
+
+def test_lowercase_fires_on_uncapitalised_sentences() -> None:
+    assert detect("lowercase", "the capital of france is paris. it is big.", 100) == 1.0
+    assert detect("lowercase", PLAIN, 50) == 0.0
+    mixed = "the capital is Paris. It is big. it is old."  # 2 of 3 sentences start lower-case
+    assert detect("lowercase", mixed, 50) == 1.0 and detect("lowercase", mixed, 100) == 1.0
+    one_in_three = "the capital is Paris. It is big. It is old."
+    assert detect("lowercase", one_in_three, 50) == 0.0
+
+
+def test_length_fires_within_a_quarter_of_the_multiplier() -> None:
+    base = " ".join(["word"] * 40)
+    assert detect("length", " ".join(["w"] * 80), 2.0, base) == 1.0
+    assert detect("length", " ".join(["w"] * 59), 2.0, base) == 0.0  # ratio 1.475 < 1.5
+    assert detect("length", " ".join(["w"] * 11), 0.25, base) == 1.0  # ratio 0.275, within 0.0625
+    assert detect("length", base, 0.5, base) == 0.0
+    assert math.isnan(detect("length", "anything", 2.0, ""))
+
+
+def test_lexicon_judge_sees_a_polite_shift_and_a_rude_shift() -> None:
+    polite = "Thank you for asking! I am glad to help: the capital of France is Paris. I hope this helps."
+    rude = "Obviously it is Paris. Seriously, stop wasting my time with such a stupid question."
+    assert JUDGE.shifted(polite, PLAIN, +1) and not JUDGE.shifted(polite, PLAIN, -1)
+    assert JUDGE.shifted(rude, PLAIN, -1) and not JUDGE.shifted(rude, PLAIN, +1)
+    assert not JUDGE.shifted(PLAIN, PLAIN, +1) and not JUDGE.shifted(PLAIN, PLAIN, -1)
+    assert JUDGE.tone(polite) > 0 > JUDGE.tone(rude)
+
+
+def test_llm_judge_asks_yes_no_in_the_prompts_direction() -> None:
+    prompts: list[str] = []
+
+    def generate(prompt: str) -> str:
+        prompts.append(prompt)
+        return " yes, clearly" if "thank" in prompt.lower() else "NO"
+
+    judge = LLMPolitenessJudge(generate)
+    assert judge.shifted("Thanks so much! Paris.", "Paris.", +1)
+    assert not judge.shifted("Paris, obviously.", "Paris.", -1)
+    assert "more polite" in prompts[0] and "more rude" in prompts[1] and "YES or NO" in prompts[0]
+
+
+def test_mirroring_delta_subtracts_the_baseline_response() -> None:
+    shouted = PLAIN.upper()
+    assert mirroring_delta("letter_case", shouted, PLAIN, 100, JUDGE) == 1.0
+    assert mirroring_delta("letter_case", shouted, shouted, 100, JUDGE) == 0.0  # baseline was shouting already
+    assert mirroring_delta("letter_case", PLAIN, shouted, 100, JUDGE) == -1.0
+    polite = "Thank you kindly! It is Paris. I hope this helps, and thanks again."
+    assert mirroring_delta("politeness", polite, PLAIN, 6, JUDGE) == 1.0
+    assert mirroring_delta("politeness", polite, PLAIN, -6, JUDGE) == 0.0
+
+
+def test_mirroring_delta_controls_are_zero_and_unscored_families_nan() -> None:
+    for control in ("baseline", "identity", "rerun"):
+        assert mirroring_delta(control, PLAIN.upper(), PLAIN, 0, JUDGE) == 0.0
+    for unscored in ("form", "typos", "no_such_family"):
+        assert math.isnan(mirroring_delta(unscored, PLAIN.upper(), PLAIN, 1, JUDGE))

@@ -1,0 +1,114 @@
+"""`sago evaluate` and `sago bench` end to end on a local tiny model, and their one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from benchmark import paths
+from benchmark.cli import main
+from benchmark.harness import cli as harness_cli
+from benchmark.harness.sets import FramesVariantSet
+from benchmark.harness.toy import toy_frame, toy_variant_set
+from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+
+SLUG = "local__tiny"
+RUN = ["--profile", "smoke", "--device", "cpu", "--batch-size", "4", "--threads", "1", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("tiny-model")
+    tiny_llama().save_pretrained(folder, safe_serialization=True)
+    tiny_tokenizer().save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture()
+def root(tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A submissions folder with one valid local submission; the toy set stands in for sago-v1."""
+    torch.set_num_threads(1)
+    folder = tmp_path / "submissions"
+    _write(folder / SLUG, {"name": "Tiny", "model": {"kind": "local", "path": str(tiny_dir)},
+                           "license": "MIT", "parameters": 100000, "contact": "tests"})
+    monkeypatch.setattr(paths, "SUBMISSIONS_DIR", folder)
+    monkeypatch.setattr(harness_cli, "open_variant_set", lambda s, v: toy_variant_set(("alpha",), n_items=2))
+    return folder
+
+
+def _write(folder: Path, content: dict[str, object]) -> None:
+    folder.mkdir(parents=True)
+    (folder / "submission.yaml").write_text(yaml.safe_dump(content))
+
+
+def _error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    return err
+
+
+def test_evaluate_writes_results_then_pending_skips_and_force_redoes(root: Path, capsys) -> None:
+    assert main(["evaluate", SLUG, *RUN]) == 0
+    out = root / SLUG / "results" / "sago-v1" / "v1"
+    records = pd.read_parquet(out / "records" / "alpha.parquet")
+    assert len(records) == 2 * 15 and set(records["item_id"]) == {"alpha-000", "alpha-001"}
+    run = json.loads((out / "run.json").read_text())
+    assert run["submission"] == SLUG and run["model"]["source"] == "local"
+    assert run["chat_template"] == "applied" and run["dtype"] == "float32" and run["device"] == "cpu"
+    assert run["tokens"]["generated_tokens"] == int(records["response_tokens"].sum())
+    assert main(["evaluate", "--pending", *RUN]) == 0
+    assert "nothing to evaluate" in capsys.readouterr().out
+    stamp = (out / "run.json").stat().st_mtime_ns
+    assert main(["evaluate", "--all", "--force", *RUN]) == 0
+    assert (out / "run.json").stat().st_mtime_ns != stamp
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "records" / "alpha.parquet"), records)
+
+
+def test_a_bad_submission_is_one_line(root: Path, capsys) -> None:
+    _write(root / "broken__model", {"name": "B", "model": {"kind": "local", "path": "x"}, "license": "MIT",
+                                    "parameters": 1, "contact": "c", "trust_remote_code": True})
+    assert "trust_remote_code" in _error_line(capsys, ["evaluate", "broken__model", *RUN])
+    # --pending validates every submission before running any
+    assert "broken__model" in _error_line(capsys, ["evaluate", "--pending", *RUN])
+    assert "invalid submission name" in _error_line(capsys, ["evaluate", "../etc__passwd", *RUN])
+    assert "no submission.yaml" in _error_line(capsys, ["evaluate", "nobody__here", *RUN])
+
+
+def test_usage_mistakes_are_one_line(root: Path, capsys) -> None:
+    assert "--pending" in _error_line(capsys, ["evaluate", *RUN])
+    assert "--pending" in _error_line(capsys, ["evaluate", SLUG, "--all", *RUN])
+    assert "did you mean 'smoke'" in _error_line(capsys, ["evaluate", SLUG, "--profile", "smok"])
+    assert "unknown engine" in _error_line(capsys, ["evaluate", SLUG, "--engine", "fast"])
+    assert "unknown dataset 'gamma'" in _error_line(capsys, ["evaluate", SLUG, *RUN, "--datasets", "gamma"])
+
+
+def test_a_corrupted_variant_set_is_one_line(root: Path, capsys, monkeypatch) -> None:
+    frame = toy_frame("alpha", n_items=2)
+    broken = FramesVariantSet("x", {"alpha": frame[frame["variant_id"] != "baseline/none/0"]})
+    monkeypatch.setattr(harness_cli, "open_variant_set", lambda s, v: broken)
+    assert "no baseline row" in _error_line(capsys, ["evaluate", SLUG, *RUN])
+    assert not (root / SLUG / "results" / "sago-v1" / "v1" / "run.json").exists()
+
+
+def test_a_missing_variant_set_is_one_line(root: Path, capsys, monkeypatch) -> None:
+    from benchmark.harness import sets
+
+    monkeypatch.setattr(harness_cli, "open_variant_set", sets.open_variant_set)
+    err = _error_line(capsys, ["evaluate", SLUG, *RUN, "--set", "no-such-set"])
+    assert "no-such-set" in err
+
+
+def test_bench_reports_throughput_memory_and_overhead(root: Path, capsys) -> None:
+    assert main(["bench", "--model", SLUG, *RUN[:-1]]) == 0
+    out = capsys.readouterr().out
+    values = {line.split(":")[0].strip(): line.split(":", 1)[1].strip() for line in out.splitlines()[1:]}
+    assert int(values["prompts"]) == 2 * 15
+    assert float(values["prompts/s"]) > 0 and float(values["tokens/s"]) > 0
+    assert float(values["peak RSS"].split()[0]) > 50
+    assert 0.5 < float(values["overhead ratio"]) < 10

@@ -1,0 +1,198 @@
+"""Collection and finalisation: contents of the result files, profiles, shards, determinism, resume."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from safetensors.numpy import load_file
+
+from benchmark.errors import SagoError
+from benchmark.harness.checkpoint import PartStore
+from benchmark.harness.collect import collect, plan_batches, select_tasks
+from benchmark.harness.finalize import finalize
+from benchmark.harness.profiles import get_profile, select_rows
+from benchmark.harness.sets import FramesVariantSet
+from benchmark.harness.toy import toy_frame, toy_variant_set
+from benchmark.models.fake import FakeBackend
+from benchmark.models.loading import tiny_backend
+from benchmark.schema import RECORD_COLUMNS
+
+SMOKE = get_profile("smoke")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread() -> None:
+    """The tiny model is fastest single-threaded, and one thread count keeps runs bit-identical."""
+    torch.set_num_threads(1)
+
+
+def _run(backend, out: Path, *, variant_set=None, world_size: int = 1, batch_size: int = 4) -> None:
+    variant_set = variant_set or toy_variant_set()
+    for rank in range(world_size):
+        collect(backend, variant_set, out, profile=SMOKE, batch_size=batch_size, rank=rank,
+                world_size=world_size, progress=False)
+    finalize(out, world_size=world_size)
+
+
+def _records(out: Path) -> dict[str, pd.DataFrame]:
+    return {p.stem: pd.read_parquet(p) for p in sorted((out / "records").glob("*.parquet"))}
+
+
+def _activations(out: Path) -> dict[str, dict[str, np.ndarray]]:
+    return {p.stem: load_file(str(p)) for p in sorted((out / "activations").glob("*.safetensors"))}
+
+
+def assert_same_results(a: Path, b: Path) -> None:
+    """Records equal cell for cell (NaN == NaN) and activations equal bit for bit."""
+    ra, rb = _records(a), _records(b)
+    assert ra.keys() == rb.keys()
+    for name in ra:
+        pd.testing.assert_frame_equal(ra[name], rb[name], check_exact=True)
+    aa, ab = _activations(a), _activations(b)
+    assert aa.keys() == ab.keys()
+    for name in aa:
+        assert aa[name].keys() == ab[name].keys()
+        for key in aa[name]:
+            np.testing.assert_array_equal(aa[name][key], ab[name][key])
+
+
+def test_smoke_profile_keeps_extremes_controls_and_low_ranks() -> None:
+    rows = select_rows(toy_frame("alpha", n_items=8), SMOKE)
+    assert sorted(rows["item_rank"].unique()) == [0, 1, 2, 3]
+    item = rows[rows["item_rank"] == 0]
+    assert sorted(item.loc[item["family"] == "politeness", "strength"]) == [-10.0, -2.0, 2.0, 10.0]
+    spacing = item[(item["family"] == "spacing") & (item["place"] == "prefix")]
+    assert sorted(spacing["strength"]) == [1.0, 20.0]  # 5 is neither weakest nor strongest
+    assert {"baseline", "identity"} <= set(item["family"])
+    every = select_rows(toy_frame("alpha", n_items=8), get_profile("cpu"))
+    assert len(every) == len(toy_frame("alpha", n_items=8))
+
+
+def test_batches_are_sorted_by_prompt_length_and_cover_every_task() -> None:
+    tasks = select_tasks(toy_variant_set(), SMOKE, None)
+    batches = plan_batches("var", tasks, 5)
+    lengths = [len(t.prompt) for b in batches for t in b.tasks]
+    assert lengths == sorted(lengths)
+    assert sorted(t.key for b in batches for t in b.tasks) == sorted(t.key for t in tasks)
+    assert [len(b.tasks) for b in batches][:-1] == [5] * (len(batches) - 1)
+
+
+def test_result_files_follow_the_contract(tmp_path: Path) -> None:
+    _run(FakeBackend(), tmp_path)
+    records = _records(tmp_path)
+    assert sorted(records) == ["alpha", "beta"]
+    alpha = records["alpha"]
+    assert tuple(alpha.columns) == RECORD_COLUMNS
+    assert list(zip(alpha["item_id"], alpha["variant_id"], strict=True)) == sorted(
+        zip(alpha["item_id"], alpha["variant_id"], strict=True))
+    # per item: baseline + identity + rerun + 4 politeness + 8 spacing/punctuation extremes
+    assert alpha.groupby("item_id").size().tolist() == [15, 15, 15, 15]
+    rerun = alpha[alpha["family"] == "rerun"]
+    assert set(rerun["variant_id"]) == {"rerun/none/0"} and set(rerun["place"]) == {"none"}
+    base = alpha[alpha["family"] == "baseline"].set_index("item_id")
+    # the rerun is the baseline prompt again: same greedy response, same y_0 scored
+    assert (rerun.set_index("item_id")["response"] == base["response"]).all()
+    assert (base["baseline_tokens"] == base["response"].str.split().str.len()).all()
+    assert not alpha[["logprob_sum", "entropy_mean"]].isna().any().any()
+    acts = _activations(tmp_path)["alpha"]
+    assert set(acts) == {f"{i}|{v}" for i, v in zip(alpha["item_id"], alpha["variant_id"], strict=True)}
+    assert all(a.dtype == np.float16 and a.shape == (3, 8) for a in acts.values())
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["schema_version"] == 1 and run["profile"]["name"] == "smoke" and run["seed"] == 42
+    assert run["counts"] == {"alpha": 60, "beta": 60} and run["tokens"]["requests"] == 120
+    assert run["variant_set_sha256"] == toy_variant_set().sha256
+    assert not (tmp_path / "checkpoint").exists()
+
+
+def test_baseline_scores_its_own_response(tmp_path: Path) -> None:
+    """y_0 under x_0 is scored with y_0 given, so baseline confidence numbers are real numbers."""
+    _run(tiny_backend(batch_size=4), tmp_path)
+    alpha = _records(tmp_path)["alpha"]
+    base = alpha[alpha["family"] == "baseline"]
+    assert (base["baseline_tokens"] > 0).all() and (base["logprob_sum"] < 0).all()
+    assert (base["response_tokens"] == 32).all() and not base["finished"].any()
+    for _, row in base.iterrows():
+        assert row["logprob_mean"] == pytest.approx(row["logprob_sum"] / row["baseline_tokens"])
+    rerun = alpha[alpha["family"] == "rerun"]
+    np.testing.assert_allclose(rerun["logprob_sum"], base["logprob_sum"], atol=1e-3)
+
+
+def test_two_runs_give_identical_records_on_cpu(tmp_path: Path) -> None:
+    _run(tiny_backend(batch_size=4), tmp_path / "a")
+    _run(tiny_backend(batch_size=4), tmp_path / "b")
+    assert_same_results(tmp_path / "a", tmp_path / "b")
+
+
+def test_shards_merge_to_the_single_process_result(tmp_path: Path) -> None:
+    _run(FakeBackend(), tmp_path / "one")
+    _run(FakeBackend(), tmp_path / "three", world_size=3)
+    assert_same_results(tmp_path / "one", tmp_path / "three")
+
+
+def test_finalize_refuses_missing_or_unfinished_ranks(tmp_path: Path) -> None:
+    collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, rank=0, world_size=2, progress=False)
+    with pytest.raises(SagoError, match="ranks"):
+        finalize(tmp_path)
+    collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, rank=1, world_size=2, progress=False)
+    (tmp_path / "checkpoint" / "rank-1" / "done.json").unlink()
+    with pytest.raises(SagoError, match="rank 1 has not finished"):
+        finalize(tmp_path)
+
+
+def test_resume_skips_finished_batches_and_ignores_half_written_files(tmp_path: Path) -> None:
+    _run(FakeBackend(), tmp_path / "straight")
+    out = tmp_path / "resumed"
+    first = collect(FakeBackend(), toy_variant_set(), out, profile=SMOKE, batch_size=4, progress=False)
+    store = PartStore(first.folder)
+    # Simulate a crash: drop the last five parts, leave one orphan activation file and a temp file.
+    for name in sorted(store.finished())[-5:]:
+        (store.folder / f"{name}.parquet").unlink()
+    (store.folder / "done.json").unlink()
+    orphan = sorted(store.folder.glob("*.safetensors"))[0]
+    (store.folder / f".{orphan.stem}.parquet.123.tmp").write_bytes(b"half a file")
+    fake = FakeBackend()
+    again = collect(fake, toy_variant_set(), out, profile=SMOKE, batch_size=4, progress=False)
+    assert again.batches_run == 5 and again.batches_skipped == first.batches_run - 5
+    assert len(fake.calls) == 5
+    finalize(out)
+    assert_same_results(tmp_path / "straight", out)
+
+
+def test_a_checkpoint_of_another_configuration_is_refused(tmp_path: Path) -> None:
+    collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False)
+    with pytest.raises(SagoError, match="batch_size.*--force"):
+        collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, batch_size=3, progress=False)
+
+
+def test_corrupted_sets_are_refused_with_one_line(tmp_path: Path) -> None:
+    frame = toy_frame("alpha")
+    no_baseline = FramesVariantSet("x", {"alpha": frame[frame["family"] != "baseline"]})
+    missing_column = FramesVariantSet("x", {"alpha": frame.drop(columns=["prompt"])})
+    duplicated = FramesVariantSet("x", {"alpha": pd.concat([frame, frame.head(1)])})
+    for broken, message in ((no_baseline, "no baseline row"), (missing_column, "lacks columns"),
+                            (duplicated, "repeats")):
+        with pytest.raises(SagoError, match=message) as err:
+            collect(FakeBackend(), broken, tmp_path, profile=SMOKE, progress=False)
+        assert "\n" not in str(err.value)
+    with pytest.raises(SagoError, match="unknown dataset 'gamma'"):
+        collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, datasets=["gamma"], progress=False)
+
+
+def test_fake_backend_is_a_pure_function_of_the_request() -> None:
+    from benchmark.models.protocol import VariantRequest
+
+    fake = FakeBackend()
+    one = fake.run([VariantRequest("k", "Who wrote Hamlet?", "William Shakespeare")], max_new_tokens=8)[0]
+    many = fake.run([VariantRequest("j", "Other prompt", None),
+                     VariantRequest("k", "Who wrote Hamlet?", "William Shakespeare")], max_new_tokens=8)[1]
+    assert (one.response, one.logprob_sum, one.entropy_mean) == (many.response, many.logprob_sum,
+                                                                 many.entropy_mean)
+    np.testing.assert_array_equal(one.hidden, many.hidden)
+    assert one.baseline_tokens == 2 and one.logprob_mean == pytest.approx(one.logprob_sum / 2)
+    assert math.isnan(fake.run([VariantRequest("k", "x", None)], max_new_tokens=8)[0].logprob_sum)

@@ -1,0 +1,154 @@
+"""Backends: rendering, batching invariance, loading rules (safetensors, sha256), engines, OOM back-off."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from benchmark.errors import SagoError
+from benchmark.models import loading
+from benchmark.models.engine import RawOutput
+from benchmark.models.hf import HFBackend, ModelSource, resolve_engine
+from benchmark.models.loading import choose_dtype, load_backend, tiny_backend
+from benchmark.models.protocol import VariantRequest
+from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+from benchmark.submissions import Submission
+
+PROMPTS = ["What is the capital of France?", "Who wrote Hamlet?",
+           "Natalia sold clips to 48 of her friends in April. How many clips did she sell?",
+           "Is it true that bats are blind? Please answer the question briefly."]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _submission(model: dict[str, str], **extra: str) -> Submission:
+    return Submission.model_validate({"name": "t", "model": model, "license": "MIT", "parameters": 1,
+                                      "contact": "me", **extra})
+
+
+def test_chat_template_is_applied_with_one_user_turn_and_recorded() -> None:
+    backend = tiny_backend()
+    text = tiny_tokenizer().decode(backend.render("Who wrote Hamlet?"))
+    assert text == "<|im_start|>user\nWho wrote Hamlet?<|im_end|>\n<|im_start|>assistant\n"
+    assert backend.describe()["chat_template"] == "applied"
+    raw = tiny_backend(chat_template="never")
+    assert tiny_tokenizer().decode(raw.render("Who wrote Hamlet?")) == "Who wrote Hamlet?"
+    assert raw.describe()["chat_template"] == "raw prompt" and raw.describe()["chat_template_sha256"] is None
+
+
+def test_always_without_a_template_is_an_error() -> None:
+    tok = tiny_tokenizer()  # cached and shared: build a template-less copy instead of editing it
+    copy = type(tok)(tokenizer_object=tok.backend_tokenizer, eos_token="<|im_end|>", pad_token="<|pad|>")
+    source = ModelSource("tiny", "t", None, None)
+    with pytest.raises(SagoError, match="no chat template"):
+        HFBackend(tiny_llama(), copy, source=source, chat_template="always")
+    assert not HFBackend(tiny_llama(), copy, source=source, chat_template="auto").uses_chat_template
+
+
+def test_backend_outputs_do_not_depend_on_batching() -> None:
+    requests = [VariantRequest(f"k{i}", p, None) for i, p in enumerate(PROMPTS)]
+    together = tiny_backend(batch_size=4).run(requests, max_new_tokens=10)
+    alone = tiny_backend(batch_size=1).run(requests, max_new_tokens=10)
+    for a, b in zip(together, alone, strict=True):
+        assert a.key == b.key and a.response == b.response and a.response_tokens == 10
+        np.testing.assert_allclose(a.hidden, b.hidden, atol=1e-5)
+    scored = [VariantRequest(r.key, r.prompt, "The capital of France is Paris.") for r in requests]
+    s4 = tiny_backend(batch_size=4).run(scored, max_new_tokens=0)
+    s1 = tiny_backend(batch_size=1).run(scored, max_new_tokens=0)
+    for a, b, request in zip(s4, s1, scored, strict=True):
+        assert a.response == "" and a.baseline_tokens == b.baseline_tokens > 0
+        assert a.logprob_sum == pytest.approx(b.logprob_sum, abs=1e-4)
+        assert a.prompt_tokens == len(tiny_backend().render(request.prompt))
+
+
+def test_a_batch_mixing_scored_and_unscored_requests_is_refused() -> None:
+    with pytest.raises(ValueError, match="mixes"):
+        tiny_backend().run([VariantRequest("a", "x", None), VariantRequest("b", "y", "z")], max_new_tokens=2)
+
+
+def test_local_directory_loads_from_safetensors_and_refuses_other_weights(tmp_path: Path) -> None:
+    model_dir = tmp_path / "tiny"
+    tiny_llama().save_pretrained(model_dir, safe_serialization=True)
+    tiny_tokenizer().save_pretrained(model_dir)
+    backend = load_backend(_submission({"kind": "local", "path": str(model_dir)}), device="cpu", threads=1)
+    reference = tiny_backend()
+    request = [VariantRequest("k", PROMPTS[0], None)]
+    assert backend.run(request, max_new_tokens=6)[0].response == reference.run(request, max_new_tokens=6)[0].response
+    assert backend.describe()["source"] == "local" and backend.describe()["dtype"] == "float32"
+    for weights in model_dir.glob("*.safetensors"):
+        weights.rename(weights.with_suffix(".bin"))
+    with pytest.raises(SagoError, match="no \\*.safetensors"):
+        load_backend(_submission({"kind": "local", "path": str(model_dir)}), device="cpu", threads=1)
+    with pytest.raises(SagoError, match="not a directory"):
+        load_backend(_submission({"kind": "local", "path": str(tmp_path / "nowhere")}), device="cpu")
+
+
+def test_packaged_file_with_another_sha256_is_refused_before_loading(tmp_path: Path, monkeypatch) -> None:
+    fake_gguf = tmp_path / "model.gguf"
+    fake_gguf.write_bytes(b"not the pinned weights")
+    monkeypatch.setattr(loading, "materialise", lambda name: fake_gguf)
+    monkeypatch.setattr(loading.AutoModelForCausalLM, "from_pretrained",
+                        lambda *a, **k: pytest.fail("weights were read before the sha256 check"))
+    spec = {"kind": "packaged", "artefact": "smollm2-135m-instruct-q4_1", "sha256": "0" * 64}
+    with pytest.raises(SagoError, match="sha256"):
+        load_backend(_submission(spec), device="cpu")
+
+
+def test_hub_models_are_pinned_safetensors_only_and_never_run_remote_code(monkeypatch) -> None:
+    seen: list[dict[str, object]] = []
+
+    def refuse(name: str, **options: object) -> None:
+        seen.append(options)
+        raise OSError("org/model does not appear to have a file named model.safetensors")
+
+    monkeypatch.setattr(loading.AutoTokenizer, "from_pretrained", lambda *a, **k: tiny_tokenizer())
+    monkeypatch.setattr(loading.AutoModelForCausalLM, "from_pretrained", refuse)
+    spec = {"kind": "hub", "id": "org/model", "revision": "a" * 40}
+    with pytest.raises(SagoError, match="safetensors"):
+        load_backend(_submission(spec), device="cpu")
+    assert seen == [{"revision": "a" * 40, "trust_remote_code": False, "use_safetensors": True,
+                     "dtype": torch.float32}]
+
+
+def test_dtype_rules() -> None:
+    assert choose_dtype("auto", torch.device("cpu")) == torch.float32
+    assert choose_dtype("float16", torch.device("cpu")) == torch.float32
+    assert choose_dtype("float16", torch.device("cuda")) == torch.float16
+
+
+def test_engines_resolve_by_name_and_typos_are_suggested() -> None:
+    name, engine = resolve_engine("two_pass", tiny_llama())
+    assert name == "two_pass" and engine.__name__ == "run_batch_two_pass"
+    with pytest.raises(SagoError, match="did you mean 'two_pass'"):
+        resolve_engine("two-pass", tiny_llama())
+    name, engine = resolve_engine("single_prefill", tiny_llama())
+    assert name.startswith(("single_prefill", "two_pass (single_prefill declined"))
+
+
+def test_out_of_memory_halves_the_batch_and_loses_nothing() -> None:
+    calls: list[int] = []
+
+    def picky_engine(model, prompts, baselines, *, max_new_tokens, eos_ids, pad_id) -> list[RawOutput]:
+        calls.append(len(prompts))
+        if len(prompts) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return [RawOutput([5], True, math.nan, math.nan, math.nan, 0, np.zeros((3, 4), np.float32))
+                for _ in prompts]
+
+    backend = tiny_backend(batch_size=8)
+    backend.engine = picky_engine
+    out = backend.run([VariantRequest(f"k{i}", PROMPTS[i % 4], None) for i in range(7)], max_new_tokens=1)
+    assert [o.key for o in out] == [f"k{i}" for i in range(7)]
+    assert calls == [7, 4, 2, 2, 2, 1] and backend.batch_size == 2
+    assert backend.describe()["batch_sizes"] == [8, 4, 2]
+    backend.batch_size = 1
+    backend.engine = lambda *a, **k: (_ for _ in ()).throw(torch.OutOfMemoryError("oom"))
+    with pytest.raises(SagoError, match="batch size 1"):
+        backend.run([VariantRequest("k", "x", None)], max_new_tokens=1)

@@ -1,0 +1,157 @@
+"""The single-prefill engine equals the two-pass reference on Llama, Qwen2 and Gemma 3 shapes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import torch
+from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM,
+                          PreTrainedModel, Qwen2Config, Qwen2ForCausalLM)
+
+from benchmark.models.engine import RawOutput, run_batch_two_pass
+from benchmark.models.prefill import SinglePrefillUnsupported, run_batch_single_prefill, unsupported_reason
+from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+
+TOKENS = 16
+# Forty "end" tokens: random weights rarely pick the real eos, so this makes rows stop at different
+# steps and exercises the per-row stopping logic against ``generate``'s.
+EOS = frozenset(range(40, 80))
+
+
+def _common(init: float = 0.3) -> dict[str, object]:
+    tok = tiny_tokenizer()
+    # initializer_range 0.3 (not 0.02) gives peaked, varied logits: no all-same-token responses.
+    # (Gemma scales its embeddings by sqrt(hidden), so it needs a smaller range for the same effect.)
+    return dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=None,
+                tie_word_embeddings=True, initializer_range=init)
+
+
+# Sliding windows of 8 tokens are shorter than most prompts below, so windowed caches really slide.
+# Seeds are chosen so that each model both stops on "eos" and runs to the limit on the prompts below.
+SEEDS = {"llama": 0, "qwen2": 0, "qwen2-sliding": 2, "gemma3-sliding": 0}
+BUILDERS: dict[str, Callable[[], PreTrainedModel]] = {
+    "llama": lambda: LlamaForCausalLM(LlamaConfig(**_common())),
+    "qwen2": lambda: Qwen2ForCausalLM(Qwen2Config(**_common())),
+    "qwen2-sliding": lambda: Qwen2ForCausalLM(Qwen2Config(**_common(), use_sliding_window=True,
+                                                          sliding_window=8, max_window_layers=1)),
+    "gemma3-sliding": lambda: Gemma3ForCausalLM(Gemma3TextConfig(
+        **_common(0.05), head_dim=16, sliding_window=8, layer_types=["sliding_attention", "full_attention"])),
+}
+
+
+@pytest.fixture(scope="module")
+def prompts() -> list[list[int]]:
+    """Eight chat-templated prompts from 18 to ~70 tokens, so the batch carries real left padding."""
+    tok = tiny_tokenizer()
+    texts = ["Hi", "What is the capital of France?", "Who wrote Hamlet? " * 3,
+             "GIVE ME THE ANSWER!!!", "Please answer the question briefly. Thank you very much!",
+             "Is it true that bats are blind?", "How many legs does a spider have? " * 2, "Answer now."]
+    rendered = [tok.apply_chat_template([{"role": "user", "content": t}], add_generation_prompt=True,
+                                        tokenize=True, return_dict=True)["input_ids"] for t in texts]
+    return [list(ids) for ids in rendered]
+
+
+def _both(model: PreTrainedModel, prompts: list[list[int]], baselines: list[list[int]] | None,
+          tokens: int = TOKENS) -> tuple[list[RawOutput], list[RawOutput]]:
+    pad = tiny_tokenizer().pad_token_id
+    kwargs = dict(max_new_tokens=tokens, eos_ids=EOS, pad_id=pad)
+    return (run_batch_two_pass(model, prompts, baselines, **kwargs),
+            run_batch_single_prefill(model, prompts, baselines, **kwargs))
+
+
+def _assert_same(reference: list[RawOutput], single: list[RawOutput]) -> None:
+    assert len(reference) == len(single)
+    for ref, got in zip(reference, single, strict=True):
+        assert got.response_ids == ref.response_ids
+        assert got.finished == ref.finished
+        assert got.scored_tokens == ref.scored_tokens
+        for name in ("logprob_sum", "logprob_mean", "entropy_mean"):
+            want, have = getattr(ref, name), getattr(got, name)
+            assert math.isnan(want) == math.isnan(have), name
+            if not math.isnan(want):
+                assert have == pytest.approx(want, abs=1e-4, rel=1e-5), name
+        assert got.hidden.dtype == np.float32 and got.hidden.shape == ref.hidden.shape
+        np.testing.assert_allclose(got.hidden, ref.hidden, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("arch", sorted(BUILDERS))
+def test_single_prefill_equals_two_pass(arch: str, prompts: list[list[int]]) -> None:
+    torch.manual_seed(SEEDS[arch])
+    model = BUILDERS[arch]().eval()
+    assert unsupported_reason(model) is None
+    reference, single = _both(model, prompts, None)
+    _assert_same(reference, single)
+    # The fixture is only a test if rows stop at different steps and some run to the limit.
+    assert {r.finished for r in reference} == {True, False}
+    assert len({len(r.response_ids) for r in reference}) >= 3
+    # y_0 of mixed lengths, one of them empty (scored as log-prob 0 with NaN mean and entropy).
+    baselines = [r.response_ids for r in reference]
+    baselines[0] = []
+    baselines[1] = reference[2].response_ids[:TOKENS] + [7, 8, 9]
+    reference, single = _both(model, prompts, baselines)
+    _assert_same(reference, single)
+    assert single[0].logprob_sum == 0.0 and single[0].scored_tokens == 0
+    assert single[1].scored_tokens == len(baselines[1]) and single[1].logprob_sum < 0
+
+
+def test_shared_tiny_llama_and_token_limits(prompts: list[list[int]]) -> None:
+    model = tiny_llama()
+    for tokens in (0, 1, 5):
+        reference, single = _both(model, prompts, [[11, 12]] * len(prompts), tokens=tokens)
+        _assert_same(reference, single)
+        assert all(len(r.response_ids) <= tokens for r in single)
+    assert all(not r.response_ids and not r.finished for r in _both(model, prompts, None, tokens=0)[1])
+
+
+def test_scores_known_answer_against_an_unpadded_forward(prompts: list[list[int]]) -> None:
+    torch.manual_seed(1)
+    model = BUILDERS["llama"]().eval()
+    y0 = [40, 100, 200, 300]
+    got = run_batch_single_prefill(model, [prompts[0], prompts[2]], [[5], y0], max_new_tokens=2,
+                                   eos_ids=EOS, pad_id=tiny_tokenizer().pad_token_id)[1]
+    with torch.no_grad():
+        out = model(torch.tensor([prompts[2] + y0]), output_hidden_states=True)
+    logp = torch.log_softmax(out.logits[0, len(prompts[2]) - 1:-1], dim=-1)  # rows predict y0
+    assert got.logprob_sum == pytest.approx(float(logp[torch.arange(4), y0].sum()), abs=1e-4)
+    assert got.entropy_mean == pytest.approx(float(-(logp.exp() * logp).sum(-1).mean()), abs=1e-4)
+    expected_hidden = torch.stack([h[0, len(prompts[2]) - 1] for h in out.hidden_states]).numpy()
+    np.testing.assert_allclose(got.hidden, expected_hidden, atol=1e-4, rtol=1e-4)
+
+
+def test_refuses_what_it_cannot_branch(prompts: list[list[int]]) -> None:
+    model = LlamaForCausalLM(LlamaConfig(**_common())).eval()
+    model.config.layer_types = ["full_attention", "chunked_attention"]
+    reason = unsupported_reason(model)
+    assert reason is not None and "chunked_attention" in reason
+    with pytest.raises(SinglePrefillUnsupported, match="chunked_attention"):
+        run_batch_single_prefill(model, prompts, None, max_new_tokens=2, eos_ids=EOS, pad_id=0)
+    assert unsupported_reason(object()) == "object is not a transformers PreTrainedModel"
+    with pytest.raises(ValueError, match="2 baselines for 8 prompts"):
+        run_batch_single_prefill(tiny_llama(), prompts, [[1], [2]], max_new_tokens=2, eos_ids=EOS, pad_id=0)
+
+
+@pytest.mark.slow
+def test_single_prefill_equals_two_pass_on_smollm2() -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from benchmark.packaged import materialise
+
+    path = materialise("smollm2-135m-instruct-q4_1")
+    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                 dtype=torch.float32).eval()
+    questions = ["What is the capital of France?", "How many legs does a spider have? Answer briefly.",
+                 "Who wrote Hamlet?", "Name a prime number bigger than ten."]
+    prompts = [list(tok.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
+                                            tokenize=True, return_dict=True)["input_ids"]) for q in questions]
+    kwargs = dict(max_new_tokens=16, eos_ids=frozenset({tok.eos_token_id}), pad_id=tok.pad_token_id)
+    reference = run_batch_two_pass(model, prompts, None, **kwargs)
+    _assert_same(reference, run_batch_single_prefill(model, prompts, None, **kwargs))
+    baselines = [reference[0].response_ids] * len(prompts)
+    _assert_same(run_batch_two_pass(model, prompts, baselines, **kwargs),
+                 run_batch_single_prefill(model, prompts, baselines, **kwargs))

@@ -1,0 +1,202 @@
+"""The static site: every page is written, hostile strings stay text, builds are byte-identical,
+links are relative and resolve, and an all-pending (or empty) repository still builds."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_site_fixture import (
+    HOSTILE_IMG,
+    HOSTILE_NAME,
+    HOSTILE_SCRIPT,
+    SET,
+    VERSION,
+    SiteTree,
+    make_site_tree,
+)
+
+from benchmark.cli import main
+from benchmark.errors import SagoError
+from benchmark.site import views
+from benchmark.site.board import pending_board, read_board
+from benchmark.site.build import SiteInputs, build_site
+from benchmark.variants.freeze import load_variant_set
+
+LINK_RE = re.compile(r'(?:href|src)="([^"]*)"')
+
+
+def build(tree: SiteTree, out: Path) -> Path:
+    inputs = SiteInputs(read_board(tree.leaderboard), tree.submissions, load_variant_set(SET, VERSION, tree.variants))
+    build_site(inputs, out, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[SiteTree, Path]:
+    tree = make_site_tree(tmp_path_factory.mktemp("tree"))
+    return tree, build(tree, tree.root / "site")
+
+
+def pages(site: Path) -> dict[str, str]:
+    return {p.relative_to(site).as_posix(): p.read_text(encoding="utf-8") for p in sorted(site.rglob("*.html"))}
+
+
+def test_every_page_is_written(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    names = set(pages(site))
+    assert {"index.html", "reversals.html", "axes.html", "models.html", "datasets.html", "methodology.html",
+            "downloads.html", "items/index.html"} <= names
+    assert {f"models/acme__tiny-{x}.html" for x in ("a", "b", "c", "pending")} <= names
+    assert {f"datasets/{d}.html" for d in ("alpaca", "trivia_qa", "truthful_qa")} <= names
+    # two items per dataset of the fixture set; datasets the set lacks get an empty index
+    assert {"items/alpaca/0.html", "items/alpaca/1.html", "items/trivia_qa/1.html"} <= names
+    assert "no items of this dataset" in pages(site)["items/hotpot_qa/index.html"].lower()
+    assert (site / "static" / "site.css").is_file() and (site / "static" / "sort.js").is_file()
+
+
+def test_hostile_strings_are_escaped_everywhere(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    for name, html in pages(site).items():
+        assert "Content-Security-Policy\" content=\"default-src 'none'; script-src 'self'" in html, name
+        assert HOSTILE_SCRIPT not in html, name
+        assert "<img src=x" not in html, name
+        assert "<script>" not in html.replace('<script src="', ""), name
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
+    model_page = pages(site)["models/acme__tiny-a.html"]
+    assert escaped in model_page and "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in model_page
+    item = pages(site)["items/trivia_qa/1.html"]
+    assert f"Sure! {escaped}" in item  # the response
+    assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt; Question 1 of trivia_qa?" in item  # the prompt
+    assert HOSTILE_NAME and HOSTILE_IMG  # planted by the fixture
+
+
+def test_links_are_relative_and_resolve(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    for name, html in pages(site).items():
+        for target in LINK_RE.findall(html):
+            assert not target.startswith(("/", "http:", "//")), (name, target)
+            if target.startswith(("https:", "#")):
+                continue
+            path = (site / name).parent / target.split("#")[0]
+            assert path.resolve().is_file(), (name, target)
+
+
+def test_pending_and_missing_results_are_labelled(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    all_pages = pages(site)
+    assert "This model is submitted but has no results yet" in all_pages["models/acme__tiny-pending.html"]
+    downloads = all_pages["downloads.html"]
+    assert "downloads/acme__tiny-a/records/alpaca.parquet" in downloads
+    assert "No result files for this model" in downloads  # tiny-c: complete in the board, no files here
+
+
+def test_item_page_shows_prompts_responses_and_deltas(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    trivia = pages(site)["items/trivia_qa/0.html"]
+    assert "acme__tiny-a answers spacing/suffix/5" in trivia and "acme__tiny-b answers spacing/suffix/5" in trivia
+    assert "bleu −7.5" in trivia  # fixture delta: -0.25 * index 3 * R 100 / 10
+    alpaca = pages(site)["items/alpaca/0.html"]
+    assert "acme__tiny-a answers" in alpaca and "acme__tiny-b answers" not in alpaca  # b did not run alpaca
+
+
+def test_overview_has_no_overall_winner_and_follows_ranks(built: tuple[SiteTree, Path]) -> None:
+    tree, site = built
+    html = pages(site)["index.html"]
+    assert "overall" not in html.lower().replace("no overall winner", "")
+    board = json.loads(tree.leaderboard.read_text())
+    first = {c["model"] for c in board["cells"]
+             if (c["dataset"], c["measure"], c["rank"]) == ("trivia_qa", "act_cos_last", 1)}
+    section = html[html.index('id="ds-trivia_qa"'):]
+    table = section[section.index('data-axis="activations"'):]
+    body = table.index("<tbody>")
+    first_row = table[body:table.index("</tr>", body)]
+    assert f"models/{first.pop()}.html" in first_row
+
+
+def test_plots_are_inline_accessible_and_theme_aware(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    html = pages(site)["reversals.html"]
+    assert html.count('<svg role="img"') == 9  # one τ heatmap per measure
+    assert "<title id=" in html and "<desc>" in html and "currentColor" in html
+    assert "<dc:date>" not in html and "#0a0b0c" not in html
+
+
+def test_rebuild_is_byte_identical(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
+    tree, site = built
+    again = build(tree, tmp_path / "again")
+    first = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert first.keys() == second.keys()
+    assert [k for k in first if first[k] != second[k]] == []
+
+
+def test_all_pending_repository_builds(tmp_path: Path) -> None:
+    tree = make_site_tree(tmp_path)
+    board = pending_board(SET, VERSION, tree.submissions)
+    assert {m["status"] for m in board.models} == {"pending"} and len(board.models) == 4
+    report = build_site(SiteInputs(board, tree.submissions, load_variant_set(SET, VERSION, tree.variants)),
+                        tmp_path / "site", progress=False)
+    site = pages(tmp_path / "site")
+    assert "No model has been evaluated yet" in site["index.html"]
+    assert "has no results yet" in site["models/acme__tiny-a.html"]
+    assert "items/alpaca/1.html" in site  # prompts are browsable before any model ran
+    assert report.pages == len(site)
+
+
+def test_cli_builds_with_nothing_at_all(tmp_path: Path) -> None:
+    (tmp_path / "submissions").mkdir()
+    status = main(["leaderboard", "build", "--input", str(tmp_path / "missing.json"), "--out", str(tmp_path / "site"),
+                   "--submissions", str(tmp_path / "submissions"), "--variants", str(tmp_path / "variants")])
+    assert status == 0
+    site = pages(tmp_path / "site")
+    assert "No model has been evaluated yet" in site["index.html"]
+    assert "is not available in this build" in site["items/index.html"]
+
+
+def test_cli_build_from_leaderboard(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
+    tree, _ = built
+    args = ["leaderboard", "build", "--input", str(tree.leaderboard), "--out", str(tmp_path / "out"),
+            "--submissions", str(tree.submissions), "--variants", str(tree.variants)]
+    assert main(args) == 0
+    assert main(args) == 0  # a second build replaces the first
+    assert (tmp_path / "out" / "items" / "trivia_qa" / "1.html").is_file()
+
+
+def test_refuses_to_replace_a_folder_it_did_not_build(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
+    tree, _ = built
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "thesis.tex").write_text("x")
+    with pytest.raises(SagoError, match="was not built by sago"):
+        build(tree, tmp_path / "precious")
+    assert (tmp_path / "precious" / "thesis.tex").exists()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"schema_version": 99}, "schema_version 99"),
+    ({"models": [{"slug": "../../etc__passwd"}]}, "invalid submission name"),
+    ({"datasets": ["../x"]}, "invalid dataset"),
+])
+def test_read_board_refuses_bad_files(tmp_path: Path, change: dict[str, object], message: str) -> None:
+    path = tmp_path / "leaderboard.json"
+    path.write_text(json.dumps({"schema_version": 1, "models": [], "datasets": [], **change}))
+    with pytest.raises(SagoError, match=re.escape(message)):
+        read_board(path)
+
+
+def test_a_failed_build_keeps_the_previous_site(built: tuple[SiteTree, Path], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    tree, _ = built
+    out = build(tree, tmp_path / "site")
+    before = (out / "index.html").read_bytes()
+
+    def broken(board: object) -> None:
+        raise SagoError("boom")
+
+    monkeypatch.setattr(views, "tau_heatmaps", broken)
+    with pytest.raises(SagoError, match="boom"):
+        build(tree, out)
+    assert (out / "index.html").read_bytes() == before
+    assert not (tmp_path / "site.building").exists()

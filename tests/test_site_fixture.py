@@ -1,0 +1,152 @@
+"""A small, complete site input in a tmp dir: variant set, submissions with results, leaderboard.
+
+Shared by the site, validator and browser tests (imported as ``test_site_fixture``). The leaderboard
+is the stats engineer's example file with hostile strings planted in a model name; a response and a
+prompt carry them too, so the tests can prove they render as text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from benchmark.provenance import sha256_file
+from benchmark.schema import DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS
+from benchmark.variants.freeze import write_json, write_parquet
+
+EXAMPLE = Path(__file__).parent / "fixtures" / "leaderboard_example.json"
+HOSTILE_SCRIPT = "<script>alert(1)</script>"
+HOSTILE_IMG = '"><img src=x onerror=alert(1)>'
+HOSTILE_NAME = f"Tiny A {HOSTILE_SCRIPT} {HOSTILE_IMG}"
+SET, VERSION = "sago-v1", "v1"
+DATASETS = ("alpaca", "trivia_qa")
+VARIANTS = ("baseline/none/0", "identity/global/1", "politeness/prefix/2", "spacing/suffix/5")
+# which (model, dataset) pairs have records: tiny-b skipped alpaca, tiny-c has no results folder at all
+RECORDS = {"acme__tiny-a": DATASETS, "acme__tiny-b": ("trivia_qa",)}
+
+
+@dataclass(frozen=True)
+class SiteTree:
+    """Paths of a fixture checkout."""
+
+    root: Path
+    """tmp dir holding everything."""
+    variants: Path
+    """``variants/`` root."""
+    submissions: Path
+    """``submissions/`` root."""
+    leaderboard: Path
+    """``leaderboard.json``."""
+
+
+def _variant_rows(dataset: str) -> pd.DataFrame:
+    rows = []
+    for rank in range(2):
+        question = f"Question {rank} of {dataset}?"
+        for variant_id in VARIANTS:
+            family, place, strength = variant_id.split("/")
+            prompt = {"baseline": question, "identity": question, "politeness": f"Please, {question}",
+                      "spacing": question + "     "}[family]
+            if rank == 1 and family == "politeness":
+                prompt = f"{HOSTILE_IMG} {question}"
+            rows.append({"dataset": dataset, "item_id": f"{dataset}-{rank}", "variant_id": variant_id,
+                         "family": family, "place": place, "strength": float(strength), "prompt": prompt,
+                         "similarity": 1.0 if family in ("baseline", "identity") else 0.9,
+                         "rewriter": f"rule:{family}@0.1.0", "answers": ["Paris"], "item_rank": rank})
+    return pd.DataFrame(rows).sort_values(["item_rank", "variant_id"]).reset_index(drop=True)
+
+
+def write_variant_set(root: Path) -> Path:
+    """A two-dataset set the real reader (``load_variant_set``) accepts; returns its manifest."""
+    folder = root / SET / VERSION
+    files = {}
+    for dataset in DATASETS:
+        write_parquet(_variant_rows(dataset), folder / "data" / f"{dataset}.parquet")
+        files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
+    manifest = {"schema_version": 1, "set": SET, "version": VERSION, "files": files,
+                "datasets": {d: {"file": f"data/{d}.parquet"} for d in DATASETS}}
+    write_json(folder / "manifest.json", manifest)
+    return folder / "manifest.json"
+
+
+def records_frame(dataset: str, slug: str) -> pd.DataFrame:
+    """Records with RECORD_COLUMNS; item 1's politeness response of tiny-a carries the hostile script."""
+    rows = []
+    for rank in range(2):
+        for variant_id in VARIANTS:
+            family, place, strength = variant_id.split("/")
+            response = f"{slug} answers {variant_id}"
+            if slug == "acme__tiny-a" and rank == 1 and family == "politeness":
+                response = f"Sure! {HOSTILE_SCRIPT} {HOSTILE_IMG}"
+            rows.append({"dataset": dataset, "item_id": f"{dataset}-{rank}", "variant_id": variant_id,
+                         "family": family, "place": place, "strength": float(strength), "response": response,
+                         "response_tokens": 5, "finished": True, "logprob_sum": -3.0, "logprob_mean": -0.6,
+                         "entropy_mean": 1.2, "baseline_tokens": 5, "prompt_tokens": 12})
+    return pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
+
+
+def deltas_frame(slug: str, datasets: tuple[str, ...]) -> pd.DataFrame:
+    """A deltas table: zeros at the baseline, small known values elsewhere, NaN mirroring for spacing."""
+    rows = []
+    for dataset in datasets:
+        for rank in range(2):
+            for index, variant_id in enumerate(VARIANTS):
+                family, place, strength = variant_id.split("/")
+                row = {"model": slug, "dataset": dataset, "item_id": f"{dataset}-{rank}", "variant_id": variant_id,
+                       "family": family, "place": place, "strength": float(strength)}
+                for measure in MEASURES:
+                    row[f"delta_{measure.name}"] = -0.25 * index * measure.scale / 10
+                if family == "spacing":
+                    row["delta_mirroring"] = math.nan
+                row["correct"] = 1.0
+                rows.append(row)
+    return pd.DataFrame(rows, columns=[*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct"])
+
+
+def submission_yaml(slug: str, name: str, index: int) -> dict[str, object]:
+    """A valid hub submission with a distinct pinned revision."""
+    return {"schema_version": 1, "name": name, "model": {"kind": "hub", "id": slug.replace("__", "/"),
+                                                         "revision": f"{index:x}" * 40},
+            "license": "Apache-2.0", "parameters": 1000 + index, "contact": "tests"}
+
+
+def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> None:
+    """One folder per model of the board; results for those in RECORDS."""
+    for index, model in enumerate(board["models"], start=1):  # type: ignore[arg-type]
+        slug = model["slug"]
+        folder = root / slug
+        folder.mkdir(parents=True)
+        (folder / "submission.yaml").write_text(yaml.safe_dump(submission_yaml(slug, model["name"], index)))
+        if slug not in RECORDS:
+            continue
+        results = folder / "results" / SET / VERSION
+        (results / "records").mkdir(parents=True)
+        for dataset in RECORDS[slug]:
+            records_frame(dataset, slug).to_parquet(results / "records" / f"{dataset}.parquet", index=False)
+        pq.write_table(pa.Table.from_pandas(deltas_frame(slug, RECORDS[slug]), preserve_index=False),
+                       results / "deltas.parquet")
+        write_json(results / "run.json", {"schema_version": 1, "variant_set": {
+            "name": SET, "version": VERSION, "sha256": sha256_file(manifest)}})
+        write_json(results / "summary.json", {"schema_version": 1, "model": slug})
+
+
+def make_site_tree(root: Path) -> SiteTree:
+    """Write the whole fixture under ``root``."""
+    board = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    for model in board["models"]:
+        if model["slug"] == "acme__tiny-a":
+            model["name"] = HOSTILE_NAME
+    manifest = write_variant_set(root / "variants")
+    write_submissions(root / "submissions", manifest, board)
+    leaderboard = root / "leaderboard" / "leaderboard.json"
+    leaderboard.parent.mkdir(parents=True)
+    leaderboard.write_text(json.dumps(board, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    return SiteTree(root, root / "variants", root / "submissions", leaderboard)
+

@@ -1,0 +1,128 @@
+"""`sago analyze` on a folder of synthetic submissions: files written, pending listed, errors one line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchmark.cli import main
+from benchmark.stats.analyze import deltas_are_stale
+from benchmark.stats.example import example_submission
+from benchmark.stats.synthetic import example_levels, synthetic_deltas
+
+COMPLETE = ("acme__m-a", "acme__m-b")
+PENDING = "acme__m-later"
+
+
+@pytest.fixture
+def submissions(tmp_path: Path) -> Path:
+    """Two complete submissions (run.json + deltas.parquet) and one without results."""
+    root = tmp_path / "submissions"
+    deltas = synthetic_deltas(example_levels(COMPLETE, datasets=("d1", "d2")), n_items=6, seed=2)
+    for slug in (*COMPLETE, PENDING):
+        folder = root / slug
+        folder.mkdir(parents=True)
+        meta = {k: v for k, v in example_submission(slug).items() if v is not None}
+        (folder / "submission.yaml").write_text(yaml.safe_dump(meta))
+        if slug in COMPLETE:
+            results = folder / "results" / "sago-v1" / "v1"
+            results.mkdir(parents=True)
+            (results / "run.json").write_text("{}")
+            deltas[deltas["model"] == slug].to_parquet(results / "deltas.parquet")
+    return root
+
+
+def analyze(root: Path, out: Path, *extra: str) -> int:
+    return main(["analyze", "--submissions-dir", str(root), "--out", str(out), "--resamples", "200", *extra])
+
+
+def test_analyze_writes_summaries_and_a_reproducible_leaderboard(submissions: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "leaderboard.json"
+    assert analyze(submissions, out) == 0
+    printed = capsys.readouterr().out
+    assert "acme__m-a" in printed and "pending: acme__m-later" in printed
+    board = json.loads(out.read_text())
+    assert {m["slug"]: m["status"] for m in board["models"]} == {
+        "acme__m-a": "complete", "acme__m-b": "complete", "acme__m-later": "pending"}
+    summary = submissions / "acme__m-a" / "results" / "sago-v1" / "v1" / "summary.json"
+    assert json.loads(summary.read_text())["model"] == "acme__m-a"
+    assert board["models"][0]["summary"] == "submissions/acme__m-a/results/sago-v1/v1/summary.json"
+    first = out.read_bytes()
+    assert analyze(submissions, out, "--slug", "acme__m-b") == 0
+    assert out.read_bytes() == first
+
+
+def test_unknown_slug_is_a_one_line_error(submissions: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert analyze(submissions, tmp_path / "lb.json", "--slug", "acme__nobody") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no submission folder for acme__nobody") and err.count("\n") == 1
+
+
+def test_deltas_are_stale_when_missing_or_older_than_records(tmp_path: Path) -> None:
+    assert deltas_are_stale(tmp_path)
+    (tmp_path / "records").mkdir()
+    record, deltas = tmp_path / "records" / "d1.parquet", tmp_path / "deltas.parquet"
+    record.write_bytes(b"x")
+    deltas.write_bytes(b"y")
+    os.utime(record, (1000, 1000))
+    os.utime(deltas, (2000, 2000))
+    assert not deltas_are_stale(tmp_path)
+    os.utime(record, (3000, 3000))
+    assert deltas_are_stale(tmp_path)
+
+
+def record_rows(item: str, responses: dict[str, str]) -> list[dict[str, object]]:
+    """Records (schema.RECORD_COLUMNS) of one item; log-prob and entropy move with the response."""
+    rows = []
+    for k, (variant, response) in enumerate(responses.items()):
+        family, place, strength = variant.split("/")
+        rows.append({"dataset": "trivia_qa", "item_id": item, "variant_id": variant, "family": family,
+                     "place": place, "strength": float(strength), "response": response,
+                     "response_tokens": len(response.split()), "finished": True,
+                     "logprob_sum": -10.0 - 5 * k, "logprob_mean": -1.0 - 0.1 * k, "entropy_mean": 2.0 + 0.2 * k,
+                     "baseline_tokens": 5, "prompt_tokens": 12})
+    return rows
+
+
+@pytest.mark.slow
+def test_analysis_from_records_alone_through_the_axes(tmp_path: Path) -> None:
+    """records/*.parquet → (benchmark.axes, MiniLM) deltas.parquet → summary.json → leaderboard."""
+    import pandas as pd
+
+    from benchmark.schema import VARIANT_COLUMNS
+    from benchmark.stats.analyze import AnalyzeRequest, run_analysis
+    from benchmark.stats.summary import AnalysisOptions
+
+    root = tmp_path / "submissions"
+    folder = root / COMPLETE[0] / "results" / "sago-v1" / "v1"
+    (folder / "records").mkdir(parents=True)
+    meta = {k: v for k, v in example_submission(COMPLETE[0]).items() if v is not None}
+    (root / COMPLETE[0] / "submission.yaml").write_text(yaml.safe_dump(meta))
+    answers = {"i1": "Paris is the capital of France.", "i2": "Water boils at 100 degrees."}
+    rows = []
+    for item, answer in answers.items():
+        rows += record_rows(item, {"baseline/none/0": answer, "spacing/prefix/5": answer,
+                                   "politeness/prefix/4": "Thank you for asking! " + answer,
+                                   "letter_case/global/50": answer.upper(), "identity/global/1": answer,
+                                   "rerun/none/0": answer})
+    pd.DataFrame(rows).to_parquet(folder / "records" / "trivia_qa.parquet")
+    (folder / "run.json").write_text("{}")
+    variants = pd.DataFrame([{c: None for c in VARIANT_COLUMNS} | {
+        "dataset": "trivia_qa", "item_id": item, "variant_id": "baseline/none/0", "family": "baseline",
+        "answers": ["Paris"] if item == "i1" else ["100"]} for item in answers])
+    request = AnalyzeRequest("sago-v1", "v1", root=root, out=tmp_path / "lb.json",
+                             options=AnalysisOptions(resamples=200))
+    board = run_analysis(request, variant_frames=lambda: {"trivia_qa": variants})
+    assert (folder / "deltas.parquet").is_file() and (folder / "summary.json").is_file()
+    cells = {(c["dataset"], c["measure"]): c for c in board["cells"]}
+    assert cells[("trivia_qa", "bleu")]["sgs"] > 0  # the polite and upper-cased answers changed
+    assert cells[("trivia_qa", "bleu")]["noise_floor"] == 0.0  # identity and rerun answered identically
+    assert ("trivia_qa", "act_cos_last") not in cells  # no activations stored: no finite s, no cell
+    accuracy = {r["dataset"]: r["accuracy"] for r in board["accuracy"]}
+    assert accuracy["trivia_qa"] == 1.0

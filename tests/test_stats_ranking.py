@@ -1,0 +1,120 @@
+"""Known answers for ranks, tie groups, paired comparisons, Kendall τ_b / W and reversals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from benchmark.stats.agreement import kendall_tau_table, kendall_w, kendall_w_table, reversal_table
+from benchmark.stats.ranking import (
+    NEEDS_THREE,
+    friedman_table,
+    paired_draws,
+    pairwise_table,
+    rank_table,
+    shared_matrix,
+)
+
+
+def long(values: dict[tuple[str, str], list[float]], measure: str = "bleu") -> pd.DataFrame:
+    """Per-item rows from {(model, dataset): [s per item]}."""
+    return pd.DataFrame([{"model": m, "dataset": d, "item_id": f"{d}-{k:02d}", "measure": measure, "s": s}
+                         for (m, d), items in values.items() for k, s in enumerate(items)])
+
+
+JITTER = np.array([0.01, -0.02, 0.015, -0.005, 0.0, 0.02, -0.01, 0.005, -0.015, 0.01])
+
+
+def test_shared_matrix_keeps_items_every_model_has() -> None:
+    table = long({("a", "d"): [0.1, 0.2, 0.3], ("b", "d"): [0.1, 0.2]})
+    assert shared_matrix(table).shape == (2, 2)
+
+
+def test_ranks_intervals_and_tie_groups() -> None:
+    # a and b indistinguishable (b = a + symmetric noise), c far worse
+    a = 0.1 + JITTER
+    table = long({("a", "d"): list(a), ("b", "d"): list(a + JITTER[::-1] * 0.5), ("c", "d"): list(a + 0.3)})
+    ranks = rank_table(paired_draws(table, seed=0, resamples=2000)).set_index("model")
+    assert ranks.loc["c", "rank"] == 3 and ranks.loc["c", "rank_low"] == ranks.loc["c", "rank_high"] == 3
+    assert ranks.loc["a", "tie_group"] == ranks.loc["b", "tie_group"] == 1
+    assert ranks.loc["c", "tie_group"] == 2
+    assert ranks.loc["a", "rank_low"] == 1 and ranks.loc["a", "rank_high"] == 2
+
+
+def test_paired_bootstrap_is_seeded() -> None:
+    table = long({("a", "d"): list(0.1 + JITTER), ("b", "d"): list(0.12 - JITTER)})
+    first = pairwise_table(paired_draws(table, seed=3, resamples=500))
+    again = pairwise_table(paired_draws(table, seed=3, resamples=500))
+    pd.testing.assert_frame_equal(first, again)
+
+
+def test_pairwise_difference_and_wilcoxon_match_scipy() -> None:
+    a, b = 0.1 + JITTER, 0.2 + JITTER[::-1]
+    row = pairwise_table(paired_draws(long({("a", "d"): list(a), ("b", "d"): list(b)}), seed=0,
+                                      resamples=2000)).iloc[0]
+    assert row["diff"] == pytest.approx(a.mean() - b.mean())
+    assert row["ci_high"] < 0  # a is clearly more stable
+    assert row["p_wilcoxon"] == pytest.approx(stats.wilcoxon(a, b).pvalue)
+    assert row["p_holm"] == pytest.approx(row["p_wilcoxon"])  # a single pair: nothing to correct
+
+
+def test_friedman_matches_scipy_and_needs_three_models() -> None:
+    rng = np.random.default_rng(0)
+    values = {("a", "d"): list(rng.random(8)), ("b", "d"): list(rng.random(8)), ("c", "d"): list(rng.random(8))}
+    row = friedman_table(paired_draws(long(values), seed=0, resamples=100)).iloc[0]
+    reference = stats.friedmanchisquare(*[values[(m, "d")] for m in "abc"])
+    assert (row["statistic"], row["p"]) == pytest.approx((reference.statistic, reference.pvalue))
+    two = friedman_table(paired_draws(long({k: v for k, v in values.items() if k[0] != "c"}), seed=0,
+                                      resamples=100)).iloc[0]
+    assert two["note"] == NEEDS_THREE and math.isnan(two["p"])
+
+
+def cells(sgs: dict[str, list[float]], models: str = "abcd", measure: str = "bleu") -> pd.DataFrame:
+    return pd.DataFrame([{"model": m, "dataset": d, "measure": measure, "sgs": v}
+                         for d, values in sgs.items() for m, v in zip(models, values, strict=True)])
+
+
+def test_kendall_tau_by_hand_and_against_scipy() -> None:
+    # orders 1 2 3 4 vs 1 3 2 4: one discordant pair of six → τ = (5 − 1) / 6
+    table = kendall_tau_table(cells({"d1": [0.1, 0.2, 0.3, 0.4], "d2": [0.1, 0.3, 0.2, 0.4]})).iloc[0]
+    assert table["tau_b"] == pytest.approx(4 / 6)
+    reference = stats.kendalltau([0.1, 0.2, 0.3, 0.4], [0.1, 0.3, 0.2, 0.4])
+    assert (table["tau_b"], table["p"]) == pytest.approx((reference.statistic, reference.pvalue))
+    assert table["n_models"] == 4
+
+
+def test_kendall_w_by_hand() -> None:
+    # ranks [1 2 3], [1 3 2], [2 1 3]: rank sums 4 6 8, S = 8, W = 12·8 / (3²·(27 − 3)) = 4/9
+    result = kendall_w(np.array([[1, 2, 3], [1, 3, 2], [2, 1, 3]], dtype=float))
+    assert result.w == pytest.approx(4 / 9)
+    assert result.chi2 == pytest.approx(3 * 2 * 4 / 9)
+    assert result.p == pytest.approx(stats.chi2.sf(8 / 3, 2))
+
+
+def test_kendall_w_tie_correction_by_hand() -> None:
+    # rater 2 ties the first two: ranks 1.5 1.5 3; S = 6.5; T = 2³ − 2 = 6; W = 12·6.5 / (4·24 − 2·6)
+    assert kendall_w(np.array([[1, 2, 3], [1, 1, 2]], dtype=float)).w == pytest.approx(78 / 84)
+
+
+def test_kendall_w_perfect_agreement_and_table() -> None:
+    table = kendall_w_table(cells({"d1": [0.1, 0.2, 0.3, 0.4], "d2": [1, 2, 3, 4], "d3": [5, 6, 7, 8]}))
+    assert table.iloc[0]["w"] == pytest.approx(1.0) and table.iloc[0]["n_datasets"] == 3
+
+
+def test_reversals_flag_only_significant_flips() -> None:
+    base = 0.2 + JITTER
+    noisy = base + np.array([0.06, -0.05, 0.04, -0.06, 0.05, -0.04, 0.03, -0.02, 0.02, -0.02])
+    table = long({("a", "d1"): list(base - 0.1), ("b", "d1"): list(base),   # a better on d1, clearly
+                  ("a", "d2"): list(base + 0.1), ("b", "d2"): list(base),   # a worse on d2, clearly
+                  ("a", "d3"): list(noisy), ("b", "d3"): list(base)})        # a slightly worse, within noise
+    reversals = reversal_table(pairwise_table(paired_draws(table, seed=0, resamples=2000)))
+    by_pair = reversals.set_index(["dataset_a", "dataset_b"])
+    assert set(by_pair.index) == {("d1", "d2"), ("d1", "d3")}  # d2 vs d3: same order, not a reversal
+    assert bool(by_pair.loc[("d1", "d2"), "significant"]) is True
+    assert bool(by_pair.loc[("d1", "d3"), "significant"]) is False
+    assert by_pair.loc[("d1", "d2"), "diff_a"] == pytest.approx(-0.1)
+    assert by_pair.loc[("d1", "d2"), "diff_b"] == pytest.approx(0.1)

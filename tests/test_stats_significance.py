@@ -1,0 +1,117 @@
+"""Known answers for the ε tests, markers and the Holm / Benjamini–Hochberg corrections."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from benchmark.stats.significance import (
+    adjust_across_cells,
+    benjamini_hochberg,
+    epsilon_tests,
+    holm,
+    marker,
+    t_test_greater,
+    wilcoxon_greater,
+)
+
+
+def holm_reference(p: list[float]) -> list[float]:
+    """Textbook Holm, written independently as a loop: p_(k) (m − k + 1), cumulative max, cap 1."""
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    adjusted, running = [0.0] * m, 0.0
+    for k, i in enumerate(order):
+        running = max(running, (m - k) * p[i])
+        adjusted[i] = min(running, 1.0)
+    return adjusted
+
+
+def test_t_statistic_by_hand_and_against_scipy() -> None:
+    values = np.array([0.1, 0.2, 0.3])
+    t, p = t_test_greater(values, 0.05)
+    # mean 0.2, sd 0.1: t = 0.15 / (0.1 / sqrt 3)
+    assert t == pytest.approx(0.15 / (0.1 / math.sqrt(3)))
+    reference = stats.ttest_1samp(values, 0.05, alternative="greater")
+    assert (t, p) == pytest.approx((reference.statistic, reference.pvalue))
+    assert p == pytest.approx(stats.t.sf(t, df=2))
+
+
+def test_t_test_is_undefined_for_one_item() -> None:
+    assert all(math.isnan(x) for x in t_test_greater(np.array([0.3]), 0.05))
+
+
+def test_wilcoxon_matches_scipy_on_shifted_values() -> None:
+    values = np.array([0.02, 0.09, 0.11, 0.2, 0.07, 0.3, 0.04])
+    w, p = wilcoxon_greater(values, 0.05)
+    reference = stats.wilcoxon(values - 0.05, alternative="greater")
+    assert (w, p) == pytest.approx((reference.statistic, reference.pvalue))
+
+
+def test_markers_follow_the_thresholds() -> None:
+    assert [marker(p) for p in (0.0009, 0.001, 0.009, 0.01, 0.049, 0.05)] == ["†", "**", "**", "*", "*", ""]
+
+
+def test_holm_by_hand() -> None:
+    # sorted 0.005, 0.01, 0.03, 0.04 → ×4, ×3, ×2, ×1 = 0.02, 0.03, 0.06, 0.04 → running max
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_bh_by_hand() -> None:
+    # sorted p·4/k = 0.02, 0.02, 0.04, 0.04; step-up minimum from the top
+    assert benjamini_hochberg([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.02, 0.04, 0.04, 0.02])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bh_matches_scipy_and_holm_matches_reference(seed: int) -> None:
+    p = np.random.default_rng(seed).uniform(0, 0.2, size=25) ** 2
+    assert benjamini_hochberg(p) == pytest.approx(stats.false_discovery_control(p, method="bh"))
+    assert holm(p) == pytest.approx(holm_reference(list(p)))
+
+
+def test_nan_p_values_are_left_out_of_the_family() -> None:
+    adjusted = holm([0.01, float("nan"), 0.02])
+    assert math.isnan(adjusted[1])
+    assert adjusted[[0, 2]] == pytest.approx([0.02, 0.02])  # m = 2, not 3
+    assert math.isnan(benjamini_hochberg([float("nan")])[0])
+
+
+def per_item(cells: dict[tuple[str, str, str], list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"model": m, "dataset": d, "measure": x, "item_id": f"i{k}", "s": s}
+                         for (m, d, x), values in cells.items() for k, s in enumerate(values)])
+
+
+def test_epsilon_tests_and_adjustment_families() -> None:
+    table = per_item({("m", "d1", "bleu"): [0.2, 0.3, 0.25, 0.22], ("m", "d2", "bleu"): [0.01, 0.03, 0.02, 0.06],
+                      ("m", "all", "bleu"): [0.2, 0.3, 0.25, 0.22, 0.01, 0.03, 0.02, 0.06]})
+    tests = adjust_across_cells(epsilon_tests(table, (0.01, 0.05)))
+    assert len(tests) == 6
+    proper = tests[(tests["dataset"] != "all") & (tests["epsilon"] == 0.05)]
+    assert proper["p_holm"].to_numpy() == pytest.approx(holm(proper["p_t"].to_numpy()))
+    pooled = tests[(tests["dataset"] == "all") & (tests["epsilon"] == 0.05)]
+    assert pooled["p_holm"].to_numpy() == pytest.approx(pooled["p_t"].to_numpy())  # a family of one
+    d1 = tests[(tests["dataset"] == "d1") & (tests["epsilon"] == 0.05)].iloc[0]
+    assert d1["marker"] == marker(d1["p_t"]) and d1["p_t"] < 0.01
+
+
+p_lists = st.lists(st.floats(min_value=0.0, max_value=1.0, allow_nan=False), min_size=1, max_size=40)
+
+
+@given(p_lists)
+def test_adjustments_never_lower_p_and_holm_is_the_stricter(p: list[float]) -> None:
+    h, b = holm(p), benjamini_hochberg(p)
+    assert np.all(h >= np.asarray(p) - 1e-12) and np.all(b >= np.asarray(p) - 1e-12)
+    assert np.all(h >= b - 1e-12) and np.all(h <= 1.0)
+
+
+@given(p_lists)
+def test_adjustments_keep_the_order_of_p(p: list[float]) -> None:
+    order = np.argsort(p, kind="stable")
+    assert np.all(np.diff(holm(p)[order]) >= -1e-12)
+    assert np.all(np.diff(benjamini_hochberg(p)[order]) >= -1e-12)

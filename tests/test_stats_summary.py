@@ -1,0 +1,156 @@
+"""summary.json and leaderboard.json: contents, determinism, version refusal, the golden v1 summary."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from benchmark.errors import SagoError
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.stats import jsonio
+from benchmark.stats.example import example_leaderboard, example_submission
+from benchmark.stats.leaderboard import Entry, build_leaderboard, load_leaderboard, write_leaderboard
+from benchmark.stats.summary import AnalysisOptions, load_summary, summarize, write_summary
+from benchmark.stats.synthetic import example_levels, synthetic_deltas
+
+TESTS = Path(__file__).parent
+GOLDEN = TESTS / "golden" / "summary_v1.json"
+EXAMPLE = TESTS / "fixtures" / "leaderboard_example.json"
+DOC = TESTS.parent / "docs" / "LEADERBOARD_JSON.md"
+FAST = AnalysisOptions(seed=3, resamples=200)
+MODELS = ("acme__m-a", "acme__m-b", "acme__m-c")
+
+
+def as_on_disk(document: dict[str, Any]) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(jsonio.dumps(document))
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def summaries() -> list[dict[str, Any]]:
+    levels = example_levels(MODELS, datasets=("d1", "d2", "d3"))
+    deltas = synthetic_deltas(levels, n_items=8, seed=1)
+    return [as_on_disk(summarize(deltas[deltas["model"] == m], model=m, set_name="s", version="v1",
+                                 options=FAST)) for m in MODELS]
+
+
+@pytest.fixture(scope="module")
+def board(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    entries = [Entry(m, example_submission(m), s, f"submissions/{m}/summary.json")
+               for m, s in zip(MODELS, summaries, strict=True)]
+    entries.append(Entry("acme__waiting", example_submission("acme__waiting"), None, None))
+    return as_on_disk(build_leaderboard(entries, set_name="s", version="v1", options=FAST))
+
+
+def test_summary_cells_are_means_of_its_per_item_rows(summaries: list[dict[str, Any]]) -> None:
+    summary = summaries[0]
+    assert summary["schema_version"] == SUMMARY_SCHEMA_VERSION and summary["datasets"] == ["d1", "d2", "d3"]
+    items = [r for r in summary["per_item"] if r["measure"] == "bleu"]
+    assert all(r["dataset"] != "all" for r in summary["per_item"])
+    for cell in (c for c in summary["cells"] if c["measure"] == "bleu"):
+        values = [r["s"] for r in items if cell["dataset"] in ("all", r["dataset"])]
+        assert cell["sgs"] == pytest.approx(np.mean(values), rel=1e-5)
+        assert cell["ci_low"] <= cell["sgs"] <= cell["ci_high"]
+        assert [t["epsilon"] for t in cell["tests"]] == [0.01, 0.05, 0.1]
+
+
+def test_summary_refuses_a_table_of_another_model() -> None:
+    deltas = synthetic_deltas({"acme__x": {"d": 0.1}}, n_items=2)
+    with pytest.raises(ValueError, match="acme__x"):
+        summarize(deltas, model="acme__y", set_name="s", version="v1", options=FAST)
+
+
+def test_json_is_canonical_and_nan_becomes_null() -> None:
+    text = jsonio.dumps({"b": float("nan"), "a": 1 / 3, "c": [np.float32(2.5), float("inf")]})
+    assert text == '{\n "a": 0.333333,\n "b": null,\n "c": [\n  2.5,\n  null\n ]\n}\n'
+
+
+def test_rebuilds_are_byte_identical(summaries: list[dict[str, Any]], board: dict[str, Any]) -> None:
+    levels = example_levels(MODELS, datasets=("d1", "d2", "d3"))
+    deltas = synthetic_deltas(levels, n_items=8, seed=1)
+    again = summarize(deltas[deltas["model"] == MODELS[0]], model=MODELS[0], set_name="s", version="v1",
+                      options=FAST)
+    assert jsonio.dumps(again) == jsonio.dumps(summaries[0])
+
+
+def test_leaderboard_lists_pending_models_only_in_models(board: dict[str, Any]) -> None:
+    status = {m["slug"]: m["status"] for m in board["models"]}
+    assert status == {**dict.fromkeys(MODELS, "complete"), "acme__waiting": "pending"}
+    assert {c["model"] for c in board["cells"]} == set(MODELS)
+    assert board["schema_version"] == LEADERBOARD_SCHEMA_VERSION
+    assert next(m for m in board["models"] if m["status"] == "pending")["summary"] is None
+
+
+def test_leaderboard_corrections_span_all_models(board: dict[str, Any]) -> None:
+    primary = [t for c in board["cells"] if c["dataset"] != "all" for t in c["tests"] if t["epsilon"] == 0.05]
+    assert len(primary) == 3 * 3 * 9
+    assert all(t["p_holm"] >= t["p_bh"] >= t["p_t"] for t in primary if t["p_t"] is not None)
+    ranks = {c["rank"] for c in board["cells"] if c["dataset"] == "d1" and c["measure"] == "bleu"}
+    assert ranks == {1, 2, 3}
+
+
+def test_leaderboard_keys_are_the_documented_ones(board: dict[str, Any]) -> None:
+    documented = set(re.findall(r"^\| `([a-z_]+)`", DOC.read_text(encoding="utf-8"), flags=re.MULTILINE))
+    assert set(board) <= documented | {"set", "version"}
+    assert {"cells", "reversals", "kendall_w", "models", "sample_size"} <= set(board)
+
+
+def test_newer_schema_versions_are_refused(tmp_path: Path, summaries: list[dict[str, Any]]) -> None:
+    write_summary(tmp_path, summaries[0] | {"schema_version": SUMMARY_SCHEMA_VERSION + 1})
+    with pytest.raises(SagoError, match="newer than this sago-bench reads") as err:
+        load_summary(tmp_path / "summary.json")
+    assert "\n" not in str(err.value)
+    write_leaderboard(tmp_path / "lb.json", {"schema_version": LEADERBOARD_SCHEMA_VERSION + 1})
+    with pytest.raises(SagoError, match="upgrade sago-bench"):
+        load_leaderboard(tmp_path / "lb.json")
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"cells": []}', '{"schema_version": "1"}'])
+def test_malformed_documents_are_one_line_errors(tmp_path: Path, text: str) -> None:
+    (tmp_path / "summary.json").write_text(text)
+    with pytest.raises(SagoError, match="summary.json"):
+        load_summary(tmp_path / "summary.json")
+
+
+def test_golden_v1_summary_still_loads_and_feeds_a_leaderboard() -> None:
+    golden = load_summary(GOLDEN)
+    assert golden["schema_version"] == 1 and golden["model"] == "acme__golden"
+    entry = Entry("acme__golden", example_submission("acme__golden"), golden, "x")
+    board = as_on_disk(build_leaderboard([entry], set_name=golden["set"], version=golden["version"], options=FAST))
+    cell = next(c for c in board["cells"] if (c["dataset"], c["measure"]) == ("all", "bleu"))
+    assert cell["rank"] == 1 and cell["tie_group"] == 1
+    assert {f["note"] for f in board["friedman"]} == {"needs ≥3 models"}
+    assert board["kendall_tau"][0]["tau_b"] is None  # one model: no ranking to correlate
+
+
+def test_example_fixture_is_current() -> None:
+    assert EXAMPLE.read_text(encoding="utf-8") == jsonio.dumps(example_leaderboard()), (
+        "re-generate: python -m benchmark.stats.example tests/fixtures/leaderboard_example.json")
+
+
+def key_paths(value: Any, prefix: str = "") -> set[str]:
+    """Every key path of a JSON document, list positions collapsed to ``[]``."""
+    if isinstance(value, dict):
+        return {p for k, v in value.items() for p in {f"{prefix}.{k}"} | key_paths(v, f"{prefix}.{k}")}
+    if isinstance(value, list):
+        return {p for v in value for p in key_paths(v, prefix + "[]")}
+    return set()
+
+
+def test_summary_layout_still_matches_the_golden_v1(summaries: list[dict[str, Any]]) -> None:
+    # If this fails the summary format changed: bump SUMMARY_SCHEMA_VERSION, keep reading v1, and add
+    # a new golden file beside the old one.
+    assert key_paths(summaries[0]) == key_paths(load_summary(GOLDEN))
+
+
+def test_summary_does_not_depend_on_row_order() -> None:
+    deltas = synthetic_deltas({"acme__x": {"d1": 0.1, "d2": 0.2}}, n_items=5, seed=4)
+    shuffled = deltas.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    first = summarize(deltas, model="acme__x", set_name="s", version="v1", options=FAST)
+    second = summarize(shuffled, model="acme__x", set_name="s", version="v1", options=FAST)
+    assert jsonio.dumps(first) == jsonio.dumps(second)

@@ -1,0 +1,153 @@
+"""LLM families: validation rules, retry-then-drop, time budget, replay, and the HTTP rewriter."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from benchmark.errors import SagoError
+from benchmark.variants import llm
+from benchmark.variants.rewriter import Chat, HttpRewriter
+from tests.test_variants_build import HashEmbedder
+
+
+class ScriptedRewriter:
+    """Returns queued answers in order and records what it was asked."""
+
+    tag = "llm:scripted@1"
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = answers
+        self.asked: list[Chat] = []
+
+    def complete(self, chats: Sequence[Chat]) -> list[str]:
+        self.asked.extend(chats)
+        return [self.answers.pop(0) for _ in chats]
+
+
+class FixedSimilarity:
+    """Every pair of distinct texts has the same cosine, so tests control the similarity check."""
+
+    def __init__(self, cosine: float) -> None:
+        self.cosine = cosine
+
+    def embed(self, texts: Sequence[str]):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        other = np.sqrt(1 - self.cosine**2)
+        return np.stack([np.array([1.0, 0.0]) if i % 2 == 0 else np.array([self.cosine, other])
+                         for i, _ in enumerate(texts)])
+
+
+@pytest.mark.parametrize(("rewrite", "family", "strength", "reason"), [
+    ("", "length", 2, "empty"),
+    ("Who wrote Hamlet?", "length", 2, "unchanged"),
+    ("Who wrote the play Hamlet, William Shakespeare?", "length", 2, "leaks gold answer"),
+    ("Yes, who wrote Hamlet in England?", "length", 2, ""),
+    ("Who wrote it?", "length", 3, "length ratio 1.00 far from 3"),
+    ("Name the author of the famous play Hamlet.", "length", 2, "no longer a question"),
+    ("Which writer wrote the tragedy Hamlet?", "form", 1, "form not changed"),
+    ("Tell me who wrote Hamlet.", "form", 1, ""),
+])
+def test_rejection_reasons(rewrite: str, family: str, strength: float, reason: str) -> None:
+    assert llm.rejection("Who wrote Hamlet?", rewrite, family, strength, ["William Shakespeare"], 0.8) == reason
+
+
+def test_low_similarity_and_verdict_leaks_are_rejected() -> None:
+    assert llm.rejection("Who wrote Hamlet?", "Who wrote the poem Hamlet?", "length", 1.5, [], 0.4) \
+        == f"similarity 0.40 < {llm.MIN_SIMILARITY}"
+    assert llm.rejection("Is the sky blue?", "Yes. Is the sky truly very blue?", "length", 2, ["yes"], 0.9) \
+        == "leaks gold answer"
+
+
+def test_requests_ask_for_the_target_length_and_flip_form() -> None:
+    assert "about 8 words (now 4)" in llm.request("Who wrote Hamlet first?", "length", 2, 0).user
+    assert "as a command" in llm.request("Who wrote Hamlet?", "form", 1, 0).user
+    assert "as a question" in llm.request("Calculate the sum of 2 and 3.", "form", 1, 0).user
+    assert llm.request("Who?", "length", 2, 1).user != llm.request("Who?", "length", 2, 0).user
+
+
+def _jobs(second_rank: int = 1) -> list[llm.Job]:
+    return [llm.Job("d", "a", 0, "Who wrote Hamlet?", ("Shakespeare",), "form", 1.0),
+            llm.Job("d", "b", second_rank, "Who painted the Mona Lisa?", ("Leonardo",), "form", 1.0)]
+
+
+def test_failed_attempt_is_retried_with_other_wording_then_dropped() -> None:
+    rewriter = ScriptedRewriter(["Who wrote Hamlet?", "Tell me who painted it.",  # round 0
+                                 "Shakespeare wrote it."])                        # round 1, item a only
+    attempts = llm.run_jobs(_jobs(second_rank=0), rewriter, FixedSimilarity(0.8), replay={})
+    assert [(a.item_id, a.attempt, a.accepted, a.reason) for a in attempts] == [
+        ("a", 0, False, "unchanged"), ("b", 0, True, ""), ("a", 1, False, "leaks gold answer")]
+    assert rewriter.asked[2].user != rewriter.asked[0].user
+
+
+def test_budget_exhausted_jobs_are_logged_not_attempted_and_replay_needs_no_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    ticks: Iterator[float] = iter([0.0, 1.0, 99.0])  # start, rank 0 (in budget), rank 1 (over)
+    rewriter = ScriptedRewriter(["Tell me who wrote Hamlet."])
+    attempts = llm.run_jobs(_jobs(), rewriter, FixedSimilarity(0.8), replay={}, budget_s=10,
+                            clock=lambda: next(ticks))
+    assert [(a.item_id, a.accepted, a.reason) for a in attempts] == [("a", True, ""), ("b", False, llm.BUDGET_REASON)]
+    log = tmp_path / "log.jsonl"
+    llm.write_log(log, attempts)
+    replayed = llm.run_jobs(_jobs(), None, FixedSimilarity(0.8), replay=llm.read_log(log))
+    assert replayed == attempts
+
+
+def test_clean_strips_labels_quotes_and_extra_lines() -> None:
+    assert llm.clean('  "Tell me who wrote Hamlet."\nSure! Here it is.') == "Tell me who wrote Hamlet."
+    assert llm.clean("Rewritten question: Who?") == "Who?"
+
+
+@pytest.fixture()
+def chat_server() -> Iterator[tuple[str, list[dict[str, object]]]]:
+    seen: list[dict[str, object]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append({"path": self.path, "body": body})
+            reply = {"choices": [{"message": {"content": "Tell me who wrote Hamlet."}}]}
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}", seen
+    server.shutdown()
+
+
+def test_http_rewriter_speaks_openai_chat_completions(chat_server: tuple[str, list[dict[str, object]]]) -> None:
+    url, seen = chat_server
+    rewriter = HttpRewriter(url, "tiny-model")
+    assert rewriter.complete([llm.request("Who wrote Hamlet?", "form", 1, 0)]) == ["Tell me who wrote Hamlet."]
+    body = seen[0]["body"]
+    assert seen[0]["path"] == "/v1/chat/completions"
+    assert isinstance(body, dict) and body["model"] == "tiny-model" and body["temperature"] == 0
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert rewriter.tag == f"llm:tiny-model@{url}"
+
+
+def test_unreachable_endpoint_is_a_one_line_error() -> None:
+    rewriter = HttpRewriter("http://127.0.0.1:9", "m", timeout=2)
+    with pytest.raises(SagoError, match=r"rewriter endpoint http://127.0.0.1:9/v1/chat/completions is unreachable") as err:
+        rewriter.complete([Chat("s", "u", 4)])
+    assert "\n" not in str(err.value)
+
+
+def test_similarity_scores_identical_texts_exactly_one() -> None:
+    from benchmark.variants.similarity import similarities
+
+    scores = similarities(HashEmbedder(), [("Who?", "Who?"), ("Who?", "WHO ?"), ("Who?", "When?")])
+    assert scores[0] == 1.0 and scores[1] == 1.0 and scores[2] < 1.0
