@@ -30,6 +30,7 @@ def test_spacing_fires_on_scattered_spaces_and_not_on_plain_text_or_indentation(
     assert detect("spacing", PLAIN, 1) == 0.0
     indented = "Steps:\n    1. Boil water.\n    2. Add pasta.\n        - stir it"
     assert extra_spaces(indented) == 0 and detect("spacing", indented, 1) == 0.0
+    assert detect("spacing", " " * 30 + PLAIN, 20) == 1.0  # the prefix's spaces copied in front
 
 
 def test_spacing_threshold_rises_with_strength() -> None:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from sacrebleu.metrics import BLEU
+from sacrebleu.metrics.bleu import BLEU
 
 from benchmark.axes.text import (
     BertScore,
@@ -30,6 +30,16 @@ def test_bleu_matches_sacrebleu_sentence_score_on_a_known_pair() -> None:
     assert bleu(hyp, ref) == pytest.approx(expected)
     # By hand: n-gram precisions 5/6, 3/5, 2/4, 1/3 ("The" != "the"), equal lengths so BP = 1.
     assert bleu(hyp, ref) == pytest.approx(100 * (5 / 6 * 3 / 5 * 2 / 4 * 1 / 3) ** 0.25)
+
+
+@pytest.mark.parametrize(("hyp", "ref"), [
+    ("The cat sat on the mat", "The cat sat on a mat"),
+    ("Paris is the capital of France.", "The capital of France is Paris, a big city."),
+    ("one two three four five", "six seven eight nine ten"),
+])
+def test_bleu_equals_the_authors_corpus_bleu_from_four_tokens_up(hyp: str, ref: str) -> None:
+    # The sentence API differs from corpus BLEU on one pair only below four tokens (effective order).
+    assert bleu(hyp, ref) == pytest.approx(BLEU().corpus_score([hyp], [[ref]]).score)
 
 
 def test_bleu_empty_rules() -> None:

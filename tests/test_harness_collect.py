@@ -154,7 +154,7 @@ def test_resume_skips_finished_batches_and_ignores_half_written_files(tmp_path: 
     for name in sorted(store.finished())[-5:]:
         (store.folder / f"{name}.parquet").unlink()
     (store.folder / "done.json").unlink()
-    orphan = sorted(store.folder.glob("*.safetensors"))[0]
+    orphan = min(store.folder.glob("*.safetensors"))
     (store.folder / f".{orphan.stem}.parquet.123.tmp").write_bytes(b"half a file")
     fake = FakeBackend()
     again = collect(fake, toy_variant_set(), out, profile=SMOKE, batch_size=4, progress=False)

@@ -178,10 +178,12 @@ def test_refuses_to_replace_a_folder_it_did_not_build(built: tuple[SiteTree, Pat
     ({"schema_version": 99}, "schema_version 99"),
     ({"models": [{"slug": "../../etc__passwd"}]}, "invalid submission name"),
     ({"datasets": ["../x"]}, "invalid dataset"),
+    ({"set": "../../etc"}, "invalid variant set"),
 ])
 def test_read_board_refuses_bad_files(tmp_path: Path, change: dict[str, object], message: str) -> None:
     path = tmp_path / "leaderboard.json"
-    path.write_text(json.dumps({"schema_version": 1, "models": [], "datasets": [], **change}))
+    path.write_text(json.dumps({"schema_version": 1, "set": SET, "version": VERSION, "models": [], "datasets": [],
+                                **change}))
     with pytest.raises(SagoError, match=re.escape(message)):
         read_board(path)
 

@@ -35,15 +35,17 @@ def _words(text: str) -> list[str]:
 
 
 def extra_spaces(text: str) -> int:
-    """Spaces beyond the one needed between words: inner runs and trailing spaces per line.
+    """Spaces beyond the one needed between words: leading ones, inner runs, trailing ones per line.
 
-    Leading indentation is not counted (code and nested lists indent legitimately).
+    Indentation of the second and later lines is not counted (code and nested lists indent
+    legitimately); spaces before the very first character are, as a prefix rewrite puts them there.
 
-    >>> extra_spaces("a  b   c ")
-    4
+    >>> extra_spaces("  a  b   c ")
+    6
     """
-    count = 0
-    for line in text.split("\n"):
+    first, *rest = text.split("\n")
+    count = len(first) - len(first.lstrip(" "))
+    for line in [first, *rest]:
         body = line.lstrip(" ")
         count += sum(len(run) - 1 for run in re.findall(r" {2,}", body.rstrip(" ")))
         count += len(body) - len(body.rstrip(" "))

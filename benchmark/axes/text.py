@@ -136,6 +136,13 @@ def _load(model_type: str, num_layers: int) -> tuple[torch.nn.Module, Any]:
     return model, get_tokenizer(model_type, use_fast=False)
 
 
+def _encode_options(tokenizer: Any) -> dict[str, bool]:
+    """bert-score's ``sent_encode`` rule: byte-level BPE tokenizers (RoBERTa, GPT-2) get a prefix space."""
+    from bert_score.utils import GPT2Tokenizer, RobertaTokenizer
+
+    return {"add_prefix_space": True} if isinstance(tokenizer, (GPT2Tokenizer, RobertaTokenizer)) else {}
+
+
 class Encoder:
     """A contextual encoder that runs each distinct text once.
 
@@ -158,7 +165,7 @@ class Encoder:
         for start in tqdm(batches, desc=f"encoding ({self.backbone.name})", disable=len(batches) < 4, leave=False):
             chunk = distinct[start:start + self.batch_size]
             batch = tokenizer([t.strip() for t in chunk], padding=True, truncation=True,
-                              max_length=tokenizer.model_max_length, return_tensors="pt")
+                              max_length=tokenizer.model_max_length, return_tensors="pt", **_encode_options(tokenizer))
             with torch.inference_mode():
                 hidden = model(**batch)[0]  # [b, t, hidden]
             for text, vectors, mask in zip(chunk, hidden, batch["attention_mask"].bool(), strict=True):
@@ -225,7 +232,8 @@ class EmbeddingCosine:
     """Cosine of mean-pooled sentence embeddings (the sentence-transformers recipe for MiniLM)."""
 
     encoder: Encoder
-    """MiniLM at full depth; pooled over its last layer."""
+    """MiniLM at full depth; pooled over its last layer. Texts are truncated at 512 tokens where
+    sentence-transformers stops at 256; responses of at most 100 generated tokens rarely reach either."""
 
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray:
         vectors = self.encoder.pooled([*candidates, *references])

@@ -22,7 +22,7 @@ from benchmark.harness.collect import Batch, collect, plan_batches, rerun_batch_
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile
 from benchmark.harness.sets import VariantSetLike
-from benchmark.models.engine import greedy_config, plain_greedy, left_pad
+from benchmark.models.engine import greedy_config, left_pad, plain_greedy
 from benchmark.models.hf import HFBackend
 from benchmark.schema import BASELINE_FAMILY
 

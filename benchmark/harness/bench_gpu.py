@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 import torch
@@ -154,9 +155,16 @@ def run_engine(engine: Engine, model: PreTrainedModel, prompts: Sequence[Sequenc
     return outputs
 
 
+class Timed(NamedTuple):
+    """A measurement and the outputs it timed."""
+
+    measurement: Measurement
+    outputs: list[RawOutput]
+
+
 def measure(name: str, engine_name: str, model: PreTrainedModel, prompts: Sequence[Sequence[int]],
             baselines: Sequence[Sequence[int]] | None, *, batch_size: int, new_tokens: int,
-            eos_ids: frozenset[int], pad_id: int, peak_flops: float) -> Measurement:
+            eos_ids: frozenset[int], pad_id: int, peak_flops: float) -> Timed:
     """Time one engine over all prompts (after the caller's warm-up) and derive the rates."""
     cuda = model.device.type == "cuda"
     if cuda:
@@ -170,12 +178,12 @@ def measure(name: str, engine_name: str, model: PreTrainedModel, prompts: Sequen
     seconds = time.perf_counter() - start
     generated = sum(len(o.response_ids) for o in outputs)
     tokens = generated + sum(map(len, prompts)) + (sum(map(len, baselines)) if baselines else 0)
-    return Measurement(
+    return Timed(Measurement(
         model=name, engine=engine_name, batch_size=batch_size, prompts=len(prompts), seconds=seconds,
         prompts_per_s=len(prompts) / seconds, generated_tokens_per_s=generated / seconds,
         model_tokens_per_s=tokens / seconds,
-        peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan"),
-        mfu=2 * matmul_params(model) * tokens / seconds / peak_flops if cuda else float("nan"))
+        peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
+        mfu=2 * matmul_params(model) * tokens / seconds / peak_flops if cuda else math.nan), outputs)
 
 
 def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype,
@@ -191,7 +199,7 @@ def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype
         warm = workload.batch_size
         run_engine(ENGINES[engine_name], model, prompts[:warm], baselines and baselines[:warm], **kwargs)
         results.append(measure(shape.name, engine_name, model, prompts, baselines, peak_flops=peak_flops,
-                               **kwargs))
+                               **kwargs).measurement)
     del model
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -249,16 +257,21 @@ def smollm2_prompts(tokenizer: object, count: int) -> list[list[int]]:
     return [list(ids) for ids in rendered]
 
 
-def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16) -> list[Measurement]:
+def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16,
+                threads: int = 1) -> list[Measurement]:
     """Time both engines on SmolLM2-135M (CPU, float32) in the baseline and the variant phase.
 
     The baseline phase has no y_0 (generation and hidden states only); in the variant phase every
-    prompt teacher-forces its own greedy response as y_0. Prints the agreement of the two engines.
+    prompt teacher-forces its own greedy response (from the timed single-prefill baseline run) as
+    y_0. Prints how closely the two engines agree.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from benchmark.packaged import materialise
 
+    # On a shared machine, more than one intra-op thread per process makes torch's thread pool spin
+    # against other processes: a 135M forward then takes 10x longer and the timings mean nothing.
+    torch.set_num_threads(threads)
     path = materialise("smollm2-135m-instruct-q4_1")
     tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
@@ -266,14 +279,16 @@ def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16
     ids = smollm2_prompts(tok, prompts)
     kwargs = dict(batch_size=batch_size, new_tokens=new_tokens, eos_ids=frozenset({tok.eos_token_id}),
                   pad_id=tok.pad_token_id)
-    # Warm-up (one-off allocations, lazy imports) and the y_0 of the variant phase.
-    y0 = [o.response_ids for o in run_engine(run_batch_single_prefill, model, ids, None, **kwargs)]
-    rows = []
-    for phase, tails in (("baseline", None), ("variant", y0)):
-        outputs = {name: run_engine(engine, model, ids, tails, **kwargs) for name, engine in ENGINES.items()}
-        _print_agreement(phase, outputs["two_pass"], outputs["single_prefill"])
-        for name in ENGINES:
-            rows.append(measure(f"smollm2/{phase}", name, model, ids, tails, peak_flops=1.0, **kwargs))
+    for engine in ENGINES.values():  # warm-up: one-off allocations and lazy imports
+        run_engine(engine, model, ids[:2], None, **{**kwargs, "new_tokens": 2})
+    rows: list[Measurement] = []
+    tails: list[list[int]] | None = None
+    for phase in ("baseline", "variant"):
+        timed = {name: measure(f"smollm2/{phase}", name, model, ids, tails, peak_flops=1.0, **kwargs)
+                 for name in ("single_prefill", "two_pass")}
+        _print_agreement(phase, timed["two_pass"].outputs, timed["single_prefill"].outputs)
+        rows += [timed[name].measurement for name in ENGINES]
+        tails = [o.response_ids for o in timed["single_prefill"].outputs]
     return rows
 
 

@@ -37,7 +37,11 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
 def write_json(path: Path, payload: Mapping[str, Any]) -> None:
     """Canonical JSON (sorted keys, indent 2, trailing newline), written atomically."""
     text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    atomic_write(path, write)
 
 
 def write_parquet(path: Path, frame: pd.DataFrame, stats: Mapping[str, Any] | None = None) -> None:

@@ -11,13 +11,13 @@ from typing import Any
 
 import click
 
+from benchmark import paths
 from benchmark.errors import SagoError
 from benchmark.harness.collect import CHECKPOINT_DIR, collect, select_tasks
 from benchmark.harness.finalize import RUN_FILE, finalize
 from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
-from benchmark import paths
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import list_slugs, load_submission, results_dir
 

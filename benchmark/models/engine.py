@@ -111,9 +111,10 @@ def plain_greedy(model: Any, config: GenerationConfig) -> Iterator[None]:
 
 def greedy_config(max_new_tokens: int, eos_ids: frozenset[int], pad_id: int) -> GenerationConfig:
     """Greedy decoding with every option that could alter it pinned to its neutral value."""
-    return GenerationConfig(do_sample=False, num_beams=1, max_new_tokens=max_new_tokens,
-                            eos_token_id=sorted(eos_ids), pad_token_id=pad_id,
-                            repetition_penalty=1.0, no_repeat_ngram_size=0, min_new_tokens=0)
+    config: GenerationConfig = GenerationConfig(  # type: ignore[no-untyped-call]
+        do_sample=False, num_beams=1, max_new_tokens=max_new_tokens, eos_token_id=sorted(eos_ids),
+        pad_token_id=pad_id, repetition_penalty=1.0, no_repeat_ngram_size=0, min_new_tokens=0)
+    return config
 
 
 def _cut_at_eos(row: list[int], eos_ids: frozenset[int]) -> tuple[list[int], bool]:

@@ -94,6 +94,8 @@ def read_board(path: Path) -> Board:
         check_slug(slug)
     for dataset in data.get("datasets", []):
         check_name(dataset, "dataset")
+    check_name(str(data.get("set")), "variant set")
+    check_name(str(data.get("version")), "version")
     return Board(data)
 
 

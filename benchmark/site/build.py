@@ -119,7 +119,7 @@ def _summary_pages(writer: _Writer, board: Board, downloads: list[Download]) -> 
     writer.page("index.html", "overview.html.j2", title="Overview",
                 tables={d: views.axis_tables(board, d) for d in views.dataset_choices(board)})
     writer.page("reversals.html", "reversals.html.j2", title="Ranking reversals",
-                heatmaps=views.tau_heatmaps(board),
+                heatmaps=views.tau_heatmaps(board), no_tau=views.measures_without_tau(board),
                 reversals=views.significant_first(board.rows("reversals")))
     writer.page("axes.html", "axes.html.j2", title="Axes", independence=views.independence_heatmap(board),
                 pareto=views.pareto_plot(board))
@@ -136,7 +136,7 @@ def _model_and_dataset_pages(writer: _Writer, board: Board) -> None:
                     profile=views.profile_plot(board, slug) if model.get("status") == "complete" else None)
     for dataset in board.datasets:
         writer.page(f"datasets/{dataset}.html", "dataset.html.j2", title=dataset, dataset=dataset,
-                    tables=views.axis_tables(board, dataset))
+                    tables=views.axis_tables(board, dataset), by_rank=views.cells_by_rank)
 
 
 def _item_pages(writer: _Writer, inputs: SiteInputs, *, progress: bool) -> None:

@@ -36,7 +36,8 @@ def build(set_name: str, version: str, input_path: Path, out: Path, submissions_
     check_name(set_name, "variant set")
     check_name(version, "version")
     board = _board(input_path, set_name, version, submissions_root)
-    variants = _variants(set_name, version, variants_root)
+    # The leaderboard names the set its numbers come from; prompts must come from the same one.
+    variants = _variants(board.data["set"], board.data["version"], variants_root)
     report = build_site(SiteInputs(board, submissions_root, variants), out)
     click.echo(f"wrote {out}: {report.line()}")
 
@@ -47,8 +48,8 @@ def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> B
                    "(run `sago analyze` after evaluating)", err=True)
         return pending_board(set_name, version, submissions_root)
     board = read_board(path)
-    if (board.data.get("set"), board.data.get("version")) != (set_name, version):
-        click.echo(f"note: {path} is for {board.data.get('set')}/{board.data.get('version')}, "
+    if (board.data["set"], board.data["version"]) != (set_name, version):
+        click.echo(f"note: {path} is for {board.data['set']}/{board.data['version']}, "
                    f"not {set_name}/{version}; rendering what it holds", err=True)
     return board
 

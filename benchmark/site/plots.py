@@ -94,33 +94,53 @@ def _finite(value: float | None) -> TypeGuard[float]:
     return value is not None and math.isfinite(value)
 
 
+def pair_heatmap(matrix: Sequence[Sequence[float | None]], labels: Sequence[str], *, key: str, title: str,
+                 desc: str) -> Markup:
+    """A symmetric matrix of pair statistics drawn as its lower triangle only (each pair once).
+
+    The first row and the last column hold no pair below the diagonal, so they are dropped.
+    """
+    trimmed = [list(row[:-1]) for row in matrix[1:]]
+    return heatmap(trimmed, labels[1:], labels[:-1], key=key, title=title, desc=desc, lower_triangle=True)
+
+
 def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], cols: Sequence[str], *,
-            key: str, title: str, desc: str, vmin: float = -1.0, vmax: float = 1.0) -> Markup:
-    """A labelled matrix of numbers in [vmin, vmax]; missing values are left blank with a dash."""
+            key: str, title: str, desc: str, vmin: float = -1.0, vmax: float = 1.0,
+            lower_triangle: bool = False) -> Markup:
+    """A labelled matrix of numbers in [vmin, vmax]; missing values are left blank with a dash.
+
+    With ``lower_triangle``, cells right of the diagonal (column > row) are left out entirely.
+    """
     with matplotlib.rc_context(_STYLE):
-        size = max(len(rows), len(cols))
+        size = max(len(rows), len(cols), 1)
         fig = _figure(1.6 + 0.55 * size, 1.2 + 0.45 * size)
         ax = fig.add_subplot()
-        values = [[v if _finite(v) else math.nan for v in row] for row in matrix]
+        shown = [[not lower_triangle or j <= i for j in range(len(cols))] for i in range(len(rows))]
+        values = [[v if _finite(v) and shown[i][j] else math.nan for j, v in enumerate(row)]
+                  for i, row in enumerate(matrix)]
         # Vector cells (pcolormesh, not imshow, which embeds a PNG) in ten colour steps: few enough
         # that the colour bar stays vector too, and a reader can match a cell to the scale.
         norm = BoundaryNorm([vmin + (vmax - vmin) * k / 10 for k in range(11)], ncolors=256)
         mesh = ax.pcolormesh(numpy.ma.masked_invalid(values), cmap="RdBu", norm=norm)
         ax.set_aspect("equal")
         ax.invert_yaxis()
-        _annotate(ax, values, vmin, vmax)
+        _annotate(ax, values, shown, vmin, vmax)
         ax.set_xticks([j + 0.5 for j in range(len(cols))], cols, rotation=40, ha="right")
         ax.set_yticks([i + 0.5 for i in range(len(rows))], rows)
         ax.tick_params(length=0)
+        if lower_triangle:
+            ax.spines[["top", "right"]].set_visible(False)
         ax.set_title(title)
         fig.colorbar(mesh, ax=ax, shrink=0.8)
         return to_svg(fig, key, title, desc)
 
 
-def _annotate(ax: Axes, values: list[list[float]], vmin: float, vmax: float) -> None:
-    """Write each number in its cell, light on dark colours and dark on light ones."""
+def _annotate(ax: Axes, values: list[list[float]], shown: list[list[bool]], vmin: float, vmax: float) -> None:
+    """Write each shown number in its cell, light on dark colours and dark on light ones."""
     for i, row in enumerate(values):
         for j, value in enumerate(row):
+            if not shown[i][j]:
+                continue
             if math.isnan(value):
                 ax.text(j + 0.5, i + 0.5, "–", ha="center", va="center", color=_INK)
                 continue

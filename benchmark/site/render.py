@@ -34,7 +34,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(num=num, pval=pval, signed=signed, sortkey=sortkey, size=size)
+    env.filters.update(num=num, pval=pval, p_is=p_is, signed=signed, sortkey=sortkey, size=size)
     env.globals["nav"] = NAV
     return env
 
@@ -75,6 +75,16 @@ def pval(value: Any) -> str:
     if not _finite(value):
         return "–"
     return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def p_is(value: Any) -> str:
+    """A p-value inside a sentence.
+
+    >>> p_is(0.0004), p_is(0.0312)
+    ('p < 0.001', 'p = 0.031')
+    """
+    text = pval(value)
+    return f"p < {text[1:]}" if text.startswith("<") else f"p = {text}"
 
 
 def sortkey(value: Any) -> str:

@@ -58,6 +58,11 @@ def ranked_models(board: Board, dataset: str, measures: Sequence[Row]) -> list[R
     return sorted(ranked, key=lambda r: (_order_key(r.cells.get(first)), r.slug))
 
 
+def cells_by_rank(board: Board, dataset: str, measure: str) -> list[Row]:
+    """The cells of one (dataset, measure), most stable first (unranked cells last)."""
+    return sorted(board.rows("cells", dataset=dataset, measure=measure), key=lambda c: (_order_key(c), c["model"]))
+
+
 def axis_tables(board: Board, dataset: str) -> list[AxisTable]:
     """One ranking table per axis for ``dataset`` (deliberately no cross-axis total)."""
     tables = []
@@ -110,15 +115,25 @@ def tau_heatmaps(board: Board) -> list[Figure]:
     figures = []
     for measure in board.measures:
         rows = board.rows("kendall_tau", measure=measure["name"])
-        if not rows:
-            continue
+        if all(r.get("tau_b") is None for r in rows):
+            continue  # an empty grid says nothing; the page lists these measures in words
         matrix = _pair_matrix(rows, board.datasets, "dataset_a", "dataset_b", "tau_b")
         desc = (f"Kendall tau-b between the model rankings of each pair of datasets on {measure['name']}; "
                 "the same numbers are in the table below.")
-        svg = plots.heatmap(matrix, board.datasets, board.datasets, key=f"tau-{measure['name']}",
-                            title=measure["name"], desc=desc)
+        svg = plots.pair_heatmap(matrix, board.datasets, key=f"tau-{measure['name']}", title=measure["name"],
+                                 desc=desc)
         figures.append(Figure(measure["name"], svg))
     return figures
+
+
+def measures_without_tau(board: Board) -> list[str]:
+    """Measures that have τ rows but none computable (e.g. every model tied on every dataset)."""
+    names = []
+    for measure in board.measures:
+        rows = board.rows("kendall_tau", measure=measure["name"])
+        if rows and all(r.get("tau_b") is None for r in rows):
+            names.append(measure["name"])
+    return names
 
 
 def independence_heatmap(board: Board) -> Figure | None:
@@ -129,8 +144,8 @@ def independence_heatmap(board: Board) -> Figure | None:
     names = [m["name"] for m in board.measures]
     matrix = _pair_matrix(rows, names, "measure_a", "measure_b", "rho")
     desc = "Spearman rho between the per-item instability of two measures, items of all models pooled."
-    return Figure("pooled", plots.heatmap(matrix, names, names, key="independence",
-                                          title="Axis independence (Spearman ρ)", desc=desc))
+    return Figure("pooled", plots.pair_heatmap(matrix, names, key="independence",
+                                               title="Axis independence (Spearman ρ)", desc=desc))
 
 
 def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:

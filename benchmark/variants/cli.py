@@ -36,24 +36,33 @@ def variants() -> None:
 @click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
 @click.option("--llm-budget-s", type=float, default=1200.0, show_default=True,
               help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.")
+@click.option("--threads", default=1, show_default=True,
+              help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.")
+@click.option("--embedding-cache/--no-embedding-cache", default=True, show_default=True,
+              help="Reuse MiniLM vectors from the cache folder (vectors depend only on token ids).")
 @click.option("--replay", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
               help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.")
 def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_items: int, llm_items: int,
           rewriter: str, rewriter_model: str | None, rewriter_url: str | None, llm_budget_s: float,
-          replay: Path | None) -> None:
+          threads: int, embedding_cache: bool, replay: Path | None) -> None:
     """Build a set from its pinned sources; on an existing release, prove the rebuild is byte-identical."""
+    import torch
+
+    from benchmark.paths import cache_dir
     from benchmark.variants.build import BuildSpec
     from benchmark.variants.families import LLM_FAMILIES
     from benchmark.variants.release import build_release
     from benchmark.variants.similarity import minilm
     from benchmark.variants.sources import SUITES, suite_source
 
+    torch.set_num_threads(threads)
     suite = SUITES.get(set_name)
     chosen = tuple(datasets) or suite.datasets
     sources = {name: suite_source(suite, name) for name in chosen}
     spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items,
                      llm_families=() if rewriter == "none" else LLM_FAMILIES, llm_budget_s=llm_budget_s)
-    outcome = build_release(spec, sources, minilm(), root=root, replay_from=replay,
+    embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite" if embedding_cache else None)
+    outcome = build_release(spec, sources, embedder, root=root, replay_from=replay,
                             rewriter=_rewriter_factory(rewriter, rewriter_model, rewriter_url))
     verb = "built" if outcome.created else "rebuilt byte-identically:"
     click.echo(f"{verb} {outcome.path} (variant-set sha256 {outcome.manifest_sha256})")

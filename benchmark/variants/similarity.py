@@ -8,7 +8,10 @@ bits), and the cosine is rounded to 4 decimals so last-bit float noise across ma
 from __future__ import annotations
 
 from collections.abc import Sequence
+import hashlib
+import sqlite3
 from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -26,9 +29,13 @@ class Embedder(Protocol):
 
 
 class MiniLM:
-    """all-MiniLM-L6-v2 from the packaged sentence-transformers folder (BERT + mean pooling)."""
+    """all-MiniLM-L6-v2 from the packaged sentence-transformers folder (BERT + mean pooling).
 
-    def __init__(self) -> None:
+    ``cache`` names an optional sqlite file of vectors keyed by token ids; since a vector depends on its
+    ids only, a cached vector is the vector a fresh computation gives on the same machine.
+    """
+
+    def __init__(self, cache: Path | None = None) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -39,6 +46,7 @@ class MiniLM:
         self._tokenizer = AutoTokenizer.from_pretrained(folder)
         self._model = AutoModel.from_pretrained(folder).eval()
         self._memo: dict[tuple[int, ...], np.ndarray] = {}
+        self._store = _VectorStore(cache) if cache else None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         # MiniLM is uncased and WordPiece drops whitespace, so many variants (spacing, letter case)
@@ -48,8 +56,15 @@ class MiniLM:
         keys = [tuple(ids) for ids in encoded]
         distinct = sorted(set(keys), key=lambda ids: (len(ids), ids))
         missing = [ids for ids in distinct if ids not in self._memo]
-        for ids in tqdm(missing, desc="similarity", unit="text", disable=len(missing) < 500):
-            self._memo[ids] = self._embed_one(ids)
+        if self._store is not None:
+            self._memo.update(self._store.get(missing))
+            missing = [ids for ids in missing if ids not in self._memo]
+        for start in tqdm(range(0, len(missing), 256), desc="similarity", unit="256 texts",
+                          disable=len(missing) < 500):
+            fresh = {ids: self._embed_one(ids) for ids in missing[start:start + 256]}
+            self._memo.update(fresh)
+            if self._store is not None:
+                self._store.put(fresh)
         return np.stack([self._memo[key] for key in keys]) if keys else np.zeros((0, 384), dtype=np.float32)
 
     def _embed_one(self, ids: tuple[int, ...]) -> np.ndarray:
@@ -59,10 +74,36 @@ class MiniLM:
         return torch.nn.functional.normalize(states.mean(0), dim=-1).numpy()
 
 
-@lru_cache(maxsize=1)
-def minilm() -> MiniLM:
+class _VectorStore:
+    """Vectors on disk in sqlite, keyed by the sha256 of the token ids (safe for concurrent builders)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, timeout=120)
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB)")
+
+    @staticmethod
+    def _key(ids: tuple[int, ...]) -> str:
+        return hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).hexdigest()
+
+    def get(self, wanted: Sequence[tuple[int, ...]]) -> dict[tuple[int, ...], np.ndarray]:
+        found: dict[tuple[int, ...], np.ndarray] = {}
+        for ids in wanted:
+            row = self._db.execute("SELECT vector FROM vectors WHERE key = ?", (self._key(ids),)).fetchone()
+            if row is not None:
+                found[ids] = np.frombuffer(row[0], dtype=np.float32).copy()
+        return found
+
+    def put(self, vectors: dict[tuple[int, ...], np.ndarray]) -> None:
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                                 [(self._key(ids), v.astype(np.float32).tobytes()) for ids, v in vectors.items()])
+
+
+@lru_cache(maxsize=2)
+def minilm(cache: Path | None = None) -> MiniLM:
     """One MiniLM per process (loading costs seconds)."""
-    return MiniLM()
+    return MiniLM(cache)
 
 
 def embed_all(embedder: Embedder, texts: Sequence[str]) -> dict[str, np.ndarray]:

@@ -1,0 +1,51 @@
+"""Properties that must hold for any input: identical responses never count as change."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from benchmark.axes.accuracy import is_correct, normalise
+from benchmark.axes.activations import layer_cosines
+from benchmark.axes.mirroring import LexiconPolitenessJudge, mirroring_delta
+from benchmark.axes.text import bleu
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=80)
+FAMILIES = st.sampled_from(["spacing", "punctuation", "letter_case", "lowercase", "length", "politeness",
+                            "form", "identity", "typos"])
+
+
+@given(TEXT, TEXT)
+@settings(max_examples=60, deadline=None)
+def test_bleu_is_bounded_and_100_on_identical_text(a: str, b: str) -> None:
+    assert bleu(a, a) == 100.0
+    assert 0.0 <= bleu(a, b) <= 100.0
+
+
+@given(FAMILIES, TEXT, st.sampled_from([-10.0, -2.0, 1.0, 5.0, 0.5, 2.0, 100.0]))
+@settings(max_examples=100, deadline=None)
+def test_a_response_equal_to_the_baseline_never_mirrors(family: str, text: str, strength: float) -> None:
+    delta = mirroring_delta(family, text, text, strength, LexiconPolitenessJudge())
+    assert delta == 0.0 or math.isnan(delta)
+
+
+@given(arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)),
+       arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)))
+@settings(max_examples=60, deadline=None)
+def test_layer_cosines_are_symmetric_and_bounded(a: np.ndarray, b: np.ndarray) -> None:
+    ab, ba = layer_cosines(a, b), layer_cosines(b, a)
+    np.testing.assert_allclose(ab, ba, equal_nan=True)
+    finite = ab[~np.isnan(ab)]
+    assert np.all((finite >= -1.0) & (finite <= 1.0))
+
+
+@given(st.text(st.characters(categories=("Ll", "Lu")), min_size=1, max_size=12), TEXT)
+@settings(max_examples=60, deadline=None)
+def test_a_response_that_states_the_alias_is_correct(alias: str, filler: str) -> None:
+    if normalise(alias) in {"", "yes", "no"}:
+        return
+    assert is_correct(f"{filler} The answer: {alias}.", [alias]) == 1.0

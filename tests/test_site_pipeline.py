@@ -1,0 +1,75 @@
+"""End to end through the real stages: toy variant set → harness (fake model) → analyze → validate → site.
+
+Slow (the analysis loads the packaged MiniLM for BERTScore), but it is the one test that proves the
+validator accepts what the harness and the analysis really write, and the site renders their output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchmark.harness.collect import collect
+from benchmark.harness.finalize import finalize
+from benchmark.harness.profiles import get_profile
+from benchmark.harness.toy import toy_variant_set
+from benchmark.models.fake import FakeBackend
+from benchmark.provenance import sha256_file
+from benchmark.site.board import read_board
+from benchmark.site.build import SiteInputs, build_site
+from benchmark.site.validate import validate_tree
+from benchmark.stats.analyze import AnalyzeRequest, run_analysis
+from benchmark.variants.freeze import VariantSet, load_variant_set, write_json, write_parquet
+
+SLUGS = ("acme__fake-one", "acme__fake-two", "acme__fake-pending")
+
+
+def freeze_toy_set(root: Path) -> VariantSet:
+    """Write the harness's toy set to disk the way a released set is laid out, and load it back."""
+    toy = toy_variant_set(("alpha", "beta"), n_items=4)
+    folder = root / "sago-v1" / "v1"
+    files = {}
+    for dataset in toy.datasets:
+        write_parquet(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
+        files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
+    write_json(folder / "manifest.json", {"schema_version": 1, "files": files,
+                                          "datasets": {d: {"file": f"data/{d}.parquet"} for d in toy.datasets}})
+    return load_variant_set("sago-v1", "v1", root)
+
+
+def submit_and_run(submissions: Path, variants: VariantSet) -> None:
+    for index, slug in enumerate(SLUGS, start=1):
+        (submissions / slug).mkdir(parents=True)
+        (submissions / slug / "submission.yaml").write_text(yaml.safe_dump({
+            "name": slug, "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index}" * 40},
+            "license": "Apache-2.0", "parameters": 10, "contact": "tests"}))
+        if slug.endswith("pending"):
+            continue
+        out = submissions / slug / "results" / "sago-v1" / "v1"
+        collect(FakeBackend(hidden_size=8 * index), variants, out, profile=get_profile("smoke"), progress=False)
+        finalize(out)
+
+
+@pytest.mark.slow
+def test_real_stage_outputs_validate_and_render(tmp_path: Path) -> None:
+    variants = freeze_toy_set(tmp_path / "variants")
+    submissions = tmp_path / "submissions"
+    submit_and_run(submissions, variants)
+    board_path = tmp_path / "leaderboard.json"
+    run_analysis(AnalyzeRequest("sago-v1", "v1", submissions, board_path), variant_frames=variants.frames)
+
+    report = validate_tree(submissions, tmp_path / "variants")
+    assert [f.line() for f in report.failures] == []
+    assert (report.submissions, report.result_folders) == (3, 2)
+
+    board = read_board(board_path)
+    assert {m["slug"]: m["status"] for m in board.models} == {
+        "acme__fake-one": "complete", "acme__fake-two": "complete", "acme__fake-pending": "pending"}
+    site = tmp_path / "site"
+    build_site(SiteInputs(board, submissions, variants), site, progress=False)
+    item = (site / "items" / "alpha" / "0.html").read_text(encoding="utf-8")
+    assert "What is the capital of France?" in item and "acme__fake-two" in item
+    assert "has no results yet" in (site / "models" / "acme__fake-pending.html").read_text(encoding="utf-8")
+    assert (site / "downloads" / "acme__fake-one" / "records" / "alpha.parquet").is_file()
