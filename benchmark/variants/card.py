@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.provenance import sha256_file
-from benchmark.schema import VARIANT_SCHEMA_VERSION
+from benchmark.schema import VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
 from benchmark.variants import llm
 from benchmark.variants.build import BuildResult, BuildSpec, dropped, log_path
 from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID
@@ -78,6 +78,8 @@ def card_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source]
                        for name in spec.datasets)
     rows = "".join(f"| {name} | {m['items']} | {m['rows']} |\n" for name, m in manifest["datasets"].items())
     missing = "".join(f"- `{family}`: {why}\n" for family, why in manifest["not_produced"].items()) or "- none\n"
+    families = "".join(f"| {name} | {f['kind']} | {', '.join(f['places'])} | {', '.join(f'{s:g}' for s in f['strengths'])} "
+                       f"| {'paper' if f['paper'] else 'ours'} |\n" for name, f in manifest["families"].items())
     return f"""---
 license: other
 pretty_name: SAGO variant set {spec.set_name} {spec.version}
@@ -94,12 +96,21 @@ Frozen variant set of sago-bench (builder {BUILDER_VERSION}, seed {spec.seed}). 
 {spec.n_items} items sampled with the seed; every item has a baseline row (`baseline/none/0`), an identity
 control (`{IDENTITY_VARIANT_ID}`, the unmodified prompt, used only for the noise floor) and one row per
 (family, place, strength). The first {spec.llm_items} items (`item_rank < {spec.llm_items}`) also carry the
-LLM-made families `length` and `form`. Columns: `{'`, `'.join(manifest['datasets'] and ['dataset', 'item_id', 'variant_id', 'family', 'place', 'strength', 'prompt', 'similarity', 'rewriter', 'answers', 'item_rank'])}`.
+LLM-made families `length` and `form`. Columns: {', '.join(f'`{c}`' for c in VARIANT_COLUMNS)}.
 
 ```python
 import datasets
 ds = datasets.load_dataset("<this repo or folder>", "{spec.datasets[0]}", split="test")
 ```
+
+## Families
+
+| family | made by | places | strengths | origin |
+|---|---|---|---|---|
+{families}
+A rule-made variant that leaves the prompt unchanged (e.g. no contraction to toggle) is omitted. The
+`similarity` column is the MiniLM cosine to the baseline; MiniLM is uncased and ignores whitespace, so
+spacing and case variants score 1.0 by construction.
 
 ## Sources, licences and provenance
 

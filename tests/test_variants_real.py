@@ -1,0 +1,65 @@
+"""Slow checks on real artefacts: the packaged MiniLM, the pinned archives, and the committed set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmark.provenance import sha256_file
+from benchmark.schema import VARIANT_COLUMNS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def minilm():  # type: ignore[no-untyped-def]
+    from benchmark.variants.similarity import MiniLM
+
+    return MiniLM()
+
+
+def test_minilm_scores_meaning_not_surface(minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from benchmark.variants.similarity import MiniLM, similarities
+
+    base = "Who wrote the novel Pride and Prejudice?"
+    scores = similarities(minilm, [(base, "who   WROTE the novel pride and prejudice?"),
+                                   (base, "Which author wrote Pride and Prejudice?"),
+                                   (base, "How many moons does Jupiter have?")])
+    assert scores[0] == 1.0  # uncased, whitespace-blind: the same token ids
+    assert 0.8 < scores[1] < 1.0 and scores[2] < 0.3
+    cached = MiniLM(tmp_path / "vectors.sqlite")
+    first = cached.embed([base, "How many moons?"])
+    again = MiniLM(tmp_path / "vectors.sqlite").embed(["How many moons?", base])
+    assert np.array_equal(first[::-1], again) and np.array_equal(first, minilm.embed([base, "How many moons?"]))
+
+
+def test_real_subset_rebuilds_byte_identically(minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from benchmark.variants.build import BuildSpec
+    from benchmark.variants.release import build_release
+    from benchmark.variants.sources import SAGO_V1
+
+    spec = BuildSpec("sago-v1", "subset", ("natural_questions", "misconceptions"), n_items=2, llm_items=0,
+                     llm_families=())
+    hashes = []
+    for root in (tmp_path / "a", tmp_path / "b"):
+        outcome = build_release(spec, SAGO_V1.sources, minilm, root=root, progress=False)
+        hashes.append({p.name: sha256_file(p) for p in sorted(outcome.path.rglob("*")) if p.is_file()})
+    assert hashes[0] == hashes[1] and len(hashes[0]) == 5
+
+
+def test_committed_set_is_intact_and_follows_the_contract() -> None:
+    from benchmark.variants import load_variant_set
+
+    variant_set = load_variant_set()
+    assert variant_set.datasets == ("natural_questions", "trivia_qa", "jeopardy", "strategyqa", "misconceptions",
+                                    "gsm8k")
+    for name, frame in variant_set.frames().items():
+        assert tuple(frame.columns) == VARIANT_COLUMNS and frame.item_id.nunique() == 64
+        assert (frame.groupby("item_id").variant_id.apply(lambda v: {"baseline/none/0", "identity/global/1"}
+                                                          <= set(v))).all()
+        llm_rows = frame[frame.family.isin(["length", "form"])]
+        assert (llm_rows.item_rank < 16).all() and llm_rows.rewriter.str.startswith("llm:").all()
+        assert frame.similarity.between(-1, 1).all() and not frame.similarity.isna().any()
+        assert (frame.loc[frame.family.isin(["baseline", "identity"]), "similarity"] == 1.0).all()
