@@ -196,3 +196,10 @@ def test_fake_backend_is_a_pure_function_of_the_request() -> None:
     np.testing.assert_array_equal(one.hidden, many.hidden)
     assert one.baseline_tokens == 2 and one.logprob_mean == pytest.approx(one.logprob_sum / 2)
     assert math.isnan(fake.run([VariantRequest("k", "x", None)], max_new_tokens=8)[0].logprob_sum)
+
+
+def test_more_ranks_than_items_still_merges(tmp_path: Path) -> None:
+    small = toy_variant_set(("alpha",), n_items=2)
+    _run(FakeBackend(), tmp_path / "one", variant_set=small)
+    _run(FakeBackend(), tmp_path / "many", variant_set=small, world_size=3)  # rank 2 has no item
+    assert_same_results(tmp_path / "one", tmp_path / "many")

@@ -8,8 +8,15 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM,
-                          PreTrainedModel, Qwen2Config, Qwen2ForCausalLM)
+from transformers import (
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedModel,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
 
 from benchmark.models.engine import RawOutput, run_batch_two_pass
 from benchmark.models.prefill import SinglePrefillUnsupported, run_batch_single_prefill, unsupported_reason
@@ -25,10 +32,10 @@ def _common(init: float = 0.3) -> dict[str, object]:
     tok = tiny_tokenizer()
     # initializer_range 0.3 (not 0.02) gives peaked, varied logits: no all-same-token responses.
     # (Gemma scales its embeddings by sqrt(hidden), so it needs a smaller range for the same effect.)
-    return dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=None,
-                tie_word_embeddings=True, initializer_range=init)
+    return {"vocab_size": len(tok), "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 512,
+                "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id, "bos_token_id": None,
+                "tie_word_embeddings": True, "initializer_range": init}
 
 
 # Sliding windows of 8 tokens are shorter than most prompts below, so windowed caches really slide.
@@ -59,7 +66,7 @@ def prompts() -> list[list[int]]:
 def _both(model: PreTrainedModel, prompts: list[list[int]], baselines: list[list[int]] | None,
           tokens: int = TOKENS) -> tuple[list[RawOutput], list[RawOutput]]:
     pad = tiny_tokenizer().pad_token_id
-    kwargs = dict(max_new_tokens=tokens, eos_ids=EOS, pad_id=pad)
+    kwargs = {"max_new_tokens": tokens, "eos_ids": EOS, "pad_id": pad}
     return (run_batch_two_pass(model, prompts, baselines, **kwargs),
             run_batch_single_prefill(model, prompts, baselines, **kwargs))
 
@@ -149,7 +156,7 @@ def test_single_prefill_equals_two_pass_on_smollm2() -> None:
                  "Who wrote Hamlet?", "Name a prime number bigger than ten."]
     prompts = [list(tok.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
                                             tokenize=True, return_dict=True)["input_ids"]) for q in questions]
-    kwargs = dict(max_new_tokens=16, eos_ids=frozenset({tok.eos_token_id}), pad_id=tok.pad_token_id)
+    kwargs = {"max_new_tokens": 16, "eos_ids": frozenset({tok.eos_token_id}), "pad_id": tok.pad_token_id}
     reference = run_batch_two_pass(model, prompts, None, **kwargs)
     _assert_same(reference, run_batch_single_prefill(model, prompts, None, **kwargs))
     baselines = [reference[0].response_ids] * len(prompts)

@@ -21,8 +21,16 @@ from benchmark.variants.families import IDENTITY_VARIANT_ID
 from benchmark.variants.freeze import MANIFEST, write_json
 from benchmark.variants.llm import Chat
 from benchmark.variants.release import build_release
-from benchmark.variants.sources import (FileSource, Source, parse_gsm8k, parse_jeopardy, parse_misconceptions,
-                                        parse_nq_open, parse_strategyqa, parse_trivia_qa)
+from benchmark.variants.sources import (
+    FileSource,
+    Source,
+    parse_gsm8k,
+    parse_jeopardy,
+    parse_misconceptions,
+    parse_nq_open,
+    parse_strategyqa,
+    parse_trivia_qa,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "variants"
 

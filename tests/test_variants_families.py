@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -11,8 +12,15 @@ from hypothesis import strategies as st
 
 from benchmark.errors import SagoError
 from benchmark.variants import ours, politeness, rules
-from benchmark.variants.families import (FAMILIES, RULE_FAMILIES, VariantKey, keys_of, rng_for, rule_variant,
-                                         variant_id)
+from benchmark.variants.families import (
+    FAMILIES,
+    RULE_FAMILIES,
+    VariantKey,
+    keys_of,
+    rng_for,
+    rule_variant,
+    variant_id,
+)
 
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789'-,", min_size=1, max_size=9)
 INSERT_ONLY = ("politeness", "spacing", "punctuation", "filler_words", "format", "irrelevant_suffix")
@@ -151,7 +159,7 @@ def test_filler_lowercase_format_and_suffix_scales() -> None:
 def test_politeness_has_ten_monotone_levels_each_way() -> None:
     for table in (politeness.POLITE, politeness.RUDE):
         assert len(table) == 10 and len({w.prefix for w in table}) == 10
-        for low, high in zip(table, table[1:]):
+        for low, high in itertools.pairwise(table):
             assert len(high.prefix.split()) >= len(low.prefix.split())
             assert len(high.suffix.split()) >= len(low.suffix.split())
     assert politeness.apply("Q?", "global", 2) == "Hello, please. Q? Thank you."

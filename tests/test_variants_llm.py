@@ -107,7 +107,7 @@ def chat_server() -> Iterator[tuple[str, list[dict[str, object]]]]:
     seen: list[dict[str, object]] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append({"path": self.path, "body": body})
             reply = {"choices": [{"message": {"content": "Tell me who wrote Hamlet."}}]}

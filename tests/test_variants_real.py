@@ -55,7 +55,7 @@ def test_committed_set_is_intact_and_follows_the_contract() -> None:
     variant_set = load_variant_set()
     assert variant_set.datasets == ("natural_questions", "trivia_qa", "jeopardy", "strategyqa", "misconceptions",
                                     "gsm8k")
-    for name, frame in variant_set.frames().items():
+    for frame in variant_set.frames().values():
         assert tuple(frame.columns) == VARIANT_COLUMNS and frame.item_id.nunique() == 64
         assert (frame.groupby("item_id").variant_id.apply(lambda v: {"baseline/none/0", "identity/global/1"}
                                                           <= set(v))).all()

@@ -42,8 +42,8 @@ def test_suites_are_registered_with_their_datasets() -> None:
                       "You eat watermelon seeds"))),
     ("natural_questions", ("797803103760793766", "what purpose did seasonal monsoon winds have on trade", ())),
     ("alpaca", ("0", "Give three tips for staying healthy.", ())),
-    ("simpleqa_verified", ("5", "In which year did the Japanese scientist Koichi Mizushima receive the Kato "
-                                "Memorial Prize?", ("1999",))),
+    ("simpleqa_verified", ("5", ("In which year did the Japanese scientist Koichi Mizushima receive the Kato "
+                                 "Memorial Prize?"), ("1999",))),
     ("trivia_qa", ("tc_33", "Which Lloyd Webber musical premiered in the US on 10th December 1993?",
                    ("Sunset Blvd", "Sunset Boulevard"))),
     ("hotpot_qa", ("5a8b57f25542995d1e6f1371", "Were Scott Derrickson and Ed Wood of the same nationality?",

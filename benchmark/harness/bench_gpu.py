@@ -104,6 +104,9 @@ class Measurement:
     batch_size: int
     prompts: int
     seconds: float
+    """wall-clock time."""
+    cpu_seconds: float
+    """CPU time of this process: on a shared CPU machine it, not the wall clock, measures the work."""
     prompts_per_s: float
     generated_tokens_per_s: float
     """greedy tokens actually produced per second (end-of-sequence excluded)."""
@@ -135,8 +138,8 @@ def matmul_params(model: PreTrainedModel) -> int:
 def random_prompts(workload: Workload, vocab: int) -> tuple[list[list[int]], list[list[int]] | None]:
     """Seeded prompts of realistic lengths and a fixed-length y_0 per prompt (token ids 1..vocab-2)."""
     rng = random.Random(workload.seed)
-    prompts = [[rng.randrange(1, vocab - 1) for _ in range(rng.randint(workload.min_prompt, workload.max_prompt))]
-               for _ in range(workload.prompts)]
+    lengths = [rng.randint(workload.min_prompt, workload.max_prompt) for _ in range(workload.prompts)]
+    prompts = [[rng.randrange(1, vocab - 1) for _ in range(length)] for length in lengths]
     if workload.baseline_tokens == 0:
         return prompts, None
     baselines = [[rng.randrange(1, vocab - 1) for _ in range(workload.baseline_tokens)] for _ in prompts]
@@ -170,17 +173,18 @@ def measure(name: str, engine_name: str, model: PreTrainedModel, prompts: Sequen
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     outputs = run_engine(ENGINES[engine_name], model, prompts, baselines, batch_size=batch_size,
                          new_tokens=new_tokens, eos_ids=eos_ids, pad_id=pad_id)
     if cuda:
         torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
     generated = sum(len(o.response_ids) for o in outputs)
     tokens = generated + sum(map(len, prompts)) + (sum(map(len, baselines)) if baselines else 0)
     return Timed(Measurement(
         model=name, engine=engine_name, batch_size=batch_size, prompts=len(prompts), seconds=seconds,
-        prompts_per_s=len(prompts) / seconds, generated_tokens_per_s=generated / seconds,
+        cpu_seconds=cpu_seconds, prompts_per_s=len(prompts) / seconds,
+        generated_tokens_per_s=generated / seconds,
         model_tokens_per_s=tokens / seconds,
         peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
         mfu=2 * matmul_params(model) * tokens / seconds / peak_flops if cuda else math.nan), outputs)
@@ -192,8 +196,8 @@ def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype
     model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
     prompts, baselines = random_prompts(workload, shape.vocab)
     # The last id never occurs in the prompts; random weights rarely pick it, so rows run to the limit.
-    kwargs = dict(batch_size=workload.batch_size, new_tokens=workload.new_tokens,
-                  eos_ids=frozenset({shape.vocab - 1}), pad_id=0)
+    kwargs = {"batch_size": workload.batch_size, "new_tokens": workload.new_tokens,
+                  "eos_ids": frozenset({shape.vocab - 1}), "pad_id": 0}
     results = []
     for engine_name in engines:
         warm = workload.batch_size
@@ -208,12 +212,15 @@ def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype
 
 def format_table(rows: Sequence[Measurement]) -> str:
     """A fixed-width text table of measurements."""
-    header = (f"{'model':<10} {'engine':<15} {'batch':>5} {'prompts':>7} {'seconds':>8} {'prompts/s':>9} "
+    header = (f"{'model':<16} {'engine':<15} {'batch':>5} {'prompts':>7} {'seconds':>8} {'cpu s':>8} "
+              f"{'prompts/s':>9} "
               f"{'gen tok/s':>10} {'model tok/s':>11} {'peak GiB':>8} {'MFU':>6}")
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r.model:<10} {r.engine:<15} {r.batch_size:>5} {r.prompts:>7} {r.seconds:>8.2f} "
-                     f"{r.prompts_per_s:>9.2f} {r.generated_tokens_per_s:>10.1f} {r.model_tokens_per_s:>11.1f} "
+        lines.append(f"{r.model:<16} {r.engine:<15} {r.batch_size:>5} {r.prompts:>7} {r.seconds:>8.2f} "
+                     f"{r.cpu_seconds:>8.2f} "
+                     f"{r.prompts_per_s:>9.2f} {r.generated_tokens_per_s:>10.1f} "
+                     f"{r.model_tokens_per_s:>11.1f} "
                      f"{_or_na(r.peak_memory_gib, '8.2f')} {_or_na(r.mfu, '6.1%')}")
     return "\n".join(lines)
 
@@ -223,9 +230,9 @@ def _or_na(value: float, spec: str) -> str:
     return "n/a".rjust(width) if math.isnan(value) else format(value, spec)
 
 
-def engine_ratios(rows: Sequence[Measurement]) -> dict[str, float]:
-    """Per model, single-prefill seconds / two-pass seconds (the target is <= 0.8)."""
-    seconds = {(r.model, r.engine): r.seconds for r in rows}
+def engine_ratios(rows: Sequence[Measurement], *, cpu_time: bool = False) -> dict[str, float]:
+    """Per model, single-prefill time / two-pass time (the target is <= 0.8), wall or CPU time."""
+    seconds = {(r.model, r.engine): r.cpu_seconds if cpu_time else r.seconds for r in rows}
     return {model: seconds[(model, "single_prefill")] / seconds[(model, "two_pass")]
             for model, engine in seconds if engine == "two_pass" and (model, "single_prefill") in seconds}
 
@@ -244,8 +251,8 @@ _QUESTIONS = (
     "Which language has the most native speakers in the world?",
 )
 # A plain and a rewritten form of each question, so prompt lengths vary as they do across variants.
-_FORMS = ("{q}", "Hello! I hope you are having a lovely day. If it is not too much trouble, could you please "
-                 "help me with this: {q} Thank you so much in advance!")
+_FORMS = ("{q}", ("Hello! I hope you are having a lovely day. If it is not too much trouble, could you "
+                  "please help me with this: {q} Thank you so much in advance!"))
 
 
 def smollm2_prompts(tokenizer: object, count: int) -> list[list[int]]:
@@ -277,8 +284,8 @@ def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
                                                  dtype=torch.float32).eval()
     ids = smollm2_prompts(tok, prompts)
-    kwargs = dict(batch_size=batch_size, new_tokens=new_tokens, eos_ids=frozenset({tok.eos_token_id}),
-                  pad_id=tok.pad_token_id)
+    kwargs = {"batch_size": batch_size, "new_tokens": new_tokens, "eos_ids": frozenset({tok.eos_token_id}),
+                  "pad_id": tok.pad_token_id}
     for engine in ENGINES.values():  # warm-up: one-off allocations and lazy imports
         run_engine(engine, model, ids[:2], None, **{**kwargs, "new_tokens": 2})
     rows: list[Measurement] = []
@@ -297,13 +304,15 @@ def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequenc
     logprob = max((abs(r.logprob_sum - s.logprob_sum) for r, s in zip(reference, single, strict=True)
                    if r.scored_tokens), default=0.0)
     hidden = max(float(abs(r.hidden - s.hidden).max()) for r, s in zip(reference, single, strict=True))
-    click.echo(f"{phase}: identical greedy ids {same_ids}/{len(reference)}; max |d logprob_sum| {logprob:.2e}; "
+    click.echo(f"{phase}: identical greedy ids {same_ids}/{len(reference)}; "
+               f"max |d logprob_sum| {logprob:.2e}; "
                f"max |d hidden| {hidden:.2e}")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--dry-run", is_flag=True, help="CPU, tiny shape, few tokens: checks the code path in seconds.")
-@click.option("--cpu-compare", "compare_on_cpu", is_flag=True, help="CPU, real SmolLM2: two-pass vs single-prefill ratio.")
+@click.option("--cpu-compare", "compare_on_cpu", is_flag=True,
+              help="CPU, real SmolLM2: two-pass vs single-prefill ratio.")
 @click.option("--shapes", default="llama-1b,llama-8b", show_default=True, help=f"of {sorted(SHAPES)}")
 @click.option("--engines", default="two_pass,single_prefill", show_default=True)
 @click.option("--batch-size", default=32, show_default=True)
@@ -322,8 +331,9 @@ def bench_gpu(dry_run: bool, compare_on_cpu: bool, shapes: str, engines: str, ba
         rows = _bench(dry_run, _names(shapes, SHAPES), _names(engines, ENGINES), peak_flops,
                       Workload(prompts, batch_size, 40, 120, new_tokens, baseline_tokens, seed=0))
     click.echo(format_table(rows))
-    for model, ratio in engine_ratios(rows).items():
-        click.echo(f"{model}: single_prefill / two_pass time = {ratio:.3f} (target <= 0.8)")
+    clock = "CPU" if compare_on_cpu or dry_run else "wall-clock"
+    for model, ratio in engine_ratios(rows, cpu_time=clock == "CPU").items():
+        click.echo(f"{model}: single_prefill / two_pass {clock} time = {ratio:.3f} (target <= 0.8)")
     if json_path is not None:
         json_path.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
 
@@ -331,6 +341,7 @@ def bench_gpu(dry_run: bool, compare_on_cpu: bool, shapes: str, engines: str, ba
 def _bench(dry_run: bool, shapes: list[str], engines: list[str], peak_flops: float,
            workload: Workload) -> list[Measurement]:
     if dry_run:
+        torch.set_num_threads(1)  # see cpu_compare: extra threads only spin on a shared CPU
         workload = Workload(8, 4, 40, 120, min(workload.new_tokens, 8), min(workload.baseline_tokens, 8), 0)
         return bench_shape(SHAPES["tiny"], workload, device=torch.device("cpu"), dtype=torch.float32,
                            engines=engines, peak_flops=peak_flops)

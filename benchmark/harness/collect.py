@@ -135,6 +135,8 @@ def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequen
         raise SagoError(f"unknown dataset {unknown[0]!r}; the set has: {', '.join(variant_set.datasets)}")
     tasks = [task for name in names for task in _tasks_of(name, select_rows(checked_frame(variant_set, name),
                                                                           profile))]
+    if not tasks:
+        raise SagoError(f"profile {profile.name!r} selects no rows of {', '.join(names)}; check the set")
     items = sorted({t.item for t in tasks})
     mine = {item for index, item in enumerate(items) if index % world_size == rank}
     return [t for t in tasks if t.item in mine]

@@ -85,8 +85,10 @@ def _shared(plan: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _merged_records(stores: Sequence[PartStore], plans: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    frames = [s.records() for s in stores]
-    records = pd.concat([f for f in frames if not f.empty], ignore_index=True)
+    frames = [f for f in (s.records() for s in stores) if not f.empty]
+    if not frames:
+        raise SagoError("the checkpoint holds no records; rerun with --force")
+    records = pd.concat(frames, ignore_index=True)
     expected = sorted(k for p in plans for k in p["keys"])
     if records["key"].duplicated().any() or sorted(records["key"]) != expected:
         raise SagoError("the checkpoint's records do not match the planned keys; rerun with --force")

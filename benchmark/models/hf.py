@@ -165,6 +165,9 @@ class HFBackend:
             "n_layers": int(self.model.config.num_hidden_layers),
             "hidden_size": int(self.model.config.hidden_size),
             "torch_threads": torch.get_num_threads(),
+            # Set when the weights were sharded over several devices (load_backend(device_map=...)).
+            "device_map": ({str(k): str(v) for k, v in self.model.hf_device_map.items()}
+                           if getattr(self.model, "hf_device_map", None) else None),
         }
 
 

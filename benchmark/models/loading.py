@@ -29,7 +29,8 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torc
 
 
 def load_backend(submission: Submission, *, device: str | None = None, batch_size: int | None = None,
-                 engine: str = "two_pass", threads: int | None = None) -> HFBackend:
+                 engine: str = "two_pass", threads: int | None = None,
+                 device_map: str | None = None) -> HFBackend:
     """Load the submission's model and tokenizer and wrap them in an :class:`HFBackend`.
 
     Args:
@@ -38,6 +39,9 @@ def load_backend(submission: Submission, *, device: str | None = None, batch_siz
         batch_size: prompts per engine call; default 8 on CPU, on GPU 64 halved on out-of-memory.
         engine: "two_pass" or "single_prefill".
         threads: CPU threads for torch (default: all cores).
+        device_map: e.g. "auto": shard a model too large for one GPU over all visible devices
+            (transformers/accelerate big-model loading); ``device`` then names the input device only.
+            Recorded in provenance as ``describe()["device_map"]``.
 
     Raises:
         SagoError: weights missing, not safetensors, or not matching the pinned sha256.
@@ -46,8 +50,8 @@ def load_backend(submission: Submission, *, device: str | None = None, batch_siz
     dtype = choose_dtype(submission.dtype, target)
     if target.type == "cpu":
         torch.set_num_threads(threads or os.cpu_count() or 1)
-    model, tokenizer, source = _load(submission.model, dtype)
-    model = model.to(target).eval()
+    model, tokenizer, source = _load(submission.model, dtype, device_map)
+    model = (model if device_map else model.to(target)).eval()
     size = batch_size or (CPU_BATCH_SIZE if target.type == "cpu" else GPU_START_BATCH_SIZE)
     return HFBackend(model, tokenizer, source=source, chat_template=submission.chat_template,
                      engine=engine, batch_size=size)
@@ -67,19 +71,22 @@ def choose_dtype(requested: str, device: torch.device) -> torch.dtype:
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
-def _load(spec: HubModel | PackagedModel | LocalModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource]:
+def _load(spec: HubModel | PackagedModel | LocalModel, dtype: torch.dtype,
+          device_map: str | None = None) -> tuple[Any, Any, ModelSource]:
     if isinstance(spec, HubModel):
-        return _load_hub(spec, dtype)
+        return _load_hub(spec, dtype, device_map)
     if isinstance(spec, PackagedModel):
-        return _load_packaged(spec, dtype)
-    return _load_local(spec, dtype)
+        return _load_packaged(spec, dtype, device_map)
+    return _load_local(spec, dtype, device_map)
 
 
-def _load_hub(spec: HubModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource]:
+def _load_hub(spec: HubModel, dtype: torch.dtype,
+              device_map: str | None = None) -> tuple[Any, Any, ModelSource]:
     options = {"revision": spec.revision, "trust_remote_code": False}
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec.id, **options)
-        model = AutoModelForCausalLM.from_pretrained(spec.id, use_safetensors=True, dtype=dtype, **options)
+        model = AutoModelForCausalLM.from_pretrained(spec.id, use_safetensors=True, dtype=dtype,
+                                                     device_map=device_map, **options)
     except (OSError, ValueError) as err:
         raise SagoError(f"cannot load {spec.id}@{spec.revision[:12]} from safetensors "
                         f"({_first_line(err)}); the repo must hold *.safetensors weights at that "
@@ -87,7 +94,8 @@ def _load_hub(spec: HubModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource
     return model, tokenizer, ModelSource("hub", spec.id, spec.revision, None)
 
 
-def _load_packaged(spec: PackagedModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource]:
+def _load_packaged(spec: PackagedModel, dtype: torch.dtype,
+                   device_map: str | None = None) -> tuple[Any, Any, ModelSource]:
     path = materialise(spec.artefact)
     actual = sha256_file(path)
     if actual != spec.sha256:
@@ -95,11 +103,12 @@ def _load_packaged(spec: PackagedModel, dtype: torch.dtype) -> tuple[Any, Any, M
                         f"{spec.sha256[:16]}…; fix model.sha256 or delete the cached file")
     folder, name = str(path.parent), path.name
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=dtype)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=dtype, device_map=device_map)
     return model, tokenizer, ModelSource("packaged", spec.artefact, None, actual)
 
 
-def _load_local(spec: LocalModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSource]:
+def _load_local(spec: LocalModel, dtype: torch.dtype,
+                device_map: str | None = None) -> tuple[Any, Any, ModelSource]:
     folder = Path(spec.path).expanduser()
     folder = folder if folder.is_absolute() else REPO_ROOT / folder
     if not folder.is_dir():
@@ -108,7 +117,8 @@ def _load_local(spec: LocalModel, dtype: torch.dtype) -> tuple[Any, Any, ModelSo
         raise SagoError(f"{folder} holds no *.safetensors weights; save the model with safetensors")
     options = {"trust_remote_code": False, "local_files_only": True}
     tokenizer = AutoTokenizer.from_pretrained(folder, **options)
-    model = AutoModelForCausalLM.from_pretrained(folder, use_safetensors=True, dtype=dtype, **options)
+    model = AutoModelForCausalLM.from_pretrained(folder, use_safetensors=True, dtype=dtype,
+                                                 device_map=device_map, **options)
     return model, tokenizer, ModelSource("local", str(folder), None, None)
 
 

@@ -144,9 +144,10 @@ def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: i
     cache = DynamicCache(config=model.config)
     out = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
                 use_cache=True, output_hidden_states=True, logits_to_keep=1)
-    hidden = torch.stack([h[:, -1, :] for h in out.hidden_states], dim=1).float()
+    # With device_map="auto" layers live on several devices: gather everything on the input's device.
+    hidden = torch.stack([h[:, -1, :].to(ids.device) for h in out.hidden_states], dim=1).float()
     return _Prefill(cache=out.past_key_values, attention_mask=mask, last_position=positions[:, -1],
-                    next_logits=out.logits[:, -1, :].float(), hidden=hidden)
+                    next_logits=out.logits[:, -1, :].float().to(ids.device), hidden=hidden)
 
 
 def _greedy_decode(model: PreTrainedModel, state: _Prefill, *, max_new_tokens: int,
@@ -169,7 +170,7 @@ def _greedy_decode(model: PreTrainedModel, state: _Prefill, *, max_new_tokens: i
         position = position + 1
         out = model(input_ids=token[:, None], attention_mask=mask, position_ids=position[:, None],
                     past_key_values=state.cache, use_cache=True)
-        logits = out.logits[:, -1, :].float()
+        logits = out.logits[:, -1, :].float().to(device)
     return _split_responses(steps, eos_ids, batch)
 
 
@@ -199,7 +200,7 @@ def _score_baselines(model: PreTrainedModel, state: _Prefill, cache: DynamicCach
     out = model(input_ids=ids, attention_mask=torch.cat([state.attention_mask, y_mask], dim=-1),
                 position_ids=positions, past_key_values=cache, use_cache=True)
     # Logits predicting y_0[j]: the prompt's last position for j = 0, else y_0's position j - 1.
-    predicting = torch.cat([state.next_logits[:, None, :], out.logits[:, :-1, :].float()], dim=1)
+    predicting = torch.cat([state.next_logits[:, None, :], out.logits[:, :-1, :].float().to(device)], dim=1)
     return [_row_scores(predicting[row, :len(b)], ids[row, :len(b)]) if b else _EMPTY_Y0
             for row, b in enumerate(baselines)]
 

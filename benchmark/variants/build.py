@@ -15,9 +15,18 @@ from tqdm import tqdm
 
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, VARIANT_COLUMNS
 from benchmark.variants import llm
-from benchmark.variants.families import (CONTROL_ROWS, FAMILIES, LLM_FAMILIES, RULE_FAMILIES, VariantKey,
-                                         keys_of, rewriter_tag, rule_variant, variant_id)
-from benchmark.variants.rewriter import Rewriter
+from benchmark.variants.families import (
+    CONTROL_ROWS,
+    FAMILIES,
+    LLM_FAMILIES,
+    RULE_FAMILIES,
+    VariantKey,
+    keys_of,
+    rewriter_tag,
+    rule_variant,
+    variant_id,
+)
+from benchmark.variants.rewriter import Chat, Rewriter
 from benchmark.variants.similarity import Embedder, similarities
 from benchmark.variants.sources import Item, Source, load_sample
 
@@ -103,7 +112,7 @@ class _LazyRewriter:
             self._rewriter = self._factory()
         return self._rewriter
 
-    def complete(self, chats: Sequence[llm.Chat]) -> list[str]:
+    def complete(self, chats: Sequence[Chat]) -> list[str]:
         return self._get().complete(chats)
 
 

@@ -61,8 +61,11 @@ def manifest_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Sou
         "similarity": {"model": "all-minilm-l6-v2 (mean-pooled, normalised)", "decimals": SIMILARITY_DECIMALS},
         "llm": {"rewriter": result.rewriter, "min_similarity": llm.MIN_SIMILARITY,
                 "length_tolerance": llm.LENGTH_TOLERANCE, "attempts": llm.ATTEMPTS,
-                "budget_s": spec.llm_budget_s, "families": list(spec.llm_families),
-                "accepted": sum(a.accepted for a in result.attempts), "dropped": dropped(result.attempts)},
+                "families": list(spec.llm_families),
+                "accepted": sum(a.accepted for a in result.attempts), "dropped": dropped(result.attempts),
+                "not_attempted": sum(a.reason == llm.BUDGET_REASON for a in result.attempts),
+                "items_with_llm_rows": {name: int(frame.loc[frame.family.isin(spec.llm_families), "item_id"].nunique())
+                                        for name, frame in result.frames.items()}},
         "not_produced": dict(sorted(result.not_produced.items())),
         "files": dict(sorted(files.items())),
     }
@@ -131,7 +134,10 @@ Rewriter: `{result.rewriter or 'none'}`. Every rewrite was validated (MiniLM cos
 question, form flips question ↔ instruction; no gold answer added). A failed rewrite was retried once
 with a differently worded request, then dropped; drops and reasons are listed in `manifest.json`
 (`llm.dropped`), and every attempt is in `llm_rewrites.jsonl`, which a rebuild replays.
-Accepted: {manifest['llm']['accepted']}; dropped: {len(manifest['llm']['dropped'])}.
+Accepted: {manifest['llm']['accepted']}; dropped: {len(manifest['llm']['dropped'])}, of which
+{manifest['llm']['not_attempted']} attempts were never made because new generation was capped in wall
+time (`--llm-budget-s`; items are processed in rank order, so the lowest ranks are covered first).
+Items with LLM rows per dataset: {manifest['llm']['items_with_llm_rows']}.
 
 Families not produced:
 {missing}

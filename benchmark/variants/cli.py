@@ -11,6 +11,7 @@ from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants.freeze import load_variant_set, read_manifest
+from benchmark.variants.rewriter import Rewriter
 
 _set = click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant-set name.")
 _version = click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Release version.")
@@ -68,7 +69,7 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
     click.echo(f"{verb} {outcome.path} (variant-set sha256 {outcome.manifest_sha256})")
 
 
-def _rewriter_factory(kind: str, model: str | None, url: str | None) -> Callable[[], object] | None:
+def _rewriter_factory(kind: str, model: str | None, url: str | None) -> Callable[[], Rewriter] | None:
     from benchmark.variants.rewriter import DEFAULT_MODEL, HttpRewriter, LocalModelRewriter
 
     if kind == "none":

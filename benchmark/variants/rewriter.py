@@ -34,7 +34,10 @@ class Chat:
 class Rewriter(Protocol):
     """Something that answers chat requests; ``tag`` is recorded as each variant's ``rewriter``."""
 
-    tag: str
+    @property
+    def tag(self) -> str:
+        """provenance of the outputs, e.g. ``llm:<artefact>@<sha256[:12]>``."""
+        ...
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
         """One greedy completion per chat, in order."""
@@ -56,7 +59,7 @@ class LocalModelRewriter:
         self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         self._tokenizer.padding_side = "left"  # decoder-only: pad on the left so generation continues the text
         self._model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                           dtype=torch.float32).eval()
+                                                           dtype=torch.float32).eval()  # type: ignore[no-untyped-call]
         self._batch_size = batch_size
         self._progress = progress
 
@@ -81,7 +84,7 @@ class LocalModelRewriter:
             out = self._model.generate(**batch, do_sample=False, max_new_tokens=max(c.max_new_tokens for c in chats),
                                        pad_token_id=self._tokenizer.pad_token_id)
         new_tokens = out[:, batch["input_ids"].shape[1]:]  # [batch, generated]
-        return [self._tokenizer.decode(row, skip_special_tokens=True) for row in new_tokens]
+        return [str(self._tokenizer.decode(row, skip_special_tokens=True)) for row in new_tokens]
 
 
 class HttpRewriter:

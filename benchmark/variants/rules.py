@@ -109,5 +109,5 @@ def letter_case(text: str, place: str, strength: float, rng: np.random.Generator
     if not letters:
         return text
     count = max(1, round(len(letters) * strength / 100))
-    chosen = set(int(i) for i in rng.choice(letters, size=min(count, len(letters)), replace=False))
+    chosen = {int(i) for i in rng.choice(letters, size=min(count, len(letters)), replace=False)}
     return "".join(ch.upper() if i in chosen else ch for i, ch in enumerate(text))

@@ -7,9 +7,9 @@ bits), and the cosine is rounded to 4 decimals so last-bit float noise across ma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import hashlib
 import sqlite3
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -71,7 +71,7 @@ class MiniLM:
         torch = self._torch
         with torch.no_grad():
             states = self._model(input_ids=torch.tensor([ids])).last_hidden_state[0]  # [tokens, 384]
-        return torch.nn.functional.normalize(states.mean(0), dim=-1).numpy()
+        return np.asarray(torch.nn.functional.normalize(states.mean(0), dim=-1).numpy(), dtype=np.float32)
 
 
 class _VectorStore:

@@ -40,9 +40,20 @@ class Item:
 class Source(Protocol):
     """A pinned dataset that yields items."""
 
-    name: str
-    license: str
-    provenance: dict[str, str]
+    @property
+    def name(self) -> str:
+        """dataset name in the variant set."""
+        ...
+
+    @property
+    def license(self) -> str:
+        """licence of the data as its publisher states it."""
+        ...
+
+    @property
+    def provenance(self) -> dict[str, str]:
+        """pins and origin, written to the manifest and the card."""
+        ...
 
     def load(self) -> list[Item]:
         """All usable items of the source, in the source's order."""
@@ -256,4 +267,4 @@ def load_sample(source: Source, n: int, seed: int = DEFAULT_SEED) -> list[Item]:
 
 
 # The Hub suite registers itself on import; importing it here makes SUITES complete for every reader.
-from benchmark.variants import hub_sources as _hub_sources  # noqa: E402,F401
+from benchmark.variants import hub_sources as _hub_sources  # noqa: F401
