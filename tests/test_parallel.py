@@ -31,6 +31,7 @@ from benchmark.harness.parallel import (
 from benchmark.harness.profiles import get_profile
 from benchmark.harness.toy import toy_variant_set
 from benchmark.models.loading import tiny_backend
+from benchmark.models.protocol import VariantRequest
 
 SMOKE = get_profile("smoke")
 REPO = Path(__file__).resolve().parent.parent
@@ -47,6 +48,7 @@ from benchmark.harness.parallel import run_distributed
 from benchmark.harness.profiles import get_profile
 from benchmark.harness.toy import toy_variant_set
 from benchmark.models.loading import tiny_backend
+from benchmark.models.protocol import VariantRequest
 
 out = Path(sys.argv[1])
 state = PartialState(cpu=True)
@@ -168,3 +170,47 @@ def test_launcher_arguments_round_trip_the_options() -> None:
     assert command[:3] == [sys.executable, "-m", "accelerate.commands.launch"]
     assert command[command.index("--num_processes") + 1] == "3"
     assert command[command.index("--main_process_port") + 1] == "29511"
+
+
+def test_device_map_loading_is_recorded_in_provenance(tmp_path: Path) -> None:
+    from benchmark.models.loading import load_backend
+    from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+    from benchmark.submissions import LocalModel, Submission
+
+    tiny_llama().save_pretrained(tmp_path / "tiny")
+    tiny_tokenizer().save_pretrained(tmp_path / "tiny")
+    submission = Submission(name="tiny", model=LocalModel(kind="local", path=str(tmp_path / "tiny")),
+                            license="apache-2.0", parameters=100_000, contact="test")
+    sharded = load_backend(submission, device="cpu", threads=1, device_map="cpu")
+    assert sharded.describe()["device_map"] == {"requested": "cpu", "resolved": {"": "cpu"}}
+    plain = load_backend(submission, device="cpu", threads=1)
+    assert plain.describe()["device_map"] is None
+    # Same weights, same outputs: placement is provenance, not a change of the model.
+    request = [VariantRequest("k", "What is the capital of France?", None)]
+    a, b = sharded.run(request, max_new_tokens=4)[0], plain.run(request, max_new_tokens=4)[0]
+    assert a.response == b.response and (a.hidden == b.hidden).all()
+
+
+def test_evaluate_distributed_as_a_single_rank_matches_collect_and_then_skips(tmp_path: Path,
+                                                                              monkeypatch) -> None:
+    import yaml
+
+    from benchmark.harness import parallel
+    from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+
+    tiny_llama().save_pretrained(tmp_path / "tiny")   # the same weights tiny_backend() builds
+    tiny_tokenizer().save_pretrained(tmp_path / "tiny")
+    slug_dir = tmp_path / "subs" / "org__tiny"
+    slug_dir.mkdir(parents=True)
+    (slug_dir / "submission.yaml").write_text(yaml.safe_dump({
+        "name": "tiny", "model": {"kind": "local", "path": str(tmp_path / "tiny")},
+        "license": "apache-2.0", "parameters": 100_000, "contact": "test"}))
+    variant_set = toy_variant_set(("alpha",), n_items=2)
+    monkeypatch.setattr(parallel, "open_variant_set", lambda name, version: variant_set)
+    options = EvaluateOptions(profile="smoke", batch_size=3, threads=1, progress=False)
+    run_file = parallel.evaluate_distributed("org__tiny", options, root=tmp_path / "subs")
+    assert run_file is not None and run_file.name == "run.json"
+    assert json.loads(run_file.read_text())["parallel"]["world_size"] == 1
+    _one_process(tmp_path / "reference", variant_set)
+    assert_same_results(tmp_path / "reference", run_file.parent)
+    assert parallel.evaluate_distributed("org__tiny", options, root=tmp_path / "subs") is None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -49,6 +49,15 @@ BUILDERS: dict[str, Callable[[], PreTrainedModel]] = {
     "gemma3-sliding": lambda: Gemma3ForCausalLM(Gemma3TextConfig(
         **_common(0.05), head_dim=16, sliding_window=8, layer_types=["sliding_attention", "full_attention"])),
 }
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread() -> Iterator[None]:
+    """One torch thread: on a shared CPU more threads spin against other processes (10x slower)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

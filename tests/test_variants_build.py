@@ -81,6 +81,12 @@ def fixture_sources() -> dict[str, Source]:
 SPEC = BuildSpec("toy", "v1", ("trivia_qa", "gsm8k", "misconceptions"), n_items=4, llm_items=2)
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Builds checkpoint their rewrite log into the cache folder: keep tests out of the real one."""
+    monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
+
+
 @pytest.fixture()
 def built(tmp_path: Path) -> Path:
     build_release(SPEC, fixture_sources(), HashEmbedder(), root=tmp_path, rewriter=EchoRewriter, progress=False)

@@ -12,7 +12,7 @@ import pytest
 from benchmark.cli import main
 from benchmark.errors import SagoError
 from benchmark.variants.hub import download, publish
-from tests.test_variants_build import built  # noqa: F401  (fixture)
+from tests.test_variants_build import _private_cache, built  # noqa: F401  (fixtures)
 
 
 class FakeApi:

@@ -88,7 +88,8 @@ def test_paper_source_resolves_its_revision_on_the_hub(monkeypatch: pytest.Monke
     assert source.provenance["revision"] == "c0ffee" * 6 + "beef"
 
 
-def test_paper_suite_builds_from_fixtures(tmp_path: Path) -> None:
+def test_paper_suite_builds_from_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
     from benchmark.variants import load_variant_set
     from benchmark.variants.release import build_release
     from tests.test_variants_build import HashEmbedder

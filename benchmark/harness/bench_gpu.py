@@ -19,10 +19,10 @@ import json
 import math
 import random
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import click
 import torch
@@ -65,7 +65,7 @@ class Shape:
                            num_attention_heads=self.heads, num_key_value_heads=self.kv_heads,
                            intermediate_size=self.intermediate, max_position_embeddings=4096,
                            tie_word_embeddings=self.tied, bos_token_id=None, eos_token_id=None,
-                           pad_token_id=0, rope_theta=500000.0)
+                           pad_token_id=0, rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 
 
 SHAPES: dict[str, Shape] = {
@@ -129,8 +129,8 @@ def build_model(shape: Shape, *, device: torch.device, dtype: torch.dtype, seed:
 def matmul_params(model: PreTrainedModel) -> int:
     """Parameters that take part in a matrix product per token: all but the input embedding table,
     plus the output head (counted once even when it shares the embedding's weights)."""
-    embedding = model.get_input_embeddings().weight
-    head = model.get_output_embeddings().weight
+    embedding = cast(torch.Tensor, model.get_input_embeddings().weight)
+    head = cast(torch.Tensor, cast(torch.nn.Module, model.get_output_embeddings()).weight)
     total = sum(p.numel() for p in model.parameters())
     return total - embedding.numel() + (head.numel() if head is embedding else 0)
 
@@ -146,15 +146,29 @@ def random_prompts(workload: Workload, vocab: int) -> tuple[list[list[int]], lis
     return prompts, baselines
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """How the engines are called."""
+
+    batch_size: int
+    """prompts per engine call."""
+    new_tokens: int
+    """generation limit."""
+    eos_ids: frozenset[int]
+    """tokens that end a response."""
+    pad_id: int
+    """padding token."""
+
+
 def run_engine(engine: Engine, model: PreTrainedModel, prompts: Sequence[Sequence[int]],
-               baselines: Sequence[Sequence[int]] | None, *, batch_size: int, new_tokens: int,
-               eos_ids: frozenset[int], pad_id: int) -> list[RawOutput]:
+               baselines: Sequence[Sequence[int]] | None, decoding: Decoding) -> list[RawOutput]:
     """Run ``engine`` over ``prompts`` in consecutive batches."""
     outputs: list[RawOutput] = []
-    for start in range(0, len(prompts), batch_size):
-        tails = None if baselines is None else baselines[start:start + batch_size]
-        outputs += engine(model, prompts[start:start + batch_size], tails, max_new_tokens=new_tokens,
-                          eos_ids=eos_ids, pad_id=pad_id)
+    size = decoding.batch_size
+    for start in range(0, len(prompts), size):
+        tails = None if baselines is None else baselines[start:start + size]
+        outputs += engine(model, prompts[start:start + size], tails, max_new_tokens=decoding.new_tokens,
+                          eos_ids=decoding.eos_ids, pad_id=decoding.pad_id)
     return outputs
 
 
@@ -166,23 +180,21 @@ class Timed(NamedTuple):
 
 
 def measure(name: str, engine_name: str, model: PreTrainedModel, prompts: Sequence[Sequence[int]],
-            baselines: Sequence[Sequence[int]] | None, *, batch_size: int, new_tokens: int,
-            eos_ids: frozenset[int], pad_id: int, peak_flops: float) -> Timed:
+            baselines: Sequence[Sequence[int]] | None, decoding: Decoding, *, peak_flops: float) -> Timed:
     """Time one engine over all prompts (after the caller's warm-up) and derive the rates."""
     cuda = model.device.type == "cuda"
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     start, start_cpu = time.perf_counter(), time.process_time()
-    outputs = run_engine(ENGINES[engine_name], model, prompts, baselines, batch_size=batch_size,
-                         new_tokens=new_tokens, eos_ids=eos_ids, pad_id=pad_id)
+    outputs = run_engine(ENGINES[engine_name], model, prompts, baselines, decoding)
     if cuda:
         torch.cuda.synchronize()
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
     generated = sum(len(o.response_ids) for o in outputs)
     tokens = generated + sum(map(len, prompts)) + (sum(map(len, baselines)) if baselines else 0)
     return Timed(Measurement(
-        model=name, engine=engine_name, batch_size=batch_size, prompts=len(prompts), seconds=seconds,
+        model=name, engine=engine_name, batch_size=decoding.batch_size, prompts=len(prompts), seconds=seconds,
         cpu_seconds=cpu_seconds, prompts_per_s=len(prompts) / seconds,
         generated_tokens_per_s=generated / seconds,
         model_tokens_per_s=tokens / seconds,
@@ -196,14 +208,13 @@ def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype
     model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
     prompts, baselines = random_prompts(workload, shape.vocab)
     # The last id never occurs in the prompts; random weights rarely pick it, so rows run to the limit.
-    kwargs = {"batch_size": workload.batch_size, "new_tokens": workload.new_tokens,
-                  "eos_ids": frozenset({shape.vocab - 1}), "pad_id": 0}
+    decoding = Decoding(workload.batch_size, workload.new_tokens, frozenset({shape.vocab - 1}), pad_id=0)
+    warm = workload.batch_size
     results = []
     for engine_name in engines:
-        warm = workload.batch_size
-        run_engine(ENGINES[engine_name], model, prompts[:warm], baselines and baselines[:warm], **kwargs)
-        results.append(measure(shape.name, engine_name, model, prompts, baselines, peak_flops=peak_flops,
-                               **kwargs).measurement)
+        run_engine(ENGINES[engine_name], model, prompts[:warm], baselines and baselines[:warm], decoding)
+        results.append(measure(shape.name, engine_name, model, prompts, baselines, decoding,
+                               peak_flops=peak_flops).measurement)
     del model
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -284,14 +295,13 @@ def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
                                                  dtype=torch.float32).eval()
     ids = smollm2_prompts(tok, prompts)
-    kwargs = {"batch_size": batch_size, "new_tokens": new_tokens, "eos_ids": frozenset({tok.eos_token_id}),
-                  "pad_id": tok.pad_token_id}
+    decoding = Decoding(batch_size, new_tokens, frozenset({tok.eos_token_id}), tok.pad_token_id)
     for engine in ENGINES.values():  # warm-up: one-off allocations and lazy imports
-        run_engine(engine, model, ids[:2], None, **{**kwargs, "new_tokens": 2})
+        run_engine(engine, model, ids[:2], None, replace(decoding, new_tokens=2))
     rows: list[Measurement] = []
     tails: list[list[int]] | None = None
     for phase in ("baseline", "variant"):
-        timed = {name: measure(f"smollm2/{phase}", name, model, ids, tails, peak_flops=1.0, **kwargs)
+        timed = {name: measure(f"smollm2/{phase}", name, model, ids, tails, decoding, peak_flops=1.0)
                  for name in ("single_prefill", "two_pass")}
         _print_agreement(phase, timed["two_pass"].outputs, timed["single_prefill"].outputs)
         rows += [timed[name].measurement for name in ENGINES]
@@ -354,7 +364,7 @@ def _bench(dry_run: bool, shapes: list[str], engines: list[str], peak_flops: flo
     return rows
 
 
-def _names(text: str, known: dict[str, object]) -> list[str]:
+def _names(text: str, known: Mapping[str, object]) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
     if unknown or not names:

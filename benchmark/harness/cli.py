@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from benchmark import paths
+from benchmark.errors import SagoError
 from benchmark.harness.evaluate import EvaluateOptions, check_selection, choose_slugs, evaluate_submission
 from benchmark.harness.profiles import PROFILES, get_profile
 from benchmark.harness.sets import open_variant_set
@@ -45,9 +46,13 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
 @_run_options
 @click.option("--force", is_flag=True, help="Discard existing results and checkpoints first.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@click.option("--num-processes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Data-parallel ranks (accelerate launch; one GPU each, or CPU shares over gloo).")
+@click.option("--device-map", default=None, help='"auto": shard a model too big for one GPU over all GPUs.')
 def evaluate(slugs: tuple[str, ...], pending: bool, every: bool, set_name: str, version: str, profile: str,
              device: str | None, batch_size: int | None, datasets: str | None, engine: str,
-             threads: int | None, force: bool, no_progress: bool) -> None:
+             threads: int | None, force: bool, no_progress: bool, num_processes: int,
+             device_map: str | None) -> None:
     """Run submissions on a variant set and store raw outputs (records, activations, run.json).
 
     A killed run resumes where it stopped when started again with the same options.
@@ -55,15 +60,22 @@ def evaluate(slugs: tuple[str, ...], pending: bool, every: bool, set_name: str, 
     check_selection(slugs, pending=pending, every=every)  # cheap mistakes fail before any loading
     get_profile(profile)
     ENGINES.get(engine)
+    if num_processes > 1 and device_map:
+        raise SagoError("--device-map spreads one model over every GPU; use it with --num-processes 1")
     options = EvaluateOptions(set_name=set_name, version=version, profile=profile, device=device,
                               batch_size=batch_size, datasets=_datasets(datasets), engine=engine,
-                              threads=threads, force=force, progress=not no_progress)
+                              threads=threads, force=force, progress=not no_progress, device_map=device_map)
     variant_set = open_variant_set(set_name, version)
     chosen = choose_slugs(slugs, pending=pending, every=every, options=options, variant_set=variant_set)
     if not chosen:
         click.echo(f"nothing to evaluate: every submission has results for {set_name}/{version}")
     for slug in chosen:
         click.echo(f"evaluating {slug} on {set_name}/{version} ({profile})")
+        if num_processes > 1:
+            from benchmark.harness.parallel import launch_evaluate  # accelerate only when asked for
+
+            launch_evaluate(slug, options, num_processes=num_processes)
+            continue
         run_file = evaluate_submission(slug, options, variant_set=variant_set)
         if run_file is not None:
             click.echo(f"{slug}: wrote {run_file.parent}")

@@ -49,6 +49,8 @@ class EvaluateOptions:
     """discard existing results and checkpoints first."""
     progress: bool = True
     """show progress bars."""
+    device_map: str | None = None
+    """e.g. "auto": shard one model over all visible GPUs (see ``load_backend``)."""
 
 
 def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | None = None,
@@ -82,7 +84,8 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
         from benchmark.models.loading import load_backend  # torch/transformers only when needed
 
         backend = load_backend(submission, device=options.device, batch_size=options.batch_size,
-                               engine=options.engine, threads=options.threads)
+                               engine=options.engine, threads=options.threads,
+                               device_map=options.device_map)
     batch_size = options.batch_size or _preferred_batch_size(backend)
     info = {"submission": slug, "set": options.set_name, "version": options.version,
             "datasets": sorted(options.datasets) if options.datasets else "all",

@@ -31,6 +31,9 @@ import torch
 from benchmark import paths
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore, write_json
+
+# collect()'s own batch runner, plan record and plan check are reused (not copied) so that a batch run
+# here is exactly a batch run there; tests/test_parallel.py compares the bytes against collect().
 from benchmark.harness.collect import (
     CHECKPOINT_DIR,
     Batch,
@@ -287,6 +290,8 @@ def worker(slug: str, set_name: str, version: str, profile: str, batch_size: int
     run_file = evaluate_distributed(slug, options)
     if run_file is not None:
         click.echo(f"{slug}: wrote {run_file.parent}")
+    elif int(os.environ.get("RANK", "0")) == 0:  # only the main rank finalizes, so None there = skipped
+        click.echo(f"{slug}: complete results exist; skipped (use --force to redo)", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:

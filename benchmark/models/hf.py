@@ -71,12 +71,13 @@ class HFBackend:
         chat_template: "auto" (use the tokenizer's template when it has one), "always" or "never".
         engine: engine name (see :data:`ENGINES`).
         batch_size: largest number of prompts per engine call; halved on GPU out-of-memory.
+        device_map: the ``device_map`` the weights were loaded with (e.g. "auto"), for provenance.
     """
 
     capabilities = FULL_CAPABILITIES
 
     def __init__(self, model: Any, tokenizer: Any, *, source: ModelSource, chat_template: str = "auto",
-                 engine: str = "two_pass", batch_size: int = 8) -> None:
+                 engine: str = "two_pass", batch_size: int = 8, device_map: str | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.source = source
@@ -87,6 +88,7 @@ class HFBackend:
         self.batch_sizes_used: list[int] = [batch_size]
         self.eos_ids = _eos_ids(model, tokenizer)
         self.pad_id = _pad_id(tokenizer, self.eos_ids)
+        self.device_map = device_map
 
     def render(self, prompt: str) -> list[int]:
         """Token ids of one user turn (chat template with generation prompt) or of the raw prompt."""
@@ -165,10 +167,17 @@ class HFBackend:
             "n_layers": int(self.model.config.num_hidden_layers),
             "hidden_size": int(self.model.config.hidden_size),
             "torch_threads": torch.get_num_threads(),
-            # Set when the weights were sharded over several devices (load_backend(device_map=...)).
-            "device_map": ({str(k): str(v) for k, v in self.model.hf_device_map.items()}
-                           if getattr(self.model, "hf_device_map", None) else None),
+            "device_map": _placement(self.model, self.device_map),
         }
+
+
+def _placement(model: Any, requested: str | None) -> dict[str, object] | None:
+    """Requested and resolved module placement when the weights were loaded with a device map."""
+    if requested is None:
+        return None
+    # accelerate sets hf_device_map only when it really spreads modules over several devices.
+    resolved = getattr(model, "hf_device_map", None) or {"": str(model.device)}
+    return {"requested": requested, "resolved": {str(k): str(v) for k, v in resolved.items()}}
 
 
 def _wants_template(tokenizer: Any, setting: str) -> bool:

@@ -41,7 +41,7 @@ def load_backend(submission: Submission, *, device: str | None = None, batch_siz
         threads: CPU threads for torch (default: all cores).
         device_map: e.g. "auto": shard a model too large for one GPU over all visible devices
             (transformers/accelerate big-model loading); ``device`` then names the input device only.
-            Recorded in provenance as ``describe()["device_map"]``.
+            Recorded in provenance as ``describe()["device_map"]`` (requested and resolved).
 
     Raises:
         SagoError: weights missing, not safetensors, or not matching the pinned sha256.
@@ -54,7 +54,7 @@ def load_backend(submission: Submission, *, device: str | None = None, batch_siz
     model = (model if device_map else model.to(target)).eval()
     size = batch_size or (CPU_BATCH_SIZE if target.type == "cpu" else GPU_START_BATCH_SIZE)
     return HFBackend(model, tokenizer, source=source, chat_template=submission.chat_template,
-                     engine=engine, batch_size=size)
+                     engine=engine, batch_size=size, device_map=device_map)
 
 
 def choose_dtype(requested: str, device: torch.device) -> torch.dtype:
@@ -69,6 +69,11 @@ def choose_dtype(requested: str, device: torch.device) -> torch.dtype:
     if requested != "auto":
         return _DTYPES[requested]
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def _placement(device_map: str | None) -> dict[str, str]:
+    """``from_pretrained`` keywords for big-model placement (none unless a device map was asked for)."""
+    return {"device_map": device_map} if device_map else {}
 
 
 def _load(spec: HubModel | PackagedModel | LocalModel, dtype: torch.dtype,
@@ -86,7 +91,7 @@ def _load_hub(spec: HubModel, dtype: torch.dtype,
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec.id, **options)
         model = AutoModelForCausalLM.from_pretrained(spec.id, use_safetensors=True, dtype=dtype,
-                                                     device_map=device_map, **options)
+                                                     **_placement(device_map), **options)
     except (OSError, ValueError) as err:
         raise SagoError(f"cannot load {spec.id}@{spec.revision[:12]} from safetensors "
                         f"({_first_line(err)}); the repo must hold *.safetensors weights at that "
@@ -103,7 +108,8 @@ def _load_packaged(spec: PackagedModel, dtype: torch.dtype,
                         f"{spec.sha256[:16]}…; fix model.sha256 or delete the cached file")
     folder, name = str(path.parent), path.name
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=dtype, device_map=device_map)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=dtype,
+                                                 **_placement(device_map))
     return model, tokenizer, ModelSource("packaged", spec.artefact, None, actual)
 
 
@@ -118,7 +124,7 @@ def _load_local(spec: LocalModel, dtype: torch.dtype,
     options = {"trust_remote_code": False, "local_files_only": True}
     tokenizer = AutoTokenizer.from_pretrained(folder, **options)
     model = AutoModelForCausalLM.from_pretrained(folder, use_safetensors=True, dtype=dtype,
-                                                 device_map=device_map, **options)
+                                                 **_placement(device_map), **options)
     return model, tokenizer, ModelSource("local", str(folder), None, None)
 
 

@@ -199,10 +199,15 @@ def _score_baselines(model: PreTrainedModel, state: _Prefill, cache: DynamicCach
     positions = state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :]
     out = model(input_ids=ids, attention_mask=torch.cat([state.attention_mask, y_mask], dim=-1),
                 position_ids=positions, past_key_values=cache, use_cache=True)
-    # Logits predicting y_0[j]: the prompt's last position for j = 0, else y_0's position j - 1.
-    predicting = torch.cat([state.next_logits[:, None, :], out.logits[:, :-1, :].float().to(device)], dim=1)
-    return [_row_scores(predicting[row, :len(b)], ids[row, :len(b)]) if b else _EMPTY_Y0
-            for row, b in enumerate(baselines)]
+    return [_row_scores(_predicting(state.next_logits[row], out.logits[row], len(b)), ids[row, :len(b)])
+            if b else _EMPTY_Y0 for row, b in enumerate(baselines)]
+
+
+def _predicting(first: torch.Tensor, continued: torch.Tensor, length: int) -> torch.Tensor:
+    """float32 [length, vocab]: row j predicts y_0[j] -- the prompt's last position for j = 0, else
+    y_0's position j - 1. Built per row so a batch never holds [batch, len(y_0), vocab] in float32."""
+    rest = continued[:length - 1].float().to(first.device)
+    return torch.cat([first[None, :], rest], dim=0)
 
 
 def _row_scores(logits: torch.Tensor, targets: torch.Tensor) -> _Scores:

@@ -34,6 +34,7 @@ _VERDICTS = {"yes", "no", "true", "false"}
 _QUESTION_START = re.compile(
     r"^(who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|could|will|would|"
     r"should|shall|has|have|had|may|might|must)\b", re.IGNORECASE)
+_ANSWERING = re.compile(r"^(to (find|determine|solve|calculate)|sure|here is|here's|the answer)\b", re.IGNORECASE)
 _SYSTEM = "You rewrite text. Never answer it. Reply with the rewritten text only."
 BUDGET_REASON = "not attempted: LLM time budget exhausted"
 
@@ -125,6 +126,8 @@ def rejection(original: str, rewrite: str, family: str, strength: float, answers
             return "no longer a question"
     elif is_question(rewrite) == is_question(original):
         return "form not changed"
+    elif _ANSWERING.match(rewrite) or not 0.5 <= _words(rewrite) / max(1, _words(original)) <= 2:
+        return "answers instead of rewriting"  # small models start solving ("To find ..., we need to")
     return ""
 
 
