@@ -150,13 +150,9 @@ def test_rebuild_onto_a_release_replays_its_log_and_checks_bytes(built: Path) ->
     outcome = build_release(SPEC, fixture_sources(), HashEmbedder(), root=built, rewriter=no_model, progress=False)
     assert not outcome.created
     sources = fixture_sources()
-    sources["gsm8k"] = FileSource("gsm8k", FIXTURES / "jeopardy.jsonl.gz", parse_gsm8k_as_jeopardy, "MIT")
+    sources["gsm8k"] = FileSource("gsm8k", FIXTURES / "jeopardy.jsonl.gz", parse_jeopardy, "MIT")  # other items
     with pytest.raises(SagoError, match=r"differs in .*gsm8k\.parquet.*build a new --version"):
         build_release(SPEC, sources, HashEmbedder(), root=built, rewriter=EchoRewriter, progress=False)
-
-
-def parse_gsm8k_as_jeopardy(data: bytes):  # type: ignore[no-untyped-def]
-    return parse_jeopardy(data)
 
 
 def test_edited_file_is_named_in_a_one_line_error(built: Path) -> None:

@@ -8,5 +8,5 @@ Public entry points (see each module):
   datasets=None, rank=0, world_size=1, seed=42, run_info=None, progress=True)``: one rank's share.
 - ``benchmark.harness.finalize.finalize(results_dir, *, world_size=None, extra=None)``: merge ranks.
 - ``benchmark.models.loading.load_backend(submission, *, device=None, batch_size=None,
-  engine="two_pass", threads=None)``: a ready model backend.
+  engine="single_prefill", threads=None)``: a ready model backend.
 """

@@ -30,7 +30,7 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
         click.option("--batch-size", type=click.IntRange(min=1), default=None,
                      help="Prompts per batch (default: 8 on CPU, automatic on GPU)."),
         click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets."),
-        click.option("--engine", default="two_pass", show_default=True,
+        click.option("--engine", default="single_prefill", show_default=True,
                      help="two_pass or single_prefill."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
                      help="CPU threads for torch (default: all cores)."),

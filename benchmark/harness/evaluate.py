@@ -41,7 +41,7 @@ class EvaluateOptions:
     """prompts per batch; default the backend's (8 on CPU, automatic on GPU)."""
     datasets: tuple[str, ...] | None = None
     """subset of the set's datasets; default all."""
-    engine: str = "two_pass"
+    engine: str = "single_prefill"
     """engine name."""
     threads: int | None = None
     """CPU threads for torch; default all cores."""

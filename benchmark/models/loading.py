@@ -29,7 +29,7 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torc
 
 
 def load_backend(submission: Submission, *, device: str | None = None, batch_size: int | None = None,
-                 engine: str = "two_pass", threads: int | None = None,
+                 engine: str = "single_prefill", threads: int | None = None,
                  device_map: str | None = None) -> HFBackend:
     """Load the submission's model and tokenizer and wrap them in an :class:`HFBackend`.
 
