@@ -56,7 +56,7 @@ validate:
 	$(SAGO) submissions validate
 
 bench:  ## harness overhead vs bare model work, CPU, SmolLM2
-	$(SAGO) bench --model huggingfacetb__smollm2-135m-instruct-q4_1 --profile $(PROFILE)
+	$(SAGO) bench --model huggingfacetb__smollm2-135m-instruct-q4_1 --profile bench --threads $(THREADS)
 
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)
 	$(PY) -m benchmark.harness.bench_gpu $(ARGS)
