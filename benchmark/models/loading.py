@@ -128,7 +128,7 @@ def _load_local(spec: LocalModel, dtype: torch.dtype,
     return model, tokenizer, ModelSource("local", str(folder), None, None)
 
 
-def tiny_backend(seed: int = 0, *, batch_size: int = 4, engine: str = "two_pass",
+def tiny_backend(seed: int = 0, *, batch_size: int = 4, engine: str = "single_prefill",
                  chat_template: str = "auto") -> HFBackend:
     """The random-init tiny Llama of ``benchmark.models.tiny`` as a backend (real code paths, fast)."""
     from benchmark.models.tiny import tiny_llama, tiny_tokenizer
