@@ -1,0 +1,59 @@
+"""The committed results of the packaged models are recomputable from their stored records alone.
+
+No model is loaded: deltas come from records + activations + the frozen variant set, summaries from
+deltas, the leaderboard from summaries — and each must match what is committed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchmark.axes import deltas_for_results
+from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.stats.analyze import AnalyzeRequest, run_analysis
+from benchmark.variants import load_variant_set
+
+RESULTS = sorted(p.parent for p in SUBMISSIONS_DIR.glob(f"*/results/{DEFAULT_SET}/{DEFAULT_SET_VERSION}/run.json"))
+
+
+def test_packaged_models_have_committed_results() -> None:
+    slugs = {p.parts[-4] for p in RESULTS}
+    assert {"huggingfacetb__smollm2-135m-instruct-q4_1", "google__gemma-3-270m-q4_k_m"} <= slugs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", RESULTS, ids=lambda p: p.parts[-4])
+def test_deltas_recompute_from_records(folder: Path) -> None:
+    frames = load_variant_set(DEFAULT_SET, DEFAULT_SET_VERSION).frames()
+    fresh = deltas_for_results(folder, frames, model=folder.parts[-4])
+    committed = pd.read_parquet(folder / "deltas.parquet")
+    # Same machine type and library pins: only last-bit float noise in MiniLM may differ.
+    pd.testing.assert_frame_equal(fresh.reset_index(drop=True), committed.reset_index(drop=True),
+                                  check_exact=False, rtol=1e-4, atol=1e-5)
+
+
+def test_summaries_and_leaderboard_rebuild_byte_identically(tmp_path: Path) -> None:
+    root = tmp_path / "submissions"
+    shutil.copytree(SUBMISSIONS_DIR, root)
+    for deltas in root.glob("*/results/*/*/deltas.parquet"):
+        os.utime(deltas)  # newer than the records: reuse the committed deltas, do not recompute
+        (deltas.parent / "summary.json").unlink()
+    out = tmp_path / "leaderboard.json"
+    run_analysis(AnalyzeRequest(DEFAULT_SET, DEFAULT_SET_VERSION, root, out))
+    for folder in RESULTS:
+        rebuilt = root / folder.relative_to(SUBMISSIONS_DIR) / "summary.json"
+        assert rebuilt.read_bytes() == (folder / "summary.json").read_bytes(), folder.parts[-4]
+    committed = json.loads((LEADERBOARD_DIR / "leaderboard.json").read_text())
+    fresh = json.loads(out.read_text())
+    for doc in (committed, fresh):  # summary paths name the folder they were read from
+        for model in doc["models"]:
+            model.pop("summary", None)
+    assert fresh == committed
+    assert {m["status"] for m in fresh["models"]} == {"complete"}
