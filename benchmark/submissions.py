@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark.errors import SagoError
 from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
-from benchmark.schema import SUBMISSION_SCHEMA_VERSION
 
 HEX40 = r"^[0-9a-f]{40}$"
 HEX64 = r"^[0-9a-f]{64}$"
@@ -54,7 +53,7 @@ class LocalModel(_Strict):
 class Submission(_Strict):
     """The contents of ``submission.yaml``."""
 
-    schema_version: Literal[1] = SUBMISSION_SCHEMA_VERSION
+    schema_version: Literal[1] = 1  # = schema.SUBMISSION_SCHEMA_VERSION; a Literal keeps newer files out
     name: Annotated[str, Field(min_length=1, max_length=120)]
     model: HubModel | PackagedModel | LocalModel = Field(discriminator="kind")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"

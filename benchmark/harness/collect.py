@@ -110,19 +110,19 @@ def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Pat
     torch.manual_seed(seed)
     tasks = select_tasks(variant_set, profile, datasets, rank=rank, world_size=world_size)
     store = PartStore(results_dir / CHECKPOINT_DIR / f"rank-{rank}")
-    plan = _plan_record(backend, variant_set, profile, tasks, batch_size=batch_size, rank=rank,
+    plan = plan_record(backend, variant_set, profile, tasks, batch_size=batch_size, rank=rank,
                         world_size=world_size, seed=seed, run_info=run_info or {})
-    _check_or_write_plan(store.folder, plan)
+    check_or_write_plan(store.folder, plan)
     base = plan_batches("base", [t for t in tasks if t.family == BASELINE_FAMILY], batch_size)
-    run_base = _runner(backend, profile, baselines=None)
-    ran, skipped = _run_batches(store, base, run_base, progress, f"baselines (rank {rank})")
+    run_base = runner(backend, profile, baselines=None)
+    ran, skipped = run_batches(store, base, run_base, progress, f"baselines (rank {rank})")
     y0 = baseline_responses(store)
     rest = (plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size)
             + plan_batches("rerun", [rerun_task(t) for t in tasks if t.family == BASELINE_FAMILY],
                            rerun_batch_size(batch_size)))
-    ran2, skipped2 = _run_batches(store, rest, _runner(backend, profile, baselines=y0), progress,
+    ran2, skipped2 = run_batches(store, rest, runner(backend, profile, baselines=y0), progress,
                                   f"variants (rank {rank})")
-    write_json(store.folder / "done.json", {"model": backend.describe(), "finished_at": _now()})
+    write_json(store.folder / "done.json", {"model": backend.describe(), "finished_at": utc_timestamp()})
     return RankResult(store.folder, ran + ran2, skipped + skipped2)
 
 
@@ -182,8 +182,8 @@ def baseline_responses(store: PartStore) -> dict[tuple[str, str], str]:
 Runner = Callable[[Batch], Part]
 
 
-def _runner(backend: ModelBackend, profile: Profile,
-            baselines: Mapping[tuple[str, str], str] | None) -> Runner:
+def runner(backend: ModelBackend, profile: Profile,
+           baselines: Mapping[tuple[str, str], str] | None) -> Runner:
     """A function that computes one batch's part (baselines phase when ``baselines`` is None)."""
 
     def run(batch: Batch) -> Part:
@@ -232,8 +232,8 @@ def _record(task: Task, out: VariantOutput) -> dict[str, Any]:
             "prompt_tokens": out.prompt_tokens}
 
 
-def _run_batches(store: PartStore, batches: Sequence[Batch], run: Runner, progress: bool,
-                 label: str) -> tuple[int, int]:
+def run_batches(store: PartStore, batches: Sequence[Batch], run: Runner, progress: bool,
+                label: str) -> tuple[int, int]:
     """Run the batches not yet in ``store``; returns (run, skipped)."""
     finished = store.finished()
     todo = [b for b in batches if b.name not in finished]
@@ -245,8 +245,8 @@ def _run_batches(store: PartStore, batches: Sequence[Batch], run: Runner, progre
     return len(todo), len(batches) - len(todo)
 
 
-def _plan_record(backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, tasks: list[Task],
-                 **settings: Any) -> dict[str, Any]:
+def plan_record(backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, tasks: list[Task],
+                **settings: Any) -> dict[str, Any]:
     """Everything that determines this rank's outputs, plus the keys it must produce."""
     model = backend.describe()
     keys = [t.key for t in tasks] + [rerun_task(t).key for t in tasks if t.family == BASELINE_FAMILY]
@@ -254,7 +254,8 @@ def _plan_record(backend: ModelBackend, variant_set: VariantSetLike, profile: Pr
             "model": {k: model.get(k) for k in _MODEL_IDENTITY}, **settings, "keys": sorted(keys)}
 
 
-def _check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
+def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
+    """Write ``plan.json`` on a first start; on a restart refuse a plan that differs from the stored one."""
     path = folder / "plan.json"
     if path.exists():
         old = json.loads(path.read_text(encoding="utf-8"))
@@ -265,8 +266,9 @@ def _check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
             raise SagoError(f"{folder} holds a checkpoint of a different run ({', '.join(changed)} differ); "
                             "rerun with --force to discard it")
         return
-    write_json(path, {**plan, "started_at": _now()})
+    write_json(path, {**plan, "started_at": utc_timestamp()})
 
 
-def _now() -> str:
+def utc_timestamp() -> str:
+    """Wall-clock time for provenance files (never part of the records, which must be reproducible)."""
     return datetime.now(UTC).isoformat(timespec="seconds")

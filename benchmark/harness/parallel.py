@@ -39,16 +39,16 @@ from benchmark.harness.collect import (
     Batch,
     RankResult,
     Task,
-    _check_or_write_plan,
-    _now,
-    _plan_record,
-    _run_batches,
-    _runner,
     baseline_responses,
+    check_or_write_plan,
     plan_batches,
+    plan_record,
     rerun_batch_size,
     rerun_task,
+    run_batches,
+    runner,
     select_tasks,
+    utc_timestamp,
 )
 from benchmark.harness.evaluate import EvaluateOptions, clear_results, is_complete
 from benchmark.harness.profiles import Profile, get_profile
@@ -105,19 +105,19 @@ def start_rank(backend: ModelBackend, variant_set: VariantSetLike, results_dir: 
     torch.manual_seed(seed)
     tasks = select_tasks(variant_set, profile, datasets)
     share = rank_share(results_dir, tasks, batch_size=batch_size, rank=rank, world_size=world_size)
-    plan = _plan_record(backend, variant_set, profile, [], batch_size=batch_size, rank=rank,
+    plan = plan_record(backend, variant_set, profile, [], batch_size=batch_size, rank=rank,
                         world_size=world_size, seed=seed, run_info=run_info or {}, sharding=SHARDING)
     # finalize() checks the merged records against the union of the ranks' planned keys.
     plan["keys"] = sorted(t.key for b in share.baselines + share.rest for t in b.tasks)
-    _check_or_write_plan(share.store.folder, plan)
+    check_or_write_plan(share.store.folder, plan)
     return share
 
 
 def run_baseline_phase(share: RankShare, backend: ModelBackend, profile: Profile, *,
                        progress: bool = True) -> tuple[int, int]:
     """Generate and score this rank's baseline batches; returns (batches run, batches skipped)."""
-    run = _runner(backend, profile, baselines=None)
-    return _run_batches(share.store, share.baselines, run, progress, f"baselines (rank {share.rank})")
+    run = runner(backend, profile, baselines=None)
+    return run_batches(share.store, share.baselines, run, progress, f"baselines (rank {share.rank})")
 
 
 def run_variant_phase(share: RankShare, backend: ModelBackend, profile: Profile, *,
@@ -129,13 +129,13 @@ def run_variant_phase(share: RankShare, backend: ModelBackend, profile: Profile,
     y0: dict[tuple[str, str], str] = {}
     for rank in range(share.world_size):
         y0.update(baseline_responses(PartStore(share.store.folder.parent / f"rank-{rank}")))
-    run = _runner(backend, profile, baselines=y0)
-    return _run_batches(share.store, share.rest, run, progress, f"variants (rank {share.rank})")
+    run = runner(backend, profile, baselines=y0)
+    return run_batches(share.store, share.rest, run, progress, f"variants (rank {share.rank})")
 
 
 def finish_rank(share: RankShare, backend: ModelBackend) -> None:
     """Mark the rank done (finalize refuses to merge ranks without this file)."""
-    write_json(share.store.folder / "done.json", {"model": backend.describe(), "finished_at": _now()})
+    write_json(share.store.folder / "done.json", {"model": backend.describe(), "finished_at": utc_timestamp()})
 
 
 def collect_rank(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Path, *, profile: Profile,
