@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.site.board import Board, pending_board, read_board
@@ -30,11 +31,18 @@ def leaderboard() -> None:
               show_default="submissions", help="Submissions folder (records for the item browser).")
 @click.option("--variants", "variants_root", type=click.Path(path_type=Path), default=VARIANTS_DIR,
               show_default="variants", help="Folder of frozen variant sets.")
-def build(set_name: str, version: str, input_path: Path, out: Path, submissions_root: Path,
-          variants_root: Path) -> None:
+@click.pass_context
+def build(ctx: click.Context, set_name: str, version: str, input_path: Path, out: Path,
+          submissions_root: Path, variants_root: Path) -> None:
     """Build the static site; works with no evaluated model (everyone pending)."""
     check_name(set_name, "variant set")
     check_name(version, "version")
+    # A typo in --input must not replace a built site with an all-pending one; a missing leaderboard
+    # is fine for the default location (nothing analysed yet) or when there is no site to lose.
+    explicit = ctx.get_parameter_source("input_path") is not click.core.ParameterSource.DEFAULT
+    if explicit and not input_path.exists() and out.exists():
+        raise SagoError(f"{input_path} does not exist and {out} holds a built site; fix --input "
+                        "or run `sago analyze` first")
     board = _board(input_path, set_name, version, submissions_root)
     # The leaderboard names the set its numbers come from; prompts must come from the same one.
     variants = _variants(board.data["set"], board.data["version"], variants_root)

@@ -13,6 +13,7 @@ from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION, MEA
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
 from benchmark.stats.summary import AnalysisOptions
+from benchmark.variants import load_variant_set
 
 PAPER_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.paper)
 
@@ -60,6 +61,9 @@ def analyze(set_name: str, version: str, slugs: tuple[str, ...], out: Path, subm
     missing or older than the records, then summary.json is written; pending submissions are listed
     in the leaderboard with status "pending".
     """
+    # Refuse a set that is not here (or fails its hashes) before anything is written: a typo in
+    # --version must not overwrite the leaderboard with an all-pending one.
+    load_variant_set(check_name(set_name, "variant set"), check_name(version, "version"))
     request = AnalyzeRequest(
         set_name=check_name(set_name, "variant set"), version=check_name(version, "version"),
         root=submissions_dir, out=out, slugs=tuple(check_slug(s) for s in slugs),
