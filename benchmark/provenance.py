@@ -47,11 +47,14 @@ def library_versions() -> dict[str, str]:
 
 
 def git_commit(root: Path = REPO_ROOT) -> str:
-    """The checkout's HEAD commit, with ``+dirty`` when the tree has uncommitted changes."""
+    """The checkout's HEAD commit, with ``+dirty`` when code or data have uncommitted changes."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+        # Results and the site are outputs, rewritten by the very run being stamped: only code and
+        # data changes make the tree "dirty".
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)submissions/*/results/*", ":(exclude)leaderboard"], cwd=root,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
