@@ -20,7 +20,7 @@ from benchmark.models.engine import Engine, RawOutput
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.registry import Registry
 
-# Engines are imported on first use: the single-prefill module is optional and owned elsewhere.
+# Engines are imported on first use, so choosing one never imports the other's module.
 ENGINES: Registry[tuple[str, str]] = Registry("engine")
 ENGINES.add("two_pass", ("benchmark.models.engine", "run_batch_two_pass"))
 ENGINES.add("single_prefill", ("benchmark.models.prefill", "run_batch_single_prefill"))

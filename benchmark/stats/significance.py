@@ -36,16 +36,20 @@ def marker(p: float) -> str:
     return ""
 
 
+def _ranked_tests(p_values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p as floats, an all-NaN output of the same shape, indices of the non-NaN p in ascending order)."""
+    p = np.asarray(p_values, dtype=float)
+    finite = np.flatnonzero(~np.isnan(p))
+    return p, np.full(p.shape, np.nan), finite[np.argsort(p[finite], kind="stable")]
+
+
 def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Holm step-down adjusted p-values; NaNs stay NaN and do not count as tests.
 
     >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
     [0.03, 0.06, 0.06]
     """
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    finite = np.flatnonzero(~np.isnan(p))
-    order = finite[np.argsort(p[finite], kind="stable")]
+    p, out, order = _ranked_tests(p_values)
     m = order.size
     scaled = p[order] * (m - np.arange(m))
     out[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
@@ -58,10 +62,7 @@ def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     >>> benjamini_hochberg([0.01, 0.04, 0.03]).round(4).tolist()
     [0.03, 0.04, 0.04]
     """
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    finite = np.flatnonzero(~np.isnan(p))
-    order = finite[np.argsort(p[finite], kind="stable")]
+    p, out, order = _ranked_tests(p_values)
     m = order.size
     scaled = p[order] * m / np.arange(1, m + 1)
     # step-up: each adjusted p is the smallest scaled value at its rank or above
