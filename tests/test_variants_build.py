@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,13 +37,15 @@ FIXTURES = Path(__file__).parent / "fixtures" / "variants"
 
 
 class HashEmbedder:
-    """Deterministic stand-in for MiniLM: case- and space-blind like it, no model needed."""
+    """Deterministic stand-in for MiniLM: a hashed bag of lower-cased words (case- and space-blind like
+    MiniLM), so texts sharing most words are close and different questions are not; no model needed."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         rows = []
         for text in texts:
-            digest = hashlib.sha256("".join(text.lower().split()).encode()).digest()
-            vector = np.frombuffer(digest, dtype=np.uint8).astype(np.float32)[:16] + 40.0
+            vector = np.full(64, 0.05, dtype=np.float32)
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                vector[hashlib.sha256(word.encode()).digest()[0] % 64] += 1.0
             rows.append(vector / np.linalg.norm(vector))
         return np.stack(rows)
 
@@ -59,9 +62,12 @@ class EchoRewriter:
         self.calls += len(chats)
         out = []
         for chat in chats:
-            text = chat.user.split("\n", 1)[1]
-            if "command" in chat.user:
-                out.append("Tell me: " + text.rstrip("?") + ".")
+            text = chat.user.rsplit("Text: ", 1)[1].removesuffix("\nRewrite:")
+            ask = chat.user.split("\n", 1)[0]
+            if "instruction (a command" in ask:
+                out.append("Tell me " + text.rstrip("?") + ".")
+            elif "a question ending" in ask:
+                out.append("Can you say: " + text.rstrip(".") + "?")
             else:
                 out.append(text)  # unchanged: the validator must reject it
         return out
@@ -131,7 +137,7 @@ def test_llm_drops_are_recorded(built: Path) -> None:
     manifest = json.loads((built / "toy" / "v1" / MANIFEST).read_text())
     dropped = manifest["llm"]["dropped"]
     # the echo rewriter returns length requests unchanged: every length variant is retried, then dropped
-    assert len(dropped) == 3 * 2 * 5 and all(d["reasons"] == ["unchanged", "unchanged"] for d in dropped)
+    assert len(dropped) == 3 * 2 * 5 and all(d["reasons"] == ["unchanged"] * 3 for d in dropped)
     log = [json.loads(line) for line in (built / "toy" / "v1" / "llm_rewrites.jsonl").read_text().splitlines()]
     assert sum(a["accepted"] for a in log) == manifest["llm"]["accepted"] == 3 * 2
     assert manifest["counts"]["gsm8k"]["form"] == 2

@@ -132,8 +132,9 @@ def test_letter_case_upper_cases_the_share_of_the_region(strength: int, half: in
 def test_typos_touch_neither_first_letters_nor_gold_answers() -> None:
     text = "Which famous Parisian tower was designed by Gustave Eiffel?"
     for seed in range(20):
-        out = ours.typos(text, "global", 8, np.random.default_rng(seed), ["Gustave Eiffel"])
+        out = ours.typos(text, "global", 4, np.random.default_rng(seed), ["Gustave Eiffel"])
         assert out.endswith("Gustave Eiffel?") and out != text
+        assert ours.typos(text, "global", 8, np.random.default_rng(seed), ["Gustave Eiffel"]) == text  # 5 words
         assert [w[0] for w in out.split()] == [w[0] for w in text.split()]
 
 

@@ -48,27 +48,32 @@ class FixedSimilarity:
     ("Who wrote Hamlet?", "length", 2, "unchanged"),
     ("Who wrote the play Hamlet, William Shakespeare?", "length", 2, "leaks gold answer"),
     ("Yes, who wrote Hamlet in England?", "length", 2, ""),
-    ("Who wrote it?", "length", 3, "length ratio 1.00 far from 3"),
-    ("Name the author of the famous play Hamlet.", "length", 2, "no longer a question"),
-    ("Which writer wrote the tragedy Hamlet?", "form", 1, "form not changed"),
+    ("Who wrote Hamlet, then?", "length", 3, "length ratio 1.33 far from 3.00"),
+    ("Name the author of the famous play Hamlet.", "length", 2, "form changed"),
+    ("Which writer wrote the tragedy Hamlet?", "form", 1, "not an instruction"),
     ("Tell me who wrote Hamlet.", "form", 1, ""),
 ])
 def test_rejection_reasons(rewrite: str, family: str, strength: float, reason: str) -> None:
-    assert llm.rejection("Who wrote Hamlet?", rewrite, family, strength, ["William Shakespeare"], 0.8) == reason
+    job = llm.Job("d", "1", 0, "Who wrote Hamlet?", ("William Shakespeare",), family, strength)
+    assert llm.rejection(job, rewrite, 0.9) == reason
 
 
 def test_low_similarity_and_verdict_leaks_are_rejected() -> None:
-    assert llm.rejection("Who wrote Hamlet?", "Who wrote the poem Hamlet?", "length", 1.5, [], 0.4) \
-        == f"similarity 0.40 < {llm.MIN_SIMILARITY}"
-    assert llm.rejection("Is the sky blue?", "Yes. Is the sky truly very blue?", "length", 2, ["yes"], 0.9) \
-        == "leaks gold answer"
+    job = llm.Job("d", "1", 0, "Who wrote Hamlet?", (), "length", 1.5)
+    assert llm.rejection(job, "Who wrote the poem Hamlet?", 0.4) == f"similarity 0.40 < {llm.MIN_SIMILARITY}"
+    sky = llm.Job("d", "1", 0, "Is the sky blue?", ("yes",), "length", 2)
+    assert llm.rejection(sky, "Yes. Is the sky truly very blue?", 0.9) == "leaks gold answer"
 
 
 def test_requests_ask_for_the_target_length_and_flip_form() -> None:
-    assert "about 8 words (now 4)" in llm.request("Who wrote Hamlet first?", "length", 2, 0).user
-    assert "as a command" in llm.request("Who wrote Hamlet?", "form", 1, 0).user
-    assert "as a question" in llm.request("Calculate the sum of 2 and 3.", "form", 1, 0).user
-    assert llm.request("Who?", "length", 2, 1).user != llm.request("Who?", "length", 2, 0).user
+    def job(text: str, family: str, strength: float) -> llm.Job:
+        return llm.Job("d", "1", 0, text, (), family, strength)
+
+    assert "about 8 words (it has 4)" in llm.request(job("Who wrote Hamlet first?", "length", 2), 0).user
+    assert "as an instruction" in llm.request(job("Who wrote Hamlet?", "form", 1), 0).user
+    assert "as a question" in llm.request(job("Calculate the sum of 2 and 3.", "form", 1), 0).user
+    who = job("Who?", "length", 2)
+    assert llm.request(who, 1).user != llm.request(who, 0).user != llm.request(who, 2).user
 
 
 def _jobs(second_rank: int = 1) -> list[llm.Job]:
@@ -77,23 +82,25 @@ def _jobs(second_rank: int = 1) -> list[llm.Job]:
 
 
 def test_failed_attempt_is_retried_with_other_wording_then_dropped() -> None:
-    rewriter = ScriptedRewriter(["Who wrote Hamlet?", "Tell me who painted it.",  # round 0
-                                 "Shakespeare wrote it."])                        # round 1, item a only
-    attempts = llm.run_jobs(_jobs(second_rank=0), rewriter, FixedSimilarity(0.8), replay={})
+    rewriter = ScriptedRewriter(["Who wrote Hamlet?", "Tell me who painted the Mona Lisa.",  # round 0
+                                 "Shakespeare wrote it.",                                    # round 1, a only
+                                 "Here is the rewritten text: tell me who wrote Hamlet."])   # round 2
+    attempts = llm.run_jobs(_jobs(second_rank=0), rewriter, FixedSimilarity(0.9), replay={})
     assert [(a.item_id, a.attempt, a.accepted, a.reason) for a in attempts] == [
-        ("a", 0, False, "unchanged"), ("b", 0, True, ""), ("a", 1, False, "leaks gold answer")]
-    assert rewriter.asked[2].user != rewriter.asked[0].user
+        ("a", 0, False, "unchanged"), ("b", 0, True, ""), ("a", 1, False, "leaks gold answer"),
+        ("a", 2, False, "meta text")]
+    assert len({chat.user for chat in rewriter.asked[:1] + rewriter.asked[2:]}) == 3
 
 
 def test_budget_exhausted_jobs_are_logged_not_attempted_and_replay_needs_no_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
     ticks: Iterator[float] = iter([0.0, 1.0, 99.0])  # start, rank 0 (in budget), rank 1 (over)
     rewriter = ScriptedRewriter(["Tell me who wrote Hamlet."])
-    attempts = llm.run_jobs(_jobs(), rewriter, FixedSimilarity(0.8), replay={}, budget_s=10,
+    attempts = llm.run_jobs(_jobs(), rewriter, FixedSimilarity(0.9), replay={}, budget_s=10,
                             clock=lambda: next(ticks))
     assert [(a.item_id, a.accepted, a.reason) for a in attempts] == [("a", True, ""), ("b", False, llm.BUDGET_REASON)]
     log = tmp_path / "log.jsonl"
     llm.write_log(log, attempts)
-    replayed = llm.run_jobs(_jobs(), None, FixedSimilarity(0.8), replay=llm.read_log(log))
+    replayed = llm.run_jobs(_jobs(), None, FixedSimilarity(0.9), replay=llm.read_log(log))
     assert replayed == attempts
 
 
@@ -131,7 +138,8 @@ def chat_server() -> Iterator[tuple[str, list[dict[str, object]]]]:
 def test_http_rewriter_speaks_openai_chat_completions(chat_server: tuple[str, list[dict[str, object]]]) -> None:
     url, seen = chat_server
     rewriter = HttpRewriter(url, "tiny-model")
-    assert rewriter.complete([llm.request("Who wrote Hamlet?", "form", 1, 0)]) == ["Tell me who wrote Hamlet."]
+    job = llm.Job("d", "1", 0, "Who wrote Hamlet?", (), "form", 1)
+    assert rewriter.complete([llm.request(job, 0)]) == ["Tell me who wrote Hamlet."]
     body = seen[0]["body"]
     assert seen[0]["path"] == "/v1/chat/completions"
     assert isinstance(body, dict) and body["model"] == "tiny-model" and body["temperature"] == 0

@@ -27,7 +27,8 @@ from benchmark.variants.families import (
     variant_id,
 )
 from benchmark.variants.rewriter import Chat, Rewriter
-from benchmark.variants.similarity import Embedder, similarities
+from benchmark.variants.guards import protected_strings
+from benchmark.variants.similarity import Embedder, cosine_matrix, similarities
 from benchmark.variants.sources import Item, Source, load_sample
 
 
@@ -65,6 +66,8 @@ class BuildResult:
     """family -> why it is absent from the set."""
     rewriter: str = ""
     """tag of the rewriter whose outputs were used ('' when none)."""
+    not_made: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """dataset -> family -> reason ('no_site', 'duplicate') -> cells left out."""
 
 
 def build_set(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder, *,
@@ -77,10 +80,10 @@ def build_set(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder
     generation survive a later failure (pass it back as the replay log).
     """
     result = BuildResult()
-    samples = {name: load_sample(sources[name], spec.n_items, spec.seed) for name in spec.datasets}
-    jobs = [job for name in spec.datasets for job in _llm_jobs(name, samples[name][:spec.llm_items], spec)]
+    samples = sample_items(spec, sources, embedder)
+    jobs = llm_jobs(spec, samples)
     if jobs:
-        result.attempts = llm.run_jobs(jobs, _LazyRewriter(rewriter), embedder, replay=replay or {},
+        result.attempts = llm.run_jobs(jobs, LazyRewriter(rewriter), embedder, replay=replay or {},
                                        budget_s=spec.llm_budget_s)
         result.rewriter = ",".join(sorted({a.rewriter for a in result.attempts if a.rewriter}))
         if checkpoint is not None:
@@ -89,12 +92,14 @@ def build_set(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder
     for family in set(LLM_FAMILIES) - set(spec.llm_families):
         result.not_produced[family] = "not requested for this build (no LLM rewriter configured)"
     for name in tqdm(spec.datasets, desc="datasets", disable=not progress):
-        rows = _rule_rows(name, samples[name], spec.seed) + _llm_rows(name, samples[name], result.attempts)
+        not_made = result.not_made.setdefault(name, {})
+        rows = _rule_rows(name, samples[name], spec.seed, not_made)
+        rows += _llm_rows(name, samples[name], result.attempts, {str(r["prompt"]) for r in rows}, not_made)
         result.frames[name] = _table(rows, embedder)
     return result
 
 
-class _LazyRewriter:
+class LazyRewriter:
     """Loads the model only if some attempt is missing from the replay log (a rebuild never loads it)."""
 
     def __init__(self, factory: Callable[[], Rewriter] | None) -> None:
@@ -116,10 +121,17 @@ class _LazyRewriter:
         return self._get().complete(chats)
 
 
-def _llm_jobs(dataset: str, items: Sequence[Item], spec: BuildSpec) -> list[llm.Job]:
-    return [llm.Job(dataset, item.item_id, rank, item.prompt, item.answers, key.family, key.strength)
-            for rank, item in enumerate(items) for family in spec.llm_families
-            for key in keys_of(FAMILIES.get(family))]
+def sample_items(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder) -> dict[str, list[Item]]:
+    """Each dataset's seeded sample of distinct items (no near-duplicates, no negated copies)."""
+    return {name: load_sample(sources[name], spec.n_items, spec.seed, lambda t: cosine_matrix(embedder, t))
+            for name in spec.datasets}
+
+
+def llm_jobs(spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[llm.Job]:
+    """Every LLM cell of the first ``spec.llm_items`` items of each dataset."""
+    return [llm.Job(name, item.item_id, rank, item.prompt, item.answers, key.family, key.strength, item.text)
+            for name in spec.datasets for rank, item in enumerate(samples[name][:spec.llm_items])
+            for family in spec.llm_families for key in keys_of(FAMILIES.get(family))]
 
 
 def _row(dataset: str, item: Item, rank: int, key: VariantKey, prompt: str, rewriter: str) -> dict[str, object]:
@@ -128,28 +140,62 @@ def _row(dataset: str, item: Item, rank: int, key: VariantKey, prompt: str, rewr
             "rewriter": rewriter, "answers": list(item.answers), "item_rank": rank}
 
 
-def _rule_rows(dataset: str, items: Sequence[Item], seed: int) -> list[dict[str, object]]:
+# Families that frame the whole request (they act on the wrapped prompt); every other rule family
+# edits only the item's own text, which is then put back into its wrapper.
+FRAMING_FAMILIES = frozenset({"politeness", "format", "irrelevant_suffix"})
+RETRIES = 3
+"""Fresh seeded draws for a rule cell whose text collapses onto another variant of the same item."""
+
+
+def rule_text(dataset: str, item: Item, key: VariantKey, seed: int, retry: int = 0) -> str:
+    """The prompt of one rule-made variant (framing families wrap the prompt, the rest edit the item's text)."""
+    salt = f"{item.item_id}#{retry}" if retry else item.item_id
+    protect = protected_strings(item.text, item.answers)
+    if key.family in FRAMING_FAMILIES:
+        return rule_variant(item.prompt, key, dataset=dataset, item_id=salt, answers=protect, seed=seed)
+    return item.wrap(rule_variant(item.text, key, dataset=dataset, item_id=salt, answers=protect, seed=seed))
+
+
+def _rule_rows(dataset: str, items: Sequence[Item], seed: int,
+               not_made: dict[str, dict[str, int]]) -> list[dict[str, object]]:
+    """Controls plus every rule cell whose text differs from the baseline and from every other cell."""
     rows = []
     for rank, item in enumerate(items):
         rows += [_row(dataset, item, rank, key, item.prompt, "source" if key.family == BASELINE_FAMILY
                       else rewriter_tag(key.family)) for key in CONTROL_ROWS]
+        seen = {item.prompt}
         for key in (k for name in RULE_FAMILIES for k in keys_of(FAMILIES.get(name))):
-            text = rule_variant(item.prompt, key, dataset=dataset, item_id=item.item_id, answers=item.answers,
-                                seed=seed)
-            if text != item.prompt:  # e.g. no contraction site: an unchanged copy would only dilute the score
-                rows.append(_row(dataset, item, rank, key, text, rewriter_tag(key.family)))
+            text = rule_text(dataset, item, key, seed)
+            retry = 0
+            while text in seen and text != item.prompt and retry < RETRIES:
+                retry += 1
+                text = rule_text(dataset, item, key, seed, retry)
+            if text == item.prompt or text in seen:  # no site for the edit, or only a copy of another cell
+                why = "no_site" if text == item.prompt else "duplicate"
+                counts = not_made.setdefault(key.family, {})
+                counts[why] = counts.get(why, 0) + 1
+                continue
+            seen.add(text)
+            rows.append(_row(dataset, item, rank, key, text, rewriter_tag(key.family)))
     return rows
 
 
-def _llm_rows(dataset: str, items: Sequence[Item], attempts: Sequence[llm.Attempt]) -> list[dict[str, object]]:
+def _llm_rows(dataset: str, items: Sequence[Item], attempts: Sequence[llm.Attempt], seen: set[str],
+             not_made: dict[str, dict[str, int]]) -> list[dict[str, object]]:
+    """The accepted LLM cells (first valid candidate), minus any whose text another cell already has."""
     by_id = {item.item_id: (rank, item) for rank, item in enumerate(items)}
     rows = []
-    for attempt in attempts:
-        if attempt.dataset == dataset and attempt.accepted:
-            rank, item = by_id[attempt.item_id]
-            family, place, strength = attempt.variant_id.split("/")
-            key = VariantKey(family, place, float(strength))
-            rows.append(_row(dataset, item, rank, key, llm.clean(attempt.output), attempt.rewriter))
+    for attempt in sorted((a for a in attempts if a.dataset == dataset and a.accepted),
+                          key=lambda a: (by_id[a.item_id][0], a.variant_id, a.attempt)):
+        rank, item = by_id[attempt.item_id]
+        family, place, strength = attempt.variant_id.split("/")
+        text = llm.clean(attempt.output)
+        if text in seen:
+            counts = not_made.setdefault(family, {})
+            counts["duplicate"] = counts.get("duplicate", 0) + 1
+            continue
+        seen.add(text)
+        rows.append(_row(dataset, item, rank, VariantKey(family, place, float(strength)), text, attempt.rewriter))
     return rows
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.metadata
+
+import jinja2
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -10,11 +12,11 @@ from typing import Any
 from benchmark.provenance import sha256_file
 from benchmark.schema import VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
 from benchmark.variants import llm
-from benchmark.variants.build import BuildResult, BuildSpec, dropped, log_path
-from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID
+from benchmark.variants.build import RETRIES, BuildResult, BuildSpec, dropped, log_path
+from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID, keys_of
 from benchmark.variants.freeze import MANIFEST, write_json, write_parquet
 from benchmark.variants.similarity import SIMILARITY_DECIMALS
-from benchmark.variants.sources import Source
+from benchmark.variants.sources import NEAR_DUPLICATE, Source
 
 # Libraries whose versions can change the bytes of a rebuild (parquet writer, embedding numerics).
 _BYTE_LIBRARIES = ("pyarrow", "numpy", "torch", "transformers")
@@ -63,86 +65,56 @@ def manifest_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Sou
                 "length_tolerance": llm.LENGTH_TOLERANCE, "attempts": llm.ATTEMPTS,
                 "families": list(spec.llm_families),
                 "accepted": sum(a.accepted for a in result.attempts), "dropped": dropped(result.attempts),
+                "cells": len({(a.dataset, a.item_id, a.variant_id) for a in result.attempts}),
                 "not_attempted": sum(a.reason == llm.BUDGET_REASON for a in result.attempts),
                 "items_with_llm_rows": {name: int(frame.loc[frame.family.isin(spec.llm_families), "item_id"].nunique())
                                         for name, frame in result.frames.items()}},
         "not_produced": dict(sorted(result.not_produced.items())),
+        "not_made": {name: {family: dict(sorted(why.items())) for family, why in sorted(made.items())}
+                     for name, made in sorted(result.not_made.items())},
         "files": dict(sorted(files.items())),
     }
 
 
+def _size_category(rows: int) -> str:
+    return "n<1K" if rows < 1_000 else "1K<n<10K" if rows < 10_000 else "10K<n<100K" if rows < 100_000 else "100K<n<1M"
+
+
+def expected_cells(spec: BuildSpec, family: str) -> int:
+    """Cells of ``family`` the grid asks for in one dataset."""
+    cells = len(keys_of(FAMILIES.get(family)))
+    if FAMILIES.get(family).rule is None:
+        return cells * (spec.llm_items if family in spec.llm_families else 0)
+    return cells * spec.n_items
+
+
 def card_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], manifest: dict[str, Any]) -> str:
-    """A Hugging Face dataset card: YAML ``configs`` (one per dataset) then prose provenance."""
-    configs = "".join(f"- config_name: {name}\n  data_files:\n  - split: test\n    path: data/{name}.parquet\n"
-                      for name in spec.datasets)
-    licences = "".join(f"| {name} | {sources[name].provenance.get('archive', sources[name].provenance.get('repo', ''))} "
-                       f"| `{sources[name].provenance.get('member', sources[name].provenance.get('revision', ''))}` "
-                       f"| {sources[name].license} | {sources[name].provenance.get('stands_in_for', '')} |\n"
-                       for name in spec.datasets)
-    rows = "".join(f"| {name} | {m['items']} | {m['rows']} |\n" for name, m in manifest["datasets"].items())
-    missing = "".join(f"- `{family}`: {why}\n" for family, why in manifest["not_produced"].items()) or "- none\n"
-    families = "".join(f"| {name} | {f['kind']} | {', '.join(f['places'])} | {', '.join(f'{s:g}' for s in f['strengths'])} "
-                       f"| {'paper' if f['paper'] else 'ours'} |\n" for name, f in manifest["families"].items())
-    return f"""---
-license: other
-pretty_name: SAGO variant set {spec.set_name} {spec.version}
-task_categories:
-- text-generation
-language:
-- en
-configs:
-{configs}---
+    """A Hugging Face dataset card (YAML configs, one per dataset plus the rewrite log, then prose)."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("benchmark.variants", "templates"),
+                             autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    env.filters["fmt"] = lambda value: f"{value:g}"
+    return env.get_template("card.md.j2").render(
+        spec=spec, sources=sources, manifest=manifest, builder_version=BUILDER_VERSION,
+        identity=IDENTITY_VARIANT_ID, near_duplicate=NEAR_DUPLICATE, retries=RETRIES,
+        size_category=_size_category(sum(d["rows"] for d in manifest["datasets"].values())),
+        produced=manifest["counts"], produced_families=[f for f in FAMILIES],
+        expected={name: {f: expected_cells(spec, f) for f in FAMILIES} for name in spec.datasets},
+        not_produced=manifest["not_produced"], rewriter=result.rewriter, attempts=llm.ATTEMPTS,
+        min_similarity=llm.MIN_SIMILARITY, tolerance=llm.LENGTH_TOLERANCE, changes=CHANGES.get(spec.version, ()))
 
-# {spec.set_name} {spec.version}: meaning-preserving prompt variants for SAGO
 
-Frozen variant set of sago-bench (builder {BUILDER_VERSION}, seed {spec.seed}). Each dataset has
-{spec.n_items} items sampled with the seed; every item has a baseline row (`baseline/none/0`), an identity
-control (`{IDENTITY_VARIANT_ID}`, the unmodified prompt, used only for the noise floor) and one row per
-(family, place, strength). The first {spec.llm_items} items (`item_rank < {spec.llm_items}`) also carry the
-LLM-made families `length` and `form`. Columns: {', '.join(f'`{c}`' for c in VARIANT_COLUMNS)}.
-
-```python
-import datasets
-ds = datasets.load_dataset("<this repo or folder>", "{spec.datasets[0]}", split="test")
-```
-
-## Families
-
-| family | made by | places | strengths | origin |
-|---|---|---|---|---|
-{families}
-A rule-made variant that leaves the prompt unchanged (e.g. no contraction to toggle) is omitted. The
-`similarity` column is the MiniLM cosine to the baseline; MiniLM is uncased and ignores whitespace, so
-spacing and case variants score 1.0 by construction.
-
-## Sources, licences and provenance
-
-| dataset | archive / repo | member / revision | licence | stands in for |
-|---|---|---|---|---|
-{licences}
-Each archive is pinned by sha256 in `manifest.json`; the variants inherit the licence of their source.
-
-## Counts
-
-| dataset | items | rows |
-|---|---|---|
-{rows}
-## LLM families
-
-Rewriter: `{result.rewriter or 'none'}`. Every rewrite was validated (MiniLM cosine to the original
-≥ {llm.MIN_SIMILARITY}; word ratio within ×{llm.LENGTH_TOLERANCE} of the target; length keeps a question a
-question, form flips question ↔ instruction; no gold answer added). A failed rewrite was retried once
-with a differently worded request, then dropped; drops and reasons are listed in `manifest.json`
-(`llm.dropped`), and every attempt is in `llm_rewrites.jsonl`, which a rebuild replays.
-Accepted: {manifest['llm']['accepted']}; dropped: {len(manifest['llm']['dropped'])}, of which
-{manifest['llm']['not_attempted']} attempts were never made because new generation was capped in wall
-time (`--llm-budget-s`; items are processed in rank order, so the lowest ranks are covered first).
-Items with LLM rows per dataset: {manifest['llm']['items_with_llm_rows']}.
-
-Families not produced:
-{missing}
-## Integrity
-
-`manifest.json` lists the sha256 of every file; its own sha256 is the variant-set hash recorded in
-results. Released versions are never edited: a new version supersedes. Check with `sago variants verify`.
-"""
+CHANGES: dict[str, tuple[str, ...]] = {
+    "v2": (
+        "LLM families (length at ×0.25, 0.5, 1.5, 2, 3 and form) for the first 16 items of every dataset, "
+        "made by Qwen2.5-Coder-1.5B-Instruct with few-shot requests, several candidates per cell and stricter "
+        "validation (numbers, names and quotations kept; no meta text; calibrated similarity floor).",
+        "Rule edits land only in the item's own text, never in the builder's wrapper, and never inside "
+        "quotations, names, gold answers or the word a spelling question tests; fillers stay away from "
+        "numbers; typos never make dictionary words and their strength is the number actually made; the "
+        "irrelevant sentences carry no numbers.",
+        "No two variants of an item share a prompt text (the identity control aside); cells that would "
+        "collapse onto another are retried, then left out and counted in `manifest.json` (`not_made`).",
+        "Items: no statement and its negation (misconceptions), no MiniLM near-duplicates; TriviaQA answers "
+        "are the canonical answer then normalised aliases; CSV quoting and lost apostrophes repaired.",
+    ),
+}

@@ -69,8 +69,54 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
     click.echo(f"{verb} {outcome.path} (variant-set sha256 {outcome.manifest_sha256})")
 
 
-def _rewriter_factory(kind: str, model: str | None, url: str | None) -> Callable[[], Rewriter] | None:
-    from benchmark.variants.rewriter import DEFAULT_MODEL, HttpRewriter, LocalModelRewriter
+@variants.command()
+@_set
+@_version
+@click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable).")
+@click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset (as in build).")
+@click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
+@click.option("--log", "log", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Append-only rewrite log (commit it: a killed or later run resumes from it).")
+@click.option("--rewriter", type=click.Choice(["local", "llamacpp", "http"]), default="llamacpp", show_default=True,
+              help="local: transformers on this machine; llamacpp: a local llama-server on the same GGUF "
+                   "(much faster on a CPU); http: an OpenAI-compatible endpoint.")
+@click.option("--llama-server", default=None, help="llama.cpp server binary (default: the one `make llama-server` built).")
+@click.option("--rewriter-model", default=None, help="Packaged artefact (local) or model name (http).")
+@click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
+@click.option("--batch-size", default=8, show_default=True, help="Requests per generate call (local).")
+@click.option("--budget-s", type=float, default=None, help="Stop asking for new rewrites after this long.")
+@click.option("--threads", default=1, show_default=True, help="Torch CPU threads.")
+def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int, llm_items: int, log: Path,
+            rewriter: str, llama_server: str | None, rewriter_model: str | None, rewriter_url: str | None,
+            batch_size: int, budget_s: float | None, threads: int) -> None:
+    """Run the LLM stage alone (length, form), resumably; `build --replay LOG` then freezes without a model."""
+    import torch
+
+    from benchmark.paths import cache_dir
+    from benchmark.variants import llm
+    from benchmark.variants.build import BuildSpec, LazyRewriter, llm_jobs, sample_items
+    from benchmark.variants.similarity import minilm
+    from benchmark.variants.sources import SUITES, suite_source
+
+    torch.set_num_threads(threads)
+    suite = SUITES.get(set_name)
+    chosen = tuple(datasets) or suite.datasets
+    spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items)
+    embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite")
+    jobs = llm_jobs(spec, sample_items(spec, {name: suite_source(suite, name) for name in chosen}, embedder))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    factory = _rewriter_factory(rewriter, rewriter_model, rewriter_url, batch_size=batch_size,
+                                server=llama_server, threads=threads)
+    assert factory is not None
+    attempts = llm.run_jobs(jobs, LazyRewriter(factory), embedder, replay=llm.read_log(log), budget_s=budget_s,
+                            ranks_per_round=2, on_fresh=lambda fresh: llm.append_log(log, fresh))
+    accepted = {(a.dataset, a.item_id, a.variant_id) for a in attempts if a.accepted}
+    click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(attempts)} attempts); log {log}")
+
+
+def _rewriter_factory(kind: str, model: str | None, url: str | None, *, batch_size: int = 16,
+                      server: str | None = None, threads: int = 2) -> Callable[[], Rewriter] | None:
+    from benchmark.variants.rewriter import DEFAULT_MODEL, HttpRewriter, LlamaCppRewriter, LocalModelRewriter
 
     if kind == "none":
         return None
@@ -78,7 +124,9 @@ def _rewriter_factory(kind: str, model: str | None, url: str | None) -> Callable
         if not url or not model:
             raise SagoError("--rewriter http needs --rewriter-url and --rewriter-model")
         return lambda: HttpRewriter(url, model)
-    return lambda: LocalModelRewriter(model or DEFAULT_MODEL)
+    if kind == "llamacpp":
+        return lambda: LlamaCppRewriter(model or DEFAULT_MODEL, binary=server, threads=threads)
+    return lambda: LocalModelRewriter(model or DEFAULT_MODEL, batch_size=batch_size)
 
 
 @variants.command()

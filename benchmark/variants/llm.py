@@ -4,9 +4,11 @@ Every rewrite is validated before it is frozen (METHOD.md section 2, stricter th
   * MiniLM similarity to the original >= :data:`MIN_SIMILARITY`;
   * length: word ratio within a factor :data:`LENGTH_TOLERANCE` of the target;
   * length keeps a question a question; form flips question <-> instruction;
-  * no gold answer (or a yes/no/true/false verdict at the start) that the original did not contain.
-A failed attempt is retried once with a differently worded request; a second failure drops the
-variant, and the drop and its reason are recorded. Every attempt (accepted or not) is written to the
+  * no gold answer (or a yes/no/true/false verdict at the start) that the original did not contain;
+  * every number, named entity and quotation of the item's own text survives;
+  * no meta text ("Here is the rewritten ...").
+Each cell gets up to :data:`ATTEMPTS` candidates from differently worded few-shot requests; the first
+valid one wins, and when none is valid the cell is dropped with every reason recorded. Every attempt (accepted or not) is written to the
 rewrite log, which a rebuild replays instead of re-running the model: LLM output is the one input that
 is not a pure function of the pinned sources, so the log *is* its pin.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -24,19 +27,52 @@ from pathlib import Path
 from benchmark.variants.rewriter import Chat, Rewriter
 from benchmark.variants.similarity import Embedder, similarities
 
-MIN_SIMILARITY = 0.6
-"""MiniLM cosine floor. See the card: rule-made variants that keep every word score mostly ≥ 0.8, and
-paraphrases that still ask the same thing typically 0.6-0.9; below 0.6 rewrites tend to ask something else."""
+MIN_SIMILARITY = 0.85
+"""MiniLM cosine floor, calibrated on the hand-labelled pairs in ``benchmark/data/similarity_pairs.jsonl``
+(see :func:`benchmark.variants.calibration.calibrate` and docs/VARIANTS.md)."""
 LENGTH_TOLERANCE = 1.5
 """Accepted word ratio: target / 1.5 … target × 1.5 (an LLM cannot count words exactly)."""
-ATTEMPTS = 2
+ATTEMPTS = 3
+"""Candidates per cell, each from a differently worded request; the first valid one wins."""
 _VERDICTS = {"yes", "no", "true", "false"}
 _QUESTION_START = re.compile(
     r"^(who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|could|will|would|"
     r"should|shall|has|have|had|may|might|must)\b", re.IGNORECASE)
 _ANSWERING = re.compile(r"^(to (find|determine|solve|calculate)|sure|here is|here's|the answer)\b", re.IGNORECASE)
-_SYSTEM = "You rewrite text. Never answer it. Reply with the rewritten text only."
+_META = re.compile(r"^(sure|certainly|of course|okay|ok|here is|here's|here are|rewritten|rephrased|revised|"
+                   r"shortened|lengthened|expanded|new|original)\b|\b(rewritten|rephrased) (text|question|version)\b|"
+                   r"\bword count\b|\(\d+ words\)", re.IGNORECASE)
+_IMPERATIVE_START = re.compile(
+    r"^(tell|give|name|state|explain|find|identify|determine|calculate|compute|work out|say|list|provide|"
+    r"describe|write|decide|answer|indicate|let me know|please tell|figure out|specify|report|share|judge|"
+    r"assess|evaluate|classify|solve|help)\b", re.IGNORECASE)
+_SYSTEM = ("You rewrite text. Keep its exact meaning and every name, number and quotation. Never answer it. "
+           "Reply with the rewritten text only.")
 BUDGET_REASON = "not attempted: LLM time budget exhausted"
+
+# Few-shot pairs per request kind: (instruction, original, rewrite). Short on purpose: on a CPU the
+# prompt's prefill is most of the cost of a rewrite.
+_SHOTS: dict[str, tuple[str, str]] = {
+    "shorter": ("In which year did the Berlin Wall, which divided the city, finally fall?",
+                "When did the Berlin Wall fall?"),
+    "longer": ("Who painted the Mona Lisa?",
+               "Who was the artist that actually painted the famous portrait known as the Mona Lisa?"),
+    "to_instruction": ("How many legs does a spider have?", "Tell me how many legs a spider has."),
+    "to_question": ("Calculate the total cost of 3 pens at $2 each.",
+                    "What is the total cost of 3 pens at $2 each?"),
+}
+_FORM_WORDINGS = (
+    "Rewrite the text as {form}. Keep every name, number and detail. Do not answer it.",
+    "Say the same thing as {form}, without answering it and without dropping any detail.",
+    "Turn this into {form} with exactly the same meaning. Only output the new text.",
+)
+_LENGTH_WORDINGS = (
+    "Rewrite the text in about {target} words (it has {words}). {how} Keep it {form}, keep every name, "
+    "number and quotation, and do not answer it.",
+    "Make this text {direction}: about {target} words instead of {words}. Same meaning, same names and "
+    "numbers, still {form}. Do not answer it.",
+    "Rephrase with roughly {target} words ({words} now). {how} Do not answer or add facts.",
+)
 
 
 @dataclass(frozen=True)
@@ -57,76 +93,171 @@ class Attempt:
 
 
 def is_question(text: str) -> bool:
-    """A question ends with '?' or opens with an interrogative or auxiliary word.
+    """A question ends with '?' (or, without end punctuation, opens with an interrogative word).
 
     >>> is_question("where does the optic nerve cross"), is_question("Tell me where it crosses.")
     (True, False)
+    >>> is_question("Calculate Allen's age. Is it 90?"), is_question("What is 2+2? Explain.")
+    (True, False)
+    """
+    stripped = text.strip().rstrip("\"'”’)")
+    if stripped.endswith("?"):
+        return True
+    if stripped.endswith((".", "!", ":")):
+        return False
+    return bool(_QUESTION_START.match(stripped))
+
+
+def is_instruction(text: str) -> bool:
+    """An instruction opens with an imperative verb and does not end as a question.
+
+    >>> is_instruction("Tell me how many legs a spider has."), is_instruction("How many legs?")
+    (True, False)
     """
     stripped = text.strip()
-    return stripped.endswith("?") or bool(_QUESTION_START.match(stripped))
+    return bool(_IMPERATIVE_START.match(stripped)) and not is_question(stripped)
 
 
-def _words(text: str) -> int:
+def words_of(text: str) -> int:
+    """Whitespace-separated words."""
     return len(text.split())
 
 
-def request(original: str, family: str, strength: float, attempt: int) -> Chat:
-    """The chat that asks for one variant; attempt 1 words the request differently.
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())} | {"thirty": "30", "forty": "40", "fifty": "50",
+                                                       "sixty": "60", "seventy": "70", "eighty": "80",
+                                                       "ninety": "90", "hundred": "100", "thousand": "1000",
+                                                       "half": "1/2", "twice": "2", "double": "2"}
+_STOP_CAPS = frozenset("I A An The This That These Those It Its In On At Of For And Or But If When Where Who "
+                       "What Which Why How Is Are Was Were Do Does Did Can Could Will Would Should Each Every "
+                       "Some All Her His Their Our My Your Mr Mrs Ms Dr St".split())
 
-    Requests are kept short on purpose: on a CPU the prompt's prefill is most of the cost.
+
+def numbers_in(text: str) -> list[str]:
+    """Numbers of a text as digit strings (number words up to twenty and round tens read as digits).
+
+    >>> numbers_in("Their ages are in the ratio 7:11; in ten years, 1,047 people and a half.")
+    ['7', '11', '10', '1047', '1/2']
     """
-    words = _words(original)
-    if family == "length":
-        target = max(1, round(words * strength))
-        ask = (f"Rewrite this question in about {target} words (now {words}). Same meaning, still a question. "
-               "Do not answer it." if attempt == 0 else
-               f"Say this question again using roughly {target} words. Keep the meaning and the question mark.")
-        budget = int(target * 1.6) + 12
+    found = []
+    for token in re.findall(r"\d[\d,]*(?:\.\d+)?|[A-Za-z]+", text):
+        if token[0].isdigit():
+            found.append(token.replace(",", "").rstrip("."))
+        elif token.lower() in _NUMBER_WORDS:
+            found.append(_NUMBER_WORDS[token.lower()])
+    return found
+
+
+def entities_in(text: str) -> list[str]:
+    """Capitalised words not at a sentence start (names, places, titles) and quoted spans.
+
+    >>> entities_in('Darrell and Allen met. Then "Bomb Plot" in the Oval Office.')
+    ['Allen', 'Plot', 'Oval', 'Office', '"Bomb Plot"']
+    """
+    names = []
+    for match in re.finditer(r"(?<![\w'’])[A-Z][\w'’\-]*", text):
+        before = text[:match.start()].rstrip()
+        at_start = not before or before[-1] in ".!?:;\"“(" or before.endswith("Clue")
+        word = match.group(0).rstrip("'’")
+        if not at_start and word not in _STOP_CAPS and len(word) > 1:
+            names.append(word)
+    quotes = [m.group(0) for m in re.finditer(r'"[^"]{2,}"|“[^”]{2,}”', text)]
+    return names + quotes
+
+
+def missing_facts(original: str, rewrite: str) -> list[str]:
+    """Numbers, names and quotations of ``original`` that ``rewrite`` lost (quotations verbatim).
+
+    >>> missing_facts("Allen is 162 years old in Ohio.", "How old is Allen?")
+    ['162', 'Ohio']
+    """
+    have_numbers = numbers_in(rewrite)
+    lowered = rewrite.lower().replace("’", "'").replace("“", '"').replace("”", '"')
+    lost = [n for n in dict.fromkeys(numbers_in(original)) if n not in have_numbers]
+    for entity in dict.fromkeys(entities_in(original)):
+        plain = entity.lower().replace("’", "'").replace("“", '"').replace("”", '"')
+        needle = plain.strip('"') if not entity.startswith(('"', "“")) else plain.strip('"')
+        if needle not in lowered:
+            lost.append(entity)
+    return lost
+
+
+def _target_words(original: str, item_text: str, strength: float) -> int:
+    """Words a length rewrite aims at; a short target never goes below what the item's facts need."""
+    words = words_of(original)
+    needed = min(words, len(numbers_in(item_text)) + sum(words_of(e) for e in entities_in(item_text)) + 4)
+    return max(1, round(words * strength), needed if strength < 1 else 1)
+
+
+def request(job: Job, attempt: int) -> Chat:
+    """The few-shot chat that asks for one candidate; each attempt words the request differently."""
+    original, words = job.original, words_of(job.original)
+    question = is_question(original)
+    if job.family == "length":
+        target = _target_words(original, job.item_text, job.strength)
+        shot = _SHOTS["shorter" if job.strength < 1 else "longer"]
+        how = ("Drop filler words and redundant modifiers." if job.strength < 1 else
+               "Add words by restating it more fully, not by adding politeness or new facts.")
+        ask = _LENGTH_WORDINGS[attempt % len(_LENGTH_WORDINGS)].format(
+            target=target, words=words, how=how, form="a question" if question else "an instruction",
+            direction="shorter" if job.strength < 1 else "longer")
+        budget = int(target * 2.2) + 16
     else:
-        flip = "a command, not a question" if is_question(original) else "a question"
-        ask = (f"Rewrite this as {flip}. Same meaning. Do not answer it." if attempt == 0 else
-               f"Turn this into {flip}, keeping its meaning.")
-        budget = int(words * 1.6) + 16
-    return Chat(_SYSTEM, f"{ask}\n{original}", budget)
+        shot = _SHOTS["to_instruction" if question else "to_question"]
+        form = "an instruction (a command, not a question)" if question else "a question ending with '?'"
+        ask = _FORM_WORDINGS[attempt % len(_FORM_WORDINGS)].format(form=form)
+        budget = int(words * 2) + 16
+    example = f"Example:\nText: {shot[0]}\nRewrite: {shot[1]}\n\n"
+    return Chat(_SYSTEM, f"{ask}\n\n{example}Text: {original}\nRewrite:", budget)
 
 
 def clean(output: str) -> str:
-    """First non-empty line, without a 'Rewritten question:' label or wrapping quotes.
+    """First non-empty line, without a 'Rewrite:' label or wrapping quotes.
 
     >>> clean('Rewritten question: "Who won?"\\nThe answer is X.')
     'Who won?'
     """
     lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
     text = lines[0] if lines else ""
-    text = re.sub(r"^(rewritten|shortened|lengthened|new)?\s*(question|text|instruction|version)\s*:\s*", "",
-                  text, flags=re.IGNORECASE)
-    return text.strip().strip("\"'`“”").strip()
+    text = re.sub(r"^(rewritten|shortened|lengthened|new|rephrased)?\s*(question|text|instruction|version|rewrite)"
+                  r"\s*:\s*", "", text, flags=re.IGNORECASE)
+    text = text.strip()
+    if len(text) > 1 and text[0] in "\"'`“" and text[-1] in "\"'`”" and text.count(text[0]) == 2:
+        text = text[1:-1].strip()
+    return text.strip("`").strip()
 
 
-def rejection(original: str, rewrite: str, family: str, strength: float, answers: Sequence[str],
-              similarity: float) -> str:
-    """Why ``rewrite`` is not an acceptable variant of ``original`` ('' when it is).
-
-    >>> rejection("Who wrote Hamlet?", "Who wrote Hamlet, Shakespeare?", "length", 1.5, ["Shakespeare"], 0.9)
-    'leaks gold answer'
-    """
+def rejection(job: Job, rewrite: str, similarity: float) -> str:
+    """Why ``rewrite`` is not an acceptable variant for ``job`` ('' when it is)."""
+    original = job.original
     if not rewrite:
         return "empty"
     if rewrite.strip().lower() == original.strip().lower():
         return "unchanged"
-    if _leaks(original, rewrite, answers):
+    if _META.search(rewrite):
+        return "meta text"
+    if _leaks(original, rewrite, job.answers):
         return "leaks gold answer"
+    lost = missing_facts(job.item_text, rewrite)
+    if lost:
+        return "drops " + ", ".join(lost[:3])
     if similarity < MIN_SIMILARITY:
         return f"similarity {similarity:.2f} < {MIN_SIMILARITY}"
-    if family == "length":
-        ratio = _words(rewrite) / max(1, _words(original))
-        if abs(math.log(ratio / strength)) > math.log(LENGTH_TOLERANCE):
-            return f"length ratio {ratio:.2f} far from {strength:g}"
-        if is_question(original) and not is_question(rewrite):
-            return "no longer a question"
-    elif is_question(rewrite) == is_question(original):
-        return "form not changed"
-    elif _ANSWERING.match(rewrite) or not 0.5 <= _words(rewrite) / max(1, _words(original)) <= 2:
+    ratio = words_of(rewrite) / max(1, words_of(original))
+    if job.family == "length":
+        target = _target_words(original, job.item_text, job.strength) / max(1, words_of(original))
+        if abs(math.log(ratio / target)) > math.log(LENGTH_TOLERANCE) or (ratio - 1) * (job.strength - 1) <= 0:
+            return f"length ratio {ratio:.2f} far from {target:.2f}"
+        if is_question(original) != is_question(rewrite):
+            return "form changed"
+        return ""
+    if is_question(original):
+        if not is_instruction(rewrite):
+            return "not an instruction"
+    elif not is_question(rewrite):
+        return "not a question"
+    if _ANSWERING.match(rewrite) or not 0.5 <= ratio <= 2:
         return "answers instead of rewriting"  # small models start solving ("To find ..., we need to")
     return ""
 
@@ -135,7 +266,7 @@ def _leaks(original: str, rewrite: str, answers: Sequence[str]) -> bool:
     lowered, before = rewrite.lower(), original.lower()
     for answer in (a.strip().lower() for a in answers if a.strip()):
         if answer in _VERDICTS:
-            if re.match(rf"^{answer}\b", lowered) and not re.match(rf"^{answer}\b", before):
+            if re.search(rf"\b{answer}\b", lowered) and not re.search(rf"\b{answer}\b", before):
                 return True
         elif re.search(rf"(?<!\w){re.escape(answer)}(?!\w)", lowered) and answer not in before:
             return True
@@ -144,60 +275,100 @@ def _leaks(original: str, rewrite: str, answers: Sequence[str]) -> bool:
 
 @dataclass(frozen=True)
 class Job:
-    """One LLM variant to make."""
+    """One LLM variant (a cell) to make."""
 
     dataset: str
     item_id: str
     rank: int
     original: str
+    """the baseline prompt the rewriter sees (wrapper included)."""
     answers: tuple[str, ...]
     family: str
     strength: float
+    item_text: str = ""
+    """the item's own text: its numbers, names and quotations must survive (defaults to ``original``)."""
+
+    def __post_init__(self) -> None:
+        if not self.item_text:
+            object.__setattr__(self, "item_text", self.original)
 
     @property
     def variant_id(self) -> str:
         return f"{self.family}/global/{self.strength:g}"
 
+    @property
+    def cell(self) -> tuple[str, str, str]:
+        return (self.dataset, self.item_id, self.variant_id)
 
-def read_log(path: Path | None) -> dict[tuple[str, str, str, int, str], Attempt]:
-    """Replayable attempts from a rewrite log, keyed by (dataset, item, variant, attempt, original)."""
+
+LogKey = tuple[str, str, str, int, str]
+
+
+def read_log(path: Path | None) -> dict[LogKey, Attempt]:
+    """Replayable attempts from a rewrite log, keyed by (dataset, item, variant, attempt, original).
+
+    A later line for the same key wins, so an append-only log that was resumed reads correctly.
+    """
     if path is None or not path.exists():
         return {}
     attempts = [Attempt(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
     return {(a.dataset, a.item_id, a.variant_id, a.attempt, a.original): a for a in attempts}
 
 
+def _line(attempt: Attempt) -> str:
+    return json.dumps(asdict(attempt), ensure_ascii=False, sort_keys=True) + "\n"
+
+
 def write_log(path: Path, attempts: Sequence[Attempt]) -> None:
     ordered = sorted(attempts, key=lambda a: (a.dataset, a.item_id, a.variant_id, a.attempt))
-    path.write_text("".join(json.dumps(asdict(a), ensure_ascii=False, sort_keys=True) + "\n" for a in ordered))
+    path.write_text("".join(_line(a) for a in ordered))
+
+
+def append_log(path: Path, attempts: Sequence[Attempt]) -> None:
+    """Append fresh attempts and flush them to disk (the log of a running stage survives a kill)."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.writelines(_line(a) for a in attempts if a.rewriter)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder, *,
-             replay: dict[tuple[str, str, str, int, str], Attempt], budget_s: float | None = None,
-             clock: Callable[[], float] = time.monotonic) -> list[Attempt]:
-    """Make every job's variant: replay logged attempts, ask the rewriter for the rest, validate, retry.
+             replay: dict[LogKey, Attempt], budget_s: float | None = None,
+             clock: Callable[[], float] = time.monotonic, ranks_per_round: int = 1,
+             on_fresh: Callable[[list[Attempt]], None] | None = None, chunk: int = 32) -> list[Attempt]:
+    """Make every job's variant: replay logged attempts, ask the rewriter for the rest, validate.
 
-    Jobs run one item rank at a time (every dataset's item 0, then item 1, ...), so when ``budget_s``
-    runs out the items evaluated first are the ones covered; jobs not reached are logged as not attempted.
+    Jobs run a block of item ranks at a time (every dataset's item 0, then item 1, ...), so when
+    ``budget_s`` runs out the items evaluated first are the ones covered; jobs not reached are logged as
+    not attempted. ``on_fresh`` receives every chunk of newly generated attempts as soon as it exists.
     """
     start = clock()
     done: list[Attempt] = []
-    for rank in sorted({job.rank for job in jobs}):
-        pending = [job for job in jobs if job.rank == rank]
+    ranks = sorted({job.rank for job in jobs})
+    for first in range(0, len(ranks), ranks_per_round):
+        block = set(ranks[first:first + ranks_per_round])
+        pending = [job for job in jobs if job.rank in block]
         for attempt in range(ATTEMPTS):
-            over = budget_s is not None and clock() - start > budget_s
-            results = _attempt_round(pending, attempt, rewriter, embedder, replay, skip_fresh=over)
+            results: list[Attempt] = []
+            for at in range(0, len(pending), chunk):
+                over = budget_s is not None and clock() - start > budget_s
+                part = _attempt_round(pending[at:at + chunk], attempt, rewriter, embedder, replay, skip_fresh=over)
+                fresh = [a for a, job in zip(part, pending[at:at + chunk])
+                         if a.rewriter and (*job.cell, attempt, job.original) not in replay]
+                if fresh and on_fresh is not None:
+                    on_fresh(fresh)
+                results.extend(part)
             done.extend(results)
-            accepted = {(a.dataset, a.item_id, a.variant_id) for a in results if a.accepted or not a.rewriter}
-            pending = [j for j in pending if (j.dataset, j.item_id, j.variant_id) not in accepted]
+            settled = {(a.dataset, a.item_id, a.variant_id) for a in results if a.accepted or not a.rewriter}
+            pending = [j for j in pending if j.cell not in settled]
             if not pending:
                 break
     return done
 
 
 def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None, embedder: Embedder,
-                   replay: dict[tuple[str, str, str, int, str], Attempt], *, skip_fresh: bool) -> list[Attempt]:
-    logged = {i: replay.get((j.dataset, j.item_id, j.variant_id, attempt, j.original)) for i, j in enumerate(jobs)}
+                   replay: dict[LogKey, Attempt], *, skip_fresh: bool) -> list[Attempt]:
+    logged = {i: replay.get((*j.cell, attempt, j.original)) for i, j in enumerate(jobs)}
     fresh = [i for i, found in logged.items() if found is None]
     outputs = {i: (found.rewriter, found.output) for i, found in logged.items() if found is not None}
     skipped = {i for i, found in logged.items() if found is not None and not found.rewriter}
@@ -207,7 +378,7 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
     elif fresh:
         if rewriter is None:
             raise ValueError("rewrite log is incomplete and no rewriter was given")
-        texts = rewriter.complete([request(jobs[i].original, jobs[i].family, jobs[i].strength, attempt) for i in fresh])
+        texts = rewriter.complete([request(jobs[i], attempt) for i in fresh])
         outputs.update({i: (rewriter.tag, text) for i, text in zip(fresh, texts)})
     cleaned = [clean(outputs[i][1]) for i in range(len(jobs))]
     scores = similarities(embedder, [(job.original, text or job.original) for job, text in zip(jobs, cleaned)])
@@ -217,6 +388,6 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
 
 
 def _judge(job: Job, attempt: int, made: tuple[str, str], text: str, score: float) -> Attempt:
-    reason = rejection(job.original, text, job.family, job.strength, job.answers, score)
+    reason = rejection(job, text, score)
     return Attempt(job.dataset, job.item_id, job.variant_id, attempt, made[0], job.original, made[1],
                    not reason, reason, score)

@@ -106,8 +106,10 @@ def letter_case(text: str, place: str, strength: float, rng: np.random.Generator
     half = len(text) // 2
     lo, hi = {"prefix": (0, half), "suffix": (half, len(text)), "global": (0, len(text))}[place]
     letters = [i for i in range(lo, hi) if text[i].isalpha()]
-    if not letters:
+    # Only letters that change count as picks: an already upper-case letter would make a no-op edit.
+    lower = [i for i in letters if text[i] != text[i].upper()]
+    if not lower:
         return text
     count = max(1, round(len(letters) * strength / 100))
-    chosen = {int(i) for i in rng.choice(letters, size=min(count, len(letters)), replace=False)}
+    chosen = {int(i) for i in rng.choice(lower, size=min(count, len(lower)), replace=False)}
     return "".join(ch.upper() if i in chosen else ch for i, ch in enumerate(text))

@@ -127,3 +127,9 @@ def similarities(embedder: Embedder, pairs: Sequence[tuple[str, str]]) -> list[f
     """Cosine of each (baseline, variant) pair; identical texts (or identical vectors) score exactly 1.0."""
     vectors = embed_all(embedder, [text for pair in pairs for text in pair])
     return [1.0 if a == b else cosine_to(vectors[a], vectors[b]) for a, b in pairs]
+
+
+def cosine_matrix(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """[len(texts), len(texts)] cosine similarities (rows are unit vectors, so a dot product)."""
+    vectors = embedder.embed(list(texts))
+    return np.asarray(vectors @ vectors.T, dtype=np.float64)

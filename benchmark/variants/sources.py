@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,10 +32,25 @@ class Item:
 
     item_id: str
     """stable id from the source (its own id, or its row number when it has none)."""
-    prompt: str
-    """the baseline prompt text."""
+    text: str
+    """the item's own text (question, clue or statement): rule edits land only in here."""
     answers: tuple[str, ...] = ()
-    """gold answers / aliases; empty when the dataset has none."""
+    """gold answers: the canonical answer first, then aliases; empty when the dataset has none."""
+    template: str = "{text}"
+    """the wrapper the builder adds around ``text`` (e.g. a category and an explicit ask)."""
+
+    @property
+    def prompt(self) -> str:
+        """The baseline prompt: ``template`` with the item's text in place of ``{text}``.
+
+        >>> Item("1", "Paris is in France.", template="True or false? {text}").prompt
+        'True or false? Paris is in France.'
+        """
+        return self.template.replace("{text}", self.text)
+
+    def wrap(self, text: str) -> str:
+        """The prompt with ``text`` (an edited copy of the item's text) inside the wrapper."""
+        return self.template.replace("{text}", text)
 
 
 class Source(Protocol):
@@ -83,10 +99,7 @@ class PackagedSource:
                 "member": self.member, "license": self.license, "stands_in_for": self.stands_in_for}
 
     def load(self) -> list[Item]:
-        archive = packaged.dist_path(self.dist)
-        with packaged.open_member(archive, self.member) as handle:
-            data = handle.read()
-        return list(self.parse(data))
+        return list(self.parse(packaged.read_member(self.dist, self.member)))
 
 
 @dataclass(frozen=True)
@@ -110,8 +123,8 @@ class FileSource:
         return list(self.parse(self.path.read_bytes()))
 
 
-def sample(items: list[Item], n: int, seed: int = DEFAULT_SEED) -> list[Item]:
-    """Deduplicate prompts, drop empty ones, shuffle with ``seed`` and keep the first ``n``.
+def sample(items: list[Item], n: int | None, seed: int = DEFAULT_SEED) -> list[Item]:
+    """Deduplicate prompts (also up to negation), drop empty ones, shuffle with ``seed``, keep the first ``n``.
 
     >>> items = [Item(str(i), f"q{i % 3}") for i in range(6)] + [Item("e", "  ")]
     >>> [it.item_id for it in sample(items, 2)] == [it.item_id for it in sample(items, 2)]
@@ -122,18 +135,38 @@ def sample(items: list[Item], n: int, seed: int = DEFAULT_SEED) -> list[Item]:
     seen: set[str] = set()
     unique: list[Item] = []
     for item in items:
-        key = item.prompt.strip()
-        if key and key not in seen:
+        key = statement_key(item.text)
+        if item.text.strip() and key not in seen:
             seen.add(key)
             unique.append(item)
     order = np.random.default_rng(seed).permutation(len(unique))
     return [unique[i] for i in order[:n]]
 
 
+_NEGATION_WORDS = frozenset({"not", "no", "never", "do", "does", "did", "dont", "doesnt", "didnt", "isnt",
+                             "arent", "wasnt", "werent", "cannot", "cant", "can"})
+
+
+def statement_key(text: str) -> str:
+    """A key under which a statement and its negation collide (misconceptions pairs them).
+
+    Negations and do-support are dropped and plural/verb ``-s`` endings stripped, so "X does not increase
+    Y" and "X increases Y" share a key; two different statements almost never do.
+
+    >>> a = statement_key("Exposure does not significantly increase the risk.")
+    >>> a == statement_key("Exposure significantly increases the risk.")
+    True
+    """
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("n't", " not").replace("’", "'"))
+    kept = [w for w in words if w not in _NEGATION_WORDS]
+    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in kept)
+
+
 # --- parsers for the packaged formats ------------------------------------------------------------------
-def _arrow_rows(data: bytes) -> Iterator[dict[str, Any]]:
+def _arrow_rows(data: bytes, columns: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
     table: pa.Table = pyarrow.ipc.open_stream(io.BytesIO(data)).read_all()
-    yield from table.to_pylist()
+    # TriviaQA rows carry whole Wikipedia pages; converting only the needed columns saves a minute.
+    yield from (table.select(list(columns)) if columns else table).to_pylist()
 
 
 def _jsonl_docs(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -151,24 +184,73 @@ def _clean(text: str) -> str:
     return " ".join(text.replace("\u200b", " ").split())
 
 
+# Contractions whose apostrophe the source lost and which are not English words without it.
+_LOST_APOSTROPHES = {word.replace("'", ""): word for word in (
+    "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "couldn't", "wouldn't",
+    "shouldn't", "hasn't", "haven't", "hadn't", "what's", "they're", "she's", "you're", "that's", "there's",
+    "who's", "it'll", "i'm", "he's")}
+_LOST_RE = re.compile(r"\b(" + "|".join(sorted(_LOST_APOSTROPHES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+def restore_apostrophes(text: str) -> str:
+    """Put back apostrophes a source stripped from unambiguous contractions.
+
+    >>> restore_apostrophes("who wrote cant get you out of my head, Cant")
+    "who wrote can't get you out of my head, Can't"
+    """
+    def fix(match: re.Match[str]) -> str:
+        word = _LOST_APOSTROPHES[match.group(0).lower()]
+        word = "I'm" if word == "i'm" else word
+        return word[0].upper() + word[1:] if match.group(0)[0].isupper() else word
+    return _LOST_RE.sub(fix, text)
+
+
+def unquote_csv(text: str) -> str:
+    """Undo CSV quoting left in a field: outer quotes around a text with doubled inner quotes.
+
+    >>> unquote_csv('"Who was the target of the failed ""Bomb Plot"" of 1944?"')
+    'Who was the target of the failed "Bomb Plot" of 1944?'
+    """
+    if '""' in text:
+        if len(text) > 1 and text.startswith('"') and text.endswith('"'):
+            text = text[1:-1]
+        text = text.replace('""', '"')
+    return text
+
+
 def parse_nq_open(data: bytes) -> Iterator[Item]:
     """nq_open has no ids: the row number in the validation split is the id."""
     for row_number, row in enumerate(_arrow_rows(data)):
-        yield Item(str(row_number), _clean(row["question"]), tuple(row["answer"]))
+        yield Item(str(row_number), restore_apostrophes(_clean(row["question"])), tuple(row["answer"]))
+
+
+def trivia_answers(answer: dict[str, Any]) -> tuple[str, ...]:
+    """The canonical answer (the source's ``value``) first, then its normalised aliases, each once.
+
+    >>> trivia_answers({"value": "Sunset Boulevard", "normalized_value": "sunset boulevard",
+    ...                 "normalized_aliases": ["sunset boulevard", "sunset blvd"]})
+    ('Sunset Boulevard', 'sunset blvd')
+    """
+    aliases = [a for a in answer["normalized_aliases"] if a and a != answer["normalized_value"]]
+    return tuple(dict.fromkeys([answer["value"], *aliases]))
 
 
 def parse_trivia_qa(data: bytes) -> Iterator[Item]:
-    for row in _arrow_rows(data):
-        yield Item(row["question_id"], _clean(row["question"]), tuple(row["answer"]["aliases"]))
+    for row in _arrow_rows(data, ("question_id", "question", "answer")):
+        yield Item(row["question_id"], unquote_csv(_clean(row["question"])), trivia_answers(row["answer"]))
+
+
+JEOPARDY_TEMPLATE = "Category: {category}. Clue: {text} What is the answer to this clue?"
 
 
 def parse_jeopardy(data: bytes) -> Iterator[Item]:
-    # A clue is a statement; the category and an explicit ask make it an open question.
+    # A clue is a statement; the category and an explicit ask make it an open question. Only the clue
+    # is the item's own text: rule edits never land in the wrapper.
     for doc_id, doc in _jsonl_docs(data):
-        clue = doc["query"].split("\nQuestion:", 1)[1].rsplit("\nAnswer:", 1)[0].strip()
-        category = doc["category"].replace("_", " ")
-        prompt = f"Category: {category}. Clue: {_clean(clue)}. What is the answer to this clue?"
-        yield Item(str(doc_id), prompt.replace("..", "."), (doc["answer"],))
+        clue = restore_apostrophes(_clean(doc["query"].split("\nQuestion:", 1)[1].rsplit("\nAnswer:", 1)[0]))
+        clue = clue if clue.endswith((".", "!", "?", '"')) else clue + "."
+        category = doc["category"].replace("_", " ").replace("{", "(").replace("}", ")")
+        yield Item(str(doc_id), clue, (doc["answer"],), JEOPARDY_TEMPLATE.replace("{category}", category))
 
 
 def parse_gsm8k(data: bytes) -> Iterator[Item]:
@@ -191,12 +273,14 @@ def parse_strategyqa(data: bytes) -> Iterator[Item]:
         yield Item(str(index), _clean(example["input"]), (answer,))
 
 
+MISCONCEPTIONS_TEMPLATE = "Is the following statement true or false? {text}"
+
+
 def parse_misconceptions(data: bytes) -> Iterator[Item]:
     # The task asks T/F about a statement; the gold is the correct verdict spelled out.
     for index, example in enumerate(_bigbench_examples(data)):
         verdict = {"T": "true", "F": "false"}[_best_choice(example["target_scores"])]
-        prompt = f"Is the following statement true or false? {_clean(example['input'])}"
-        yield Item(str(index), prompt, (verdict,))
+        yield Item(str(index), _clean(example["input"]), (verdict,), MISCONCEPTIONS_TEMPLATE)
 
 
 # --- registries ----------------------------------------------------------------------------------------
@@ -258,12 +342,35 @@ def suite_source(suite: Suite, dataset: str) -> Source:
     return suite.sources[dataset]
 
 
-def load_sample(source: Source, n: int, seed: int = DEFAULT_SEED) -> list[Item]:
-    """The seeded sample of ``n`` items of ``source``; raises when the source yields too few."""
-    items = sample(source.load(), n, seed)
+NEAR_DUPLICATE = 0.9
+"""MiniLM cosine at or above which two items of a dataset count as the same question."""
+
+
+def load_sample(source: Source, n: int, seed: int = DEFAULT_SEED,
+                similarity: Callable[[list[str]], np.ndarray] | None = None) -> list[Item]:
+    """The seeded sample of ``n`` distinct items of ``source``; raises when the source yields none.
+
+    With ``similarity`` (texts -> cosine matrix), an item is skipped when it is a near-duplicate
+    (cosine >= :data:`NEAR_DUPLICATE`) of an item already kept, and the next one in the seeded order
+    takes its place.
+    """
+    shuffled = sample(source.load(), None, seed)
+    items = shuffled[:n] if similarity is None else _distinct(shuffled, n, similarity)
     if not items:
         raise SagoError(f"dataset {source.name!r} yielded no usable items; check its source pin")
     return items
+
+
+def _distinct(shuffled: list[Item], n: int, similarity: Callable[[list[str]], np.ndarray]) -> list[Item]:
+    window = shuffled[:min(len(shuffled), 2 * n + 16)]  # duplicates are rare: twice n is plenty
+    cosine = similarity([item.text for item in window])
+    kept: list[int] = []
+    for index in range(len(window)):
+        if len(kept) == n:
+            break
+        if not any(cosine[index, k] >= NEAR_DUPLICATE for k in kept):
+            kept.append(index)
+    return [window[i] for i in kept]
 
 
 # The Hub suite registers itself on import; importing it here makes SUITES complete for every reader.

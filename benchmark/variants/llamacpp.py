@@ -1,0 +1,42 @@
+"""Build llama.cpp's ``llama-server`` from the pinned sources in the llama-cpp-python sdist.
+
+Only the LLM rewrite stage uses it (``sago variants rewrite --rewriter llamacpp``); rebuilds of a variant
+set replay the rewrite log and never need it. The build goes into the cache, once per source hash.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+from benchmark import packaged
+from benchmark.errors import SagoError
+from benchmark.paths import cache_dir
+
+
+def server_path() -> Path:
+    """Where the built server binary lives (it may not exist yet)."""
+    return cache_dir() / "llama.cpp" / packaged.LLAMA_CPP.sha256[:16] / "build" / "bin" / "llama-server"
+
+
+def build_server(jobs: int = 2) -> Path:
+    """Extract the vendored llama.cpp and build ``llama-server`` with cmake (minutes); return its path."""
+    binary = server_path()
+    if binary.exists():
+        return binary
+    if shutil.which("cmake") is None:
+        raise SagoError("building llama-server needs cmake and a C++ compiler (apt-get install cmake g++)")
+    source = binary.parent.parent.parent
+    prefix = packaged.LLAMA_CPP.filename.removesuffix(".tar.gz") + "/vendor/llama.cpp/"
+    with tarfile.open(packaged.dist_path(packaged.LLAMA_CPP)) as tar:
+        for member in tar.getmembers():
+            if member.name.startswith(prefix) and (member.isfile() or member.isdir()):
+                member.name = member.name[len(prefix):]
+                tar.extract(member, source, filter="data")
+    flags = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+             "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=ON"]
+    subprocess.run(["cmake", "-S", str(source), "-B", str(source / "build"), *flags], check=True)
+    subprocess.run(["cmake", "--build", str(source / "build"), "--target", "llama-server", f"-j{jobs}"], check=True)
+    return binary
