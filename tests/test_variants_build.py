@@ -62,7 +62,7 @@ class EchoRewriter:
         self.calls += len(chats)
         out = []
         for chat in chats:
-            text = chat.user.rsplit("Text: ", 1)[1].removesuffix("\nRewrite:")
+            text = chat.user.rsplit(" words): ", 1)[-1].removesuffix("\nRewrite:")
             ask = chat.user.split("\n", 1)[0]
             if "instruction (a command" in ask:
                 out.append("Tell me " + text.rstrip("?") + ".")
@@ -136,10 +136,15 @@ def test_built_set_has_the_contract_shape(built: Path) -> None:
 def test_llm_drops_are_recorded(built: Path) -> None:
     manifest = json.loads((built / "toy" / "v1" / MANIFEST).read_text())
     dropped = manifest["llm"]["dropped"]
-    # the echo rewriter returns length requests unchanged: every length variant is retried, then dropped
-    assert len(dropped) == 3 * 2 * 5 and all(d["reasons"] == ["unchanged"] * 3 for d in dropped)
+    # the echo rewriter returns length requests unchanged: every length variant is retried, then dropped;
+    # its "Tell me Is the following statement ...?" is still a question, so misconceptions' form drops too
+    length = [d for d in dropped if d["variant_id"].startswith("length")]
+    form = [d for d in dropped if d["variant_id"].startswith("form")]
+    assert len(length) == 3 * 2 * 5 and all(d["reasons"] == ["unchanged"] * 3 for d in length)
+    assert {d["dataset"] for d in form} == {"misconceptions"} and len(form) == 2
+    assert all(d["reasons"] == ["not an instruction"] * 3 for d in form)
     log = [json.loads(line) for line in (built / "toy" / "v1" / "llm_rewrites.jsonl").read_text().splitlines()]
-    assert sum(a["accepted"] for a in log) == manifest["llm"]["accepted"] == 3 * 2
+    assert sum(a["accepted"] for a in log) == manifest["llm"]["accepted"] == 2 * 2
     assert manifest["counts"]["gsm8k"]["form"] == 2
 
 

@@ -129,7 +129,8 @@ def sample_items(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embed
 
 def llm_jobs(spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[llm.Job]:
     """Every LLM cell of the first ``spec.llm_items`` items of each dataset."""
-    return [llm.Job(name, item.item_id, rank, item.prompt, item.answers, key.family, key.strength, item.text)
+    return [llm.Job(name, item.item_id, rank, item.prompt, item.answers, key.family, key.strength, item.text,
+                    item.template)
             for name in spec.datasets for rank, item in enumerate(samples[name][:spec.llm_items])
             for family in spec.llm_families for key in keys_of(FAMILIES.get(family))]
 
@@ -189,7 +190,7 @@ def _llm_rows(dataset: str, items: Sequence[Item], attempts: Sequence[llm.Attemp
                           key=lambda a: (by_id[a.item_id][0], a.variant_id, a.attempt)):
         rank, item = by_id[attempt.item_id]
         family, place, strength = attempt.variant_id.split("/")
-        text = llm.clean(attempt.output)
+        text = item.wrap(llm.clean(attempt.output)) if family == "length" else llm.clean(attempt.output)
         if text in seen:
             counts = not_made.setdefault(family, {})
             counts["duplicate"] = counts.get("duplicate", 0) + 1

@@ -15,6 +15,7 @@ is not a pure function of the pinned sources, so the log *is* its pin.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -55,8 +56,11 @@ BUDGET_REASON = "not attempted: LLM time budget exhausted"
 _SHOTS: dict[str, tuple[str, str]] = {
     "shorter": ("In which year did the Berlin Wall, which divided the city, finally fall?",
                 "When did the Berlin Wall fall?"),
-    "longer": ("Who painted the Mona Lisa?",
-               "Who was the artist that actually painted the famous portrait known as the Mona Lisa?"),
+    "1.5": ("When did the first man walk on the Moon?",
+            "In what year did the first man ever walk on the Moon's surface?"),
+    "2": ("Who painted the Mona Lisa?", "Who was the artist who originally painted the Mona Lisa?"),
+    "3": ("Who painted the Mona Lisa?",
+          "Who was the artist, the actual person, that originally painted the famous portrait known as the Mona Lisa?"),
     "to_instruction": ("How many legs does a spider have?", "Tell me how many legs a spider has."),
     "to_question": ("Calculate the total cost of 3 pens at $2 each.",
                     "What is the total cost of 3 pens at $2 each?"),
@@ -93,15 +97,19 @@ class Attempt:
 
 
 def is_question(text: str) -> bool:
-    """A question ends with '?' (or, without end punctuation, opens with an interrogative word).
+    """A request is a question when its first or last sentence ends with '?' (or, without end
+    punctuation, opens with an interrogative word): "Is the following statement true or false? X." asks.
 
     >>> is_question("where does the optic nerve cross"), is_question("Tell me where it crosses.")
     (True, False)
-    >>> is_question("Calculate Allen's age. Is it 90?"), is_question("What is 2+2? Explain.")
-    (True, False)
+    >>> is_question("Is the following statement true or false? Frogs die."), is_question("What? Explain it.")
+    (True, True)
+    >>> is_question("Darrell is 7. Calculate Allen's age.")
+    False
     """
     stripped = text.strip().rstrip("\"'”’)")
-    if stripped.endswith("?"):
+    first = re.split(r"(?<=[.!?])\s", stripped, maxsplit=1)[0].rstrip("\"'”’)")
+    if stripped.endswith("?") or first.endswith("?"):
         return True
     if stripped.endswith((".", "!", ":")):
         return False
@@ -184,19 +192,34 @@ def missing_facts(original: str, rewrite: str) -> list[str]:
 
 
 def _target_words(original: str, item_text: str, strength: float) -> int:
-    """Words a length rewrite aims at; a short target never goes below what the item's facts need."""
+    """Words a length rewrite aims at; a shortening never goes below what the item's facts need.
+
+    The floor is the item's numbers and names plus a few words to ask with; ×0.5 keeps a margin above
+    ×0.25's floor so the two cells stay different texts.
+
+    >>> question = "where does the optic nerve cross the midline"
+    >>> _target_words(question, "x", 0.25), _target_words(question, "x", 0.5)
+    (4, 6)
+    """
     words = words_of(original)
-    needed = min(words, len(numbers_in(item_text)) + sum(words_of(e) for e in entities_in(item_text)) + 4)
-    return max(1, round(words * strength), needed if strength < 1 else 1)
+    needed = len(numbers_in(item_text)) + sum(words_of(e) for e in entities_in(item_text)) + 4
+    if strength >= 1:
+        return max(1, round(words * strength))
+    floor = needed if strength <= 0.25 else round(needed * 1.3) + 1
+    return max(1, min(words, max(round(words * strength), floor)))
 
 
 def request(job: Job, attempt: int) -> Chat:
-    """The few-shot chat that asks for one candidate; each attempt words the request differently."""
-    original, words = job.original, words_of(job.original)
+    """The few-shot chat that asks for one candidate; each attempt words the request differently.
+
+    Attempt 0 is greedy; later attempts sample (temperature 0.8) with a seed derived from the cell, so
+    a cell gets candidates that differ even where a small model ignores the change of wording.
+    """
+    original, words = job.source, words_of(job.source)
     question = is_question(original)
     if job.family == "length":
         target = _target_words(original, job.item_text, job.strength)
-        shot = _SHOTS["shorter" if job.strength < 1 else "longer"]
+        shot = _SHOTS["shorter" if job.strength < 1 else "1.5" if job.strength < 2 else f"{min(job.strength, 3):g}"]
         how = ("Drop filler words and redundant modifiers." if job.strength < 1 else
                "Add words by restating it more fully, not by adding politeness or new facts.")
         ask = _LENGTH_WORDINGS[attempt % len(_LENGTH_WORDINGS)].format(
@@ -208,8 +231,11 @@ def request(job: Job, attempt: int) -> Chat:
         form = "an instruction (a command, not a question)" if question else "a question ending with '?'"
         ask = _FORM_WORDINGS[attempt % len(_FORM_WORDINGS)].format(form=form)
         budget = int(words * 2) + 16
-    example = f"Example:\nText: {shot[0]}\nRewrite: {shot[1]}\n\n"
-    return Chat(_SYSTEM, f"{ask}\n\n{example}Text: {original}\nRewrite:", budget)
+    example = (f"Example:\nText ({words_of(shot[0])} words): {shot[0]}\n"
+               f"Rewrite ({words_of(shot[1])} words): {shot[1]}\n\n")
+    seed = int.from_bytes(hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()[:4], "big")
+    return Chat(_SYSTEM, f"{ask}\n\n{example}Text ({words} words): {original}\nRewrite:", budget,
+                temperature=0.0 if attempt == 0 else 0.8, seed=seed)
 
 
 def clean(output: str) -> str:
@@ -229,8 +255,8 @@ def clean(output: str) -> str:
 
 
 def rejection(job: Job, rewrite: str, similarity: float) -> str:
-    """Why ``rewrite`` is not an acceptable variant for ``job`` ('' when it is)."""
-    original = job.original
+    """Why ``rewrite`` (of ``job.source``) is not an acceptable variant for ``job`` ('' when it is)."""
+    original = job.source
     if not rewrite:
         return "empty"
     if rewrite.strip().lower() == original.strip().lower():
@@ -287,10 +313,21 @@ class Job:
     strength: float
     item_text: str = ""
     """the item's own text: its numbers, names and quotations must survive (defaults to ``original``)."""
+    template: str = "{text}"
+    """the item's wrapper: a length rewrite edits the item's text and is put back into it."""
 
     def __post_init__(self) -> None:
         if not self.item_text:
             object.__setattr__(self, "item_text", self.original)
+
+    @property
+    def source(self) -> str:
+        """What the rewriter rewrites: the item's own text for length, the whole request for form."""
+        return self.item_text if self.family == "length" else self.original
+
+    def prompt(self, rewrite: str) -> str:
+        """The variant's prompt from a cleaned rewrite of :attr:`source`."""
+        return self.template.replace("{text}", rewrite) if self.family == "length" else rewrite
 
     @property
     def variant_id(self) -> str:
@@ -381,7 +418,7 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
         texts = rewriter.complete([request(jobs[i], attempt) for i in fresh])
         outputs.update({i: (rewriter.tag, text) for i, text in zip(fresh, texts)})
     cleaned = [clean(outputs[i][1]) for i in range(len(jobs))]
-    scores = similarities(embedder, [(job.original, text or job.original) for job, text in zip(jobs, cleaned)])
+    scores = similarities(embedder, [(job.source, text or job.source) for job, text in zip(jobs, cleaned)])
     return [Attempt(job.dataset, job.item_id, job.variant_id, attempt, "", job.original, "", False,
                     BUDGET_REASON, 0.0) if i in skipped else _judge(job, attempt, outputs[i], cleaned[i], scores[i])
             for i, job in enumerate(jobs)]

@@ -29,6 +29,10 @@ class Chat:
     """the text to rewrite and how."""
     max_new_tokens: int
     """generation budget, sized to the target length."""
+    temperature: float = 0.0
+    """0 = greedy; above 0, sampled with ``seed`` (a further candidate that differs from the greedy one)."""
+    seed: int = 0
+    """sampling seed (derived from the cell and the attempt, so a request is reproducible)."""
 
 
 class Rewriter(Protocol):
@@ -101,7 +105,8 @@ class HttpRewriter:
         return [self._one(chat) for chat in chats]
 
     def _one(self, chat: Chat) -> str:
-        body = {"model": self._model, "temperature": 0, "seed": 0, "max_tokens": chat.max_new_tokens,
+        body = {"model": self._model, "temperature": chat.temperature, "seed": chat.seed,
+                "max_tokens": chat.max_new_tokens,
                 "messages": [{"role": "system", "content": chat.system}, {"role": "user", "content": chat.user}]}
         headers = {"Content-Type": "application/json"}
         if self._api_key:
