@@ -73,10 +73,12 @@ _FORM_WORDINGS = (
 _LENGTH_WORDINGS = (
     "Rewrite the text in about {target} words (it has {words}). {how} Keep it {form}, keep every name, "
     "number and quotation, and do not answer it.",
-    "Make this text {direction}: about {target} words instead of {words}. Same meaning, same names and "
+    "Make this text {direction}: {bound} {target} words instead of {words}. Same meaning, same names and "
     "numbers, still {form}. Do not answer it.",
-    "Rephrase with roughly {target} words ({words} now). {how} Do not answer or add facts.",
+    "Rephrase with {bound} {target} words ({words} now). {how} Do not answer or add facts.",
 )
+_WH_CLASSES = {"who": "who", "whom": "who", "whose": "whose", "what": "what", "which": "what", "when": "when",
+               "where": "where", "why": "why", "how": "how"}
 
 
 @dataclass(frozen=True)
@@ -126,13 +128,26 @@ def is_instruction(text: str) -> bool:
     return bool(_IMPERATIVE_START.match(stripped)) and not is_question(stripped)
 
 
+def asks_for(text: str) -> str:
+    """The class of the question word a request opens its question with ('' for a yes/no question).
+
+    >>> asks_for("Sara Moore tried to kill which President?"), asks_for("Tell me who won."), asks_for("Is it?")
+    ('what', 'who', '')
+    """
+    for word in re.findall(r"[a-z]+", text.lower()):
+        if word in _WH_CLASSES:
+            return _WH_CLASSES[word]
+    return ""
+
+
 def words_of(text: str) -> int:
     """Whitespace-separated words."""
     return len(text.split())
 
 
+# "one" is left out: it is far more often a pronoun ("no one", "one of the") than a quantity.
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())} | {"thirty": "30", "forty": "40", "fifty": "50",
                                                        "sixty": "60", "seventy": "70", "eighty": "80",
                                                        "ninety": "90", "hundred": "100", "thousand": "1000",
@@ -223,8 +238,9 @@ def request(job: Job, attempt: int) -> Chat:
         how = ("Drop filler words and redundant modifiers." if job.strength < 1 else
                "Add words by restating it more fully, not by adding politeness or new facts.")
         ask = _LENGTH_WORDINGS[attempt % len(_LENGTH_WORDINGS)].format(
-            target=target, words=words, how=how, form="a question" if question else "an instruction",
-            direction="shorter" if job.strength < 1 else "longer")
+            target=target, words=words, how=how,
+            form="a question" if question else "an instruction" if is_instruction(original) else "a statement",
+            direction="shorter" if job.strength < 1 else "longer", bound="at most" if job.strength < 1 else "at least")
         budget = int(target * 2.2) + 16
     else:
         shot = _SHOTS["to_instruction" if question else "to_question"]
@@ -277,7 +293,7 @@ def rejection(job: Job, rewrite: str, similarity: float) -> str:
             return f"length ratio {ratio:.2f} far from {target:.2f}"
         if is_question(original) != is_question(rewrite):
             return "form changed"
-        return ""
+        return _asks_the_same(original, rewrite)
     if is_question(original):
         if not is_instruction(rewrite):
             return "not an instruction"
@@ -285,7 +301,13 @@ def rejection(job: Job, rewrite: str, similarity: float) -> str:
         return "not a question"
     if _ANSWERING.match(rewrite) or not 0.5 <= ratio <= 2:
         return "answers instead of rewriting"  # small models start solving ("To find ..., we need to")
-    return ""
+    return _asks_the_same(original, rewrite) if is_question(original) else ""
+
+
+def _asks_the_same(original: str, rewrite: str) -> str:
+    """'' when both ask with the same kind of question word (who/what/when/... or yes/no)."""
+    before, after = asks_for(original), asks_for(rewrite)
+    return "" if before == after else f"asks {after or 'yes/no'} instead of {before or 'yes/no'}"
 
 
 def _leaks(original: str, rewrite: str, answers: Sequence[str]) -> bool:
