@@ -69,7 +69,8 @@ def test_requests_ask_for_the_target_length_and_flip_form() -> None:
     def job(text: str, family: str, strength: float) -> llm.Job:
         return llm.Job("d", "1", 0, text, (), family, strength)
 
-    assert "about 8 words (it has 4)" in llm.request(job("Who wrote Hamlet first?", "length", 2), 0).user
+    assert "Length: about 8 words.\nText (4 words)" in llm.request(job("Who wrote Hamlet first?", "length", 2), 0).user
+    assert "Length: at least 8 words." in llm.request(job("Who wrote Hamlet first?", "length", 2), 1).user
     assert "as an instruction" in llm.request(job("Who wrote Hamlet?", "form", 1), 0).user
     assert "as a question" in llm.request(job("Calculate the sum of 2 and 3.", "form", 1), 0).user
     who = job("Who?", "length", 2)

@@ -71,11 +71,11 @@ _FORM_WORDINGS = (
     "Turn this into {form} with exactly the same meaning. Only output the new text.",
 )
 _LENGTH_WORDINGS = (
-    "Rewrite the text in about {target} words (it has {words}). {how} Keep it {form}, keep every name, "
-    "number and quotation, and do not answer it.",
-    "Make this text {direction}: {bound} {target} words instead of {words}. Same meaning, same names and "
-    "numbers, still {form}. Do not answer it.",
-    "Rephrase with {bound} {target} words ({words} now). {how} Do not answer or add facts.",
+    "Rewrite the text to the length given below. {how} Keep it {form}, keep every name, number and "
+    "quotation, and do not answer it.",
+    "Make this text {direction} as given below. Same meaning, same names and numbers, still {form}. "
+    "Do not answer it.",
+    "Rephrase the text to the length given below. {how} Do not answer or add facts.",
 )
 _WH_CLASSES = {"who": "who", "whom": "who", "whose": "whose", "what": "what", "which": "what", "when": "when",
                "where": "where", "why": "why", "how": "how"}
@@ -238,19 +238,23 @@ def request(job: Job, attempt: int) -> Chat:
         how = ("Drop filler words and redundant modifiers." if job.strength < 1 else
                "Add words by restating it more fully, not by adding politeness or new facts.")
         ask = _LENGTH_WORDINGS[attempt % len(_LENGTH_WORDINGS)].format(
-            target=target, words=words, how=how,
-            form="a question" if question else "an instruction" if is_instruction(original) else "a statement",
-            direction="shorter" if job.strength < 1 else "longer", bound="at most" if job.strength < 1 else "at least")
+            how=how, form="a question" if question else "an instruction" if is_instruction(original) else "a statement",
+            direction="shorter" if job.strength < 1 else "longer")
+        bound = "about" if attempt == 0 else "at most" if job.strength < 1 else "at least"
+        target_line = f"Length: {bound} {target} words.\n"
         budget = int(target * 2.2) + 16
     else:
         shot = _SHOTS["to_instruction" if question else "to_question"]
         form = "an instruction (a command, not a question)" if question else "a question ending with '?'"
         ask = _FORM_WORDINGS[attempt % len(_FORM_WORDINGS)].format(form=form)
+        target_line = ""
         budget = int(words * 2) + 16
+    # The fixed part (instruction, example) comes first so a server that caches the prompt prefix
+    # reuses it across items; what varies (target, text) comes last.
     example = (f"Example:\nText ({words_of(shot[0])} words): {shot[0]}\n"
                f"Rewrite ({words_of(shot[1])} words): {shot[1]}\n\n")
     seed = int.from_bytes(hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()[:4], "big")
-    return Chat(_SYSTEM, f"{ask}\n\n{example}Text ({words} words): {original}\nRewrite:", budget,
+    return Chat(_SYSTEM, f"{ask}\n\n{example}{target_line}Text ({words} words): {original}\nRewrite:", budget,
                 temperature=0.0 if attempt == 0 else 0.8, seed=seed)
 
 

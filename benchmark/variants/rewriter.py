@@ -178,8 +178,12 @@ class LlamaCppRewriter:
         raise SagoError("llama-server did not become ready within 300 s")
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
-        return [self._http.complete([chat])[0] for chat in tqdm(chats, desc="rewrite", unit="request",
-                                                                 disable=len(chats) < 4)]
+        # Requests that share their instruction and example go one after another, so the server's
+        # prompt cache reuses that prefix (the prefill is most of a CPU rewrite's cost).
+        order = sorted(range(len(chats)), key=lambda i: (chats[i].system, chats[i].user.rsplit("\nText (", 1)[0].split("Length:")[0]))
+        answers = {i: self._http.complete([chats[i]])[0]
+                   for i in tqdm(order, desc="rewrite", unit="request", disable=len(chats) < 4)}
+        return [answers[i] for i in range(len(chats))]
 
     def close(self) -> None:
         """Stop the server (idempotent)."""
