@@ -175,7 +175,14 @@ def test_similarity_floor_is_the_calibrated_one() -> None:
     assert calibrate(minilm()).threshold == llm.MIN_SIMILARITY
 
 
-def test_spec_default_is_v2() -> None:
-    from benchmark.schema import DEFAULT_SET_VERSION
+def test_a_set_with_thin_llm_families_is_not_frozen(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """v1 froze with 1.9 % of its LLM cells; a release now needs min_llm_coverage of them."""
+    monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
+    from benchmark.errors import SagoError
+    from benchmark.variants.release import build_release
+    from tests.test_variants_build import EchoRewriter, HashEmbedder, fixture_sources
 
-    assert DEFAULT_SET_VERSION == "v2" and BuildSpec("sago-v1", "v2", ("d",)).llm_items == 16
+    spec = BuildSpec("toy", "v2", ("trivia_qa",), n_items=3, llm_items=2, min_llm_coverage=0.95)
+    with pytest.raises(SagoError, match=r"only 2 of 12 LLM cells \(17%\) have a valid rewrite"):
+        build_release(spec, fixture_sources(), HashEmbedder(), root=tmp_path, rewriter=EchoRewriter, progress=False)
+    assert not (tmp_path / "toy" / "v2").exists()

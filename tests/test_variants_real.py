@@ -49,27 +49,6 @@ def test_real_subset_rebuilds_byte_identically(minilm, tmp_path: Path) -> None: 
     assert hashes[0] == hashes[1] and len(hashes[0]) == 5
 
 
-def test_committed_v2_subset_rebuilds_to_the_committed_bytes(minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Two datasets of the released v2, rebuilt from the pinned sources and the committed rewrite log."""
-    import json
-
-    from benchmark.paths import VARIANTS_DIR
-    from benchmark.variants.build import BuildSpec
-    from benchmark.variants.families import LLM_FAMILIES
-    from benchmark.variants.release import build_release
-    from benchmark.variants.sources import SAGO_V1
-
-    released = VARIANTS_DIR / "sago-v1" / "v2"
-    manifest = json.loads((released / "manifest.json").read_text())
-    spec = BuildSpec("sago-v1", "v2", ("natural_questions", "misconceptions"), n_items=manifest["n_items"],
-                     llm_items=manifest["llm_items"], llm_families=LLM_FAMILIES)
-    outcome = build_release(spec, SAGO_V1.sources, minilm, root=tmp_path, progress=False,
-                            replay_from=released / "llm_rewrites.jsonl")
-    for name in spec.datasets:
-        rebuilt = sha256_file(outcome.path / "data" / f"{name}.parquet")
-        assert rebuilt == manifest["files"][f"data/{name}.parquet"], name
-
-
 def test_committed_set_is_intact_and_follows_the_contract() -> None:
     from benchmark.variants import load_variant_set
 

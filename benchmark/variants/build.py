@@ -52,6 +52,8 @@ class BuildSpec:
     """LLM families to attempt; an empty tuple freezes the set without them."""
     llm_budget_s: float | None = None
     """wall-clock budget of new LLM generation; jobs not reached are logged as not attempted."""
+    min_llm_coverage: float = 0.0
+    """share of LLM cells that must have an accepted rewrite before the set may be frozen (v1 froze at 1.9 %)."""
 
 
 @dataclass
@@ -207,6 +209,12 @@ def _table(rows: list[dict[str, object]], embedder: Embedder) -> pd.DataFrame:
     pairs = [(baselines[i], p) for i, p in zip(frame.item_id, frame.prompt)]
     frame["similarity"] = similarities(embedder, pairs)
     return frame.sort_values(["item_rank", "variant_id"], kind="stable").reset_index(drop=True)
+
+
+def llm_coverage(attempts: Sequence[llm.Attempt]) -> tuple[int, int]:
+    """(cells with an accepted rewrite, cells asked for) over a build's LLM attempts."""
+    cells = {(a.dataset, a.item_id, a.variant_id) for a in attempts}
+    return len({(a.dataset, a.item_id, a.variant_id) for a in attempts if a.accepted}), len(cells)
 
 
 def dropped(attempts: Sequence[llm.Attempt]) -> list[dict[str, object]]:

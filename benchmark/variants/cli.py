@@ -43,9 +43,11 @@ def variants() -> None:
               help="Reuse MiniLM vectors from the cache folder (vectors depend only on token ids).")
 @click.option("--replay", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
               help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.")
+@click.option("--min-llm-coverage", type=click.FloatRange(0, 1), default=0.95, show_default=True,
+              help="Refuse to freeze a set where fewer LLM cells than this share have a valid rewrite.")
 def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_items: int, llm_items: int,
           rewriter: str, rewriter_model: str | None, rewriter_url: str | None, llm_budget_s: float,
-          threads: int, embedding_cache: bool, replay: Path | None) -> None:
+          threads: int, embedding_cache: bool, replay: Path | None, min_llm_coverage: float) -> None:
     """Build a set from its pinned sources; on an existing release, prove the rebuild is byte-identical."""
     import torch
 
@@ -61,7 +63,8 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
     chosen = tuple(datasets) or suite.datasets
     sources = {name: suite_source(suite, name) for name in chosen}
     spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items,
-                     llm_families=() if rewriter == "none" else LLM_FAMILIES, llm_budget_s=llm_budget_s)
+                     llm_families=() if rewriter == "none" else LLM_FAMILIES, llm_budget_s=llm_budget_s,
+                     min_llm_coverage=0.0 if rewriter == "none" else min_llm_coverage)
     embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite" if embedding_cache else None)
     outcome = build_release(spec, sources, embedder, root=root, replay_from=replay,
                             rewriter=_rewriter_factory(rewriter, rewriter_model, rewriter_url))
@@ -109,7 +112,7 @@ def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int
                                 server=llama_server, threads=threads)
     assert factory is not None
     attempts = llm.run_jobs(jobs, LazyRewriter(factory), embedder, replay=llm.read_log(log), budget_s=budget_s,
-                            ranks_per_round=2, on_fresh=lambda fresh: llm.append_log(log, fresh))
+                            ranks_per_round=2, chunk=24, on_fresh=lambda fresh: llm.append_log(log, fresh))
     accepted = {(a.dataset, a.item_id, a.variant_id) for a in attempts if a.accepted}
     click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(attempts)} attempts); log {log}")
 

@@ -50,6 +50,8 @@ _IMPERATIVE_START = re.compile(
 _SYSTEM = ("You rewrite text. Keep its exact meaning and every name, number and quotation. Never answer it. "
            "Reply with the rewritten text only.")
 BUDGET_REASON = "not attempted: LLM time budget exhausted"
+STOP = ("\n\n", "\nText", "\nExample", "\nRewrite", "\nNote", "\nExplanation")
+"""Where a rewrite ends: :func:`clean` keeps the first line, so generating past these is wasted time."""
 
 # Few-shot pairs per request kind: (instruction, original, rewrite). Short on purpose: on a CPU the
 # prompt's prefill is most of the cost of a rewrite.
@@ -255,7 +257,7 @@ def request(job: Job, attempt: int) -> Chat:
                f"Rewrite ({words_of(shot[1])} words): {shot[1]}\n\n")
     seed = int.from_bytes(hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()[:4], "big")
     return Chat(_SYSTEM, f"{ask}\n\n{example}{target_line}Text ({words} words): {original}\nRewrite:", budget,
-                temperature=0.0 if attempt == 0 else 0.8, seed=seed)
+                temperature=0.0 if attempt == 0 else 0.8, seed=seed, stop=STOP)
 
 
 def clean(output: str) -> str:

@@ -16,7 +16,7 @@ from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR, cache_dir
 from benchmark.provenance import sha256_file
 from benchmark.variants import llm
-from benchmark.variants.build import BuildSpec, build_set, log_path
+from benchmark.variants.build import BuildSpec, build_set, llm_coverage, log_path
 from benchmark.variants.card import freeze
 from benchmark.variants.freeze import MANIFEST, read_manifest, set_dir
 from benchmark.variants.rewriter import Rewriter
@@ -53,6 +53,11 @@ def build_release(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embe
         scratch.mkdir()
         result = build_set(spec, sources, embedder, rewriter=rewriter, replay=replay, checkpoint=checkpoint,
                            progress=progress)
+        accepted, cells = llm_coverage(result.attempts)
+        if cells and accepted < spec.min_llm_coverage * cells:
+            raise SagoError(f"only {accepted} of {cells} LLM cells ({accepted / cells:.0%}) have a valid rewrite; "
+                            f"a release needs {spec.min_llm_coverage:.0%}: run `sago variants rewrite` further "
+                            "(it resumes from its log) or lower --min-llm-coverage")
         freeze(spec, result, sources, scratch)
         if existing:
             _compare(scratch, target)

@@ -33,6 +33,8 @@ class Chat:
     """0 = greedy; above 0, sampled with ``seed`` (a further candidate that differs from the greedy one)."""
     seed: int = 0
     """sampling seed (derived from the cell and the attempt, so a request is reproducible)."""
+    stop: tuple[str, ...] = ()
+    """strings that end the answer early (the rewrite is one line: what follows is never used)."""
 
 
 class Rewriter(Protocol):
@@ -106,7 +108,7 @@ class HttpRewriter:
 
     def _one(self, chat: Chat) -> str:
         body = {"model": self._model, "temperature": chat.temperature, "seed": chat.seed,
-                "max_tokens": chat.max_new_tokens,
+                "max_tokens": chat.max_new_tokens, **({"stop": list(chat.stop)} if chat.stop else {}),
                 "messages": [{"role": "system", "content": chat.system}, {"role": "user", "content": chat.user}]}
         headers = {"Content-Type": "application/json"}
         if self._api_key:
@@ -131,13 +133,13 @@ class LlamaCppRewriter:
     """A packaged GGUF model served by a local llama.cpp ``llama-server`` (same bytes, ~10x faster on a CPU).
 
     On a CPU, transformers dequantises the GGUF to fp32 and pays full-precision matmuls; llama.cpp runs the
-    Q4_K_M weights as they are. The server is started on a free loopback port with one slot (requests are
-    answered one at a time, greedily, so the same request gives the same text) and stopped at exit.
+    Q4_K_M weights as they are. The server is started on a free loopback port with a few slots that decode
+    together and is stopped at exit; every answer is logged, so a rebuild never needs the server again.
     Build the binary with ``make llama-server`` (pinned llama.cpp sources from PyPI, built into the cache).
     """
 
     def __init__(self, artefact: str = DEFAULT_MODEL, *, binary: str | None = None, threads: int = 2,
-                 context: int = 2048, timeout: float = 600.0) -> None:
+                 slots: int = 4, context: int = 1024, timeout: float = 600.0) -> None:
         import atexit
         import shutil
         import socket
@@ -158,10 +160,11 @@ class LlamaCppRewriter:
             port = probe.getsockname()[1]
         self._server = subprocess.Popen(
             [found, "-m", str(path), "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
-             "-c", str(context), "-np", "1", "--temp", "0", "--seed", "0", "--no-webui"],
+             "-c", str(context * slots), "-np", str(slots), "--temp", "0", "--seed", "0", "--no-webui"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         atexit.register(self.close)
         self._http = HttpRewriter(f"http://127.0.0.1:{port}", artefact, timeout=timeout)
+        self._slots = slots
         self.tag = f"llm:{artefact}@{(ARTEFACTS.get(artefact).sha256 or 'folder')[:12]}+llama.cpp"
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -180,9 +183,14 @@ class LlamaCppRewriter:
     def complete(self, chats: Sequence[Chat]) -> list[str]:
         # Requests that share their instruction and example go one after another, so the server's
         # prompt cache reuses that prefix (the prefill is most of a CPU rewrite's cost).
+        # Several slots decode together (decoding is memory-bound, so a batch of 4 costs little more than 1).
+        from concurrent.futures import ThreadPoolExecutor
+
         order = sorted(range(len(chats)), key=lambda i: (chats[i].system, chats[i].user.rsplit("\nText (", 1)[0].split("Length:")[0]))
-        answers = {i: self._http.complete([chats[i]])[0]
-                   for i in tqdm(order, desc="rewrite", unit="request", disable=len(chats) < 4)}
+        with ThreadPoolExecutor(self._slots) as pool:
+            done = pool.map(lambda i: self._http.complete([chats[i]])[0], order)
+            answers = dict(zip(order, tqdm(done, total=len(order), desc="rewrite", unit="request",
+                                           disable=len(chats) < 4)))
         return [answers[i] for i in range(len(chats))]
 
     def close(self) -> None:
