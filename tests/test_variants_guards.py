@@ -151,6 +151,12 @@ def _job(original: str, family: str = "length", strength: float = 2.0, answers: 
      "Calculate the total cost of 3 pens, each costing 2 dollars.", "not a question"),
     (_job("Who wrote the famous play Hamlet in England?", strength=3.0),
      "Who wrote the famous play Hamlet in England?!", "unchanged"),
+    (_job("Darrell and Allen's ages are in the ratio of 7:11. If their total age now is 162, calculate "
+          "Allen's age 10 years from now.", strength=1.5), "To find Allen's age 10 years from now, we can first "
+     "use the ratio 7:11 of Darrell's and Allen's ages and their total of 162, then add 10 years.", "answers"),
+    (llm.Job("d", "1", 0, "Category: word origins. Clue: Drama is Greek. What is the answer to this clue?", (),
+             "form", 1, "Drama is Greek.", keep=("word origins",)), "Find the answer to the clue: drama is Greek.",
+     "drops word origins"),
     (_job('Is it true that Locke wrote "the comprehension of our understandings"?', strength=1.5),
      "Is it really true that Locke once wrote about the comprehension of understandings?", "drops"),
 ])

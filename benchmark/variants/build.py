@@ -6,6 +6,7 @@ similarity → table; then :func:`benchmark.variants.freeze.freeze` writes parqu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,7 +133,7 @@ def sample_items(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embed
 def llm_jobs(spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[llm.Job]:
     """Every LLM cell of the first ``spec.llm_items`` items of each dataset."""
     return [llm.Job(name, item.item_id, rank, item.prompt, item.answers, key.family, key.strength, item.text,
-                    item.template)
+                    item.template, tuple(re.findall(r"Category: ([^.]+)\.", item.template)) if family == "form" else ())
             for name in spec.datasets for rank, item in enumerate(samples[name][:spec.llm_items])
             for family in spec.llm_families for key in keys_of(FAMILIES.get(family))]
 

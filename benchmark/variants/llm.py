@@ -39,7 +39,9 @@ _VERDICTS = {"yes", "no", "true", "false"}
 _QUESTION_START = re.compile(
     r"^(who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|could|will|would|"
     r"should|shall|has|have|had|may|might|must)\b", re.IGNORECASE)
-_ANSWERING = re.compile(r"^(to (find|determine|solve|calculate)|sure|here is|here's|the answer)\b", re.IGNORECASE)
+_ANSWERING = re.compile(r"^(to (find|determine|solve|calculate)|sure|here is|here's|the answer)\b|"
+                        r"\b(we (can|need to|will|must|first)|let's|let us|first,? (we )?(determine|calculate|find)|"
+                        r"by (dividing|multiplying|adding|subtracting))\b", re.IGNORECASE)
 _META = re.compile(r"^(sure|certainly|of course|okay|ok|here is|here's|here are|rewritten|rephrased|revised|"
                    r"shortened|lengthened|expanded|new|original)\b|\b(rewritten|rephrased) (text|question|version)\b|"
                    r"\bword count\b|\(\d+ words\)", re.IGNORECASE)
@@ -285,9 +287,11 @@ def rejection(job: Job, rewrite: str, similarity: float) -> str:
         return "unchanged"
     if _META.search(rewrite):
         return "meta text"
+    if _ANSWERING.search(rewrite) and not _ANSWERING.search(original):
+        return "answers instead of rewriting"  # small models start solving ("To find ..., we can first")
     if _leaks(original, rewrite, job.answers):
         return "leaks gold answer"
-    lost = missing_facts(job.item_text, rewrite)
+    lost = missing_facts(job.item_text, rewrite) + [k for k in job.keep if k.lower() not in rewrite.lower()]
     if lost:
         return "drops " + ", ".join(lost[:3])
     if similarity < MIN_SIMILARITY:
@@ -305,7 +309,7 @@ def rejection(job: Job, rewrite: str, similarity: float) -> str:
             return "not an instruction"
     elif not is_question(rewrite):
         return "not a question"
-    if _ANSWERING.match(rewrite) or not 0.5 <= ratio <= 2:
+    if not 0.5 <= ratio <= 2:
         return "answers instead of rewriting"  # small models start solving ("To find ..., we need to")
     return _asks_the_same(original, rewrite) if is_question(original) else ""
 
@@ -343,6 +347,8 @@ class Job:
     """the item's own text: its numbers, names and quotations must survive (defaults to ``original``)."""
     template: str = "{text}"
     """the item's wrapper: a length rewrite edits the item's text and is put back into it."""
+    keep: tuple[str, ...] = ()
+    """wrapper content a form rewrite of the whole request must keep too (e.g. a Jeopardy category)."""
 
     def __post_init__(self) -> None:
         if not self.item_text:
