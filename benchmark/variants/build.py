@@ -53,6 +53,8 @@ class BuildSpec:
     """LLM families to attempt; an empty tuple freezes the set without them."""
     llm_budget_s: float | None = None
     """wall-clock budget of new LLM generation; jobs not reached are logged as not attempted."""
+    llm_attempts: int = llm.ATTEMPTS
+    """candidates per LLM cell (replayed from the log, or asked for)."""
     min_llm_coverage: float = 0.0
     """share of LLM cells that must have an accepted rewrite before the set may be frozen (v1 froze at 1.9 %)."""
 
@@ -87,7 +89,7 @@ def build_set(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder
     jobs = llm_jobs(spec, samples)
     if jobs:
         result.attempts = llm.run_jobs(jobs, LazyRewriter(rewriter), embedder, replay=replay or {},
-                                       budget_s=spec.llm_budget_s)
+                                       budget_s=spec.llm_budget_s, attempts=spec.llm_attempts)
         result.rewriter = ",".join(sorted({a.rewriter for a in result.attempts if a.rewriter}))
         if checkpoint is not None:
             checkpoint.parent.mkdir(parents=True, exist_ok=True)

@@ -62,7 +62,7 @@ def manifest_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Sou
         "counts": counts,
         "similarity": {"model": "all-minilm-l6-v2 (mean-pooled, normalised)", "decimals": SIMILARITY_DECIMALS},
         "llm": {"rewriter": result.rewriter, "min_similarity": llm.MIN_SIMILARITY,
-                "length_tolerance": llm.LENGTH_TOLERANCE, "attempts": llm.ATTEMPTS,
+                "length_tolerance": llm.LENGTH_TOLERANCE, "attempts": spec.llm_attempts,
                 "families": list(spec.llm_families),
                 "accepted": sum(a.accepted for a in result.attempts), "dropped": dropped(result.attempts),
                 "cells": len({(a.dataset, a.item_id, a.variant_id) for a in result.attempts}),
@@ -99,7 +99,7 @@ def card_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source]
         size_category=_size_category(sum(d["rows"] for d in manifest["datasets"].values())),
         produced=manifest["counts"], produced_families=[f for f in FAMILIES],
         expected={name: {f: expected_cells(spec, f) for f in FAMILIES} for name in spec.datasets},
-        not_produced=manifest["not_produced"], rewriter=result.rewriter, attempts=llm.ATTEMPTS,
+        not_produced=manifest["not_produced"], rewriter=result.rewriter, attempts=spec.llm_attempts,
         min_similarity=llm.MIN_SIMILARITY, tolerance=llm.LENGTH_TOLERANCE, changes=CHANGES.get(spec.version, ()))
 
 

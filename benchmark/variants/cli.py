@@ -43,11 +43,13 @@ def variants() -> None:
               help="Reuse MiniLM vectors from the cache folder (vectors depend only on token ids).")
 @click.option("--replay", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
               help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.")
+@click.option("--attempts", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Candidates per LLM cell, as in `sago variants rewrite`.")
 @click.option("--min-llm-coverage", type=click.FloatRange(0, 1), default=0.95, show_default=True,
               help="Refuse to freeze a set where fewer LLM cells than this share have a valid rewrite.")
 def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_items: int, llm_items: int,
           rewriter: str, rewriter_model: str | None, rewriter_url: str | None, llm_budget_s: float,
-          threads: int, embedding_cache: bool, replay: Path | None, min_llm_coverage: float) -> None:
+          threads: int, embedding_cache: bool, replay: Path | None, attempts: int, min_llm_coverage: float) -> None:
     """Build a set from its pinned sources; on an existing release, prove the rebuild is byte-identical."""
     import torch
 
@@ -64,7 +66,7 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
     sources = {name: suite_source(suite, name) for name in chosen}
     spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items,
                      llm_families=() if rewriter == "none" else LLM_FAMILIES, llm_budget_s=llm_budget_s,
-                     min_llm_coverage=0.0 if rewriter == "none" else min_llm_coverage)
+                     llm_attempts=attempts, min_llm_coverage=0.0 if rewriter == "none" else min_llm_coverage)
     embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite" if embedding_cache else None)
     outcome = build_release(spec, sources, embedder, root=root, replay_from=replay,
                             rewriter=_rewriter_factory(rewriter, rewriter_model, rewriter_url))
@@ -88,10 +90,12 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
 @click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
 @click.option("--batch-size", default=8, show_default=True, help="Requests per generate call (local).")
 @click.option("--budget-s", type=float, default=None, help="Stop asking for new rewrites after this long.")
+@click.option("--attempts", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Candidates per cell; raise it to let another rewriter retry cells a log has dropped.")
 @click.option("--threads", default=1, show_default=True, help="Torch CPU threads.")
 def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int, llm_items: int, log: Path,
             rewriter: str, llama_server: str | None, rewriter_model: str | None, rewriter_url: str | None,
-            batch_size: int, budget_s: float | None, threads: int) -> None:
+            batch_size: int, budget_s: float | None, attempts: int, threads: int) -> None:
     """Run the LLM stage alone (length, form), resumably; `build --replay LOG` then freezes without a model."""
     import torch
 
@@ -112,7 +116,8 @@ def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int
                                 server=llama_server, threads=threads)
     assert factory is not None
     attempts = llm.run_jobs(jobs, LazyRewriter(factory), embedder, replay=llm.read_log(log), budget_s=budget_s,
-                            ranks_per_round=2, chunk=24, on_fresh=lambda fresh: llm.append_log(log, fresh))
+                            ranks_per_round=2, chunk=24, attempts=attempts,
+                            on_fresh=lambda fresh: llm.append_log(log, fresh))
     accepted = {(a.dataset, a.item_id, a.variant_id) for a in attempts if a.accepted}
     click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(attempts)} attempts); log {log}")
 

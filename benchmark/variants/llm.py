@@ -406,12 +406,14 @@ def append_log(path: Path, attempts: Sequence[Attempt]) -> None:
 def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder, *,
              replay: dict[LogKey, Attempt], budget_s: float | None = None,
              clock: Callable[[], float] = time.monotonic, ranks_per_round: int = 1,
-             on_fresh: Callable[[list[Attempt]], None] | None = None, chunk: int = 32) -> list[Attempt]:
+             on_fresh: Callable[[list[Attempt]], None] | None = None, chunk: int = 32,
+             attempts: int = ATTEMPTS) -> list[Attempt]:
     """Make every job's variant: replay logged attempts, ask the rewriter for the rest, validate.
 
     Jobs run a block of item ranks at a time (every dataset's item 0, then item 1, ...), so when
     ``budget_s`` runs out the items evaluated first are the ones covered; jobs not reached are logged as
     not attempted. ``on_fresh`` receives every chunk of newly generated attempts as soon as it exists.
+    Raising ``attempts`` above what a log holds lets another rewriter add candidates to its failed cells.
     """
     start = clock()
     done: list[Attempt] = []
@@ -419,7 +421,7 @@ def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder,
     for first in range(0, len(ranks), ranks_per_round):
         block = set(ranks[first:first + ranks_per_round])
         pending = [job for job in jobs if job.rank in block]
-        for attempt in range(ATTEMPTS):
+        for attempt in range(attempts):
             results: list[Attempt] = []
             for at in range(0, len(pending), chunk):
                 over = budget_s is not None and clock() - start > budget_s
