@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from test_site_fixture import SET, VERSION, SiteTree, make_site_tree
 
 from benchmark.cli import main
+from benchmark.harness import finalize
 from benchmark.site import validate_results
 from benchmark.site.cli import submissions
 from benchmark.site.validate import validate_tree
@@ -44,6 +45,11 @@ def only(tree: SiteTree, path: str, words: str) -> str:
 
 def results(tree: SiteTree, slug: str = "acme__tiny-a") -> Path:
     return tree.submissions / slug / "results" / SET / VERSION
+
+
+def rehash(tree: SiteTree, slug: str = "acme__tiny-a") -> None:
+    """Record the current files in run.json, so a test of a content check sees only that check fire."""
+    finalize.rehash(results(tree, slug))
 
 
 def edit_yaml(tree: SiteTree, slug: str, **changes: object) -> None:
@@ -103,33 +109,33 @@ def test_unpinned_hub_revision(site_tree: SiteTree) -> None:
 
 
 def test_local_model_is_refused(site_tree: SiteTree) -> None:
-    edit_yaml(site_tree, "acme__tiny-b", model={"kind": "local", "path": "/home/me/model"})
-    only(site_tree, "acme__tiny-b/submission.yaml", "'local' cannot be reproduced")
+    edit_yaml(site_tree, "acme__tiny-c", model={"kind": "local", "path": "/home/me/model"})
+    only(site_tree, "acme__tiny-c/submission.yaml", "'local' cannot be reproduced")
 
 
 def test_packaged_sha256_must_match_the_artefact(site_tree: SiteTree) -> None:
-    edit_yaml(site_tree, "acme__tiny-b", model={"kind": "packaged", "artefact": "smollm2-135m-instruct-q4_1",
+    edit_yaml(site_tree, "acme__tiny-c", model={"kind": "packaged", "artefact": "smollm2-135m-instruct-q4_1",
                                                 "sha256": "0" * 64})
-    line = only(site_tree, "acme__tiny-b/submission.yaml", "sha256 does not match")
+    line = only(site_tree, "acme__tiny-c/submission.yaml", "sha256 does not match")
     assert SMOL_SHA in line  # the fix names the right value
 
 
 def test_unknown_packaged_artefact(site_tree: SiteTree) -> None:
-    edit_yaml(site_tree, "acme__tiny-b", model={"kind": "packaged", "artefact": "nope", "sha256": "1" * 64})
-    only(site_tree, "acme__tiny-b/submission.yaml", "unknown packaged artefact")
+    edit_yaml(site_tree, "acme__tiny-c", model={"kind": "packaged", "artefact": "nope", "sha256": "1" * 64})
+    only(site_tree, "acme__tiny-c/submission.yaml", "unknown packaged artefact")
 
 
 def test_duplicate_hub_model_differing_only_in_case(site_tree: SiteTree) -> None:
     a = yaml.safe_load((site_tree.submissions / "acme__tiny-a" / "submission.yaml").read_text())
-    edit_yaml(site_tree, "acme__tiny-b", model={**a["model"], "id": a["model"]["id"].upper()})
-    only(site_tree, "acme__tiny-b/submission.yaml", "same weights as submission 'acme__tiny-a'")
+    edit_yaml(site_tree, "acme__tiny-c", model={**a["model"], "id": a["model"]["id"].upper()})
+    only(site_tree, "acme__tiny-c/submission.yaml", "same weights as submission 'acme__tiny-a'")
 
 
 def test_duplicate_packaged_sha256(site_tree: SiteTree) -> None:
     model = {"kind": "packaged", "artefact": "smollm2-135m-instruct-q4_1", "sha256": SMOL_SHA}
-    edit_yaml(site_tree, "acme__tiny-b", model=model)
     edit_yaml(site_tree, "acme__tiny-c", model=model)
-    only(site_tree, "acme__tiny-c/submission.yaml", "same weights as submission 'acme__tiny-b'")
+    edit_yaml(site_tree, "acme__tiny-pending", model=model)
+    only(site_tree, "acme__tiny-pending/submission.yaml", "same weights as submission 'acme__tiny-c'")
 
 
 def test_stray_file_in_submission_folder(site_tree: SiteTree) -> None:
@@ -168,23 +174,27 @@ def test_newer_schema_version(site_tree: SiteTree) -> None:
 
 def test_variant_set_hash_mismatch(site_tree: SiteTree) -> None:
     path = results(site_tree) / "run.json"
-    path.write_text(json.dumps({"schema_version": 1, "variant_set": {"sha256": "f" * 64}}))
+    path.write_text(json.dumps({**json.loads(path.read_text()), "variant_set": {"sha256": "f" * 64}}))
     only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/run.json", "matches no known set")
 
 
 def test_records_with_a_missing_column(site_tree: SiteTree) -> None:
     path = results(site_tree) / "records" / "alpaca.parquet"
     pd.read_parquet(path).drop(columns=["response"]).to_parquet(path)
+    rehash(site_tree)
     only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/records/alpaca.parquet", "missing response")
 
 
 def test_records_that_do_not_load(site_tree: SiteTree) -> None:
     (results(site_tree) / "records" / "alpaca.parquet").write_bytes(b"not parquet at all")
+    rehash(site_tree)
     only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/records/alpaca.parquet", "does not load as parquet")
 
 
 def test_results_without_records(site_tree: SiteTree) -> None:
     shutil.rmtree(results(site_tree, "acme__tiny-b") / "records")
+    path = results(site_tree, "acme__tiny-b") / "run.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "files": {}}))
     only(site_tree, f"acme__tiny-b/results/{SET}/{VERSION}/records", "no records")
 
 
@@ -219,6 +229,7 @@ def test_bad_safetensors_header(site_tree: SiteTree) -> None:
     folder = results(site_tree) / "activations"
     folder.mkdir()
     (folder / "alpaca.safetensors").write_bytes(b"\xff" * 8 + b"{}")
+    rehash(site_tree)
     only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/activations/alpaca.safetensors", "not a safetensors")
 
 

@@ -102,6 +102,8 @@ def bench(slug: str, set_name: str, version: str, profile: str, device: str | No
     chosen = get_profile(profile)
     submission = load_submission(slug, paths.SUBMISSIONS_DIR)
     variant_set = open_variant_set(set_name, version)
+    check_options(EvaluateOptions(set_name=set_name, version=version, profile=profile, device=device,
+                                  datasets=_datasets(datasets), engine=engine), variant_set)
     backend = require_hf(load_backend(submission, device=device, batch_size=batch_size, engine=engine,
                                              threads=threads))
     result = run_bench(backend, variant_set, profile=chosen, batch_size=backend.batch_size,

@@ -128,8 +128,8 @@ def check_options(options: EvaluateOptions, variant_set: VariantSetLike) -> None
     get_profile(options.profile)
     unknown = sorted(set(options.datasets or ()) - set(variant_set.datasets))
     if unknown:
-        raise SagoError(f"--datasets: {', '.join(unknown)} not in {options.set_name}/{options.version}; "
-                        f"choose from {', '.join(variant_set.datasets)}")
+        raise SagoError(f"--datasets: unknown dataset {unknown[0]!r}; {options.set_name}/{options.version} "
+                        f"has {', '.join(variant_set.datasets)}")
     if options.device_map is not None and options.device_map not in DEVICE_MAPS:
         raise SagoError(f"--device-map {options.device_map!r} is not supported; use one of {', '.join(DEVICE_MAPS)}")
     if options.device is not None:

@@ -105,6 +105,9 @@ def read_board(path: Path) -> Board:
     _check_shape(path, data)
     for slug in _slugs(data["models"]):
         check_slug(slug)
+    for model in data["models"]:
+        if model.get("status") not in ("complete", "pending"):
+            raise FileProblem(path, f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'", _FIX)
     for dataset in data["datasets"]:
         check_name(dataset, "dataset")
     check_name(data["set"], "variant set")
@@ -125,10 +128,6 @@ def _check_shape(path: Path, data: dict[str, Any]) -> None:
                 raise FileProblem(path, f"leaderboard table {key!r} is not a list of rows", _FIX)
             for row in value:
                 _check_row(path, key, row)
-    for model in data["models"]:
-        if model.get("status") not in ("complete", "pending"):
-            raise FileProblem(path, f"leaderboard model {str(model.get('slug'))[:60]!r} has no status "
-                              "'complete' or 'pending'", _FIX)
     if not all(isinstance(m.get("name"), str) for m in data["measures"]):
         raise FileProblem(path, "leaderboard 'measures' rows need a 'name'", _FIX)
 

@@ -15,7 +15,18 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from benchmark.errors import SagoError
+from benchmark.errors import FileProblem, SagoError
+from benchmark.integrity import (
+    DELTA_TYPES,
+    EVALUATE,
+    RECORD_TYPES,
+    Problem,
+    hash_problems,
+    parquet_problem,
+    plain_files,
+)
+from benchmark.safeload import load_json_object
+from benchmark.safetensors_check import read_safetensors
 from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
@@ -70,8 +81,29 @@ def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.Da
     if deltas_are_stale(folder):
         from benchmark.axes import write_deltas  # heavy imports (text scorers) only when needed
 
+        check_inputs(folder)
         write_deltas(folder, variant_frames(), model=slug)
+    problem = parquet_problem(folder / DELTAS_NAME, DELTA_TYPES)
+    if problem is not None:
+        raise SagoError(f"{folder / DELTAS_NAME}: {problem}; delete it and re-run `sago analyze` to recompute it")
     return pd.read_parquet(folder / DELTAS_NAME)
+
+
+def check_inputs(folder: Path) -> None:
+    """Refuse results the axes cannot read: files changed since run.json hashed them, untyped records,
+    malformed activations. Results from before run.json had hashes are checked for types only."""
+    run = load_json_object(folder / RUN_FILE, limit=1 << 20, fix="re-run `sago evaluate`")
+    problems = hash_problems(folder, run["files"]) if "files" in run else []
+    problems += [Problem(f"records/{p.name}", found, EVALUATE) for p in plain_files(folder / "records", ".parquet")
+                 if (found := parquet_problem(p, RECORD_TYPES, dataset=p.stem)) is not None]
+    for path in plain_files(folder / "activations", ".safetensors"):
+        try:
+            read_safetensors(path)
+        except FileProblem as err:
+            problems.append(Problem(f"activations/{path.name}", err.problem, err.fix))
+    if problems:
+        first = problems[0]
+        raise SagoError(f"{folder / first.path}: {first.problem}; {first.fix}")
 
 
 def default_variant_frames(set_name: str, version: str) -> VariantFrames:
@@ -104,10 +136,9 @@ def summary_for(slug: str, folder: Path, request: AnalyzeRequest,
     deltas = load_deltas(folder, slug, variant_frames)
     if deltas.empty:
         raise SagoError(f"{folder / DELTAS_NAME}: no rows; re-run `sago evaluate {slug}`")
-    document = summarize(deltas, model=slug, set_name=request.set_name, version=request.version,
-                         options=request.options)
-    write_summary(folder, document)
-    return document
+    # Written by run_analysis once every submission has been analysed: a failure leaves no file changed.
+    return summarize(deltas, model=slug, set_name=request.set_name, version=request.version,
+                     options=request.options)
 
 
 def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
@@ -140,5 +171,8 @@ def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None =
     entries = collect_entries(request, frames)
     document = build_leaderboard(entries, set_name=request.set_name, version=request.version,
                                  options=request.options)
+    for entry in entries:
+        if entry.summary is not None:
+            write_summary(results_dir(entry.slug, request.set_name, request.version, request.root), entry.summary)
     write_leaderboard(request.out, document)
     return document
