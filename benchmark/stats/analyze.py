@@ -81,17 +81,22 @@ def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.Da
     if deltas_are_stale(folder):
         from benchmark.axes import write_deltas  # heavy imports (text scorers) only when needed
 
-        check_inputs(folder)
         write_deltas(folder, variant_frames(), model=slug)
-    problem = parquet_problem(folder / DELTAS_NAME, DELTA_TYPES)
-    if problem is not None:
-        raise SagoError(f"{folder / DELTAS_NAME}: {problem}; delete it and re-run `sago analyze` to recompute it")
     return pd.read_parquet(folder / DELTAS_NAME)
 
 
-def check_inputs(folder: Path) -> None:
-    """Refuse results the axes cannot read: files changed since run.json hashed them, untyped records,
-    malformed activations. Results from before run.json had hashes are checked for types only."""
+def check_results(folder: Path) -> None:
+    """Refuse a results folder analyze cannot read, before anything is computed or written.
+
+    Fresh deltas must load with the contract's types; stale ones are recomputed, so then the inputs
+    are checked: files changed since run.json hashed them, untyped records, malformed activations
+    (results from before run.json had hashes are checked for types only).
+    """
+    if not deltas_are_stale(folder):
+        problem = parquet_problem(folder / DELTAS_NAME, DELTA_TYPES)
+        if problem is not None:
+            raise SagoError(f"{folder / DELTAS_NAME}: {problem}; delete it and re-run `sago analyze` to recompute it")
+        return
     run = load_json_object(folder / RUN_FILE, limit=1 << 20, fix="re-run `sago evaluate`")
     problems = hash_problems(folder, run["files"]) if "files" in run else []
     problems += [Problem(f"records/{p.name}", found, EVALUATE) for p in plain_files(folder / "records", ".parquet")
@@ -152,9 +157,14 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
     """One ``Entry`` per submission folder: complete ones with a fresh summary, others pending."""
     slugs = list_slugs(request.root)
     check_slugs(request.slugs, slugs)
+    # Every input is checked before anything is computed or written: one bad file fails the run early.
+    metas = {slug: load_submission(slug, request.root).model_dump(mode="json") for slug in slugs}
+    for slug in slugs:
+        if is_complete(results_dir(slug, request.set_name, request.version, request.root)):
+            check_results(results_dir(slug, request.set_name, request.version, request.root))
     entries = []
     for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
-        meta = load_submission(slug, request.root).model_dump(mode="json")
+        meta = metas[slug]
         folder = results_dir(slug, request.set_name, request.version, request.root)
         if not is_complete(folder):
             entries.append(Entry(slug, meta, None, None))
