@@ -42,7 +42,7 @@ def read_text(path: Path, *, limit: int, fix: str) -> str:
     return text
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type stubs here
     """``SafeLoader`` that refuses a key given twice in one mapping."""
 
     path: Path = Path("<yaml>")
@@ -56,7 +56,8 @@ class _StrictLoader(yaml.SafeLoader):
                     raise FileProblem(self.path, f"duplicate key {key!r} at line {key_node.start_mark.line + 1} "
                                       "(the second value would silently win)", "give each key once")
                 seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def _where(err: yaml.YAMLError) -> str:

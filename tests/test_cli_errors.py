@@ -282,3 +282,47 @@ def test_a_forced_run_that_fails_keeps_the_committed_results(world: SiteTree) ->
     assert sorted(run["files"]) == ["activations/alpha.safetensors", "records/alpha.parquet"]
     assert not (out / "deltas.parquet").exists() and not (out / "checkpoint").exists()
     assert sorted(p.name for p in out.parent.iterdir()) == [VERSION]  # no scratch folder left behind
+
+
+def fake_fetch(source: Path, corrupt: Callable[[Path], None] | None = None) -> Callable[..., str]:
+    """A stand-in for ``snapshot_download``: the set's files plus the Hub's download metadata."""
+    def fetch(**kwargs: object) -> str:
+        local = Path(str(kwargs["local_dir"]))
+        shutil.copytree(source, local)
+        (local / ".gitattributes").write_text("*.parquet filter=lfs\n")
+        (local / ".cache").mkdir()
+        if corrupt is not None:
+            corrupt(local / "manifest.json")
+        return str(local)
+    return fetch
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED_MANIFESTS))
+def test_download_of_a_malformed_manifest_is_one_line(world: SiteTree, tmp_path: Path, name: str) -> None:
+    from benchmark.variants.hub import download
+
+    source = world.variants / SET / VERSION
+    corrupted = SiteTree(tmp_path / "snap", tmp_path / "snap", tmp_path, tmp_path)
+
+    def corrupt(manifest: Path) -> None:
+        (corrupted.variants / SET / VERSION).mkdir(parents=True)
+        shutil.copyfile(manifest, corrupted.variants / SET / VERSION / "manifest.json")
+        MALFORMED_MANIFESTS[name](corrupted)
+        shutil.copyfile(corrupted.variants / SET / VERSION / "manifest.json", manifest)
+
+    with pytest.raises(SagoError) as caught:
+        download("a/b", "v1", SET, VERSION, root=tmp_path / "fresh", fetch=fake_fetch(source, corrupt))
+    assert "\n" not in str(caught.value) and "manifest.json" in str(caught.value)
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_download_keeps_hub_metadata_out_and_checks_the_published_hash(world: SiteTree, tmp_path: Path) -> None:
+    from benchmark.variants.hub import download
+
+    source = world.variants / SET / VERSION
+    with pytest.raises(SagoError, match="not the published"):
+        download("a/b", "v1", SET, VERSION, root=tmp_path / "fresh", fetch=fake_fetch(source), expected_sha256="0" * 64)
+    assert not (tmp_path / "fresh").exists()
+    got = download("a/b", "v1", SET, VERSION, root=tmp_path / "fresh", fetch=fake_fetch(source),
+                   expected_sha256=hashlib.sha256((source / "manifest.json").read_bytes()).hexdigest())
+    assert sorted(p.name for p in got.path.iterdir()) == ["data", "manifest.json"]

@@ -172,10 +172,10 @@ def verify_files(path: Path, manifest: dict[str, Any], *, ignore: frozenset[str]
             raise SagoError(f"{file} has sha256 {actual[:12]}…, manifest says {expected[:12]}…: the file was "
                             "edited or corrupted; released sets are never edited, restore or re-download it")
     for extra in sorted(path.rglob("*")):
-        relative = extra.relative_to(path)
-        if relative.parts[0] in ignore or extra.is_dir() and not extra.is_symlink():
+        inside = extra.relative_to(path)
+        if inside.parts[0] in ignore or extra.is_dir() and not extra.is_symlink():
             continue
-        if relative.as_posix() not in files and relative.as_posix() != MANIFEST:
+        if inside.as_posix() not in files and inside.as_posix() != MANIFEST:
             raise SagoError(f"{extra} is not listed in the manifest; remove it (it would be published) "
                             "or build a new version")
 
