@@ -184,7 +184,14 @@ def verify_tables(path: Path, manifest: dict[str, Any]) -> None:
     """Each dataset's table has the variant schema, the manifest's row and family counts, and only its own rows."""
     counts = manifest.get("counts", {})
     for name, entry in manifest["datasets"].items():
-        frame = read_parquet(path / entry["file"])
+        file = path / entry["file"]
+        try:
+            schema = pq.read_schema(file)
+        except (OSError, pa.ArrowException):
+            raise SagoError(f"{file} is not a readable parquet file; restore the released set") from None
+        if not schema.equals(ARROW_SCHEMA):
+            raise SagoError(f"{file} does not match the variant schema (columns {schema.names[:20]})")
+        frame = read_parquet(file)
         fix = "the manifest and the data disagree: restore the released set or build a new version"
         if len(frame) != entry["rows"]:
             raise SagoError(f"{path / entry['file']}: {len(frame)} rows, the manifest says {entry['rows']}; {fix}")
