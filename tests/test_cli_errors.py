@@ -200,8 +200,12 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
      lambda t: (t.variants / SET / VERSION / "notes.txt").write_text("x"), "not listed"),
     ("verify rows edited", ["variants", "verify", *VARIANTS],
      edit_manifest(lambda m: m["datasets"]["alpaca"].update(rows=7)), "rows"),  # type: ignore[index]
-    ("verify dataset removed", ["variants", "verify", *VARIANTS],
-     edit_manifest(lambda m: m["datasets"].pop("alpaca")), "no dataset"),  # type: ignore[attr-defined]
+    ("verify dataset removed", ["variants", "verify", *VARIANTS],  # real manifests carry dataset_order
+     edit_manifest(lambda m: m.update(dataset_order=sorted(m["datasets"])) or m["datasets"].pop("alpaca")),
+     "dataset_order"),  # type: ignore[attr-defined]
+    ("verify dataset removed with its order", ["variants", "verify", *VARIANTS],
+     edit_manifest(lambda m: m.update(counts={"alpaca": {"baseline": 2}, "trivia_qa": {"baseline": 2}})
+                   or m["datasets"].pop("alpaca")), "not in 'datasets'"),  # type: ignore[attr-defined]
     ("verify file dropped from the list", ["variants", "verify", *VARIANTS],
      edit_manifest(lambda m: m["files"].pop("data/alpaca.parquet")), "not listed"),  # type: ignore[attr-defined]
     ("verify parquet of another dataset", ["variants", "verify", *VARIANTS], lambda t: _swap_tables(t), "another"),

@@ -183,6 +183,8 @@ def verify_files(path: Path, manifest: dict[str, Any], *, ignore: frozenset[str]
 def verify_tables(path: Path, manifest: dict[str, Any]) -> None:
     """Each dataset's table has the variant schema, the manifest's row and family counts, and only its own rows."""
     counts = manifest.get("counts", {})
+    if set(counts) - set(manifest["datasets"]):
+        raise SagoError(f"{path / MANIFEST}: 'counts' names datasets that are not in 'datasets'; {_RESTORE}")
     for name, entry in manifest["datasets"].items():
         file = path / entry["file"]
         try:
@@ -201,13 +203,6 @@ def verify_tables(path: Path, manifest: dict[str, Any]) -> None:
             found = {str(k): int(v) for k, v in frame.groupby("family").size().items()}
             if found != counts[name]:
                 raise SagoError(f"{path / entry['file']}: rows per family differ from the manifest's counts; {fix}")
-    tables = {entry["file"] for entry in manifest["datasets"].values()}
-    orphans = sorted(f for f in manifest["files"] if f.endswith(".parquet") and f not in tables)
-    if orphans:
-        raise SagoError(f"{path / orphans[0]} is listed in 'files' but no dataset in the manifest uses it; "
-                        f"{_RESTORE}")
-    if set(counts) - set(manifest["datasets"]):
-        raise SagoError(f"{path / MANIFEST}: 'counts' names datasets that are not in 'datasets'; {_RESTORE}")
 
 
 def check_expected(variant_set_sha256: str, expected: str | None, where: Path) -> None:
