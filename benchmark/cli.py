@@ -68,14 +68,26 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
+    except click.UsageError as err:  # one line, not click's four (usage, hint, blank, error)
+        command = err.ctx.command_path if err.ctx is not None else "sago"
+        click.echo(f"error: {one_line(err.format_message())} (see `{command} --help`)", err=True)
+        return err.exit_code
     except click.ClickException as err:
-        err.show()
+        click.echo(f"error: {one_line(err.format_message())}", err=True)
         return err.exit_code
     except click.exceptions.Exit as err:
         return err.exit_code
     # In non-standalone mode click hands back `ctx.exit(n)` as the return value instead of raising.
     return status if isinstance(status, int) else 0
 
+
+def one_line(message: str) -> str:
+    """Collapse a message onto one line (click's messages may wrap).
+
+    >>> one_line("a\n  b ")
+    'a b'
+    """
+    return " ".join(message.split())
 
 
 def console() -> None:

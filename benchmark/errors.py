@@ -7,3 +7,15 @@ class SagoError(Exception):
     The CLI catches it, prints ``error: <message>`` on one line and exits with status 2,
     so the message must say what went wrong *and* what to do about it.
     """
+
+
+class FileProblem(SagoError):
+    """A file that cannot be used, with the problem and the fix kept apart for the validator's lines.
+
+    >>> str(FileProblem("a.yaml", "the file is empty", "write the documented keys"))
+    'a.yaml: the file is empty; write the documented keys'
+    """
+
+    def __init__(self, path: object, problem: str, fix: str) -> None:
+        self.path, self.problem, self.fix = str(path), problem, fix
+        super().__init__(f"{path}: {problem}; {fix}")

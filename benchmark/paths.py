@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 from benchmark.errors import SagoError
@@ -58,3 +59,17 @@ def inside(base: Path, *parts: str) -> Path:
     if not target.is_relative_to(base.resolve()):
         raise SagoError(f"path {'/'.join(parts)!r} escapes {base}")
     return target
+
+
+def replace_folder(new: Path, target: Path) -> None:
+    """Put the finished folder ``new`` where ``target`` is: two renames on one file system, old one deleted last.
+
+    A reader sees the old folder or the new one; a crash between the renames leaves the old one
+    complete under ``.<name>.old`` beside it.
+    """
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    new.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

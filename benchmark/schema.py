@@ -50,6 +50,9 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "baseline_tokens",   # int: number of tokens of y_0 that were scored
     "prompt_tokens",     # int: tokens of the rendered prompt (after the chat template)
 )
+# Harness outputs of a results folder (sub-folder, suffix): one file per dataset, each listed with its
+# sha256 under run.json's "files" (derived tables, deltas.parquet and summary.json, are not listed).
+RESULT_FILES: tuple[tuple[str, str], ...] = (("records", ".parquet"), ("activations", ".safetensors"))
 # Activation tensors: safetensors file per dataset, key f"{item_id}|{variant_id}",
 # value float16 [n_layers + 1, hidden] = hidden state at the last prompt token, embeddings first.
 

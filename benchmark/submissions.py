@@ -11,13 +11,13 @@ The YAML is validated with pydantic, ``extra="forbid"``: a typo in a key is an e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from benchmark.errors import SagoError
+from benchmark.errors import FileProblem, SagoError
 from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
+from benchmark.safeload import load_yaml
 
 HEX40 = r"^[0-9a-f]{40}$"
 HEX64 = r"^[0-9a-f]{64}$"
@@ -76,23 +76,39 @@ def results_dir(slug: str, set_name: str, version: str, root: Path = SUBMISSIONS
                   check_name(version, "version"))
 
 
+SUBMISSION_YAML_LIMIT = 16 * 1024
+_DOCS = "see docs/SUBMITTING.md"
+
+
 def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
-    """Read and validate ``<root>/<slug>/submission.yaml``; any problem is one SagoError line."""
+    """Read and validate ``<root>/<slug>/submission.yaml``; any problem is one :class:`FileProblem` line.
+
+    The YAML is read by :func:`benchmark.safeload.load_yaml`: no anchors, aliases, merge keys, tags or
+    duplicate keys, at most 16 KiB.
+    """
     path = submission_dir(slug, root) / "submission.yaml"
     if not path.is_file():
         raise SagoError(f"{path}: no submission.yaml (create it; see README 'Submit a model')")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise SagoError(f"{path}: not valid YAML ({str(err).splitlines()[0]})") from None
+    raw = load_yaml(path, limit=SUBMISSION_YAML_LIMIT, fix=f"fix the file ({_DOCS})")
     if not isinstance(raw, dict):
-        raise SagoError(f"{path}: expected a mapping of keys, got {type(raw).__name__}")
+        raise FileProblem(path, f"holds a YAML {type(raw).__name__}, not a mapping of keys",
+                          f"write 'key: value' lines ({_DOCS})")
     try:
         return Submission.model_validate(raw)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise SagoError(f"{path}: {where}: {first['msg']}") from None
+        raise FileProblem(path, f"{where}: {first['msg']}{_quote_hint(first)}",
+                          f"fix the key as described in {_DOCS}") from None
+
+
+def _quote_hint(error: Any) -> str:
+    """YAML reads an all-digit hash or a bare yes/no as a number or a boolean: say so."""
+    value = error.get("input")
+    if error.get("type") == "string_type" and isinstance(value, bool | int | float):
+        kind = "true/false" if isinstance(value, bool) else "a number"
+        return f" (YAML read the value as {kind}: put it in quotes)"
+    return ""
 
 
 def list_slugs(root: Path = SUBMISSIONS_DIR) -> list[str]:
@@ -100,3 +116,13 @@ def list_slugs(root: Path = SUBMISSIONS_DIR) -> list[str]:
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def check_submissions_root(root: Path, option: str) -> list[str]:
+    """The slugs under ``root``; a missing folder or one without submissions is an error, not an empty result."""
+    if not root.is_dir():
+        raise SagoError(f"{option} {root} is not a folder; pass the folder that holds the submission folders")
+    slugs = list_slugs(root)
+    if not slugs:
+        raise SagoError(f"{option} {root} holds no submission folders; pass the submissions folder")
+    return slugs

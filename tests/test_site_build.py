@@ -146,14 +146,13 @@ def test_all_pending_repository_builds(tmp_path: Path) -> None:
     assert report.pages == len(site)
 
 
-def test_cli_builds_with_nothing_at_all(tmp_path: Path) -> None:
+def test_cli_refuses_to_build_from_nothing(tmp_path: Path) -> None:
+    # No submissions and no variant set is a typo in a path, not an empty site (test_cli_errors has the matrix).
     (tmp_path / "submissions").mkdir()
-    status = main(["leaderboard", "build", "--input", str(tmp_path / "missing.json"), "--out", str(tmp_path / "site"),
+    status = main(["leaderboard", "build", "--out", str(tmp_path / "site"),
                    "--submissions", str(tmp_path / "submissions"), "--variants", str(tmp_path / "variants")])
-    assert status == 0
-    site = pages(tmp_path / "site")
-    assert "No model has been evaluated yet" in site["index.html"]
-    assert "is not available in this build" in site["items/index.html"]
+    assert status == 2
+    assert not (tmp_path / "site").exists()
 
 
 def test_cli_build_from_leaderboard(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
@@ -183,7 +182,7 @@ def test_refuses_to_replace_a_folder_it_did_not_build(built: tuple[SiteTree, Pat
 def test_read_board_refuses_bad_files(tmp_path: Path, change: dict[str, object], message: str) -> None:
     path = tmp_path / "leaderboard.json"
     path.write_text(json.dumps({"schema_version": 1, "set": SET, "version": VERSION, "models": [], "datasets": [],
-                                **change}))
+                                "measures": [], "epsilons": [], "primary_epsilon": 0.05, "markers": [], **change}))
     with pytest.raises(SagoError, match=re.escape(message)):
         read_board(path)
 

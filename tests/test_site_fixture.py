@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from benchmark.integrity import file_hashes
 from benchmark.provenance import sha256_file
 from benchmark.schema import DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS
 from benchmark.variants.freeze import write_json, write_parquet
@@ -71,7 +72,7 @@ def write_variant_set(root: Path) -> Path:
         write_parquet(_variant_rows(dataset), folder / "data" / f"{dataset}.parquet")
         files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
     manifest = {"schema_version": 1, "set": SET, "version": VERSION, "files": files,
-                "datasets": {d: {"file": f"data/{d}.parquet"} for d in DATASETS}}
+                "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(_variant_rows(d))} for d in DATASETS}}
     write_json(folder / "manifest.json", manifest)
     return folder / "manifest.json"
 
@@ -123,7 +124,8 @@ def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> N
         slug = model["slug"]
         folder = root / slug
         folder.mkdir(parents=True)
-        (folder / "submission.yaml").write_text(yaml.safe_dump(submission_yaml(slug, model["name"], index)))
+        meta = submission_yaml(slug, model["name"], index)
+        (folder / "submission.yaml").write_text(yaml.safe_dump(meta))
         if slug not in RECORDS:
             continue
         results = folder / "results" / SET / VERSION
@@ -132,8 +134,11 @@ def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> N
             records_frame(dataset, slug).to_parquet(results / "records" / f"{dataset}.parquet", index=False)
         pq.write_table(pa.Table.from_pandas(deltas_frame(slug, RECORDS[slug]), preserve_index=False),
                        results / "deltas.parquet")
-        write_json(results / "run.json", {"schema_version": 1, "variant_set": {
-            "name": SET, "version": VERSION, "sha256": sha256_file(manifest)}})
+        write_json(results / "run.json", {
+            "schema_version": 1, "variant_set": {"name": SET, "version": VERSION, "sha256": sha256_file(manifest)},
+            "submission": slug, "submission_model": meta["model"],
+            "model": {"source": "hub", "revision": meta["model"]["revision"]},  # type: ignore[index]
+            "counts": {d: len(records_frame(d, slug)) for d in RECORDS[slug]}, "files": file_hashes(results)})
         write_json(results / "summary.json", {"schema_version": 1, "model": slug})
 
 

@@ -6,7 +6,13 @@ import click
 
 from benchmark import paths
 from benchmark.errors import SagoError
-from benchmark.harness.evaluate import EvaluateOptions, check_selection, choose_slugs, evaluate_submission
+from benchmark.harness.evaluate import (
+    EvaluateOptions,
+    check_options,
+    check_selection,
+    choose_slugs,
+    evaluate_submission,
+)
 from benchmark.harness.profiles import PROFILES, get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import ENGINES
@@ -44,7 +50,8 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.option("--pending", is_flag=True, help="Every submission without complete results for the set.")
 @click.option("--all", "every", is_flag=True, help="Every submission.")
 @_run_options
-@click.option("--force", is_flag=True, help="Discard existing results and checkpoints first.")
+@click.option("--force", is_flag=True,
+              help="Redo the run: discard checkpoints; existing results are replaced when the new run finishes.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @click.option("--num-processes", type=click.IntRange(min=1), default=1, show_default=True,
               help="Data-parallel ranks (accelerate launch; one GPU each, or CPU shares over gloo).")
@@ -66,6 +73,7 @@ def evaluate(slugs: tuple[str, ...], pending: bool, every: bool, set_name: str, 
                               batch_size=batch_size, datasets=_datasets(datasets), engine=engine,
                               threads=threads, force=force, progress=not no_progress, device_map=device_map)
     variant_set = open_variant_set(set_name, version)
+    check_options(options, variant_set)  # every option checked before any file is touched
     chosen = choose_slugs(slugs, pending=pending, every=every, options=options, variant_set=variant_set)
     if not chosen:
         click.echo(f"nothing to evaluate: every submission has results for {set_name}/{version}")
@@ -94,6 +102,8 @@ def bench(slug: str, set_name: str, version: str, profile: str, device: str | No
     chosen = get_profile(profile)
     submission = load_submission(slug, paths.SUBMISSIONS_DIR)
     variant_set = open_variant_set(set_name, version)
+    check_options(EvaluateOptions(set_name=set_name, version=version, profile=profile, device=device,
+                                  datasets=_datasets(datasets), engine=engine), variant_set)
     backend = require_hf(load_backend(submission, device=device, batch_size=batch_size, engine=engine,
                                              threads=threads))
     result = run_bench(backend, variant_set, profile=chosen, batch_size=backend.batch_size,

@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
 from benchmark import paths
 from benchmark.errors import SagoError
 from benchmark.harness.collect import CHECKPOINT_DIR, collect, select_tasks
-from benchmark.harness.finalize import RUN_FILE, finalize
+from benchmark.harness.finalize import RUN_FILE, RUN_JSON_LIMIT, finalize
 from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
+from benchmark.safeload import load_json_object
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import list_slugs, load_submission, results_dir
 
-# Files a new run makes stale: the harness's own outputs and what later stages derived from them.
-_RESULT_ENTRIES = ("records", "activations", RUN_FILE, CHECKPOINT_DIR, "deltas.parquet", "summary.json")
+# Values transformers/accelerate accept for ``device_map`` as a string.
+DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ class EvaluateOptions:
     threads: int | None = None
     """CPU threads for torch; default all cores."""
     force: bool = False
-    """discard existing results and checkpoints first."""
+    """redo the run: discard checkpoints; results are replaced only once the new run finished."""
     progress: bool = True
     """show progress bars."""
     device_map: str | None = None
@@ -73,13 +72,15 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
     profile = get_profile(options.profile)
     variant_set = variant_set or open_variant_set(options.set_name, options.version)
     out = results_dir(slug, options.set_name, options.version, root)
+    # Everything that can be wrong with the options or the set fails here, before any file is touched.
+    check_options(options, variant_set)
+    select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
     if options.force:
-        clear_results(out)
+        discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
     elif is_complete(out, variant_set.sha256, profile, options.datasets):
         click.echo(f"{slug}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
                    "skipped (use --force to redo)", err=True)
         return None
-    select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
     if backend is None:
         from benchmark.models.loading import load_backend  # torch/transformers only when needed
 
@@ -108,22 +109,49 @@ def is_complete(out: Path, variant_set_sha256: str, profile: Profile,
     if not run_file.is_file() or (out / CHECKPOINT_DIR).exists():
         return False
     try:
-        run: dict[str, Any] = json.loads(run_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return False
+        run = load_json_object(run_file, limit=RUN_JSON_LIMIT, fix="")
+    except SagoError:
+        return False  # unreadable: not complete, so it is redone
     wanted = sorted(datasets) if datasets else "all"
+    profile_name = run.get("profile", {}).get("name") if isinstance(run.get("profile"), dict) else None
     return (run.get("variant_set_sha256") == variant_set_sha256
-            and run.get("profile", {}).get("name") == profile.name and run.get("datasets") == wanted)
+            and profile_name == profile.name and run.get("datasets") == wanted)
 
 
-def clear_results(out: Path) -> None:
-    """Remove a previous run's files (and stale derived tables) from ``out``."""
-    for name in _RESULT_ENTRIES:
-        target = out / name
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
+def discard_checkpoint(out: Path) -> None:
+    """Remove the in-progress state of an earlier run (git-ignored; never committed)."""
+    shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
+
+
+def check_options(options: EvaluateOptions, variant_set: VariantSetLike) -> None:
+    """Refuse any option that would fail later (after files were touched or the model loaded)."""
+    get_profile(options.profile)
+    unknown = sorted(set(options.datasets or ()) - set(variant_set.datasets))
+    if unknown:
+        raise SagoError(f"--datasets: unknown dataset {unknown[0]!r}; {options.set_name}/{options.version} "
+                        f"has {', '.join(variant_set.datasets)}")
+    if options.device_map is not None and options.device_map not in DEVICE_MAPS:
+        raise SagoError(f"--device-map {options.device_map!r} is not supported; use one of {', '.join(DEVICE_MAPS)}")
+    if options.device is not None:
+        check_device(options.device)
+
+
+def check_device(name: str) -> None:
+    """Refuse a device torch does not know or this machine does not have."""
+    import torch
+
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError, TypeError):
+        raise SagoError(f"--device {name!r} is not a torch device; use cpu, cuda or cuda:N") from None
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise SagoError(f"--device {name!r}: no CUDA GPU is visible on this machine; use --device cpu")
+        if device.index is not None and device.index >= count:
+            raise SagoError(f"--device {name!r}: only {count} GPU(s) visible (cuda:0..cuda:{count - 1})")
+    elif device.type != "cpu":
+        raise SagoError(f"--device {name!r}: only cpu and cuda devices are supported")
 
 
 def check_selection(slugs: Sequence[str], *, pending: bool, every: bool) -> None:

@@ -19,10 +19,14 @@ from benchmark import __version__
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore, write_json, write_parquet, write_tensors
 from benchmark.harness.collect import CHECKPOINT_DIR
+from benchmark.integrity import file_hashes
+from benchmark.paths import replace_folder
 from benchmark.provenance import git_commit, hardware, library_versions
+from benchmark.safeload import load_json_object
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
 
 RUN_FILE = "run.json"
+RUN_JSON_LIMIT = 1 << 20
 _DTYPES = {"response_tokens": "int64", "finished": "bool", "baseline_tokens": "int64",
            "prompt_tokens": "int64", "strength": "float64", "logprob_sum": "float64",
            "logprob_mean": "float64", "entropy_mean": "float64"}
@@ -31,6 +35,10 @@ _DTYPES = {"response_tokens": "int64", "finished": "bool", "baseline_tokens": "i
 def finalize(results_dir: Path, *, world_size: int | None = None,
              extra: Mapping[str, Any] | None = None) -> Path:
     """Write ``records/``, ``activations/`` and ``run.json`` from the finished checkpoint, then delete it.
+
+    The new files are written into a scratch folder beside ``results_dir`` and swapped in only when all
+    of them exist, so a failure leaves the previous results as they were. The swap replaces the whole
+    folder: derived tables of an earlier run (deltas, summary) do not survive a new run.
 
     Args:
         results_dir: the folder :func:`~benchmark.harness.collect.collect` wrote under.
@@ -48,17 +56,35 @@ def finalize(results_dir: Path, *, world_size: int | None = None,
     stores = [PartStore(folder / f"rank-{r}") for r in range(len(plans))]
     records = _merged_records(stores, plans)
     activations = {k: v for s in stores for k, v in s.activations().items()}
-    datasets = sorted(records["dataset"].unique())
-    for dataset in datasets:
-        rows = records[records["dataset"] == dataset]
-        write_parquet(results_dir / "records" / f"{dataset}.parquet", rows.loc[:, list(RECORD_COLUMNS)])
-        if activations:
-            write_tensors(results_dir / "activations" / f"{dataset}.safetensors",
-                          _dataset_activations(rows, activations))
-    run = run_json(plans, stores, records)
-    write_json(results_dir / RUN_FILE, {**run, **(extra or {})})
-    shutil.rmtree(folder)
+    staging = results_dir.with_name(f".{results_dir.name}.finalizing")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for dataset in sorted(records["dataset"].unique()):
+            rows = records[records["dataset"] == dataset]
+            write_parquet(staging / "records" / f"{dataset}.parquet", rows.loc[:, list(RECORD_COLUMNS)])
+            if activations:
+                write_tensors(staging / "activations" / f"{dataset}.safetensors",
+                              _dataset_activations(rows, activations))
+        run = {**run_json(plans, stores, records), **(extra or {}), "files": file_hashes(staging)}
+        write_json(staging / RUN_FILE, run)
+        replace_folder(staging, results_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return results_dir / RUN_FILE
+
+
+def rehash(results_dir: Path) -> dict[str, str]:
+    """Record in an existing run.json the sha256 of the files beside it (for results made before hashes).
+
+    Only ``files`` changes; every other key keeps its value. Returns the new map.
+    """
+    path = results_dir / RUN_FILE
+    run = load_json_object(path, limit=RUN_JSON_LIMIT, fix="regenerate it with `sago evaluate`")
+    hashes = file_hashes(results_dir)
+    if not hashes:
+        raise SagoError(f"{results_dir}: no records or activations to hash; run `sago evaluate` first")
+    write_json(path, {**run, "files": hashes})
+    return hashes
 
 
 def _rank_plans(folder: Path, world_size: int | None) -> list[dict[str, Any]]:

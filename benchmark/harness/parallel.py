@@ -50,7 +50,7 @@ from benchmark.harness.collect import (
     select_tasks,
     utc_timestamp,
 )
-from benchmark.harness.evaluate import EvaluateOptions, clear_results, is_complete
+from benchmark.harness.evaluate import EvaluateOptions, discard_checkpoint, is_complete
 from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
@@ -227,7 +227,7 @@ def evaluate_distributed(slug: str, options: EvaluateOptions, *, root: Path | No
     state = PartialState(cpu=not torch.cuda.is_available())
     if options.force:
         if state.is_main_process:
-            clear_results(out)
+            discard_checkpoint(out)  # results are replaced when finalize() swaps the new run in
         state.wait_for_everyone()
     elif is_complete(out, variant_set.sha256, profile, options.datasets):
         return None

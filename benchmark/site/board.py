@@ -7,14 +7,14 @@ submission as pending so the site still builds and says so.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmark.errors import SagoError
+from benchmark.errors import FileProblem, SagoError
 from benchmark.paths import check_name, check_slug
+from benchmark.safeload import load_json_object
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, MEASURES
 from benchmark.submissions import list_slugs, load_submission
 
@@ -75,28 +75,74 @@ class Board:
         return slug
 
 
+LEADERBOARD_LIMIT = 64 << 20
+_FIX = "run `sago analyze` to rewrite it"
+# Top-level keys the site cannot do without, and the type each must have.
+_REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "schema_version": int, "set": str, "version": str, "models": list, "datasets": list, "measures": list,
+    "epsilons": list, "primary_epsilon": (int, float), "markers": list,
+}
+_LISTS = frozenset({"datasets", "families", "epsilons"})
+"""top-level lists of plain values; every other list is a table of row objects."""
+_TABLES = frozenset({"models", "measures", "markers", "cells", "per_family", "noise_floor", "accuracy",
+                     "pairwise", "friedman", "kendall_tau", "kendall_w", "reversals", "independence", "pareto"})
+# Row fields that name things (lookups and file names use them): text, or null where not applicable.
+_NAME_FIELDS = frozenset({"model", "dataset", "measure", "family", "control", "scope", "measure_a", "measure_b",
+                          "model_a", "model_b", "dataset_a", "dataset_b", "slug", "status", "name", "axis",
+                          "symbol", "marker"})
+
+
 def read_board(path: Path) -> Board:
-    """Load and check a leaderboard file; refuse a newer schema and unsafe names.
+    """Load and check a leaderboard file; refuse a newer schema, a wrong shape and unsafe names.
 
     Slugs and dataset names become file names of the site, so they are validated here once.
     """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise SagoError(f"{path}: cannot read the leaderboard ({err}); run `sago analyze` first") from None
-    if not isinstance(data, dict):
-        raise SagoError(f"{path}: not a JSON object; run `sago analyze` to rewrite it")
+    data = load_json_object(path, limit=LEADERBOARD_LIMIT, fix=_FIX)
     version = data.get("schema_version")
-    if not isinstance(version, int) or version > LEADERBOARD_SCHEMA_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version > LEADERBOARD_SCHEMA_VERSION:
         raise SagoError(f"{path}: schema_version {version!r} is not one this site reads "
                         f"(≤ {LEADERBOARD_SCHEMA_VERSION}); update sago-bench")
-    for slug in _slugs(data.get("models", [])):
+    _check_shape(path, data)
+    for slug in _slugs(data["models"]):
         check_slug(slug)
-    for dataset in data.get("datasets", []):
+    for model in data["models"]:
+        if model.get("status") not in ("complete", "pending"):
+            raise FileProblem(path, f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'", _FIX)
+    for dataset in data["datasets"]:
         check_name(dataset, "dataset")
-    check_name(str(data.get("set")), "variant set")
-    check_name(str(data.get("version")), "version")
+    check_name(data["set"], "variant set")
+    check_name(data["version"], "version")
     return Board(data)
+
+
+def _check_shape(path: Path, data: dict[str, Any]) -> None:
+    """The keys and types the site relies on; every table a list of flat rows with text names."""
+    for key, kind in _REQUIRED.items():
+        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+            raise FileProblem(path, f"leaderboard key {key!r} is missing or not a {_kind(kind)}", _FIX)
+    if not all(isinstance(d, str) for d in data["datasets"]):
+        raise FileProblem(path, "leaderboard 'datasets' holds something other than names", _FIX)
+    for key, value in data.items():
+        if key in _TABLES or (isinstance(value, list) and key not in _LISTS):
+            if not isinstance(value, list):
+                raise FileProblem(path, f"leaderboard table {key!r} is not a list of rows", _FIX)
+            for row in value:
+                _check_row(path, key, row)
+    if not all(isinstance(m.get("name"), str) for m in data["measures"]):
+        raise FileProblem(path, "leaderboard 'measures' rows need a 'name'", _FIX)
+
+
+def _check_row(path: Path, table: str, row: Any) -> None:
+    if not isinstance(row, dict):
+        raise FileProblem(path, f"leaderboard table {table!r} holds a {type(row).__name__}, not a row object", _FIX)
+    for field in _NAME_FIELDS.intersection(row):
+        if not isinstance(row[field], str | None):
+            raise FileProblem(path, f"leaderboard table {table!r}: field {field!r} is not text", _FIX)
+
+
+def _kind(kind: type | tuple[type, ...]) -> str:
+    names = {"int": "integer", "str": "string", "list": "list", "float": "number"}
+    return names[kind.__name__] if isinstance(kind, type) else "number"
 
 
 def _slugs(models: Iterable[Row]) -> Iterator[str]:

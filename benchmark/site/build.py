@@ -18,7 +18,7 @@ import jinja2
 from tqdm import tqdm
 
 from benchmark.errors import SagoError
-from benchmark.paths import check_name
+from benchmark.paths import check_name, replace_folder
 from benchmark.site import views
 from benchmark.site.board import Board
 from benchmark.site.downloads import Download, copy_downloads
@@ -189,9 +189,7 @@ def _prepare(out: Path) -> Path:
 
 
 def _swap(staging: Path, out: Path) -> None:
-    if out.exists():
-        shutil.rmtree(out)
-    staging.rename(out)
+    replace_folder(staging, out)
 
 
 def _files(out: Path) -> Iterator[Path]:

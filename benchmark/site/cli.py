@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import jinja2
 
 from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
@@ -12,6 +13,7 @@ from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.validate import validate_tree
+from benchmark.submissions import check_submissions_root, submission_dir
 from benchmark.variants.freeze import VariantSet, load_variant_set, set_dir
 
 
@@ -37,17 +39,32 @@ def build(ctx: click.Context, set_name: str, version: str, input_path: Path, out
     """Build the static site; works with no evaluated model (everyone pending)."""
     check_name(set_name, "variant set")
     check_name(version, "version")
-    # A typo in --input must not replace a built site with an all-pending one; a missing leaderboard
-    # is fine for the default location (nothing analysed yet) or when there is no site to lose.
+    # Every input is checked before anything is written: a typo in a folder name must fail, never
+    # replace a built site with one that lost its results, downloads or prompts.
     explicit = ctx.get_parameter_source("input_path") is not click.core.ParameterSource.DEFAULT
-    if explicit and not input_path.exists() and out.exists():
-        raise SagoError(f"{input_path} does not exist and {out} holds a built site; fix --input "
-                        "or run `sago analyze` first")
+    if explicit and not input_path.is_file():
+        raise SagoError(f"--input {input_path} does not exist; fix the path or run `sago analyze` first")
+    check_submissions_root(submissions_root, "--submissions")
+    if not variants_root.is_dir():
+        raise SagoError(f"--variants {variants_root} is not a folder; pass the folder of frozen variant sets")
+    _check_out(out)
     board = _board(input_path, set_name, version, submissions_root)
     # The leaderboard names the set its numbers come from; prompts must come from the same one.
     variants = _variants(board.data["set"], board.data["version"], variants_root)
-    report = build_site(SiteInputs(board, submissions_root, variants), out)
+    try:
+        report = build_site(SiteInputs(board, submissions_root, variants), out)
+    except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
+        # read_board checks the shape the site needs; this names a row it did not foresee.
+        raise SagoError(f"{input_path}: the leaderboard lacks a value the site needs "
+                        f"({type(err).__name__}: {str(err)[:120]}); run `sago analyze` to rewrite it") from None
     click.echo(f"wrote {out}: {report.line()}")
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise SagoError(f"--out {out} is a file; pass a folder for the site")
+    if not out.parent.is_dir():
+        raise SagoError(f"--out {out}: the folder {out.parent} does not exist; create it or fix the path")
 
 
 def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> Board:
@@ -62,12 +79,11 @@ def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> B
     return board
 
 
-def _variants(set_name: str, version: str, root: Path) -> VariantSet | None:
-    """The verified set, or None (with a note) when it is not checked out; a corrupt set is an error."""
+def _variants(set_name: str, version: str, root: Path) -> VariantSet:
+    """The verified set; a missing or corrupt one is an error (the site would lose its prompts and downloads)."""
     if not set_dir(set_name, version, root).is_dir():
-        click.echo(f"note: variant set {set_name}/{version} not found under {root}; "
-                   "the item browser and the set's downloads are left out", err=True)
-        return None
+        raise SagoError(f"variant set {set_name}/{version} not found under {root}; fetch it with "
+                        "`sago variants download` or pass --variants")
     return load_variant_set(set_name, version, root)
 
 
@@ -90,3 +106,25 @@ def validate(ctx: click.Context, root: Path, variants_root: Path) -> None:
     click.echo(report.summary(), err=not report.ok)
     if not report.ok:
         ctx.exit(1)
+
+
+@submissions.command("rehash")
+@click.argument("slugs", nargs=-1, required=True)
+@click.option("--root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR, show_default="submissions",
+              help="Folder holding one sub-folder per submission.")
+def rehash(slugs: tuple[str, ...], root: Path) -> None:
+    """Record in run.json the sha256 of each results file (results made before run.json had them).
+
+    A maintainer's one-off: it vouches for the files as they are now, so run it only on results that
+    came from `sago evaluate` unchanged. New runs write the hashes themselves.
+    """
+    from benchmark.harness.finalize import rehash as rehash_folder
+
+    folders = {slug: sorted(p.parent for p in submission_dir(slug, root).glob("results/*/*/run.json"))
+               for slug in slugs}
+    for slug, found in folders.items():
+        if not found:
+            raise SagoError(f"{slug}: no results/<set>/<version>/run.json under {root}; nothing to rehash")
+    for found in folders.values():
+        for folder in found:
+            click.echo(f"{folder}: {len(rehash_folder(folder))} file(s) hashed into run.json")

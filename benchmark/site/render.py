@@ -33,6 +33,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=neutral_text,
     )
     env.filters.update(num=num, pval=pval, p_is=p_is, signed=signed, sortkey=sortkey, size=size)
     env.globals["nav"] = NAV
@@ -116,3 +117,17 @@ def root_of(path: str) -> str:
     ('', '../../')
     """
     return "../" * path.count("/")
+
+
+# Bidirectional embedding/override/isolate controls: in a model name they can make text read in another
+# order than it is stored (e.g. a slug that displays as someone else's), so the site never emits them.
+BIDI_CONTROLS = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)], "\ufffd")
+
+
+def neutral_text(value: Any) -> Any:
+    """Every ``{{ }}`` output goes through here: bidi controls become U+FFFD (escaping happens after).
+
+    >>> neutral_text("evil\u202egnp.exe"), neutral_text(3)
+    ('evil\ufffdgnp.exe', 3)
+    """
+    return value.translate(BIDI_CONTROLS) if isinstance(value, str) else value

@@ -9,21 +9,28 @@ stray rides along and no file is large enough to hurt the repository. Each probl
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.errors import SagoError
+from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import VARIANTS_DIR, check_name, check_slug
 from benchmark.site.failures import Failure
-from benchmark.site.validate_results import check_result_folder, known_variant_sets
-from benchmark.submissions import HubModel, LocalModel, PackagedModel, Submission, load_submission
+from benchmark.site.validate_results import KnownSet, check_result_folder, known_variant_sets
+from benchmark.submissions import (
+    SUBMISSION_YAML_LIMIT,
+    HubModel,
+    LocalModel,
+    PackagedModel,
+    Submission,
+    load_submission,
+)
 
 # Files allowed at the top of submissions/ and inside one submission folder.
 ROOT_FILES = frozenset({"README.md", ".gitkeep"})
 SUBMISSION_FILES = frozenset({"submission.yaml", "README.md"})
-SUBMISSION_YAML_LIMIT = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,7 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
     return Report(tuple(failures), submissions, results)
 
 
-def _check_submission(folder: Path, rel: Path, known: dict[tuple[str, str], frozenset[str]],
+def _check_submission(folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet],
                       seen: dict[str, str]) -> tuple[list[Failure], int]:
     """All checks of one submission folder; returns the failures and the number of result folders."""
     try:
@@ -97,12 +104,13 @@ def _check_submission(folder: Path, rel: Path, known: dict[tuple[str, str], froz
         failures.append(Failure(str(rel / "submission.yaml"), problem,
                                 "add submission.yaml as described in docs/SUBMITTING.md"))
         return failures, 0
-    failures.extend(_check_submission_yaml(folder.parent, slug, rel, seen))
+    found, submission = _check_submission_yaml(folder.parent, slug, rel, seen)
+    failures.extend(found)
     folders = 0
     for version_dir in _result_folders(folder / "results", rel / "results", failures):
         folders += 1
         failures.extend(check_result_folder(version_dir, rel / "results" / version_dir.parent.name /
-                                            version_dir.name, known))
+                                            version_dir.name, known, submission))
     return failures, folders
 
 
@@ -120,26 +128,54 @@ def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
                           "keep only submission.yaml, README.md and results/")
 
 
-def _check_submission_yaml(root: Path, slug: str, rel: Path, seen: dict[str, str]) -> list[Failure]:
-    """Schema, size, pinning and duplicate checks of one submission.yaml."""
+def _check_submission_yaml(root: Path, slug: str, rel: Path,
+                           seen: dict[str, str]) -> tuple[list[Failure], Submission | None]:
+    """Schema, size, pinning and duplicate checks of one submission.yaml (and the parsed file, if it parses)."""
     where = str(rel / "submission.yaml")
+    if (root / slug / "submission.yaml").is_symlink():
+        return [], None  # reported by _links_and_strays; never read through a link
     if (root / slug / "submission.yaml").stat().st_size > SUBMISSION_YAML_LIMIT:
         return [Failure(where, f"larger than {SUBMISSION_YAML_LIMIT // 1024} KiB",
-                        "keep submission.yaml to the documented keys; long notes belong in README.md")]
+                        "keep submission.yaml to the documented keys; long notes belong in README.md")], None
     try:
         submission = load_submission(slug, root)
+    except FileProblem as err:
+        return [Failure(where, err.problem, err.fix)], None
     except SagoError as err:
-        problem = str(err).split(": ", 1)[-1]
-        return [Failure(where, problem, "fix the key as described in docs/SUBMITTING.md")]
+        return [Failure(where, str(err), "see docs/SUBMITTING.md")], None
     failures = _check_pinning(submission, where)
     identity = weights_identity(submission)
     if identity is not None:
         if identity in seen:
-            failures.append(Failure(where, f"same weights as submission {seen[identity]!r}",
-                                    "submit each model once; remove the duplicate folder"))
+            failures.append(_duplicate(root, rel.parent, seen[identity], slug))
         else:
             seen[identity] = slug
-    return failures
+    return failures, submission
+
+
+def _duplicate(root: Path, label: Path, first: str, second: str) -> Failure:
+    """Blame the newer of two submissions of the same weights (see :func:`_established`)."""
+    old, new = (second, first) if _established(root / second) > _established(root / first) else (first, second)
+    return Failure(str(label / new / "submission.yaml"), f"same weights as submission {old!r}",
+                   "submit each model once; remove this folder")
+
+
+def _established(folder: Path) -> tuple[bool, bool]:
+    """How settled a submission is: it has results (made by maintainers), and git already tracks it.
+
+    Walk order is alphabetical, so without this a new pull request whose slug sorts first would put
+    the blame on the submission that was there before it.
+    """
+    return (folder / "results").is_dir(), _tracked(folder / "submission.yaml")
+
+
+def _tracked(path: Path) -> bool:
+    try:
+        done = subprocess.run(["git", "ls-files", "--error-unmatch", path.name], cwd=path.parent,
+                              capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def _check_pinning(submission: Submission, where: str) -> list[Failure]:
@@ -174,7 +210,7 @@ def weights_identity(submission: Submission) -> str | None:
 
 def _result_folders(results: Path, rel: Path, failures: list[Failure]) -> Iterator[Path]:
     """Yield ``results/<set>/<version>/`` folders; anything else at those two levels is a failure."""
-    if not results.is_dir():
+    if not results.is_dir() or results.is_symlink():
         return
     for set_dir in sorted(results.iterdir()):
         if not _is_named_folder(set_dir, rel / set_dir.name, "variant set", failures):

@@ -7,27 +7,35 @@ readable, with a schema version this code knows and made on a variant set that e
 
 from __future__ import annotations
 
-import json
-import struct
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchmark.errors import SagoError
+from benchmark.errors import FileProblem, SagoError
+from benchmark.integrity import (
+    DELTA_TYPES,
+    EVALUATE,
+    RECORD_TYPES,
+    hash_problems,
+    parquet_problem,
+    plain_files,
+)
 from benchmark.paths import check_name
 from benchmark.provenance import sha256_file
+from benchmark.safeload import load_json_object
+from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import (
-    DELTA_ID_COLUMNS,
-    MEASURES,
-    RECORD_COLUMNS,
     RECORDS_SCHEMA_VERSION,
+    RESULT_FILES,
     SUMMARY_SCHEMA_VERSION,
 )
 from benchmark.site.failures import Failure
 from benchmark.site.render import size as human_size
+from benchmark.submissions import HubModel, PackagedModel, Submission
 
 MiB = 1 << 20
 # Largest file of each kind we accept. GitHub refuses files over 100 MB, so activations stop there;
@@ -39,31 +47,45 @@ SIZE_LIMITS: dict[str, int] = {
     "records": 32 * MiB,
     "activations": 100 * MiB,
 }
-DELTA_COLUMNS: tuple[str, ...] = (*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct")
 # checkpoint/ is git-ignored in-progress state: it never reaches a pull request, so it is not judged.
 IGNORED = frozenset({"checkpoint"})
 TOP_FILES = frozenset({"run.json", "summary.json", "deltas.parquet"})
-SUB_FOLDERS = {"records": ".parquet", "activations": ".safetensors"}
+SUB_FOLDERS = dict(RESULT_FILES)
+REGENERATE = "regenerate it with the sago CLI"
 
 
-def known_variant_sets(variants_root: Path) -> dict[tuple[str, str], frozenset[str]]:
-    """Map each ``(set, version)`` under ``variants_root`` to the sha256 values that identify it.
+
+@dataclass(frozen=True)
+class KnownSet:
+    """What results may claim about one released variant set."""
+
+    hashes: frozenset[str]
+    """sha256 values that identify the set (the manifest's own hash, and a declared one)."""
+    datasets: frozenset[str]
+    """dataset names the manifest lists."""
+
+
+def known_variant_sets(variants_root: Path) -> dict[tuple[str, str], KnownSet]:
+    """Map each ``(set, version)`` under ``variants_root`` to its hashes and datasets.
 
     A set is identified by the sha256 of its ``manifest.json`` (which lists every data file's sha256);
-    a ``sha256`` field inside the manifest, when present, is accepted too.
+    a ``sha256`` field inside the manifest, when present, is accepted too. A manifest that does not
+    parse still identifies its set by hash (``sago variants verify`` reports it), with no datasets.
     """
-    known: dict[tuple[str, str], frozenset[str]] = {}
+    known: dict[tuple[str, str], KnownSet] = {}
     if not variants_root.is_dir():
         return known
     for manifest in sorted(variants_root.glob("*/*/manifest.json")):
         hashes = {sha256_file(manifest)}
         try:
-            declared = json.loads(manifest.read_text(encoding="utf-8")).get("sha256")
-        except (ValueError, AttributeError):
-            declared = None
+            data = load_json_object(manifest, limit=16 * MiB, fix="")
+        except SagoError:
+            data = {}
+        declared, datasets = data.get("sha256"), data.get("datasets")
         if isinstance(declared, str):
             hashes.add(declared)
-        known[(manifest.parent.parent.name, manifest.parent.name)] = frozenset(hashes)
+        names = frozenset(str(d) for d in datasets) if isinstance(datasets, dict) else frozenset()
+        known[(manifest.parent.parent.name, manifest.parent.name)] = KnownSet(frozenset(hashes), names)
     return known
 
 
@@ -76,21 +98,30 @@ def run_variant_set_sha256(run: dict[str, Any]) -> str | None:
     return flat if isinstance(flat, str) else None
 
 
-def check_result_folder(folder: Path, rel: Path,
-                        known: dict[tuple[str, str], frozenset[str]]) -> list[Failure]:
-    """Every check of one results folder; ``rel`` is how paths are printed."""
+def check_result_folder(folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet],
+                        submission: Submission | None = None) -> list[Failure]:
+    """Every check of one results folder; ``rel`` is how paths are printed.
+
+    ``submission`` is the folder's parsed submission.yaml (None when it did not parse): run.json
+    must name the same model.
+    """
     failures = list(_strays(folder, rel))
     key = (folder.parent.name, folder.name)
-    if key not in known:
+    known_set = known.get(key)
+    if known_set is None:
         failures.append(Failure(str(rel), f"variant set {key[0]}/{key[1]} does not exist in variants/",
                                 "evaluate on a released set (e.g. sago-v1/v1)"))
-    failures.extend(_check_run_json(folder / "run.json", rel / "run.json", known.get(key)))
-    failures.extend(_check_records(folder, rel))
-    failures.extend(_check_parquet(folder / "deltas.parquet", rel / "deltas.parquet", DELTA_COLUMNS,
+    run, found = _check_run_json(folder / "run.json", rel / "run.json", known_set, submission)
+    failures.extend(found)
+    if run is not None:
+        failures.extend(_check_hashes(folder, rel, run))
+    datasets = known_set.datasets if known_set is not None else None
+    failures.extend(_check_records(folder, rel, datasets, run))
+    failures.extend(_check_parquet(folder / "deltas.parquet", rel / "deltas.parquet", DELTA_TYPES,
                                    "deltas.parquet", "run `sago analyze` to rewrite it"))
     failures.extend(_check_summary(folder / "summary.json", rel / "summary.json"))
-    for path in sorted((folder / "activations").glob("*.safetensors")):
-        failures.extend(_check_safetensors(path, rel / "activations" / path.name))
+    for path in plain_files(folder / "activations", ".safetensors"):
+        failures.extend(_check_activations(path, rel / "activations" / path.name, folder, datasets))
     return failures
 
 
@@ -127,97 +158,130 @@ def _too_big(path: Path, rel: Path, kind: str) -> Failure | None:
 
 
 def _load_json(path: Path, rel: Path, kind: str) -> tuple[dict[str, Any] | None, list[Failure]]:
-    """Read a JSON object within its size limit; failures instead of exceptions."""
+    """Read a JSON object within its size limit and depth bound; failures instead of exceptions."""
     big = _too_big(path, rel, kind)
     if big is not None:
         return None, [big]
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as err:
-        return None, [Failure(str(rel), f"not valid JSON ({err})", "regenerate it with the sago CLI")]
-    if not isinstance(data, dict):
-        return None, [Failure(str(rel), "not a JSON object", "regenerate it with the sago CLI")]
-    return data, []
+        return load_json_object(path, limit=SIZE_LIMITS[kind], fix=REGENERATE), []
+    except FileProblem as err:
+        return None, [Failure(str(rel), err.problem, err.fix)]
 
 
 def _schema_version(data: dict[str, Any], rel: Path, newest: int) -> list[Failure]:
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        return [Failure(str(rel), "missing or invalid schema_version", "regenerate it with the sago CLI")]
+        return [Failure(str(rel), "missing or invalid schema_version", REGENERATE)]
     if version > newest:
         return [Failure(str(rel), f"schema_version {version} is newer than this code reads ({newest})",
                         "update sago-bench, or regenerate with the released version")]
     return []
 
 
-def _check_run_json(path: Path, rel: Path, set_hashes: frozenset[str] | None) -> list[Failure]:
+def _check_run_json(path: Path, rel: Path, known_set: KnownSet | None,
+                    submission: Submission | None) -> tuple[dict[str, Any] | None, list[Failure]]:
+    if path.is_symlink():
+        return None, []  # reported as a link
     if not path.is_file():
-        return [Failure(str(rel), "missing", "commit run.json written by `sago evaluate` with the results")]
+        return None, [Failure(str(rel), "missing", "commit run.json written by `sago evaluate` with the results")]
     run, failures = _load_json(path, rel, "run.json")
     if run is None:
-        return failures
+        return None, failures
     failures = _schema_version(run, rel, RECORDS_SCHEMA_VERSION)
     claimed = run_variant_set_sha256(run)
     if claimed is None:
         failures.append(Failure(str(rel), "no variant-set sha256", "regenerate it with `sago evaluate`"))
-    elif set_hashes is not None and claimed not in set_hashes:
+    elif known_set is not None and claimed not in known_set.hashes:
         failures.append(Failure(str(rel), f"variant-set sha256 {claimed[:12]}… matches no known set",
                                 "re-run `sago evaluate` on the released variant set"))
-    return failures
+    if submission is not None:
+        failures.extend(_check_run_model(run, rel, submission))
+    return run, failures
 
 
-def _check_records(folder: Path, rel: Path) -> list[Failure]:
-    files = sorted((folder / "records").glob("*.parquet"))
+def _check_run_model(run: dict[str, Any], rel: Path, submission: Submission) -> list[Failure]:
+    """run.json must describe the model that submission.yaml names (not results of another model)."""
+    fix = "re-run `sago evaluate` for this submission"
+    declared = submission.model.model_dump()
+    if run.get("submission_model") != declared:
+        return [Failure(str(rel), "submission_model differs from the model in submission.yaml", fix)]
+    model = run.get("model")
+    model = model if isinstance(model, dict) else {}
+    spec = submission.model
+    if isinstance(spec, PackagedModel) and model.get("file_sha256") != spec.sha256:
+        return [Failure(str(rel), "model.file_sha256 is not the sha256 submission.yaml pins", fix)]
+    if isinstance(spec, HubModel) and model.get("revision") != spec.revision:
+        return [Failure(str(rel), "model.revision is not the revision submission.yaml pins", fix)]
+    return []
+
+
+def _check_hashes(folder: Path, rel: Path, run: dict[str, Any]) -> list[Failure]:
+    """Every records/activations file is listed in run.json's ``files`` with its sha256, and matches."""
+    return [Failure(str(rel / p.path), p.problem, p.fix) for p in hash_problems(folder, run.get("files"))]
+
+
+def _check_records(folder: Path, rel: Path, datasets: frozenset[str] | None,
+                   run: dict[str, Any] | None) -> list[Failure]:
+    files = plain_files(folder / "records", ".parquet")
     if not files:
         return [Failure(str(rel / "records"), "no records/<dataset>.parquet files",
                         "commit the records written by `sago evaluate`")]
+    counts = run.get("counts") if run is not None else None
     failures: list[Failure] = []
     for path in files:
-        failures.extend(_check_parquet(path, rel / "records" / path.name, RECORD_COLUMNS, "records",
-                                       "re-run `sago evaluate` to rewrite it"))
+        where = rel / "records" / path.name
+        if datasets is not None and path.stem not in datasets:
+            failures.append(Failure(str(where), f"dataset {path.stem!r} is not in this variant set",
+                                    "evaluate only the set's datasets"))
+            continue
+        found = _check_parquet(path, where, RECORD_TYPES, "records", EVALUATE, dataset=path.stem)
+        if not found and isinstance(counts, dict) and counts.get(path.stem) != pq.read_metadata(path).num_rows:
+            found = [Failure(str(where), "row count differs from run.json's counts", EVALUATE)]
+        failures.extend(found)
     return failures
 
 
-def _check_parquet(path: Path, rel: Path, columns: tuple[str, ...], kind: str, fix: str) -> list[Failure]:
-    """A parquet file (when present) is within its limit, readable and has exactly ``columns``."""
-    if not path.is_file():
+def _check_parquet(path: Path, rel: Path, types: dict[str, str], kind: str, fix: str, *,
+                   dataset: str | None = None) -> list[Failure]:
+    """A parquet file (when present) is within its limit, loads, and has exactly the contract's typed columns."""
+    if not path.is_file() or path.is_symlink():
         return []
     big = _too_big(path, rel, kind)
     if big is not None:
         return [big]
-    try:
-        names = pq.read_table(path).column_names
-    except (pa.ArrowException, OSError, ValueError) as err:
-        return [Failure(str(rel), f"does not load as parquet ({type(err).__name__})", fix)]
-    missing = [c for c in columns if c not in names]
-    extra = [c for c in names if c not in columns]
-    details = ([f"missing {', '.join(missing)}"] if missing else []) + (
-        [f"unexpected {', '.join(extra)}"] if extra else [])
-    return [Failure(str(rel), f"wrong columns ({'; '.join(details)})", fix)] if details else []
+    problem = parquet_problem(path, types, dataset=dataset)
+    return [] if problem is None else [Failure(str(rel), problem, fix)]
 
 
 def _check_summary(path: Path, rel: Path) -> list[Failure]:
-    if not path.is_file():
+    if not path.is_file() or path.is_symlink():
         return []
     summary, failures = _load_json(path, rel, "summary.json")
     return failures if summary is None else _schema_version(summary, rel, SUMMARY_SCHEMA_VERSION)
 
 
-def _check_safetensors(path: Path, rel: Path) -> list[Failure]:
-    """Size limit and a readable header (8-byte length, then a JSON object), without loading tensors."""
+def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[str] | None) -> list[Failure]:
+    """A fully parsed safetensors file of float16 [layers, hidden] arrays, one per record of its dataset."""
     big = _too_big(path, rel, "activations")
     if big is not None:
         return [big]
-    bad = Failure(str(rel), "not a safetensors file", "re-run `sago evaluate` to rewrite it")
-    with open(path, "rb") as handle:
-        head = handle.read(8)
-        if len(head) != 8:
-            return [bad]
-        (length,) = struct.unpack("<Q", head)
-        if length > min(path.stat().st_size - 8, 64 * MiB):
-            return [bad]
-        try:
-            header = json.loads(handle.read(length))
-        except (ValueError, UnicodeDecodeError):
-            return [bad]
-    return [] if isinstance(header, dict) else [bad]
+    if datasets is not None and path.stem not in datasets:
+        return [Failure(str(rel), f"dataset {path.stem!r} is not in this variant set",
+                        "evaluate only the set's datasets")]
+    try:
+        tensors = read_safetensors(path)
+    except FileProblem as err:
+        return [Failure(str(rel), err.problem, err.fix)]
+    shapes = {t.shape for t in tensors.values()}
+    if any(t.dtype != "F16" for t in tensors.values()) or len(shapes) > 1 or any(len(s) != 2 for s in shapes):
+        return [Failure(str(rel), "tensors are not float16 [layers + 1, hidden] of one shape", EVALUATE)]
+    records = folder / "records" / f"{path.stem}.parquet"
+    try:
+        table = pq.read_table(records, columns=["item_id", "variant_id"])
+    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError):
+        return [Failure(str(rel), "has no readable records file beside it", EVALUATE)]
+    keys = {f"{i}|{v}" for i, v in zip(table.column("item_id").to_pylist(), table.column("variant_id").to_pylist(),
+                                         strict=True)}
+    if set(tensors) != keys:
+        return [Failure(str(rel), "keys differ from the records' item_id|variant_id", EVALUATE)]
+    return []

@@ -15,7 +15,18 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from benchmark.errors import SagoError
+from benchmark.errors import FileProblem, SagoError
+from benchmark.integrity import (
+    DELTA_TYPES,
+    EVALUATE,
+    RECORD_TYPES,
+    Problem,
+    hash_problems,
+    parquet_problem,
+    plain_files,
+)
+from benchmark.safeload import load_json_object
+from benchmark.safetensors_check import read_safetensors
 from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
@@ -74,6 +85,32 @@ def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.Da
     return pd.read_parquet(folder / DELTAS_NAME)
 
 
+def check_results(folder: Path) -> None:
+    """Refuse a results folder analyze cannot read, before anything is computed or written.
+
+    Fresh deltas must load with the contract's types; stale ones are recomputed, so then the inputs
+    are checked: files changed since run.json hashed them, untyped records, malformed activations
+    (results from before run.json had hashes are checked for types only).
+    """
+    if not deltas_are_stale(folder):
+        problem = parquet_problem(folder / DELTAS_NAME, DELTA_TYPES)
+        if problem is not None:
+            raise SagoError(f"{folder / DELTAS_NAME}: {problem}; delete it and re-run `sago analyze` to recompute it")
+        return
+    run = load_json_object(folder / RUN_FILE, limit=1 << 20, fix="re-run `sago evaluate`")
+    problems = hash_problems(folder, run["files"]) if "files" in run else []
+    problems += [Problem(f"records/{p.name}", found, EVALUATE) for p in plain_files(folder / "records", ".parquet")
+                 if (found := parquet_problem(p, RECORD_TYPES, dataset=p.stem)) is not None]
+    for path in plain_files(folder / "activations", ".safetensors"):
+        try:
+            read_safetensors(path)
+        except FileProblem as err:
+            problems.append(Problem(f"activations/{path.name}", err.problem, err.fix))
+    if problems:
+        first = problems[0]
+        raise SagoError(f"{folder / first.path}: {first.problem}; {first.fix}")
+
+
 def default_variant_frames(set_name: str, version: str) -> VariantFrames:
     """A loader of the variant set's frames that reads (and verifies) the set at most once."""
 
@@ -104,10 +141,9 @@ def summary_for(slug: str, folder: Path, request: AnalyzeRequest,
     deltas = load_deltas(folder, slug, variant_frames)
     if deltas.empty:
         raise SagoError(f"{folder / DELTAS_NAME}: no rows; re-run `sago evaluate {slug}`")
-    document = summarize(deltas, model=slug, set_name=request.set_name, version=request.version,
-                         options=request.options)
-    write_summary(folder, document)
-    return document
+    # Written by run_analysis once every submission has been analysed: a failure leaves no file changed.
+    return summarize(deltas, model=slug, set_name=request.set_name, version=request.version,
+                     options=request.options)
 
 
 def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
@@ -121,9 +157,14 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
     """One ``Entry`` per submission folder: complete ones with a fresh summary, others pending."""
     slugs = list_slugs(request.root)
     check_slugs(request.slugs, slugs)
+    # Every input is checked before anything is computed or written: one bad file fails the run early.
+    metas = {slug: load_submission(slug, request.root).model_dump(mode="json") for slug in slugs}
+    for slug in slugs:
+        if is_complete(results_dir(slug, request.set_name, request.version, request.root)):
+            check_results(results_dir(slug, request.set_name, request.version, request.root))
     entries = []
     for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
-        meta = load_submission(slug, request.root).model_dump(mode="json")
+        meta = metas[slug]
         folder = results_dir(slug, request.set_name, request.version, request.root)
         if not is_complete(folder):
             entries.append(Entry(slug, meta, None, None))
@@ -140,5 +181,8 @@ def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None =
     entries = collect_entries(request, frames)
     document = build_leaderboard(entries, set_name=request.set_name, version=request.version,
                                  options=request.options)
+    for entry in entries:
+        if entry.summary is not None:
+            write_summary(results_dir(entry.slug, request.set_name, request.version, request.root), entry.summary)
     write_leaderboard(request.out, document)
     return document

@@ -8,11 +8,13 @@ from typing import Any
 
 import click
 
+from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_slug
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION, MEASURES
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
 from benchmark.stats.summary import AnalysisOptions
+from benchmark.submissions import check_submissions_root
 from benchmark.variants import load_variant_set
 
 PAPER_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.paper)
@@ -64,6 +66,10 @@ def analyze(set_name: str, version: str, slugs: tuple[str, ...], out: Path, subm
     # Refuse a set that is not here (or fails its hashes) before anything is written: a typo in
     # --version must not overwrite the leaderboard with an all-pending one.
     load_variant_set(check_name(set_name, "variant set"), check_name(version, "version"))
+    check_submissions_root(submissions_dir, "--submissions-dir")  # a typo must not give an empty leaderboard
+    if out.is_dir() or not out.parent.is_dir():
+        raise SagoError(f"--out {out}: {'is a folder' if out.is_dir() else f'the folder {out.parent} does not exist'}; "
+                        "pass a file path in an existing folder")
     request = AnalyzeRequest(
         set_name=check_name(set_name, "variant set"), version=check_name(version, "version"),
         root=submissions_dir, out=out, slugs=tuple(check_slug(s) for s in slugs),

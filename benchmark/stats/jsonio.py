@@ -70,8 +70,8 @@ def read_versioned(path: Path, *, kind: str, newest: int) -> dict[str, Any]:
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SagoError(f"{path}: no such {kind} (run `sago analyze`)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise SagoError(f"{path}: not valid JSON ({err}); re-run `sago analyze`") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
+        raise SagoError(f"{path}: not valid JSON ({str(err)[:120]}); re-run `sago analyze`") from None
     version = document.get("schema_version") if isinstance(document, dict) else None
     if not isinstance(version, int) or isinstance(version, bool):
         raise SagoError(f"{path}: {kind} has no integer schema_version; re-run `sago analyze`")

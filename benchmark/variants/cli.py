@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -137,14 +138,24 @@ def _rewriter_factory(kind: str, model: str | None, url: str | None, *, batch_si
     return lambda: LocalModelRewriter(model or DEFAULT_MODEL, batch_size=batch_size)
 
 
+_expected = click.option("--expected-sha256", default=None, metavar="HASH",
+                         help="The set's published hash (sha256 of manifest.json); refuse any other set.")
+
+
 @variants.command()
 @_set
 @_version
 @_root
-def verify(set_name: str, version: str, root: Path) -> None:
-    """Check every file's sha256 and every table's schema; exit 2 with the offending file if not."""
-    variant_set = load_variant_set(set_name, version, root)
-    rows = sum(len(variant_set.frame(name)) for name in variant_set.datasets)
+@_expected
+def verify(set_name: str, version: str, root: Path, expected_sha256: str | None) -> None:
+    """Verify a set completely; exit 2 with one line naming the offending file if anything is off.
+
+    Checks: the manifest's shape; its sha256 against --expected-sha256 (the published hash); every
+    listed file's sha256; no unlisted file in the folder; every table's schema, row count, per-family
+    counts and `dataset` column against the manifest.
+    """
+    variant_set = load_variant_set(set_name, version, root, expected_sha256=expected_sha256)
+    rows = sum(d["rows"] for d in variant_set.manifest["datasets"].values())
     click.echo(f"ok {variant_set.path}: {len(variant_set.datasets)} datasets, {rows} rows, "
                f"variant-set sha256 {variant_set.sha256}")
 
@@ -152,26 +163,42 @@ def verify(set_name: str, version: str, root: Path) -> None:
 @variants.command(name="list")
 @_root
 def list_sets(root: Path) -> None:
-    """List the sets and versions present under --root (without verifying them)."""
-    for manifest_path in sorted(root.glob("*/*/manifest.json")):
-        manifest = read_manifest(manifest_path.parent)
-        counts = manifest.get("datasets", {})
-        click.echo(f"{manifest.get('set')}/{manifest.get('version')}: {len(counts)} datasets, "
-                   f"{sum(d.get('rows', 0) for d in counts.values())} rows")
+    """List the sets and versions present under --root (manifests are read, files are not hashed)."""
+    if not root.is_dir():
+        raise SagoError(f"--root {root} is not a folder; pass the folder holding <set>/<version>/")
+    manifests = sorted(root.glob("*/*/manifest.json"))
+    if not manifests:
+        raise SagoError(f"no variant sets under {root}; fetch one with `sago variants download`")
+    problems = []
+    for manifest_path in manifests:
+        try:
+            manifest = read_manifest(manifest_path.parent)
+        except SagoError as err:
+            problems.append(err)
+            continue
+        counts = manifest["datasets"]
+        click.echo(f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}: {len(counts)} datasets, "
+                   f"{sum(d['rows'] for d in counts.values())} rows")
+    if problems:
+        raise SagoError(f"{problems[0]}" + (f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else ""))
 
 
 @variants.command()
 @_set
 @_version
 @_root
+@_expected
 @click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
 @click.option("--tag", required=True, help="Release tag to create, e.g. v1.")
 @click.option("--private", is_flag=True, help="Create the repo as private.")
-def publish(set_name: str, version: str, root: Path, repo_id: str, tag: str, private: bool) -> None:
-    """Verify the set, then upload it to a Hub dataset repo and tag the release."""
+def publish(set_name: str, version: str, root: Path, expected_sha256: str | None, repo_id: str, tag: str,
+            private: bool) -> None:
+    """Verify the set (as `verify` does), then upload it to a Hub dataset repo and tag the release."""
     from benchmark.variants.hub import publish as publish_set
 
-    url = publish_set(set_name, version, repo_id, tag, root=root, private=private)
+    load_variant_set(set_name, version, root, expected_sha256=expected_sha256)  # nothing leaves unless it verifies
+    with _hub_errors(f"publishing to {repo_id}"):
+        url = publish_set(set_name, version, repo_id, tag, root=root, private=private)
     click.echo(f"published {set_name}/{version} to {repo_id} at tag {tag}: {url}")
 
 
@@ -179,11 +206,26 @@ def publish(set_name: str, version: str, root: Path, repo_id: str, tag: str, pri
 @_set
 @_version
 @_root
+@_expected
 @click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
 @click.option("--revision", required=True, help="Tag or commit to fetch, e.g. v1.")
-def download(set_name: str, version: str, root: Path, repo_id: str, revision: str) -> None:
+def download(set_name: str, version: str, root: Path, expected_sha256: str | None, repo_id: str,
+             revision: str) -> None:
     """Fetch a released set from the Hub into --root and verify it."""
     from benchmark.variants.hub import download as download_set
 
-    variant_set = download_set(repo_id, revision, set_name, version, root=root)
+    with _hub_errors(f"downloading {repo_id}@{revision}"):
+        variant_set = download_set(repo_id, revision, set_name, version, root=root, expected_sha256=expected_sha256)
     click.echo(f"downloaded and verified {variant_set.path} (variant-set sha256 {variant_set.sha256})")
+
+
+@contextmanager
+def _hub_errors(doing: str) -> Iterator[None]:
+    """Network and Hub failures (unreachable, no such repo or revision) as one line."""
+    try:
+        yield
+    except SagoError:
+        raise
+    except (OSError, ValueError) as err:
+        raise SagoError(f"{doing} failed ({type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}); "
+                        "check the repository id, the revision and the network") from None

@@ -17,6 +17,9 @@ from benchmark.paths import VARIANTS_DIR
 from benchmark.provenance import sha256_file
 from benchmark.variants.freeze import MANIFEST, VariantSet, load_variant_set, set_dir
 
+SNAPSHOT_EXTRAS = frozenset({".cache", ".gitattributes"})
+"""What a Hub snapshot adds to the set's files (download metadata); never copied into variants/."""
+
 
 def _check_repo_id(repo_id: str) -> str:
     parts = repo_id.split("/")
@@ -47,7 +50,7 @@ def publish(set_name: str, version: str, repo_id: str, tag: str, *, root: Path =
 
 
 def download(repo_id: str, revision: str, set_name: str, version: str, *, root: Path = VARIANTS_DIR,
-             fetch: Callable[..., str] | None = None) -> VariantSet:
+             fetch: Callable[..., str] | None = None, expected_sha256: str | None = None) -> VariantSet:
     """Fetch a released set into ``root/<set>/<version>`` and verify it before it is used.
 
     An existing local copy is kept if it is the same release (same manifest sha256); a different one is
@@ -62,14 +65,18 @@ def download(repo_id: str, revision: str, set_name: str, version: str, *, root: 
     with tempfile.TemporaryDirectory() as tmp:
         staging = Path(tmp) / "snapshot"
         fetch(repo_id=repo_id, repo_type="dataset", revision=revision, local_dir=str(staging))
-        fetched = load_variant_set(set_name, version, _as_root(staging, set_name, version))
+        fetched = load_variant_set(set_name, version, _as_root(staging, set_name, version),
+                                   expected_sha256=expected_sha256, ignore=SNAPSHOT_EXTRAS)
         if (target / MANIFEST).exists():
             if sha256_file(target / MANIFEST) != fetched.sha256:
                 raise SagoError(f"{target} holds a different {set_name} {version}; released sets are never "
                                 "edited: remove the local copy or download into another --root")
             return load_variant_set(set_name, version, root)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(staging, target, ignore=shutil.ignore_patterns(".cache", ".gitattributes"))
+        partial = target.with_name(f".{target.name}.downloading")  # renamed into place only when complete
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(staging, partial, ignore=shutil.ignore_patterns(*SNAPSHOT_EXTRAS))
+        partial.rename(target)
     return load_variant_set(set_name, version, root)
 
 
