@@ -25,7 +25,7 @@ from benchmark.schema import HEADLINE_MEASURES
 from benchmark.stats.exact import kendall_w_permutation_p, sign_flip_floor, sign_flip_p
 from benchmark.stats.ranking import NEEDS_THREE, PairedDraws
 from benchmark.stats.sgs import ALL
-from benchmark.stats.significance import ALPHA, NOT_TESTABLE, SIGNIFICANT, holm, verdict
+from benchmark.stats.significance import ALPHA, SIGNIFICANT, holm, verdict
 
 MIN_TAU_MODELS = 3
 """Kendall τ between two datasets is reported only with at least this many models."""
