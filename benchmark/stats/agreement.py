@@ -128,7 +128,7 @@ REVERSAL_COLUMNS = ["measure", "model_a", "model_b", "dataset_a", "dataset_b", "
 
 def _paired_differences(draws: Sequence[PairedDraws], measures: Sequence[str]) -> dict[tuple[str, ...], np.ndarray]:
     """(measure, dataset, model_a, model_b) -> per-item s_a − s_b on the items both models share."""
-    out = {}
+    out: dict[tuple[str, ...], np.ndarray] = {}
     for cell in draws:
         if cell.dataset == ALL or cell.measure not in measures:
             continue
