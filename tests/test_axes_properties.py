@@ -29,8 +29,15 @@ def test_bleu_is_bounded_and_100_on_identical_text(a: str, b: str) -> None:
 @given(FAMILIES, TEXT, st.sampled_from([-10.0, -2.0, 1.0, 5.0, 0.5, 2.0, 100.0]))
 @settings(max_examples=100, deadline=None)
 def test_a_response_equal_to_the_baseline_never_mirrors(family: str, text: str, strength: float) -> None:
+    ours = mirroring_delta(family, text, text, strength, LexiconPolitenessJudge(), "ours")
+    assert ours == 0.0 or math.isnan(ours)
     delta = mirroring_delta(family, text, text, strength, LexiconPolitenessJudge())
-    assert delta == 0.0 or math.isnan(delta)
+    # The authors' length rule is absolute (ratio within ±25 % of the multiplier): an unchanged response
+    # "mirrors" a multiplier within 25 % of 1. No length variant has one (0.25, 0.5, 1.5, 2, 3).
+    if family == "length" and abs(1.0 - strength) <= 0.25 * strength:
+        assert delta == 1.0
+    else:
+        assert delta == 0.0 or math.isnan(delta)
 
 
 @given(arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)),
@@ -49,3 +56,10 @@ def test_a_response_that_states_the_alias_is_correct(alias: str, filler: str) ->
     if normalise(alias) in {"", "yes", "no"}:
         return
     assert is_correct(f"{filler} The answer: {alias}.", [alias]) == 1.0
+
+
+@given(FAMILIES, TEXT, TEXT, st.sampled_from([-10.0, -2.0, 1.0, 5.0, 0.5, 2.0, 25.0, 100.0]))
+@settings(max_examples=100, deadline=None)
+def test_the_authors_rules_are_never_negative(family: str, response: str, baseline: str, strength: float) -> None:
+    delta = mirroring_delta(family, response, baseline, strength, LexiconPolitenessJudge(), "authors")
+    assert delta in (0.0, 1.0) or math.isnan(delta)
