@@ -97,19 +97,21 @@ def test_item_page_shows_prompts_responses_and_deltas(built: tuple[SiteTree, Pat
     _, site = built
     trivia = pages(site)["items/trivia_qa/0.html"]
     assert "acme__tiny-a answers spacing/suffix/5" in trivia and "acme__tiny-b answers spacing/suffix/5" in trivia
-    assert "bleu −7.5" in trivia  # fixture delta: -0.25 * index 3 * R 100 / 10
+    assert '<span title="bleu">Wording (BLEU)</span> −7.50' in trivia  # fixture delta: -0.25 * index 3 * R 100 / 10
     alpaca = pages(site)["items/alpaca/0.html"]
     assert "acme__tiny-a answers" in alpaca and "acme__tiny-b answers" not in alpaca  # b did not run alpaca
 
 
-def test_overview_has_no_overall_winner_and_follows_ranks(built: tuple[SiteTree, Path]) -> None:
+def test_overview_has_no_overall_winner_and_dataset_tables_follow_ranks(built: tuple[SiteTree, Path]) -> None:
     tree, site = built
     html = pages(site)["index.html"]
     assert "overall" not in html.lower().replace("no overall winner", "")
+    assert 'id="headline"' in html and 'id="grid-table"' in html
+    assert 'data-axis="activations"' not in html  # the full tables live on the dataset pages
     board = json.loads(tree.leaderboard.read_text())
     first = {c["model"] for c in board["cells"]
              if (c["dataset"], c["measure"], c["rank"]) == ("trivia_qa", "act_cos_last", 1)}
-    section = html[html.index('id="ds-trivia_qa"'):]
+    section = pages(site)["datasets/trivia_qa.html"]
     table = section[section.index('data-axis="activations"'):]
     body = table.index("<tbody>")
     first_row = table[body:table.index("</tr>", body)]

@@ -223,30 +223,30 @@ def _instability_sentence(board: Board) -> str | None:
     if not tested:
         return None
     above = sum(bool(t["significant_holm"]) for t in tested)
-    return (f"Instability is above the threshold ε = {eps} in {above} of {len(tested)} model × dataset × "
-            f"measure cells after Holm correction: rewording changes how these models behave.")
+    return (f"Instability is significantly above the threshold ε = {eps} (one-sided tests, Holm-corrected) in "
+            f"{above} of the {len(tested)} model × dataset × measure cells.")
 
 
 def _grid_sentences(board: Board, cells: list[GridCell]) -> list[str]:
     wins = Counter(c.leader for c in cells if c.status == STEADIER)
-    other = Counter(c.status for c in cells if c.status != STEADIER)
-    parts = [f"{board.name(slug)} in {n}" for slug, n in wins.most_common()]
-    rest = [f"{n} show {status}" if status == NO_DIFFERENCE else f"{n} are {status}"
-            for status, n in sorted(other.items()) if status != NO_DATA]
-    sentences = []
-    counted = "; ".join(filter(None, [", ".join(parts), ", ".join(rest)]))
-    sentences.append(f"Of the {len(cells)} dataset × axis cells, one model is significantly steadier (corrected "
-                     f"paired tests, p < {ALPHA}) as follows: {counted}." if parts else
-                     f"Dataset by dataset, no model is significantly steadier than another in any of the "
-                     f"{len(cells)} dataset × axis cells after correction"
-                     + (f" ({', '.join(rest)})." if set(other) - {NO_DIFFERENCE} else "."))
+    other = Counter(c.status for c in cells if c.status not in (STEADIER, NO_DATA))
+    rest = ", ".join(f"{n} show {status}" if status == NO_DIFFERENCE else f"{n} are {status}"
+                     for status, n in sorted(other.items(), key=lambda kv: -kv[1]))
+    if not wins:
+        return [f"Dataset by dataset, no model is significantly steadier than another in any of the {len(cells)} "
+                f"dataset × axis cells after correction" + (f" ({rest})." if set(other) - {NO_DIFFERENCE} else ".")]
+    won = ", ".join(f"{board.name(slug)} in {n}" for slug, n in wins.most_common())
+    sentences = [f"Dataset by dataset, one model is significantly steadier than every other (corrected paired tests, "
+                 f"p < {ALPHA}) in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
+                 + (f"; of the others, {rest}." if rest else ".")]
     for slug, _ in wins.most_common():
         by_axis: dict[str, list[str]] = {}
         for c in cells:
             if c.leader == slug:
                 by_axis.setdefault(c.axis, []).append(c.dataset)
-        where = "; ".join(f"{axis_label(a).lower()} on {', '.join(ds)}" for a, ds in by_axis.items())
-        sentences.append(f"{board.name(slug)} is steadier on {where}.")
+        where = [f"{axis_label(a).lower()} ({', '.join(ds)})" for a, ds in by_axis.items()]
+        listed = where[0] if len(where) == 1 else ", ".join(where[:-1]) + " and " + where[-1]
+        sentences.append(f"{board.name(slug)} is steadier in {listed}.")
     return sentences
 
 
@@ -259,8 +259,8 @@ def _pooled_sentence(board: Board, pooled: Sequence[GridCell]) -> str | None:
     by_model: dict[str, list[str]] = {}
     for c in wins:
         by_model.setdefault(c.leader or "", []).append(axis_label(c.axis).lower())
-    said = "; ".join(f"{board.name(s)} on {', '.join(axes)}" for s, axes in by_model.items())
-    return f"With all datasets pooled, the steadier model is {said}."
+    said = "; ".join(f"{board.name(s)} in {', '.join(axes)}" for s, axes in by_model.items())
+    return f"With all datasets pooled, the significantly steadier model is {said}."
 
 
 def _reversal_sentence(board: Board) -> str | None:
@@ -272,7 +272,8 @@ def _reversal_sentence(board: Board) -> str | None:
     head = (f"The order of a model pair flips between two datasets in {_count(len(told), 'case')} "
             f"(measure × model pair × dataset pair), {len(significant)} of them significant on both datasets")
     example = significant[0] if significant else told[0]
-    return f"{head}; the largest: {reversal_sentence(board, example)[0].lower()}{reversal_sentence(board, example)[1:]}"
+    said = reversal_sentence(board, example)
+    return f"{head}; the largest{' significant one' if significant else ''}: {said[0].lower()}{said[1:]}"
 
 
 def headline(board: Board) -> list[str]:

@@ -69,11 +69,13 @@ def num(value: Any, digits: int = 3, *, like: Any = None) -> str:
     dash when there is none. With ``like``, use the decimal places of that number instead, so a
     confidence interval lines up with its estimate. Very small or large numbers use powers of ten.
 
-    >>> num(0.0199804), num(0.0175, like=0.0199804), num(-0.5), num(None), num(8.01642e-11)
-    ('0.0200', '0.0175', '−0.500', '–', '8.02 × 10⁻¹¹')
+    >>> num(0.0199804), num(0.0175, like=0.0199804), num(-0.5), num(None), num(8.01642e-11), num(0.0)
+    ('0.0200', '0.0175', '−0.500', '–', '8.02 × 10⁻¹¹', '0')
     """
     if not _finite(value):
         return "\u2013"
+    if value == 0 and like is None:
+        return "0"
     ref = like if _finite(like) else value
     if ref != 0 and not 1e-4 <= abs(ref) < 1e6:
         if value == 0:

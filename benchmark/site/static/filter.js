@@ -5,7 +5,8 @@
 (function () {
   function rowsOf(target) {
     if (target.tBodies) return Array.from(target.tBodies[0] ? target.tBodies[0].rows : []);
-    return Array.from(target.children);
+    const items = target.querySelectorAll("li");
+    return Array.from(items.length ? items : target.children);
   }
   function apply(input, target) {
     const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -16,6 +17,9 @@
       const keep = words.every(function (w) { return text.indexOf(w) !== -1; });
       row.hidden = !keep;
       if (keep) shown += 1;
+    });
+    target.querySelectorAll("section").forEach(function (section) {
+      section.hidden = !section.querySelector("li:not([hidden])");
     });
     const count = document.querySelector('[data-count-for="' + target.id + '"]');
     if (count) count.textContent = words.length ? shown + " of " + rows.length + " shown" : "";
