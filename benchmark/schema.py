@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 VARIANT_SCHEMA_VERSION = 1
 RECORDS_SCHEMA_VERSION = 1
-SUMMARY_SCHEMA_VERSION = 1
-LEADERBOARD_SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = 2
+"""2: paper-family SGS beside an extended SGS, corrected markers and verdicts (1: one SGS over all families)."""
+LEADERBOARD_SCHEMA_VERSION = 2
+"""2: paper vs extended SGS, Holm-corrected markers with verdicts, exact reversal tests, combined Spearman."""
 SUBMISSION_SCHEMA_VERSION = 1
 
 DEFAULT_SEED = 42
@@ -36,6 +38,8 @@ VARIANT_COLUMNS: tuple[str, ...] = (
     "item_rank",    # int: position of the item in the seeded sample; profiles take items with rank < N
 )
 BASELINE_FAMILY = "baseline"
+PAPER_FAMILIES: tuple[str, ...] = ("politeness", "spacing", "punctuation", "letter_case", "length", "form")
+"""The authors' six rewrite families: the headline SGS pools exactly these (METHOD.md section 5)."""
 BASELINE_VARIANT_ID = "baseline/none/0"
 
 # One row per (item, variant) a model ran on. Activations live beside it in safetensors.
@@ -83,6 +87,9 @@ MEASURES: tuple[Measure, ...] = (
 )
 MEASURE_BY_NAME: dict[str, Measure] = {m.name: m for m in MEASURES}
 AXES: tuple[str, ...] = ("activations", "generation", "confidence", "mirroring")
+HEADLINE_MEASURES: tuple[str, ...] = ("act_cos_last", "bertscore", "logprob", "mirroring")
+"""One measure per axis: the family over which cross-dataset reversals are tested and corrected
+(the other measures of an axis are near-copies and would only inflate the multiplicity)."""
 
 # Per-variant deltas table (output of benchmark.axes): ids + one column per measure + accuracy.
 DELTA_ID_COLUMNS: tuple[str, ...] = ("model", "dataset", "item_id", "variant_id", "family", "place", "strength")

@@ -2,30 +2,51 @@
 
 Inputs are tables from ``sgs`` and ``ranking`` restricted to the datasets proper (the pooled ``"all"``
 is not a separate witness). Lower SGS ranks first.
+
+What the data can support: τ between two datasets needs ≥ 3 models (with two, τ is ±1 and p = 1);
+W's χ² p-value is invalid for few objects, so W's p comes from a permutation null (exact while small);
+a reversal is called significant only when an exact sign-flip test on each of the two datasets rejects
+after Holm correction over ``REVERSAL_FAMILY`` — below the item count where that is reachable the
+verdict is "not testable". The bootstrap CIs stay as descriptions (percentile intervals over 4–16
+items under-cover: about 70–80 % for a nominal 95 % with 4 items).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from benchmark.schema import HEADLINE_MEASURES
+from benchmark.stats.exact import kendall_w_permutation_p, sign_flip_floor, sign_flip_p
+from benchmark.stats.ranking import NEEDS_THREE, PairedDraws
 from benchmark.stats.sgs import ALL
+from benchmark.stats.significance import ALPHA, NOT_TESTABLE, SIGNIFICANT, holm, verdict
+
+MIN_TAU_MODELS = 3
+"""Kendall τ between two datasets is reported only with at least this many models."""
+REVERSAL_FAMILY = ("Holm over every (headline measure × dataset pair × model pair); a reversal's p is the larger of "
+                   "the two exact two-sided sign-flip p-values (intersection–union test)")
 
 
 @dataclass(frozen=True)
 class KendallW:
-    """Kendall's coefficient of concordance and its χ² test."""
+    """Kendall's coefficient of concordance, its permutation p and the χ² approximation."""
 
     w: float
     """W in [0, 1]: 1 = every rater ranks the objects identically."""
     chi2: float
-    """m (n − 1) W, approximately χ² with n − 1 degrees of freedom."""
-    p: float
-    """upper-tail p-value of ``chi2``."""
+    """m (n − 1) W, approximately χ² with n − 1 degrees of freedom (only for many objects)."""
+    p_chi2: float
+    """upper-tail p-value of ``chi2`` (approximate; invalid for few objects)."""
+    p: float = float("nan")
+    """permutation p (each rater's ranking permuted independently): exact or Monte-Carlo."""
+    p_method: str = ""
+    """``"exact"`` or ``"monte-carlo"``."""
 
 
 def _tie_term(ranks: np.ndarray) -> float:
@@ -54,7 +75,8 @@ def kendall_w(scores: np.ndarray) -> KendallW:
         return KendallW(float("nan"), float("nan"), float("nan"))
     w = 12.0 * s / denominator
     chi2 = m * (n - 1) * w
-    return KendallW(w, chi2, float(stats.chi2.sf(chi2, n - 1)))
+    p, method = kendall_w_permutation_p(ranks)
+    return KendallW(w, chi2, float(stats.chi2.sf(chi2, n - 1)), p, method)
 
 
 def _sgs_wide(cells: pd.DataFrame, measure: str) -> pd.DataFrame:
@@ -70,20 +92,21 @@ def kendall_tau_table(cells: pd.DataFrame) -> pd.DataFrame:
         cells: ``model, dataset, measure, sgs`` rows (``sgs.sgs_table``).
 
     Returns:
-        ``measure, dataset_a, dataset_b, n_models, tau_b, p`` (scipy ``kendalltau``, variant b).
+        ``measure, dataset_a, dataset_b, n_models, tau_b, p, note`` (scipy ``kendalltau``, variant b);
+        with fewer than ``MIN_TAU_MODELS`` models τ and p are NaN and ``note`` says why.
     """
     rows = []
     for measure in sorted(cells["measure"].unique()):
         wide = _sgs_wide(cells, measure)
         for a, b in itertools.combinations(wide.index, 2):
             pair = wide.loc[[a, b]].dropna(axis=1)
-            tau, p = float("nan"), float("nan")
-            if pair.shape[1] >= 2:
+            tau, p, note = float("nan"), float("nan"), NEEDS_THREE
+            if pair.shape[1] >= MIN_TAU_MODELS:
                 result = stats.kendalltau(pair.loc[a], pair.loc[b], variant="b")
-                tau, p = float(result.statistic), float(result.pvalue)
+                tau, p, note = float(result.statistic), float(result.pvalue), ""
             rows.append({"measure": measure, "dataset_a": a, "dataset_b": b, "n_models": pair.shape[1],
-                         "tau_b": tau, "p": p})
-    return pd.DataFrame(rows, columns=["measure", "dataset_a", "dataset_b", "n_models", "tau_b", "p"])
+                         "tau_b": tau, "p": p, "note": note})
+    return pd.DataFrame(rows, columns=["measure", "dataset_a", "dataset_b", "n_models", "tau_b", "p", "note"])
 
 
 def kendall_w_table(cells: pd.DataFrame) -> pd.DataFrame:
@@ -93,39 +116,66 @@ def kendall_w_table(cells: pd.DataFrame) -> pd.DataFrame:
         wide = _sgs_wide(cells, measure).dropna(axis=1)
         result = kendall_w(wide.to_numpy(dtype=float))
         rows.append({"measure": measure, "n_models": wide.shape[1], "n_datasets": wide.shape[0],
-                     "w": result.w, "chi2": result.chi2, "p": result.p})
-    return pd.DataFrame(rows, columns=["measure", "n_models", "n_datasets", "w", "chi2", "p"])
+                     "w": result.w, "chi2": result.chi2, "p_chi2": result.p_chi2, "p": result.p,
+                     "p_method": result.p_method})
+    return pd.DataFrame(rows, columns=["measure", "n_models", "n_datasets", "w", "chi2", "p_chi2", "p", "p_method"])
 
 
-def _excludes_zero(low: float, high: float) -> int:
-    """+1 when the CI lies above 0, −1 below, 0 when it contains 0 (or is undefined)."""
-    return 1 if low > 0 else -1 if high < 0 else 0
+REVERSAL_COLUMNS = ["measure", "model_a", "model_b", "dataset_a", "dataset_b", "n_items_a", "n_items_b",
+                    "diff_a", "ci_low_a", "ci_high_a", "diff_b", "ci_low_b", "ci_high_b", "p_a", "p_b", "p",
+                    "p_holm", "p_floor_holm", "testable", "verdict", "significant"]
 
 
-def reversal_table(pairwise: pd.DataFrame) -> pd.DataFrame:
-    """Model pairs whose order flips between two datasets, with the flag of a significant reversal.
+def _paired_differences(draws: Sequence[PairedDraws], measures: Sequence[str]) -> dict[tuple[str, ...], np.ndarray]:
+    """(measure, dataset, model_a, model_b) -> per-item s_a − s_b on the items both models share."""
+    out = {}
+    for cell in draws:
+        if cell.dataset == ALL or cell.measure not in measures:
+            continue
+        for a, b in itertools.combinations(range(len(cell.models)), 2):
+            out[(cell.measure, cell.dataset, cell.models[a], cell.models[b])] = cell.values[:, a] - cell.values[:, b]
+    return out
+
+
+def reversal_table(pairwise: pd.DataFrame, draws: Sequence[PairedDraws],
+                   measures: Sequence[str] = HEADLINE_MEASURES, alpha: float = ALPHA) -> pd.DataFrame:
+    """Model pairs whose order flips between two datasets, each with an exact, corrected test.
 
     Args:
-        pairwise: ``ranking.pairwise_table`` rows (diff = SGS_a − SGS_b with paired CIs).
+        pairwise: ``ranking.pairwise_table`` rows (diff = SGS_a − SGS_b with paired bootstrap CIs).
+        draws: the paired per-item values (``ranking.paired_draws``) the exact tests run on.
+        measures: the family's measures (one per axis by default).
 
     Returns:
-        ``measure, model_a, model_b, dataset_a, dataset_b, diff_a, ci_low_a, ci_high_a, diff_b, ci_low_b,
-        ci_high_b, significant``; significant when both CIs exclude 0, on opposite sides.
+        ``REVERSAL_COLUMNS``; one row per flipped (measure, model pair, dataset pair). ``p_a``/``p_b``:
+        exact two-sided sign-flip p of the paired differences on each dataset; ``p`` = max of the two
+        (both must reject); ``p_holm``: Holm over every candidate of the family, flipped or not (an
+        unflipped candidate has p = 1); ``p_floor_holm``: the smallest ``p_holm`` these item counts can
+        reach (m × the larger floor); ``verdict`` "not testable" when that floor is ≥ alpha.
     """
-    proper = pairwise[pairwise["dataset"] != ALL]
-    rows = []
+    diffs = _paired_differences(draws, measures)
+    proper = pairwise[(pairwise["dataset"] != ALL) & pairwise["measure"].isin(measures)]
+    candidates = []
     for (measure, model_a, model_b), group in proper.groupby(["measure", "model_a", "model_b"], sort=True):
         by_dataset = group.set_index("dataset").sort_index()
         for d1, d2 in itertools.combinations(by_dataset.index, 2):
             one, two = by_dataset.loc[d1], by_dataset.loc[d2]
-            if not np.sign(one["diff"]) * np.sign(two["diff"]) < 0:
-                continue
-            side_1 = _excludes_zero(one["ci_low"], one["ci_high"])
-            side_2 = _excludes_zero(two["ci_low"], two["ci_high"])
-            rows.append({"measure": measure, "model_a": model_a, "model_b": model_b, "dataset_a": d1,
-                         "dataset_b": d2, "diff_a": one["diff"], "ci_low_a": one["ci_low"],
-                         "ci_high_a": one["ci_high"], "diff_b": two["diff"], "ci_low_b": two["ci_low"],
-                         "ci_high_b": two["ci_high"], "significant": side_1 * side_2 < 0})
-    columns = ["measure", "model_a", "model_b", "dataset_a", "dataset_b", "diff_a", "ci_low_a", "ci_high_a",
-               "diff_b", "ci_low_b", "ci_high_b", "significant"]
-    return pd.DataFrame(rows, columns=columns)
+            flipped = bool(np.sign(one["diff"]) * np.sign(two["diff"]) < 0)
+            x, y = diffs[(measure, d1, model_a, model_b)], diffs[(measure, d2, model_a, model_b)]
+            p_a, p_b = (sign_flip_p(x), sign_flip_p(y)) if flipped else (float("nan"), float("nan"))
+            floor = max(sign_flip_floor(int(np.count_nonzero(x))), sign_flip_floor(int(np.count_nonzero(y))))
+            candidates.append({"measure": measure, "model_a": model_a, "model_b": model_b, "dataset_a": d1,
+                               "dataset_b": d2, "n_items_a": len(x), "n_items_b": len(y),
+                               "diff_a": one["diff"], "ci_low_a": one["ci_low"], "ci_high_a": one["ci_high"],
+                               "diff_b": two["diff"], "ci_low_b": two["ci_low"], "ci_high_b": two["ci_high"],
+                               "p_a": p_a, "p_b": p_b, "p": max(p_a, p_b) if flipped else 1.0,
+                               "floor": floor, "flipped": flipped})
+    if not candidates:
+        return pd.DataFrame(columns=REVERSAL_COLUMNS)
+    table = pd.DataFrame(candidates)
+    table["p_holm"] = holm(table["p"].to_numpy(dtype=float))
+    table["p_floor_holm"] = np.minimum(1.0, len(table) * table["floor"])
+    table["testable"] = table["p_floor_holm"] < alpha
+    table["verdict"] = [verdict(p, ok, alpha) for p, ok in zip(table["p_holm"], table["testable"], strict=True)]
+    table["significant"] = table["verdict"] == SIGNIFICANT
+    return table[table["flipped"]][REVERSAL_COLUMNS].reset_index(drop=True)

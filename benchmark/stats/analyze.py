@@ -16,6 +16,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from benchmark.errors import SagoError
+from benchmark.schema import SUMMARY_SCHEMA_VERSION
 from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
@@ -88,8 +89,8 @@ def default_variant_frames(set_name: str, version: str) -> VariantFrames:
 
 
 def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
-    """Whether a stored summary was computed with these options (else its CIs would not match)."""
-    return (summary.get("seed") == options.seed and summary.get("bootstrap_resamples") == options.resamples
+    """Whether a stored summary is of the current schema and was computed with these options."""
+    return (summary.get("schema_version") == SUMMARY_SCHEMA_VERSION and summary.get("seed") == options.seed and summary.get("bootstrap_resamples") == options.resamples
             and summary.get("epsilons") == list(options.epsilons))
 
 

@@ -42,24 +42,54 @@ def _measure_pairs(wide: pd.DataFrame) -> list[dict[str, object]]:
     return rows
 
 
+FISHER_VARIANCE = 1.06
+"""Var(atanh ρ_S) ≈ 1.06 / (n − 3) for Spearman's ρ (Fieller, Hartley & Pearson 1957)."""
+COMBINED_COLUMNS = ["scope", "model", "measure_a", "measure_b", "n_models", "n_items", "rho", "p", "method"]
+
+
+def fisher_combined(rhos: Sequence[float], sizes: Sequence[int]) -> tuple[float, float, int]:
+    """(ρ, two-sided p, models used) of per-model Spearman ρ combined on Fisher's z scale.
+
+    Each model's z = atanh ρ is weighted by (n − 3) / 1.06, its inverse variance; models with n ≤ 3 or
+    an undefined ρ are skipped. Items of different models are *not* stacked as if independent.
+
+    >>> rho, p, k = fisher_combined([0.5, 0.5], [20, 20])
+    >>> round(rho, 6), k
+    (0.5, 2)
+    """
+    pairs = [(r, n) for r, n in zip(rhos, sizes, strict=True) if np.isfinite(r) and n > 3]
+    if not pairs:
+        return float("nan"), float("nan"), 0
+    z = np.arctanh(np.clip([r for r, _ in pairs], -0.999999, 0.999999))
+    weights = (np.array([n for _, n in pairs], dtype=float) - 3.0) / FISHER_VARIANCE
+    mean_z = float(np.sum(weights * z) / weights.sum())
+    p = float(2.0 * stats.norm.sf(abs(mean_z) * np.sqrt(weights.sum())))
+    return float(np.tanh(mean_z)), p, len(pairs)
+
+
 def independence_table(per_item: pd.DataFrame) -> pd.DataFrame:
-    """Spearman of per-item s_X between measures, within each model and pooled over models.
+    """Spearman of per-item s_X between measures within each model, and those ρ combined across models.
 
     Args:
         per_item: long per-item table (``sgs.instability_per_item``); the ``"all"`` rows are ignored
             because the datasets proper already hold every item.
 
     Returns:
-        ``scope, model, measure_a, measure_b, n_items, rho, p``; ``scope`` "model" or "pooled" (model None).
+        ``COMBINED_COLUMNS``; ``scope`` "model" (one model's items; scipy's p) or "combined" (model None;
+        Fisher-z combination of the per-model ρ, ``method`` "fisher-z").
     """
     items = per_item[per_item["dataset"] != ALL]
     rows = []
     for model, group in items.groupby("model", sort=True):
         wide = group.pivot_table(index=["dataset", "item_id"], columns="measure", values="s")
-        rows += [{"scope": "model", "model": model} | r for r in _measure_pairs(wide)]
-    pooled = items.pivot_table(index=["model", "dataset", "item_id"], columns="measure", values="s")
-    rows += [{"scope": "pooled", "model": None} | r for r in _measure_pairs(pooled)]
-    return pd.DataFrame(rows, columns=["scope", "model", "measure_a", "measure_b", "n_items", "rho", "p"])
+        rows += [{"scope": "model", "model": model, "n_models": 1, "method": "spearman"} | r
+                 for r in _measure_pairs(wide)]
+    per_model = pd.DataFrame(rows, columns=COMBINED_COLUMNS)
+    for (a, b), group in per_model.groupby(["measure_a", "measure_b"], sort=False):
+        rho, p, used = fisher_combined(group["rho"].to_list(), group["n_items"].to_list())
+        rows.append({"scope": "combined", "model": None, "measure_a": a, "measure_b": b, "n_models": used,
+                     "n_items": int(group["n_items"].sum()), "rho": rho, "p": p, "method": "fisher-z"})
+    return pd.DataFrame(rows, columns=COMBINED_COLUMNS)
 
 
 def pareto_optimal(points: np.ndarray) -> np.ndarray:

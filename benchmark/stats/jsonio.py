@@ -64,8 +64,8 @@ def write_json(path: Path, document: Mapping[str, Any]) -> Path:
     return path
 
 
-def read_versioned(path: Path, *, kind: str, newest: int) -> dict[str, Any]:
-    """Load a JSON document and refuse a missing, malformed or newer ``schema_version``."""
+def read_versioned(path: Path, *, kind: str, newest: int, oldest: int = 1) -> dict[str, Any]:
+    """Load a JSON document and refuse a missing, malformed, newer or older-than-``oldest`` ``schema_version``."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -78,5 +78,8 @@ def read_versioned(path: Path, *, kind: str, newest: int) -> dict[str, Any]:
     if version > newest:
         raise SagoError(f"{path}: {kind} schema_version {version} is newer than this sago-bench reads "
                         f"({newest}); upgrade sago-bench")
+    if version < oldest:
+        raise SagoError(f"{path}: {kind} schema_version {version} is older than this sago-bench reads "
+                        f"({oldest}); re-run `sago analyze`")
     checked: dict[str, Any] = document
     return checked

@@ -15,14 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, MEASURES
+from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES
 from benchmark.stats import jsonio
-from benchmark.stats.agreement import kendall_tau_table, kendall_w_table, reversal_table
+from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
 from benchmark.stats.ranking import friedman_table, paired_draws, pairwise_table, rank_table
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
-from benchmark.stats.sgs import CELL_KEYS
-from benchmark.stats.significance import adjust_across_cells
+from benchmark.stats.sgs import AGGREGATE_LABELS, CELL_KEYS, EXTENDED, PAPER
+from benchmark.stats.significance import NOT_TESTABLE, PRIMARY_EPSILON, RAW_TEST_COLUMNS, adjust_across_cells
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
     TEST_FIELDS,
@@ -62,35 +62,51 @@ def model_row(entry: Entry) -> dict[str, Any]:
             "notes": meta.get("notes"), "summary": entry.summary_path, "n_items": n_items}
 
 
-def tests_frame(summaries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Raw tests of every cell of every summary, re-adjusted across *all* models' cells."""
-    rows = [{k: cell[k] for k in CELL_KEYS} | {k: test[k] for k in TEST_FIELDS}
-            for summary in summaries for cell in summary["cells"] for test in cell["tests"]]
-    raw = pd.DataFrame(rows, columns=[*CELL_KEYS, *TEST_FIELDS]).drop(
-        columns=["p_holm", "p_bh", "significant_holm", "significant_bh"])
-    for column in ("t", "p_t", "wilcoxon_w", "p_wilcoxon"):
+RAW_FLOATS = ("t", "p_t", "wilcoxon_w", "p_wilcoxon")
+
+
+def tests_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
+    """Raw tests of one aggregate of every summary, re-adjusted across *all* models' cells."""
+    def stats_of(cell: Mapping[str, Any]) -> Mapping[str, Any]:
+        return cell if aggregate == PAPER else cell["extended"]
+
+    rows = [{k: cell[k] for k in CELL_KEYS} | {k: test[k] for k in RAW_TEST_COLUMNS}
+            for summary in summaries for cell in summary["cells"] for test in stats_of(cell)["tests"]]
+    raw = pd.DataFrame(rows, columns=[*CELL_KEYS, *RAW_TEST_COLUMNS])
+    for column in RAW_FLOATS:
         raw[column] = raw[column].astype(float)  # null in JSON comes back as None
+    raw["n_items"] = raw["n_items"].astype(int)
     return adjust_across_cells(raw)
 
 
-def cell_rows(summaries: Sequence[Mapping[str, Any]], tests: pd.DataFrame,
+def _retested(stats: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str, Any]:
+    """A cell's statistics with its tests replaced by the leaderboard-wide corrected ones."""
+    primary = [t for t in tests if t["epsilon"] == PRIMARY_EPSILON]
+    return dict(stats) | {"tests": tests, "marker": primary[0]["marker"] if primary else "",
+                          "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE}
+
+
+def cell_rows(summaries: Sequence[Mapping[str, Any]], tests: Mapping[str, pd.DataFrame],
               ranks: pd.DataFrame) -> list[dict[str, Any]]:
-    """The ``cells[]`` rows: each summary cell with corrected tests and its rank fields."""
-    by_cell = {key: jsonio.records(group.sort_values("epsilon")[list(TEST_FIELDS)])
-               for key, group in tests.groupby(list(CELL_KEYS))}
+    """The ``cells[]`` rows: each summary cell with leaderboard-wide corrected tests and its rank fields."""
+    by_cell = {aggregate: {key: jsonio.records(group.sort_values("epsilon")[list(TEST_FIELDS)])
+                           for key, group in table.groupby(list(CELL_KEYS))}
+               for aggregate, table in tests.items()}
     rank_of = {tuple(r[k] for k in CELL_KEYS): r for r in jsonio.records(ranks)}
     rows = []
     for summary in summaries:
         for cell in summary["cells"]:
             key = tuple(cell[k] for k in CELL_KEYS)
             ranked = rank_of.get(key, {})
-            rows.append(dict(cell) | {"tests": by_cell.get(key, [])}
+            extended = _retested(cell["extended"], by_cell[EXTENDED].get(key, []))
+            rows.append(_retested(cell, by_cell[PAPER].get(key, [])) | {"extended": extended}
                         | {f: ranked.get(f) for f in RANK_FIELDS})
     return sorted(rows, key=lambda r: tuple(r[k] for k in CELL_KEYS))
 
 
 def _cells_frame(summaries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    rows = [{k: c[k] for k in (*CELL_KEYS, "sgs")} for s in summaries for c in s["cells"]]
+    """``model, dataset, measure, sgs`` of the paper (headline) SGS."""
+    rows = [{k: c[k] for k in (*CELL_KEYS, "sgs")} for s in summaries for c in s["cells"] if c["n_items"]]
     table = pd.DataFrame(rows, columns=[*CELL_KEYS, "sgs"])
     table["sgs"] = table["sgs"].astype(float)
     return table
@@ -108,13 +124,14 @@ def cross_model_tables(summaries: Sequence[Mapping[str, Any]], options: Analysis
     pairwise = pairwise_table(draws)
     accuracy = rows_frame(summaries, "accuracy")
     study = sample_size_table(per_item, seed=options.seed)
+    tests = {aggregate: tests_frame(summaries, aggregate) for aggregate in (PAPER, EXTENDED)}
     return {
-        "cells": cell_rows(summaries, tests_frame(summaries), rank_table(draws)),
+        "cells": cell_rows(summaries, tests, rank_table(draws)),
         "pairwise": _sorted(pairwise, "dataset", "measure", "model_a", "model_b"),
         "friedman": _sorted(friedman_table(draws), "dataset", "measure"),
         "kendall_tau": _sorted(kendall_tau_table(cells), "measure", "dataset_a", "dataset_b"),
         "kendall_w": _sorted(kendall_w_table(cells), "measure"),
-        "reversals": _sorted(reversal_table(pairwise), "measure", "model_a", "model_b", "dataset_a", "dataset_b"),
+        "reversals": _sorted(reversal_table(pairwise, draws), "measure", "model_a", "model_b", "dataset_a", "dataset_b"),
         "independence": _sorted(independence_table(per_item), "scope", "model",
                                 "measure_a", "measure_b"),
         "pareto": _sorted(pareto_table(cells), "dataset", "model"),
@@ -132,19 +149,31 @@ def per_model_tables(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {name: _sorted(rows_frame(summaries, name), *key) for name, key in keys.items()}
 
 
+def _aggregates(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The ``aggregates`` block: each aggregate with the union of the families it pooled in any summary."""
+    rows = []
+    for name in (PAPER, EXTENDED):
+        families = sorted({f for s in summaries for a in s["aggregates"] if a["name"] == name for f in a["families"]})
+        rows.append({"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": families})
+    return rows
+
+
 def build_leaderboard(entries: Sequence[Entry], *, set_name: str, version: str,
                       options: AnalysisOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
     """The leaderboard document over ``entries`` (pending ones appear in ``models`` only)."""
     summaries = [e.summary for e in sorted(entries, key=lambda e: e.slug) if e.summary is not None]
     document = header(options, set_name=set_name, version=version, schema_version=LEADERBOARD_SCHEMA_VERSION)
+    document["correction"] |= {"reversals": REVERSAL_FAMILY, "pairwise": "Holm over the model pairs of one (dataset, measure)"}
     document |= {
+        "aggregates": _aggregates(summaries),
+        "headline_measures": list(HEADLINE_MEASURES),
         "measures": [{"name": m.name, "axis": m.axis, "scale": m.scale, "paper": m.paper,
-                      "description": m.description} for m in MEASURES],
+                      "headline": m.name in HEADLINE_MEASURES, "description": m.description} for m in MEASURES],
         "datasets": sorted({d for s in summaries for d in s["datasets"]}),
         "families": sorted({f for s in summaries for f in s["families"]}),
         "models": [model_row(e) for e in sorted(entries, key=lambda e: e.slug)],
     }
-    empty: dict[str, Any] = {k: [] for k in ("cells", "pairwise", "friedman", "kendall_tau", "kendall_w", "reversals",
+    empty: dict[str, Any] = {k: [] for k in ("claims", "cells", "pairwise", "friedman", "kendall_tau", "kendall_w", "reversals",
                              "independence", "pareto", "accuracy_vs_sgs", "sample_size", "sample_size_smallest_n", "sample_size_ranking",
                              "per_family", "noise_floor", "accuracy")}
     if summaries:
@@ -159,4 +188,5 @@ def write_leaderboard(path: Path, document: Mapping[str, Any]) -> Path:
 
 def load_leaderboard(path: Path) -> dict[str, Any]:
     """Read a leaderboard, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
-    return jsonio.read_versioned(path, kind="leaderboard", newest=LEADERBOARD_SCHEMA_VERSION)
+    return jsonio.read_versioned(path, kind="leaderboard", newest=LEADERBOARD_SCHEMA_VERSION,
+                                 oldest=LEADERBOARD_SCHEMA_VERSION)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmark.schema import BASELINE_FAMILY, DELTA_ID_COLUMNS, MEASURES
+from benchmark.schema import BASELINE_FAMILY, DELTA_ID_COLUMNS, MEASURES, PAPER_FAMILIES
 
 ALL = "all"
 """Pseudo-dataset that pools the items of every dataset."""
@@ -27,6 +27,11 @@ CONTROL_FAMILIES: frozenset[str] = frozenset({BASELINE_FAMILY, "identity", "reru
 """Families that are not rewrites: never pooled into SGS."""
 NOISE_CONTROLS: tuple[str, ...] = ("identity", "rerun")
 """Control families whose instability is the numerical noise floor."""
+PAPER, EXTENDED = "paper", "extended"
+AGGREGATES: dict[str, tuple[str, ...] | None] = {PAPER: PAPER_FAMILIES, EXTENDED: None}
+"""Which rewrite families each SGS pools: "paper" = the authors' six (the headline SGS), "extended" =
+every rewrite family (ours; always labelled as extended). None means all non-control families."""
+AGGREGATE_LABELS: dict[str, str] = {PAPER: "SGS", EXTENDED: "SGS-ext"}
 MEASURE_NAMES: tuple[str, ...] = tuple(m.name for m in MEASURES)
 ITEM_KEYS: tuple[str, ...] = ("model", "dataset", "item_id")
 CELL_KEYS: tuple[str, ...] = ("model", "dataset", "measure")
@@ -78,18 +83,30 @@ def with_all_dataset(per_item: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([per_item, pooled], ignore_index=True)
 
 
-def instability_per_item(deltas: pd.DataFrame, *, by_family: bool = False) -> pd.DataFrame:
+def rewrite_rows(deltas: pd.DataFrame, aggregate: str = PAPER) -> pd.DataFrame:
+    """The rows of ``deltas`` that ``aggregate`` pools (controls never; see ``AGGREGATES``)."""
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"unknown aggregate {aggregate!r}; one of {sorted(AGGREGATES)}")
+    families = AGGREGATES[aggregate]
+    keep = ~deltas["family"].isin(CONTROL_FAMILIES)
+    if families is not None:
+        keep &= deltas["family"].isin(families)
+    return deltas[keep]
+
+
+def instability_per_item(deltas: pd.DataFrame, *, by_family: bool = False, aggregate: str = PAPER) -> pd.DataFrame:
     """s_X(i) over each item's rewrite variants (controls excluded), including dataset ``"all"``.
 
     Args:
         deltas: the per-variant deltas table (docs/CONTRACTS.md section 3).
-        by_family: one s per (item, family) instead of pooling every family.
+        by_family: one s per (item, family) instead of pooling families.
+        aggregate: ``"paper"`` pools the authors' six families (the headline), ``"extended"`` all.
 
     Returns:
         Long table ``model, dataset, item_id, [family,] measure, s``; items without any finite delta
         for a measure have no row for it.
     """
-    rewrites = deltas[~deltas["family"].isin(CONTROL_FAMILIES)]
+    rewrites = rewrite_rows(deltas, aggregate)
     keys = [*ITEM_KEYS, "family"] if by_family else list(ITEM_KEYS)
     return with_all_dataset(_rms_per_group(scaled_deltas(rewrites), keys))
 

@@ -18,7 +18,11 @@ from benchmark import __version__
 from benchmark.schema import DEFAULT_SEED, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
 from benchmark.stats.sgs import (
+    AGGREGATE_LABELS,
+    AGGREGATES,
     ALL,
+    EXTENDED,
+    PAPER,
     CELL_KEYS,
     CONFIDENCE,
     CONTROL_FAMILIES,
@@ -31,16 +35,21 @@ from benchmark.stats.sgs import (
     with_all_dataset,
 )
 from benchmark.stats.significance import (
+    ADJUSTED_COLUMNS,
+    ALPHA,
+    CORRECTION_FAMILY,
     EPSILONS,
     MARKERS,
+    NOT_TESTABLE,
     PRIMARY_EPSILON,
+    RAW_TEST_COLUMNS,
     adjust_across_cells,
     epsilon_tests,
 )
 
 SUMMARY_NAME = "summary.json"
-TEST_FIELDS = ("epsilon", "t", "p_t", "p_holm", "p_bh", "marker", "wilcoxon_w", "p_wilcoxon",
-               "significant_holm", "significant_bh")
+TEST_FIELDS = (*RAW_TEST_COLUMNS, *ADJUSTED_COLUMNS)
+STAT_FIELDS = ("n_items", "sgs", "ci_low", "ci_high")
 GENERATOR = {"package": "sago-bench", "version": __version__}
 
 
@@ -63,23 +72,67 @@ def header(options: AnalysisOptions, *, set_name: str, version: str, schema_vers
     """The fields a summary and the leaderboard share."""
     return {"schema_version": schema_version, "generator": GENERATOR, "set": set_name, "version": version,
             "seed": options.seed, "bootstrap_resamples": options.resamples, "confidence": CONFIDENCE,
-            "epsilons": list(options.epsilons), "primary_epsilon": PRIMARY_EPSILON,
-            "markers": [{"symbol": s, "below": b} for s, b in MARKERS]}
+            "epsilons": list(options.epsilons), "primary_epsilon": PRIMARY_EPSILON, "alpha": ALPHA,
+            "markers": [{"symbol": s, "below": b} for s, b in MARKERS],
+            "correction": {"method": "holm", "cells": CORRECTION_FAMILY,
+                           "markers": "every marker is from the Holm-adjusted p; p_t and marker_uncorrected are raw"}}
 
 
-def nest_tests(cells: pd.DataFrame, tests: pd.DataFrame, noise: pd.DataFrame) -> list[dict[str, Any]]:
-    """Cell rows with their tests (one per ε, in ε order), primary marker and pooled noise floor."""
-    pooled = noise[noise["control"] == "controls"].set_index(list(CELL_KEYS))["value"]
-    grouped = {key: group.sort_values("epsilon") for key, group in tests.groupby(list(CELL_KEYS))}
+def aggregate_rows(deltas: pd.DataFrame) -> list[dict[str, Any]]:
+    """The ``aggregates`` block: which families each SGS pools (only families present in ``deltas``)."""
+    present = set(deltas["family"].unique()) - CONTROL_FAMILIES
     rows = []
+    for name, families in AGGREGATES.items():
+        pooled = sorted(present if families is None else present & set(families))
+        rows.append({"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": pooled})
+    return rows
+
+
+def cell_stats(cells: pd.DataFrame, tests: pd.DataFrame) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """Per cell key: SGS, CI, tests (one per ε, in ε order), and the primary test's marker and verdict."""
+    grouped = {key: group.sort_values("epsilon") for key, group in tests.groupby(list(CELL_KEYS))}
+    out = {}
     for cell in jsonio.records(cells):
         key = tuple(cell[k] for k in CELL_KEYS)
         cell_tests = jsonio.records(grouped[key][list(TEST_FIELDS)]) if key in grouped else []
-        primary = [t["marker"] for t in cell_tests if t["epsilon"] == PRIMARY_EPSILON]
-        cell |= {"tests": cell_tests, "marker": primary[0] if primary else "",
-                 "noise_floor": pooled.get(key, float("nan"))}
-        rows.append(cell)
+        primary = [t for t in cell_tests if t["epsilon"] == PRIMARY_EPSILON]
+        out[key] = {f: cell[f] for f in STAT_FIELDS} | {
+            "tests": cell_tests,
+            "marker": primary[0]["marker"] if primary else "",
+            "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE}
+    return out
+
+
+EMPTY_STATS: dict[str, Any] = {"n_items": 0, "sgs": None, "ci_low": None, "ci_high": None, "tests": [],
+                               "marker": "", "verdict": NOT_TESTABLE}
+
+
+def nest_cells(paper: dict[tuple[Any, ...], dict[str, Any]], extended: dict[tuple[Any, ...], dict[str, Any]],
+               noise: pd.DataFrame) -> list[dict[str, Any]]:
+    """One row per cell: the paper SGS (headline) flat, the extended SGS under ``extended``, noise floor."""
+    pooled = noise[noise["control"] == "controls"].set_index(list(CELL_KEYS))["value"]
+    rows = []
+    for key in sorted(set(paper) | set(extended)):
+        rows.append(dict(zip(CELL_KEYS, key, strict=True)) | paper.get(key, EMPTY_STATS)
+                    | {"extended": extended.get(key, EMPTY_STATS), "noise_floor": pooled.get(key, float("nan"))})
     return rows
+
+
+def aggregate_tables(deltas: pd.DataFrame, aggregate: str,
+                     options: AnalysisOptions) -> tuple[pd.DataFrame, dict[tuple[Any, ...], dict[str, Any]]]:
+    """(per-item s, cell stats) of one aggregate; tests corrected within this aggregate's cells."""
+    per_item = instability_per_item(deltas, aggregate=aggregate)
+    cells = sgs_table(per_item, seed=options.seed, resamples=options.resamples)
+    tests = adjust_across_cells(epsilon_tests(per_item, options.epsilons))
+    return per_item, cell_stats(cells, tests)
+
+
+def per_item_rows(paper: pd.DataFrame, extended: pd.DataFrame) -> list[dict[str, Any]]:
+    """``{dataset, item_id, measure, s, s_extended}`` over the datasets proper."""
+    keys = ["dataset", "item_id", "measure"]
+    both = paper[paper["dataset"] != ALL][[*keys, "s"]].merge(
+        extended[extended["dataset"] != ALL][[*keys, "s"]].rename(columns={"s": "s_extended"}), on=keys, how="outer")
+    return jsonio.records(both.sort_values(keys))
 
 
 def _single_model(deltas: pd.DataFrame, model: str) -> pd.DataFrame:
@@ -91,7 +144,7 @@ def _single_model(deltas: pd.DataFrame, model: str) -> pd.DataFrame:
 
 
 def summarize(deltas: pd.DataFrame, *, model: str, set_name: str, version: str,
-              options: AnalysisOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+              options: AnalysisOptions = DEFAULT_OPTIONS, axes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The summary document of one submission on one variant set (pure; nothing is written).
 
     Args:
@@ -99,26 +152,27 @@ def summarize(deltas: pd.DataFrame, *, model: str, set_name: str, version: str,
         model: the submission slug, as in the deltas' ``model`` column.
         set_name: variant set name; version: its version.
         options: seed, resamples, epsilons.
+        axes: how the deltas were scored (mirroring rules, politeness judge, BLEU form, backbones).
     """
     deltas = _single_model(deltas, model)
-    per_item = instability_per_item(deltas)
-    cells = sgs_table(per_item, seed=options.seed, resamples=options.resamples)
-    tests = adjust_across_cells(epsilon_tests(per_item, options.epsilons))
+    paper_items, paper = aggregate_tables(deltas, PAPER, options)
+    extended_items, extended = aggregate_tables(deltas, EXTENDED, options)
     noise = noise_floor_table(noise_per_item(deltas))
-    per_family = sgs_table(instability_per_item(deltas, by_family=True), seed=options.seed,
+    per_family = sgs_table(instability_per_item(deltas, by_family=True, aggregate=EXTENDED), seed=options.seed,
                            resamples=options.resamples, keys=(*CELL_KEYS, "family"))
-    proper = per_item[per_item["dataset"] != ALL]
+    proper = extended_items[extended_items["dataset"] != ALL]
     document = header(options, set_name=set_name, version=version, schema_version=SUMMARY_SCHEMA_VERSION)
     return document | {
         "model": model,
+        "axes": dict(axes or {}),
+        "aggregates": aggregate_rows(deltas),
         "datasets": sorted(proper["dataset"].unique()),
         "families": sorted(set(deltas["family"].unique()) - CONTROL_FAMILIES),
-        "cells": nest_tests(cells, tests, noise),
+        "cells": nest_cells(paper, extended, noise),
         "per_family": jsonio.records(per_family),
         "noise_floor": jsonio.records(noise),
         "accuracy": jsonio.records(accuracy_table(deltas)),
-        "per_item": jsonio.records(proper[["dataset", "item_id", "measure", "s"]]
-                                   .sort_values(["dataset", "item_id", "measure"])),
+        "per_item": per_item_rows(paper_items, extended_items),
     }
 
 
@@ -132,10 +186,11 @@ def load_summary(path: Path) -> dict[str, Any]:
     return jsonio.read_versioned(path, kind="summary", newest=SUMMARY_SCHEMA_VERSION)
 
 
-def per_item_frame(summaries: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Per-item s of every summary as one long table, with the pooled ``"all"`` rows added."""
-    frames = [pd.DataFrame(s["per_item"], columns=["dataset", "item_id", "measure", "s"]).assign(model=s["model"])
-              for s in summaries]
+def per_item_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
+    """Per-item s of one aggregate of every summary as one long table, with the pooled ``"all"`` rows added."""
+    column = "s" if aggregate == PAPER else "s_extended"
+    frames = [pd.DataFrame(s["per_item"], columns=["dataset", "item_id", "measure", column])
+              .rename(columns={column: "s"}).assign(model=s["model"]) for s in summaries]
     columns = ["model", "dataset", "item_id", "measure", "s"]
     if not frames:
         return pd.DataFrame(columns=columns)
