@@ -60,9 +60,10 @@ def copy_downloads(board: Board, submissions_root: Path, variants_dir: Path | No
 
 
 CSV_COLUMNS = ("model", "model_name", "dataset", "axis", "measure", "measure_name", "n_items", "sgs", "ci_low",
-               "ci_high", "noise_floor", "rank", "rank_low", "rank_high", "tie_group", "epsilon", "p_t", "p_holm",
-               "significant_holm")
-"""Columns of ``cells.csv``: one row per (model, dataset, measure) cell, tests at the primary ε."""
+               "ci_high", "sgs_extended", "noise_floor", "rank", "rank_low", "rank_high", "tie_group", "epsilon", "p_t",
+               "p_holm", "verdict")
+"""Columns of ``cells.csv``: one row per (model, dataset, measure) cell, the test at the primary ε (``p_holm``
+and ``verdict`` corrected, ``p_t`` uncorrected)."""
 
 
 def cells_csv(board: Board) -> str:
@@ -72,7 +73,7 @@ def cells_csv(board: Board) -> str:
     ...                "models": [{"slug": "a", "name": "A"}], "cells": [{"model": "a", "dataset": "x",
     ...                "measure": "bleu", "sgs": 0.5, "tests": [{"epsilon": 0.05, "p_holm": 0.01}]}]})
     >>> cells_csv(board).splitlines()[1]
-    'a,A,x,generation,bleu,Wording (BLEU),,0.5,,,,,,,,0.05,,0.01,'
+    'a,A,x,generation,bleu,Wording (BLEU),,0.5,,,,,,,,,0.05,,0.01,'
     """
     axes = {m["name"]: m["axis"] for m in board.measures}
     eps = board.data.get("primary_epsilon")
@@ -81,8 +82,10 @@ def cells_csv(board: Board) -> str:
     writer.writeheader()
     for cell in board.rows("cells"):
         test = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
+        verdict = test.get("verdict") or ({True: "significant", False: "not significant"}.get(test.get("significant_holm"), ""))
         writer.writerow({**cell, **test, "model_name": board.name(cell["model"]), "axis": axes.get(cell["measure"], ""),
-                         "measure_name": measure_label(cell["measure"]), "epsilon": eps})
+                         "measure_name": measure_label(cell["measure"]), "epsilon": eps, "verdict": verdict,
+                         "sgs_extended": (cell.get("extended") or {}).get("sgs")})
     return buffer.getvalue()
 
 

@@ -5,9 +5,10 @@ already holds, corrected for multiple comparisons by ``sago analyze``; this modu
 and words them. The site's overview and the README's results prose both call :func:`headline`, so a
 sentence about the results is never written by hand.
 
-Significance is read only from corrected p-values (``pairwise[].p_holm``) at ``ALPHA``; a comparison
-``sago analyze`` marks as not testable (too few items for the test to reach ``ALPHA``) says so instead of
-"no difference".
+Significance is read only from corrected p-values (``pairwise[].p_holm``, ``reversals[].significant``,
+``cells[].tests[].significant_holm``) at the file's ``alpha``; a comparison ``sago analyze`` marks as not
+testable (too few items for the test to reach ``alpha``) says so instead of "no difference". Each axis is
+judged on its headline measure (``headline_measures``), the one the reversal tests use.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ class Reversal:
     """SGS(first) − SGS(second) on ``dataset_second`` (positive)."""
     significant: bool
     """the leaderboard calls the reversal significant."""
+    testable: bool
+    """the item counts allow a significant result at all."""
     ci_first: tuple[float | None, float | None]
     """95 % CI of ``gap_first``."""
     ci_second: tuple[float | None, float | None]
@@ -96,9 +99,16 @@ def _corrected_p(row: Row) -> float | None:
 
 
 def _testable(row: Row) -> bool:
-    # `testable` (false: too few items for the test to reach ALPHA) is written by `sago analyze` when
-    # the schema has it; older files lack it and every comparison with a p-value counts as testable.
-    return bool(row.get("testable", True)) and _corrected_p(row) is not None
+    # `testable` / verdict "not testable" (too few items for the test to reach alpha) are written by
+    # `sago analyze` where the schema has them; without them a comparison with a p-value counts as testable.
+    return (bool(row.get("testable", True)) and row.get("verdict") != NOT_TESTABLE
+            and _corrected_p(row) is not None)
+
+
+def alpha(board: Board) -> float:
+    """The level of every verdict: the file's ``alpha`` (schema 2), else ``ALPHA``."""
+    value = board.data.get("alpha")
+    return float(value) if isinstance(value, (int, float)) else ALPHA
 
 
 def _most_stable(board: Board, dataset: str, measure: str) -> str | None:
@@ -109,7 +119,7 @@ def _most_stable(board: Board, dataset: str, measure: str) -> str | None:
         "model"]
 
 
-def pair_verdict(row: Row | None) -> tuple[str, str | None]:
+def pair_verdict(row: Row | None, level: float = ALPHA) -> tuple[str, str | None]:
     """(status, steadier slug) of one ``pairwise[]`` row.
 
     >>> pair_verdict({"model_a": "a", "model_b": "b", "diff": 0.2, "p_holm": 0.01})
@@ -122,7 +132,7 @@ def pair_verdict(row: Row | None) -> tuple[str, str | None]:
     if not _testable(row):
         return NOT_TESTABLE, None
     diff = row.get("diff")
-    if (_corrected_p(row) or 1.0) < ALPHA and diff:
+    if (_corrected_p(row) or 1.0) < level and diff:
         return STEADIER, row["model_a"] if diff < 0 else row["model_b"]
     return NO_DIFFERENCE, None
 
@@ -143,13 +153,29 @@ def verdict(board: Board, dataset: str, measure: str) -> Verdict:
     n = min((int(r["n_items"]) for r in pairs if r.get("n_items") is not None), default=None)
     if not any(_testable(r) for r in pairs):
         return Verdict(dataset, measure, NOT_TESTABLE, None, p, n)
-    won = all(pair_verdict(r) == (STEADIER, candidate) for r in pairs)
+    won = all(pair_verdict(r, alpha(board)) == (STEADIER, candidate) for r in pairs)
     return Verdict(dataset, measure, STEADIER if won else NO_DIFFERENCE, candidate if won else None, p, n)
 
 
+def headline_measure(board: Board, axis: str) -> str | None:
+    """The axis's headline measure (``headline_measures`` of the file; None in files without them)."""
+    names = board.data.get("headline_measures") or []
+    return next((m["name"] for m in board.measures_of(axis) if m["name"] in names), None)
+
+
 def grid_cell(board: Board, dataset: str, axis: str) -> GridCell:
-    """Summarise the verdicts of one axis's measures on one dataset."""
+    """The verdict of one axis on one dataset.
+
+    With ``headline_measures`` in the file the axis's headline measure decides, and ``wins`` counts the
+    axis's measures on which the same model is significantly steadier; without them the measures vote:
+    one model on every significant measure, or "mixed".
+    """
     verdicts = tuple(verdict(board, dataset, m["name"]) for m in board.measures_of(axis))
+    headline_name = headline_measure(board, axis)
+    if headline_name is not None:
+        main = next(v for v in verdicts if v.measure == headline_name)
+        wins = sum(v.status == STEADIER and v.leader == main.leader for v in verdicts)
+        return GridCell(dataset, axis, main.status, main.leader, wins if main.leader else 0, verdicts)
     leaders = Counter(v.leader for v in verdicts if v.status == STEADIER)
     if len(leaders) == 1:
         (leader, wins), = leaders.items()
@@ -174,6 +200,10 @@ def _interval(low: float | None, high: float | None, sign: float) -> tuple[float
     return (low, high) if sign > 0 else (-high, -low)
 
 
+def _testable_reversal(row: Row) -> bool:
+    return bool(row.get("testable", True)) and row.get("verdict") != NOT_TESTABLE
+
+
 def reversals(board: Board) -> list[Reversal]:
     """Every reversal in words: significant ones first, then by the smaller of the two gaps, largest first."""
     told = []
@@ -187,17 +217,18 @@ def reversals(board: Board) -> list[Reversal]:
         first, second = (a, b) if diff_a < 0 else (b, a)
         flip = -1.0 if diff_a < 0 else 1.0
         told.append(Reversal(row["measure"], first, second, row["dataset_a"], row["dataset_b"], abs(diff_a),
-                             abs(diff_b), bool(row.get("significant")),
+                             abs(diff_b), bool(row.get("significant")), _testable_reversal(row),
                              _interval(row.get("ci_low_a"), row.get("ci_high_a"), flip),
                              _interval(row.get("ci_low_b"), row.get("ci_high_b"), -flip), row))
-    return sorted(told, key=lambda r: (not r.significant, -min(r.gap_first, r.gap_second)))
+    return sorted(told, key=lambda r: (not r.significant, not r.testable, -min(r.gap_first, r.gap_second)))
 
 
 def reversal_sentence(board: Board, reversal: Reversal) -> str:
     """One reversal as a sentence a newcomer can read.
 
     >>> b = Board({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}]})
-    >>> r = Reversal("entropy", "a", "b", "gsm8k", "jeopardy", 0.0059, 0.0144, True, (None, None), (None, None), {})
+    >>> r = Reversal("entropy", "a", "b", "gsm8k", "jeopardy", 0.0059, 0.0144, True, True, (None, None), (None, None),
+    ...              {})
     >>> reversal_sentence(b, r)
     'On next-token entropy, A is steadier on gsm8k and B on jeopardy.'
     """
@@ -237,7 +268,7 @@ def _grid_sentences(board: Board, cells: list[GridCell]) -> list[str]:
                 f"dataset × axis cells after correction" + (f" ({rest})." if set(other) - {NO_DIFFERENCE} else ".")]
     won = ", ".join(f"{board.name(slug)} in {n}" for slug, n in wins.most_common())
     sentences = [f"Dataset by dataset, one model is significantly steadier than every other (corrected paired tests, "
-                 f"p < {ALPHA}) in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
+                 f"p < {alpha(board)}) in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
                  + (f"; of the others, {rest}." if rest else ".")]
     for slug, _ in wins.most_common():
         by_axis: dict[str, list[str]] = {}
@@ -269,8 +300,15 @@ def _reversal_sentence(board: Board) -> str | None:
         n = len(board.complete)
         return None if n < 2 else "No pair of models changes order between datasets on any measure."
     significant = [r for r in told if r.significant]
+    untestable = sum(not r.testable for r in told)
+    if untestable == len(told):
+        how_sure = "none of which can be tested for significance with so few items per dataset"
+    else:
+        how_sure = f"{len(significant) or 'none'} of them significant on both datasets after correction"
+        if untestable:
+            how_sure += f" ({untestable} cannot be tested with so few items)"
     head = (f"The order of a model pair flips between two datasets in {_count(len(told), 'case')} "
-            f"(measure × model pair × dataset pair), {len(significant)} of them significant on both datasets")
+            f"(measure × model pair × dataset pair), {how_sure}")
     example = significant[0] if significant else told[0]
     said = reversal_sentence(board, example)
     return f"{head}; the largest{' significant one' if significant else ''}: {said[0].lower()}{said[1:]}"

@@ -14,7 +14,7 @@ from markupsafe import Markup
 from benchmark.schema import AXES
 from benchmark.site import plots
 from benchmark.site.board import ALL, Board, Row
-from benchmark.site.findings import pair_verdict
+from benchmark.site.findings import alpha, pair_verdict
 from benchmark.site.labels import measure_label
 
 HEATMAP_MIN_MODELS = 3
@@ -145,15 +145,18 @@ def measures_without_tau(board: Board) -> list[str]:
 
 
 def independence_heatmap(board: Board) -> Figure | None:
-    """Spearman ρ of per-item instability between measures, all models' items pooled."""
-    rows = board.rows("independence", scope="pooled")
+    """Spearman ρ of per-item instability between measures over all models: the per-model ρ combined
+    (``scope="combined"``, schema 2) or, in older files, all models' items pooled."""
+    combined = bool(board.rows("independence", scope="combined"))
+    rows = board.rows("independence", scope="combined" if combined else "pooled")
     if not rows:
         return None
     names = [m["name"] for m in board.measures]
     matrix = _pair_matrix(rows, names, "measure_a", "measure_b", "rho")
-    desc = ("Spearman rho between the per-item instability of every two measures, items of all models pooled; "
+    how = "each model's rho combined on Fisher's z scale" if combined else "items of all models pooled"
+    desc = (f"Spearman rho between the per-item instability of every two measures, {how}; "
             "1 = the two measures rank items the same way, 0 = unrelated.")
-    return Figure("pooled", plots.pair_heatmap(matrix, [measure_label(n) for n in names], key="independence",
+    return Figure("combined" if combined else "pooled", plots.pair_heatmap(matrix, [measure_label(n) for n in names], key="independence",
                                                title="How much do two measures agree about which items are unstable?",
                                                desc=desc))
 
@@ -279,7 +282,7 @@ def comparison(board: Board, slug_a: str, slug_b: str, per_item_a: Sequence[Row]
             pair = board.one("pairwise", dataset=dataset, measure=m["name"], model_a=slug_a, model_b=slug_b)
             rows.append(CompareRow(dataset, m, board.one("cells", model=slug_a, dataset=dataset, measure=m["name"]),
                                    board.one("cells", model=slug_b, dataset=dataset, measure=m["name"]), pair,
-                                   pair_verdict(pair)))
+                                   pair_verdict(pair, alpha(board))))
     b_values = {(r["dataset"], r["item_id"], r["measure"]): r.get("s") for r in per_item_b}
     found: dict[str, list[ItemDifference]] = {}
     for r in per_item_a:
