@@ -28,6 +28,9 @@ HOSTILE_NAME = f"Tiny A {HOSTILE_SCRIPT} {HOSTILE_IMG}"
 SET, VERSION = "sago-v1", "v1"
 DATASETS = ("alpaca", "trivia_qa")
 VARIANTS = ("baseline/none/0", "identity/global/1", "politeness/prefix/2", "spacing/suffix/5")
+PROFILE = {"name": "smoke", "items_per_dataset": 2, "all_strengths": False, "max_new_tokens": 32,
+           "description": "a small test profile"}
+"""The evaluation profile recorded in the fixture's run.json files (partial: the header must say so)."""
 # which (model, dataset) pairs have records: tiny-b skipped alpaca, tiny-c has no results folder at all
 RECORDS = {"acme__tiny-a": DATASETS, "acme__tiny-b": ("trivia_qa",)}
 
@@ -133,7 +136,8 @@ def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> N
         pq.write_table(pa.Table.from_pandas(deltas_frame(slug, RECORDS[slug]), preserve_index=False),
                        results / "deltas.parquet")
         write_json(results / "run.json", {"schema_version": 1, "variant_set": {
-            "name": SET, "version": VERSION, "sha256": sha256_file(manifest)}})
+            "name": SET, "version": VERSION, "sha256": sha256_file(manifest)}, "profile": PROFILE,
+            "timings": {"finished_at": "2026-11-30T01:26:25+00:00"}})
         write_json(results / "summary.json", {"schema_version": 1, "model": slug})
 
 
