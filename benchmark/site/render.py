@@ -92,7 +92,9 @@ def signed(value: Any, digits: int = 3, *, like: Any = None) -> str:
     ('+0.500', '−2.00', '–', '+0.0120')
     """
     text = num(value, digits, like=like)
-    if _finite(value) and not text.startswith(MINUS) and value >= 0:
+    if _finite(value) and value == 0:
+        return "0"
+    if _finite(value) and not text.startswith(MINUS) and value > 0:
         return "+" + text
     return text
 
