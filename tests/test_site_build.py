@@ -204,3 +204,43 @@ def test_a_failed_build_keeps_the_previous_site(built: tuple[SiteTree, Path], tm
         build(tree, out)
     assert (out / "index.html").read_bytes() == before
     assert not (tmp_path / "site.building").exists()
+
+
+def test_repository_url_is_configurable_and_checked(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
+    tree, _ = built
+    args = ["leaderboard", "build", "--input", str(tree.leaderboard), "--out", str(tmp_path / "out"),
+            "--submissions", str(tree.submissions), "--variants", str(tree.variants)]
+    assert main([*args, "--repo-url", "https://example.org/fork/sago"]) == 0
+    site = pages(tmp_path / "out")
+    for name in ("index.html", "submit.html", "items/trivia_qa/1.html"):
+        assert 'href="https://example.org/fork/sago"' in site[name], name
+        assert "arxiv.org/abs/2610.01428" in site[name] and "@misc{omar2026sago" in site[name]
+    assert "Submit a model" in site["index.html"]  # in the navigation of every page
+    assert main([*args, "--repo-url", 'javascript:alert(1)"']) != 0
+
+
+def test_downloads_offer_the_leaderboard_and_a_flat_csv(built: tuple[SiteTree, Path]) -> None:
+    tree, site = built
+    assert json.loads((site / "downloads" / "leaderboard.json").read_text()) == json.loads(tree.leaderboard.read_text())
+    header, *rows = (site / "downloads" / "cells.csv").read_text().splitlines()
+    assert header.startswith("model,model_name,dataset,axis,measure") and len(rows) == len(
+        json.loads(tree.leaderboard.read_text())["cells"])
+    html = pages(site)["downloads.html"]
+    assert 'href="downloads/leaderboard.json"' in html and 'href="downloads/cells.csv"' in html
+
+
+def test_every_page_states_what_was_run_and_never_calls_a_partial_run_complete(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    for name, html in pages(site).items():
+        header = html[html.index('id="run-header"'):html.index("</div>", html.index('id="run-header"'))]
+        assert "profile <strong>smoke</strong>" in header and "partial run" in header, name
+        assert "2 items per dataset" in header and "up to 32 new tokens" in header, name
+    models = pages(site)["models.html"]
+    assert ">complete<" not in models and "smoke profile, partial" in models
+
+
+def test_dataset_page_says_where_the_data_comes_from(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    html = pages(site)["datasets/trivia_qa.html"]
+    assert 'id="dataset-info"' in html and "stands in for" in html and "licence" in html
+    assert "Example item" in html and 'href="../items/trivia_qa/0.html"' in html
