@@ -275,7 +275,7 @@ def test_plots_are_legible_and_described(site: Path, browser: object) -> None:
 class QuietHandler(SimpleHTTPRequestHandler):
     """Serves the site without a log line per request."""
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmark.provenance import sha256_file
 from benchmark.site.board import Board
@@ -81,8 +82,9 @@ def cells_csv(board: Board) -> str:
     writer = csv.DictWriter(buffer, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for cell in board.rows("cells"):
-        test = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
-        verdict = test.get("verdict") or ({True: "significant", False: "not significant"}.get(test.get("significant_holm"), ""))
+        test: dict[str, Any] = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
+        holm = test.get("significant_holm")
+        verdict = test.get("verdict") or ("" if holm is None else "significant" if holm else "not significant")
         writer.writerow({**cell, **test, "model_name": board.name(cell["model"]), "axis": axes.get(cell["measure"], ""),
                          "measure_name": measure_label(cell["measure"]), "epsilon": eps, "verdict": verdict,
                          "sgs_extended": (cell.get("extended") or {}).get("sgs")})

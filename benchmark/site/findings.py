@@ -259,7 +259,7 @@ def _instability_sentence(board: Board) -> str | None:
 
 
 def _grid_sentences(board: Board, cells: list[GridCell]) -> list[str]:
-    wins = Counter(c.leader for c in cells if c.status == STEADIER)
+    wins = Counter(c.leader for c in cells if c.status == STEADIER and c.leader)
     other = Counter(c.status for c in cells if c.status not in (STEADIER, NO_DATA))
     rest = ", ".join(f"{n} show {status}" if status == NO_DIFFERENCE else f"{n} are {status}"
                      for status, n in sorted(other.items(), key=lambda kv: -kv[1]))
@@ -327,7 +327,7 @@ def headline(board: Board) -> list[str]:
     sentences = [s for s in (_instability_sentence(board),) if s]
     sentences += _grid_sentences(board, cells)[:3]
     sentences += [s for s in (_pooled_sentence(board, pooled), _reversal_sentence(board)) if s]
-    leaders = {c.leader for c in cells if c.status == STEADIER}
+    leaders = {c.leader for c in cells if c.status == STEADIER and c.leader}
     if len(leaders) > 1:
         sentences.append(f"There is no overall winner: {_names(board, sorted(leaders))} each lead somewhere, "
                          "and the axes are not added up into one score.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
@@ -314,7 +315,7 @@ class DatasetInfo:
     """the paper's dataset it replaces."""
 
 
-def dataset_info(manifest: dict[str, object] | None, dataset: str) -> DatasetInfo | None:
+def dataset_info(manifest: dict[str, Any] | None, dataset: str) -> DatasetInfo | None:
     """The manifest's description of one dataset, or None when the set (or the dataset) is absent.
 
     >>> m = {"datasets": {"x": {"items": 64, "rows": 900, "license": "MIT", "source": {"archive": "a==1",
@@ -322,11 +323,11 @@ def dataset_info(manifest: dict[str, object] | None, dataset: str) -> DatasetInf
     >>> dataset_info(m, "x").stands_in_for, dataset_info(m, "x").source, dataset_info(m, "y")
     ('TruthfulQA', 'a==1 · x.json', None)
     """
-    entry = (manifest or {}).get("datasets", {})
-    entry = entry.get(dataset) if isinstance(entry, dict) else None
+    datasets = (manifest or {}).get("datasets")
+    entry = datasets.get(dataset) if isinstance(datasets, dict) else None
     if not isinstance(entry, dict):
         return None
-    source = entry.get("source") if isinstance(entry.get("source"), dict) else {}
+    source: dict[str, Any] = entry["source"] if isinstance(entry.get("source"), dict) else {}
     where = " · ".join(str(source[k]) for k in ("archive", "member") if source.get(k))
     return DatasetInfo(dataset, where or "not recorded", str(entry.get("license") or source.get("license") or
                                                           "not recorded"),
