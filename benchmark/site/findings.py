@@ -332,3 +332,21 @@ def headline(board: Board) -> list[str]:
         sentences.append(f"There is no overall winner: {_names(board, sorted(leaders))} each lead somewhere, "
                          "and the axes are not added up into one score.")
     return sentences[:6]
+
+
+def markdown(board: Board) -> str:
+    """The headline as a Markdown bullet list, for the README's results section.
+
+    >>> markdown(Board({"models": []}))
+    ''
+    """
+    return "".join(f"- {sentence}\n" for sentence in headline(board))
+
+
+if __name__ == "__main__":  # python -m benchmark.site.findings [leaderboard.json]
+    import json
+    import sys
+    from pathlib import Path
+
+    source = Path(sys.argv[1] if len(sys.argv) > 1 else "leaderboard/leaderboard.json")
+    print(markdown(Board(json.loads(source.read_text(encoding="utf-8")))), end="")
