@@ -263,9 +263,12 @@ def _grid_sentences(board: Board, cells: list[GridCell]) -> list[str]:
     other = Counter(c.status for c in cells if c.status not in (STEADIER, NO_DATA))
     rest = ", ".join(f"{n} show {status}" if status == NO_DIFFERENCE else f"{n} are {status}"
                      for status, n in sorted(other.items(), key=lambda kv: -kv[1]))
+    ns = sorted({v.n_items for c in cells for v in c.verdicts if v.n_items is not None})
+    items = "" if not ns else f", with {ns[0]} items per dataset" if len(ns) == 1 else f", with {ns[0]}–{ns[-1]} items"
     if not wins:
         return [f"Dataset by dataset, no model is significantly steadier than another in any of the {len(cells)} "
-                f"dataset × axis cells after correction" + (f" ({rest})." if set(other) - {NO_DIFFERENCE} else ".")]
+                f"dataset × axis cells after correction{items}"
+                + (f" ({rest})." if set(other) - {NO_DIFFERENCE} else ".")]
     won = ", ".join(f"{board.name(slug)} in {n}" for slug, n in wins.most_common())
     sentences = [f"Dataset by dataset, one model is significantly steadier than every other (corrected paired tests, "
                  f"p < {alpha(board)}) in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
