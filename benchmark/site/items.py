@@ -80,6 +80,11 @@ class ItemView:
         """The unmodified prompt."""
         return self.variants[0].prompt if self.variants else ""
 
+    @property
+    def flips(self) -> int:
+        """Responses whose correctness differs from the same model's baseline response."""
+        return sum(a.flipped for v in self.variants for a in v.answers)
+
     def families(self) -> list[tuple[str, list[VariantView]]]:
         """Variants grouped by family, in order of first appearance."""
         groups: dict[str, list[VariantView]] = {}
