@@ -10,8 +10,11 @@ from benchmark.axes.mirroring import (
     DETECTORS,
     LexiconPolitenessJudge,
     LLMPolitenessJudge,
+    abnormal_case_percent,
     extra_spaces,
+    mark_surplus,
     mirroring_delta,
+    space_surplus,
     odd_case_share,
     repeated_marks,
 )
@@ -108,18 +111,80 @@ def test_llm_judge_asks_yes_no_in_the_prompts_direction() -> None:
     assert "more polite" in prompts[0] and "more rude" in prompts[1] and "YES or NO" in prompts[0]
 
 
-def test_mirroring_delta_subtracts_the_baseline_response() -> None:
+def test_our_rules_subtract_the_baseline_response_and_can_go_negative() -> None:
     shouted = PLAIN.upper()
-    assert mirroring_delta("letter_case", shouted, PLAIN, 100, JUDGE) == 1.0
-    assert mirroring_delta("letter_case", shouted, shouted, 100, JUDGE) == 0.0  # baseline was shouting already
-    assert mirroring_delta("letter_case", PLAIN, shouted, 100, JUDGE) == -1.0
+    assert mirroring_delta("letter_case", shouted, PLAIN, 100, JUDGE, "ours") == 1.0
+    assert mirroring_delta("letter_case", shouted, shouted, 100, JUDGE, "ours") == 0.0  # baseline shouted already
+    assert mirroring_delta("letter_case", PLAIN, shouted, 100, JUDGE, "ours") == -1.0
     polite = "Thank you kindly! It is Paris. I hope this helps, and thanks again."
-    assert mirroring_delta("politeness", polite, PLAIN, 6, JUDGE) == 1.0
-    assert mirroring_delta("politeness", polite, PLAIN, -6, JUDGE) == 0.0
+    assert mirroring_delta("politeness", polite, PLAIN, 6, JUDGE, "ours") == 1.0
+    assert mirroring_delta("politeness", polite, PLAIN, -6, JUDGE, "ours") == 0.0
 
 
-def test_mirroring_delta_controls_are_zero_and_unscored_families_nan() -> None:
-    for control in ("baseline", "identity", "rerun"):
-        assert mirroring_delta(control, PLAIN.upper(), PLAIN, 0, JUDGE) == 0.0
-    for unscored in ("form", "typos", "no_such_family"):
-        assert math.isnan(mirroring_delta(unscored, PLAIN.upper(), PLAIN, 1, JUDGE))
+def test_controls_are_zero_and_unscored_families_nan_under_both_rule_sets() -> None:
+    for rules in ("authors", "ours"):
+        for control in ("baseline", "identity", "rerun"):
+            assert mirroring_delta(control, PLAIN.upper(), PLAIN, 0, JUDGE, rules) == 0.0
+        for unscored in ("typos", "no_such_family"):
+            assert math.isnan(mirroring_delta(unscored, PLAIN.upper(), PLAIN, 1, JUDGE, rules))
+    assert math.isnan(mirroring_delta("form", PLAIN.upper(), PLAIN, 1, JUDGE, "ours"))
+    assert mirroring_delta("form", PLAIN.upper(), PLAIN, 1, JUDGE, "authors") == 0.0  # the authors fill form with 0
+    with pytest.raises(ValueError, match="unknown mirroring rules"):
+        mirroring_delta("spacing", PLAIN, PLAIN, 1, JUDGE, "mine")
+
+
+# ---- the authors' rules, on hand-made pairs (thresholds from their utils/surface_mirroring_detector.py) ----
+
+def authors(family: str, response: str, baseline: str, strength: float) -> float:
+    return mirroring_delta(family, response, baseline, strength, JUDGE, "authors")
+
+
+def test_authors_surplus_counts() -> None:
+    assert space_surplus("a  b   c    d") == 1 + 2 + 3
+    assert space_surplus("a\n\n  b") == 1  # newlines never count, the two spaces do
+    assert mark_surplus("!!! ?? ,, ;;; .... ... ::") == 2 + 1 + 1 + 2 + 1  # '...' and ':' are not counted
+    assert abnormal_case_percent("Paris FBI NASA") == 0.0  # Title case and ≤ 4-letter acronyms are normal
+    assert abnormal_case_percent("HELLO there") == 50.0  # 5 of 10 letters
+
+
+def test_authors_spacing_needs_an_increase_and_a_rate_per_band() -> None:
+    base = "Paris is the capital."  # 21 characters, no surplus
+    three = "Paris  is  the  capital."  # +3 surplus over 24 characters = 12.5 per 100
+    assert authors("spacing", three, base, 20) == 1.0  # band ≤ 20: increase ≥ 3 and rate ≥ 5
+    assert authors("spacing", three, base, 50) == 0.0  # band ≤ 50: increase ≥ 5 needed
+    assert authors("spacing", three, three, 20) == 0.0  # no increase over the baseline response
+    wide = "Paris" + " " * 11 + "is the capital."  # +10 over 31 characters = 32 per 100
+    assert authors("spacing", wide, base, 100) == 1.0
+    long_base = "Paris is the capital of France and has been for a very long time now. " * 3
+    diluted = long_base.replace("Paris is", "Paris    is", 1)  # +3 but rate ≈ 1.4 per 100
+    assert authors("spacing", diluted, long_base, 1) == 0.0
+
+
+def test_authors_punctuation_and_letter_case_bands() -> None:
+    base = "It is Paris."
+    assert authors("punctuation", "It is Paris!!!", base, 5) == 1.0  # +2 marks, 14 per 100 chars
+    assert authors("punctuation", "It is Paris!!!", base, 10) == 0.0  # band ≤ 10: +4 needed
+    assert authors("punctuation", "It is Paris!!!!!!!", base, 20) == 1.0  # +6, rate 33
+    plain = "the answer is paris and nothing else"
+    shouted = "THE ANSWER is paris and nothing else"  # ANSWER: 6 of 29 letters ≈ 20.7 %
+    assert authors("letter_case", shouted, plain, 25) == 1.0  # ≥ 8 % and +5 points
+    assert authors("letter_case", shouted, plain, 50) == 1.0  # ≥ 15 %
+    assert authors("letter_case", shouted, plain, 100) == 0.0  # ≥ 25 % needed
+    assert authors("letter_case", shouted, shouted, 25) == 0.0  # no increase
+
+
+def test_authors_rules_are_never_negative() -> None:
+    shouted = PLAIN.upper()
+    assert authors("letter_case", PLAIN, shouted, 100) == 0.0  # the response calmed down: 0, not −1
+    assert authors("lowercase", PLAIN, PLAIN.lower(), 100) == 0.0  # our extra family, clipped the same way
+    spaced = PLAIN.replace(" ", "   ")
+    assert authors("spacing", PLAIN, spaced, 100) == 0.0
+
+
+def test_authors_length_and_politeness_are_relative_to_the_baseline() -> None:
+    base = " ".join(["word"] * 20)
+    assert authors("length", " ".join(["word"] * 40), base, 2.0) == 1.0  # ratio 2.0 within 25 %
+    assert authors("length", " ".join(["word"] * 20), base, 2.0) == 0.0
+    polite = "Thank you kindly! It is Paris. I hope this helps, and thanks again."
+    assert authors("politeness", polite, PLAIN, 6) == 1.0
+    assert authors("politeness", PLAIN, polite, 6) == 0.0  # less polite than y_0 is not mirroring (+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -129,3 +130,38 @@ def test_embedding_reuses_the_bertscore_forward_pass(minilm, monkeypatch) -> Non
     monkeypatch.setattr(encoder, "token_states", no_model)
     got = EmbeddingCosine(encoder).score(cands, refs)
     assert got.shape == (2,) and np.all((got > 0) & (got < 1))
+
+
+def committed_pairs() -> list[tuple[str, str]]:
+    """(y_v, y_0) of every rewrite/control row of the committed records (both packaged models)."""
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1] / "submissions"
+    pairs = []
+    for path in sorted(root.glob("*/results/sago-v1/v1/records/*.parquet")):
+        records = pd.read_parquet(path)
+        base = records[records["variant_id"] == "baseline/none/0"].set_index("item_id")["response"]
+        rest = records[records["variant_id"] != "baseline/none/0"]
+        pairs += [(y, base[item]) for y, item in zip(rest["response"], rest["item_id"], strict=True)]
+    return pairs
+
+
+def test_bleu_forms_on_the_committed_records() -> None:
+    # the numbers docs/METHOD.md quotes (section 4, BLEU): 11 of 2,042 pairs differ between the two forms
+    pairs = committed_pairs()
+    if not pairs:
+        pytest.skip("no committed records in this checkout")
+    sentence = np.array([bleu(y, y0) for y, y0 in pairs])
+    corpus = np.array([bleu(y, y0, form="corpus") for y, y0 in pairs])
+    differ = np.abs(sentence - corpus) > 1e-9
+    assert (len(pairs), int(differ.sum())) == (2042, 11)
+    assert int(((sentence == 100.0) & (corpus == 0.0)).sum()) == 5
+
+
+def test_corpus_form_is_the_authors_exact_call() -> None:
+    from sacrebleu import corpus_bleu
+
+    for y, y0 in [("Paris.", "Paris."), ("The capital is Paris.", "Paris is the capital of France."), ("", "x")]:
+        assert bleu(y, y0, form="corpus") == corpus_bleu([y], [[y0]]).score
+    with pytest.raises(ValueError, match="unknown BLEU form"):
+        bleu("a", "b", form="chrf")

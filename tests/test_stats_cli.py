@@ -6,11 +6,15 @@ import json
 import os
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
 from benchmark.cli import main
-from benchmark.stats.analyze import deltas_are_stale
+from benchmark.axes.results import INPUTS_KEY, input_fingerprint
+from benchmark.stats.analyze import current_axes, deltas_are_stale
 from benchmark.stats.example import example_submission
 from benchmark.stats.synthetic import example_levels, synthetic_deltas
 
@@ -32,8 +36,15 @@ def submissions(tmp_path: Path) -> Path:
             results = folder / "results" / "sago-v1" / "v1"
             results.mkdir(parents=True)
             (results / "run.json").write_text("{}")
-            deltas[deltas["model"] == slug].to_parquet(results / "deltas.parquet")
+            write_fresh_deltas(results, deltas[deltas["model"] == slug])
     return root
+
+
+def write_fresh_deltas(results: Path, deltas: pd.DataFrame) -> None:
+    """deltas.parquet stamped with its inputs' fingerprint, as `write_deltas` would (so it is not stale)."""
+    table = pa.Table.from_pandas(deltas, preserve_index=False)
+    stamp = json.dumps(input_fingerprint(results, current_axes()), sort_keys=True)
+    pq.write_table(table.replace_schema_metadata({INPUTS_KEY: stamp}), results / "deltas.parquet")
 
 
 def analyze(root: Path, out: Path, *extra: str) -> int:
@@ -64,17 +75,27 @@ def test_unknown_slug_is_a_one_line_error(submissions: Path, tmp_path: Path,
     assert err.startswith("error: no submission folder for acme__nobody") and err.count("\n") == 1
 
 
-def test_deltas_are_stale_when_missing_or_older_than_records(tmp_path: Path) -> None:
-    assert deltas_are_stale(tmp_path)
+def _deltas_with_fingerprint(folder: Path, fingerprint: dict[str, object] | None) -> None:
+    table = pa.table({"x": [1.0]})
+    if fingerprint is not None:
+        table = table.replace_schema_metadata({INPUTS_KEY: json.dumps(fingerprint, sort_keys=True)})
+    pq.write_table(table, folder / "deltas.parquet")
+
+
+def test_deltas_staleness_is_decided_by_content_not_file_times(tmp_path: Path) -> None:
+    axes = {"mirroring": "authors", "bleu": "sentence"}
+    assert deltas_are_stale(tmp_path, axes)  # no deltas at all
     (tmp_path / "records").mkdir()
-    record, deltas = tmp_path / "records" / "d1.parquet", tmp_path / "deltas.parquet"
+    record = tmp_path / "records" / "d1.parquet"
     record.write_bytes(b"x")
-    deltas.write_bytes(b"y")
-    os.utime(record, (1000, 1000))
-    os.utime(deltas, (2000, 2000))
-    assert not deltas_are_stale(tmp_path)
-    os.utime(record, (3000, 3000))
-    assert deltas_are_stale(tmp_path)
+    _deltas_with_fingerprint(tmp_path, None)
+    assert deltas_are_stale(tmp_path, axes)  # written before fingerprints were recorded
+    _deltas_with_fingerprint(tmp_path, input_fingerprint(tmp_path, axes))
+    os.utime(record, (4_000_000_000, 4_000_000_000))  # a fresh checkout: inputs newer than the deltas
+    assert not deltas_are_stale(tmp_path, axes)
+    assert deltas_are_stale(tmp_path, axes | {"mirroring": "ours"})  # other rules: recompute
+    record.write_bytes(b"y")  # same name, other content
+    assert deltas_are_stale(tmp_path, axes)
 
 
 def record_rows(item: str, responses: dict[str, str]) -> list[dict[str, object]]:

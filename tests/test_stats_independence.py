@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
+from benchmark.stats.independence import accuracy_vs_sgs, fisher_combined, independence_table, pareto_table
 from benchmark.stats.sample_size import relative_deviations, sample_size_table, smallest_n_table
 from benchmark.stats.sgs import cell_rng
 
@@ -17,18 +17,29 @@ def per_item(model: str, measures: dict[str, list[float]], dataset: str = "d") -
                          for name, values in measures.items() for k, s in enumerate(values)])
 
 
-def test_independence_within_model_and_pooled() -> None:
-    x = [0.1, 0.2, 0.3, 0.4, 0.5]
-    table = pd.concat([per_item("a", {"bleu": x, "bertscore": [v * 2 for v in x], "mirroring": x[::-1]}),
-                       per_item("b", {"bleu": x, "bertscore": [0.3, 0.1, 0.5, 0.2, 0.4], "mirroring": x})])
+def test_independence_within_model_and_combined_by_fisher_z() -> None:
+    x = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    other = [0.3, 0.1, 0.5, 0.2, 0.4, 0.7, 0.6]
+    table = pd.concat([per_item("a", {"bleu": x, "bertscore": other, "mirroring": x[::-1]}),
+                       per_item("b", {"bleu": x, "bertscore": other[::-1], "mirroring": x})])
     result = independence_table(table).set_index(["scope", "model", "measure_a", "measure_b"])
-    assert result.loc[("model", "a", "bleu", "bertscore"), "rho"] == pytest.approx(1.0)
     assert result.loc[("model", "a", "bleu", "mirroring"), "rho"] == pytest.approx(-1.0)
-    pooled = result.xs("pooled", level="scope").reset_index()
-    row = pooled[(pooled["measure_a"] == "bleu") & (pooled["measure_b"] == "bertscore")].iloc[0]
-    reference = stats.spearmanr(x + x, [v * 2 for v in x] + [0.3, 0.1, 0.5, 0.2, 0.4])
-    assert row["rho"] == pytest.approx(reference.statistic) and row["n_items"] == 10
+    rho_a = stats.spearmanr(x, other).statistic
+    rho_b = stats.spearmanr(x, other[::-1]).statistic
+    assert result.loc[("model", "a", "bleu", "bertscore"), "rho"] == pytest.approx(rho_a)
+    combined = result.xs("combined", level="scope").reset_index()
+    row = combined[(combined["measure_a"] == "bleu") & (combined["measure_b"] == "bertscore")].iloc[0]
+    # equal n: the mean of atanh ρ, back-transformed; its SE is sqrt(1.06 / Σ (n − 3))
+    mean_z = (np.arctanh(rho_a) + np.arctanh(rho_b)) / 2
+    assert row["rho"] == pytest.approx(np.tanh(mean_z))
+    assert row["p"] == pytest.approx(2 * stats.norm.sf(abs(mean_z) / np.sqrt(1.06 / 8)))
+    assert row["n_items"] == 14 and row["n_models"] == 2 and row["method"] == "fisher-z"
     assert pd.isna(row["model"])
+
+
+def test_fisher_combination_skips_models_with_too_few_items() -> None:
+    assert fisher_combined([0.9, 0.2], [3, 20])[2] == 1
+    assert np.isnan(fisher_combined([0.5], [3])[0])
 
 
 def test_pareto_table_marks_non_dominated_models() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from scipy import stats
 
 from benchmark.stats.agreement import kendall_tau_table, kendall_w, kendall_w_table, reversal_table
+from benchmark.stats.exact import kendall_w_permutation_p, sign_flip_p
 from benchmark.stats.ranking import (
     NEEDS_THREE,
     friedman_table,
@@ -92,7 +94,27 @@ def test_kendall_w_by_hand() -> None:
     result = kendall_w(np.array([[1, 2, 3], [1, 3, 2], [2, 1, 3]], dtype=float))
     assert result.w == pytest.approx(4 / 9)
     assert result.chi2 == pytest.approx(3 * 2 * 4 / 9)
-    assert result.p == pytest.approx(stats.chi2.sf(8 / 3, 2))
+    assert result.p_chi2 == pytest.approx(stats.chi2.sf(8 / 3, 2))
+    # exact permutation p by brute force over all 6³ rankings of the three raters (first rater not fixed)
+    observed = 8.0
+    hits = sum(float(np.sum((np.sum(r, axis=0) - 6.0) ** 2)) >= observed - 1e-9
+               for r in itertools.product(itertools.permutations([1, 2, 3]), repeat=3))
+    assert result.p == pytest.approx(hits / 6**3) and result.p_method == "exact"
+
+
+def test_kendall_w_two_objects_exact_p_is_not_the_chi2_approximation() -> None:
+    # two models ranked the same way on six datasets: exact p = P(all six agree) = 2 / 2^6
+    result = kendall_w(np.array([[0.1, 0.2]] * 6))
+    assert result.w == pytest.approx(1.0) and result.p == pytest.approx(1 / 32)
+    assert result.p_chi2 == pytest.approx(stats.chi2.sf(6.0, 1))  # 0.0143: the invalid approximation
+
+
+def test_kendall_w_monte_carlo_agrees_with_exact_on_a_larger_case() -> None:
+    ranks = np.array([[1, 2, 3, 4, 5, 6], [2, 1, 3, 5, 4, 6], [1, 3, 2, 4, 6, 5]], dtype=float)
+    p_mc, method = kendall_w_permutation_p(ranks, seed=1, resamples=20_000)
+    assert method == "monte-carlo"  # 720² arrangements exceed the exact limit
+    w = kendall_w(ranks)
+    assert 0 < p_mc < 0.05 and p_mc == pytest.approx(w.p, abs=0.01)
 
 
 def test_kendall_w_tie_correction_by_hand() -> None:
@@ -105,16 +127,35 @@ def test_kendall_w_perfect_agreement_and_table() -> None:
     assert table.iloc[0]["w"] == pytest.approx(1.0) and table.iloc[0]["n_datasets"] == 3
 
 
-def test_reversals_flag_only_significant_flips() -> None:
+def reversals_of(table: pd.DataFrame) -> pd.DataFrame:
+    draws = paired_draws(table, seed=0, resamples=2000)
+    return reversal_table(pairwise_table(draws), draws, measures=("bleu",))
+
+
+def test_reversals_flag_only_exact_corrected_flips() -> None:
     base = 0.2 + JITTER
     noisy = base + np.array([0.06, -0.05, 0.04, -0.06, 0.05, -0.04, 0.03, -0.02, 0.02, -0.02])
     table = long({("a", "d1"): list(base - 0.1), ("b", "d1"): list(base),   # a better on d1, clearly
                   ("a", "d2"): list(base + 0.1), ("b", "d2"): list(base),   # a worse on d2, clearly
                   ("a", "d3"): list(noisy), ("b", "d3"): list(base)})        # a slightly worse, within noise
-    reversals = reversal_table(pairwise_table(paired_draws(table, seed=0, resamples=2000)))
-    by_pair = reversals.set_index(["dataset_a", "dataset_b"])
+    by_pair = reversals_of(table).set_index(["dataset_a", "dataset_b"])
     assert set(by_pair.index) == {("d1", "d2"), ("d1", "d3")}  # d2 vs d3: same order, not a reversal
-    assert bool(by_pair.loc[("d1", "d2"), "significant"]) is True
-    assert bool(by_pair.loc[("d1", "d3"), "significant"]) is False
-    assert by_pair.loc[("d1", "d2"), "diff_a"] == pytest.approx(-0.1)
-    assert by_pair.loc[("d1", "d2"), "diff_b"] == pytest.approx(0.1)
+    clear = by_pair.loc[("d1", "d2")]
+    # ten same-sign differences: exact two-sided p = 2/2^10 on each side; Holm over 3 candidates
+    assert clear["p_a"] == pytest.approx(2 / 1024) and clear["p"] == pytest.approx(2 / 1024)
+    assert clear["p_holm"] == pytest.approx(3 * 2 / 1024) and clear["verdict"] == "significant"
+    assert bool(clear["significant"]) is True
+    assert clear["diff_a"] == pytest.approx(-0.1) and clear["diff_b"] == pytest.approx(0.1)
+    noisy_row = by_pair.loc[("d1", "d3")]
+    assert noisy_row["verdict"] == "not significant" and bool(noisy_row["significant"]) is False
+    assert noisy_row["p_b"] == pytest.approx(sign_flip_p(np.array(noisy) - np.array(base)))
+
+
+def test_four_items_make_a_reversal_not_testable_however_clear() -> None:
+    base = np.array([0.2, 0.25, 0.3, 0.35])
+    table = long({("a", "d1"): list(base - 0.1), ("b", "d1"): list(base),
+                  ("a", "d2"): list(base + 0.1), ("b", "d2"): list(base)})
+    row = reversals_of(table).iloc[0]
+    assert row["p_a"] == pytest.approx(0.125) and row["p_b"] == pytest.approx(0.125)  # 2 / 2^4: the floor
+    assert row["verdict"] == "not testable" and not row["testable"] and not row["significant"]
+    assert row["ci_high_a"] < 0 < row["ci_low_b"]  # the bootstrap CIs "exclude 0" anyway

@@ -115,3 +115,30 @@ def test_adjustments_keep_the_order_of_p(p: list[float]) -> None:
     order = np.argsort(p, kind="stable")
     assert np.all(np.diff(holm(p)[order]) >= -1e-12)
     assert np.all(np.diff(benjamini_hochberg(p)[order]) >= -1e-12)
+
+
+def test_holm_marker_differs_from_the_raw_marker_on_a_constructed_case() -> None:
+    # three cells: raw p 0.0008 († raw), 0.02 (* raw), 0.4; Holm: 0.0024 (**), 0.04 (*), 0.4 (none)
+    tests = pd.DataFrame({"model": ["a", "b", "c"], "dataset": ["d", "d", "d"], "measure": ["bleu"] * 3,
+                          "epsilon": [0.05] * 3, "n_items": [8, 8, 8], "t": [5.0, 2.5, 0.3],
+                          "p_t": [0.0008, 0.02, 0.4], "marker_uncorrected": ["†", "*", ""],
+                          "wilcoxon_w": [36.0] * 3, "p_wilcoxon": [0.004] * 3, "wilcoxon_testable": [True] * 3})
+    out = adjust_across_cells(tests).set_index("model")
+    assert out["p_holm"].round(6).tolist() == [0.0024, 0.04, 0.4]
+    assert out["marker"].tolist() == ["**", "*", ""]  # raw would say †, *, ''
+    assert out["verdict"].tolist() == ["significant", "significant", "not significant"]
+    # with ten cells the 0.02 one no longer survives: a raw * that Holm does not support
+    many = pd.concat([tests] + [tests.iloc[[2]].assign(model=f"z{k}") for k in range(7)], ignore_index=True)
+    adjusted = adjust_across_cells(many).set_index("model")
+    assert adjusted.loc["b", "marker_uncorrected"] == "*" and adjusted.loc["b", "marker"] == ""
+    assert adjusted.loc["b", "verdict"] == "not significant"
+    assert adjusted.loc["a", "p_holm"] == pytest.approx(0.008) and adjusted.loc["a", "marker"] == "**"
+
+
+def test_cells_without_a_p_are_not_testable_and_do_not_count() -> None:
+    per_item = pd.DataFrame({"model": ["a", "b", "b", "b"], "dataset": "d", "measure": "bleu",
+                             "item_id": ["i0", "i0", "i1", "i2"], "s": [0.3, 0.2, 0.3, 0.4]})
+    out = adjust_across_cells(epsilon_tests(per_item, (0.05,))).set_index("model")
+    assert out.loc["a", "verdict"] == "not testable" and out.loc["a", "n_items"] == 1
+    assert out.loc["b", "p_holm"] == pytest.approx(out.loc["b", "p_t"])  # a family of one testable cell
+    assert not out.loc["b", "wilcoxon_testable"]  # 3 items: the exact Wilcoxon floor 1/8 is above 0.05

@@ -1,4 +1,4 @@
-"""summary.json and leaderboard.json: contents, determinism, version refusal, the golden v1 summary."""
+"""summary.json and leaderboard.json: contents, determinism, version refusal, the golden v1/v2 summaries."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from benchmark.stats.summary import AnalysisOptions, load_summary, summarize, wr
 from benchmark.stats.synthetic import example_levels, synthetic_deltas
 
 TESTS = Path(__file__).parent
-GOLDEN = TESTS / "golden" / "summary_v1.json"
+GOLDEN_V1 = TESTS / "golden" / "summary_v1.json"
+GOLDEN = TESTS / "golden" / "summary_v2.json"
 EXAMPLE = TESTS / "fixtures" / "leaderboard_example.json"
 DOC = TESTS.parent / "docs" / "LEADERBOARD_JSON.md"
 FAST = AnalysisOptions(seed=3, resamples=200)
@@ -110,6 +111,28 @@ def test_newer_schema_versions_are_refused(tmp_path: Path, summaries: list[dict[
         load_leaderboard(tmp_path / "lb.json")
 
 
+def test_older_leaderboards_are_refused_with_a_rerun_hint(tmp_path: Path) -> None:
+    write_leaderboard(tmp_path / "lb.json", {"schema_version": 1, "cells": []})
+    with pytest.raises(SagoError, match=r"schema_version 1 is older than this sago-bench reads \(2\); re-run") as err:
+        load_leaderboard(tmp_path / "lb.json")
+    assert "\n" not in str(err.value)
+
+
+def test_every_marker_comes_from_the_corrected_p(board: dict[str, Any]) -> None:
+    for cell in board["cells"]:
+        for stats in (cell, cell["extended"]):
+            primary = next(t for t in stats["tests"] if t["epsilon"] == board["primary_epsilon"])
+            assert stats["marker"] == primary["marker"] and stats["verdict"] == primary["verdict"]
+            for test in stats["tests"]:
+                assert test["n_items"] == stats["n_items"]
+                if test["verdict"] == "significant":
+                    assert test["marker"] and test["p_holm"] < 0.05
+                else:
+                    assert test["marker"] == ""
+    assert board["correction"]["method"] == "holm" and board["aggregates"][0]["name"] == "paper"
+    assert [c["id"] for c in board["claims"]][:2] == ["aggregates", "significance"]
+
+
 @pytest.mark.parametrize("text", ["{not json", '{"cells": []}', '{"schema_version": "1"}'])
 def test_malformed_documents_are_one_line_errors(tmp_path: Path, text: str) -> None:
     (tmp_path / "summary.json").write_text(text)
@@ -117,15 +140,24 @@ def test_malformed_documents_are_one_line_errors(tmp_path: Path, text: str) -> N
         load_summary(tmp_path / "summary.json")
 
 
-def test_golden_v1_summary_still_loads_and_feeds_a_leaderboard() -> None:
-    golden = load_summary(GOLDEN)
+def test_golden_v1_summary_still_loads_but_cannot_feed_a_v2_leaderboard() -> None:
+    golden = load_summary(GOLDEN_V1)
     assert golden["schema_version"] == 1 and golden["model"] == "acme__golden"
+    entry = Entry("acme__golden", example_submission("acme__golden"), golden, "x/summary.json")
+    with pytest.raises(SagoError, match=r"x/summary.json: summary schema_version 1 has no paper SGS; re-run"):
+        build_leaderboard([entry], set_name=golden["set"], version=golden["version"], options=FAST)
+
+
+def test_golden_v2_summary_feeds_a_leaderboard() -> None:
+    golden = load_summary(GOLDEN)
+    assert golden["schema_version"] == 2 and golden["model"] == "acme__golden"
     entry = Entry("acme__golden", example_submission("acme__golden"), golden, "x")
     board = as_on_disk(build_leaderboard([entry], set_name=golden["set"], version=golden["version"], options=FAST))
     cell = next(c for c in board["cells"] if (c["dataset"], c["measure"]) == ("all", "bleu"))
     assert cell["rank"] == 1 and cell["tie_group"] == 1
     assert {f["note"] for f in board["friedman"]} == {"needs ≥3 models"}
     assert board["kendall_tau"][0]["tau_b"] is None  # one model: no ranking to correlate
+    assert board["kendall_tau"][0]["note"] == "needs ≥3 models"
 
 
 def test_example_fixture_is_current() -> None:
@@ -142,10 +174,13 @@ def key_paths(value: Any, prefix: str = "") -> set[str]:
     return set()
 
 
-def test_summary_layout_still_matches_the_golden_v1(summaries: list[dict[str, Any]]) -> None:
-    # If this fails the summary format changed: bump SUMMARY_SCHEMA_VERSION, keep reading v1, and add
-    # a new golden file beside the old one.
-    assert key_paths(summaries[0]) == key_paths(load_summary(GOLDEN))
+def test_summary_layout_still_matches_the_golden_v2(summaries: list[dict[str, Any]]) -> None:
+    # If this fails the summary format changed: bump SUMMARY_SCHEMA_VERSION, keep reading the old ones, and
+    # add a new golden file beside the old ones.
+    def layout(document: dict[str, Any]) -> set[str]:  # `axes` holds whatever the scorers recorded
+        return {k for k in key_paths(document) if not k.startswith(".axes.")}
+
+    assert layout(summaries[0]) == layout(load_summary(GOLDEN))
 
 
 def test_summary_does_not_depend_on_row_order() -> None:

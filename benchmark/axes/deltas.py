@@ -8,6 +8,7 @@ BERTScore and embeddings, a politeness judge) live in :class:`AxisScorers`, buil
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -17,7 +18,7 @@ import pandas as pd
 
 from benchmark.axes import activations as act
 from benchmark.axes.accuracy import is_correct
-from benchmark.axes.mirroring import LexiconPolitenessJudge, PolitenessJudge, mirroring_delta
+from benchmark.axes.mirroring import DEFAULT_RULES, RULES, LexiconPolitenessJudge, PolitenessJudge, mirroring_delta
 from benchmark.axes.text import (
     Backbone,
     BertScore,
@@ -26,6 +27,7 @@ from benchmark.axes.text import (
     PairScorer,
     bleu,
     configured_backbone,
+    configured_bleu_form,
     minilm_backbone,
     score_distinct,
 )
@@ -33,6 +35,9 @@ from benchmark.errors import SagoError
 from benchmark.registry import Registry
 from benchmark.schema import BASELINE_VARIANT_ID, DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS
 
+MIRRORING_ENV = "SAGO_MIRRORING_RULES"
+AXES_VERSION = "2"
+"""Bump when a delta's computation changes: part of the deltas' input fingerprint (staleness)."""
 DELTA_COLUMNS: tuple[str, ...] = (*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct")
 """every column of the deltas table, in order."""
 
@@ -62,24 +67,36 @@ class AxisScorers:
     politeness: PolitenessJudge = field(default_factory=LexiconPolitenessJudge)
     """judge of the politeness family's mirroring."""
     backbones: Mapping[str, str] = field(default_factory=dict)
-    """what each scorer runs on, for provenance: {"bertscore": ..., "embed_cos": ..., "politeness": ...}."""
+    """what each scorer runs on, for provenance: {"bertscore": ..., "embed_cos": ..., "politeness": ...,
+    "mirroring": rules, "bleu": form}."""
+    mirroring_rules: str = DEFAULT_RULES
+    """``"authors"`` (default) or ``"ours"``: see ``benchmark.axes.mirroring``."""
+    bleu_form: str = "sentence"
+    """``"sentence"`` (effective order, default) or ``"corpus"`` (the authors' exact corpus_bleu)."""
 
     @classmethod
-    def default(cls, bertscore_backbone: Backbone | None = None,
-                politeness: PolitenessJudge | None = None) -> AxisScorers:
+    def default(cls, bertscore_backbone: Backbone | None = None, politeness: PolitenessJudge | None = None,
+                mirroring_rules: str | None = None, bleu_form: str | None = None) -> AxisScorers:
         """MiniLM for embeddings, the configured backbone for BERTScore, the lexicon judge.
 
         The BERTScore backbone is ``bertscore_backbone``, else ``$SAGO_BERTSCORE_BACKBONE``
         (``roberta-large`` for the authors' setting), else MiniLM. Nothing is loaded until the
-        first score; MiniLM is loaded once and shared when it serves both scorers.
+        first score; MiniLM is loaded once and shared when it serves both scorers. Mirroring rules:
+        ``mirroring_rules``, else ``$SAGO_MIRRORING_RULES``, else the authors'; BLEU form: ``bleu_form``,
+        else ``$SAGO_BLEU_FORM``, else sentence BLEU with effective order.
         """
         minilm = minilm_backbone()
         backbone = bertscore_backbone or configured_backbone()
         judge = politeness or LexiconPolitenessJudge()
         embedder = Encoder(minilm)
         bert_encoder = embedder if backbone == minilm else Encoder(backbone)
+        rules = mirroring_rules or os.environ.get(MIRRORING_ENV) or DEFAULT_RULES
+        if rules not in RULES:
+            raise SagoError(f"${MIRRORING_ENV}={rules!r} is not one of {', '.join(RULES)}")
+        form = bleu_form or configured_bleu_form()
         return cls(BertScore(bert_encoder), EmbeddingCosine(embedder), judge,
-                   {"bertscore": backbone.name, "embed_cos": minilm.name, "politeness": type(judge).__name__})
+                   {"bertscore": backbone.name, "embed_cos": minilm.name, "politeness": type(judge).__name__,
+                    "mirroring": rules, "bleu": form}, rules, form)
 
 
 class MeasureFn(Protocol):
@@ -113,7 +130,7 @@ def act_cos_mean(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
 
 @MEASURE_FNS.register("bleu")
 def bleu_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
-    once = functools.cache(bleu)  # most (y_v, y_0) pairs repeat across variants
+    once = functools.cache(functools.partial(bleu, form=scorers.bleu_form))  # most (y_v, y_0) pairs repeat
     return np.array([once(c, r) for c, r in zip(*pairs.texts(), strict=True)], dtype=np.float64) - 100.0
 
 
@@ -144,7 +161,8 @@ MEASURE_FNS.add("entropy", _confidence("entropy_mean"))
 def mirroring(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     f = pairs.frame
     rows = zip(f["family"], f["response"], f["response_0"], f["strength"].astype(float), strict=True)
-    return np.array([mirroring_delta(fam, y, y0, s, scorers.politeness) for fam, y, y0, s in rows])
+    return np.array([mirroring_delta(fam, y, y0, s, scorers.politeness, scorers.mirroring_rules)
+                     for fam, y, y0, s in rows])
 
 
 def _check_records(records: pd.DataFrame) -> None:

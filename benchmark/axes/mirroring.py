@@ -1,11 +1,18 @@
 """Response mirroring: does the response copy the surface style the rewrite put into the prompt?
 
-Each family with a natural detector gets one: ``m(response, baseline, strength) -> 0/1``. The
-delta is ``m(y_v, y_0, s) - m(y_0, y_0, s)``: the same detector at the same strength applied to
-the baseline response, so a response that was already shouty does not count as mirroring.
-Families without a detector (form, and most of our extra families) give NaN; the controls give 0.
-Thresholds grow with strength: a prompt with 100 extra spaces must provoke more than one stray
-space before we call it mirrored.
+Two rule sets (``RULES``), recorded in the deltas' metadata:
+
+* ``"authors"`` (default): the authors' rules as their public code applies them. Every verdict is
+  *relative to the baseline response* y_0 and is the delta itself, so it is 0 or 1, never negative:
+  spacing / punctuation / letter case fire when the response shows an *increase* over y_0 of the same
+  surface feature (extra spaces, repeated marks, abnormally cased letters) above strength-banded
+  thresholds (``AUTHORS_THRESHOLDS``); length fires when len(y_v)/len(y_0) lies within ±25 % of the
+  multiplier; politeness asks a judge whether y_v shifted tone in the prompt's direction relative to
+  y_0; form is 0 for every row (the authors fill it with 0). Our extra families keep our detectors,
+  clipped to the same convention (fires only when y_v shows the feature and y_0 does not).
+* ``"ours"``: our own absolute detectors, ``m(y_v, y_0, s) − m(y_0, y_0, s)`` (can be −1); form NaN.
+
+Controls (baseline, identity, rerun) give 0 under both.
 """
 
 from __future__ import annotations
@@ -22,6 +29,12 @@ Detector = Callable[[str, str, float], float]
 """(response, baseline response, strength) -> 1.0 mirrored, 0.0 not, NaN undecidable."""
 
 DETECTORS: Registry[Detector] = Registry("mirroring detector")
+"""Our detectors (rules "ours"; and our extra families under "authors")."""
+AUTHORS_DETECTORS: Registry[Detector] = Registry("authors' mirroring rule")
+"""The authors' surface rules, relative to the baseline response (rules "authors")."""
+AUTHORS, OURS = "authors", "ours"
+RULES: tuple[str, ...] = (AUTHORS, OURS)
+DEFAULT_RULES = AUTHORS
 CONTROL_FAMILIES = frozenset({"baseline", "identity", "rerun"})
 """families whose prompt carries no style to mirror: their mirroring delta is 0 by definition."""
 
@@ -135,6 +148,104 @@ def length(response: str, baseline: str, strength: float) -> float:
     return float(abs(ratio - strength) <= 0.25 * strength)
 
 
+# The authors' surface rules (Mahmoudbj48/Styled-Prompts-Shifted-Behavior-v2, utils/surface_mirroring_detector.py):
+# (strength upper bound, minimum increase over y_0, minimum rate in y_v); the first band whose bound the
+# strength does not exceed applies, the last band has no bound. Spacing and punctuation rates are per 100
+# characters of y_v; letter case is the percent of letters in abnormally cased words (its increase is in
+# percentage points).
+AUTHORS_THRESHOLDS: dict[str, tuple[tuple[float, float, float], ...]] = {
+    "spacing": ((20, 3, 5), (50, 5, 8), (math.inf, 10, 12)),
+    "punctuation": ((5, 2, 3), (10, 4, 5), (math.inf, 6, 8)),
+    "letter_case": ((25, 5, 8), (50, 5, 15), (math.inf, 5, 25)),
+}
+_SPACE_RUN = re.compile(r" {2,}")
+_WORD_CHARS = re.compile(r"\b\w+\b")
+_REPEATS: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(r"!{2,}"), 1), (re.compile(r"\?{2,}"), 1), (re.compile(r"\.{4,}"), 3),
+    (re.compile(r",{2,}"), 1), (re.compile(r";{2,}"), 1))
+"""(run pattern, marks a run may have before the rest count as extra): '...' is a normal ellipsis."""
+
+
+def band(family: str, strength: float) -> tuple[float, float]:
+    """(minimum increase, minimum rate) of the authors' rule for ``family`` at ``strength``.
+
+    >>> band("spacing", 20), band("spacing", 21), band("punctuation", 100)
+    ((3, 5), (5, 8), (6, 8))
+    """
+    for bound, increase, rate in AUTHORS_THRESHOLDS[family]:
+        if strength <= bound:
+            return increase, rate
+    raise AssertionError("the last band is unbounded")
+
+
+def space_surplus(text: str) -> int:
+    """Spaces beyond the first in every run of two or more (the authors' count; newlines do not count).
+
+    >>> space_surplus("a  b   c d")
+    3
+    """
+    return sum(len(run) - 1 for run in _SPACE_RUN.findall(text))
+
+
+def mark_surplus(text: str) -> int:
+    """Extra marks in runs of ``!``, ``?``, ``,``, ``;`` (beyond one) and ``.`` (beyond three).
+
+    >>> mark_surplus("Really?? Yes!!! Wait.... ok...")
+    4
+    """
+    return sum(len(run) - keep for pattern, keep in _REPEATS for run in pattern.findall(text))
+
+
+def abnormal_word(word: str) -> bool:
+    """The authors' abnormal casing: all-caps with more than 4 letters, or mixed case that is not Title case.
+
+    >>> [abnormal_word(w) for w in ("Paris", "FBI", "HELLO", "hEllo", "iPhone", "x")]
+    [False, False, True, True, True, False]
+    """
+    letters = [c for c in word if c.isalpha()]
+    if len(letters) <= 1 or word.islower() or (word[0].isupper() and word[1:].islower()):
+        return False
+    if word.isupper():
+        return len(letters) > 4
+    return any(c.isupper() for c in letters) and any(c.islower() for c in letters)
+
+
+def abnormal_case_percent(text: str) -> float:
+    """Percent of letters (in words with a letter) that stand in abnormally cased words.
+
+    >>> round(abnormal_case_percent("The caPital is Paris"), 4)  # 7 of 17 letters
+    41.1765
+    """
+    total = abnormal = 0
+    for word in _WORD_CHARS.findall(text):
+        letters = sum(c.isalpha() for c in word)
+        total += letters
+        abnormal += letters if letters and abnormal_word(word) else 0
+    return 100.0 * abnormal / max(total, 1)
+
+
+def _count_rule(family: str, count: Callable[[str], int]) -> Detector:
+    def rule(response: str, baseline: str, strength: float) -> float:
+        increase, rate = band(family, strength)
+        extra = count(response)
+        return float(extra - count(baseline) >= increase and 100.0 * extra / max(len(response), 1) >= rate)
+
+    rule.__doc__ = f"The authors' {family} rule: increase over y_0 and rate per 100 characters of y_v."
+    return rule
+
+
+AUTHORS_DETECTORS.add("spacing", _count_rule("spacing", space_surplus))
+AUTHORS_DETECTORS.add("punctuation", _count_rule("punctuation", mark_surplus))
+
+
+@AUTHORS_DETECTORS.register("letter_case")
+def authors_letter_case(response: str, baseline: str, strength: float) -> float:
+    """The authors' letter-case rule: abnormal-case percent rises by ≥ 5 points and reaches the band's level."""
+    increase, level = band("letter_case", strength)
+    here = abnormal_case_percent(response)
+    return float(here - abnormal_case_percent(baseline) >= increase and here >= level)
+
+
 class PolitenessJudge(Protocol):
     """Decides whether a response's tone moved in the prompt's direction relative to y_0."""
 
@@ -175,6 +286,8 @@ class LexiconPolitenessJudge:
 JUDGE_PROMPT = """Two answers to the same question follow. The second question was asked in a {tone} tone.
 Answer A (reference): {baseline}
 Answer B: {response}
+Judge tone only: courtesy words, warmth and softening versus bluntness and curtness. Content, length and
+assistant boilerplate (apologies, "I'm here to help") do not count; if the difference is unclear, say NO.
 Is answer B noticeably more {tone} in tone than answer A? Reply with YES or NO only."""
 
 
@@ -204,21 +317,33 @@ def politeness(judge: PolitenessJudge) -> Detector:
 
 
 def mirroring_delta(family: str, response: str, baseline: str, strength: float,
-                    judge: PolitenessJudge) -> float:
-    """m(y_v) - m(y_0) for one variant; 0 for controls, NaN for families without a detector.
+                    judge: PolitenessJudge, rules: str = DEFAULT_RULES) -> float:
+    """The mirroring delta of one variant under ``rules`` (see the module docstring).
 
     >>> judge = LexiconPolitenessJudge()
     >>> mirroring_delta("letter_case", "THE ANSWER IS PARIS", "The answer is Paris", 100, judge)
     1.0
-    >>> mirroring_delta("form", "Paris", "Paris", 1, judge)
-    nan
+    >>> mirroring_delta("form", "Paris", "Paris", 1, judge), mirroring_delta("form", "Paris", "Paris", 1, judge, "ours")
+    (0.0, nan)
     """
+    if rules not in RULES:
+        raise ValueError(f"unknown mirroring rules {rules!r}; one of {', '.join(RULES)}")
     if family in CONTROL_FAMILIES:
         return 0.0
+    if rules == AUTHORS:
+        if family == "form":
+            return 0.0
+        if family == "politeness":
+            return politeness(judge)(response, baseline, strength)
+        if family == "length":
+            return length(response, baseline, strength)
+        if family in AUTHORS_DETECTORS:
+            return AUTHORS_DETECTORS.get(family)(response, baseline, strength)
     if family == "politeness":
         detect = politeness(judge)
     elif family in DETECTORS:
         detect = DETECTORS.get(family)
     else:
         return math.nan
-    return detect(response, baseline, strength) - detect(baseline, baseline, strength)
+    delta = detect(response, baseline, strength) - detect(baseline, baseline, strength)
+    return max(delta, 0.0) if rules == AUTHORS else delta

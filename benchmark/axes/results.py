@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -11,12 +14,50 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file
 
-from benchmark.axes.deltas import DELTA_COLUMNS, AxisScorers, compute_deltas
+from benchmark.axes.deltas import AXES_VERSION, DELTA_COLUMNS, AxisScorers, compute_deltas
 from benchmark.errors import SagoError
 
 DELTAS_FILE = "deltas.parquet"
 METADATA_PREFIX = "sago.axes."
 """parquet key-value metadata prefix naming what each scorer ran on (e.g. ``sago.axes.bertscore``)."""
+INPUTS_KEY = "sago.inputs"
+"""parquet metadata key: JSON fingerprint of everything the deltas were computed from (``input_fingerprint``)."""
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's content, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def input_files(results_dir: Path) -> list[Path]:
+    """The files deltas are computed from: run.json, records/*.parquet, activations/*.safetensors."""
+    folder = Path(results_dir)
+    found = [folder / "run.json", *sorted((folder / "records").glob("*.parquet")),
+             *sorted((folder / "activations").glob("*.safetensors"))]
+    return [p for p in found if p.is_file()]
+
+
+def input_fingerprint(results_dir: Path, axes: Mapping[str, str]) -> dict[str, Any]:
+    """What a deltas file depends on: the axes version, the scorer/rule choices and every input's sha256.
+
+    Two fingerprints are equal exactly when recomputing would read the same bytes with the same code
+    settings, so staleness is decided by content, never by file times (a fresh clone recomputes nothing).
+    """
+    folder = Path(results_dir)
+    return {"axes_version": AXES_VERSION, "axes": dict(sorted(axes.items())),
+            "files": {p.relative_to(folder).as_posix(): sha256_file(p) for p in input_files(folder)}}
+
+
+def read_input_fingerprint(path: Path) -> dict[str, Any] | None:
+    """The fingerprint stored in a deltas file, or None when it has none (written before it was recorded)."""
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(INPUTS_KEY.encode())
+    return json.loads(raw) if raw else None
 
 
 def load_activations(path: Path) -> dict[str, np.ndarray]:
@@ -62,7 +103,9 @@ def write_deltas(results_dir: Path, variant_frames: Mapping[str, pd.DataFrame], 
     target = Path(results_dir) / DELTAS_FILE
     table = pa.Table.from_pandas(deltas[list(DELTA_COLUMNS)], preserve_index=False)
     # Our provenance instead of pandas' metadata, which embeds library versions and is not needed.
-    table = table.replace_schema_metadata({f"{METADATA_PREFIX}{k}": v for k, v in sorted(scorers.backbones.items())})
+    metadata = {f"{METADATA_PREFIX}{k}": v for k, v in sorted(scorers.backbones.items())}
+    metadata[INPUTS_KEY] = json.dumps(input_fingerprint(results_dir, scorers.backbones), sort_keys=True)
+    table = table.replace_schema_metadata(metadata)
     tmp = target.with_name(target.name + ".tmp")
     pq.write_table(table, tmp, compression="zstd")
     tmp.replace(target)

@@ -15,9 +15,11 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import torch
+from sacrebleu import corpus_bleu as _corpus_bleu
 from sacrebleu.metrics.bleu import BLEU
 from tqdm.auto import tqdm
 
+from benchmark.errors import SagoError
 from benchmark.registry import Registry
 
 MINILM = "all-minilm-l6-v2"
@@ -32,18 +34,40 @@ class PairScorer(Protocol):
         ...
 
 
-def bleu(candidate: str, reference: str) -> float:
-    """Sentence BLEU (sacrebleu, 0-100) of ``candidate`` against the single ``reference``.
+BLEU_FORMS: tuple[str, ...] = ("sentence", "corpus")
+"""``"sentence"``: sentence BLEU with effective order (default); ``"corpus"``: the authors' exact form,
+``sacrebleu.corpus_bleu([candidate], [[reference]]).score`` with no shortcuts."""
+BLEU_ENV = "SAGO_BLEU_FORM"
 
-    sacrebleu's corpus BLEU on one pair scores two identical answers shorter than four tokens
-    as 0 (no 4-grams), which would call the most stable short answers maximally unstable; the
-    sentence API with effective order does not. Both empty -> 100, one empty -> 0.
+
+def configured_bleu_form() -> str:
+    """The BLEU form named by ``$SAGO_BLEU_FORM`` (``"sentence"`` when unset); refuses unknown names."""
+    form = os.environ.get(BLEU_ENV) or "sentence"
+    if form not in BLEU_FORMS:
+        raise SagoError(f"${BLEU_ENV}={form!r} is not one of {', '.join(BLEU_FORMS)}")
+    return form
+
+
+def bleu(candidate: str, reference: str, form: str = "sentence") -> float:
+    """BLEU (sacrebleu, 0-100) of ``candidate`` against the single ``reference``.
+
+    ``form="sentence"`` (default): sentence BLEU with effective order. sacrebleu's corpus BLEU on one
+    pair scores two identical answers shorter than four tokens as 0 (no 4-grams), which would call the
+    most stable short answers maximally unstable; the sentence API with effective order does not.
+    Both empty -> 100, one empty -> 0. ``form="corpus"``: the authors' ``corpus_bleu`` on the one pair,
+    exactly (identical 3-token answers score 0).
 
     >>> bleu("Paris.", "Paris.")
     100.0
     >>> bleu("", "Paris")
     0.0
+    >>> bleu("Paris.", "Paris.", form="corpus")
+    0.0
     """
+    if form == "corpus":
+        return float(_corpus_bleu([candidate], [[reference]]).score)
+    if form != "sentence":
+        raise ValueError(f"unknown BLEU form {form!r}; one of {', '.join(BLEU_FORMS)}")
     cand, ref = candidate.strip(), reference.strip()
     if cand == ref:
         return 100.0

@@ -123,7 +123,7 @@ def kendall_w_table(cells: pd.DataFrame) -> pd.DataFrame:
 
 REVERSAL_COLUMNS = ["measure", "model_a", "model_b", "dataset_a", "dataset_b", "n_items_a", "n_items_b",
                     "diff_a", "ci_low_a", "ci_high_a", "diff_b", "ci_low_b", "ci_high_b", "p_a", "p_b", "p",
-                    "p_holm", "p_floor_holm", "testable", "verdict", "significant"]
+                    "p_holm", "family_size", "p_floor_holm", "testable", "verdict", "significant"]
 
 
 def _paired_differences(draws: Sequence[PairedDraws], measures: Sequence[str]) -> dict[tuple[str, ...], np.ndarray]:
@@ -150,7 +150,7 @@ def reversal_table(pairwise: pd.DataFrame, draws: Sequence[PairedDraws],
         ``REVERSAL_COLUMNS``; one row per flipped (measure, model pair, dataset pair). ``p_a``/``p_b``:
         exact two-sided sign-flip p of the paired differences on each dataset; ``p`` = max of the two
         (both must reject); ``p_holm``: Holm over every candidate of the family, flipped or not (an
-        unflipped candidate has p = 1); ``p_floor_holm``: the smallest ``p_holm`` these item counts can
+        unflipped candidate has p = 1; ``family_size`` candidates in all); ``p_floor_holm``: the smallest ``p_holm`` these item counts can
         reach (m × the larger floor); ``verdict`` "not testable" when that floor is ≥ alpha.
     """
     diffs = _paired_differences(draws, measures)
@@ -174,6 +174,7 @@ def reversal_table(pairwise: pd.DataFrame, draws: Sequence[PairedDraws],
         return pd.DataFrame(columns=REVERSAL_COLUMNS)
     table = pd.DataFrame(candidates)
     table["p_holm"] = holm(table["p"].to_numpy(dtype=float))
+    table["family_size"] = len(table)
     table["p_floor_holm"] = np.minimum(1.0, len(table) * table["floor"])
     table["testable"] = table["p_floor_holm"] < alpha
     table["verdict"] = [verdict(p, ok, alpha) for p, ok in zip(table["p_holm"], table["testable"], strict=True)]

@@ -56,20 +56,33 @@ def is_complete(folder: Path) -> bool:
     return (folder / RUN_FILE).is_file()
 
 
-def deltas_are_stale(folder: Path) -> bool:
-    """True when ``deltas.parquet`` is missing or older than the records, activations or run.json."""
+def current_axes() -> dict[str, str]:
+    """The scorer and rule choices a recomputation would use now (nothing is loaded)."""
+    from benchmark.axes import AxisScorers  # heavy imports (text scorers) only when needed
+
+    return dict(AxisScorers.default().backbones)
+
+
+def deltas_are_stale(folder: Path, axes: Mapping[str, str] | None = None) -> bool:
+    """True when ``deltas.parquet`` is missing or was computed from other *content* or settings.
+
+    The deltas file records the sha256 of every input (run.json, records, activations), the axes version
+    and the scorer/rule choices (``benchmark.axes.results.input_fingerprint``); a file without that record
+    (written by an older sago-bench) is stale. File times are never consulted.
+    """
+    from benchmark.axes.results import input_fingerprint, read_input_fingerprint
+
     target = folder / DELTAS_NAME
     if not target.is_file():
         return True
-    sources = [folder / RUN_FILE, *(folder / "records").glob("*.parquet"),
-               *(folder / "activations").glob("*.safetensors")]
-    return any(p.stat().st_mtime > target.stat().st_mtime for p in sources if p.exists())
+    stored = read_input_fingerprint(target)
+    return stored is None or stored != input_fingerprint(folder, current_axes() if axes is None else axes)
 
 
 def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.DataFrame:
     """The submission's deltas, recomputed through ``benchmark.axes`` first when stale."""
     if deltas_are_stale(folder):
-        from benchmark.axes import write_deltas  # heavy imports (text scorers) only when needed
+        from benchmark.axes import write_deltas
 
         write_deltas(folder, variant_frames(), model=slug)
     return pd.read_parquet(folder / DELTAS_NAME)
@@ -105,8 +118,10 @@ def summary_for(slug: str, folder: Path, request: AnalyzeRequest,
     deltas = load_deltas(folder, slug, variant_frames)
     if deltas.empty:
         raise SagoError(f"{folder / DELTAS_NAME}: no rows; re-run `sago evaluate {slug}`")
+    from benchmark.axes import read_scorer_backbones
+
     document = summarize(deltas, model=slug, set_name=request.set_name, version=request.version,
-                         options=request.options)
+                         options=request.options, axes=read_scorer_backbones(folder / DELTAS_NAME))
     write_summary(folder, document)
     return document
 

@@ -27,7 +27,7 @@ def _sgs_text(cell: Mapping[str, Any] | None) -> str:
 
 def sgs_text_table(leaderboard: Mapping[str, Any], *, dataset: str = ALL,
                    measures: Sequence[str] = PAPER_MEASURES) -> str:
-    """Plain-text table of SGS with markers (rows: complete models; columns: measures)."""
+    """Plain-text table of the paper SGS with corrected markers (rows: complete models; columns: measures)."""
     cells = {(c["model"], c["measure"]): c for c in leaderboard["cells"] if c["dataset"] == dataset}
     models = [m["slug"] for m in leaderboard["models"] if m["status"] == "complete"]
     width = max([len(m) for m in models] + [len("model")])
@@ -36,7 +36,8 @@ def sgs_text_table(leaderboard: Mapping[str, Any], *, dataset: str = ALL,
         values = [_sgs_text(cells.get((model, measure))) for measure in measures]
         lines.append(model.ljust(width) + "".join(f"{v:>15}" for v in values))
     pending = [m["slug"] for m in leaderboard["models"] if m["status"] == "pending"]
-    footer = f"SGS on dataset {dataset!r}, t-test vs ε = {leaderboard['primary_epsilon']}: * p<.05 ** p<.01 † p<.001"
+    footer = (f"SGS (paper families) on dataset {dataset!r}, one-sided t-test vs ε = {leaderboard['primary_epsilon']}, "
+              "Holm-corrected: * p<.05 ** p<.01 † p<.001")
     return "\n".join([*lines, footer] + ([f"pending: {', '.join(pending)}"] if pending else []))
 
 
@@ -58,8 +59,9 @@ def analyze(set_name: str, version: str, slugs: tuple[str, ...], out: Path, subm
     """Compute SGS, significance, rankings and reversals; write summary.json files and the leaderboard.
 
     For every submission with complete results (run.json present) the deltas are recomputed when
-    missing or older than the records, then summary.json is written; pending submissions are listed
-    in the leaderboard with status "pending".
+    missing or computed from other inputs (sha256 of run.json, records, activations) or settings
+    (axes version, mirroring rules, BLEU form, scorer backbones), then summary.json is written;
+    pending submissions are listed in the leaderboard with status "pending".
     """
     # Refuse a set that is not here (or fails its hashes) before anything is written: a typo in
     # --version must not overwrite the leaderboard with an all-pending one.

@@ -8,6 +8,7 @@ computed here, because they need more than one model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES
+from benchmark.errors import SagoError
+from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
+from benchmark.stats.claims import claims
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
 from benchmark.stats.ranking import friedman_table, paired_draws, pairwise_table, rank_table
@@ -25,11 +28,11 @@ from benchmark.stats.sgs import AGGREGATE_LABELS, CELL_KEYS, EXTENDED, PAPER
 from benchmark.stats.significance import NOT_TESTABLE, PRIMARY_EPSILON, RAW_TEST_COLUMNS, adjust_across_cells
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
-    TEST_FIELDS,
     AnalysisOptions,
     header,
     per_item_frame,
     rows_frame,
+    tests_by_cell,
 )
 
 RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
@@ -89,9 +92,7 @@ def _retested(stats: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str
 def cell_rows(summaries: Sequence[Mapping[str, Any]], tests: Mapping[str, pd.DataFrame],
               ranks: pd.DataFrame) -> list[dict[str, Any]]:
     """The ``cells[]`` rows: each summary cell with leaderboard-wide corrected tests and its rank fields."""
-    by_cell = {aggregate: {key: jsonio.records(group.sort_values("epsilon")[list(TEST_FIELDS)])
-                           for key, group in table.groupby(list(CELL_KEYS))}
-               for aggregate, table in tests.items()}
+    by_cell = {aggregate: tests_by_cell(table) for aggregate, table in tests.items()}
     rank_of = {tuple(r[k] for k in CELL_KEYS): r for r in jsonio.records(ranks)}
     rows = []
     for summary in summaries:
@@ -162,6 +163,10 @@ def build_leaderboard(entries: Sequence[Entry], *, set_name: str, version: str,
                       options: AnalysisOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
     """The leaderboard document over ``entries`` (pending ones appear in ``models`` only)."""
     summaries = [e.summary for e in sorted(entries, key=lambda e: e.slug) if e.summary is not None]
+    for entry in entries:
+        if entry.summary is not None and entry.summary.get("schema_version") != SUMMARY_SCHEMA_VERSION:
+            raise SagoError(f"{entry.summary_path or entry.slug}: summary schema_version "
+                            f"{entry.summary.get('schema_version')} has no paper SGS; re-run `sago analyze`")
     document = header(options, set_name=set_name, version=version, schema_version=LEADERBOARD_SCHEMA_VERSION)
     document["correction"] |= {"reversals": REVERSAL_FAMILY, "pairwise": "Holm over the model pairs of one (dataset, measure)"}
     document |= {
@@ -178,7 +183,10 @@ def build_leaderboard(entries: Sequence[Entry], *, set_name: str, version: str,
                              "per_family", "noise_floor", "accuracy")}
     if summaries:
         empty |= cross_model_tables(summaries, options) | per_model_tables(summaries)
-    return document | empty
+    document |= empty
+    # the sentences are generated from the canonical JSON form, exactly what readers of the file will see
+    document["claims"] = claims(json.loads(jsonio.dumps(document)))
+    return document
 
 
 def write_leaderboard(path: Path, document: Mapping[str, Any]) -> Path:

@@ -88,13 +88,23 @@ def aggregate_rows(deltas: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
+def tests_by_cell(tests: pd.DataFrame) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    """Test rows (``TEST_FIELDS``, in ε order) per cell key, converted to JSON-ready dicts in one pass."""
+    ordered = tests.sort_values([*CELL_KEYS, "epsilon"], kind="stable")
+    grouped: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for key, row in zip(ordered[list(CELL_KEYS)].itertuples(index=False, name=None),
+                        jsonio.records(ordered[list(TEST_FIELDS)]), strict=True):
+        grouped.setdefault(key, []).append(row)
+    return grouped
+
+
 def cell_stats(cells: pd.DataFrame, tests: pd.DataFrame) -> dict[tuple[Any, ...], dict[str, Any]]:
     """Per cell key: SGS, CI, tests (one per ε, in ε order), and the primary test's marker and verdict."""
-    grouped = {key: group.sort_values("epsilon") for key, group in tests.groupby(list(CELL_KEYS))}
+    grouped = tests_by_cell(tests)
     out = {}
     for cell in jsonio.records(cells):
         key = tuple(cell[k] for k in CELL_KEYS)
-        cell_tests = jsonio.records(grouped[key][list(TEST_FIELDS)]) if key in grouped else []
+        cell_tests = grouped.get(key, [])
         primary = [t for t in cell_tests if t["epsilon"] == PRIMARY_EPSILON]
         out[key] = {f: cell[f] for f in STAT_FIELDS} | {
             "tests": cell_tests,

@@ -1,0 +1,81 @@
+"""How well does a politeness judge agree with the authors' judge? Cohen's κ and the confusion matrix.
+
+The reference is a compact excerpt of the authors' published, judged politeness rows
+(``tests/fixtures/authors_politeness_claude_trivia_qa.json``, provenance inside). Each row holds the
+baseline response y_0, the response y_v to the rewritten prompt, the strength (its sign is the
+direction) and the authors' verdict. A judge is scored with the same rule the mirroring delta uses:
+``politeness(judge)(y_v, y_0, strength)`` (relative to y_0, never negative).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmark.axes.mirroring import PolitenessJudge, politeness
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement of two binary raters over the same rows."""
+
+    n: int
+    """rows compared."""
+    confusion: tuple[tuple[int, int], tuple[int, int]]
+    """[[both no, reference no & judge yes], [reference yes & judge no, both yes]]."""
+    kappa: float
+    """Cohen's κ (NaN when both raters are constant and equal)."""
+    judge_rate: float
+    """share of rows the judge calls mirrored."""
+    reference_rate: float
+    """share of rows the reference calls mirrored."""
+
+
+def cohen_kappa(reference: Sequence[int], judge: Sequence[int]) -> Agreement:
+    """Cohen's κ = (p_o − p_e) / (1 − p_e) of two 0/1 raters, with the 2×2 confusion matrix.
+
+    >>> cohen_kappa([0, 0, 1, 1], [0, 1, 1, 1]).kappa
+    0.5
+    """
+    a, b = np.asarray(reference, dtype=int), np.asarray(judge, dtype=int)
+    table = np.zeros((2, 2), dtype=int)
+    np.add.at(table, (a, b), 1)
+    n = int(table.sum())
+    observed = float(np.trace(table)) / n
+    expected = float(table.sum(axis=1) @ table.sum(axis=0)) / n**2
+    kappa = (observed - expected) / (1.0 - expected) if expected < 1.0 else float("nan")
+    confusion = ((int(table[0, 0]), int(table[0, 1])), (int(table[1, 0]), int(table[1, 1])))
+    return Agreement(n, confusion, kappa, float(b.mean()), float(a.mean()))
+
+
+def load_reference(path: Path) -> list[dict[str, Any]]:
+    """The judged rows of a calibration fixture."""
+    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    return rows
+
+
+def judge_agreement(judge: PolitenessJudge, rows: Sequence[Mapping[str, Any]]) -> Agreement:
+    """Agreement of ``judge`` (scored as the mirroring delta scores it) with the rows' authors' verdicts."""
+    detect = politeness(judge)
+    verdicts = [int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows]
+    return cohen_kappa([int(r["authors_verdict"]) for r in rows], verdicts)
+
+
+JUDGE_SYSTEM = "You rate the tone of answers. Reply with YES or NO only."
+
+
+def rewriter_generate(rewriter: Any, *, max_new_tokens: int = 3) -> Callable[[str], str]:
+    """Turn a ``benchmark.variants.rewriter`` backend (local model or HTTP endpoint) into the
+    ``prompt -> completion`` function ``LLMPolitenessJudge`` takes (greedy, a few tokens)."""
+    from benchmark.variants.rewriter import Chat
+
+    def generate(prompt: str) -> str:
+        answer: str = rewriter.complete([Chat(JUDGE_SYSTEM, prompt, max_new_tokens)])[0]
+        return answer
+
+    return generate
