@@ -253,6 +253,8 @@ def test_filters_and_the_compare_picker_work(site: Path, page: tuple[object, Wat
     cell_a = next(c for c in board["cells"] if (c["model"], c["dataset"], c["measure"]) ==
                   ("acme__tiny-a", "all", board["measures"][0]["name"]))
     assert float(first[2]) == pytest.approx(cell_a["sgs"], rel=5e-3)
+    browser_page.locator("#compare-items a", has_text="item 1").first.click()  # type: ignore[attr-defined]
+    assert browser_page.url.endswith("items/trivia_qa/1.html")  # type: ignore[attr-defined]
     assert watch.errors == []
 
 
