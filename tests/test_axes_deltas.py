@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -126,7 +125,7 @@ def test_compute_deltas_known_values() -> None:
     assert row.loc["letter_case/global/100", "delta_mirroring"] == 1.0
     assert row.loc["politeness/prefix/6", "delta_mirroring"] == 1.0
     assert row.loc["spacing/prefix/5", "delta_mirroring"] == 0.0
-    assert math.isnan(row.loc["form/global/1", "delta_mirroring"])
+    assert row.loc["form/global/1", "delta_mirroring"] == 0.0
     # Accuracy: item 1's gold is Paris (every response names it); item 2's is London.
     assert (deltas.loc[deltas["item_id"] == "i1", "correct"] == 1.0).all()
     assert (deltas.loc[deltas["item_id"] == "i2", "correct"] == 0.0).all()

@@ -14,9 +14,9 @@ from benchmark.axes.mirroring import (
     extra_spaces,
     mark_surplus,
     mirroring_delta,
-    space_surplus,
     odd_case_share,
     repeated_marks,
+    space_surplus,
 )
 
 PLAIN = "The capital of France is Paris. It has been the capital since the tenth century, roughly."

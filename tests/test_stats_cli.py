@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from benchmark.cli import main
 from benchmark.axes.results import INPUTS_KEY, input_fingerprint
+from benchmark.cli import main
 from benchmark.stats.analyze import current_axes, deltas_are_stale
 from benchmark.stats.example import example_submission
 from benchmark.stats.synthetic import example_levels, synthetic_deltas

@@ -18,7 +18,13 @@ import pandas as pd
 
 from benchmark.axes import activations as act
 from benchmark.axes.accuracy import is_correct
-from benchmark.axes.mirroring import DEFAULT_RULES, RULES, LexiconPolitenessJudge, PolitenessJudge, mirroring_delta
+from benchmark.axes.mirroring import (
+    DEFAULT_RULES,
+    RULES,
+    LexiconPolitenessJudge,
+    PolitenessJudge,
+    mirroring_delta,
+)
 from benchmark.axes.text import (
     Backbone,
     BertScore,

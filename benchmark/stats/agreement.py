@@ -25,7 +25,7 @@ from benchmark.schema import HEADLINE_MEASURES
 from benchmark.stats.exact import kendall_w_permutation_p, sign_flip_floor, sign_flip_p
 from benchmark.stats.ranking import NEEDS_THREE, PairedDraws
 from benchmark.stats.sgs import ALL
-from benchmark.stats.significance import ALPHA, NOT_TESTABLE, SIGNIFICANT, holm, verdict
+from benchmark.stats.significance import ALPHA, SIGNIFICANT, holm, verdict
 
 MIN_TAU_MODELS = 3
 """Kendall τ between two datasets is reported only with at least this many models."""
@@ -128,7 +128,7 @@ REVERSAL_COLUMNS = ["measure", "model_a", "model_b", "dataset_a", "dataset_b", "
 
 def _paired_differences(draws: Sequence[PairedDraws], measures: Sequence[str]) -> dict[tuple[str, ...], np.ndarray]:
     """(measure, dataset, model_a, model_b) -> per-item s_a − s_b on the items both models share."""
-    out = {}
+    out: dict[tuple[str, ...], np.ndarray] = {}
     for cell in draws:
         if cell.dataset == ALL or cell.measure not in measures:
             continue

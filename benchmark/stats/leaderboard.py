@@ -19,8 +19,8 @@ import pandas as pd
 from benchmark.errors import SagoError
 from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
-from benchmark.stats.claims import claims
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
+from benchmark.stats.claims import claims
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
 from benchmark.stats.ranking import friedman_table, paired_draws, pairwise_table, rank_table
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
