@@ -81,7 +81,7 @@ def watched(context: object) -> tuple[object, Watch]:
     watch = Watch()
     opened.on("console", lambda m: watch.errors.append(m.text) if m.type == "error" else None)
     opened.on("pageerror", lambda e: watch.errors.append(str(e)))
-    opened.on("requestfailed", lambda r: watch.errors.append(f"failed: {r.url}"))
+    opened.on("requestfailed", lambda r: watch.errors.append(f"failed: {r.url} {r.failure}"))
     opened.on("request", lambda r: watch.requests.append(r.url))
 
     def on_dialog(dialog: object) -> None:
@@ -301,5 +301,6 @@ def test_served_over_http_nothing_is_missing(served: str, browser: object) -> No
         opened.goto(served + name, wait_until="networkidle")  # type: ignore[attr-defined]
     icons = opened.locator("link[rel=icon]").evaluate_all("els => els.map(e => e.href)")  # type: ignore[attr-defined]
     assert icons and opened.request.get(icons[0]).ok  # type: ignore[attr-defined]
-    assert missing == [] and watch.errors == []
+    # leaving a page may abort its favicon fetch (net::ERR_ABORTED): a navigation, not a missing file
+    assert missing == [] and [e for e in watch.errors if "ERR_ABORTED" not in e] == []
     context.close()
