@@ -97,19 +97,21 @@ def test_item_page_shows_prompts_responses_and_deltas(built: tuple[SiteTree, Pat
     _, site = built
     trivia = pages(site)["items/trivia_qa/0.html"]
     assert "acme__tiny-a answers spacing/suffix/5" in trivia and "acme__tiny-b answers spacing/suffix/5" in trivia
-    assert "bleu −7.5" in trivia  # fixture delta: -0.25 * index 3 * R 100 / 10
+    assert '<span title="bleu">Wording (BLEU)</span> −7.50' in trivia  # fixture delta: -0.25 * index 3 * R 100 / 10
     alpaca = pages(site)["items/alpaca/0.html"]
     assert "acme__tiny-a answers" in alpaca and "acme__tiny-b answers" not in alpaca  # b did not run alpaca
 
 
-def test_overview_has_no_overall_winner_and_follows_ranks(built: tuple[SiteTree, Path]) -> None:
+def test_overview_has_no_overall_winner_and_dataset_tables_follow_ranks(built: tuple[SiteTree, Path]) -> None:
     tree, site = built
     html = pages(site)["index.html"]
     assert "overall" not in html.lower().replace("no overall winner", "")
+    assert 'id="headline"' in html and 'id="grid-table"' in html
+    assert 'data-axis="activations"' not in html  # the full tables live on the dataset pages
     board = json.loads(tree.leaderboard.read_text())
     first = {c["model"] for c in board["cells"]
              if (c["dataset"], c["measure"], c["rank"]) == ("trivia_qa", "act_cos_last", 1)}
-    section = html[html.index('id="ds-trivia_qa"'):]
+    section = pages(site)["datasets/trivia_qa.html"]
     table = section[section.index('data-axis="activations"'):]
     body = table.index("<tbody>")
     first_row = table[body:table.index("</tr>", body)]
@@ -201,3 +203,43 @@ def test_a_failed_build_keeps_the_previous_site(built: tuple[SiteTree, Path], tm
         build(tree, out)
     assert (out / "index.html").read_bytes() == before
     assert not (tmp_path / "site.building").exists()
+
+
+def test_repository_url_is_configurable_and_checked(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
+    tree, _ = built
+    args = ["leaderboard", "build", "--input", str(tree.leaderboard), "--out", str(tmp_path / "out"),
+            "--submissions", str(tree.submissions), "--variants", str(tree.variants)]
+    assert main([*args, "--repo-url", "https://example.org/fork/sago"]) == 0
+    site = pages(tmp_path / "out")
+    for name in ("index.html", "submit.html", "items/trivia_qa/1.html"):
+        assert 'href="https://example.org/fork/sago"' in site[name], name
+        assert "arxiv.org/abs/2610.01428" in site[name] and "@misc{omar2026sago" in site[name]
+    assert "Submit a model" in site["index.html"]  # in the navigation of every page
+    assert main([*args, "--repo-url", 'javascript:alert(1)"']) != 0
+
+
+def test_downloads_offer_the_leaderboard_and_a_flat_csv(built: tuple[SiteTree, Path]) -> None:
+    tree, site = built
+    assert json.loads((site / "downloads" / "leaderboard.json").read_text()) == json.loads(tree.leaderboard.read_text())
+    header, *rows = (site / "downloads" / "cells.csv").read_text().splitlines()
+    assert header.startswith("model,model_name,dataset,axis,measure") and len(rows) == len(
+        json.loads(tree.leaderboard.read_text())["cells"])
+    html = pages(site)["downloads.html"]
+    assert 'href="downloads/leaderboard.json"' in html and 'href="downloads/cells.csv"' in html
+
+
+def test_every_page_states_what_was_run_and_never_calls_a_partial_run_complete(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    for name, html in pages(site).items():
+        header = html[html.index('id="run-header"'):html.index("</div>", html.index('id="run-header"'))]
+        assert "profile <strong>smoke</strong>" in header and "partial run" in header, name
+        assert "2 items per dataset" in header and "up to 32 new tokens" in header, name
+    models = pages(site)["models.html"]
+    assert ">complete<" not in models and "smoke profile, partial" in models
+
+
+def test_dataset_page_says_where_the_data_comes_from(built: tuple[SiteTree, Path]) -> None:
+    _, site = built
+    html = pages(site)["datasets/trivia_qa.html"]
+    assert 'id="dataset-info"' in html and "stands in for" in html and "licence" in html
+    assert "Example item" in html and 'href="../items/trivia_qa/0.html"' in html

@@ -29,6 +29,9 @@ HOSTILE_NAME = f"Tiny A {HOSTILE_SCRIPT} {HOSTILE_IMG}"
 SET, VERSION = "sago-v1", "v1"
 DATASETS = ("alpaca", "trivia_qa")
 VARIANTS = ("baseline/none/0", "identity/global/1", "politeness/prefix/2", "spacing/suffix/5")
+PROFILE = {"name": "smoke", "items_per_dataset": 2, "all_strengths": False, "max_new_tokens": 32,
+           "description": "a small test profile"}
+"""The evaluation profile recorded in the fixture's run.json files (partial: the header must say so)."""
 # which (model, dataset) pairs have records: tiny-b skipped alpaca, tiny-c has no results folder at all
 RECORDS = {"acme__tiny-a": DATASETS, "acme__tiny-b": ("trivia_qa",)}
 
@@ -138,8 +141,12 @@ def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> N
             "schema_version": 1, "variant_set": {"name": SET, "version": VERSION, "sha256": sha256_file(manifest)},
             "submission": slug, "submission_model": meta["model"],
             "model": {"source": "hub", "revision": meta["model"]["revision"]},  # type: ignore[index]
-            "counts": {d: len(records_frame(d, slug)) for d in RECORDS[slug]}, "files": file_hashes(results)})
-        write_json(results / "summary.json", {"schema_version": 1, "model": slug})
+            "counts": {d: len(records_frame(d, slug)) for d in RECORDS[slug]}, "files": file_hashes(results),
+            "profile": PROFILE, "timings": {"finished_at": "2026-11-30T01:26:25+00:00"}})
+        weight = 1.0 if slug.endswith("-a") else 0.5  # the models differ most on item 1
+        per_item = [{"dataset": d, "item_id": f"{d}-{rank}", "measure": m.name, "s": 0.1 * (rank + 1) * weight}
+                    for d in RECORDS[slug] for rank in range(2) for m in MEASURES]
+        write_json(results / "summary.json", {"schema_version": 1, "model": slug, "per_item": per_item})
 
 
 def make_site_tree(root: Path) -> SiteTree:

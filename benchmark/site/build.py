@@ -7,6 +7,7 @@ come only from validated slugs, dataset names and integer item ranks.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,17 +20,19 @@ from tqdm import tqdm
 
 from benchmark.errors import SagoError
 from benchmark.paths import check_name, replace_folder
-from benchmark.site import views
-from benchmark.site.board import Board
+from benchmark.site import findings, views
+from benchmark.site.board import Board, Row
+from benchmark.site.cite import DEFAULT_REPO_URL, Citation
 from benchmark.site.downloads import Download, copy_downloads
 from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
 from benchmark.site.render import environment, root_of
+from benchmark.site.runinfo import read_runs, run_header
 from benchmark.submissions import results_dir
 from benchmark.variants.freeze import VariantSet
 
 MARKER = ".sago-site"
 """File that marks a folder as built by this code, so a rebuild may replace it."""
-STATIC = ("site.css", "sort.js")
+STATIC = ("site.css", "sort.js", "filter.js", "favicon.svg")
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class SiteInputs:
     """``submissions/``: records and deltas for the item browser and the downloads."""
     variants: VariantSet | None
     """the frozen, verified variant set, or None when it is not checked out."""
+    repo_url: str = DEFAULT_REPO_URL
+    """repository the footer, the Submit page and the downloads link to."""
 
 
 @dataclass(frozen=True)
@@ -90,14 +95,19 @@ def build_site(inputs: SiteInputs, out: Path, *, progress: bool = True) -> Build
     """
     staging = _prepare(out)
     board = inputs.board
+    version = str(board.data.get("generator", {}).get("version", ""))
     writer = _Writer(staging, {"board": board, "set": board.data.get("set", ""),
-                               "version": board.data.get("version", "")})
+                               "version": board.data.get("version", ""),
+                               "header": run_header(board, read_runs(board, inputs.submissions_root)),
+                               "cite": Citation(inputs.repo_url, version)})
     try:
         set_dir = inputs.variants.path if inputs.variants else None
         downloads = copy_downloads(board, inputs.submissions_root, set_dir, staging)
-        _summary_pages(writer, board, downloads)
-        _model_and_dataset_pages(writer, board)
-        _item_pages(writer, inputs, progress=progress)
+        items = _all_items(inputs, progress=progress)
+        _summary_pages(writer, inputs, downloads)
+        _model_and_dataset_pages(writer, inputs, items)
+        _compare_pages(writer, inputs, items)
+        _item_pages(writer, inputs, items)
         _copy_static(staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # the previous site stays as it was
@@ -115,43 +125,77 @@ def _copy_static(site: Path) -> None:
     (site / MARKER).write_text("built by `sago leaderboard build`; safe to delete and rebuild\n")
 
 
-def _summary_pages(writer: _Writer, board: Board, downloads: list[Download]) -> None:
-    writer.page("index.html", "overview.html.j2", title="Overview",
-                tables={d: views.axis_tables(board, d) for d in views.dataset_choices(board)})
+def _summary_pages(writer: _Writer, inputs: SiteInputs, downloads: list[Download]) -> None:
+    board = inputs.board
+    manifest = inputs.variants.manifest if inputs.variants else None
+    writer.page("index.html", "overview.html.j2", title="Overview", headline=findings.headline(board),
+                grid=findings.grid(board))
     writer.page("reversals.html", "reversals.html.j2", title="Ranking reversals",
                 heatmaps=views.tau_heatmaps(board), no_tau=views.measures_without_tau(board),
-                reversals=views.significant_first(board.rows("reversals")))
+                reversals=findings.reversals(board))
     writer.page("axes.html", "axes.html.j2", title="Axes", independence=views.independence_heatmap(board),
-                pareto=views.pareto_plot(board))
+                pareto=views.pareto_plot(board), pareto_sentence=views.pareto_sentence(board))
     writer.page("models.html", "models.html.j2", title="Models")
-    writer.page("datasets.html", "datasets.html.j2", title="Datasets")
+    writer.page("datasets.html", "datasets.html.j2", title="Datasets",
+                infos={d: views.dataset_info(manifest, d) for d in board.datasets})
     writer.page("methodology.html", "methodology.html.j2", title="Methodology")
+    writer.page("submit.html", "submit.html.j2", title="Submit a model")
     writer.page("downloads.html", "downloads.html.j2", title="Downloads", downloads=downloads)
 
 
-def _model_and_dataset_pages(writer: _Writer, board: Board) -> None:
+def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
+    board = inputs.board
     for model in board.models:
         slug = model["slug"]
         writer.page(f"models/{slug}.html", "model.html.j2", title=model.get("name") or slug, model=model,
                     profile=views.profile_plot(board, slug) if model.get("status") == "complete" else None)
+    manifest = inputs.variants.manifest if inputs.variants else None
     for dataset in board.datasets:
         writer.page(f"datasets/{dataset}.html", "dataset.html.j2", title=dataset, dataset=dataset,
-                    tables=views.axis_tables(board, dataset), by_rank=views.cells_by_rank)
+                    tables=views.axis_tables(board, dataset), by_rank=views.cells_by_rank,
+                    info=views.dataset_info(manifest, dataset), example=next(iter(items.get(dataset, [])), None),
+                    grid_row=[findings.grid_cell(board, dataset, t.axis) for t in views.axis_tables(board, dataset)])
 
 
-def _item_pages(writer: _Writer, inputs: SiteInputs, *, progress: bool) -> None:
+def _compare_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
+    board = inputs.board
+    ranks = {(d, item.item_id): item.rank for d, found in items.items() for item in found}
+    per_item = {m["slug"]: _per_item(inputs, m["slug"]) for m in board.complete}
+    comparisons = [views.comparison(board, a, b, per_item[a], per_item[b], ranks) for a, b in views.model_pairs(board)]
+    writer.page("compare/index.html", "compare_index.html.j2", title="Compare two models", comparisons=comparisons)
+    for pair in comparisons:
+        writer.page(f"compare/{pair.page}", "compare.html.j2",
+                    title=f"{board.name(pair.slug_a)} vs {board.name(pair.slug_b)}", pair=pair)
+
+
+def _per_item(inputs: SiteInputs, slug: str) -> list[Row]:
+    """``per_item`` rows of a model's summary.json (s_X(i) per item), or none when unreadable."""
+    board = inputs.board
+    path = results_dir(slug, board.data["set"], board.data["version"], inputs.submissions_root) / "summary.json"
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8")).get("per_item", [])
+    except (OSError, ValueError, AttributeError):
+        return []  # the validator reports a broken summary; the compare page then lists no items
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+
+def _all_items(inputs: SiteInputs, *, progress: bool) -> dict[str, list[ItemView]]:
     datasets = _browser_datasets(inputs)
-    counts: dict[str, int] = {}
-    for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets):
-        items = _dataset_items(inputs, dataset)
-        counts[dataset] = len(items)
+    return {dataset: _dataset_items(inputs, dataset)
+            for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets)}
+
+
+def _item_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
+    for dataset, found in items.items():
         writer.page(f"items/{dataset}/index.html", "items_dataset.html.j2", title=f"Items: {dataset}",
-                    dataset=dataset, items=items)
-        for item in items:
+                    dataset=dataset, items=found)
+        for index, item in enumerate(found):
             writer.page(f"items/{dataset}/{item.rank}.html", "item.html.j2",
-                        title=f"{dataset} item {item.rank}", item=item)
-    writer.page("items/index.html", "items_index.html.j2", title="Item browser", counts=counts,
-                has_variants=inputs.variants is not None)
+                        title=f"{dataset} item {item.rank}", item=item,
+                        previous=found[index - 1] if index else None,
+                        next=found[index + 1] if index + 1 < len(found) else None)
+    writer.page("items/index.html", "items_index.html.j2", title="Item browser",
+                counts={d: len(found) for d, found in items.items()}, has_variants=inputs.variants is not None)
 
 
 def _browser_datasets(inputs: SiteInputs) -> list[str]:

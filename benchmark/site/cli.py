@@ -12,6 +12,7 @@ from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, chec
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
+from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
 from benchmark.site.validate import validate_tree
 from benchmark.submissions import check_submissions_root, submission_dir
 from benchmark.variants.freeze import VariantSet, load_variant_set, set_dir
@@ -33,12 +34,15 @@ def leaderboard() -> None:
               show_default="submissions", help="Submissions folder (records for the item browser).")
 @click.option("--variants", "variants_root", type=click.Path(path_type=Path), default=VARIANTS_DIR,
               show_default="variants", help="Folder of frozen variant sets.")
+@click.option("--repo-url", default=DEFAULT_REPO_URL, show_default=True, envvar="SAGO_REPO_URL",
+              help="Repository the site links to (source, Submit page, BibTeX); env SAGO_REPO_URL.")
 @click.pass_context
 def build(ctx: click.Context, set_name: str, version: str, input_path: Path, out: Path,
-          submissions_root: Path, variants_root: Path) -> None:
+          submissions_root: Path, variants_root: Path, repo_url: str) -> None:
     """Build the static site; works with no evaluated model (everyone pending)."""
     check_name(set_name, "variant set")
     check_name(version, "version")
+    repo_url = check_repo_url(repo_url)
     # Every input is checked before anything is written: a typo in a folder name must fail, never
     # replace a built site with one that lost its results, downloads or prompts.
     explicit = ctx.get_parameter_source("input_path") is not click.core.ParameterSource.DEFAULT
@@ -52,7 +56,7 @@ def build(ctx: click.Context, set_name: str, version: str, input_path: Path, out
     # The leaderboard names the set its numbers come from; prompts must come from the same one.
     variants = _variants(board.data["set"], board.data["version"], variants_root)
     try:
-        report = build_site(SiteInputs(board, submissions_root, variants), out)
+        report = build_site(SiteInputs(board, submissions_root, variants, repo_url), out)
     except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
         # read_board checks the shape the site needs; this names a row it did not foresee.
         raise SagoError(f"{input_path}: the leaderboard lacks a value the site needs "

@@ -7,13 +7,18 @@ per model); the page points to the repository for them.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmark.provenance import sha256_file
 from benchmark.site.board import Board
+from benchmark.site.labels import measure_label
 from benchmark.submissions import results_dir
 
 _RESULT_FILES = ("run.json", "summary.json", "deltas.parquet")
@@ -25,7 +30,7 @@ class Download:
     """One file on the downloads page."""
 
     group: str
-    """``"variants"`` or the slug of a submission."""
+    """``"leaderboard"``, ``"variants"`` or the slug of a submission."""
     label: str
     """the file's path inside its group, e.g. ``records/trivia_qa.parquet``."""
     href: str
@@ -46,12 +51,57 @@ def copy_downloads(board: Board, submissions_root: Path, variants_dir: Path | No
         variants_dir: ``variants/<set>/<version>/`` or None.
         site: the site folder being built.
     """
-    found: list[Download] = []
+    found = _write_tables(board, site)
     if variants_dir is not None and variants_dir.is_dir():
         found += _copy(variants_dir, _set_files(variants_dir), "variants", site)
     for model in board.complete:
         folder = results_dir(model["slug"], board.data["set"], board.data["version"], submissions_root)
         found += _copy(folder, _result_files(folder), model["slug"], site)
+    return found
+
+
+CSV_COLUMNS = ("model", "model_name", "dataset", "axis", "measure", "measure_name", "n_items", "sgs", "ci_low",
+               "ci_high", "sgs_extended", "noise_floor", "rank", "rank_low", "rank_high", "tie_group", "epsilon", "p_t",
+               "p_holm", "verdict")
+"""Columns of ``cells.csv``: one row per (model, dataset, measure) cell, the test at the primary ε (``p_holm``
+and ``verdict`` corrected, ``p_t`` uncorrected)."""
+
+
+def cells_csv(board: Board) -> str:
+    """Every cell of the leaderboard as CSV text (no statistic computed: the file's values, flattened).
+
+    >>> board = Board({"primary_epsilon": 0.05, "measures": [{"name": "bleu", "axis": "generation"}],
+    ...                "models": [{"slug": "a", "name": "A"}], "cells": [{"model": "a", "dataset": "x",
+    ...                "measure": "bleu", "sgs": 0.5, "tests": [{"epsilon": 0.05, "p_holm": 0.01}]}]})
+    >>> cells_csv(board).splitlines()[1]
+    'a,A,x,generation,bleu,Wording (BLEU),,0.5,,,,,,,,,0.05,,0.01,'
+    """
+    axes = {m["name"]: m["axis"] for m in board.measures}
+    eps = board.data.get("primary_epsilon")
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for cell in board.rows("cells"):
+        test: dict[str, Any] = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
+        holm = test.get("significant_holm")
+        verdict = test.get("verdict") or ("" if holm is None else "significant" if holm else "not significant")
+        writer.writerow({**cell, **test, "model_name": board.name(cell["model"]), "axis": axes.get(cell["measure"], ""),
+                         "measure_name": measure_label(cell["measure"]), "epsilon": eps, "verdict": verdict,
+                         "sgs_extended": (cell.get("extended") or {}).get("sgs")})
+    return buffer.getvalue()
+
+
+def _write_tables(board: Board, site: Path) -> list[Download]:
+    """``leaderboard.json`` (as read) and ``cells.csv`` under ``downloads/``."""
+    folder = site / "downloads"
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = {"leaderboard.json": json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+             "cells.csv": cells_csv(board)}
+    found = []
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+        found.append(Download("leaderboard", name, f"downloads/{name}", (folder / name).stat().st_size,
+                              sha256_file(folder / name)))
     return found
 
 

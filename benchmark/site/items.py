@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,12 @@ class Answer:
     """stopped on end-of-sequence rather than the token limit."""
     deltas: tuple[tuple[str, float], ...]
     """(measure, unscaled delta) for every measure that applies, in schema order."""
+    correct: bool | None = None
+    """the response was judged correct (None: no gold answers or no record)."""
+    flipped: bool = False
+    """correctness differs from the same model's baseline response."""
+    largest: tuple[str, ...] = ()
+    """measures on which this is the model's largest change on the item (|Δ|, ties: first variant)."""
 
 
 @dataclass(frozen=True)
@@ -65,12 +71,19 @@ class ItemView:
     gold: tuple[str, ...]
     """gold answers, when the dataset has them."""
     variants: tuple[VariantView, ...]
-    """baseline first, then the set's order."""
+    """variants some model ran (every variant when none ran): baseline first, then the set's order."""
+    in_set: int = 0
+    """variants of this item in the variant set (``len(variants)`` or more under a partial profile)."""
 
     @property
     def baseline_prompt(self) -> str:
         """The unmodified prompt."""
         return self.variants[0].prompt if self.variants else ""
+
+    @property
+    def flips(self) -> int:
+        """Responses whose correctness differs from the same model's baseline response."""
+        return sum(a.flipped for v in self.variants for a in v.answers)
 
     def families(self) -> list[tuple[str, list[VariantView]]]:
         """Variants grouped by family, in order of first appearance."""
@@ -96,7 +109,7 @@ def read_model_results(results_dir: Path, dataset: str) -> ModelResults:
     records = (pd.read_parquet(records_path, columns=_RECORD_FIELDS) if records_path.is_file()
                else pd.DataFrame(columns=_RECORD_FIELDS))
     deltas_path = results_dir / "deltas.parquet"
-    columns = ["dataset", "item_id", "variant_id", *(f"delta_{m.name}" for m in MEASURES)]
+    columns = ["dataset", "item_id", "variant_id", *(f"delta_{m.name}" for m in MEASURES), "correct"]
     deltas = pd.read_parquet(deltas_path, columns=columns) if deltas_path.is_file() else pd.DataFrame(
         columns=columns)
     deltas = deltas[deltas["dataset"] == dataset]
@@ -114,16 +127,42 @@ def item_views(dataset: str, frame: pd.DataFrame, results: Mapping[str, ModelRes
     Returns:
         Items any model ran on, or the first ``ITEMS_WITHOUT_RESULTS`` when none did; by rank.
     """
-    ran = {item for r in results.values() for item in r.records.index.get_level_values(0)}
-    if ran:
-        frame = frame[frame["item_id"].isin(ran)]
+    ran = {key for r in results.values() for key in r.records.index}
+    ran_items = {item for item, _ in ran}
+    if ran_items:
+        frame = frame[frame["item_id"].isin(ran_items)]
     else:
         frame = frame[frame["item_rank"] < ITEMS_WITHOUT_RESULTS]
     items = []
     for (rank, item_id), rows in frame.groupby(["item_rank", "item_id"], sort=True):
-        variants = _variant_views(rows, str(item_id), results)
-        items.append(ItemView(dataset, int(rank), str(item_id), _gold(rows), tuple(variants)))
+        in_set = len(rows)
+        if ran:  # a partial profile runs only some variants: show those, count the rest
+            rows = rows[[(str(item_id), str(v)) in ran for v in rows["variant_id"]]]
+        variants = _mark_changes(_variant_views(rows, str(item_id), results))
+        items.append(ItemView(dataset, int(rank), str(item_id), _gold(rows), tuple(variants), in_set))
     return items
+
+
+def _mark_changes(variants: list[VariantView]) -> list[VariantView]:
+    """Flag correctness flips against the baseline and each model's largest |Δ| per measure."""
+    if not variants or not variants[0].answers:
+        return variants
+    baseline = {a.slug: a.correct for a in variants[0].answers}
+    largest: dict[tuple[str, str], tuple[float, str]] = {}
+    for v in variants[1:]:
+        for a in v.answers:
+            for measure, value in a.deltas:
+                best = largest.get((a.slug, measure))
+                if abs(value) > 0 and (best is None or abs(value) > best[0]):
+                    largest[(a.slug, measure)] = (abs(value), v.variant_id)
+    marked = [variants[0]]
+    for v in variants[1:]:
+        answers = tuple(replace(a, flipped=a.correct is not None and baseline.get(a.slug) is not None
+                                and a.correct != baseline[a.slug],
+                                largest=tuple(m for m, _ in a.deltas if largest.get((a.slug, m), (0, ""))[1]
+                                              == v.variant_id)) for a in v.answers)
+        marked.append(replace(v, answers=answers))
+    return marked
 
 
 def _gold(rows: pd.DataFrame) -> tuple[str, ...]:
@@ -152,9 +191,11 @@ def _answer(slug: str, results: ModelResults, key: tuple[str, str]) -> Answer:
             value = _number(delta.get(f"delta_{measure.name}"))
             if value is not None:
                 deltas.append((measure.name, value))
+    correct = _number(delta.get("correct")) if delta is not None else None
     if record is None:
         return Answer(slug, None, None, tuple(deltas))
-    return Answer(slug, str(record["response"]), bool(record["finished"]), tuple(deltas))
+    return Answer(slug, str(record["response"]), bool(record["finished"]), tuple(deltas),
+                  None if correct is None else correct >= 0.5)
 
 
 def _row(frame: pd.DataFrame, key: tuple[str, str]) -> dict[str, Any] | None:

@@ -4,7 +4,7 @@ Every plot is byte-identical across builds (fixed ``svg.hashsalt``, no date), ha
 background, and draws text, axes and ticks in a sentinel colour that is replaced by ``currentColor``
 so the page's CSS decides it: the same SVG reads in light and in dark mode. Each SVG carries a
 ``<title>`` and ``<desc>``; the pages put a table of the same numbers beside it.
-Labels are slugs, dataset and measure names only (validated identifiers), never free text.
+Labels are model display names, dataset and measure names; matplotlib escapes every text it writes.
 """
 
 from __future__ import annotations
@@ -25,15 +25,19 @@ from matplotlib.figure import Figure
 
 _INK = "#0a0b0c"  # sentinel: replaced by currentColor in the written SVG
 _STYLE: Any = {  # Any: matplotlib types rcParams keys as a Literal union
-    "svg.fonttype": "none", "font.size": 9, "text.color": _INK, "axes.labelcolor": _INK,
-    "axes.edgecolor": _INK, "xtick.color": _INK, "ytick.color": _INK, "axes.titlesize": 10,
+    "svg.fonttype": "none", "font.size": 9.5, "text.color": _INK, "axes.labelcolor": _INK,
+    "axes.edgecolor": _INK, "xtick.color": _INK, "ytick.color": _INK, "axes.titlesize": 10.5,
+    "legend.fontsize": 9, "xtick.labelsize": 9, "ytick.labelsize": 9,
 }
+_SMALLEST_FONT = 8.5  # pt: 11.3 px when a plot is shown at its natural size
 _FONT_RE = re.compile(r"font-family: [^;\"]+")
 _NEWLINES_RE = re.compile(r"\s*\n\s*")
 _DECIMALS_RE = re.compile(r"(\d\.\d\d)\d+")
 _TEXT_RE = re.compile(r"(<text[^>]*>.*?</text>)", re.DOTALL)
 # Point colours of medium lightness: readable on white and on near-black.
 PALETTE = ("#3b82f6", "#f97316", "#10b981", "#e11d48", "#a855f7", "#ca8a04", "#0891b2", "#db2777")
+SHAPES = ("o", "s", "^", "D", "v", "P", "X", "*")
+"""Marker shapes paired with PALETTE, so no series is told apart by colour alone."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,15 @@ def _compact(svg: str) -> str:
     return "".join(part if index % 2 else _DECIMALS_RE.sub(r"\1", part) for index, part in enumerate(parts))
 
 
+def _plain(text: str) -> str:
+    r"""Text matplotlib shows as written: a ``$`` would otherwise start mathtext.
+
+    >>> _plain("US$ 5")
+    'US\\$ 5'
+    """
+    return text.replace("$", "\\$")
+
+
 def _finite(value: float | None) -> TypeGuard[float]:
     return value is not None and math.isfinite(value)
 
@@ -109,11 +122,12 @@ def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], cols:
             lower_triangle: bool = False) -> Markup:
     """A labelled matrix of numbers in [vmin, vmax]; missing values are left blank with a dash.
 
+
     With ``lower_triangle``, cells right of the diagonal (column > row) are left out entirely.
     """
     with matplotlib.rc_context(_STYLE):
         size = max(len(rows), len(cols), 1)
-        fig = _figure(1.6 + 0.55 * size, 1.2 + 0.45 * size)
+        fig = _figure(2.2 + 0.62 * size, 1.6 + 0.5 * size)
         ax = fig.add_subplot()
         shown = [[not lower_triangle or j <= i for j in range(len(cols))] for i in range(len(rows))]
         values = [[v if _finite(v) and shown[i][j] else math.nan for j, v in enumerate(row)]
@@ -145,26 +159,28 @@ def _annotate(ax: Axes, values: list[list[float]], shown: list[list[bool]], vmin
                 ax.text(j + 0.5, i + 0.5, "–", ha="center", va="center", color=_INK)
                 continue
             strong = abs(value) > 0.6 * max(abs(vmin), abs(vmax))
-            ax.text(j + 0.5, i + 0.5, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                    color="#ffffff" if strong else "#111111")
+            ax.text(j + 0.5, i + 0.5, f"{value:.2f}".replace("-", "\u2212"), ha="center", va="center",
+                    fontsize=_SMALLEST_FONT, color="#ffffff" if strong else "#111111")
 
 
 def scatter(points: Sequence[Point], *, key: str, title: str, desc: str, xlabel: str, ylabel: str) -> Markup:
     """Labelled points; ``marked`` points get a ring (used for the Pareto front)."""
     with matplotlib.rc_context(_STYLE):
-        fig = _figure(5.2, 3.6)
+        fig = _figure(5.6, 3.4 + 0.25 * len(points))
         ax = fig.add_subplot()
         for index, point in enumerate(points):
-            colour = PALETTE[index % len(PALETTE)]
-            ax.scatter([point.x], [point.y], s=36, color=colour, zorder=3)
+            colour, shape = PALETTE[index % len(PALETTE)], SHAPES[index % len(SHAPES)]
+            label = _plain(point.label) + (" (Pareto-optimal)" if point.marked else "")
+            ax.scatter([point.x], [point.y], s=48, color=colour, marker=shape, zorder=3, label=label)
             if point.marked:
-                ax.scatter([point.x], [point.y], s=140, facecolors="none", edgecolors=_INK, zorder=2)
-            ax.annotate(point.label, (point.x, point.y), textcoords="offset points", xytext=(6, 4), fontsize=7)
+                ax.scatter([point.x], [point.y], s=190, facecolors="none", edgecolors=_INK, zorder=2)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.margins(0.25)
         ax.grid(alpha=0.25, color=_INK)
+        # a legend below the frame, not labels beside the points, so long names never leave the plot
+        fig.legend(frameon=False, loc="outside lower center", ncols=1, labelcolor=_INK)
         return to_svg(fig, key, title, desc)
 
 
@@ -184,27 +200,28 @@ class Interval:
 
 def intervals(series: Mapping[str, Sequence[Interval]], *, key: str, title: str, desc: str,
               xlabel: str) -> Markup:
-    """Dot-and-whisker rows, one colour per series (e.g. one per measure), sharing the row labels."""
+    """Dot-and-whisker rows, one colour and shape per series (e.g. one per dataset), sharing the row labels."""
     with matplotlib.rc_context(_STYLE):
         labels = [row.label for row in next(iter(series.values()), [])]
-        fig = _figure(5.6, 1.0 + 0.32 * max(1, len(labels)) * max(1, len(series)) ** 0.5)
+        fig = _figure(6.4, 1.9 + 0.42 * max(1, len(labels)) + 0.2 * ((len(series) + 2) // 3))
         ax = fig.add_subplot()
-        offset = 0.7 / max(1, len(series))
+        offset = 0.75 / max(1, len(series))
         for index, (name, rows) in enumerate(series.items()):
             ys = [i + (index - (len(series) - 1) / 2) * offset for i in range(len(rows))]
             for y, row in zip(ys, rows, strict=True):
                 if not _finite(row.value):
                     continue
-                colour = PALETTE[index % len(PALETTE)]
+                colour, shape = PALETTE[index % len(PALETTE)], SHAPES[index % len(SHAPES)]
                 if _finite(row.low) and _finite(row.high):
-                    ax.plot([row.low, row.high], [y, y], color=colour, linewidth=1.5)
-                ax.scatter([row.value], [y], color=colour, s=16, zorder=3,
-                           label=name if y == ys[0] else None)
-        ax.set_yticks(range(len(labels)), labels)
+                    ax.plot([row.low, row.high], [y, y], color=colour, linewidth=1.2)
+                ax.scatter([row.value], [y], color=colour, marker=shape, s=22, zorder=3)
+            ax.scatter([], [], color=PALETTE[index % len(PALETTE)], marker=SHAPES[index % len(SHAPES)], s=22,
+                       label=_plain(name))
+        ax.set_yticks(range(len(labels)), [_plain(label) for label in labels])
         ax.invert_yaxis()
         ax.set_xlabel(xlabel)
-        ax.set_title(title)
+        ax.set_title(_plain(title))
         ax.grid(axis="x", alpha=0.25, color=_INK)
         if series:
-            fig.legend(fontsize=7, frameon=False, loc="outside lower center", ncols=len(series), labelcolor=_INK)
+            fig.legend(frameon=False, loc="outside lower center", ncols=min(3, len(series)), labelcolor=_INK)
         return to_svg(fig, key, title, desc)

@@ -12,15 +12,20 @@ from typing import Any
 
 import jinja2
 
+from benchmark.site import findings
+from benchmark.site.labels import AXIS_QUESTIONS, axis_label, measure_label
+
 NAV: tuple[tuple[str, str], ...] = (
     ("index.html", "Overview"),
     ("reversals.html", "Reversals"),
-    ("axes.html", "Axes"),
+    ("compare/index.html", "Compare"),
     ("models.html", "Models"),
     ("datasets.html", "Datasets"),
     ("items/index.html", "Items"),
+    ("axes.html", "Axes"),
     ("methodology.html", "Methodology"),
     ("downloads.html", "Downloads"),
+    ("submit.html", "Submit a model"),
 )
 
 
@@ -35,8 +40,9 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         finalize=neutral_text,
     )
-    env.filters.update(num=num, pval=pval, p_is=p_is, signed=signed, sortkey=sortkey, size=size)
-    env.globals["nav"] = NAV
+    env.filters.update(num=num, pval=pval, p_is=p_is, signed=signed, sortkey=sortkey, size=size,
+                       measure_label=measure_label, axis_label=axis_label)
+    env.globals.update(nav=NAV, axis_questions=AXIS_QUESTIONS, findings=findings)
     return env
 
 
@@ -44,27 +50,54 @@ def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def num(value: Any, digits: int = 3) -> str:
-    """A number with ``digits`` significant digits, or an en dash when there is none.
+MINUS = "\u2212"
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
 
-    >>> num(0.181414), num(None), num(12345.6)
-    ('0.181', '–', '1.23e+04')
+
+def decimals(value: float, digits: int = 3) -> int:
+    """Decimal places that show ``value`` with ``digits`` significant digits (0 for large numbers).
+
+    >>> decimals(0.0199804), decimals(0.5), decimals(123.4), decimals(0.0)
+    (4, 3, 0, 2)
+    """
+    if value == 0:
+        return digits - 1
+    return max(0, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def num(value: Any, digits: int = 3, *, like: Any = None) -> str:
+    """A number with ``digits`` significant digits (trailing zeros kept), a real minus sign, or an en
+    dash when there is none. With ``like``, use the decimal places of that number instead, so a
+    confidence interval lines up with its estimate. Very small or large numbers use powers of ten.
+
+    >>> num(0.0199804), num(0.0175, like=0.0199804), num(-0.5), num(None), num(8.01642e-11), num(0.0)
+    ('0.0200', '0.0175', '−0.500', '–', '8.02 × 10⁻¹¹', '0')
     """
     if not _finite(value):
-        return "–"
-    return f"{value:.{digits}g}"
+        return "\u2013"
+    if value == 0 and like is None:
+        return "0"
+    ref = like if _finite(like) else value
+    if ref != 0 and not 1e-4 <= abs(ref) < 1e6:
+        if value == 0:
+            return "0"
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        return f"{mantissa} \u00d7 10{str(int(exponent)).translate(_SUPERSCRIPT)}".replace("-", MINUS)
+    return f"{value:.{decimals(ref, digits)}f}".replace("-", MINUS)
 
 
-def signed(value: Any, digits: int = 3) -> str:
+def signed(value: Any, digits: int = 3, *, like: Any = None) -> str:
     """Like :func:`num`, with an explicit sign (for deltas and differences).
 
-    >>> signed(0.5), signed(-2.0), signed(None)
-    ('+0.5', '−2', '–')
+    >>> signed(0.5), signed(-2.0), signed(None), signed(0.012, like=-0.059)
+    ('+0.500', '−2.00', '–', '+0.0120')
     """
-    if not _finite(value):
-        return "–"
-    text = f"{value:+.{digits}g}"
-    return text.replace("-", "−")
+    text = num(value, digits, like=like)
+    if _finite(value) and value == 0:
+        return "0"
+    if _finite(value) and not text.startswith(MINUS) and value > 0:
+        return "+" + text
+    return text
 
 
 def pval(value: Any) -> str:

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
 from benchmark.schema import AXES
 from benchmark.site import plots
 from benchmark.site.board import ALL, Board, Row
+from benchmark.site.findings import alpha, pair_verdict
+from benchmark.site.labels import measure_label
+
+HEATMAP_MIN_MODELS = 3
+"""With two models a τ heatmap carries one bit per cell (same order or not): the sentences say it better."""
 
 
 @dataclass(frozen=True)
@@ -111,17 +117,20 @@ class Figure:
 
 
 def tau_heatmaps(board: Board) -> list[Figure]:
-    """Kendall τ_b between datasets, one heatmap per measure."""
-    figures = []
+    """Kendall τ_b between datasets, one heatmap per measure (only with ≥ ``HEATMAP_MIN_MODELS`` models)."""
+    figures: list[Figure] = []
+    if len(board.complete) < HEATMAP_MIN_MODELS:
+        return figures
     for measure in board.measures:
         rows = board.rows("kendall_tau", measure=measure["name"])
         if all(r.get("tau_b") is None for r in rows):
             continue  # an empty grid says nothing; the page lists these measures in words
         matrix = _pair_matrix(rows, board.datasets, "dataset_a", "dataset_b", "tau_b")
-        desc = (f"Kendall tau-b between the model rankings of each pair of datasets on {measure['name']}; "
-                "the same numbers are in the table below.")
-        svg = plots.pair_heatmap(matrix, board.datasets, key=f"tau-{measure['name']}", title=measure["name"],
-                                 desc=desc)
+        label = measure_label(measure["name"])
+        desc = (f"Kendall tau-b between the model rankings of each pair of datasets on {label}; "
+                "1 = same order, -1 = reversed; the same numbers are in the table below.")
+        svg = plots.pair_heatmap(matrix, board.datasets, key=f"tau-{measure['name']}",
+                                 title=f"Ranking agreement between datasets: {label}", desc=desc)
         figures.append(Figure(measure["name"], svg))
     return figures
 
@@ -137,43 +146,54 @@ def measures_without_tau(board: Board) -> list[str]:
 
 
 def independence_heatmap(board: Board) -> Figure | None:
-    """Spearman ρ of per-item instability between measures, all models' items pooled."""
-    rows = board.rows("independence", scope="pooled")
+    """Spearman ρ of per-item instability between measures over all models: the per-model ρ combined
+    (``scope="combined"``, schema 2) or, in older files, all models' items pooled."""
+    combined = bool(board.rows("independence", scope="combined"))
+    rows = board.rows("independence", scope="combined" if combined else "pooled")
     if not rows:
         return None
     names = [m["name"] for m in board.measures]
     matrix = _pair_matrix(rows, names, "measure_a", "measure_b", "rho")
-    desc = "Spearman rho between the per-item instability of two measures, items of all models pooled."
-    return Figure("pooled", plots.pair_heatmap(matrix, names, key="independence",
-                                               title="Axis independence (Spearman ρ)", desc=desc))
+    how = "each model's rho combined on Fisher's z scale" if combined else "items of all models pooled"
+    desc = (f"Spearman rho between the per-item instability of every two measures, {how}; "
+            "1 = the two measures rank items the same way, 0 = unrelated.")
+    return Figure("combined" if combined else "pooled", plots.pair_heatmap(matrix, [measure_label(n) for n in names], key="independence",
+                                               title="How much do two measures agree about which items are unstable?",
+                                               desc=desc))
 
 
 def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
     """Generation (BERTScore SGS) against mirroring SGS, Pareto-optimal models ringed."""
-    points = [plots.Point(r["model"], r["generation"], r["mirroring"], bool(r.get("pareto_optimal")))
+    points = [plots.Point(board.name(r["model"]), r["generation"], r["mirroring"], bool(r.get("pareto_optimal")))
               for r in board.rows("pareto", dataset=dataset)
               if r.get("generation") is not None and r.get("mirroring") is not None]
     if not points:
         return None
-    desc = (f"Each model's SGS on generation (BERTScore) against its SGS on response mirroring, dataset "
-            f"{dataset}; lower is more stable on both; ringed points are Pareto-optimal. Table below.")
-    return Figure(dataset, plots.scatter(points, key=f"pareto-{dataset}", title="Generation vs mirroring",
-                                         desc=desc, xlabel="SGS bertscore (generation)",
-                                         ylabel="SGS mirroring"))
+    desc = (f"Each model's SGS on generation (BERTScore) against its SGS on response mirroring, "
+            f"{'all datasets pooled' if dataset == ALL else dataset}; lower is steadier on both; ringed points are "
+            "Pareto-optimal. Table below.")
+    return Figure(dataset, plots.scatter(points, key=f"pareto-{dataset}",
+                                         title="Is the steadier generator the worse mirror?", desc=desc,
+                                         xlabel="SGS meaning (BERTScore), lower = steadier",
+                                         ylabel="SGS style mirroring, lower = steadier"))
 
 
 def profile_plot(board: Board, slug: str) -> Figure | None:
-    """One model's SGS with CI per dataset, for the headline measure of each axis."""
+    """One model's SGS with CI on every measure, one row per measure, one marker per dataset."""
+    datasets = dataset_choices(board)
     series: dict[str, list[plots.Interval]] = {}
-    for measure in headline_measures(board):
-        series[measure["name"]] = [_interval(board.one("cells", model=slug, dataset=d, measure=measure["name"]), d)
-                                   for d in dataset_choices(board)]
+    for dataset in datasets:
+        series["all datasets" if dataset == ALL else dataset] = [
+            _interval(board.one("cells", model=slug, dataset=dataset, measure=m["name"]), measure_label(m["name"]))
+            for m in board.measures]
     if not any(i.value is not None for rows in series.values() for i in rows):
         return None
-    desc = (f"SGS of {slug} on each dataset with its 95% bootstrap interval, one colour per measure; "
-            "lower is more stable. The profile table lists every number.")
-    return Figure(slug, plots.intervals(series, key=f"profile-{slug}", title="Instability profile", desc=desc,
-                                        xlabel="SGS (scaled, lower = more stable)"))
+    desc = (f"SGS of {board.name(slug)} on every measure (rows) and dataset (marker shape and colour), with 95% "
+            "bootstrap intervals; SGS is the mean instability of an item divided by the measure's scale R, so "
+            "measures share one axis; lower is steadier. The profile table lists every number.")
+    return Figure(slug, plots.intervals(series, key=f"profile-{slug}", title=f"Instability of {board.name(slug)}",
+                                        desc=desc, xlabel="SGS (instability divided by the measure's scale; "
+                                                          "lower = steadier)"))
 
 
 def _interval(cell: Row | None, label: str) -> plots.Interval:
@@ -186,3 +206,154 @@ def significant_first(rows: Sequence[Row]) -> list[Row]:
     """Reversal rows with the significant ones first (the file's order otherwise kept)."""
     return sorted(rows, key=lambda r: not r.get("significant"))
 
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One (dataset, measure) of a two-model comparison."""
+
+    dataset: str
+    """dataset name or ``"all"``."""
+    measure: Row
+    """the measure's row of ``measures[]``."""
+    cell_a: Row | None
+    """model A's cell."""
+    cell_b: Row | None
+    """model B's cell."""
+    pair: Row | None
+    """the ``pairwise[]`` row of the two (its diff is SGS of the file's model_a minus model_b)."""
+    verdict: tuple[str, str | None]
+    """(status, steadier slug) of the paired test of the two (findings.pair_verdict)."""
+
+
+@dataclass(frozen=True)
+class ItemDifference:
+    """An item on which two models' instability differs much."""
+
+    dataset: str
+    """dataset name."""
+    item_id: str
+    """item id (free text)."""
+    rank: int | None
+    """item rank, for the link to its page (None when the set is not available)."""
+    measure: str
+    """measure name."""
+    s_a: float
+    """s_X(i) of model A."""
+    s_b: float
+    """s_X(i) of model B."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything the page of one model pair shows."""
+
+    slug_a: str
+    """first model (sorted slugs)."""
+    slug_b: str
+    """second model."""
+    rows: list[CompareRow]
+    """every dataset (then all) × measure."""
+    items: list[ItemDifference]
+    """items where the two differ most, per dataset."""
+
+    @property
+    def page(self) -> str:
+        """File name of the pair's page under ``compare/``."""
+        return f"{self.slug_a}--{self.slug_b}.html"
+
+
+def model_pairs(board: Board) -> list[tuple[str, str]]:
+    """Every pair of complete models, sorted slugs."""
+    slugs = sorted(m["slug"] for m in board.complete)
+    return [(a, b) for i, a in enumerate(slugs) for b in slugs[i + 1:]]
+
+
+def comparison(board: Board, slug_a: str, slug_b: str, per_item_a: Sequence[Row], per_item_b: Sequence[Row],
+               ranks: dict[tuple[str, str], int], *, per_dataset: int = 5) -> Comparison:
+    """Two models side by side on every dataset × measure, and the items where they differ most.
+
+    ``per_item_*`` are the ``per_item`` rows of each model's summary.json (s_X(i) per item and measure);
+    the items listed are those with the largest |s_A(i) − s_B(i)| per dataset (the two published numbers
+    side by side, sorted; nothing is estimated).
+    """
+    rows = []
+    for dataset in dataset_choices(board):
+        for m in board.measures:
+            pair = board.one("pairwise", dataset=dataset, measure=m["name"], model_a=slug_a, model_b=slug_b)
+            rows.append(CompareRow(dataset, m, board.one("cells", model=slug_a, dataset=dataset, measure=m["name"]),
+                                   board.one("cells", model=slug_b, dataset=dataset, measure=m["name"]), pair,
+                                   pair_verdict(pair, alpha(board))))
+    b_values = {(r["dataset"], r["item_id"], r["measure"]): r.get("s") for r in per_item_b}
+    found: dict[str, list[ItemDifference]] = {}
+    for r in per_item_a:
+        key = (r["dataset"], r["item_id"], r["measure"])
+        s_a, s_b = r.get("s"), b_values.get(key)
+        if isinstance(s_a, (int, float)) and isinstance(s_b, (int, float)):
+            found.setdefault(r["dataset"], []).append(ItemDifference(
+                r["dataset"], str(r["item_id"]), ranks.get((r["dataset"], str(r["item_id"]))), r["measure"], s_a, s_b))
+    items = [d for dataset in sorted(found)
+             for d in sorted(found[dataset], key=lambda d: (-abs(d.s_a - d.s_b), d.item_id, d.measure))[:per_dataset]]
+    return Comparison(slug_a, slug_b, rows, items)
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """Where a dataset comes from, from the variant set's manifest."""
+
+    name: str
+    """dataset name."""
+    source: str
+    """archive and member the items were read from."""
+    license: str
+    """licence as the manifest states it."""
+    items: int | None
+    """items in the variant set."""
+    rows: int | None
+    """variant rows (prompts) in the set."""
+    stands_in_for: str
+    """the paper's dataset it replaces."""
+
+
+def dataset_info(manifest: dict[str, Any] | None, dataset: str) -> DatasetInfo | None:
+    """The manifest's description of one dataset, or None when the set (or the dataset) is absent.
+
+    >>> m = {"datasets": {"x": {"items": 64, "rows": 900, "license": "MIT", "source": {"archive": "a==1",
+    ...      "member": "x.json", "stands_in_for": "TruthfulQA"}}}}
+    >>> dataset_info(m, "x").stands_in_for, dataset_info(m, "x").source, dataset_info(m, "y")
+    ('TruthfulQA', 'a==1 · x.json', None)
+    """
+    datasets = (manifest or {}).get("datasets")
+    entry = datasets.get(dataset) if isinstance(datasets, dict) else None
+    if not isinstance(entry, dict):
+        return None
+    source: dict[str, Any] = entry["source"] if isinstance(entry.get("source"), dict) else {}
+    where = " · ".join(str(source[k]) for k in ("archive", "member") if source.get(k))
+    return DatasetInfo(dataset, where or "not recorded", str(entry.get("license") or source.get("license") or
+                                                          "not recorded"),
+                       entry.get("items") if isinstance(entry.get("items"), int) else None,
+                       entry.get("rows") if isinstance(entry.get("rows"), int) else None,
+                       str(source.get("stands_in_for") or "not recorded"))
+
+
+def pareto_sentence(board: Board) -> str | None:
+    """Whether this data shows the paper's trade-off (the steadier generator mirrors more), in words.
+
+    >>> b = Board({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}], "pareto": [
+    ...   {"dataset": "all", "model": "a", "generation": 0.1, "mirroring": 0.5, "pareto_optimal": True},
+    ...   {"dataset": "all", "model": "b", "generation": 0.3, "mirroring": 0.2, "pareto_optimal": True}]})
+    >>> pareto_sentence(b)
+    'Here, all datasets pooled: A has the steadiest generation and B the steadiest mirroring, the trade-off the paper reports.'
+    """
+    rows = [r for r in board.rows("pareto", dataset=ALL)
+            if r.get("generation") is not None and r.get("mirroring") is not None]
+    if len(rows) < 2:
+        return None
+    gen = min(rows, key=lambda r: (r["generation"], r["model"]))["model"]
+    mir = min(rows, key=lambda r: (r["mirroring"], r["model"]))["model"]
+    if gen == mir:
+        return (f"Here, all datasets pooled: {board.name(gen)} is steadiest on both generation and mirroring, so "
+                "this data does not show the paper's trade-off (differences may not be significant; see the "
+                "dataset pages).")
+    return (f"Here, all datasets pooled: {board.name(gen)} has the steadiest generation and {board.name(mir)} the "
+            "steadiest mirroring, the trade-off the paper reports.")

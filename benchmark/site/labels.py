@@ -1,0 +1,52 @@
+"""Readable names for the leaderboard's internal ids (measures, axes); the ids stay in tooltips.
+
+Presentation only: the numbers and the measure definitions come from ``leaderboard.json``.
+"""
+
+from __future__ import annotations
+
+MEASURE_LABELS: dict[str, str] = {
+    "act_cos_last": "Last-layer state",
+    "act_cos_mean": "All-layer state",
+    "bleu": "Wording (BLEU)",
+    "bertscore": "Meaning (BERTScore)",
+    "embed_cos": "Meaning (embedding)",
+    "logprob": "Answer log-prob",
+    "logprob_mean": "Log-prob per token",
+    "entropy": "Next-token entropy",
+    "mirroring": "Style mirroring",
+}
+"""Short human names of ``schema.MEASURES``; an unknown measure shows its id."""
+
+AXIS_LABELS: dict[str, str] = {
+    "activations": "Activations",
+    "generation": "Generation",
+    "confidence": "Confidence",
+    "mirroring": "Mirroring",
+}
+
+AXIS_QUESTIONS: dict[str, str] = {
+    "activations": "does the model's internal state at the last prompt token move?",
+    "generation": "does the greedy response change?",
+    "confidence": "does the model become more or less sure of its baseline response?",
+    "mirroring": "does the response copy the rewrite's style?",
+}
+"""One line per axis: what its measures ask."""
+
+
+def measure_label(name: str) -> str:
+    """The human name of a measure.
+
+    >>> measure_label("act_cos_last"), measure_label("new_thing")
+    ('Last-layer state', 'new_thing')
+    """
+    return MEASURE_LABELS.get(name, name)
+
+
+def axis_label(axis: str) -> str:
+    """The human name of an axis.
+
+    >>> axis_label("generation")
+    'Generation'
+    """
+    return AXIS_LABELS.get(axis, axis)
