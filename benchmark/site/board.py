@@ -82,7 +82,7 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "schema_version": int, "set": str, "version": str, "models": list, "datasets": list, "measures": list,
     "epsilons": list, "primary_epsilon": (int, float), "markers": list,
 }
-_LISTS = frozenset({"datasets", "families", "epsilons"})
+_LISTS = frozenset({"datasets", "families", "epsilons", "headline_measures"})
 """top-level lists of plain values; every other list is a table of row objects."""
 _TABLES = frozenset({"models", "measures", "markers", "cells", "per_family", "noise_floor", "accuracy",
                      "pairwise", "friedman", "kendall_tau", "kendall_w", "reversals", "independence", "pareto"})
