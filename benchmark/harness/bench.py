@@ -42,6 +42,11 @@ class BenchResult:
     """wall time of the floor: plain greedy ``generate`` over the same batches."""
     peak_rss_mib: float
     """peak resident memory of this process."""
+    harness_cpu_seconds: float = float("nan")
+    """CPU time of this process during collect + finalize (on a busy machine it, not the wall clock,
+    measures the work)."""
+    bare_cpu_seconds: float = float("nan")
+    """CPU time of the floor."""
 
     @property
     def ratio(self) -> float:
@@ -56,7 +61,8 @@ class BenchResult:
                 f"peak RSS:          {self.peak_rss_mib:.0f} MiB",
                 f"harness wall:      {self.harness_seconds:.2f} s",
                 f"generate floor:    {self.bare_seconds:.2f} s",
-                f"overhead ratio:    {self.ratio:.3f}"]
+                f"overhead ratio:    {self.ratio:.3f}",
+                f"CPU-time ratio:    {self.harness_cpu_seconds / self.bare_cpu_seconds:.3f}"]
 
 
 def bench(backend: HFBackend, variant_set: VariantSetLike, *, profile: Profile, batch_size: int,
@@ -64,19 +70,19 @@ def bench(backend: HFBackend, variant_set: VariantSetLike, *, profile: Profile, 
     """Time the harness, then the bare work over the same prompts and batches."""
     _warm_up(backend)
     with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         collect(backend, variant_set, Path(tmp), profile=profile, batch_size=batch_size, datasets=datasets,
                 progress=False)
         finalize(Path(tmp))
-        harness = time.perf_counter() - start
+        harness, harness_cpu = time.perf_counter() - start, time.process_time() - start_cpu
         generated = _generated_tokens(Path(tmp))
     # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
     batches = _same_batches(variant_set, profile, datasets, min(batch_size, backend.batch_size))
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     _bare_work(backend, batches, profile.max_new_tokens)
-    bare = time.perf_counter() - start
+    bare, bare_cpu = time.perf_counter() - start, time.process_time() - start_cpu
     prompts = sum(len(b.tasks) for b in batches)
-    return BenchResult(prompts, generated, harness, bare, _peak_rss_mib())
+    return BenchResult(prompts, generated, harness, bare, _peak_rss_mib(), harness_cpu, bare_cpu)
 
 
 def _warm_up(backend: HFBackend) -> None:
