@@ -19,7 +19,6 @@ ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_
 THREADS ?= 1
 JOBS ?= 2
 BENCH_VENV ?= .bench-venv
-LM_EVAL_VERSION ?= 0.4.13
 
 .PHONY: all check setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
 	bench bench-peer bench-gpu gpu-check test test-fast
@@ -79,8 +78,7 @@ reproduce:  ## re-run one committed result (MODEL=<slug> PROFILE=<name>) into a 
 
 bench-peer:  ## `sago bench` vs lm-evaluation-harness generate_until on the same prompts (own venv .bench-venv)
 	test -x $(BENCH_VENV)/bin/python || $(SYSTEM_PY) -m venv --system-site-packages $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip install -q torch==2.13.0 lm_eval==$(LM_EVAL_VERSION)
-	$(BENCH_VENV)/bin/python -m pip install -q --no-deps -e .
+	$(BENCH_VENV)/bin/python -m pip install -q torch==2.13.0 -e '.[peer]'
 	$(BENCH_VENV)/bin/python -m benchmark.harness.bench_peer --threads $(THREADS) $(ARGS)
 
 gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolLM2 smoke on GPU vs committed CPU records (ARGS=--dry-run on a CPU)

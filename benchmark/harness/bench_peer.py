@@ -63,9 +63,10 @@ class PeerRow:
         return self.harness.harness_cpu_seconds / self.peer_cpu_seconds
 
 
-def rendered_requests(backend: HFBackend, profile_name: str, set_name: str, version: str) -> list[str]:
+def rendered_requests(backend: HFBackend, profile_name: str, set_name: str, version: str,
+                      datasets: tuple[str, ...] | None = None) -> list[str]:
     """The chat-templated text of every request ``sago bench`` runs (variants plus rerun controls)."""
-    tasks = select_tasks(open_variant_set(set_name, version), get_profile(profile_name), None)
+    tasks = select_tasks(open_variant_set(set_name, version), get_profile(profile_name), datasets)
     tasks += [rerun_task(t) for t in tasks if t.family == BASELINE_FAMILY]
     if not backend.uses_chat_template:
         return [t.prompt for t in tasks]
@@ -73,13 +74,19 @@ def rendered_requests(backend: HFBackend, profile_name: str, set_name: str, vers
                                                   add_generation_prompt=True) for t in tasks]
 
 
-def peer_model(backend: HFBackend, batch_size: int) -> Any:
-    """lm-eval's HFLM around the already loaded model and tokenizer (no second copy of the weights)."""
+def require_lm_eval() -> None:
+    """Fail in one line, before any model loads, where lm-eval is not installed."""
     try:
-        from lm_eval.models.huggingface import HFLM
+        import lm_eval  # noqa: F401
     except ImportError:
         raise SagoError("lm-evaluation-harness is not installed here; run `make bench-peer`, which "
                         "installs it into .bench-venv") from None
+
+
+def peer_model(backend: HFBackend, batch_size: int) -> Any:
+    """lm-eval's HFLM around the already loaded model and tokenizer (no second copy of the weights)."""
+    from lm_eval.models.huggingface import HFLM
+
     return HFLM(pretrained=backend.model, tokenizer=backend.tokenizer, batch_size=batch_size,
                 device=str(backend.model.device), add_bos_token=False)
 
@@ -129,24 +136,27 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True, default=(8, 32),
               show_default=True, help="repeat for several")
+@click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets (a shorter sample).")
 def bench_peer(slug: str, profile: str, set_name: str, version: str, threads: int,
-               batch_sizes: tuple[int, ...]) -> None:
+               batch_sizes: tuple[int, ...], datasets: str | None) -> None:
     """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
+    require_lm_eval()
     chosen = get_profile(profile)
     backend = load_backend(load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0])
     if not isinstance(backend, HFBackend):
         raise SagoError("bench-peer needs a Hugging Face model")
-    texts = rendered_requests(backend, profile, set_name, version)
+    subset = tuple(n.strip() for n in datasets.split(",") if n.strip()) if datasets else None
+    texts = rendered_requests(backend, profile, set_name, version, subset)
     variant_set = open_variant_set(set_name, version)
     rows = []
     for size in batch_sizes:
         lm = peer_model(backend, size)
-        tasks = select_tasks(variant_set, chosen, None)
+        tasks = select_tasks(variant_set, chosen, subset)
         check_same_tokens(lm, backend, texts[:len(tasks)], [t.prompt for t in tasks])
         time_peer(lm, texts[:2], 2)  # warm-up
         peer, peer_cpu = time_peer(lm, texts, chosen.max_new_tokens)
         backend.batch_size = size
-        harness = bench(backend, variant_set, profile=chosen, batch_size=size)
+        harness = bench(backend, variant_set, profile=chosen, batch_size=size, datasets=subset)
         rows.append(PeerRow(size, len(texts), peer, peer_cpu, harness))
         click.echo(format_rows(rows[-1:], threads), err=True)  # progress on stderr
     click.echo(f"model {slug}, profile {profile} ({chosen.max_new_tokens} new tokens), torch threads "
