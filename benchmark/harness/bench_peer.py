@@ -29,6 +29,7 @@ import torch
 from benchmark.errors import SagoError
 from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.collect import rerun_task, select_tasks
+from benchmark.harness.entry import run_tool
 from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import HFBackend
@@ -167,12 +168,7 @@ def bench_peer(slug: str, profile: str, set_name: str, version: str, threads: in
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line and exit status 2."""
-    try:
-        bench_peer.main(args=argv, prog_name="bench_peer", standalone_mode=False)
-    except SagoError as err:
-        click.echo(f"error: {err}", err=True)
-        return 2
-    return 0
+    return run_tool(bench_peer, argv, "bench_peer")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from benchmark.harness.bench_gpu import (
     random_prompts,
 )
 from benchmark.harness.collect import select_tasks
+from benchmark.harness.entry import run_tool
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
@@ -265,12 +266,7 @@ def main_command(dry_run: bool, peak_flops: float, batch_size: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line and exit status 2."""
-    try:
-        main_command.main(args=argv, prog_name="gpu_check", standalone_mode=False)
-    except SagoError as err:
-        click.echo(f"error: {err}", err=True)
-        return 2
-    return 0
+    return run_tool(main_command, argv, "gpu_check")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import click
 
 from benchmark import paths
 from benchmark.errors import SagoError
+from benchmark.harness.entry import run_tool
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission, results_dir
 
@@ -145,14 +146,7 @@ def main_command(slug: str | None, profile: str | None, set_name: str, version: 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line and exit status 2."""
-    try:
-        main_command.main(args=argv, prog_name="reproduce", standalone_mode=False)
-    except SagoError as err:
-        click.echo(f"error: {err}", err=True)
-        return 2
-    except SystemExit as stop:
-        return int(stop.code or 0)
-    return 0
+    return run_tool(main_command, argv, "reproduce")
 
 
 if __name__ == "__main__":
