@@ -1,21 +1,31 @@
 # sago-bench — every target is a thin wrapper over the `sago` CLI (see `sago --help`).
-PY ?= python3
+# Everything runs in a project virtual environment (.venv), created by `make install` (and so by
+# `make all` / `make check`): many distributions refuse pip installs into the system Python.
+# PY=python3 runs the targets with an interpreter that already has the package installed instead.
+SYSTEM_PY ?= python3
+VENV ?= .venv
+# Extra `python -m venv` flags, e.g. --system-site-packages to reuse an installed torch.
+VENV_FLAGS ?=
+PY ?= $(VENV)/bin/python
 SAGO ?= $(PY) -m benchmark
 SET ?= sago-v1
 VERSION ?= v1
 PROFILE ?= smoke
 MODEL ?=
+# A default submission re-evaluated by `make all` (the others' results are only rebuilt into the site).
+ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_k_m
 # One torch thread per model run: the committed results were made this way, and float reductions
 # (hence, rarely, a greedy token) depend on the thread count. `make all` runs the models side by side.
 THREADS ?= 1
 JOBS ?= 2
-SLUGS := $(notdir $(wildcard submissions/*__*))
+BENCH_VENV ?= .bench-venv
 
-.PHONY: all check setup browser reproduce install evaluate analyze leaderboard all variants variants-verify validate bench bench-gpu test test-fast
+.PHONY: all check setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
+	bench bench-peer bench-gpu gpu-check test test-fast
 
 all: setup  ## main job on a fresh machine: evaluate the default submissions (CPU) and build the site
 	$(SAGO) variants verify --set $(SET) --version $(VERSION)
-	$(MAKE) --no-print-directory -j$(JOBS) $(addprefix evaluate-one/,$(SLUGS))
+	$(MAKE) --no-print-directory -j$(JOBS) $(addprefix evaluate-one/,$(ALL_MODELS))
 	$(SAGO) analyze --set $(SET) --version $(VERSION)
 	$(SAGO) leaderboard build --set $(SET) --version $(VERSION)
 	@echo "site: leaderboard/site/index.html"
@@ -29,7 +39,12 @@ setup: install browser
 browser:  ## Debian's Chromium for the browser tests (skipped when already present)
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
 
-install:  ## install pinned dependencies (torch CPU wheel from this machine's disk) and the package
+venv: $(VENV)/bin/python
+
+$(VENV)/bin/python:
+	$(SYSTEM_PY) -m venv $(VENV_FLAGS) $(VENV)
+
+install: venv  ## create .venv and install pinned dependencies (torch CPU wheel from this machine's disk) and the package
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
 
@@ -57,6 +72,17 @@ validate:
 
 bench:  ## harness overhead vs bare model work, CPU, SmolLM2
 	$(SAGO) bench --model huggingfacetb__smollm2-135m-instruct-q4_1 --profile bench --threads $(THREADS)
+
+reproduce:  ## re-run one committed result (MODEL=<slug> PROFILE=<name>) into a temp dir and diff it with the committed files
+	$(PY) -m benchmark.harness.reproduce $(MODEL) --profile $(PROFILE) --set $(SET) --version $(VERSION) $(ARGS)
+
+bench-peer:  ## `sago bench` vs lm-evaluation-harness generate_until on the same prompts (own venv .bench-venv)
+	test -x $(BENCH_VENV)/bin/python || $(SYSTEM_PY) -m venv --system-site-packages $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q torch==2.13.0 -e '.[peer]'
+	$(BENCH_VENV)/bin/python -m benchmark.harness.bench_peer --threads $(THREADS) $(ARGS)
+
+gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolLM2 smoke on GPU vs committed CPU records (ARGS=--dry-run on a CPU)
+	$(PY) -m benchmark.harness.gpu_check $(ARGS)
 
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)
 	$(PY) -m benchmark.harness.bench_gpu $(ARGS)

@@ -152,3 +152,21 @@ def test_out_of_memory_halves_the_batch_and_loses_nothing() -> None:
     backend.engine = lambda *a, **k: (_ for _ in ()).throw(torch.OutOfMemoryError("oom"))
     with pytest.raises(SagoError, match="batch size 1"):
         backend.run([VariantRequest("k", "x", None)], max_new_tokens=1)
+
+
+def test_cpu_batch_size_follows_model_size() -> None:
+    """Wide batches for small models (decode reads every weight once per step), narrower ones when
+    the parameters or the scoring pass's float32 logits [batch, 64, vocab] grow."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from benchmark.models.loading import cpu_batch_size
+    from benchmark.models.tiny import tiny_llama
+
+    assert cpu_batch_size(tiny_llama()) == 32
+    with torch.device("meta"):
+        big_vocab = LlamaForCausalLM(LlamaConfig(vocab_size=262144, hidden_size=64, intermediate_size=128,
+                                                 num_hidden_layers=1, num_attention_heads=4))
+        many_params = LlamaForCausalLM(LlamaConfig(vocab_size=32000, hidden_size=2048, intermediate_size=8192,
+                                                   num_hidden_layers=12, num_attention_heads=16))
+    assert cpu_batch_size(big_vocab) == 16
+    assert cpu_batch_size(many_params) == 8

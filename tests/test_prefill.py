@@ -171,3 +171,18 @@ def test_single_prefill_equals_two_pass_on_smollm2() -> None:
     baselines = [reference[0].response_ids] * len(prompts)
     _assert_same(run_batch_two_pass(model, prompts, baselines, **kwargs),
                  run_batch_single_prefill(model, prompts, baselines, **kwargs))
+
+
+def test_fixture_exercises_the_shared_prefix_and_sliding_models_skip_it(prompts: list[list[int]]) -> None:
+    """The equality tests above go through the shared-prefix path (Llama, Qwen2) and the plain one
+    (sliding windows count cache slots, so pads after a shared prefix would shift them)."""
+    from benchmark.models.prefill import MIN_SHARED_PREFIX, shared_prefix_length
+
+    torch.manual_seed(0)
+    shared = shared_prefix_length(BUILDERS["llama"]().eval(), prompts)
+    assert shared >= MIN_SHARED_PREFIX and all(p[:shared] == prompts[0][:shared] for p in prompts)
+    assert shared_prefix_length(BUILDERS["qwen2"]().eval(), prompts) == shared
+    assert shared_prefix_length(BUILDERS["qwen2-sliding"]().eval(), prompts) == 0
+    assert shared_prefix_length(BUILDERS["gemma3-sliding"]().eval(), prompts) == 0
+    # A prompt that is nothing but the common prefix keeps its last token outside it.
+    assert shared_prefix_length(BUILDERS["llama"]().eval(), [prompts[0][:shared], prompts[1]]) == shared - 1

@@ -30,6 +30,7 @@ from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
 from benchmark.errors import SagoError
+from benchmark.harness.entry import run_tool
 from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
 from benchmark.models.prefill import run_batch_single_prefill
 
@@ -373,13 +374,8 @@ def _names(text: str, known: Mapping[str, object]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point with the CLI's convention: a user error is one line and exit status 2."""
-    try:
-        bench_gpu.main(args=argv, prog_name="bench_gpu", standalone_mode=False)
-    except SagoError as err:
-        click.echo(f"error: {err}", err=True)
-        return 2
-    return 0
+    """Entry point: a user error is one line and exit status 2."""
+    return run_tool(bench_gpu, argv, "bench_gpu")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
                      help=f"Run profile: {', '.join(PROFILES.names())}."),
         click.option("--device", default=None, help="torch device (default: cuda when available, else cpu)."),
         click.option("--batch-size", type=click.IntRange(min=1), default=None,
-                     help="Prompts per batch (default: 8 on CPU, automatic on GPU)."),
+                     help="Prompts per batch (default on CPU: 32, 16 or 8 by model size; automatic on GPU)."),
         click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets."),
         click.option("--engine", default="single_prefill", show_default=True,
                      help="two_pass or single_prefill."),

@@ -37,7 +37,7 @@ class EvaluateOptions:
     device: str | None = None
     """torch device; default CUDA when available."""
     batch_size: int | None = None
-    """prompts per batch; default the backend's (8 on CPU, automatic on GPU)."""
+    """prompts per batch; default the backend's (32, 16 or 8 by model size on CPU, automatic on GPU)."""
     datasets: tuple[str, ...] | None = None
     """subset of the set's datasets; default all."""
     engine: str = "single_prefill"

@@ -21,7 +21,13 @@ from benchmark.paths import REPO_ROOT
 from benchmark.provenance import sha256_file
 from benchmark.submissions import HubModel, LocalModel, PackagedModel, Submission
 
-CPU_BATCH_SIZE = 8
+CPU_BATCH_SIZES = (32, 16, 8)
+"""CPU batch sizes tried, largest first; :func:`cpu_batch_size` picks one from the model's size."""
+_CPU_BATCH_PARAMS = 12e9
+"""batch size x parameters allowed: decode reads every weight once per step, so small models gain
+most from wide batches, while large ones already keep the cores busy with few rows."""
+_CPU_BATCH_LOGIT_BYTES = 1.5 * 2**30
+"""cap on the scoring pass's float32 logits [batch, 64 tokens, vocab] (memory, not speed)."""
 GPU_START_BATCH_SIZE = 64
 """first batch size tried on a GPU; halved on out-of-memory until it fits."""
 
@@ -36,7 +42,8 @@ def load_backend(submission: Submission, *, device: str | None = None, batch_siz
     Args:
         submission: a validated submission.
         device: "cpu", "cuda", "cuda:1", ...; default: CUDA when available, else CPU.
-        batch_size: prompts per engine call; default 8 on CPU, on GPU 64 halved on out-of-memory.
+        batch_size: prompts per engine call; default on CPU :func:`cpu_batch_size`, on GPU 64 halved
+            on out-of-memory.
         engine: "two_pass" or "single_prefill".
         threads: CPU threads for torch (default: all cores).
         device_map: e.g. "auto": shard a model too large for one GPU over all visible devices
@@ -52,9 +59,27 @@ def load_backend(submission: Submission, *, device: str | None = None, batch_siz
         torch.set_num_threads(threads or os.cpu_count() or 1)
     model, tokenizer, source = _load(submission.model, dtype, device_map)
     model = (model if device_map else model.to(target)).eval()
-    size = batch_size or (CPU_BATCH_SIZE if target.type == "cpu" else GPU_START_BATCH_SIZE)
+    size = batch_size or (cpu_batch_size(model) if target.type == "cpu" else GPU_START_BATCH_SIZE)
     return HFBackend(model, tokenizer, source=source, chat_template=submission.chat_template,
                      engine=engine, batch_size=size, device_map=device_map)
+
+
+def cpu_batch_size(model: Any) -> int:
+    """The CPU batch size for ``model``: the largest of :data:`CPU_BATCH_SIZES` within both budgets.
+
+    SmolLM2-135M (vocabulary 49k) gets 32, Gemma 3 270M (vocabulary 262k) 16, Qwen2.5-0.5B 16,
+    models of 1.5B parameters and more 8.
+
+    >>> from benchmark.models.tiny import tiny_llama
+    >>> cpu_batch_size(tiny_llama())
+    32
+    """
+    params = sum(p.numel() for p in model.parameters())
+    vocab = int(model.config.get_text_config(decoder=True).vocab_size)
+    for size in CPU_BATCH_SIZES:
+        if size * params <= _CPU_BATCH_PARAMS and size * 64 * vocab * 4 <= _CPU_BATCH_LOGIT_BYTES:
+            return size
+    return CPU_BATCH_SIZES[-1]
 
 
 def choose_dtype(requested: str, device: torch.device) -> torch.dtype:

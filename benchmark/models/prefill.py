@@ -33,6 +33,8 @@ from benchmark.models.engine import RawOutput, left_pad
 # Layer types whose cache is a plain (optionally windowed) KV store and whose mask depends only on
 # the distance between real tokens, so a branched cache behaves like a fresh forward.
 _SUPPORTED_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
+# Shortest common prompt start worth a separate forward (a chat template's system turn is ~20-30 tokens).
+MIN_SHARED_PREFIX = 4
 
 
 class SinglePrefillUnsupported(ValueError):
@@ -113,7 +115,7 @@ def run_batch_single_prefill(model: object, prompts: Sequence[Sequence[int]],
         baselines: per prompt, the ids of the baseline response y_0 to score, or None to skip scoring.
         max_new_tokens: generation limit per prompt.
         eos_ids: tokens that end a response.
-        pad_id: token fed for padding and for rows that already finished.
+        pad_id: token used for left padding (masked out; finished rows leave the decode batch).
 
     Returns:
         One :class:`RawOutput` per prompt, in order.
@@ -131,17 +133,28 @@ def run_batch_single_prefill(model: object, prompts: Sequence[Sequence[int]],
         state = _prefill(model, prompts, pad_id)
         scores = (None if baselines is None
                   else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id))
-        decoded = _greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids,
-                                 pad_id=pad_id)
+        decoded = _greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
     hidden = state.hidden.cpu().numpy()
     return [_raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
 
 
 def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: int) -> _Prefill:
-    """Run the left-padded prompts once, keeping the cache, last logits and hidden states."""
-    batch = left_pad(prompts, pad_id, model.device)
-    ids, mask, positions = batch.input_ids, batch.attention_mask, batch.position_ids
-    cache = DynamicCache(config=model.config)
+    """Run the prompts once, keeping the cache, last logits and hidden states.
+
+    When every prompt starts with the same tokens (a chat template's system turn), that prefix is read
+    once and its cache is repeated over the batch; the rest of each prompt is left-padded after it
+    (layout ``[prefix][pads][rest]``; masks and explicit positions make the pads invisible).
+    """
+    shared = shared_prefix_length(model, prompts)
+    if shared == 0:
+        batch = left_pad(prompts, pad_id, model.device)
+        ids, mask, positions = batch.input_ids, batch.attention_mask, batch.position_ids
+        cache = DynamicCache(config=model.config)
+    else:
+        rest = left_pad([p[shared:] for p in prompts], pad_id, model.device)
+        cache = _prefix_cache(model, prompts[0][:shared], len(prompts))
+        ids, positions = rest.input_ids, rest.position_ids + shared
+        mask = torch.cat([torch.ones_like(ids[:, :1]).expand(-1, shared), rest.attention_mask], dim=-1)
     out = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
                 use_cache=True, output_hidden_states=True, logits_to_keep=1)
     # With device_map="auto" layers live on several devices: gather everything on the input's device.
@@ -150,36 +163,88 @@ def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: i
                     next_logits=out.logits[:, -1, :].float().to(ids.device), hidden=hidden)
 
 
+def shared_prefix_length(model: PreTrainedModel, prompts: Sequence[Sequence[int]]) -> int:
+    """Leading tokens common to every prompt that :func:`_prefill` reads once (0: no sharing).
+
+    At least one token of every prompt stays outside the prefix (its state at the last prompt token
+    is recorded). Sharing needs at least :data:`MIN_SHARED_PREFIX` tokens, and is skipped for models
+    with sliding-window layers: their window counts cache slots, and the pads placed after the prefix
+    would shift it.
+
+    >>> from benchmark.models.tiny import tiny_llama
+    >>> shared_prefix_length(tiny_llama(), [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 9]])
+    4
+    >>> shared_prefix_length(tiny_llama(), [[1, 2, 3, 7], [1, 2, 3, 4, 9]])
+    0
+    """
+    if len(prompts) < 2 or _has_sliding_layers(model):
+        return 0
+    limit = min(len(p) for p in prompts) - 1
+    first = prompts[0]
+    length = 0
+    while length < limit and all(p[length] == first[length] for p in prompts):
+        length += 1
+    return length if length >= MIN_SHARED_PREFIX else 0
+
+
+def _has_sliding_layers(model: PreTrainedModel) -> bool:
+    text_config = model.config.get_text_config(decoder=True)
+    layer_types = getattr(text_config, "layer_types", None) or ["full_attention"]
+    return any(kind != "full_attention" for kind in layer_types) or bool(
+        getattr(text_config, "use_sliding_window", False) and getattr(text_config, "sliding_window", None))
+
+
+def _prefix_cache(model: PreTrainedModel, prefix: Sequence[int], batch: int) -> DynamicCache:
+    """The KV cache of ``prefix`` read once, repeated ``batch`` times along the batch dimension."""
+    device = model.device
+    cache = DynamicCache(config=model.config)
+    model(input_ids=torch.tensor([list(prefix)], device=device),
+          attention_mask=torch.ones((1, len(prefix)), dtype=torch.long, device=device),
+          position_ids=torch.arange(len(prefix), device=device)[None, :], past_key_values=cache,
+          use_cache=True, logits_to_keep=1)
+    cache.batch_repeat_interleave(batch)
+    return cache
+
+
 def _greedy_decode(model: PreTrainedModel, state: _Prefill, *, max_new_tokens: int,
-                   eos_ids: frozenset[int], pad_id: int) -> _Decoded:
-    """Greedy decoding from the prefilled cache (mutates ``state.cache``); rows stop on eos."""
-    batch = state.next_logits.shape[0]
+                   eos_ids: frozenset[int]) -> _Decoded:
+    """Greedy decoding from the prefilled cache (mutates ``state.cache``).
+
+    A row that emits an end-of-sequence token leaves the batch: its cache rows, mask and position are
+    dropped, so later steps only compute the rows still generating.
+    """
     device = state.next_logits.device
     eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=device)
-    done = torch.zeros(batch, dtype=torch.bool, device=device)
+    rows = list(range(state.next_logits.shape[0]))  # original row of each live batch row
+    generated: list[list[int]] = [[] for _ in rows]
     mask, position, logits = state.attention_mask, state.last_position, state.next_logits
-    steps: list[torch.Tensor] = []
     for step in range(max_new_tokens):
-        # Finished rows keep being fed ``pad_id`` (as ``generate`` does) so the batch stays rectangular.
-        token = torch.where(done, torch.full_like(position, pad_id), logits.argmax(-1))
-        steps.append(token)
-        done = done | torch.isin(token, eos)
-        if bool(done.all()) or step == max_new_tokens - 1:
+        token = logits.argmax(-1)
+        for row, value in zip(rows, token.tolist(), strict=True):
+            generated[row].append(value)
+        if step == max_new_tokens - 1:
             break
+        live = ~torch.isin(token, eos)
+        if not bool(live.all()):
+            keep = live.nonzero().squeeze(-1)
+            if keep.numel() == 0:
+                break
+            state.cache.batch_select_indices(keep)
+            mask, position, token = mask[keep], position[keep], token[keep]
+            rows = [rows[i] for i in keep.tolist()]
         mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
         position = position + 1
         out = model(input_ids=token[:, None], attention_mask=mask, position_ids=position[:, None],
                     past_key_values=state.cache, use_cache=True)
         logits = out.logits[:, -1, :].float().to(device)
-    return _split_responses(steps, eos_ids, batch)
+    return _split_responses(generated, eos_ids)
 
 
-def _split_responses(steps: list[torch.Tensor], eos_ids: frozenset[int], batch: int) -> _Decoded:
+def _split_responses(generated: list[list[int]], eos_ids: frozenset[int]) -> _Decoded:
     """Cut each row at its first end-of-sequence token."""
-    table = torch.stack(steps, dim=1).tolist() if steps else [[] for _ in range(batch)]
     responses: list[list[int]] = []
     finished: list[bool] = []
-    for row in table:
+    for row in generated:
         stop = next((i for i, token in enumerate(row) if token in eos_ids), None)
         responses.append(row if stop is None else row[:stop])
         finished.append(stop is not None)

@@ -1,0 +1,175 @@
+"""``make bench-peer``: the four-axis harness against lm-evaluation-harness generating the same prompts.
+
+The peer is lm-evaluation-harness's Hugging Face model (``HFLM``) running ``generate_until`` — greedy
+generation only, no hidden states and no scoring pass — on exactly the requests ``sago bench`` runs
+for the same profile (every selected variant plus the rerun controls), rendered by the same chat
+template, with the same model object, thread count, token limit and batch size. Then ``sago bench``
+(all four axes: generation, hidden states, log-probabilities and entropies, checkpoints and the final
+merge) runs the same requests. Both wall times and their ratio are printed per batch size; a ratio at
+or below 1.0 means the scoring pass costs nothing over plain generation.
+
+lm-eval is not a dependency of sago-bench: ``make bench-peer`` installs a pinned version into its own
+virtual environment (``.bench-venv``) and runs this module there.
+
+Usage::
+
+    python -m benchmark.harness.bench_peer --threads 1 --batch-size 8 --batch-size 32
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import click
+import torch
+
+from benchmark.errors import SagoError
+from benchmark.harness.bench import BenchResult, bench
+from benchmark.harness.collect import rerun_task, select_tasks
+from benchmark.harness.entry import run_tool
+from benchmark.harness.profiles import get_profile
+from benchmark.harness.sets import open_variant_set
+from benchmark.models.hf import HFBackend
+from benchmark.models.loading import load_backend
+from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.submissions import load_submission
+
+DEFAULT_MODEL = "huggingfacetb__smollm2-135m-instruct-q4_1"
+
+
+@dataclass(frozen=True)
+class PeerRow:
+    """One batch size: the peer's and the harness's time over the same requests."""
+
+    batch_size: int
+    prompts: int
+    peer_seconds: float
+    """lm-eval ``generate_until`` wall time."""
+    peer_cpu_seconds: float
+    """its CPU time (the measure that survives a busy machine)."""
+    harness: BenchResult
+    """``sago bench`` at the same batch size."""
+
+    @property
+    def ratio(self) -> float:
+        """harness wall time / peer wall time; <= 1.0 is the target."""
+        return self.harness.harness_seconds / self.peer_seconds
+
+    @property
+    def cpu_ratio(self) -> float:
+        """the same ratio in CPU time."""
+        return self.harness.harness_cpu_seconds / self.peer_cpu_seconds
+
+
+def rendered_requests(backend: HFBackend, profile_name: str, set_name: str, version: str,
+                      datasets: tuple[str, ...] | None = None) -> list[str]:
+    """The chat-templated text of every request ``sago bench`` runs (variants plus rerun controls)."""
+    tasks = select_tasks(open_variant_set(set_name, version), get_profile(profile_name), datasets)
+    tasks += [rerun_task(t) for t in tasks if t.family == BASELINE_FAMILY]
+    if not backend.uses_chat_template:
+        return [t.prompt for t in tasks]
+    return [backend.tokenizer.apply_chat_template([{"role": "user", "content": t.prompt}], tokenize=False,
+                                                  add_generation_prompt=True) for t in tasks]
+
+
+def require_lm_eval() -> None:
+    """Fail in one line, before any model loads, where lm-eval is not installed."""
+    try:
+        import lm_eval  # noqa: F401
+    except ImportError:
+        raise SagoError("lm-evaluation-harness is not installed here; run `make bench-peer`, which "
+                        "installs it into .bench-venv") from None
+
+
+def peer_model(backend: HFBackend, batch_size: int) -> Any:
+    """lm-eval's HFLM around the already loaded model and tokenizer (no second copy of the weights)."""
+    from lm_eval.models.huggingface import HFLM
+
+    return HFLM(pretrained=backend.model, tokenizer=backend.tokenizer, batch_size=batch_size,
+                device=str(backend.model.device), add_bos_token=False)
+
+
+def check_same_tokens(lm: Any, backend: HFBackend, texts: Sequence[str], prompts: Sequence[str]) -> None:
+    """The peer must read exactly the token ids the harness reads."""
+    for text, prompt in zip(texts, prompts, strict=True):
+        if list(lm.tok_encode(text, add_special_tokens=False)) != backend.render(prompt):
+            raise SagoError("lm-eval tokenizes a rendered prompt differently from the harness; "
+                            "the comparison would not be like for like")
+
+
+def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> tuple[float, float]:
+    """Wall and CPU time of ``generate_until`` over ``texts`` (greedy, stop on end-of-sequence only)."""
+    from lm_eval.api.instance import Instance
+
+    options = {"until": [], "max_gen_toks": max_new_tokens, "do_sample": False}
+    requests = [Instance(request_type="generate_until", doc={}, arguments=(text, dict(options)), idx=index)
+                for index, text in enumerate(texts)]
+    start, start_cpu = time.perf_counter(), time.process_time()
+    lm.generate_until(requests, disable_tqdm=True)
+    return time.perf_counter() - start, time.process_time() - start_cpu
+
+
+def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
+    """One line per batch size."""
+    header = (f"{'threads':>7} {'batch':>5} {'prompts':>7} {'lm-eval s':>9} {'lm-eval p/s':>11} "
+              f"{'sago s':>8} {'sago p/s':>8} {'sago tok/s':>10} {'floor s':>8} {'peak MiB':>8} {'ratio':>6} "
+              f"{'lm-eval cpu':>11} {'sago cpu':>8} {'floor cpu':>9} {'cpu ratio':>9}")
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        h = r.harness
+        lines.append(f"{threads:>7} {r.batch_size:>5} {r.prompts:>7} {r.peer_seconds:>9.1f} "
+                     f"{r.prompts / r.peer_seconds:>11.3f} {h.harness_seconds:>8.1f} "
+                     f"{h.prompts / h.harness_seconds:>8.3f} {h.generated_tokens / h.harness_seconds:>10.1f} "
+                     f"{h.bare_seconds:>8.1f} {h.peak_rss_mib:>8.0f} {r.ratio:>6.3f} "
+                     f"{r.peer_cpu_seconds:>11.1f} {h.harness_cpu_seconds:>8.1f} {h.bare_cpu_seconds:>9.1f} "
+                     f"{r.cpu_ratio:>9.3f}")
+    return "\n".join(lines)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--model", "slug", default=DEFAULT_MODEL, show_default=True, help="Submission slug.")
+@click.option("--profile", default="bench", show_default=True)
+@click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
+@click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True, default=(8, 32),
+              show_default=True, help="repeat for several")
+@click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets (a shorter sample).")
+def bench_peer(slug: str, profile: str, set_name: str, version: str, threads: int,
+               batch_sizes: tuple[int, ...], datasets: str | None) -> None:
+    """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
+    require_lm_eval()
+    chosen = get_profile(profile)
+    backend = load_backend(load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0])
+    if not isinstance(backend, HFBackend):
+        raise SagoError("bench-peer needs a Hugging Face model")
+    subset = tuple(n.strip() for n in datasets.split(",") if n.strip()) if datasets else None
+    texts = rendered_requests(backend, profile, set_name, version, subset)
+    variant_set = open_variant_set(set_name, version)
+    rows = []
+    for size in batch_sizes:
+        lm = peer_model(backend, size)
+        tasks = select_tasks(variant_set, chosen, subset)
+        check_same_tokens(lm, backend, texts[:len(tasks)], [t.prompt for t in tasks])
+        time_peer(lm, texts[:2], 2)  # warm-up
+        peer, peer_cpu = time_peer(lm, texts, chosen.max_new_tokens)
+        backend.batch_size = size
+        harness = bench(backend, variant_set, profile=chosen, batch_size=size, datasets=subset)
+        rows.append(PeerRow(size, len(texts), peer, peer_cpu, harness))
+        click.echo(format_rows(rows[-1:], threads), err=True)  # progress on stderr
+    click.echo(f"model {slug}, profile {profile} ({chosen.max_new_tokens} new tokens), torch threads "
+               f"{torch.get_num_threads()}; ratio = sago bench (all four axes) / lm-eval generate_until; "
+               "floor = plain greedy generate over the same batches; cpu = process CPU seconds")
+    click.echo(format_rows(rows, threads))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: a user error is one line and exit status 2."""
+    return run_tool(bench_peer, argv, "bench_peer")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
