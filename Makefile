@@ -21,6 +21,7 @@ JOBS ?= 2
 BENCH_VENV ?= .bench-venv
 
 .PHONY: all check setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
+	llama-server rewrite \
 	bench bench-peer bench-gpu gpu-check test test-fast
 
 all: setup  ## main job on a fresh machine: evaluate the default submissions (CPU) and build the site
@@ -63,6 +64,14 @@ leaderboard:  ## render the static site into leaderboard/site/
 
 variants:  ## rebuild the frozen variant set from pinned sources (byte-identical)
 	$(SAGO) variants build --set $(SET) --version $(VERSION)
+
+llama-server:  ## build llama.cpp's server from the pinned llama-cpp-python sdist (for `make rewrite`; minutes)
+	$(PY) -c "from benchmark.variants.llamacpp import build_server; print(build_server())"
+
+rewrite: llama-server  ## grow the v2 rewrite log (resumable; REWRITER_MODEL, LLM_ITEMS, ATTEMPTS)
+	$(SAGO) variants rewrite --set $(SET) --version v2 --llm-items $(or $(LLM_ITEMS),16) \
+		--log variants/rewrites/$(SET)-v2.jsonl --rewriter llamacpp --threads 2 --attempts $(or $(ATTEMPTS),3) \
+		--rewriter-model $(or $(REWRITER_MODEL),qwen2.5-coder-1.5b-instruct-q4_k_m)
 
 variants-verify:
 	$(SAGO) variants verify --set $(SET) --version $(VERSION)
