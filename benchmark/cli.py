@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 def one_line(message: str) -> str:
     """Collapse a message onto one line (click's messages may wrap).
 
-    >>> one_line("a\n  b ")
+    >>> one_line("a\\n  b ")
     'a b'
     """
     return " ".join(message.split())

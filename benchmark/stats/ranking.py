@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from benchmark.stats.sgs import DEFAULT_RESAMPLES, cell_rng, percentile_ci
-from benchmark.stats.significance import holm
+from benchmark.stats.significance import ALPHA, holm
 
 NEEDS_THREE = "needs ≥3 models"
 
@@ -126,14 +126,27 @@ def pairwise_rows(cell: PairedDraws) -> list[dict[str, object]]:
         rows.append({"dataset": cell.dataset, "measure": cell.measure, "model_a": cell.models[a],
                      "model_b": cell.models[b], "n_items": len(cell.values),
                      "diff": float(cell.sgs[a] - cell.sgs[b]), "ci_low": low, "ci_high": high,
-                     "wilcoxon_w": w, "p_wilcoxon": p, "p_holm": float(p_holm)})
+                     "wilcoxon_w": w, "p_wilcoxon": p, "p_holm": float(p_holm),
+                     "testable": pair_testable(cell.values[:, a], cell.values[:, b])})
     return rows
+
+
+def pair_testable(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the exact two-sided Wilcoxon test on these pairs can reach ``ALPHA`` at all.
+
+    Its smallest p is 2 / 2^n for n non-zero differences, so with 4 items (p ≥ 0.125) no difference can
+    be significant: the site says "not testable" instead of "no difference".
+
+    >>> pair_testable(np.arange(4.0), np.zeros(4)), pair_testable(np.arange(1.0, 7.0), np.zeros(6))
+    (False, True)
+    """
+    return bool(2.0 / 2.0 ** np.count_nonzero(a - b) < ALPHA)
 
 
 def pairwise_table(cells: list[PairedDraws]) -> pd.DataFrame:
     """All pairwise comparisons (see ``pairwise_rows``), sorted by dataset, measure, model_a, model_b."""
     columns = ["dataset", "measure", "model_a", "model_b", "n_items", "diff", "ci_low", "ci_high",
-               "wilcoxon_w", "p_wilcoxon", "p_holm"]
+               "wilcoxon_w", "p_wilcoxon", "p_holm", "testable"]
     return pd.DataFrame([row for cell in cells for row in pairwise_rows(cell)], columns=columns)
 
 
