@@ -21,6 +21,7 @@ from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.validate import validate_tree
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
+from benchmark.submissions import load_submission
 from benchmark.variants.freeze import VariantSet, load_variant_set, write_json, write_parquet
 
 SLUGS = ("acme__fake-one", "acme__fake-two", "acme__fake-pending")
@@ -34,8 +35,11 @@ def freeze_toy_set(root: Path) -> VariantSet:
     for dataset in toy.datasets:
         write_parquet(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
         files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
-    write_json(folder / "manifest.json", {"schema_version": 1, "files": files,
-                                          "datasets": {d: {"file": f"data/{d}.parquet"} for d in toy.datasets}})
+    frames = {d: toy.frame(d) for d in toy.datasets}
+    write_json(folder / "manifest.json", {
+        "schema_version": 1, "set": "sago-v1", "version": "v1", "files": files, "dataset_order": list(toy.datasets),
+        "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(f)} for d, f in frames.items()},
+        "counts": {d: {str(k): int(v) for k, v in f.groupby("family").size().items()} for d, f in frames.items()}})
     return load_variant_set("sago-v1", "v1", root)
 
 
@@ -49,7 +53,9 @@ def submit_and_run(submissions: Path, variants: VariantSet) -> None:
             continue
         out = submissions / slug / "results" / "sago-v1" / "v1"
         collect(FakeBackend(hidden_size=8 * index), variants, out, profile=get_profile("smoke"), progress=False)
-        finalize(out)
+        model = load_submission(slug, submissions).model  # run.json names the model it ran, as evaluate writes it
+        finalize(out, extra={"submission": slug, "submission_model": model.model_dump(),
+                             "model": {"source": "hub", "revision": model.revision}})
 
 
 @pytest.mark.slow
