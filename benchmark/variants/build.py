@@ -195,7 +195,7 @@ def _llm_rows(dataset: str, items: Sequence[Item], attempts: Sequence[llm.Attemp
                           key=lambda a: (by_id[a.item_id][0], a.variant_id, a.attempt)):
         rank, item = by_id[attempt.item_id]
         family, place, strength = attempt.variant_id.split("/")
-        text = item.wrap(llm.clean(attempt.output)) if family == "length" else llm.clean(attempt.output)
+        text = llm.variant_prompt(family, item.template, llm.clean(attempt.output))
         if text in seen:
             counts = not_made.setdefault(family, {})
             counts["duplicate"] = counts.get("duplicate", 0) + 1

@@ -361,7 +361,7 @@ class Job:
 
     def prompt(self, rewrite: str) -> str:
         """The variant's prompt from a cleaned rewrite of :attr:`source`."""
-        return self.template.replace("{text}", rewrite) if self.family == "length" else rewrite
+        return variant_prompt(self.family, self.template, rewrite)
 
     @property
     def variant_id(self) -> str:
@@ -370,6 +370,15 @@ class Job:
     @property
     def cell(self) -> tuple[str, str, str]:
         return (self.dataset, self.item_id, self.variant_id)
+
+
+def variant_prompt(family: str, template: str, rewrite: str) -> str:
+    """A length rewrite is of the item's own text and goes back into its wrapper; form rewrites the whole request.
+
+    >>> variant_prompt("length", "Q: {text}", "Who?"), variant_prompt("form", "Q: {text}", "Tell me who.")
+    ('Q: Who?', 'Tell me who.')
+    """
+    return template.replace("{text}", rewrite) if family == "length" else rewrite
 
 
 LogKey = tuple[str, str, str, int, str]
