@@ -27,8 +27,8 @@ from benchmark.variants.families import (
     rule_variant,
     variant_id,
 )
-from benchmark.variants.rewriter import Chat, Rewriter
 from benchmark.variants.guards import protected_strings
+from benchmark.variants.rewriter import Chat, Rewriter
 from benchmark.variants.similarity import Embedder, cosine_matrix, similarities
 from benchmark.variants.sources import Item, Source, load_sample
 

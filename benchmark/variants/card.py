@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import importlib.metadata
-
-import jinja2
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import jinja2
+
 from benchmark.provenance import sha256_file
-from benchmark.schema import VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
+from benchmark.schema import VARIANT_SCHEMA_VERSION
 from benchmark.variants import llm
 from benchmark.variants.build import RETRIES, BuildResult, BuildSpec, dropped, log_path
 from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID, keys_of
