@@ -70,7 +70,7 @@ llama-server:  ## build llama.cpp's server from the pinned llama-cpp-python sdis
 
 rewrite: llama-server  ## grow the v2 rewrite log (resumable; REWRITER_MODEL, LLM_ITEMS, ATTEMPTS)
 	$(SAGO) variants rewrite --set $(SET) --version v2 --llm-items $(or $(LLM_ITEMS),16) \
-		--log variants/rewrites/$(SET)-v2.jsonl --rewriter llamacpp --threads 2 --attempts $(or $(ATTEMPTS),3) \
+		--log variants/rewrites/$(SET)-v2.jsonl --rewriter llamacpp --threads 2 --attempts $(or $(ATTEMPTS),6) \
 		--rewriter-model $(or $(REWRITER_MODEL),qwen2.5-coder-1.5b-instruct-q4_k_m)
 
 variants-verify:

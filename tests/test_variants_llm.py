@@ -86,7 +86,7 @@ def test_failed_attempt_is_retried_with_other_wording_then_dropped() -> None:
     rewriter = ScriptedRewriter(["Who wrote Hamlet?", "Tell me who painted the Mona Lisa.",  # round 0
                                  "Shakespeare wrote it.",                                    # round 1, a only
                                  "Here is the rewritten text: tell me who wrote Hamlet."])   # round 2
-    attempts = llm.run_jobs(_jobs(second_rank=0), rewriter, FixedSimilarity(0.9), replay={})
+    attempts = llm.run_jobs(_jobs(second_rank=0), rewriter, FixedSimilarity(0.9), replay={}, attempts=3)
     assert [(a.item_id, a.attempt, a.accepted, a.reason) for a in attempts] == [
         ("a", 0, False, "unchanged"), ("b", 0, True, ""), ("a", 1, False, "leaks gold answer"),
         ("a", 2, False, "meta text")]
@@ -160,3 +160,29 @@ def test_similarity_scores_identical_texts_exactly_one() -> None:
 
     scores = similarities(HashEmbedder(), [("Who?", "Who?"), ("Who?", "WHO ?"), ("Who?", "When?")])
     assert scores[0] == 1.0 and scores[1] == 1.0 and scores[2] < 1.0
+
+
+def test_scoped_attempts_rewrite_only_the_asking_sentence_and_log_the_assembled_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    problem = "Tom has 3 cats. He buys 2 more. How many cats does Tom have?"
+    job = llm.Job("d", "a", 0, problem, ("5",), "form", 1.0)
+    # Whole-text attempts lose a number; the scoped one (attempt 3) sees only the question.
+    rewriter = ScriptedRewriter(["Tell me how many cats Tom has."] * 3 + ["Tell me how many cats Tom has."])
+    attempts = llm.run_jobs([job], rewriter, FixedSimilarity(0.9), replay={}, attempts=4)
+    assert [a.reason.split(" ")[0] for a in attempts] == ["drops", "drops", "drops", ""]
+    assert rewriter.asked[3].user.endswith("Text (6 words): How many cats does Tom have?\nRewrite:")
+    assert attempts[-1].output == "Tom has 3 cats. He buys 2 more. Tell me how many cats Tom has."
+    assert llm.is_instruction(attempts[-1].output)
+    log = tmp_path / "log.jsonl"
+    llm.write_log(log, attempts)
+    assert llm.run_jobs([job], None, FixedSimilarity(0.9), replay=llm.read_log(log), attempts=4) == attempts
+
+
+def test_scoped_length_rewrites_every_sentence_and_a_short_question_grows_in_two_sentences() -> None:
+    job = llm.Job("d", "a", 0, "Tom has 3 cats. How many legs do they have?", (), "length", 2.0)
+    scope = llm.scope(job, llm.SCOPED_FROM)
+    assert scope is not None and [j.original for j in scope.jobs] == ["Tom has 3 cats.", "How many legs do they have?"]
+    assert llm.scope(job, llm.SCOPED_FROM - 1) is None
+    single = llm.Job("d", "b", 0, "Who wrote Hamlet?", (), "length", 3.0)
+    assert llm.scope(single, llm.SCOPED_FROM) is None
+    assert "Write two sentences" in llm.request(single, llm.SCOPED_FROM).user
+    assert "Write two sentences" not in llm.request(single, 0).user

@@ -11,6 +11,7 @@ import click
 from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.variants import llm
 from benchmark.variants.freeze import load_variant_set, read_manifest
 from benchmark.variants.rewriter import Rewriter
 
@@ -44,7 +45,7 @@ def variants() -> None:
               help="Reuse MiniLM vectors from the cache folder (vectors depend only on token ids).")
 @click.option("--replay", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
               help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.")
-@click.option("--attempts", type=click.IntRange(1, 20), default=3, show_default=True,
+@click.option("--attempts", type=click.IntRange(1, 20), default=llm.ATTEMPTS, show_default=True,
               help="Candidates per LLM cell, as in `sago variants rewrite`.")
 @click.option("--min-llm-coverage", type=click.FloatRange(0, 1), default=0.95, show_default=True,
               help="Refuse to freeze a set where fewer LLM cells than this share have a valid rewrite.")
@@ -91,7 +92,7 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
 @click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
 @click.option("--batch-size", default=8, show_default=True, help="Requests per generate call (local).")
 @click.option("--budget-s", type=float, default=None, help="Stop asking for new rewrites after this long.")
-@click.option("--attempts", type=click.IntRange(1, 20), default=3, show_default=True,
+@click.option("--attempts", type=click.IntRange(1, 20), default=llm.ATTEMPTS, show_default=True,
               help="Candidates per cell; raise it to let another rewriter retry cells a log has dropped.")
 @click.option("--threads", default=1, show_default=True, help="Torch CPU threads.")
 def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int, llm_items: int, log: Path,
@@ -101,7 +102,6 @@ def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int
     import torch
 
     from benchmark.paths import cache_dir
-    from benchmark.variants import llm
     from benchmark.variants.build import BuildSpec, LazyRewriter, llm_jobs, sample_items
     from benchmark.variants.similarity import minilm
     from benchmark.variants.sources import SUITES, suite_source

@@ -22,7 +22,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from benchmark.variants.rewriter import Chat, Rewriter
@@ -33,8 +33,11 @@ MIN_SIMILARITY = 0.85
 (see :func:`benchmark.variants.calibration.calibrate` and docs/VARIANTS.md)."""
 LENGTH_TOLERANCE = 1.5
 """Accepted word ratio: target / 1.5 … target × 1.5 (an LLM cannot count words exactly)."""
-ATTEMPTS = 3
+ATTEMPTS = 6
 """Candidates per cell, each from a differently worded request; the first valid one wins."""
+SCOPED_FROM = 3
+"""From this attempt on, a text of several sentences is rewritten a sentence at a time (see :func:`scope`):
+a 1.5B rewriter keeps the facts of one sentence far more reliably than those of a whole problem."""
 _VERDICTS = {"yes", "no", "true", "false"}
 _QUESTION_START = re.compile(
     r"^(who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|could|will|would|"
@@ -65,6 +68,9 @@ _SHOTS: dict[str, tuple[str, str]] = {
     "2": ("Who painted the Mona Lisa?", "Who was the artist who originally painted the Mona Lisa?"),
     "3": ("Who painted the Mona Lisa?",
           "Who was the artist, the actual person, that originally painted the famous portrait known as the Mona Lisa?"),
+    "two_sentences": ("Who painted the Mona Lisa?",
+                      "I have a question about a famous painting. Who was the artist who actually painted "
+                      "the portrait known as the Mona Lisa?"),
     "to_instruction": ("How many legs does a spider have?", "Tell me how many legs a spider has."),
     "to_question": ("Calculate the total cost of 3 pens at $2 each.",
                     "What is the total cost of 3 pens at $2 each?"),
@@ -123,13 +129,44 @@ def is_question(text: str) -> bool:
 
 
 def is_instruction(text: str) -> bool:
-    """An instruction opens with an imperative verb and does not end as a question.
+    """An instruction is not a question and its first or last sentence opens with an imperative verb
+    (premises may come first: "Gunther had 48 bananas. Tell me how many he has left.").
 
     >>> is_instruction("Tell me how many legs a spider has."), is_instruction("How many legs?")
     (True, False)
+    >>> is_instruction("Darrell is 7. Calculate Allen's age."), is_instruction("Darrell is 7. Allen is 9.")
+    (True, False)
     """
     stripped = text.strip()
-    return bool(_IMPERATIVE_START.match(stripped)) and not is_question(stripped)
+    parts = sentences(stripped)
+    return any(_IMPERATIVE_START.match(p) for p in (parts[0], parts[-1])) and not is_question(stripped)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(]?[A-Z0-9])")
+_ABBREVIATION = re.compile(r"(?:[A-Za-z]\.){1,3}|Mr\.|Mrs\.|Ms\.|Dr\.|St\.|Jr\.|Sr\.|vs\.|etc\.|No\.")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence; a break needs end punctuation, space and a capital or digit,
+    and never follows an abbreviation ("U.S.", "Dr.").
+
+    >>> [text[a:b] for text in ["He met Dr. Ng in the U.S. Then? Ok. 3 left."] for a, b in sentence_spans(text)]
+    ['He met Dr. Ng in the U.S. Then?', 'Ok.', '3 left.']
+    """
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        words = text[start:match.start()].split()
+        if words and _ABBREVIATION.fullmatch(words[-1]):
+            continue
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()] or [(0, len(text))]
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (see :func:`sentence_spans`)."""
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 def asks_for(text: str) -> str:
@@ -231,8 +268,10 @@ def _target_words(original: str, item_text: str, strength: float) -> int:
 def request(job: Job, attempt: int) -> Chat:
     """The few-shot chat that asks for one candidate; each attempt words the request differently.
 
-    Attempt 0 is greedy; later attempts sample (temperature 0.8) with a seed derived from the cell, so
-    a cell gets candidates that differ even where a small model ignores the change of wording.
+    Attempts 0 and :data:`SCOPED_FROM` are greedy; the others sample (temperature 0.8) with a seed derived
+    from the cell, so a cell gets candidates that differ even where a small model ignores the change of
+    wording. From :data:`SCOPED_FROM` on, a one-sentence question lengthened ×2 or more is asked as two
+    sentences (a topic sentence that adds no fact, then the question).
     """
     original, words = job.source, words_of(job.source)
     question = is_question(original)
@@ -241,6 +280,11 @@ def request(job: Job, attempt: int) -> Chat:
         shot = _SHOTS["shorter" if job.strength < 1 else "1.5" if job.strength < 2 else f"{min(job.strength, 3):g}"]
         how = ("Drop filler words and redundant modifiers." if job.strength < 1 else
                "Add words by restating it more fully, not by adding politeness or new facts.")
+        if attempt >= SCOPED_FROM and job.strength >= 2 and question and len(sentence_spans(original)) == 1:
+            # A one-sentence question rarely grows 2-3x when restated; a topic sentence first lets it.
+            shot = _SHOTS["two_sentences"]
+            how = ("Write two sentences: one that names the topic without adding any fact, then the whole "
+                   "question restated more fully.")
         ask = _LENGTH_WORDINGS[attempt % len(_LENGTH_WORDINGS)].format(
             how=how, form="a question" if question else "an instruction" if is_instruction(original) else "a statement",
             direction="shorter" if job.strength < 1 else "longer")
@@ -259,7 +303,59 @@ def request(job: Job, attempt: int) -> Chat:
                f"Rewrite ({words_of(shot[1])} words): {shot[1]}\n\n")
     seed = int.from_bytes(hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()[:4], "big")
     return Chat(_SYSTEM, f"{ask}\n\n{example}{target_line}Text ({words} words): {original}\nRewrite:", budget,
-                temperature=0.0 if attempt == 0 else 0.8, seed=seed, stop=STOP)
+                temperature=0.0 if attempt in (0, SCOPED_FROM) else 0.8, seed=seed, stop=STOP)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one attempt asks the rewriter for: ``parts`` are the source cut into sentences (with the
+    text between them), ``chosen`` the indices of the parts rewritten, each by its own request."""
+
+    parts: tuple[str, ...]
+    chosen: tuple[int, ...]
+    jobs: tuple[Job, ...]
+
+    def assemble(self, outputs: Sequence[str]) -> str:
+        """The candidate: the source with each chosen sentence replaced by its cleaned rewrite."""
+        parts = list(self.parts)
+        for index, output in zip(self.chosen, outputs, strict=True):
+            parts[index] = clean(output)
+        return "".join(parts)
+
+
+def scope(job: Job, attempt: int) -> Scope | None:
+    """The sentences a scoped attempt rewrites one by one, or None when the whole source is one request.
+
+    Attempts before :data:`SCOPED_FROM` and one-sentence sources are whole requests. Form rewrites only
+    the sentence that asks (the last, or the first when only it ends with '?'), so the premises of a
+    math problem or the statement a true/false item asks about stay verbatim; length rewrites every
+    sentence to the multiplier, each keeping its own numbers and names.
+
+    >>> s = scope(Job("d", "1", 0, "Tom has 3 cats. He buys 2. How many cats does he have?", (), "form", 1), 3)
+    >>> s.chosen, s.jobs[0].original
+    ((5,), 'How many cats does he have?')
+    >>> s.assemble(["Tell me how many cats he has."])
+    'Tom has 3 cats. He buys 2. Tell me how many cats he has.'
+    """
+    source = job.source
+    spans = sentence_spans(source)
+    if attempt < SCOPED_FROM or len(spans) < 2:
+        return None
+    parts: list[str] = []
+    at = 0
+    for start, end in spans:
+        parts.extend([source[at:start], source[start:end]])
+        at = end
+    parts.append(source[at:])
+    sentence_parts = list(range(1, len(parts), 2))
+    if job.family == "length":
+        chosen = sentence_parts
+    elif is_question(source) and not parts[sentence_parts[-1]].rstrip().endswith("?"):
+        chosen = sentence_parts[:1]
+    else:
+        chosen = sentence_parts[-1:]
+    jobs = tuple(replace(job, original=parts[i], item_text=parts[i], template="{text}", keep=()) for i in chosen)
+    return Scope(tuple(parts), tuple(chosen), jobs)
 
 
 def clean(output: str) -> str:
@@ -460,13 +556,23 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
     elif fresh:
         if rewriter is None:
             raise ValueError("rewrite log is incomplete and no rewriter was given")
-        texts = rewriter.complete([request(jobs[i], attempt) for i in fresh])
-        outputs.update({i: (rewriter.tag, text) for i, text in zip(fresh, texts)})
+        outputs.update({i: (rewriter.tag, text) for i, text in zip(fresh, _ask(rewriter, [jobs[i] for i in fresh],
+                                                                             attempt), strict=True)})
     cleaned = [clean(outputs[i][1]) for i in range(len(jobs))]
     scores = similarities(embedder, [(job.source, text or job.source) for job, text in zip(jobs, cleaned)])
     return [Attempt(job.dataset, job.item_id, job.variant_id, attempt, "", job.original, "", False,
                     BUDGET_REASON, 0.0) if i in skipped else _judge(job, attempt, outputs[i], cleaned[i], scores[i])
             for i, job in enumerate(jobs)]
+
+
+def _ask(rewriter: Rewriter, jobs: Sequence[Job], attempt: int) -> list[str]:
+    """One output per job: the raw reply for a whole request, the assembled text for a scoped one
+    (what the log keeps, so a replay needs neither the model nor the scoping rule)."""
+    scopes = [scope(job, attempt) for job in jobs]
+    chats = [request(piece, attempt) for job, s in zip(jobs, scopes, strict=True)
+             for piece in (s.jobs if s else (job,))]
+    replies = iter(rewriter.complete(chats))
+    return [s.assemble([next(replies) for _ in s.jobs]) if s else next(replies) for s in scopes]
 
 
 def _judge(job: Job, attempt: int, made: tuple[str, str], text: str, score: float) -> Attempt:
