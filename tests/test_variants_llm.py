@@ -186,3 +186,16 @@ def test_scoped_length_rewrites_every_sentence_and_a_short_question_grows_in_two
     assert llm.scope(single, llm.SCOPED_FROM) is None
     assert "Write two sentences" in llm.request(single, llm.SCOPED_FROM).user
     assert "Write two sentences" not in llm.request(single, 0).user
+
+
+def test_coverage_table_counts_accepted_tried_and_all_cells() -> None:
+    from benchmark.variants.cli import coverage_table
+
+    jobs = _jobs()
+    made = [llm.Attempt("d", "a", "form/global/1", 0, "llm:x", jobs[0].original, "Who?", False, "unchanged", 1.0),
+            llm.Attempt("d", "a", "form/global/1", 1, "llm:x", jobs[0].original, "Tell me.", True, "", 0.9),
+            llm.Attempt("d", "b", "form/global/1", 0, "", jobs[1].original, "", False, llm.BUDGET_REASON, 0.0)]
+    table = coverage_table(jobs, made)
+    assert "form/global/1" in table and "1/1/2" in table
+    assert "accepted 1 of 2 cells (50.0%); tried 1; attempts 2" in table
+    assert "rejections: unchanged 1" in table

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants import llm
 from benchmark.variants.freeze import load_variant_set, read_manifest
 from benchmark.variants.rewriter import Rewriter
+from benchmark.variants.similarity import Embedder
 
 _set = click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant-set name.")
 _version = click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Release version.")
@@ -101,26 +103,71 @@ def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int
     """Run the LLM stage alone (length, form), resumably; `build --replay LOG` then freezes without a model."""
     import torch
 
-    from benchmark.paths import cache_dir
-    from benchmark.variants.build import BuildSpec, LazyRewriter, llm_jobs, sample_items
-    from benchmark.variants.similarity import minilm
-    from benchmark.variants.sources import SUITES, suite_source
+    from benchmark.variants.build import LazyRewriter
 
     torch.set_num_threads(threads)
-    suite = SUITES.get(set_name)
-    chosen = tuple(datasets) or suite.datasets
-    spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items)
-    embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite")
-    jobs = llm_jobs(spec, sample_items(spec, {name: suite_source(suite, name) for name in chosen}, embedder))
+    jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
     log.parent.mkdir(parents=True, exist_ok=True)
     factory = _rewriter_factory(rewriter, rewriter_model, rewriter_url, batch_size=batch_size,
                                 server=llama_server, threads=threads)
     assert factory is not None
-    attempts = llm.run_jobs(jobs, LazyRewriter(factory), embedder, replay=llm.read_log(log), budget_s=budget_s,
-                            ranks_per_round=2, chunk=24, attempts=attempts,
-                            on_fresh=lambda fresh: llm.append_log(log, fresh))
-    accepted = {(a.dataset, a.item_id, a.variant_id) for a in attempts if a.accepted}
-    click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(attempts)} attempts); log {log}")
+    made = llm.run_jobs(jobs, LazyRewriter(factory), embedder, replay=llm.read_log(log), budget_s=budget_s,
+                        ranks_per_round=2, chunk=24, attempts=attempts,
+                        on_fresh=lambda fresh: llm.append_log(log, fresh))
+    accepted = {(a.dataset, a.item_id, a.variant_id) for a in made if a.accepted}
+    click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(made)} attempts); log {log}")
+
+
+def _llm_jobs(set_name: str, version: str, datasets: tuple[str, ...], n_items: int,
+              llm_items: int) -> tuple[list[llm.Job], Embedder]:
+    """The LLM cells of a set (as `build` samples them) and the embedder that validates rewrites."""
+    from benchmark.paths import cache_dir
+    from benchmark.variants.build import BuildSpec, llm_jobs, sample_items
+    from benchmark.variants.similarity import minilm
+    from benchmark.variants.sources import SUITES, suite_source
+
+    suite = SUITES.get(set_name)
+    chosen = tuple(datasets) or suite.datasets
+    spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items)
+    embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite")
+    return llm_jobs(spec, sample_items(spec, {name: suite_source(suite, name) for name in chosen}, embedder)), embedder
+
+
+@variants.command()
+@_set
+@_version
+@click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable).")
+@click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset (as in build).")
+@click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
+@click.option("--log", "log", type=click.Path(path_type=Path, dir_okay=False, exists=True), required=True,
+              help="The rewrite log to judge.")
+@click.option("--attempts", type=click.IntRange(1, 20), default=llm.ATTEMPTS, show_default=True,
+              help="Candidates per cell a build would replay.")
+def coverage(set_name: str, version: str, datasets: tuple[str, ...], n_items: int, llm_items: int, log: Path,
+             attempts: int) -> None:
+    """Judge a rewrite log with this code's validator, without a model: accepted / tried / all cells
+    per dataset and variant, and the rejection reasons (what `build --replay LOG` would freeze)."""
+    jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
+    made = llm.run_jobs(jobs, None, embedder, replay=llm.read_log(log), budget_s=-1.0, attempts=attempts)
+    click.echo(coverage_table(jobs, made))
+
+
+def coverage_table(jobs: Sequence[llm.Job], made: Sequence[llm.Attempt]) -> str:
+    """Plain-text table: per variant id and dataset, cells accepted/tried, then totals and reasons."""
+    tried = {(a.dataset, a.item_id, a.variant_id) for a in made if a.rewriter}
+    accepted = {(a.dataset, a.item_id, a.variant_id) for a in made if a.accepted}
+    datasets = sorted({job.dataset for job in jobs})
+    variant_ids = sorted({job.variant_id for job in jobs})
+    lines = ["variant".ljust(20) + "".join(d[:13].rjust(14) for d in datasets)]
+    for variant_id in variant_ids:
+        cells = [[job.cell for job in jobs if job.dataset == d and job.variant_id == variant_id] for d in datasets]
+        lines.append(variant_id.ljust(20) + "".join(
+            f"{sum(c in accepted for c in cs)}/{sum(c in tried for c in cs)}/{len(cs)}".rjust(14) for cs in cells))
+    reasons = Counter(a.reason.split(" ")[0] for a in made if a.rewriter and not a.accepted)
+    lines.append(f"accepted {len(accepted)} of {len(jobs)} cells ({len(accepted) / max(1, len(jobs)):.1%}); "
+                 f"tried {len(tried)}; attempts {sum(1 for a in made if a.rewriter)}")
+    lines.append("rejections: " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
+    return "\n".join(lines)
 
 
 def _rewriter_factory(kind: str, model: str | None, url: str | None, *, batch_size: int = 16,
