@@ -199,3 +199,20 @@ def test_coverage_table_counts_accepted_tried_and_all_cells() -> None:
     assert "form/global/1" in table and "1/1/2" in table
     assert "accepted 1 of 2 cells (50.0%); tried 1; attempts 2" in table
     assert "rejections: unchanged 1" in table
+
+
+def test_wrapper_questions_flip_to_their_fixed_counterparts_without_a_model() -> None:
+    from benchmark.variants.sources import JEOPARDY_TEMPLATE, MISCONCEPTIONS_TEMPLATE
+
+    # Every wrapper the builder writes has its counterpart (a new wrapper must add one).
+    for template in (JEOPARDY_TEMPLATE, MISCONCEPTIONS_TEMPLATE):
+        assert any(question in template for question in llm.WRAPPER_FORMS)
+    prompt = "Category: rivers. Clue: It flows through Cairo. What is the answer to this clue?"
+    job = llm.Job("d", "a", 0, prompt, ("the Nile",), "form", 1.0, item_text="It flows through Cairo.",
+                  keep=("rivers",))
+    rewriter = ScriptedRewriter(["What is it?"] * 3)  # whole-text attempts; the 4th never asks the model
+    attempts = llm.run_jobs([job], rewriter, FixedSimilarity(0.9), replay={}, attempts=4)
+    assert len(rewriter.asked) == 3
+    last = attempts[-1]
+    assert (last.rewriter, last.accepted) == (llm.TEMPLATE_TAG, True)
+    assert last.output == "Category: rivers. Clue: It flows through Cairo. Tell me what the answer to this clue is."

@@ -142,6 +142,16 @@ def is_instruction(text: str) -> bool:
     return any(_IMPERATIVE_START.match(p) for p in (parts[0], parts[-1])) and not is_question(stripped)
 
 
+WRAPPER_FORMS = {
+    "What is the answer to this clue?": "Tell me what the answer to this clue is.",
+    "Is the following statement true or false?": "Say whether the following statement is true or false.",
+}
+"""Imperative counterparts of the builder's wrapper questions (Jeopardy, misconceptions). There the
+sentence that carries the request's form is the wrapper's, which the builder wrote, so from
+:data:`SCOPED_FROM` on a form cell flips it with this fixed text instead of asking a model."""
+TEMPLATE_TAG = "template:wrapper-form"
+"""The ``rewriter`` of a form candidate made from :data:`WRAPPER_FORMS`."""
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(]?[A-Z0-9])")
 _ABBREVIATION = re.compile(r"(?:[A-Za-z]\.){1,3}|Mr\.|Mrs\.|Ms\.|Dr\.|St\.|Jr\.|Sr\.|vs\.|etc\.|No\.")
 
@@ -556,8 +566,7 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
     elif fresh:
         if rewriter is None:
             raise ValueError("rewrite log is incomplete and no rewriter was given")
-        outputs.update({i: (rewriter.tag, text) for i, text in zip(fresh, _ask(rewriter, [jobs[i] for i in fresh],
-                                                                             attempt), strict=True)})
+        outputs.update(dict(zip(fresh, _ask(rewriter, [jobs[i] for i in fresh], attempt), strict=True)))
     cleaned = [clean(outputs[i][1]) for i in range(len(jobs))]
     scores = similarities(embedder, [(job.source, text or job.source) for job, text in zip(jobs, cleaned)])
     return [Attempt(job.dataset, job.item_id, job.variant_id, attempt, "", job.original, "", False,
@@ -565,14 +574,31 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
             for i, job in enumerate(jobs)]
 
 
-def _ask(rewriter: Rewriter, jobs: Sequence[Job], attempt: int) -> list[str]:
-    """One output per job: the raw reply for a whole request, the assembled text for a scoped one
-    (what the log keeps, so a replay needs neither the model nor the scoping rule)."""
+def _ask(rewriter: Rewriter, jobs: Sequence[Job], attempt: int) -> list[tuple[str, str]]:
+    """(who made it, output) per job: the raw reply for a whole request, the assembled text for a scoped
+    one (what the log keeps, so a replay needs neither the model nor the scoping rule)."""
     scopes = [scope(job, attempt) for job in jobs]
-    chats = [request(piece, attempt) for job, s in zip(jobs, scopes, strict=True)
+    fixed = [wrapper_form(job, s) for job, s in zip(jobs, scopes, strict=True)]
+    chats = [request(piece, attempt) for job, s, f in zip(jobs, scopes, fixed, strict=True) if f is None
              for piece in (s.jobs if s else (job,))]
-    replies = iter(rewriter.complete(chats))
-    return [s.assemble([next(replies) for _ in s.jobs]) if s else next(replies) for s in scopes]
+    replies = iter(rewriter.complete(chats) if chats else [])
+    return [(TEMPLATE_TAG, f) if f is not None else
+            (rewriter.tag, s.assemble([next(replies) for _ in s.jobs]) if s else next(replies))
+            for s, f in zip(scopes, fixed, strict=True)]
+
+
+def wrapper_form(job: Job, scoped: Scope | None) -> str | None:
+    """The form candidate of a scoped attempt whose asking sentence is the builder's wrapper question:
+    the wrapper's fixed counterpart (:data:`WRAPPER_FORMS`), the item's own text verbatim; else None.
+
+    >>> job = Job("d", "1", 0, "Is the following statement true or false? Frogs die.", (), "form", 1)
+    >>> wrapper_form(job, scope(job, SCOPED_FROM))
+    'Say whether the following statement is true or false. Frogs die.'
+    """
+    if job.family != "form" or scoped is None or len(scoped.chosen) != 1:
+        return None
+    counterpart = WRAPPER_FORMS.get(scoped.parts[scoped.chosen[0]].strip())
+    return None if counterpart is None else scoped.assemble([counterpart])
 
 
 def _judge(job: Job, attempt: int, made: tuple[str, str], text: str, score: float) -> Attempt:
