@@ -216,3 +216,14 @@ def test_wrapper_questions_flip_to_their_fixed_counterparts_without_a_model() ->
     last = attempts[-1]
     assert (last.rewriter, last.accepted) == (llm.TEMPLATE_TAG, True)
     assert last.output == "Category: rivers. Clue: It flows through Cairo. Tell me what the answer to this clue is."
+
+
+def test_a_long_lengthening_grows_from_the_items_accepted_shorter_one() -> None:
+    jobs = [llm.Job("d", "a", 0, "Who wrote Hamlet?", (), "length", s) for s in (1.5, 3.0)]
+    rewriter = ScriptedRewriter(["Who really wrote Hamlet?", "Who wrote Hamlet, then?",  # round 0
+                                 "Who wrote Hamlet, then?", "Who wrote Hamlet, then?",  # rounds 1, 2 (x3 only)
+                                 "Who was the person who really wrote the famous play Hamlet?"])
+    attempts = llm.run_jobs(jobs, rewriter, FixedSimilarity(0.9), replay={}, attempts=4)
+    assert [(a.variant_id, a.attempt, a.accepted) for a in attempts][-1] == ("length/global/3", 3, True)
+    assert "Text (4 words): Who really wrote Hamlet?" in rewriter.asked[-1].user
+    assert "Text (3 words)" in rewriter.asked[-2].user  # before the 4th candidate: from the original

@@ -21,7 +21,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -287,7 +287,8 @@ def request(job: Job, attempt: int) -> Chat:
     question = is_question(original)
     if job.family == "length":
         target = _target_words(original, job.item_text, job.strength)
-        shot = _SHOTS["shorter" if job.strength < 1 else "1.5" if job.strength < 2 else f"{min(job.strength, 3):g}"]
+        shot = _SHOTS["shorter" if job.strength < 1 else "1.5" if job.strength < 1.75 else
+                      "2" if job.strength < 2.5 else "3"]
         how = ("Drop filler words and redundant modifiers." if job.strength < 1 else
                "Add words by restating it more fully, not by adding politeness or new facts.")
         if attempt >= SCOPED_FROM and job.strength >= 2 and question and len(sentence_spans(original)) == 1:
@@ -533,6 +534,7 @@ def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder,
     start = clock()
     done: list[Attempt] = []
     ranks = sorted({job.rank for job in jobs})
+    grown: dict[tuple[str, str], dict[float, str]] = {}  # accepted lengthenings per item, for chaining
     for first in range(0, len(ranks), ranks_per_round):
         block = set(ranks[first:first + ranks_per_round])
         pending = [job for job in jobs if job.rank in block]
@@ -540,7 +542,11 @@ def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder,
             results: list[Attempt] = []
             for at in range(0, len(pending), chunk):
                 over = budget_s is not None and clock() - start > budget_s
-                part = _attempt_round(pending[at:at + chunk], attempt, rewriter, embedder, replay, skip_fresh=over)
+                part = _attempt_round(pending[at:at + chunk], attempt, rewriter, embedder, replay, skip_fresh=over,
+                                      grown=grown)
+                for made in part:
+                    if made.accepted and made.variant_id.startswith("length/") and _strength(made) > 1:
+                        grown.setdefault((made.dataset, made.item_id), {})[_strength(made)] = clean(made.output)
                 fresh = [a for a, job in zip(part, pending[at:at + chunk])
                          if a.rewriter and (*job.cell, attempt, job.original) not in replay]
                 if fresh and on_fresh is not None:
@@ -554,8 +560,13 @@ def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder,
     return done
 
 
+def _strength(made: Attempt) -> float:
+    return float(made.variant_id.rsplit("/", 1)[1])
+
+
 def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None, embedder: Embedder,
-                   replay: dict[LogKey, Attempt], *, skip_fresh: bool) -> list[Attempt]:
+                   replay: dict[LogKey, Attempt], *, skip_fresh: bool,
+                   grown: Mapping[tuple[str, str], Mapping[float, str]] | None = None) -> list[Attempt]:
     logged = {i: replay.get((*j.cell, attempt, j.original)) for i, j in enumerate(jobs)}
     fresh = [i for i, found in logged.items() if found is None]
     outputs = {i: (found.rewriter, found.output) for i, found in logged.items() if found is not None}
@@ -566,7 +577,8 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
     elif fresh:
         if rewriter is None:
             raise ValueError("rewrite log is incomplete and no rewriter was given")
-        outputs.update(dict(zip(fresh, _ask(rewriter, [jobs[i] for i in fresh], attempt), strict=True)))
+        outputs.update(dict(zip(fresh, _ask(rewriter, [jobs[i] for i in fresh], attempt, grown or {}),
+                                strict=True)))
     cleaned = [clean(outputs[i][1]) for i in range(len(jobs))]
     scores = similarities(embedder, [(job.source, text or job.source) for job, text in zip(jobs, cleaned)])
     return [Attempt(job.dataset, job.item_id, job.variant_id, attempt, "", job.original, "", False,
@@ -574,9 +586,11 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
             for i, job in enumerate(jobs)]
 
 
-def _ask(rewriter: Rewriter, jobs: Sequence[Job], attempt: int) -> list[tuple[str, str]]:
+def _ask(rewriter: Rewriter, jobs: Sequence[Job], attempt: int,
+         grown: Mapping[tuple[str, str], Mapping[float, str]]) -> list[tuple[str, str]]:
     """(who made it, output) per job: the raw reply for a whole request, the assembled text for a scoped
     one (what the log keeps, so a replay needs neither the model nor the scoping rule)."""
+    jobs = [chained(job, attempt, grown.get((job.dataset, job.item_id), {})) or job for job in jobs]
     scopes = [scope(job, attempt) for job in jobs]
     fixed = [wrapper_form(job, s) for job, s in zip(jobs, scopes, strict=True)]
     chats = [request(piece, attempt) for job, s, f in zip(jobs, scopes, fixed, strict=True) if f is None
@@ -585,6 +599,28 @@ def _ask(rewriter: Rewriter, jobs: Sequence[Job], attempt: int) -> list[tuple[st
     return [(TEMPLATE_TAG, f) if f is not None else
             (rewriter.tag, s.assemble([next(replies) for _ in s.jobs]) if s else next(replies))
             for s, f in zip(scopes, fixed, strict=True)]
+
+
+def chained(job: Job, attempt: int, grown: Mapping[float, str]) -> Job | None:
+    """From :data:`SCOPED_FROM` on, a ×2 or ×3 lengthening starts from the item's longest accepted
+    shorter lengthening (×1.5, ×2) and asks only for the rest of the growth: a small rewriter adds a
+    half again far more reliably than it triples a text. The candidate is still judged against the
+    original; the log keeps the candidate, so a replay needs no chain. None when there is no base.
+
+    >>> job = Job("d", "1", 0, "Who wrote Hamlet?", (), "length", 3)
+    >>> chained(job, SCOPED_FROM, {1.5: "Who was it that wrote Hamlet?"}).original
+    'Who was it that wrote Hamlet?'
+    """
+    if job.family != "length" or job.strength < 2 or attempt < SCOPED_FROM:
+        return None
+    bases = [text for strength, text in sorted(grown.items()) if 1 < strength < job.strength]
+    if not bases:
+        return None
+    base = bases[-1]
+    rest = job.strength * words_of(job.source) / max(1, words_of(base))
+    if rest < 1.2:
+        return None
+    return replace(job, original=base, item_text=base, template="{text}", strength=round(rest, 2))
 
 
 def wrapper_form(job: Job, scoped: Scope | None) -> str | None:
