@@ -146,9 +146,9 @@ def _job(original: str, family: str = "length", strength: float = 2.0, answers: 
      "main invited chief guest at the 2014 Republic Day parade?", "meta text"),
     (_job("Who wrote Hamlet?", answers=("Shakespeare",)), "Who wrote Hamlet, Shakespeare or someone else?",
      "leaks gold answer"),
-    (_job("Who wrote the play Hamlet?", "form", 1), "Who is the author of the play Hamlet?", "not an instruction"),
+    (_job("Who wrote the play Hamlet?", "form", 1), "Who was it that wrote the play Hamlet?", "not an instruction"),
     (_job("Calculate the total cost of 3 pens at 2 dollars each.", "form", 1),
-     "Calculate the total cost of 3 pens, each costing 2 dollars.", "not a question"),
+     "Please calculate the total cost of 3 pens at 2 dollars each.", "not a question"),
     (_job("Who wrote the famous play Hamlet in England?", strength=3.0),
      "Who wrote the famous play Hamlet in England?!", "unchanged"),
     (_job("Darrell and Allen's ages are in the ratio of 7:11. If their total age now is 162, calculate "
@@ -157,6 +157,24 @@ def _job(original: str, family: str = "length", strength: float = 2.0, answers: 
     (llm.Job("d", "1", 0, "Category: word origins. Clue: Drama is Greek. What is the answer to this clue?", (),
              "form", 1, "Drama is Greek.", keep=("word origins",)), "Find the answer to the clue: drama is Greek.",
      "drops word origins"),
+    # word-level guards: each case passes every other check
+    (_job("Would Avengers Comics be out of place in a DC Comics store?", strength=0.5),
+     "Would Avengers Comics fit in a DC Comics store?", "adds fit"),
+    (_job("Can actress Danica McKellar skip astronaut education requirements?", strength=1.5),
+     "Could the actress Danica McKellar fulfill all the astronaut education requirements?", "drops skip"),
+    (_job("Will a sloth explode if it is upside down?", strength=1.5),
+     "Will a sloth really explode if it is not upside down?", "negation changed"),
+    (_job("Who was the chief guest of the 2014 Republic Day?", strength=1.5),
+     "Who was the chief guest of the 2014 Republic Day in New Delhi?", "adds New"),
+    (_job("Who was the chief guest of the 2014 Republic Day?", strength=1.5),
+     "Who was the chief guest of the 2014 Republic Day, held on 26 January?", "adds 26"),
+    (_job("Who was the chief guest of the 2014 Republic Day?", "form", 1),
+     "Tell me who the famous foreign chief guest of the 2014 Republic Day was.", "adds famous"),
+    (_job("Is sleeping with a fan on fatal?", strength=3.0),
+     "Is sleeping with a fan on fatal, given heatstroke, dehydration and various other health issues?",
+     "adds 5 content words"),
+    (_job("In 1823 Cooper wrote The Pioneers, the first of these tales.", strength=0.5),
+     "In 1823 Cooper wrote The Pioneers, the first tale.", "drops the pointer"),
     (_job('Is it true that Locke wrote "the comprehension of our understandings"?', strength=1.5),
      "Is it really true that Locke once wrote about the comprehension of understandings?", "drops"),
 ])
@@ -167,7 +185,7 @@ def test_llm_validator_rejects(job: llm.Job, rewrite: str, reason: str) -> None:
 
 def test_llm_validator_accepts_a_faithful_rewrite() -> None:
     job = _job("Who was the chief guest of the 2014 Republic Day?", strength=2.0)
-    rewrite = "Who was the person invited to be the chief guest at the 2014 Republic Day celebrations in India?"
+    rewrite = "Who was the person invited to be the chief guest at the 2014 Republic Day celebrations?"
     assert llm.rejection(job, rewrite, 0.9) == ""
     assert llm.rejection(job, rewrite, llm.MIN_SIMILARITY - 0.01).startswith("similarity")
     form = _job("Who was the chief guest of the 2014 Republic Day?", "form", 1)

@@ -47,10 +47,11 @@ class FixedSimilarity:
     ("", "length", 2, "empty"),
     ("Who wrote Hamlet?", "length", 2, "unchanged"),
     ("Who wrote the play Hamlet, William Shakespeare?", "length", 2, "leaks gold answer"),
-    ("Yes, who wrote Hamlet in England?", "length", 2, ""),
+    ("Yes, who was it who wrote Hamlet?", "length", 2, ""),
+    ("Who wrote Hamlet in England?", "length", 2, "adds England"),
     ("Who wrote Hamlet, then?", "length", 3, "length ratio 1.33 far from 3.00"),
-    ("Name the author of the famous play Hamlet.", "length", 2, "form changed"),
-    ("Which writer wrote the tragedy Hamlet?", "form", 1, "not an instruction"),
+    ("Tell me who wrote the famous play Hamlet.", "length", 2, "form changed"),
+    ("Who was it that wrote Hamlet?", "form", 1, "not an instruction"),
     ("Tell me who wrote Hamlet.", "form", 1, ""),
 ])
 def test_rejection_reasons(rewrite: str, family: str, strength: float, reason: str) -> None:
@@ -222,7 +223,7 @@ def test_a_long_lengthening_grows_from_the_items_accepted_shorter_one() -> None:
     jobs = [llm.Job("d", "a", 0, "Who wrote Hamlet?", (), "length", s) for s in (1.5, 3.0)]
     rewriter = ScriptedRewriter(["Who really wrote Hamlet?", "Who wrote Hamlet, then?",  # round 0
                                  "Who wrote Hamlet, then?", "Who wrote Hamlet, then?",  # rounds 1, 2 (x3 only)
-                                 "Who was the person who really wrote the famous play Hamlet?"])
+                                 "Who was the person who really wrote the play Hamlet?"])
     attempts = llm.run_jobs(jobs, rewriter, FixedSimilarity(0.9), replay={}, attempts=4)
     assert [(a.variant_id, a.attempt, a.accepted) for a in attempts][-1] == ("length/global/3", 3, True)
     assert "Text (4 words): Who really wrote Hamlet?" in rewriter.asked[-1].user

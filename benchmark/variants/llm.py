@@ -257,6 +257,90 @@ def missing_facts(original: str, rewrite: str) -> list[str]:
     return lost
 
 
+_FUNCTION_WORDS = frozenset("""
+a an the this that these those it its is are was were be been being am do does did done doing have has had having
+will would shall should can could may might must of in on at to for from by with about as into onto upon over under
+after before during through between among than then and or but if so because while whether when where who whom
+whose what which why how there here i me my we our us you your he him his she her they them their one some any all
+each every both either such same other another also only just very really actually more most much many own up out
+""".split())
+"""Words that carry no content of their own: a rewrite may add or drop them freely."""
+_FRAMING_WORDS = frozenset("""
+tell say give state find determine explain name list identify describe know let please want like question answer
+statement given following true false clue category whether calculate compute work figure provide specify decide
+indicate report share assess judge evaluate classify solve help
+""".split())
+"""Words that frame a request rather than state its content: a rewrite may add them (form, topic sentences)."""
+_NEGATIONS = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b", re.IGNORECASE)
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words that carry content (no function words, negations or digits).
+
+    >>> content_words("Would Avengers Comics be out of place in a DC Comics store?")
+    ['avengers', 'comics', 'place', 'dc', 'comics', 'store']
+    """
+    words = re.findall(r"[a-z][a-z'’]*", text.lower())
+    return [w for w in (w.rstrip("'’").replace("’", "'").removesuffix("'s") for w in words)
+            if w and w not in _FUNCTION_WORDS and not _NEGATIONS.fullmatch(w)]
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two forms of one word: a shared prefix of 5 letters (or the whole shorter word, when a short
+    word differs by at most an ending of 2 letters): 'heat'/'heated', 'describe'/'described', not 'king'/'kind'."""
+    shared = len(os.path.commonprefix([a, b]))
+    shorter = min(len(a), len(b))
+    return shared >= min(shorter, 5) and (shorter > 4 or abs(len(a) - len(b)) <= 2)
+
+
+def word_changes(original: str, rewrite: str, family: str, strength: float) -> str:
+    """Why the words of ``rewrite`` do not fit its family ('' when they do).
+
+    A lengthening keeps every content word of the original (it restates more fully, it does not swap
+    'skip' for 'fulfill'); a shortening uses only words of the original (it drops, it does not swap
+    'out of place' for 'fit'); a form flip keeps every content word and adds only framing words
+    ('tell', 'whether', ...). None may add a number or a name, or change how often the text negates.
+
+    >>> word_changes("Would Avengers Comics be out of place in a DC Comics store?",
+    ...              "Could Avengers Comics fit in a DC Comics store?", "length", 0.5)
+    'adds fit'
+    >>> word_changes("Can actress Danica McKellar skip astronaut education requirements?",
+    ...              "Could actress Danica McKellar fulfill the astronaut education requirements?", "length", 1.5)
+    'drops skip'
+    >>> word_changes("Is hanging legal at sea?", "Is hanging not legal at sea?", "length", 1.5)
+    'negation changed'
+    >>> word_changes("who described dna", "Who was the scientist who described the structure of DNA?", "length", 3)
+    ''
+    """
+    if len(_NEGATIONS.findall(original)) != len(_NEGATIONS.findall(rewrite)):
+        return "negation changed"
+    before, after = content_words(original), content_words(rewrite)
+    dropped = [w for w in dict.fromkeys(before)
+               if w not in _FRAMING_WORDS and not any(_same_word(w, v) for v in after)]
+    added = [w for w in dict.fromkeys(after)
+             if w not in _FRAMING_WORDS and not any(_same_word(w, v) for v in before)]
+    lowered = original.lower()
+    new_names = [e for e in dict.fromkeys(entities_in(rewrite))
+                 if e.strip('"“”').lower().replace("’", "'") not in lowered.replace("’", "'")]
+    new_numbers = [n for n in dict.fromkeys(numbers_in(rewrite)) if n not in numbers_in(original)]
+    if new_numbers or new_names:
+        return "adds " + ", ".join((new_numbers + new_names)[:3])
+    if re.search(r"\b(this|these)\b", original, re.IGNORECASE) and not re.search(r"\b(this|these)\b", rewrite,
+                                                                                 re.IGNORECASE):
+        return "drops the pointer (this/these)"  # a Jeopardy clue's 'this ...' is what it asks for
+    if family == "length" and strength < 1:
+        return "adds " + ", ".join(added[:3]) if added else ""
+    if dropped:
+        return "drops " + ", ".join(dropped[:3])
+    if family == "length" and len(added) > 1 + len(set(before)) // 2:
+        # Restating more fully repeats and frames; a run of new content words is a new claim
+        # ("..., while not inherently fatal, can lead to various health issues, including heatstroke").
+        return f"adds {len(added)} content words"
+    if family == "form" and added:
+        return "adds " + ", ".join(added[:3])
+    return ""
+
+
 def _target_words(original: str, item_text: str, strength: float) -> int:
     """Words a length rewrite aims at; a shortening never goes below what the item's facts need.
 
@@ -401,6 +485,9 @@ def rejection(job: Job, rewrite: str, similarity: float) -> str:
     lost = missing_facts(job.item_text, rewrite) + [k for k in job.keep if k.lower() not in rewrite.lower()]
     if lost:
         return "drops " + ", ".join(lost[:3])
+    changed = word_changes(original, rewrite, job.family, job.strength)
+    if changed:
+        return changed
     if similarity < MIN_SIMILARITY:
         return f"similarity {similarity:.2f} < {MIN_SIMILARITY}"
     ratio = words_of(rewrite) / max(1, words_of(original))
@@ -408,7 +495,7 @@ def rejection(job: Job, rewrite: str, similarity: float) -> str:
         target = _target_words(original, job.item_text, job.strength) / max(1, words_of(original))
         if abs(math.log(ratio / target)) > math.log(LENGTH_TOLERANCE) or (ratio - 1) * (job.strength - 1) <= 0:
             return f"length ratio {ratio:.2f} far from {target:.2f}"
-        if is_question(original) != is_question(rewrite):
+        if is_question(original) != is_question(rewrite) or (is_instruction(original) and not is_instruction(rewrite)):
             return "form changed"
         return _asks_the_same(original, rewrite)
     if is_question(original):
