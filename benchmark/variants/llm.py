@@ -5,7 +5,9 @@ Every rewrite is validated before it is frozen (METHOD.md section 2, stricter th
   * length: word ratio within a factor :data:`LENGTH_TOLERANCE` of the target;
   * length keeps a question a question; form flips question <-> instruction;
   * no gold answer (or a yes/no/true/false verdict at the start) that the original did not contain;
-  * every number, named entity and quotation of the item's own text survives;
+  * every number, named entity and quotation of the item's own text survives, and none is added;
+  * words fit the family (:func:`word_changes`): lengthening keeps every content word, shortening adds
+    none, form adds only framing words; negations unchanged; a clue keeps its pointer;
   * no meta text ("Here is the rewritten ...").
 Each cell gets up to :data:`ATTEMPTS` candidates from differently worded few-shot requests; the first
 valid one wins, and when none is valid the cell is dropped with every reason recorded. Every attempt (accepted or not) is written to the
