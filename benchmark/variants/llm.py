@@ -67,12 +67,11 @@ _SHOTS: dict[str, tuple[str, str]] = {
                 "When did the Berlin Wall fall?"),
     "1.5": ("When did the first man walk on the Moon?",
             "In what year did the first man ever walk on the Moon's surface?"),
-    "2": ("Who painted the Mona Lisa?", "Who was the artist who originally painted the Mona Lisa?"),
+    "2": ("Who painted the Mona Lisa?", "Who was it, exactly, that painted the Mona Lisa?"),
     "3": ("Who painted the Mona Lisa?",
-          "Who was the artist, the actual person, that originally painted the famous portrait known as the Mona Lisa?"),
+          "I have a question about the Mona Lisa: who was it, exactly, that painted the Mona Lisa?"),
     "two_sentences": ("Who painted the Mona Lisa?",
-                      "I have a question about a famous painting. Who was the artist who actually painted "
-                      "the portrait known as the Mona Lisa?"),
+                      "I have a question about the Mona Lisa. Who was it that actually painted the Mona Lisa?"),
     "to_instruction": ("How many legs does a spider have?", "Tell me how many legs a spider has."),
     "to_question": ("Calculate the total cost of 3 pens at $2 each.",
                     "What is the total cost of 3 pens at $2 each?"),
@@ -376,12 +375,13 @@ def request(job: Job, attempt: int) -> Chat:
         shot = _SHOTS["shorter" if job.strength < 1 else "1.5" if job.strength < 1.75 else
                       "2" if job.strength < 2.5 else "3"]
         how = ("Drop filler words and redundant modifiers." if job.strength < 1 else
-               "Add words by restating it more fully, not by adding politeness or new facts.")
+               "Add words by restating it more fully (repeat its key words), not by adding politeness, "
+               "details or new facts.")
         if attempt >= SCOPED_FROM and job.strength >= 2 and question and len(sentence_spans(original)) == 1:
             # A one-sentence question rarely grows 2-3x when restated; a topic sentence first lets it.
             shot = _SHOTS["two_sentences"]
-            how = ("Write two sentences: one that names the topic without adding any fact, then the whole "
-                   "question restated more fully.")
+            how = ("Write two sentences: one that names the topic with the question's own words, then the "
+                   "whole question restated. Add no facts.")
         ask = _LENGTH_WORDINGS[attempt % len(_LENGTH_WORDINGS)].format(
             how=how, form="a question" if question else "an instruction" if is_instruction(original) else "a statement",
             direction="shorter" if job.strength < 1 else "longer")
