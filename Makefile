@@ -20,7 +20,7 @@ THREADS ?= 1
 JOBS ?= 2
 BENCH_VENV ?= .bench-venv
 
-.PHONY: all check setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
+.PHONY: all check lint setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite \
 	bench bench-peer bench-gpu gpu-check test test-fast
 
@@ -31,9 +31,14 @@ all: setup  ## main job on a fresh machine: evaluate the default submissions (CP
 	$(SAGO) leaderboard build --set $(SET) --version $(VERSION)
 	@echo "site: leaderboard/site/index.html"
 
-check: setup  ## the test command on a fresh machine: validate submissions, then the whole test suite
+check: setup  ## the test command on a fresh machine: lint, validate submissions, then the whole test suite
+	$(MAKE) --no-print-directory lint PY=$(PY)
 	$(SAGO) submissions validate
 	$(PY) -m pytest -q
+
+lint:  ## ruff (E, W, F, I, B, UP, SIM; 110 columns) on the package and tests, mypy --strict on the package
+	$(PY) -m ruff check benchmark tests
+	$(PY) -m mypy
 
 setup: install browser
 
