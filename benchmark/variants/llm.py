@@ -310,6 +310,8 @@ def word_changes(original: str, rewrite: str, family: str, strength: float) -> s
     'drops skip'
     >>> word_changes("Is hanging legal at sea?", "Is hanging not legal at sea?", "length", 1.5)
     'negation changed'
+    >>> word_changes("Did Bill Clinton resign?", "Did the presidency of Bill Clinton's end in resigning?", "length", 2)
+    ''
     >>> word_changes("who described dna", "Who was the scientist who described the structure of DNA?", "length", 3)
     ''
     """
@@ -322,7 +324,7 @@ def word_changes(original: str, rewrite: str, family: str, strength: float) -> s
              if w not in _FRAMING_WORDS and not any(_same_word(w, v) for v in before)]
     lowered = original.lower()
     new_names = [e for e in dict.fromkeys(entities_in(rewrite))
-                 if e.strip('"“”').lower().replace("’", "'") not in lowered.replace("’", "'")]
+                 if re.sub(r"['’]s$", "", e.strip('"“”')).lower().replace("’", "'") not in lowered.replace("’", "'")]
     new_numbers = [n for n in dict.fromkeys(numbers_in(rewrite)) if n not in numbers_in(original)]
     if new_numbers or new_names:
         return "adds " + ", ".join((new_numbers + new_names)[:3])
