@@ -228,3 +228,13 @@ def test_a_long_lengthening_grows_from_the_items_accepted_shorter_one() -> None:
     assert [(a.variant_id, a.attempt, a.accepted) for a in attempts][-1] == ("length/global/3", 3, True)
     assert "Text (4 words): Who really wrote Hamlet?" in rewriter.asked[-1].user
     assert "Text (3 words)" in rewriter.asked[-2].user  # before the 4th candidate: from the original
+
+
+def test_a_candidate_that_repeats_another_cells_text_is_rejected_and_retried() -> None:
+    jobs = [llm.Job("d", "a", 0, "Who wrote Hamlet?", (), "length", s) for s in (2.0, 3.0)]
+    same = "Who was it that really wrote Hamlet?"
+    rewriter = ScriptedRewriter([same, same, "Who was it, exactly, that really wrote the Hamlet play?"])
+    attempts = llm.run_jobs(jobs, rewriter, FixedSimilarity(0.9), replay={}, attempts=2)
+    assert [(a.variant_id, a.attempt, a.accepted, a.reason) for a in attempts] == [
+        ("length/global/2", 0, True, ""), ("length/global/3", 0, False, "same text as length/global/2"),
+        ("length/global/3", 1, True, "")]

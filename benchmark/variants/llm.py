@@ -626,6 +626,7 @@ def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder,
     done: list[Attempt] = []
     ranks = sorted({job.rank for job in jobs})
     grown: dict[tuple[str, str], dict[float, str]] = {}  # accepted lengthenings per item, for chaining
+    used: dict[tuple[str, str], dict[str, str]] = {}  # accepted prompt -> variant id, per item
     for first in range(0, len(ranks), ranks_per_round):
         block = set(ranks[first:first + ranks_per_round])
         pending = [job for job in jobs if job.rank in block]
@@ -635,6 +636,7 @@ def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder,
                 over = budget_s is not None and clock() - start > budget_s
                 part = _attempt_round(pending[at:at + chunk], attempt, rewriter, embedder, replay, skip_fresh=over,
                                       grown=grown)
+                part = [_distinct(made, job, used) for made, job in zip(part, pending[at:at + chunk], strict=True)]
                 for made in part:
                     if made.accepted and made.variant_id.startswith("length/") and _strength(made) > 1:
                         grown.setdefault((made.dataset, made.item_id), {})[_strength(made)] = clean(made.output)
@@ -649,6 +651,18 @@ def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder,
             if not pending:
                 break
     return done
+
+
+def _distinct(made: Attempt, job: Job, used: dict[tuple[str, str], dict[str, str]]) -> Attempt:
+    """An accepted candidate whose prompt another cell of the item already has is rejected, so the cell
+    gets another candidate (×2 and ×3 overlap in length; the first in run order keeps the text)."""
+    if not made.accepted:
+        return made
+    texts = used.setdefault((made.dataset, made.item_id), {})
+    text = job.prompt(clean(made.output))
+    if texts.setdefault(text, made.variant_id) != made.variant_id:
+        return replace(made, accepted=False, reason=f"same text as {texts[text]}")
+    return made
 
 
 def _strength(made: Attempt) -> float:
