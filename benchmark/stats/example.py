@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmark.results import write_json
 from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
@@ -44,5 +45,5 @@ def example_leaderboard(*, set_name: str = "sago-v1", version: str = "v1",
 
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("tests/fixtures/leaderboard_example.json")
-    jsonio.write_json(target, example_leaderboard())
+    write_json(target, example_leaderboard(), jsonio.dumps)
     print(f"wrote {target}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -53,15 +52,6 @@ def records(table: pd.DataFrame) -> list[dict[str, Any]]:
 def dumps(document: Mapping[str, Any]) -> str:
     """The canonical text of a document: sorted keys, 1-space indent, trailing newline."""
     return json.dumps(clean(document), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def write_json(path: Path, document: Mapping[str, Any]) -> Path:
-    """Write ``document`` canonically and atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(document), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
 
 
 def read_versioned(path: Path, *, kind: str, newest: int, oldest: int = 1) -> dict[str, Any]:

@@ -17,9 +17,8 @@ from pathlib import Path
 from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import VARIANTS_DIR, check_name, check_slug
-from benchmark.site.failures import Failure
-from benchmark.site.validate_results import KnownSet, check_result_folder, known_variant_sets
-from benchmark.submissions import (
+from benchmark.submissions.failures import Failure
+from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
     HubModel,
     LocalModel,
@@ -27,6 +26,7 @@ from benchmark.submissions import (
     Submission,
     load_submission,
 )
+from benchmark.submissions.validate_results import KnownSet, check_result_folder, known_variant_sets
 
 # Files allowed at the top of submissions/ and inside one submission folder.
 ROOT_FILES = frozenset({"README.md", ".gitkeep"})

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark.errors import FileProblem, SagoError
-from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
+from benchmark.paths import SUBMISSIONS_DIR, check_slug, inside
 from benchmark.safeload import load_yaml
 
 HEX40 = r"^[0-9a-f]{40}$"
@@ -68,12 +68,6 @@ class Submission(_Strict):
 def submission_dir(slug: str, root: Path = SUBMISSIONS_DIR) -> Path:
     """``root/<slug>``, after checking that the slug cannot escape ``root``."""
     return inside(root, check_slug(slug))
-
-
-def results_dir(slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR) -> Path:
-    """Where results of ``slug`` on one variant-set version live."""
-    return inside(submission_dir(slug, root), "results", check_name(set_name, "variant set"),
-                  check_name(version, "version"))
 
 
 SUBMISSION_YAML_LIMIT = 16 * 1024
