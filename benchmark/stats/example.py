@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmark.results import write_json
+from benchmark.results import SUMMARY_FILE, write_json
 from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
@@ -38,7 +38,7 @@ def example_leaderboard(*, set_name: str = "sago-v1", version: str = "v1",
     for slug in MODELS:
         summary = summarize(deltas[deltas["model"] == slug], model=slug, set_name=set_name,
                             version=version, options=options)
-        path = f"submissions/{slug}/results/{set_name}/{version}/summary.json"
+        path = f"submissions/{slug}/results/{set_name}/{version}/{SUMMARY_FILE}"
         entries.append(Entry(slug, example_submission(slug), json.loads(jsonio.dumps(summary)), path))
     return build_leaderboard(entries, set_name=set_name, version=version, options=options)
 
