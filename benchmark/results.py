@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import save_file
 
+from benchmark.documents import RunDocument
 from benchmark.errors import SagoError
 from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
 from benchmark.safeload import load_json_object
@@ -152,14 +153,9 @@ class ResultsFolder:
         """The parsed run.json (at most :data:`RUN_JSON_LIMIT` bytes); a problem is one line with ``fix``."""
         return load_json_object(self.run, limit=RUN_JSON_LIMIT, fix=fix)
 
-    def load_run_or_none(self) -> dict[str, Any] | None:
-        """The parsed run.json, or None when it is missing or unreadable."""
-        if not self.run.is_file():
-            return None
-        try:
-            return self.load_run(fix="")
-        except SagoError:
-            return None
+    def read_run(self) -> RunDocument:
+        """run.json as its typed document (one-line ``SagoError``: unreadable, or of an unknown version)."""
+        return RunDocument.from_json(self.load_run(), self.run)
 
     # ---- the completeness rules ---------------------------------------------------------------------
     def has_run(self) -> bool:
@@ -178,14 +174,12 @@ class ResultsFolder:
         """
         if self.checkpoint.exists():
             return False
-        run = self.load_run_or_none()
-        if run is None:
-            return False
-        wanted = sorted(datasets) if datasets else "all"
-        stored_profile = run.get("profile")
-        profile_name = stored_profile.get("name") if isinstance(stored_profile, dict) else None
-        return (run.get("variant_set_sha256") == variant_set_sha256 and profile_name == profile
-                and run.get("datasets") == wanted)
+        try:
+            run = self.read_run()
+        except SagoError:
+            return False  # unreadable, or of a version this code does not read: redone
+        return run.is_run_of(variant_set_sha256=variant_set_sha256, profile=profile,
+                             datasets=tuple(datasets) if datasets else None)
 
 
 # ---- the one set of atomic writers ------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The results folder has one owner: file names, completeness rules and atomic writers in benchmark.results."""
+"""One owner of the results folder: file names, completeness rules and atomic writers in benchmark.results."""
 
 from __future__ import annotations
 
@@ -100,7 +100,8 @@ def test_a_slug_or_version_cannot_escape_the_submissions_folder(tmp_path: Path) 
 
 
 def _finished_run(folder: ResultsFolder, **changes: object) -> None:
-    run = {"variant_set_sha256": "abc", "profile": {"name": "smoke"}, "datasets": "all", **changes}
+    run = {"schema_version": 1, "variant_set_sha256": "abc", "profile": {"name": "smoke"}, "datasets": "all",
+           **changes}
     write_json(folder.run, run)
 
 
@@ -127,7 +128,8 @@ def test_an_unreadable_run_counts_as_not_finished(tmp_path: Path) -> None:
     folder = ResultsFolder(tmp_path)
     write_text(folder.run, "{not json")
     assert folder.has_run()
-    assert folder.load_run_or_none() is None
+    with pytest.raises(benchmark.errors.SagoError, match="re-run `sago evaluate`"):
+        folder.read_run()
     assert not folder.holds_run_of(variant_set_sha256="abc", profile="smoke", datasets=None)
     with pytest.raises(benchmark.errors.SagoError, match="re-run `sago evaluate`"):
         folder.load_run()

@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from benchmark import __version__
+from benchmark.documents import PlanDocument, RunDocument
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore
 from benchmark.integrity import file_hashes
@@ -71,8 +72,9 @@ def finalize(results_dir: Path, *, world_size: int | None = None,
                           pa.Table.from_pandas(rows.loc[:, list(RECORD_COLUMNS)], preserve_index=False))
             if activations:
                 write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
-        run = {**run_json(plans, stores, records), **(extra or {}), "files": file_hashes(staging.path)}
-        write_json(staging.run, run)
+        run = RunDocument.from_json({**run_json(plans, stores, records), **(extra or {}),
+                                     "files": file_hashes(staging.path)})
+        write_json(staging.run, run.to_json())
         replace_folder(staging.path, results_dir)
     finally:
         shutil.rmtree(staging.path, ignore_errors=True)
@@ -93,29 +95,25 @@ def rehash(results_dir: Path) -> dict[str, str]:
     return hashes
 
 
-def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[dict[str, Any]]:
+def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[Mapping[str, Any]]:
     """Each rank's plan, after checking all ranks exist, finished and agree with each other."""
     folder = results.checkpoint
     ranks = results.plan_files()
     if not ranks:
         raise SagoError(f"no checkpoint under {folder}; run `sago evaluate` first")
-    plans = [json.loads(p.read_text(encoding="utf-8")) for p in ranks]
-    expected = world_size or int(plans[0]["world_size"])
-    found = sorted(int(p["rank"]) for p in plans)
+    plans = sorted((PlanDocument.from_json(json.loads(p.read_text(encoding="utf-8")), p) for p in ranks),
+                   key=lambda p: p.rank)
+    expected = world_size or plans[0].world_size
+    found = [p.rank for p in plans]
     if found != list(range(expected)):
         raise SagoError(f"{folder} has ranks {found}, expected 0..{expected - 1}; run the missing ranks")
-    plans.sort(key=lambda p: int(p["rank"]))
     for plan in plans:
-        if not results.done(int(plan["rank"])).exists():
-            raise SagoError(f"rank {plan['rank']} has not finished; rerun it (it resumes)")
-        if _shared(plan) != _shared(plans[0]):
-            raise SagoError(f"rank {plan['rank']} ran a different configuration from rank 0; "
+        if not results.done(plan.rank).exists():
+            raise SagoError(f"rank {plan.rank} has not finished; rerun it (it resumes)")
+        if plan.shared() != plans[0].shared():
+            raise SagoError(f"rank {plan.rank} ran a different configuration from rank 0; "
                             "rerun with --force")
-    return plans
-
-
-def _shared(plan: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in plan.items() if k not in ("rank", "keys", "started_at")}
+    return [plan.data for plan in plans]
 
 
 def _merged_records(stores: Sequence[PartStore], plans: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

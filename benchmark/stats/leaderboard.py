@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
 from benchmark.results import write_json
 from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES, SUMMARY_SCHEMA_VERSION
@@ -197,5 +198,4 @@ def write_leaderboard(path: Path, document: Mapping[str, Any]) -> Path:
 
 def load_leaderboard(path: Path) -> dict[str, Any]:
     """Read a leaderboard, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
-    return jsonio.read_versioned(path, kind="leaderboard", newest=LEADERBOARD_SCHEMA_VERSION,
-                                 oldest=LEADERBOARD_SCHEMA_VERSION)
+    return LeaderboardDocument.read(path).to_json()

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from benchmark import __version__
+from benchmark.documents import SummaryDocument
 from benchmark.results import ResultsFolder, write_json
 from benchmark.schema import DEFAULT_SEED, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
@@ -193,7 +194,7 @@ def write_summary(results_dir: Path, document: Mapping[str, Any]) -> Path:
 
 def load_summary(path: Path) -> dict[str, Any]:
     """Read a summary, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
-    return jsonio.read_versioned(path, kind="summary", newest=SUMMARY_SCHEMA_VERSION)
+    return SummaryDocument.read(path).to_json()
 
 
 def per_item_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
