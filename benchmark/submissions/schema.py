@@ -27,11 +27,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_HUB_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
+
 class HubModel(_Strict):
     """A model on the Hugging Face Hub, pinned to one commit; safetensors weights only."""
 
     kind: Literal["hub"]
-    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=96)]
+    id: Annotated[str, Field(pattern=_HUB_ID, max_length=96)]
     revision: Annotated[str, Field(pattern=HEX40)]
 
 
@@ -113,7 +116,7 @@ def list_slugs(root: Path = SUBMISSIONS_DIR) -> list[str]:
 
 
 def check_submissions_root(root: Path, option: str) -> list[str]:
-    """The slugs under ``root``; a missing folder or one without submissions is an error, not an empty result."""
+    """The slugs under ``root``; a missing folder or one without submissions is an error, not ``[]``."""
     if not root.is_dir():
         raise SagoError(f"{option} {root} is not a folder; pass the folder that holds the submission folders")
     slugs = list_slugs(root)

@@ -191,7 +191,8 @@ def _check_run_json(path: Path, rel: Path, known_set: KnownSet | None,
     if path.is_symlink():
         return None, []  # reported as a link
     if not path.is_file():
-        return None, [Failure(str(rel), "missing", "commit run.json written by `sago evaluate` with the results")]
+        return None, [Failure(str(rel), "missing",
+                              "commit run.json written by `sago evaluate` with the results")]
     run, failures = _load_json(path, rel, RUN_FILE)
     if run is None:
         return None, failures
@@ -243,7 +244,8 @@ def _check_records(folder: Path, rel: Path, datasets: frozenset[str] | None,
                                     "evaluate only the set's datasets"))
             continue
         found = _check_parquet(path, where, RECORD_TYPES, RECORDS_DIR, EVALUATE, dataset=path.stem)
-        if not found and isinstance(counts, dict) and counts.get(path.stem) != pq.read_metadata(path).num_rows:
+        rows = None if found or not isinstance(counts, dict) else pq.read_metadata(path).num_rows
+        if rows is not None and isinstance(counts, dict) and counts.get(path.stem) != rows:
             found = [Failure(str(where), "row count differs from run.json's counts", EVALUATE)]
         failures.extend(found)
     return failures
@@ -251,7 +253,7 @@ def _check_records(folder: Path, rel: Path, datasets: frozenset[str] | None,
 
 def _check_parquet(path: Path, rel: Path, types: dict[str, str], kind: str, fix: str, *,
                    dataset: str | None = None) -> list[Failure]:
-    """A parquet file (when present) is within its limit, loads, and has exactly the contract's typed columns."""
+    """A parquet file (when present) is within its limit, loads, and has exactly the contract's columns."""
     if not path.is_file() or path.is_symlink():
         return []
     big = _too_big(path, rel, kind)
@@ -288,8 +290,8 @@ def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[
         table = pq.read_table(records, columns=["item_id", "variant_id"])
     except (pa.ArrowException, OSError, ValueError, KeyError, IndexError):
         return [Failure(str(rel), "has no readable records file beside it", EVALUATE)]
-    keys = {f"{i}|{v}" for i, v in zip(table.column("item_id").to_pylist(), table.column("variant_id").to_pylist(),
-                                         strict=True)}
+    items, variants = table.column("item_id").to_pylist(), table.column("variant_id").to_pylist()
+    keys = {f"{i}|{v}" for i, v in zip(items, variants, strict=True)}
     if set(tensors) != keys:
         return [Failure(str(rel), "keys differ from the records' item_id|variant_id", EVALUATE)]
     return []
