@@ -17,6 +17,8 @@ from benchmark.stats.leaderboard import load_leaderboard
 from benchmark.stats.summary import load_summary
 
 GOLDEN = Path(__file__).parent / "golden"
+# run_v1.json: a committed run.json (smollm2 on sago-v1/v1). plan_v1.json: that run's plan, three keys kept.
+# leaderboard_v2.json: build_leaderboard over summary_v2.json with the summary's seed and resamples.
 
 
 def _object(path: Path) -> dict[str, object]:
