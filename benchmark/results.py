@@ -183,7 +183,7 @@ class ResultsFolder:
 
 
 # ---- the one set of atomic writers ------------------------------------------------------------------
-def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
+def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     """Call ``write`` on a hidden temporary sibling of ``path``, then rename it over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
