@@ -82,7 +82,7 @@ def _text(data: Mapping[str, Any], key: str) -> str | None:
 class RunDocument(Document):
     """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2)."""
 
-    KIND: ClassVar[str] = "run.json"
+    KIND: ClassVar[str] = "run"
     NEWEST: ClassVar[int] = RECORDS_SCHEMA_VERSION
     FIX: ClassVar[str] = "re-run `sago evaluate`"
 
@@ -96,7 +96,7 @@ class RunDocument(Document):
     """``{relative path: sha256}`` of every records/activations file (None: written before hashes)."""
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "run.json") -> Self:
+    def from_json(cls, data: Mapping[str, Any], where: object = "run") -> Self:
         profile = data.get("profile")
         datasets = data.get("datasets")
         files = data.get("files")
@@ -122,7 +122,7 @@ class RunDocument(Document):
 class PlanDocument(Document):
     """``checkpoint/rank-<r>/plan.json``: everything that determines one rank's outputs."""
 
-    KIND: ClassVar[str] = "plan.json"
+    KIND: ClassVar[str] = "plan"
     MISSING: ClassVar[int | None] = 1
     FIX: ClassVar[str] = "rerun with --force"
 
@@ -134,7 +134,7 @@ class PlanDocument(Document):
     """every record key this rank must produce."""
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "plan.json") -> Self:
+    def from_json(cls, data: Mapping[str, Any], where: object = "plan") -> Self:
         rank, world_size, keys = data.get("rank"), data.get("world_size"), data.get("keys")
         if not isinstance(rank, int) or not isinstance(world_size, int) or not isinstance(keys, list):
             raise SagoError(f"{where}: plan has no integer rank and world_size or no keys; {cls.FIX}")

@@ -95,7 +95,7 @@ def test_a_newer_version_is_refused_with_one_line(document: type[RunDocument], g
 def test_a_missing_version_is_refused_except_for_the_plan() -> None:
     run = _object(GOLDEN / "run_v1.json")
     del run["schema_version"]
-    with pytest.raises(SagoError, match=r"^run.json: run.json has no integer schema_version; re-run `sago"):
+    with pytest.raises(SagoError, match=r"^run.json: run has no integer schema_version; re-run `sago"):
         RunDocument.from_json(run, "run.json")
 
 
