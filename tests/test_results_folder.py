@@ -116,12 +116,12 @@ def test_has_run_is_analysable_and_holds_run_of_is_nothing_to_redo(tmp_path: Pat
     assert not folder.holds_run_of(variant_set_sha256="def", profile="smoke", datasets=None)
     assert not folder.holds_run_of(variant_set_sha256="abc", profile="full", datasets=None)
     assert not folder.holds_run_of(variant_set_sha256="abc", profile="smoke", datasets=["gsm8k"])
-    _finished_run(folder, datasets=["gsm8k", "arc"])
-    assert folder.holds_run_of(variant_set_sha256="abc", profile="smoke", datasets=["arc", "gsm8k"])
+    _finished_run(folder, datasets=["arc", "gsm8k"])  # evaluate records the selection sorted
+    assert folder.holds_run_of(variant_set_sha256="abc", profile="smoke", datasets=["gsm8k", "arc"])
     # a checkpoint of a run in progress: not done, though run.json is there (and analysable)
     folder.rank_dir(0).mkdir(parents=True)
     assert folder.has_run()
-    assert not folder.holds_run_of(variant_set_sha256="abc", profile="smoke", datasets=["arc", "gsm8k"])
+    assert not folder.holds_run_of(variant_set_sha256="abc", profile="smoke", datasets=["gsm8k", "arc"])
 
 
 def test_an_unreadable_run_counts_as_not_finished(tmp_path: Path) -> None:
