@@ -18,7 +18,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("benchmark.harness.cli", "bench"),
     "analyze": ("benchmark.stats.cli", "analyze"),
     "leaderboard": ("benchmark.site.cli", "leaderboard"),
-    "submissions": ("benchmark.site.cli", "submissions"),
+    "submissions": ("benchmark.submissions.cli", "submissions"),
 }
 _HELP = {
     "variants": "Build, verify, publish and download frozen variant sets.",

@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmark.provenance import sha256_file
-from benchmark.schema import DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS, RESULT_FILES
+from benchmark.results import RESULT_FILES, RUN_FILE
+from benchmark.schema import DELTA_COLUMNS, DELTA_ID_COLUMNS, RECORD_COLUMNS
 
 _STRING, _INT, _FLOAT, _BOOL = "string", "integer", "floating-point", "boolean"
 # The records contract (docs/CONTRACTS.md section 2): the Arrow type family of every column.
@@ -23,7 +24,6 @@ RECORD_TYPES: dict[str, str] = {
     "logprob_sum": _FLOAT, "logprob_mean": _FLOAT, "entropy_mean": _FLOAT, "baseline_tokens": _INT,
     "prompt_tokens": _INT,
 }
-DELTA_COLUMNS: tuple[str, ...] = (*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct")
 DELTA_TYPES: dict[str, str] = {**{c: _STRING for c in DELTA_ID_COLUMNS}, "strength": _FLOAT,
                                **{c: _FLOAT for c in DELTA_COLUMNS[len(DELTA_ID_COLUMNS):]}}
 assert tuple(RECORD_TYPES) == RECORD_COLUMNS and tuple(DELTA_TYPES) == DELTA_COLUMNS
@@ -49,7 +49,7 @@ def plain_files(folder: Path, suffix: str) -> list[Path]:
 
 
 def file_hashes(results_dir: Path) -> dict[str, str]:
-    """``{relative path: sha256}`` of every harness output under ``results_dir`` (``schema.RESULT_FILES``)."""
+    """``{relative path: sha256}`` of every harness output under ``results_dir`` (``RESULT_FILES``)."""
     return {f"{sub}/{path.name}": sha256_file(path)
             for sub, suffix in RESULT_FILES for path in plain_files(results_dir / sub, suffix)}
 
@@ -57,16 +57,17 @@ def file_hashes(results_dir: Path) -> dict[str, str]:
 def hash_problems(results_dir: Path, files: Any) -> list[Problem]:
     """Compare run.json's ``files`` map with the folder: every file listed, present and unchanged."""
     if files is None:
-        return [Problem("run.json", "records no sha256 of the results files (no 'files')",
+        return [Problem(RUN_FILE, "records no sha256 of the results files (no 'files')",
                         "re-run `sago evaluate`, or have a maintainer run "
                         "`python -m benchmark submissions rehash SLUG`")]
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
-        return [Problem("run.json", "'files' is not a mapping of path to sha256", "re-run `sago evaluate`")]
-    present = {f"{sub}/{p.name}": p for sub, suffix in RESULT_FILES for p in plain_files(results_dir / sub, suffix)}
+        return [Problem(RUN_FILE, "'files' is not a mapping of path to sha256", "re-run `sago evaluate`")]
+    present = {f"{sub}/{p.name}": p
+               for sub, suffix in RESULT_FILES for p in plain_files(results_dir / sub, suffix)}
     problems = []
     for name in sorted(set(files) | set(present)):
         if name not in present:
-            problems.append(Problem("run.json", f"lists {name[:80]!r}, which is not in the folder",
+            problems.append(Problem(RUN_FILE, f"lists {name[:80]!r}, which is not in the folder",
                                     "commit every file `sago evaluate` wrote"))
         elif name not in files:
             problems.append(Problem(name, "not listed in run.json's files",

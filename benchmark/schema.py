@@ -54,9 +54,7 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "baseline_tokens",   # int: number of tokens of y_0 that were scored
     "prompt_tokens",     # int: tokens of the rendered prompt (after the chat template)
 )
-# Harness outputs of a results folder (sub-folder, suffix): one file per dataset, each listed with its
-# sha256 under run.json's "files" (derived tables, deltas.parquet and summary.json, are not listed).
-RESULT_FILES: tuple[tuple[str, str], ...] = (("records", ".parquet"), ("activations", ".safetensors"))
+# The files of a results folder (and which are hashed in run.json) are named in benchmark.results.
 # Activation tensors: safetensors file per dataset, key f"{item_id}|{variant_id}",
 # value float16 [n_layers + 1, hidden] = hidden state at the last prompt token, embeddings first.
 
@@ -98,3 +96,5 @@ HEADLINE_MEASURES: tuple[str, ...] = ("act_cos_last", "bertscore", "logprob", "m
 DELTA_ID_COLUMNS: tuple[str, ...] = ("model", "dataset", "item_id", "variant_id", "family", "place", "strength")
 # plus f"delta_{m.name}" for m in MEASURES (NaN where a measure does not apply, e.g. mirroring for form)
 # plus "correct": float 0/1 (NaN without gold) — accuracy of this variant's response against gold answers.
+DELTA_COLUMNS: tuple[str, ...] = (*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct")
+"""every column of the deltas table, in order."""

@@ -30,10 +30,10 @@ from test_site_fixture import SET, VERSION, SiteTree, make_site_tree
 from benchmark.errors import SagoError
 from benchmark.safetensors_check import read_safetensors
 from benchmark.site.board import read_board
-from benchmark.site.validate import validate_tree
 from benchmark.stats.analyze import check_results
 from benchmark.stats.summary import load_summary
 from benchmark.submissions import load_submission
+from benchmark.submissions.validate import validate_tree
 from benchmark.variants.freeze import load_variant_set
 
 SLUG = "acme__tiny-a"

@@ -19,8 +19,9 @@ import yaml
 
 from benchmark.integrity import file_hashes
 from benchmark.provenance import sha256_file
+from benchmark.results import write_json
 from benchmark.schema import DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS
-from benchmark.variants.freeze import write_json, write_parquet
+from benchmark.variants.freeze import write_variant_table
 
 EXAMPLE = Path(__file__).parent / "fixtures" / "leaderboard_example.json"
 HOSTILE_SCRIPT = "<script>alert(1)</script>"
@@ -72,7 +73,7 @@ def write_variant_set(root: Path) -> Path:
     folder = root / SET / VERSION
     files = {}
     for dataset in DATASETS:
-        write_parquet(_variant_rows(dataset), folder / "data" / f"{dataset}.parquet")
+        write_variant_table(_variant_rows(dataset), folder / "data" / f"{dataset}.parquet")
         files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
     manifest = {"schema_version": 1, "set": SET, "version": VERSION, "files": files,
                 "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(_variant_rows(d))} for d in DATASETS}}

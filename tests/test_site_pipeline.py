@@ -17,12 +17,13 @@ from benchmark.harness.profiles import get_profile
 from benchmark.harness.toy import toy_variant_set
 from benchmark.models.fake import FakeBackend
 from benchmark.provenance import sha256_file
+from benchmark.results import write_json
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
-from benchmark.site.validate import validate_tree
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.submissions import load_submission
-from benchmark.variants.freeze import VariantSet, load_variant_set, write_json, write_parquet
+from benchmark.submissions.validate import validate_tree
+from benchmark.variants.freeze import VariantSet, load_variant_set, write_variant_table
 
 SLUGS = ("acme__fake-one", "acme__fake-two", "acme__fake-pending")
 
@@ -33,7 +34,7 @@ def freeze_toy_set(root: Path) -> VariantSet:
     folder = root / "sago-v1" / "v1"
     files = {}
     for dataset in toy.datasets:
-        write_parquet(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
+        write_variant_table(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
         files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
     frames = {d: toy.frame(d) for d in toy.datasets}
     write_json(folder / "manifest.json", {

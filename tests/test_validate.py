@@ -21,9 +21,9 @@ from test_site_fixture import SET, VERSION, SiteTree, make_site_tree
 
 from benchmark.cli import main
 from benchmark.harness import finalize
-from benchmark.site import validate_results
-from benchmark.site.cli import submissions
-from benchmark.site.validate import validate_tree
+from benchmark.submissions import validate_results
+from benchmark.submissions.cli import submissions
+from benchmark.submissions.validate import validate_tree
 
 SMOL_SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 

@@ -9,7 +9,7 @@ Public API (docs/CONTRACTS.md section 3)::
 
 from benchmark.axes.accuracy import is_correct, normalise
 from benchmark.axes.activations import layer_cosine_table, layer_cosines
-from benchmark.axes.deltas import DELTA_COLUMNS, MEASURE_FNS, AxisScorers, Pairs, align, compute_deltas
+from benchmark.axes.deltas import MEASURE_FNS, AxisScorers, Pairs, align, compute_deltas
 from benchmark.axes.mirroring import (
     DETECTORS,
     LexiconPolitenessJudge,
@@ -17,7 +17,7 @@ from benchmark.axes.mirroring import (
     PolitenessJudge,
     mirroring_delta,
 )
-from benchmark.axes.results import DELTAS_FILE, deltas_for_results, read_scorer_backbones, write_deltas
+from benchmark.axes.results import deltas_for_results, read_scorer_backbones, write_deltas
 from benchmark.axes.text import (
     BACKBONES,
     Backbone,
@@ -30,6 +30,8 @@ from benchmark.axes.text import (
     minilm_backbone,
     roberta_large_backbone,
 )
+from benchmark.results import DELTAS_FILE
+from benchmark.schema import DELTA_COLUMNS
 
 __all__ = [
     "BACKBONES", "DELTAS_FILE", "DELTA_COLUMNS", "DETECTORS", "MEASURE_FNS", "AxisScorers", "Backbone", "BertScore",

@@ -44,8 +44,6 @@ from benchmark.schema import BASELINE_VARIANT_ID, DELTA_ID_COLUMNS, MEASURES, RE
 MIRRORING_ENV = "SAGO_MIRRORING_RULES"
 AXES_VERSION = "2"
 """Bump when a delta's computation changes: part of the deltas' input fingerprint (staleness)."""
-DELTA_COLUMNS: tuple[str, ...] = (*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct")
-"""every column of the deltas table, in order."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +204,7 @@ def align(records: pd.DataFrame, variants: pd.DataFrame, activations: Mapping[st
 
 def compute_deltas(records: pd.DataFrame, activations: Mapping[str, np.ndarray], variants: pd.DataFrame, *,
                    model: str, scorers: AxisScorers | None = None) -> pd.DataFrame:
-    """The deltas table (columns :data:`DELTA_COLUMNS`) for one model's records.
+    """The deltas table (columns :data:`benchmark.schema.DELTA_COLUMNS`) for one model's records.
 
     Every record row gets a row, controls included; the baseline row has all deltas 0.
     """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,31 +13,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file
 
-from benchmark.axes.deltas import AXES_VERSION, DELTA_COLUMNS, AxisScorers, compute_deltas
+from benchmark.axes.deltas import AXES_VERSION, AxisScorers, compute_deltas
 from benchmark.errors import SagoError
+from benchmark.provenance import sha256_file
+from benchmark.results import ResultsFolder, write_parquet
+from benchmark.schema import DELTA_COLUMNS
 
-DELTAS_FILE = "deltas.parquet"
 METADATA_PREFIX = "sago.axes."
 """parquet key-value metadata prefix naming what each scorer ran on (e.g. ``sago.axes.bertscore``)."""
 INPUTS_KEY = "sago.inputs"
 """parquet metadata key: JSON fingerprint of everything the deltas were computed from (``input_fingerprint``)."""
-_CHUNK = 1 << 20
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's content, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def input_files(results_dir: Path) -> list[Path]:
     """The files deltas are computed from: run.json, records/*.parquet, activations/*.safetensors."""
-    folder = Path(results_dir)
-    found = [folder / "run.json", *sorted((folder / "records").glob("*.parquet")),
-             *sorted((folder / "activations").glob("*.safetensors"))]
+    folder = ResultsFolder(Path(results_dir))
+    found = [folder.run, *folder.record_files(), *folder.activation_files()]
     return [p for p in found if p.is_file()]
 
 
@@ -78,9 +66,10 @@ def deltas_for_results(results_dir: Path, variant_frames: Mapping[str, pd.DataFr
     Raises:
         SagoError: when there are no records or a dataset has no variant frame.
     """
-    record_files = sorted((Path(results_dir) / "records").glob("*.parquet"))
+    folder = ResultsFolder(Path(results_dir))
+    record_files = folder.record_files()
     if not record_files:
-        raise SagoError(f"no records under {results_dir}/records; run `sago evaluate` first")
+        raise SagoError(f"no records under {folder.records_dir}; run `sago evaluate` first")
     scorers = scorers or AxisScorers.default()
     tables = []
     for path in record_files:
@@ -88,7 +77,7 @@ def deltas_for_results(results_dir: Path, variant_frames: Mapping[str, pd.DataFr
         if dataset not in variant_frames:
             raise SagoError(f"records for dataset {dataset!r} but the variant set has no such dataset; "
                             "evaluate against the matching variant set version")
-        activations = load_activations(Path(results_dir) / "activations" / f"{dataset}.safetensors")
+        activations = load_activations(folder.activations(dataset))
         records = pd.read_parquet(path)
         tables.append(compute_deltas(records, activations, variant_frames[dataset], model=model, scorers=scorers))
     deltas = pd.concat(tables, ignore_index=True)
@@ -100,16 +89,13 @@ def write_deltas(results_dir: Path, variant_frames: Mapping[str, pd.DataFrame], 
     """Compute and write ``results_dir/deltas.parquet``; the same inputs give the same bytes."""
     scorers = scorers or AxisScorers.default()
     deltas = deltas_for_results(results_dir, variant_frames, model=model, scorers=scorers)
-    target = Path(results_dir) / DELTAS_FILE
+    target = ResultsFolder(Path(results_dir)).deltas
     table = pa.Table.from_pandas(deltas[list(DELTA_COLUMNS)], preserve_index=False)
     # Our provenance instead of pandas' metadata, which embeds library versions and is not needed.
     metadata = {f"{METADATA_PREFIX}{k}": v for k, v in sorted(scorers.backbones.items())}
     metadata[INPUTS_KEY] = json.dumps(input_fingerprint(results_dir, scorers.backbones), sort_keys=True)
     table = table.replace_schema_metadata(metadata)
-    tmp = target.with_name(target.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    tmp.replace(target)
-    return target
+    return write_parquet(target, table, compression="zstd")
 
 
 def read_scorer_backbones(path: Path) -> dict[str, str]:

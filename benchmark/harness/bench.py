@@ -25,6 +25,7 @@ from benchmark.harness.profiles import Profile
 from benchmark.harness.sets import VariantSetLike
 from benchmark.models.engine import greedy_config, left_pad, plain_greedy
 from benchmark.models.hf import HFBackend
+from benchmark.results import ResultsFolder
 from benchmark.schema import BASELINE_FAMILY
 
 
@@ -105,7 +106,7 @@ def _same_batches(variant_set: VariantSetLike, profile: Profile, datasets: tuple
 def _generated_tokens(results: Path) -> int:
     import pandas as pd
 
-    frames = [pd.read_parquet(p, columns=["response_tokens"]) for p in sorted((results / "records").glob("*.parquet"))]
+    frames = [pd.read_parquet(p, columns=["response_tokens"]) for p in ResultsFolder(results).record_files()]
     return int(pd.concat(frames, ignore_index=True)["response_tokens"].sum())
 
 

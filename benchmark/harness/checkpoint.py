@@ -8,8 +8,7 @@ A kill -9 at any moment leaves either a finished part or nothing that is read ba
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,45 +17,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file
+
+from benchmark.results import write_parquet, write_tensors
 
 _STATS_KEY = b"sago_part_stats"
-
-
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write`` on a temporary sibling of ``path``, then rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_json(path: Path, payload: Mapping[str, Any]) -> None:
-    """Canonical JSON (sorted keys, indent 2, trailing newline), written atomically."""
-    text = json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-
-    def write(tmp: Path) -> None:
-        tmp.write_text(text, encoding="utf-8")
-
-    atomic_write(path, write)
-
-
-def write_parquet(path: Path, frame: pd.DataFrame, stats: Mapping[str, Any] | None = None) -> None:
-    """Write ``frame`` without its index; ``stats`` ride along in the file's schema metadata."""
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    if stats is not None:
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                               _STATS_KEY: json.dumps(dict(stats), sort_keys=True)})
-    atomic_write(path, lambda tmp: pq.write_table(table, tmp))
-
-
-def write_tensors(path: Path, tensors: Mapping[str, np.ndarray]) -> None:
-    """Write named arrays as safetensors (keys sorted, so equal content gives equal bytes)."""
-    ordered = {k: np.ascontiguousarray(tensors[k]) for k in sorted(tensors)}
-    atomic_write(path, lambda tmp: save_file(ordered, str(tmp)))
 
 
 @dataclass(frozen=True)
@@ -88,7 +53,10 @@ class PartStore:
     def write(self, part: Part) -> None:
         """Activations first, records last: the parquet file marks the part finished."""
         write_tensors(self.folder / f"{part.name}.safetensors", part.activations)
-        write_parquet(self.folder / f"{part.name}.parquet", part.records, part.stats)
+        table = pa.Table.from_pandas(part.records, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               _STATS_KEY: json.dumps(dict(part.stats), sort_keys=True)})
+        write_parquet(self.folder / f"{part.name}.parquet", table)
 
     def records(self, prefix: str = "") -> pd.DataFrame:
         """Records of the finished parts whose name starts with ``prefix``, in part-name order."""

@@ -27,15 +27,15 @@ import torch
 from tqdm import tqdm
 
 from benchmark.errors import SagoError
-from benchmark.harness.checkpoint import Part, PartStore, write_json
+from benchmark.harness.checkpoint import Part, PartStore
 from benchmark.harness.profiles import Profile, select_rows
 from benchmark.harness.sets import VariantSetLike, checked_frame
 from benchmark.models.protocol import ModelBackend, VariantOutput, VariantRequest
+from benchmark.results import CHECKPOINT_DIR, DONE_FILE, PLAN_FILE, write_json
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, RECORD_COLUMNS
 
 RERUN_FAMILY = "rerun"
 RERUN_VARIANT_ID = "rerun/none/0"
-CHECKPOINT_DIR = "checkpoint"
 # Backend description fields that change outputs; a checkpoint made with other values is refused.
 _MODEL_IDENTITY = ("source", "location", "revision", "file_sha256", "dtype", "engine")
 
@@ -122,7 +122,7 @@ def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Pat
                            rerun_batch_size(batch_size)))
     ran2, skipped2 = run_batches(store, rest, runner(backend, profile, baselines=y0), progress,
                                   f"variants (rank {rank})")
-    write_json(store.folder / "done.json", {"model": backend.describe(), "finished_at": utc_timestamp()})
+    write_json(store.folder / DONE_FILE, {"model": backend.describe(), "finished_at": utc_timestamp()})
     return RankResult(store.folder, ran + ran2, skipped + skipped2)
 
 
@@ -256,7 +256,7 @@ def plan_record(backend: ModelBackend, variant_set: VariantSetLike, profile: Pro
 
 def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
     """Write ``plan.json`` on a first start; on a restart refuse a plan that differs from the stored one."""
-    path = folder / "plan.json"
+    path = folder / PLAN_FILE
     if path.exists():
         old = json.loads(path.read_text(encoding="utf-8"))
         old.pop("started_at", None)

@@ -11,14 +11,14 @@ import click
 
 from benchmark import paths
 from benchmark.errors import SagoError
-from benchmark.harness.collect import CHECKPOINT_DIR, collect, select_tasks
-from benchmark.harness.finalize import RUN_FILE, RUN_JSON_LIMIT, finalize
+from benchmark.harness.collect import collect, select_tasks
+from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
-from benchmark.safeload import load_json_object
+from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.submissions import list_slugs, load_submission, results_dir
+from benchmark.submissions import list_slugs, load_submission
 
 # Values transformers/accelerate accept for ``device_map`` as a string.
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
@@ -77,7 +77,7 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
     select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
     if options.force:
         discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
-    elif is_complete(out, variant_set.sha256, profile, options.datasets):
+    elif has_finished_run(out, variant_set.sha256, profile, options.datasets):
         click.echo(f"{slug}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
                    "skipped (use --force to redo)", err=True)
         return None
@@ -90,7 +90,8 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
     batch_size = options.batch_size or _preferred_batch_size(backend)
     info = {"submission": slug, "set": options.set_name, "version": options.version,
             "datasets": sorted(options.datasets) if options.datasets else "all",
-            "submission_model": submission.model.model_dump(), "chat_template_setting": submission.chat_template}
+            "submission_model": submission.model.model_dump(),
+            "chat_template_setting": submission.chat_template}
     collect(backend, variant_set, out, profile=profile, batch_size=batch_size, datasets=options.datasets,
             seed=DEFAULT_SEED, run_info=info, progress=options.progress)
     return finalize(out, world_size=1)
@@ -102,25 +103,16 @@ def _preferred_batch_size(backend: ModelBackend) -> int:
     return int(size) if isinstance(size, int) and size > 0 else 8
 
 
-def is_complete(out: Path, variant_set_sha256: str, profile: Profile,
-                datasets: Sequence[str] | None = None) -> bool:
-    """True when ``out`` holds a finished run of this set, profile and dataset selection."""
-    run_file = out / RUN_FILE
-    if not run_file.is_file() or (out / CHECKPOINT_DIR).exists():
-        return False
-    try:
-        run = load_json_object(run_file, limit=RUN_JSON_LIMIT, fix="")
-    except SagoError:
-        return False  # unreadable: not complete, so it is redone
-    wanted = sorted(datasets) if datasets else "all"
-    profile_name = run.get("profile", {}).get("name") if isinstance(run.get("profile"), dict) else None
-    return (run.get("variant_set_sha256") == variant_set_sha256
-            and profile_name == profile.name and run.get("datasets") == wanted)
+def has_finished_run(out: Path, variant_set_sha256: str, profile: Profile,
+                     datasets: Sequence[str] | None = None) -> bool:
+    """True when ``out`` holds a finished run of this set, profile and dataset selection (nothing to redo)."""
+    return ResultsFolder(out).holds_run_of(variant_set_sha256=variant_set_sha256, profile=profile.name,
+                                           datasets=datasets)
 
 
 def discard_checkpoint(out: Path) -> None:
     """Remove the in-progress state of an earlier run (git-ignored; never committed)."""
-    shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
+    shutil.rmtree(ResultsFolder(out).checkpoint, ignore_errors=True)
 
 
 def check_options(options: EvaluateOptions, variant_set: VariantSetLike) -> None:
@@ -131,7 +123,8 @@ def check_options(options: EvaluateOptions, variant_set: VariantSetLike) -> None
         raise SagoError(f"--datasets: unknown dataset {unknown[0]!r}; {options.set_name}/{options.version} "
                         f"has {', '.join(variant_set.datasets)}")
     if options.device_map is not None and options.device_map not in DEVICE_MAPS:
-        raise SagoError(f"--device-map {options.device_map!r} is not supported; use one of {', '.join(DEVICE_MAPS)}")
+        raise SagoError(f"--device-map {options.device_map!r} is not supported; "
+                        f"use one of {', '.join(DEVICE_MAPS)}")
     if options.device is not None:
         check_device(options.device)
 
@@ -176,5 +169,5 @@ def choose_slugs(slugs: Sequence[str], *, pending: bool, every: bool, options: E
     profile = get_profile(options.profile)
     sha = (variant_set or open_variant_set(options.set_name, options.version)).sha256
     return [s for s in chosen
-            if not is_complete(results_dir(s, options.set_name, options.version, root), sha, profile,
+            if not has_finished_run(results_dir(s, options.set_name, options.version, root), sha, profile,
                                options.datasets)]

@@ -14,19 +14,26 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from benchmark import __version__
+from benchmark.documents import PlanDocument, RunDocument
 from benchmark.errors import SagoError
-from benchmark.harness.checkpoint import PartStore, write_json, write_parquet, write_tensors
-from benchmark.harness.collect import CHECKPOINT_DIR
+from benchmark.harness.checkpoint import PartStore
 from benchmark.integrity import file_hashes
 from benchmark.paths import replace_folder
 from benchmark.provenance import git_commit, hardware, library_versions
+from benchmark.results import (
+    DONE_FILE,
+    RUN_JSON_LIMIT,
+    ResultsFolder,
+    write_json,
+    write_parquet,
+    write_tensors,
+)
 from benchmark.safeload import load_json_object
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
 
-RUN_FILE = "run.json"
-RUN_JSON_LIMIT = 1 << 20
 _DTYPES = {"response_tokens": "int64", "finished": "bool", "baseline_tokens": "int64",
            "prompt_tokens": "int64", "strength": "float64", "logprob_sum": "float64",
            "logprob_mean": "float64", "entropy_mean": "float64"}
@@ -51,26 +58,27 @@ def finalize(results_dir: Path, *, world_size: int | None = None,
     Raises:
         SagoError: a rank is missing or unfinished, or the ranks ran different configurations.
     """
-    folder = results_dir / CHECKPOINT_DIR
-    plans = _rank_plans(folder, world_size)
-    stores = [PartStore(folder / f"rank-{r}") for r in range(len(plans))]
+    results = ResultsFolder(results_dir)
+    plans = _rank_plans(results, world_size)
+    stores = [PartStore(results.rank_dir(r)) for r in range(len(plans))]
     records = _merged_records(stores, plans)
     activations = {k: v for s in stores for k, v in s.activations().items()}
-    staging = results_dir.with_name(f".{results_dir.name}.finalizing")
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = ResultsFolder(results_dir.with_name(f".{results_dir.name}.finalizing"))
+    shutil.rmtree(staging.path, ignore_errors=True)
     try:
         for dataset in sorted(records["dataset"].unique()):
             rows = records[records["dataset"] == dataset]
-            write_parquet(staging / "records" / f"{dataset}.parquet", rows.loc[:, list(RECORD_COLUMNS)])
+            write_parquet(staging.records(dataset),
+                          pa.Table.from_pandas(rows.loc[:, list(RECORD_COLUMNS)], preserve_index=False))
             if activations:
-                write_tensors(staging / "activations" / f"{dataset}.safetensors",
-                              _dataset_activations(rows, activations))
-        run = {**run_json(plans, stores, records), **(extra or {}), "files": file_hashes(staging)}
-        write_json(staging / RUN_FILE, run)
-        replace_folder(staging, results_dir)
+                write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
+        run = RunDocument.from_json({**run_json(plans, stores, records), **(extra or {}),
+                                     "files": file_hashes(staging.path)})
+        write_json(staging.run, run.to_json())
+        replace_folder(staging.path, results_dir)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return results_dir / RUN_FILE
+        shutil.rmtree(staging.path, ignore_errors=True)
+    return results.run
 
 
 def rehash(results_dir: Path) -> dict[str, str]:
@@ -78,7 +86,7 @@ def rehash(results_dir: Path) -> dict[str, str]:
 
     Only ``files`` changes; every other key keeps its value. Returns the new map.
     """
-    path = results_dir / RUN_FILE
+    path = ResultsFolder(results_dir).run
     run = load_json_object(path, limit=RUN_JSON_LIMIT, fix="regenerate it with `sago evaluate`")
     hashes = file_hashes(results_dir)
     if not hashes:
@@ -87,27 +95,25 @@ def rehash(results_dir: Path) -> dict[str, str]:
     return hashes
 
 
-def _rank_plans(folder: Path, world_size: int | None) -> list[dict[str, Any]]:
+def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[Mapping[str, Any]]:
     """Each rank's plan, after checking all ranks exist, finished and agree with each other."""
-    ranks = sorted(folder.glob("rank-*/plan.json"))
+    folder = results.checkpoint
+    ranks = results.plan_files()
     if not ranks:
         raise SagoError(f"no checkpoint under {folder}; run `sago evaluate` first")
-    plans = [json.loads(p.read_text(encoding="utf-8")) for p in ranks]
-    expected = world_size or int(plans[0]["world_size"])
-    found = sorted(int(p["rank"]) for p in plans)
+    plans = sorted((PlanDocument.from_json(json.loads(p.read_text(encoding="utf-8")), p) for p in ranks),
+                   key=lambda p: p.rank)
+    expected = world_size or plans[0].world_size
+    found = [p.rank for p in plans]
     if found != list(range(expected)):
         raise SagoError(f"{folder} has ranks {found}, expected 0..{expected - 1}; run the missing ranks")
-    plans.sort(key=lambda p: int(p["rank"]))
     for plan in plans:
-        if not (folder / f"rank-{plan['rank']}" / "done.json").exists():
-            raise SagoError(f"rank {plan['rank']} has not finished; rerun it (it resumes)")
-        if _shared(plan) != _shared(plans[0]):
-            raise SagoError(f"rank {plan['rank']} ran a different configuration from rank 0; rerun with --force")
-    return plans
-
-
-def _shared(plan: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in plan.items() if k not in ("rank", "keys", "started_at")}
+        if not results.done(plan.rank).exists():
+            raise SagoError(f"rank {plan.rank} has not finished; rerun it (it resumes)")
+        if plan.shared() != plans[0].shared():
+            raise SagoError(f"rank {plan.rank} ran a different configuration from rank 0; "
+                            "rerun with --force")
+    return [plan.data for plan in plans]
 
 
 def _merged_records(stores: Sequence[PartStore], plans: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -132,7 +138,7 @@ def run_json(plans: Sequence[Mapping[str, Any]], stores: Sequence[PartStore],
              records: pd.DataFrame) -> dict[str, Any]:
     """Provenance of the whole run (CONTRACTS.md section 2)."""
     first = plans[0]
-    done = [json.loads((s.folder / "done.json").read_text(encoding="utf-8")) for s in stores]
+    done = [json.loads((s.folder / DONE_FILE).read_text(encoding="utf-8")) for s in stores]
     stats = [st for s in stores for st in s.stats()]
     model = done[0]["model"]
     return {

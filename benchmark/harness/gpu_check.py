@@ -46,8 +46,8 @@ from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models import prefill
+from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.submissions import results_dir
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
 MEASURES = ("logprob_sum", "logprob_mean", "entropy_mean")
@@ -153,7 +153,7 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
     from safetensors.numpy import load_file
 
     def records(folder: Path) -> pd.DataFrame:
-        frames = [pd.read_parquet(p) for p in sorted((folder / "records").glob("*.parquet"))]
+        frames = [pd.read_parquet(p) for p in ResultsFolder(folder).record_files()]
         return pd.concat(frames, ignore_index=True).set_index(["dataset", "item_id", "variant_id"]).sort_index()
 
     ref, got = records(reference), records(other)
@@ -161,8 +161,8 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
     deltas = {m: float(np.nanmax(np.abs(ref[m].to_numpy(float) - got[m].to_numpy(float)), initial=0.0))
               for m in MEASURES}
     hidden = 0.0
-    for path in sorted((other / "activations").glob("*.safetensors")):
-        mine, theirs = load_file(str(path)), load_file(str(reference / "activations" / path.name))
+    for path in ResultsFolder(other).activation_files():
+        mine, theirs = load_file(str(path)), load_file(str(ResultsFolder(reference).activations_dir / path.name))
         for key, value in mine.items():
             hidden = max(hidden, float(np.abs(value.astype(np.float32) - theirs[key].astype(np.float32)).max()))
     deltas["hidden"] = hidden

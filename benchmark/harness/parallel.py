@@ -30,12 +30,11 @@ import torch
 
 from benchmark import paths
 from benchmark.errors import SagoError
-from benchmark.harness.checkpoint import PartStore, write_json
+from benchmark.harness.checkpoint import PartStore
 
 # collect()'s own batch runner, plan record and plan check are reused (not copied) so that a batch run
 # here is exactly a batch run there; tests/test_parallel.py compares the bytes against collect().
 from benchmark.harness.collect import (
-    CHECKPOINT_DIR,
     Batch,
     RankResult,
     Task,
@@ -50,13 +49,14 @@ from benchmark.harness.collect import (
     select_tasks,
     utc_timestamp,
 )
-from benchmark.harness.evaluate import EvaluateOptions, discard_checkpoint, is_complete
+from benchmark.harness.evaluate import EvaluateOptions, discard_checkpoint, has_finished_run
 from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
+from benchmark.results import CHECKPOINT_DIR, DONE_FILE, write_json
+from benchmark.results import results_dir as submission_results_dir
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
-from benchmark.submissions import results_dir as submission_results_dir
 
 SHARDING = "batch"
 """recorded in each rank's plan: a checkpoint sharded by item (``collect``) is not resumed by this."""
@@ -135,7 +135,7 @@ def run_variant_phase(share: RankShare, backend: ModelBackend, profile: Profile,
 
 def finish_rank(share: RankShare, backend: ModelBackend) -> None:
     """Mark the rank done (finalize refuses to merge ranks without this file)."""
-    write_json(share.store.folder / "done.json", {"model": backend.describe(), "finished_at": utc_timestamp()})
+    write_json(share.store.folder / DONE_FILE, {"model": backend.describe(), "finished_at": utc_timestamp()})
 
 
 def collect_rank(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Path, *, profile: Profile,
@@ -229,7 +229,7 @@ def evaluate_distributed(slug: str, options: EvaluateOptions, *, root: Path | No
         if state.is_main_process:
             discard_checkpoint(out)  # results are replaced when finalize() swaps the new run in
         state.wait_for_everyone()
-    elif is_complete(out, variant_set.sha256, profile, options.datasets):
+    elif has_finished_run(out, variant_set.sha256, profile, options.datasets):
         return None
     threads = options.threads or max(1, (os.cpu_count() or 1) // state.num_processes)
     info = {"submission": slug, "set": options.set_name, "version": options.version,

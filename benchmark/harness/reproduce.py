@@ -22,8 +22,9 @@ import click
 from benchmark import paths
 from benchmark.errors import SagoError
 from benchmark.harness.entry import run_tool
+from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.submissions import load_submission, results_dir
+from benchmark.submissions import load_submission
 
 # run.json fields that a faithful re-run reproduces (timings, git commit and hardware may differ).
 _DETERMINED = ("variant_set_sha256", "profile", "seed", "batch_size", "engine", "dtype", "counts", "tokens",
@@ -33,7 +34,7 @@ _OUTPUT_GLOBS = ("records/*.parquet", "activations/*.safetensors")
 
 def committed_run(slug: str, set_name: str, version: str, root: Path) -> dict[str, Any]:
     """The committed run.json of ``slug`` on the set version; a missing one is a one-line error."""
-    run_file = results_dir(slug, set_name, version, root) / "run.json"
+    run_file = ResultsFolder.of(slug, set_name, version, root).run
     if not run_file.is_file():
         raise SagoError(f"{slug} has no committed result for {set_name}/{version} ({run_file} is missing)")
     run: dict[str, Any] = json.loads(run_file.read_text(encoding="utf-8"))
@@ -72,7 +73,7 @@ def diff_results(committed: Path, fresh: Path) -> list[str]:
                 problems.append(f"{name}: only in the {'fresh run' if new.is_file() else 'committed result'}")
             elif old.read_bytes() != new.read_bytes():
                 problems.append(f"{name}: bytes differ ({_how_much(old, new)})")
-    old_run, new_run = (json.loads((d / "run.json").read_text(encoding="utf-8")) for d in (committed, fresh))
+    old_run, new_run = (json.loads(ResultsFolder(d).run.read_text(encoding="utf-8")) for d in (committed, fresh))
     changed = [k for k in _DETERMINED if old_run.get(k) != new_run.get(k)]
     if changed:
         problems.append(f"run.json: {', '.join(changed)} differ")

@@ -8,17 +8,26 @@ submission as pending so the site still builds and says so.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchmark.errors import FileProblem, SagoError
 from benchmark.paths import check_name, check_slug
 from benchmark.safeload import load_json_object
-from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, MEASURES
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION
 from benchmark.submissions import list_slugs, load_submission
 
 Row = dict[str, Any]
+
+
+class CellKey(NamedTuple):
+    """What identifies one leaderboard cell."""
+
+    model: str
+    dataset: str
+    measure: str
+
 ALL = "all"
 """Pseudo-dataset pooling every item of every dataset."""
 
@@ -29,6 +38,9 @@ class Board:
 
     data: dict[str, Any]
     """the whole JSON object."""
+    _indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], list[Row]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    """``(table, fields)`` -> rows by the values of those fields; filled on first lookup."""
 
     @property
     def models(self) -> list[Row]:
@@ -57,15 +69,37 @@ class Board:
     def rows(self, table: str, **match: Any) -> list[Row]:
         """Rows of ``table`` whose fields equal every keyword given (the file's order is kept).
 
+        The lookup goes through an index of ``table`` by the matched fields, built on first use, so a
+        page that looks up every cell costs one pass over the table, not one per cell.
+
         >>> Board({"cells": [{"model": "a", "sgs": 1}, {"model": "b", "sgs": 2}]}).rows("cells", model="b")
         [{'model': 'b', 'sgs': 2}]
         """
-        return [r for r in self.data.get(table, []) if all(r.get(k) == v for k, v in match.items())]
+        fields = tuple(sorted(match))
+        return list(self._index(table, fields).get(tuple(match[f] for f in fields), ()))
 
     def one(self, table: str, **match: Any) -> Row | None:
-        """The single row matching ``match``, or None."""
-        found = self.rows(table, **match)
+        """The first row matching ``match``, or None."""
+        found = self._index(table, tuple(sorted(match))).get(tuple(match[f] for f in sorted(match)))
         return found[0] if found else None
+
+    def cell(self, key: CellKey) -> Row | None:
+        """The ``cells`` row of one (model, dataset, measure), or None when the leaderboard has none.
+
+        >>> Board({"cells": [{"model": "a", "dataset": "all", "measure": "bleu", "sgs": 1}]}).cell(
+        ...     CellKey("a", "all", "bleu"))
+        {'model': 'a', 'dataset': 'all', 'measure': 'bleu', 'sgs': 1}
+        """
+        return self.one("cells", **key._asdict())
+
+    def _index(self, table: str, fields: tuple[str, ...]) -> dict[tuple[Any, ...], list[Row]]:
+        index = self._indexes.get((table, fields))
+        if index is None:
+            index = {}
+            for row in self.data.get(table, []):
+                index.setdefault(tuple(row.get(f) for f in fields), []).append(row)
+            self._indexes[(table, fields)] = index
+        return index
 
     def name(self, slug: str) -> str:
         """Display name of a model (the slug when unknown)."""
@@ -135,9 +169,9 @@ def _check_shape(path: Path, data: dict[str, Any]) -> None:
 def _check_row(path: Path, table: str, row: Any) -> None:
     if not isinstance(row, dict):
         raise FileProblem(path, f"leaderboard table {table!r} holds a {type(row).__name__}, not a row object", _FIX)
-    for field in _NAME_FIELDS.intersection(row):
-        if not isinstance(row[field], str | None):
-            raise FileProblem(path, f"leaderboard table {table!r}: field {field!r} is not text", _FIX)
+    for name in _NAME_FIELDS.intersection(row):
+        if not isinstance(row[name], str | None):
+            raise FileProblem(path, f"leaderboard table {table!r}: field {name!r} is not text", _FIX)
 
 
 def _kind(kind: type | tuple[type, ...]) -> str:
@@ -153,24 +187,17 @@ def _slugs(models: Iterable[Row]) -> Iterator[str]:
 def pending_board(set_name: str, version: str, submissions_root: Path) -> Board:
     """A leaderboard with no results: every valid submission listed as pending.
 
-    Used when ``leaderboard.json`` does not exist yet, so a fresh checkout still builds a site.
+    Used when ``leaderboard.json`` does not exist yet, so a fresh checkout still builds a site. It is
+    the statistics' own leaderboard builder over pending entries: the same header (epsilons, markers,
+    confidence level), measures and model rows as a leaderboard with results.
     """
-    models: list[Row] = []
+    from benchmark.stats.leaderboard import Entry, build_leaderboard  # the statistics load only here
+
+    entries = []
     for slug in list_slugs(submissions_root):
         try:
             submission = load_submission(slug, submissions_root)
         except SagoError:
             continue  # `sago submissions validate` reports it; the site shows only valid submissions
-        models.append({**submission.model_dump(exclude={"schema_version", "model"}),
-                       "source": submission.model.model_dump(), "slug": slug, "status": "pending",
-                       "summary": None, "n_items": None})
-    return Board({
-        "schema_version": LEADERBOARD_SCHEMA_VERSION, "set": set_name, "version": version,
-        "models": models, "datasets": [], "families": [], "epsilons": [0.01, 0.05, 0.1],
-        "primary_epsilon": 0.05, "confidence": 0.95, "bootstrap_resamples": None,
-        "markers": [{"symbol": "†", "below": 0.001}, {"symbol": "**", "below": 0.01},
-                    {"symbol": "*", "below": 0.05}],
-        "measures": [{"name": m.name, "axis": m.axis, "scale": m.scale, "paper": m.paper,
-                      "description": m.description} for m in MEASURES],
-    })
-
+        entries.append(Entry(slug, submission.model_dump(mode="json"), None, None))
+    return Board(build_leaderboard(entries, set_name=set_name, version=version))

@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from benchmark.errors import SagoError
 from benchmark.paths import check_name, replace_folder
+from benchmark.results import ResultsFolder, results_dir
 from benchmark.site import findings, views
 from benchmark.site.board import Board, Row
 from benchmark.site.cite import DEFAULT_REPO_URL, Citation
@@ -27,7 +28,6 @@ from benchmark.site.downloads import Download, copy_downloads
 from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
 from benchmark.site.render import environment, root_of
 from benchmark.site.runinfo import read_runs, run_header
-from benchmark.submissions import results_dir
 from benchmark.variants.freeze import VariantSet
 
 MARKER = ".sago-site"
@@ -171,7 +171,7 @@ def _compare_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[It
 def _per_item(inputs: SiteInputs, slug: str) -> list[Row]:
     """``per_item`` rows of a model's summary.json (s_X(i) per item), or none when unreadable."""
     board = inputs.board
-    path = results_dir(slug, board.data["set"], board.data["version"], inputs.submissions_root) / "summary.json"
+    path = ResultsFolder.of(slug, board.data["set"], board.data["version"], inputs.submissions_root).summary
     try:
         rows = json.loads(path.read_text(encoding="utf-8")).get("per_item", [])
     except (OSError, ValueError, AttributeError):
@@ -215,7 +215,8 @@ def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
     board = inputs.board
     results: dict[str, ModelResults] = {}
     for model in board.complete:
-        folder = results_dir(model["slug"], board.data["set"], board.data["version"], inputs.submissions_root)
+        folder = results_dir(model["slug"], board.data["set"], board.data["version"],
+                             inputs.submissions_root)
         found = read_model_results(folder, dataset)
         if len(found.records):
             results[model["slug"]] = found

@@ -1,4 +1,4 @@
-"""`sago leaderboard build` and `sago submissions validate`."""
+"""`sago leaderboard build`."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import jinja2
 
 from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
+from benchmark.results import LEADERBOARD_FILE
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
-from benchmark.site.validate import validate_tree
-from benchmark.submissions import check_submissions_root, submission_dir
+from benchmark.submissions import check_submissions_root
 from benchmark.variants.freeze import VariantSet, load_variant_set, set_dir
 
 
@@ -26,8 +26,8 @@ def leaderboard() -> None:
 @leaderboard.command("build")
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version.")
-@click.option("--input", "input_path", type=click.Path(path_type=Path), default=LEADERBOARD_DIR / "leaderboard.json",
-              show_default="leaderboard/leaderboard.json", help="Leaderboard written by `sago analyze`.")
+@click.option("--input", "input_path", type=click.Path(path_type=Path), default=LEADERBOARD_DIR / LEADERBOARD_FILE,
+              show_default=f"leaderboard/{LEADERBOARD_FILE}", help="Leaderboard written by `sago analyze`.")
 @click.option("--out", type=click.Path(path_type=Path), default=LEADERBOARD_DIR / "site",
               show_default="leaderboard/site", help="Folder to write (replaced if an earlier build made it).")
 @click.option("--submissions", "submissions_root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR,
@@ -89,46 +89,3 @@ def _variants(set_name: str, version: str, root: Path) -> VariantSet:
         raise SagoError(f"variant set {set_name}/{version} not found under {root}; fetch it with "
                         "`sago variants download` or pass --variants")
     return load_variant_set(set_name, version, root)
-
-
-@click.group("submissions")
-def submissions() -> None:
-    """Validate submission folders and their results."""
-
-
-@submissions.command("validate")
-@click.option("--root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR, show_default="submissions",
-              help="Folder holding one sub-folder per submission.")
-@click.option("--variants", "variants_root", type=click.Path(path_type=Path), default=VARIANTS_DIR,
-              show_default="variants", help="Folder of frozen variant sets results must refer to.")
-@click.pass_context
-def validate(ctx: click.Context, root: Path, variants_root: Path) -> None:
-    """Check every submission and result folder; one line per problem, exit status 1 if any."""
-    report = validate_tree(root, variants_root)
-    for failure in report.failures:
-        click.echo(failure.line())
-    click.echo(report.summary(), err=not report.ok)
-    if not report.ok:
-        ctx.exit(1)
-
-
-@submissions.command("rehash")
-@click.argument("slugs", nargs=-1, required=True)
-@click.option("--root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR, show_default="submissions",
-              help="Folder holding one sub-folder per submission.")
-def rehash(slugs: tuple[str, ...], root: Path) -> None:
-    """Record in run.json the sha256 of each results file (results made before run.json had them).
-
-    A maintainer's one-off: it vouches for the files as they are now, so run it only on results that
-    came from `sago evaluate` unchanged. New runs write the hashes themselves.
-    """
-    from benchmark.harness.finalize import rehash as rehash_folder
-
-    folders = {slug: sorted(p.parent for p in submission_dir(slug, root).glob("results/*/*/run.json"))
-               for slug in slugs}
-    for slug, found in folders.items():
-        if not found:
-            raise SagoError(f"{slug}: no results/<set>/<version>/run.json under {root}; nothing to rehash")
-    for found in folders.values():
-        for folder in found:
-            click.echo(f"{folder}: {len(rehash_folder(folder))} file(s) hashed into run.json")

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.provenance import sha256_file
+from benchmark.results import LEADERBOARD_FILE, ResultsFolder
 from benchmark.site.board import Board
 from benchmark.site.labels import measure_label
-from benchmark.submissions import results_dir
 
-_RESULT_FILES = ("run.json", "summary.json", "deltas.parquet")
 _SET_FILES = ("manifest.json", "README.md")
 
 
@@ -55,8 +54,8 @@ def copy_downloads(board: Board, submissions_root: Path, variants_dir: Path | No
     if variants_dir is not None and variants_dir.is_dir():
         found += _copy(variants_dir, _set_files(variants_dir), "variants", site)
     for model in board.complete:
-        folder = results_dir(model["slug"], board.data["set"], board.data["version"], submissions_root)
-        found += _copy(folder, _result_files(folder), model["slug"], site)
+        folder = ResultsFolder.of(model["slug"], board.data["set"], board.data["version"], submissions_root)
+        found += _copy(folder.path, _result_files(folder), model["slug"], site)
     return found
 
 
@@ -95,7 +94,7 @@ def _write_tables(board: Board, site: Path) -> list[Download]:
     """``leaderboard.json`` (as read) and ``cells.csv`` under ``downloads/``."""
     folder = site / "downloads"
     folder.mkdir(parents=True, exist_ok=True)
-    texts = {"leaderboard.json": json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+    texts = {LEADERBOARD_FILE: json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
              "cells.csv": cells_csv(board)}
     found = []
     for name, text in texts.items():
@@ -110,9 +109,9 @@ def _set_files(folder: Path) -> Iterator[Path]:
     yield from sorted((folder / "data").glob("*.parquet"))
 
 
-def _result_files(folder: Path) -> Iterator[Path]:
-    yield from (folder / name for name in _RESULT_FILES if (folder / name).is_file())
-    yield from sorted((folder / "records").glob("*.parquet"))
+def _result_files(folder: ResultsFolder) -> Iterator[Path]:
+    yield from (path for path in (folder.run, folder.summary, folder.deltas) if path.is_file())
+    yield from folder.record_files()
 
 
 def _copy(base: Path, files: Iterator[Path], group: str, site: Path) -> list[Download]:

@@ -351,5 +351,8 @@ if __name__ == "__main__":  # python -m benchmark.site.findings [leaderboard.jso
     import sys
     from pathlib import Path
 
-    source = Path(sys.argv[1] if len(sys.argv) > 1 else "leaderboard/leaderboard.json")
+    from benchmark.paths import LEADERBOARD_DIR
+    from benchmark.results import LEADERBOARD_FILE
+
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else LEADERBOARD_DIR / LEADERBOARD_FILE
     print(markdown(Board(json.loads(source.read_text(encoding="utf-8")))), end="")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark.results import ResultsFolder
 from benchmark.schema import BASELINE_FAMILY, MEASURES
 
 ITEMS_WITHOUT_RESULTS = 16
@@ -105,10 +106,11 @@ class ModelResults:
 
 def read_model_results(results_dir: Path, dataset: str) -> ModelResults:
     """Load one model's records and deltas for ``dataset``; missing files give empty frames."""
-    records_path = results_dir / "records" / f"{dataset}.parquet"
+    folder = ResultsFolder(results_dir)
+    records_path = folder.records(dataset)
     records = (pd.read_parquet(records_path, columns=_RECORD_FIELDS) if records_path.is_file()
                else pd.DataFrame(columns=_RECORD_FIELDS))
-    deltas_path = results_dir / "deltas.parquet"
+    deltas_path = folder.deltas
     columns = ["dataset", "item_id", "variant_id", *(f"delta_{m.name}" for m in MEASURES), "correct"]
     deltas = pd.read_parquet(deltas_path, columns=columns) if deltas_path.is_file() else pd.DataFrame(
         columns=columns)

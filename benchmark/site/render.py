@@ -14,6 +14,7 @@ import jinja2
 
 from benchmark.site import findings
 from benchmark.site.labels import AXIS_QUESTIONS, axis_label, measure_label
+from benchmark.submissions.failures import human_size
 
 NAV: tuple[tuple[str, str], ...] = (
     ("index.html", "Overview"),
@@ -40,7 +41,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         finalize=neutral_text,
     )
-    env.filters.update(num=num, pval=pval, p_is=p_is, signed=signed, sortkey=sortkey, size=size,
+    env.filters.update(num=num, pval=pval, p_is=p_is, signed=signed, sortkey=sortkey, size=human_size,
                        measure_label=measure_label, axis_label=axis_label)
     env.globals.update(nav=NAV, axis_questions=AXIS_QUESTIONS, findings=findings)
     return env
@@ -128,19 +129,6 @@ def sortkey(value: Any) -> str:
     if _finite(value):
         return repr(float(value))
     return "" if value is None or isinstance(value, float) else str(value)
-
-
-def size(value: int) -> str:
-    """A byte count for people.
-
-    >>> size(512), size(2048), size(3 * 2**20)
-    ('512 B', '2.0 KiB', '3.0 MiB')
-    """
-    if value < 1024:
-        return f"{value} B"
-    if value < 2**20:
-        return f"{value / 1024:.1f} KiB"
-    return f"{value / 2**20:.1f} MiB"
 
 
 def root_of(path: str) -> str:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.harness.profiles import get_profile
+from benchmark.results import ResultsFolder
 from benchmark.site.board import Board
-from benchmark.submissions import results_dir
 
 REFERENCE_PROFILE = "paper"
 
@@ -74,7 +74,7 @@ def read_runs(board: Board, submissions_root: Path) -> dict[str, dict[str, Any]]
     """``run.json`` of every complete model that has one (unreadable files are left out)."""
     runs: dict[str, dict[str, Any]] = {}
     for model in board.complete:
-        path = results_dir(model["slug"], board.data["set"], board.data["version"], submissions_root) / "run.json"
+        path = ResultsFolder.of(model["slug"], board.data["set"], board.data["version"], submissions_root).run
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -14,7 +14,7 @@ from markupsafe import Markup
 
 from benchmark.schema import AXES
 from benchmark.site import plots
-from benchmark.site.board import ALL, Board, Row
+from benchmark.site.board import ALL, Board, CellKey, Row
 from benchmark.site.findings import alpha, pair_verdict
 from benchmark.site.labels import measure_label
 
@@ -58,7 +58,7 @@ def ranked_models(board: Board, dataset: str, measures: Sequence[Row]) -> list[R
     ranked = []
     for model in board.complete:
         cells = {m["name"]: c for m in measures
-                 if (c := board.one("cells", model=model["slug"], dataset=dataset, measure=m["name"]))}
+                 if (c := board.cell(CellKey(model["slug"], dataset, m["name"])))}
         ranked.append(RankedModel(model["slug"], board.name(model["slug"]), cells))
     first = measures[0]["name"] if measures else ""
     return sorted(ranked, key=lambda r: (_order_key(r.cells.get(first)), r.slug))
@@ -184,7 +184,7 @@ def profile_plot(board: Board, slug: str) -> Figure | None:
     series: dict[str, list[plots.Interval]] = {}
     for dataset in datasets:
         series["all datasets" if dataset == ALL else dataset] = [
-            _interval(board.one("cells", model=slug, dataset=dataset, measure=m["name"]), measure_label(m["name"]))
+            _interval(board.cell(CellKey(slug, dataset, m["name"])), measure_label(m["name"]))
             for m in board.measures]
     if not any(i.value is not None for rows in series.values() for i in rows):
         return None
@@ -281,8 +281,8 @@ def comparison(board: Board, slug_a: str, slug_b: str, per_item_a: Sequence[Row]
     for dataset in dataset_choices(board):
         for m in board.measures:
             pair = board.one("pairwise", dataset=dataset, measure=m["name"], model_a=slug_a, model_b=slug_b)
-            rows.append(CompareRow(dataset, m, board.one("cells", model=slug_a, dataset=dataset, measure=m["name"]),
-                                   board.one("cells", model=slug_b, dataset=dataset, measure=m["name"]), pair,
+            rows.append(CompareRow(dataset, m, board.cell(CellKey(slug_a, dataset, m["name"])),
+                                   board.cell(CellKey(slug_b, dataset, m["name"])), pair,
                                    pair_verdict(pair, alpha(board))))
     b_values = {(r["dataset"], r["item_id"], r["measure"]): r.get("s") for r in per_item_b}
     found: dict[str, list[ItemDifference]] = {}

@@ -26,22 +26,19 @@ from benchmark.integrity import (
     parquet_problem,
     plain_files,
 )
-from benchmark.safeload import load_json_object
+from benchmark.results import ACTIVATIONS_SUFFIX, RECORDS_SUFFIX, ResultsFolder
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
 from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
-    SUMMARY_NAME,
     AnalysisOptions,
     load_summary,
     summarize,
     write_summary,
 )
-from benchmark.submissions import list_slugs, load_submission, results_dir
+from benchmark.submissions import list_slugs, load_submission
 
-RUN_FILE = "run.json"
-DELTAS_NAME = "deltas.parquet"
 VariantFrames = Callable[[], Mapping[str, pd.DataFrame]]
 
 
@@ -63,11 +60,6 @@ class AnalyzeRequest:
     """seed, resamples, epsilons."""
 
 
-def is_complete(folder: Path) -> bool:
-    """Results are complete once the harness wrote ``run.json``."""
-    return (folder / RUN_FILE).is_file()
-
-
 def current_axes() -> dict[str, str]:
     """The scorer and rule choices a recomputation would use now (nothing is loaded)."""
     from benchmark.axes import AxisScorers  # heavy imports (text scorers) only when needed
@@ -84,7 +76,7 @@ def deltas_are_stale(folder: Path, axes: Mapping[str, str] | None = None) -> boo
     """
     from benchmark.axes.results import input_fingerprint, read_input_fingerprint
 
-    target = folder / DELTAS_NAME
+    target = ResultsFolder(folder).deltas
     if not target.is_file():
         return True
     try:
@@ -100,7 +92,7 @@ def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.Da
         from benchmark.axes import write_deltas
 
         write_deltas(folder, variant_frames(), model=slug)
-    return pd.read_parquet(folder / DELTAS_NAME)
+    return pd.read_parquet(ResultsFolder(folder).deltas)
 
 
 def check_results(folder: Path) -> None:
@@ -110,20 +102,23 @@ def check_results(folder: Path) -> None:
     are checked: files changed since run.json hashed them, untyped records, malformed activations
     (results from before run.json had hashes are checked for types only).
     """
+    results = ResultsFolder(folder)
     if not deltas_are_stale(folder):
-        problem = parquet_problem(folder / DELTAS_NAME, DELTA_TYPES)
+        problem = parquet_problem(results.deltas, DELTA_TYPES)
         if problem is not None:
-            raise SagoError(f"{folder / DELTAS_NAME}: {problem}; delete it and re-run `sago analyze` to recompute it")
+            raise SagoError(f"{results.deltas}: {problem}; "
+                            "delete it and re-run `sago analyze` to recompute it")
         return
-    run = load_json_object(folder / RUN_FILE, limit=1 << 20, fix="re-run `sago evaluate`")
+    run = results.load_run()
     problems = hash_problems(folder, run["files"]) if "files" in run else []
-    problems += [Problem(f"records/{p.name}", found, EVALUATE) for p in plain_files(folder / "records", ".parquet")
+    problems += [Problem(results.relative(p), found, EVALUATE)
+                 for p in plain_files(results.records_dir, RECORDS_SUFFIX)
                  if (found := parquet_problem(p, RECORD_TYPES, dataset=p.stem)) is not None]
-    for path in plain_files(folder / "activations", ".safetensors"):
+    for path in plain_files(results.activations_dir, ACTIVATIONS_SUFFIX):
         try:
             read_safetensors(path)
         except FileProblem as err:
-            problems.append(Problem(f"activations/{path.name}", err.problem, err.fix))
+            problems.append(Problem(results.relative(path), err.problem, err.fix))
     if problems:
         first = problems[0]
         raise SagoError(f"{folder / first.path}: {first.problem}; {first.fix}")
@@ -152,19 +147,19 @@ def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
 def summary_for(slug: str, folder: Path, request: AnalyzeRequest,
                 variant_frames: VariantFrames) -> dict[str, Any]:
     """Recompute (selected or missing) or load (otherwise) the summary of one complete submission."""
-    existing = folder / SUMMARY_NAME
+    existing = ResultsFolder(folder).summary
     if request.slugs and slug not in request.slugs and existing.is_file():
         summary = load_summary(existing)
         if same_options(summary, request.options):
             return summary
     deltas = load_deltas(folder, slug, variant_frames)
     if deltas.empty:
-        raise SagoError(f"{folder / DELTAS_NAME}: no rows; re-run `sago evaluate {slug}`")
+        raise SagoError(f"{ResultsFolder(folder).deltas}: no rows; re-run `sago evaluate {slug}`")
     from benchmark.axes import read_scorer_backbones
 
     # Written by run_analysis once every submission has been analysed: a failure leaves no file changed.
     return summarize(deltas, model=slug, set_name=request.set_name, version=request.version,
-                     options=request.options, axes=read_scorer_backbones(folder / DELTAS_NAME))
+                     options=request.options, axes=read_scorer_backbones(ResultsFolder(folder).deltas))
 
 
 def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
@@ -180,18 +175,20 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
     check_slugs(request.slugs, slugs)
     # Every input is checked before anything is computed or written: one bad file fails the run early.
     metas = {slug: load_submission(slug, request.root).model_dump(mode="json") for slug in slugs}
+    folders = {slug: ResultsFolder.of(slug, request.set_name, request.version, request.root)
+               for slug in slugs}
     for slug in slugs:
-        if is_complete(results_dir(slug, request.set_name, request.version, request.root)):
-            check_results(results_dir(slug, request.set_name, request.version, request.root))
+        if folders[slug].has_run():
+            check_results(folders[slug].path)
     entries = []
     for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
         meta = metas[slug]
-        folder = results_dir(slug, request.set_name, request.version, request.root)
-        if not is_complete(folder):
+        results = folders[slug]
+        if not results.has_run():
             entries.append(Entry(slug, meta, None, None))
             continue
-        summary = summary_for(slug, folder, request, variant_frames)
-        relative = (folder / SUMMARY_NAME).relative_to(request.root.resolve().parent).as_posix()
+        summary = summary_for(slug, results.path, request, variant_frames)
+        relative = results.summary.relative_to(request.root.resolve().parent).as_posix()
         entries.append(Entry(slug, meta, summary, relative))
     return entries
 
@@ -204,6 +201,7 @@ def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None =
                                  options=request.options)
     for entry in entries:
         if entry.summary is not None:
-            write_summary(results_dir(entry.slug, request.set_name, request.version, request.root), entry.summary)
+            write_summary(ResultsFolder.of(entry.slug, request.set_name, request.version, request.root).path,
+                          entry.summary)
     write_leaderboard(request.out, document)
     return document

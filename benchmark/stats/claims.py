@@ -199,10 +199,11 @@ def update_readme(readme: Path, document: Row) -> bool:
 
 def main(argv: Sequence[str]) -> int:
     from benchmark.errors import SagoError
+    from benchmark.results import LEADERBOARD_FILE
     from benchmark.stats.leaderboard import load_leaderboard
 
     readme = Path(argv[0]) if argv else Path("README.md")
-    board = Path(argv[1]) if len(argv) > 1 else Path("leaderboard/leaderboard.json")
+    board = Path(argv[1]) if len(argv) > 1 else Path("leaderboard") / LEADERBOARD_FILE
     try:
         changed = update_readme(readme, load_leaderboard(board))
     except (SagoError, ValueError, OSError) as err:

@@ -10,6 +10,7 @@ import click
 
 from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_slug
+from benchmark.results import LEADERBOARD_FILE
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION, MEASURES
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
@@ -49,7 +50,7 @@ def sgs_text_table(leaderboard: Mapping[str, Any], *, dataset: str = ALL,
 @click.option("--slug", "slugs", multiple=True, metavar="SLUG",
               help="Re-analyse only this submission (repeatable); the leaderboard still combines all.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              default=LEADERBOARD_DIR / "leaderboard.json", show_default="leaderboard/leaderboard.json",
+              default=LEADERBOARD_DIR / LEADERBOARD_FILE, show_default=f"leaderboard/{LEADERBOARD_FILE}",
               help="Where the combined leaderboard JSON goes.")
 @click.option("--submissions-dir", type=click.Path(file_okay=False, path_type=Path), default=SUBMISSIONS_DIR,
               show_default="submissions", help="Folder holding the submission folders.")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmark.results import SUMMARY_FILE, write_json
 from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
@@ -37,12 +38,12 @@ def example_leaderboard(*, set_name: str = "sago-v1", version: str = "v1",
     for slug in MODELS:
         summary = summarize(deltas[deltas["model"] == slug], model=slug, set_name=set_name,
                             version=version, options=options)
-        path = f"submissions/{slug}/results/{set_name}/{version}/summary.json"
+        path = f"submissions/{slug}/results/{set_name}/{version}/{SUMMARY_FILE}"
         entries.append(Entry(slug, example_submission(slug), json.loads(jsonio.dumps(summary)), path))
     return build_leaderboard(entries, set_name=set_name, version=version, options=options)
 
 
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("tests/fixtures/leaderboard_example.json")
-    jsonio.write_json(target, example_leaderboard())
+    write_json(target, example_leaderboard(), jsonio.dumps)
     print(f"wrote {target}")

@@ -1,4 +1,4 @@
-"""Deterministic JSON for summaries and the leaderboard, and version-checked reading.
+"""Deterministic JSON for summaries and the leaderboard (reading them: ``benchmark.documents``).
 
 Rebuilding from the same inputs must give the same bytes, so: keys sorted, floats rounded to
 ``SIGNIFICANT`` significant digits, NaN/inf written as null, numpy scalars turned into Python ones,
@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from benchmark.errors import SagoError
 
 SIGNIFICANT = 6
 
@@ -53,33 +49,3 @@ def records(table: pd.DataFrame) -> list[dict[str, Any]]:
 def dumps(document: Mapping[str, Any]) -> str:
     """The canonical text of a document: sorted keys, 1-space indent, trailing newline."""
     return json.dumps(clean(document), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def write_json(path: Path, document: Mapping[str, Any]) -> Path:
-    """Write ``document`` canonically and atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(document), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def read_versioned(path: Path, *, kind: str, newest: int, oldest: int = 1) -> dict[str, Any]:
-    """Load a JSON document and refuse a missing, malformed, newer or older-than-``oldest`` ``schema_version``."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SagoError(f"{path}: no such {kind} (run `sago analyze`)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
-        raise SagoError(f"{path}: not valid JSON ({str(err)[:120]}); re-run `sago analyze`") from None
-    version = document.get("schema_version") if isinstance(document, dict) else None
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise SagoError(f"{path}: {kind} has no integer schema_version; re-run `sago analyze`")
-    if version > newest:
-        raise SagoError(f"{path}: {kind} schema_version {version} is newer than this sago-bench reads "
-                        f"({newest}); upgrade sago-bench")
-    if version < oldest:
-        raise SagoError(f"{path}: {kind} schema_version {version} is older than this sago-bench reads "
-                        f"({oldest}); re-run `sago analyze`")
-    checked: dict[str, Any] = document
-    return checked

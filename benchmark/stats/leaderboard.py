@@ -16,7 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
+from benchmark.results import write_json
 from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
@@ -191,10 +193,9 @@ def build_leaderboard(entries: Sequence[Entry], *, set_name: str, version: str,
 
 def write_leaderboard(path: Path, document: Mapping[str, Any]) -> Path:
     """Write the leaderboard canonically (byte-identical on rebuild)."""
-    return jsonio.write_json(path, document)
+    return write_json(path, document, jsonio.dumps)
 
 
 def load_leaderboard(path: Path) -> dict[str, Any]:
     """Read a leaderboard, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
-    return jsonio.read_versioned(path, kind="leaderboard", newest=LEADERBOARD_SCHEMA_VERSION,
-                                 oldest=LEADERBOARD_SCHEMA_VERSION)
+    return LeaderboardDocument.read(path).to_json()

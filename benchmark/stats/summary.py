@@ -15,6 +15,8 @@ from typing import Any
 import pandas as pd
 
 from benchmark import __version__
+from benchmark.documents import SummaryDocument
+from benchmark.results import ResultsFolder, write_json
 from benchmark.schema import DEFAULT_SEED, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
 from benchmark.stats.sgs import (
@@ -47,7 +49,6 @@ from benchmark.stats.significance import (
     epsilon_tests,
 )
 
-SUMMARY_NAME = "summary.json"
 TEST_FIELDS = (*RAW_TEST_COLUMNS, *ADJUSTED_COLUMNS)
 STAT_FIELDS = ("n_items", "sgs", "ci_low", "ci_high")
 GENERATOR = {"package": "sago-bench", "version": __version__}
@@ -188,12 +189,12 @@ def summarize(deltas: pd.DataFrame, *, model: str, set_name: str, version: str,
 
 def write_summary(results_dir: Path, document: Mapping[str, Any]) -> Path:
     """Write ``results_dir/summary.json`` canonically; returns its path."""
-    return jsonio.write_json(results_dir / SUMMARY_NAME, document)
+    return write_json(ResultsFolder(results_dir).summary, document, jsonio.dumps)
 
 
 def load_summary(path: Path) -> dict[str, Any]:
     """Read a summary, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
-    return jsonio.read_versioned(path, kind="summary", newest=SUMMARY_SCHEMA_VERSION)
+    return SummaryDocument.read(path).to_json()
 
 
 def per_item_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:

@@ -10,11 +10,12 @@ from typing import Any
 import jinja2
 
 from benchmark.provenance import sha256_file
+from benchmark.results import write_json
 from benchmark.schema import VARIANT_SCHEMA_VERSION
 from benchmark.variants import llm
 from benchmark.variants.build import RETRIES, BuildResult, BuildSpec, dropped, log_path
 from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID, keys_of
-from benchmark.variants.freeze import MANIFEST, write_json, write_parquet
+from benchmark.variants.freeze import MANIFEST, write_variant_table
 from benchmark.variants.similarity import SIMILARITY_DECIMALS
 from benchmark.variants.sources import NEAR_DUPLICATE, Source
 
@@ -26,7 +27,7 @@ def freeze(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], 
     """Write tables, rewrite log, card and manifest into ``out_dir``; return the manifest path."""
     files: dict[str, str] = {}
     for name, frame in result.frames.items():
-        write_parquet(frame, out_dir / "data" / f"{name}.parquet")
+        write_variant_table(frame, out_dir / "data" / f"{name}.parquet")
         files[f"data/{name}.parquet"] = sha256_file(out_dir / "data" / f"{name}.parquet")
     llm.write_log(log_path(out_dir), result.attempts)
     files[log_path(out_dir).name] = sha256_file(log_path(out_dir))

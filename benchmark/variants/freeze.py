@@ -12,7 +12,6 @@ The manifest's own sha256 is "the variant-set hash" that results record.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -25,6 +24,7 @@ import pyarrow.parquet as pq
 from benchmark.errors import FileProblem, SagoError
 from benchmark.paths import VARIANTS_DIR, check_name
 from benchmark.provenance import sha256_file
+from benchmark.results import write_parquet
 from benchmark.safeload import load_json_object
 from benchmark.schema import VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
 
@@ -37,7 +37,7 @@ ARROW_SCHEMA = pa.schema([
 assert tuple(ARROW_SCHEMA.names) == VARIANT_COLUMNS
 
 
-def write_parquet(frame: pd.DataFrame, path: Path) -> None:
+def write_variant_table(frame: pd.DataFrame, path: Path) -> None:
     """Write a variant table so the same rows always give the same bytes.
 
     The table is built from Python lists against a fixed schema (no pandas metadata, which carries
@@ -46,8 +46,7 @@ def write_parquet(frame: pd.DataFrame, path: Path) -> None:
     columns = {name: frame[name].tolist() for name in VARIANT_COLUMNS}
     columns["answers"] = [list(a) for a in columns["answers"]]
     table = pa.Table.from_pydict(columns, schema=ARROW_SCHEMA)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=max(1, len(frame)),
+    write_parquet(path, table, compression="zstd", compression_level=9, row_group_size=max(1, len(frame)),
                    use_dictionary=True, write_statistics=False, version="2.6", data_page_version="1.0",
                    store_schema=False)
 
@@ -65,11 +64,6 @@ def read_parquet(path: Path) -> pd.DataFrame:
     frame = table.to_pandas()
     frame["answers"] = [list(a) for a in frame["answers"]]
     return frame
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Canonical JSON: sorted keys, fixed indent, trailing newline, no timestamps."""
-    path.write_text(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark.errors import FileProblem, SagoError
-from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
+from benchmark.paths import SUBMISSIONS_DIR, check_slug, inside
 from benchmark.safeload import load_yaml
 
 HEX40 = r"^[0-9a-f]{40}$"
@@ -27,11 +27,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_HUB_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
+
 class HubModel(_Strict):
     """A model on the Hugging Face Hub, pinned to one commit; safetensors weights only."""
 
     kind: Literal["hub"]
-    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=96)]
+    id: Annotated[str, Field(pattern=_HUB_ID, max_length=96)]
     revision: Annotated[str, Field(pattern=HEX40)]
 
 
@@ -68,12 +71,6 @@ class Submission(_Strict):
 def submission_dir(slug: str, root: Path = SUBMISSIONS_DIR) -> Path:
     """``root/<slug>``, after checking that the slug cannot escape ``root``."""
     return inside(root, check_slug(slug))
-
-
-def results_dir(slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR) -> Path:
-    """Where results of ``slug`` on one variant-set version live."""
-    return inside(submission_dir(slug, root), "results", check_name(set_name, "variant set"),
-                  check_name(version, "version"))
 
 
 SUBMISSION_YAML_LIMIT = 16 * 1024
@@ -119,7 +116,7 @@ def list_slugs(root: Path = SUBMISSIONS_DIR) -> list[str]:
 
 
 def check_submissions_root(root: Path, option: str) -> list[str]:
-    """The slugs under ``root``; a missing folder or one without submissions is an error, not an empty result."""
+    """The slugs under ``root``; a missing folder or one without submissions is an error, not ``[]``."""
     if not root.is_dir():
         raise SagoError(f"{option} {root} is not a folder; pass the folder that holds the submission folders")
     slugs = list_slugs(root)

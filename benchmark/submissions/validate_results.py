@@ -26,30 +26,37 @@ from benchmark.integrity import (
 )
 from benchmark.paths import check_name
 from benchmark.provenance import sha256_file
+from benchmark.results import (
+    ACTIVATIONS_DIR,
+    ACTIVATIONS_SUFFIX,
+    CHECKPOINT_DIR,
+    DELTAS_FILE,
+    RECORDS_DIR,
+    RECORDS_SUFFIX,
+    RESULT_FILES,
+    RUN_FILE,
+    SUMMARY_FILE,
+    TOP_FILES,
+    ResultsFolder,
+)
 from benchmark.safeload import load_json_object
 from benchmark.safetensors_check import read_safetensors
-from benchmark.schema import (
-    RECORDS_SCHEMA_VERSION,
-    RESULT_FILES,
-    SUMMARY_SCHEMA_VERSION,
-)
-from benchmark.site.failures import Failure
-from benchmark.site.render import size as human_size
-from benchmark.submissions import HubModel, PackagedModel, Submission
+from benchmark.schema import RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.submissions.failures import Failure, human_size
+from benchmark.submissions.schema import HubModel, PackagedModel, Submission
 
 MiB = 1 << 20
 # Largest file of each kind we accept. GitHub refuses files over 100 MB, so activations stop there;
 # the others are an order of magnitude above what 64 items x ~90 variants produce.
 SIZE_LIMITS: dict[str, int] = {
-    "run.json": 1 * MiB,
-    "summary.json": 16 * MiB,
-    "deltas.parquet": 32 * MiB,
-    "records": 32 * MiB,
-    "activations": 100 * MiB,
+    RUN_FILE: 1 * MiB,
+    SUMMARY_FILE: 16 * MiB,
+    DELTAS_FILE: 32 * MiB,
+    RECORDS_DIR: 32 * MiB,
+    ACTIVATIONS_DIR: 100 * MiB,
 }
 # checkpoint/ is git-ignored in-progress state: it never reaches a pull request, so it is not judged.
-IGNORED = frozenset({"checkpoint"})
-TOP_FILES = frozenset({"run.json", "summary.json", "deltas.parquet"})
+IGNORED = frozenset({CHECKPOINT_DIR})
 SUB_FOLDERS = dict(RESULT_FILES)
 REGENERATE = "regenerate it with the sago CLI"
 
@@ -105,23 +112,24 @@ def check_result_folder(folder: Path, rel: Path, known: dict[tuple[str, str], Kn
     ``submission`` is the folder's parsed submission.yaml (None when it did not parse): run.json
     must name the same model.
     """
+    results = ResultsFolder(folder)
     failures = list(_strays(folder, rel))
     key = (folder.parent.name, folder.name)
     known_set = known.get(key)
     if known_set is None:
         failures.append(Failure(str(rel), f"variant set {key[0]}/{key[1]} does not exist in variants/",
                                 "evaluate on a released set (e.g. sago-v1/v1)"))
-    run, found = _check_run_json(folder / "run.json", rel / "run.json", known_set, submission)
+    run, found = _check_run_json(results.run, rel / RUN_FILE, known_set, submission)
     failures.extend(found)
     if run is not None:
         failures.extend(_check_hashes(folder, rel, run))
     datasets = known_set.datasets if known_set is not None else None
     failures.extend(_check_records(folder, rel, datasets, run))
-    failures.extend(_check_parquet(folder / "deltas.parquet", rel / "deltas.parquet", DELTA_TYPES,
-                                   "deltas.parquet", "run `sago analyze` to rewrite it"))
-    failures.extend(_check_summary(folder / "summary.json", rel / "summary.json"))
-    for path in plain_files(folder / "activations", ".safetensors"):
-        failures.extend(_check_activations(path, rel / "activations" / path.name, folder, datasets))
+    failures.extend(_check_parquet(results.deltas, rel / DELTAS_FILE, DELTA_TYPES,
+                                   DELTAS_FILE, "run `sago analyze` to rewrite it"))
+    failures.extend(_check_summary(results.summary, rel / SUMMARY_FILE))
+    for path in plain_files(results.activations_dir, ACTIVATIONS_SUFFIX):
+        failures.extend(_check_activations(path, rel / ACTIVATIONS_DIR / path.name, folder, datasets))
     return failures
 
 
@@ -183,8 +191,9 @@ def _check_run_json(path: Path, rel: Path, known_set: KnownSet | None,
     if path.is_symlink():
         return None, []  # reported as a link
     if not path.is_file():
-        return None, [Failure(str(rel), "missing", "commit run.json written by `sago evaluate` with the results")]
-    run, failures = _load_json(path, rel, "run.json")
+        return None, [Failure(str(rel), "missing",
+                              "commit run.json written by `sago evaluate` with the results")]
+    run, failures = _load_json(path, rel, RUN_FILE)
     if run is None:
         return None, failures
     failures = _schema_version(run, rel, RECORDS_SCHEMA_VERSION)
@@ -222,20 +231,21 @@ def _check_hashes(folder: Path, rel: Path, run: dict[str, Any]) -> list[Failure]
 
 def _check_records(folder: Path, rel: Path, datasets: frozenset[str] | None,
                    run: dict[str, Any] | None) -> list[Failure]:
-    files = plain_files(folder / "records", ".parquet")
+    files = plain_files(ResultsFolder(folder).records_dir, RECORDS_SUFFIX)
     if not files:
-        return [Failure(str(rel / "records"), "no records/<dataset>.parquet files",
+        return [Failure(str(rel / RECORDS_DIR), "no records/<dataset>.parquet files",
                         "commit the records written by `sago evaluate`")]
     counts = run.get("counts") if run is not None else None
     failures: list[Failure] = []
     for path in files:
-        where = rel / "records" / path.name
+        where = rel / RECORDS_DIR / path.name
         if datasets is not None and path.stem not in datasets:
             failures.append(Failure(str(where), f"dataset {path.stem!r} is not in this variant set",
                                     "evaluate only the set's datasets"))
             continue
-        found = _check_parquet(path, where, RECORD_TYPES, "records", EVALUATE, dataset=path.stem)
-        if not found and isinstance(counts, dict) and counts.get(path.stem) != pq.read_metadata(path).num_rows:
+        found = _check_parquet(path, where, RECORD_TYPES, RECORDS_DIR, EVALUATE, dataset=path.stem)
+        rows = None if found or not isinstance(counts, dict) else pq.read_metadata(path).num_rows
+        if rows is not None and isinstance(counts, dict) and counts.get(path.stem) != rows:
             found = [Failure(str(where), "row count differs from run.json's counts", EVALUATE)]
         failures.extend(found)
     return failures
@@ -243,7 +253,7 @@ def _check_records(folder: Path, rel: Path, datasets: frozenset[str] | None,
 
 def _check_parquet(path: Path, rel: Path, types: dict[str, str], kind: str, fix: str, *,
                    dataset: str | None = None) -> list[Failure]:
-    """A parquet file (when present) is within its limit, loads, and has exactly the contract's typed columns."""
+    """A parquet file (when present) is within its limit, loads, and has exactly the contract's columns."""
     if not path.is_file() or path.is_symlink():
         return []
     big = _too_big(path, rel, kind)
@@ -256,13 +266,13 @@ def _check_parquet(path: Path, rel: Path, types: dict[str, str], kind: str, fix:
 def _check_summary(path: Path, rel: Path) -> list[Failure]:
     if not path.is_file() or path.is_symlink():
         return []
-    summary, failures = _load_json(path, rel, "summary.json")
+    summary, failures = _load_json(path, rel, SUMMARY_FILE)
     return failures if summary is None else _schema_version(summary, rel, SUMMARY_SCHEMA_VERSION)
 
 
 def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[str] | None) -> list[Failure]:
     """A fully parsed safetensors file of float16 [layers, hidden] arrays, one per record of its dataset."""
-    big = _too_big(path, rel, "activations")
+    big = _too_big(path, rel, ACTIVATIONS_DIR)
     if big is not None:
         return [big]
     if datasets is not None and path.stem not in datasets:
@@ -275,13 +285,13 @@ def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[
     shapes = {t.shape for t in tensors.values()}
     if any(t.dtype != "F16" for t in tensors.values()) or len(shapes) > 1 or any(len(s) != 2 for s in shapes):
         return [Failure(str(rel), "tensors are not float16 [layers + 1, hidden] of one shape", EVALUATE)]
-    records = folder / "records" / f"{path.stem}.parquet"
+    records = ResultsFolder(folder).records(path.stem)
     try:
         table = pq.read_table(records, columns=["item_id", "variant_id"])
     except (pa.ArrowException, OSError, ValueError, KeyError, IndexError):
         return [Failure(str(rel), "has no readable records file beside it", EVALUATE)]
-    keys = {f"{i}|{v}" for i, v in zip(table.column("item_id").to_pylist(), table.column("variant_id").to_pylist(),
-                                         strict=True)}
+    items, variants = table.column("item_id").to_pylist(), table.column("variant_id").to_pylist()
+    keys = {f"{i}|{v}" for i, v in zip(items, variants, strict=True)}
     if set(tensors) != keys:
         return [Failure(str(rel), "keys differ from the records' item_id|variant_id", EVALUATE)]
     return []

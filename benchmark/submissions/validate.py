@@ -17,9 +17,8 @@ from pathlib import Path
 from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import VARIANTS_DIR, check_name, check_slug
-from benchmark.site.failures import Failure
-from benchmark.site.validate_results import KnownSet, check_result_folder, known_variant_sets
-from benchmark.submissions import (
+from benchmark.submissions.failures import Failure
+from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
     HubModel,
     LocalModel,
@@ -27,6 +26,7 @@ from benchmark.submissions import (
     Submission,
     load_submission,
 )
+from benchmark.submissions.validate_results import KnownSet, check_result_folder, known_variant_sets
 
 # Files allowed at the top of submissions/ and inside one submission folder.
 ROOT_FILES = frozenset({"README.md", ".gitkeep"})
@@ -130,7 +130,7 @@ def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
 
 def _check_submission_yaml(root: Path, slug: str, rel: Path,
                            seen: dict[str, str]) -> tuple[list[Failure], Submission | None]:
-    """Schema, size, pinning and duplicate checks of one submission.yaml (and the parsed file, if it parses)."""
+    """Schema, size, pinning and duplicate checks of one submission.yaml (and the parsed file, if any)."""
     where = str(rel / "submission.yaml")
     if (root / slug / "submission.yaml").is_symlink():
         return [], None  # reported by _links_and_strays; never read through a link
@@ -155,7 +155,8 @@ def _check_submission_yaml(root: Path, slug: str, rel: Path,
 
 def _duplicate(root: Path, label: Path, first: str, second: str) -> Failure:
     """Blame the newer of two submissions of the same weights (see :func:`_established`)."""
-    old, new = (second, first) if _established(root / second) > _established(root / first) else (first, second)
+    later = _established(root / second) > _established(root / first)
+    old, new = (second, first) if later else (first, second)
     return Failure(str(label / new / "submission.yaml"), f"same weights as submission {old!r}",
                    "submit each model once; remove this folder")
 

@@ -1,0 +1,183 @@
+"""Typed documents of a results folder: run.json, plan.json, summary.json and leaderboard.json.
+
+Each is a frozen dataclass with its ``schema_version`` and the typed fields consumers read, plus
+``data``: the whole JSON object exactly as written. Producers build the document and write
+``to_json()``; consumers read through ``from_json`` / ``read``, which refuse a version this code does not
+read with one line. Serialising gives back the same object, so the bytes on disk do not change.
+
+plan.json has never carried a ``schema_version``: a plan without one is version 1, and none is added
+(an in-progress checkpoint written before would otherwise stop resuming).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from benchmark.errors import SagoError
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class Document:
+    """What every document has: a kind, a version range this code reads, and the object as written."""
+
+    KIND: ClassVar[str] = "document"
+    NEWEST: ClassVar[int] = 1
+    OLDEST: ClassVar[int] = 1
+    MISSING: ClassVar[int | None] = None
+    """the version a document without ``schema_version`` has (None: refused)."""
+    FIX: ClassVar[str] = "re-run `sago analyze`"
+
+    schema_version: int
+    data: Mapping[str, Any]
+    """the whole JSON object (keys and values exactly as in the file)."""
+
+    @classmethod
+    def version_of(cls, data: Mapping[str, Any], where: object) -> int:
+        """The document's ``schema_version``, after refusing one this code does not read (one line)."""
+        version = data.get("schema_version", cls.MISSING)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise SagoError(f"{where}: {cls.KIND} has no integer schema_version; {cls.FIX}")
+        if version > cls.NEWEST:
+            raise SagoError(f"{where}: {cls.KIND} schema_version {version} is newer than this sago-bench "
+                            f"reads ({cls.NEWEST}); upgrade sago-bench")
+        if version < cls.OLDEST:
+            raise SagoError(f"{where}: {cls.KIND} schema_version {version} is older than this sago-bench "
+                            f"reads ({cls.OLDEST}); {cls.FIX}")
+        return version
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
+        """The typed document of a parsed JSON object."""
+        return cls(cls.version_of(data, where), data)
+
+    @classmethod
+    def read(cls, path: Path) -> Self:
+        """Load ``path`` as this document; a missing, unparsable or unreadable-version file is one line."""
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SagoError(f"{path}: no such {cls.KIND} ({cls.FIX.removeprefix('re-')})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
+            raise SagoError(f"{path}: not valid JSON ({str(err)[:120]}); {cls.FIX}") from None
+        if not isinstance(document, dict):
+            raise SagoError(f"{path}: {cls.KIND} has no integer schema_version; {cls.FIX}")
+        return cls.from_json(document, path)
+
+    def to_json(self) -> dict[str, Any]:
+        """The object to write (unchanged from what was built or read)."""
+        return dict(self.data)
+
+
+def _text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class RunDocument(Document):
+    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2)."""
+
+    KIND: ClassVar[str] = "run"
+    NEWEST: ClassVar[int] = RECORDS_SCHEMA_VERSION
+    FIX: ClassVar[str] = "re-run `sago evaluate`"
+
+    variant_set_sha256: str | None = None
+    """sha256 of the variant set's manifest the run read."""
+    profile: str | None = None
+    """name of the profile (smoke, full, ...)."""
+    datasets: tuple[str, ...] | None = None
+    """the datasets chosen; None when the run took all of them."""
+    files: Mapping[str, str] | None = None
+    """``{relative path: sha256}`` of every records/activations file (None: written before hashes)."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "run") -> Self:
+        profile = data.get("profile")
+        datasets = data.get("datasets")
+        files = data.get("files")
+        return cls(cls.version_of(data, where), data, _text(data, "variant_set_sha256"),
+                   _text(profile, "name") if isinstance(profile, Mapping) else None,
+                   tuple(str(d) for d in datasets) if isinstance(datasets, list) else None,
+                   files if isinstance(files, Mapping) else None)
+
+    def is_run_of(self, *, variant_set_sha256: str, profile: str, datasets: tuple[str, ...] | None) -> bool:
+        """Whether this run is of that set, profile and dataset selection (None: all datasets).
+
+        >>> run = RunDocument.from_json({"schema_version": 1, "variant_set_sha256": "a",
+        ...                              "profile": {"name": "smoke"}, "datasets": "all"})
+        >>> run.is_run_of(variant_set_sha256="a", profile="smoke", datasets=None)
+        True
+        """
+        wanted = (self.data.get("datasets") == "all" if datasets is None
+                  else self.datasets == tuple(sorted(datasets)))
+        return self.variant_set_sha256 == variant_set_sha256 and self.profile == profile and wanted
+
+
+@dataclass(frozen=True)
+class PlanDocument(Document):
+    """``checkpoint/rank-<r>/plan.json``: everything that determines one rank's outputs."""
+
+    KIND: ClassVar[str] = "plan"
+    MISSING: ClassVar[int | None] = 1
+    FIX: ClassVar[str] = "rerun with --force"
+
+    rank: int = 0
+    """this rank's index."""
+    world_size: int = 1
+    """how many ranks share the run."""
+    keys: tuple[str, ...] = ()
+    """every record key this rank must produce."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "plan") -> Self:
+        rank, world_size, keys = data.get("rank"), data.get("world_size"), data.get("keys")
+        if not isinstance(rank, int) or not isinstance(world_size, int) or not isinstance(keys, list):
+            raise SagoError(f"{where}: plan has no integer rank and world_size or no keys; {cls.FIX}")
+        return cls(cls.version_of(data, where), data, rank, world_size, tuple(str(k) for k in keys))
+
+    def shared(self) -> dict[str, Any]:
+        """The settings every rank of one run must agree on (not its rank, keys or start time)."""
+        return {k: v for k, v in self.data.items() if k not in ("rank", "keys", "started_at")}
+
+
+@dataclass(frozen=True)
+class SummaryDocument(Document):
+    """``summary.json``: one submission's statistics (version 1, one SGS, still loads)."""
+
+    KIND: ClassVar[str] = "summary"
+    NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
+
+    model: str | None = None
+    """the submission slug."""
+    set: str | None = None
+    """variant set name."""
+    version: str | None = None
+    """variant set version."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "summary") -> Self:
+        return cls(cls.version_of(data, where), data, _text(data, "model"), _text(data, "set"),
+                   _text(data, "version"))
+
+
+@dataclass(frozen=True)
+class LeaderboardDocument(Document):
+    """``leaderboard.json``: every submission on one variant set (only the current version is read)."""
+
+    KIND: ClassVar[str] = "leaderboard"
+    NEWEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
+    OLDEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
+
+    set: str | None = None
+    """variant set name."""
+    version: str | None = None
+    """variant set version."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "leaderboard") -> Self:
+        return cls(cls.version_of(data, where), data, _text(data, "set"), _text(data, "version"))

@@ -1,0 +1,226 @@
+"""The results folder of one submission on one variant-set version, and the one set of atomic writers.
+
+Layout (docs/CONTRACTS.md section 2)::
+
+    submissions/<slug>/results/<set>/<version>/
+        run.json                      provenance of the harness run (written by finalize)
+        records/<dataset>.parquet     one row per (item, variant)
+        activations/<dataset>.safetensors
+        deltas.parquet                derived by ``benchmark.axes`` (``sago analyze``)
+        summary.json                  derived by ``benchmark.stats`` (``sago analyze``)
+        checkpoint/rank-<r>/          in-progress state of a run (git-ignored):
+            plan.json, done.json, <phase>-<index>.parquet / .safetensors
+
+Every stage reaches these files through :class:`ResultsFolder`: no other module spells a file name.
+Every file is written by :func:`atomic_write` (a hidden temporary sibling renamed over the target), so
+a reader sees the old file or the new one, never half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from safetensors.numpy import save_file
+
+from benchmark.documents import RunDocument
+from benchmark.errors import SagoError
+from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
+from benchmark.safeload import load_json_object
+
+RUN_FILE = "run.json"
+SUMMARY_FILE = "summary.json"
+DELTAS_FILE = "deltas.parquet"
+RECORDS_DIR = "records"
+ACTIVATIONS_DIR = "activations"
+CHECKPOINT_DIR = "checkpoint"
+PLAN_FILE = "plan.json"
+DONE_FILE = "done.json"
+LEADERBOARD_FILE = "leaderboard.json"
+"""the combined leaderboard document (in ``leaderboard/``, beside the results folders)."""
+RECORDS_SUFFIX = ".parquet"
+ACTIVATIONS_SUFFIX = ".safetensors"
+RESULT_FILES: tuple[tuple[str, str], ...] = ((RECORDS_DIR, RECORDS_SUFFIX),
+                                             (ACTIVATIONS_DIR, ACTIVATIONS_SUFFIX))
+"""harness outputs (sub-folder, suffix): one file per dataset, each hashed in run.json's ``files``."""
+DERIVED_FILES: tuple[str, ...] = (DELTAS_FILE, SUMMARY_FILE)
+"""tables ``sago analyze`` derives from the harness outputs (not hashed in run.json)."""
+TOP_FILES: frozenset[str] = frozenset({RUN_FILE, *DERIVED_FILES})
+"""the plain files at the top of a results folder."""
+RUN_JSON_LIMIT = 1 << 20
+"""run.json is refused above this size (bytes)."""
+
+
+def results_dir(slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR) -> Path:
+    """Where results of ``slug`` on one variant-set version live (``root/<slug>/results/<set>/<version>``)."""
+    return inside(inside(root, check_slug(slug)), "results", check_name(set_name, "variant set"),
+                  check_name(version, "version"))
+
+
+@dataclass(frozen=True)
+class ResultsFolder:
+    """Every path of one results folder, and the rules about which of them exist.
+
+    >>> folder = ResultsFolder(Path("r"))
+    >>> folder.records("gsm8k").as_posix(), folder.plan(1).as_posix()
+    ('r/records/gsm8k.parquet', 'r/checkpoint/rank-1/plan.json')
+    """
+
+    path: Path
+    """``submissions/<slug>/results/<set>/<version>``."""
+
+    @classmethod
+    def of(cls, slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR) -> ResultsFolder:
+        """The folder of ``slug`` on ``set_name``/``version`` under the submissions folder ``root``."""
+        return cls(results_dir(slug, set_name, version, root))
+
+    # ---- paths -------------------------------------------------------------------------------------
+    @property
+    def run(self) -> Path:
+        """``run.json``."""
+        return self.path / RUN_FILE
+
+    @property
+    def summary(self) -> Path:
+        """``summary.json``."""
+        return self.path / SUMMARY_FILE
+
+    @property
+    def deltas(self) -> Path:
+        """``deltas.parquet``."""
+        return self.path / DELTAS_FILE
+
+    @property
+    def records_dir(self) -> Path:
+        """``records/``."""
+        return self.path / RECORDS_DIR
+
+    @property
+    def activations_dir(self) -> Path:
+        """``activations/``."""
+        return self.path / ACTIVATIONS_DIR
+
+    @property
+    def checkpoint(self) -> Path:
+        """``checkpoint/``: every rank's in-progress state."""
+        return self.path / CHECKPOINT_DIR
+
+    def records(self, dataset: str) -> Path:
+        """``records/<dataset>.parquet``."""
+        return self.records_dir / f"{dataset}{RECORDS_SUFFIX}"
+
+    def activations(self, dataset: str) -> Path:
+        """``activations/<dataset>.safetensors``."""
+        return self.activations_dir / f"{dataset}{ACTIVATIONS_SUFFIX}"
+
+    def record_files(self) -> list[Path]:
+        """Every records file, sorted (what the glob finds; links and hidden files are not filtered)."""
+        return sorted(self.records_dir.glob(f"*{RECORDS_SUFFIX}"))
+
+    def activation_files(self) -> list[Path]:
+        """Every activations file, sorted."""
+        return sorted(self.activations_dir.glob(f"*{ACTIVATIONS_SUFFIX}"))
+
+    def rank_dir(self, rank: int) -> Path:
+        """``checkpoint/rank-<rank>/``: one rank's parts, plan and done marker."""
+        return self.checkpoint / f"rank-{rank}"
+
+    def plan(self, rank: int) -> Path:
+        """``checkpoint/rank-<rank>/plan.json``."""
+        return self.rank_dir(rank) / PLAN_FILE
+
+    def done(self, rank: int) -> Path:
+        """``checkpoint/rank-<rank>/done.json``."""
+        return self.rank_dir(rank) / DONE_FILE
+
+    def plan_files(self) -> list[Path]:
+        """The plan of every rank that started, sorted by folder name."""
+        return sorted(self.checkpoint.glob(f"rank-*/{PLAN_FILE}"))
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the folder, in POSIX form (the keys of run.json's ``files``)."""
+        return path.relative_to(self.path).as_posix()
+
+    # ---- readers -----------------------------------------------------------------------------------
+    def load_run(self, fix: str = "re-run `sago evaluate`") -> dict[str, Any]:
+        """The parsed run.json (at most :data:`RUN_JSON_LIMIT` bytes); a problem is one line with ``fix``."""
+        return load_json_object(self.run, limit=RUN_JSON_LIMIT, fix=fix)
+
+    def read_run(self) -> RunDocument:
+        """run.json as its typed document (one-line ``SagoError``: unreadable, or of an unknown version)."""
+        return RunDocument.from_json(self.load_run(), self.run)
+
+    # ---- the completeness rules ---------------------------------------------------------------------
+    def has_run(self) -> bool:
+        """Analysable: the harness finished a run here (finalize writes ``run.json`` last).
+
+        This is what ``sago analyze`` and the site ask; whether the run is the one a caller wants is
+        :meth:`holds_run_of`.
+        """
+        return self.run.is_file()
+
+    def holds_run_of(self, *, variant_set_sha256: str, profile: str, datasets: Sequence[str] | None) -> bool:
+        """Nothing to redo: a readable, finished run of this set, profile and dataset selection, and no
+        checkpoint of another run in progress (an unreadable run.json counts as not finished: it is redone).
+
+        This is what ``sago evaluate`` asks before it skips a submission.
+        """
+        if self.checkpoint.exists():
+            return False
+        try:
+            run = self.read_run()
+        except SagoError:
+            return False  # unreadable, or of a version this code does not read: redone
+        return run.is_run_of(variant_set_sha256=variant_set_sha256, profile=profile,
+                             datasets=tuple(datasets) if datasets else None)
+
+
+# ---- the one set of atomic writers ------------------------------------------------------------------
+def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
+    """Call ``write`` on a hidden temporary sibling of ``path``, then rename it over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write UTF-8 ``text`` atomically."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def plain_json(document: Mapping[str, Any]) -> str:
+    """Provenance JSON (run.json, plan.json, manifests): sorted keys, indent 2, trailing newline.
+
+    >>> plain_json({"b": 1, "a": "é"})
+    '{\\n  "a": "é",\\n  "b": 1\\n}\\n'
+    """
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+
+
+def write_json(path: Path, document: Mapping[str, Any],
+               dumps: Callable[[Mapping[str, Any]], str] = plain_json) -> Path:
+    """Write ``document`` as ``dumps`` renders it (default :func:`plain_json`), atomically."""
+    return write_text(path, dumps(document))
+
+
+def write_parquet(path: Path, table: pa.Table, **options: Any) -> Path:
+    """Write an Arrow table atomically; ``options`` go to :func:`pyarrow.parquet.write_table`."""
+    return atomic_write(path, lambda tmp: pq.write_table(table, tmp, **options))
+
+
+def write_tensors(path: Path, tensors: Mapping[str, np.ndarray]) -> Path:
+    """Write named arrays as safetensors (keys sorted, so equal content gives equal bytes), atomically."""
+    ordered = {k: np.ascontiguousarray(tensors[k]) for k in sorted(tensors)}
+    return atomic_write(path, lambda tmp: save_file(ordered, str(tmp)))

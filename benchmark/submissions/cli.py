@@ -1,0 +1,56 @@
+"""`sago submissions validate` and `sago submissions rehash`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from benchmark.errors import SagoError
+from benchmark.paths import SUBMISSIONS_DIR, VARIANTS_DIR
+from benchmark.results import RUN_FILE
+from benchmark.submissions.schema import submission_dir
+from benchmark.submissions.validate import validate_tree
+
+
+@click.group("submissions")
+def submissions() -> None:
+    """Validate submission folders and their results."""
+
+
+@submissions.command("validate")
+@click.option("--root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR, show_default="submissions",
+              help="Folder holding one sub-folder per submission.")
+@click.option("--variants", "variants_root", type=click.Path(path_type=Path), default=VARIANTS_DIR,
+              show_default="variants", help="Folder of frozen variant sets results must refer to.")
+@click.pass_context
+def validate(ctx: click.Context, root: Path, variants_root: Path) -> None:
+    """Check every submission and result folder; one line per problem, exit status 1 if any."""
+    report = validate_tree(root, variants_root)
+    for failure in report.failures:
+        click.echo(failure.line())
+    click.echo(report.summary(), err=not report.ok)
+    if not report.ok:
+        ctx.exit(1)
+
+
+@submissions.command("rehash")
+@click.argument("slugs", nargs=-1, required=True)
+@click.option("--root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR, show_default="submissions",
+              help="Folder holding one sub-folder per submission.")
+def rehash(slugs: tuple[str, ...], root: Path) -> None:
+    """Record in run.json the sha256 of each results file (results made before run.json had them).
+
+    A maintainer's one-off: it vouches for the files as they are now, so run it only on results that
+    came from `sago evaluate` unchanged. New runs write the hashes themselves.
+    """
+    from benchmark.harness.finalize import rehash as rehash_folder
+
+    folders = {slug: sorted(p.parent for p in submission_dir(slug, root).glob(f"results/*/*/{RUN_FILE}"))
+               for slug in slugs}
+    for slug, found in folders.items():
+        if not found:
+            raise SagoError(f"{slug}: no results/<set>/<version>/run.json under {root}; nothing to rehash")
+    for found in folders.values():
+        for folder in found:
+            click.echo(f"{folder}: {len(rehash_folder(folder))} file(s) hashed into run.json")

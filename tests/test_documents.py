@@ -1,0 +1,110 @@
+"""Typed documents: each current version's golden file loads and serialises to the same bytes; older and
+newer versions load or are refused with one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmark.documents import LeaderboardDocument, PlanDocument, RunDocument, SummaryDocument
+from benchmark.errors import SagoError
+from benchmark.results import ResultsFolder, plain_json, write_json
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.stats import jsonio
+from benchmark.stats.leaderboard import load_leaderboard
+from benchmark.stats.summary import load_summary
+
+GOLDEN = Path(__file__).parent / "golden"
+# run_v1.json: a committed run.json (smollm2 on sago-v1/v1). plan_v1.json: that run's plan, three keys kept.
+# leaderboard_v2.json: build_leaderboard over summary_v2.json with the summary's seed and resamples.
+
+
+def _object(path: Path) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_golden_run_json_reads_typed_and_writes_the_same_bytes(tmp_path: Path) -> None:
+    path = GOLDEN / f"run_v{RECORDS_SCHEMA_VERSION}.json"
+    run = RunDocument.from_json(_object(path), path)
+    assert run.schema_version == RECORDS_SCHEMA_VERSION
+    assert run.profile == "smoke" and run.datasets is None and run.variant_set_sha256 is not None
+    assert run.files is not None and all(name.startswith(("records/", "activations/")) for name in run.files)
+    assert run.is_run_of(variant_set_sha256=run.variant_set_sha256, profile="smoke", datasets=None)
+    assert not run.is_run_of(variant_set_sha256=run.variant_set_sha256, profile="smoke", datasets=("gsm8k",))
+    assert plain_json(run.to_json()) == path.read_text(encoding="utf-8")
+    # the results folder reads the same document
+    folder = ResultsFolder(tmp_path)
+    write_json(folder.run, run.to_json())
+    assert folder.read_run() == RunDocument.from_json(run.to_json(), folder.run)
+
+
+def test_golden_plan_has_no_version_and_reads_as_version_1() -> None:
+    path = GOLDEN / "plan_v1.json"
+    data = _object(path)
+    assert "schema_version" not in data
+    plan = PlanDocument.from_json(data, path)
+    assert (plan.schema_version, plan.rank, plan.world_size, len(plan.keys)) == (1, 0, 1, 3)
+    assert "rank" not in plan.shared() and "keys" not in plan.shared() and plan.shared()["batch_size"] == 32
+    assert plain_json(plan.to_json()) == path.read_text(encoding="utf-8")
+
+
+def test_golden_summary_and_leaderboard_load_and_write_the_same_bytes() -> None:
+    for document, name in ((SummaryDocument, f"summary_v{SUMMARY_SCHEMA_VERSION}.json"),
+                           (LeaderboardDocument, f"leaderboard_v{LEADERBOARD_SCHEMA_VERSION}.json")):
+        loaded = document.read(GOLDEN / name)
+        assert loaded.set == "sago-v1" and loaded.version == "v1"
+        assert jsonio.dumps(loaded.to_json()) == (GOLDEN / name).read_text(encoding="utf-8")
+    assert load_summary(GOLDEN / "summary_v2.json")["model"] == "acme__golden"
+    assert load_leaderboard(GOLDEN / "leaderboard_v2.json")["models"][0]["slug"] == "acme__golden"
+
+
+def test_an_older_summary_still_loads() -> None:
+    old = SummaryDocument.read(GOLDEN / "summary_v1.json")
+    assert old.schema_version == 1 and old.model == "acme__golden"
+
+
+def _one_line(err: pytest.ExceptionInfo[SagoError]) -> str:
+    message = str(err.value)
+    assert "\n" not in message
+    return message
+
+
+def test_an_older_leaderboard_is_refused_with_one_line(tmp_path: Path) -> None:
+    board = _object(GOLDEN / "leaderboard_v2.json") | {"schema_version": 1}
+    path = write_json(tmp_path / "leaderboard.json", board, jsonio.dumps)
+    with pytest.raises(SagoError) as err:
+        load_leaderboard(path)
+    assert _one_line(err).endswith("leaderboard schema_version 1 is older than this sago-bench reads (2); "
+                                   "re-run `sago analyze`")
+
+
+@pytest.mark.parametrize(("document", "golden"), [
+    (RunDocument, "run_v1.json"), (PlanDocument, "plan_v1.json"), (SummaryDocument, "summary_v2.json"),
+    (LeaderboardDocument, "leaderboard_v2.json")])
+def test_a_newer_version_is_refused_with_one_line(document: type[RunDocument], golden: str) -> None:
+    newer = document.NEWEST + 1
+    with pytest.raises(SagoError) as err:
+        document.from_json(_object(GOLDEN / golden) | {"schema_version": newer}, golden)
+    assert _one_line(err) == (f"{golden}: {document.KIND} schema_version {newer} is newer than this "
+                              f"sago-bench reads ({document.NEWEST}); upgrade sago-bench")
+
+
+def test_a_missing_version_is_refused_except_for_the_plan() -> None:
+    run = _object(GOLDEN / "run_v1.json")
+    del run["schema_version"]
+    with pytest.raises(SagoError, match=r"^run.json: run has no integer schema_version; re-run `sago"):
+        RunDocument.from_json(run, "run.json")
+
+
+def test_a_broken_or_missing_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").write_text("{", encoding="utf-8")
+    with pytest.raises(SagoError, match=r"summary.json: not valid JSON \(.*\); re-run `sago analyze`$"):
+        SummaryDocument.read(tmp_path / "summary.json")
+    with pytest.raises(SagoError, match=r"nothing.json: no such leaderboard \(run `sago analyze`\)$"):
+        LeaderboardDocument.read(tmp_path / "nothing.json")
+    (tmp_path / "plan.json").write_text('{"rank": "0"}', encoding="utf-8")
+    with pytest.raises(SagoError, match="plan has no integer rank"):
+        PlanDocument.from_json(_object(tmp_path / "plan.json"), "plan.json")
