@@ -19,7 +19,7 @@ from safetensors.numpy import load_file
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile
-from benchmark.harness.toy import toy_variant_set
+from helpers.toy import toy_variant_set
 from benchmark.models.hf import HFBackend
 from benchmark.models.loading import load_backend
 from benchmark.submissions import load_submission

@@ -14,7 +14,7 @@ import yaml
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import get_profile
-from benchmark.harness.toy import toy_variant_set
+from helpers.toy import toy_variant_set
 from benchmark.models.fake import FakeBackend
 from benchmark.provenance import sha256_file
 from benchmark.site.board import read_board
@@ -22,7 +22,8 @@ from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.validate import validate_tree
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.submissions import load_submission
-from benchmark.variants.freeze import VariantSet, load_variant_set, write_json, write_parquet
+from benchmark.variants.frozen import VariantSet, load_variant_set
+from benchmark.variants.freeze import write_json, write_parquet
 
 SLUGS = ("acme__fake-one", "acme__fake-two", "acme__fake-pending")
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
 from benchmark import paths
 from benchmark.errors import SagoError
-from benchmark.harness.collect import CHECKPOINT_DIR, collect, select_tasks
+from benchmark.harness.collect import CHECKPOINT_DIR, ONE_PROCESS, Ranks, collect, select_tasks
 from benchmark.harness.finalize import RUN_FILE, RUN_JSON_LIMIT, finalize
 from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
@@ -37,7 +38,8 @@ class EvaluateOptions:
     device: str | None = None
     """torch device; default CUDA when available."""
     batch_size: int | None = None
-    """prompts per batch; default the backend's (32, 16 or 8 by model size on CPU, automatic on GPU)."""
+    """prompts per batch; default the loaded backend's ``batch_size`` (32, 16 or 8 by model size on CPU,
+    64 halved on out-of-memory on GPU)."""
     datasets: tuple[str, ...] | None = None
     """subset of the set's datasets; default all."""
     engine: str = "single_prefill"
@@ -53,8 +55,9 @@ class EvaluateOptions:
 
 
 def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | None = None,
-                        backend: ModelBackend | None = None,
-                        variant_set: VariantSetLike | None = None) -> Path | None:
+                        backend: ModelBackend | None = None, variant_set: VariantSetLike | None = None,
+                        ranks: Ranks = ONE_PROCESS,
+                        provenance: Callable[[], Mapping[str, Any]] | None = None) -> Path | None:
     """Run one submission and write its results; resumes from a checkpoint when one exists.
 
     Args:
@@ -63,9 +66,13 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
         root: the submissions folder (default ``paths.SUBMISSIONS_DIR``).
         backend: an already loaded model (tests, benchmarks); default: load the submission's.
         variant_set: an already opened set; default: ``open_variant_set(options.set_name, options.version)``.
+        ranks: this process's place in a data-parallel run (see ``benchmark.harness.parallel``);
+            default one process.
+        provenance: more run.json entries, asked for when the run is finalized.
 
     Returns:
-        The run.json path, or None when complete results existed and ``force`` was off.
+        The run.json path; None when complete results existed and ``force`` was off, and on every
+        rank but the main one.
     """
     root = root or paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
@@ -76,10 +83,13 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
     check_options(options, variant_set)
     select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
     if options.force:
-        discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
+        if ranks.is_main:
+            discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
+        ranks.barrier()
     elif is_complete(out, variant_set.sha256, profile, options.datasets):
-        click.echo(f"{slug}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
-                   "skipped (use --force to redo)", err=True)
+        if ranks.is_main:
+            click.echo(f"{slug}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
+                       "skipped (use --force to redo)", err=True)
         return None
     if backend is None:
         from benchmark.models.loading import load_backend  # torch/transformers only when needed
@@ -87,19 +97,17 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
         backend = load_backend(submission, device=options.device, batch_size=options.batch_size,
                                engine=options.engine, threads=options.threads,
                                device_map=options.device_map)
-    batch_size = options.batch_size or _preferred_batch_size(backend)
     info = {"submission": slug, "set": options.set_name, "version": options.version,
             "datasets": sorted(options.datasets) if options.datasets else "all",
-            "submission_model": submission.model.model_dump(), "chat_template_setting": submission.chat_template}
-    collect(backend, variant_set, out, profile=profile, batch_size=batch_size, datasets=options.datasets,
-            seed=DEFAULT_SEED, run_info=info, progress=options.progress)
-    return finalize(out, world_size=1)
-
-
-def _preferred_batch_size(backend: ModelBackend) -> int:
-    # Not part of the backend protocol: the HF backend chooses one from the device, a fake needs none.
-    size = getattr(backend, "batch_size", 8)
-    return int(size) if isinstance(size, int) and size > 0 else 8
+            "submission_model": submission.model.model_dump(),
+            "chat_template_setting": submission.chat_template}
+    collect(backend, variant_set, out, profile=profile, batch_size=options.batch_size or backend.batch_size,
+            datasets=options.datasets, ranks=ranks, seed=DEFAULT_SEED, run_info=info,
+            progress=options.progress)
+    ranks.barrier()
+    if not ranks.is_main:
+        return None
+    return finalize(out, world_size=ranks.world_size, extra=provenance() if provenance else None)
 
 
 def is_complete(out: Path, variant_set_sha256: str, profile: Profile,
@@ -131,7 +139,8 @@ def check_options(options: EvaluateOptions, variant_set: VariantSetLike) -> None
         raise SagoError(f"--datasets: unknown dataset {unknown[0]!r}; {options.set_name}/{options.version} "
                         f"has {', '.join(variant_set.datasets)}")
     if options.device_map is not None and options.device_map not in DEVICE_MAPS:
-        raise SagoError(f"--device-map {options.device_map!r} is not supported; use one of {', '.join(DEVICE_MAPS)}")
+        raise SagoError(f"--device-map {options.device_map!r} is not supported; "
+                        f"use one of {', '.join(DEVICE_MAPS)}")
     if options.device is not None:
         check_device(options.device)
 

@@ -15,7 +15,7 @@ from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
 from benchmark.site.validate import validate_tree
 from benchmark.submissions import check_submissions_root, submission_dir
-from benchmark.variants.freeze import VariantSet, load_variant_set, set_dir
+from benchmark.variants.frozen import VariantSet, load_variant_set, set_dir
 
 
 @click.group("leaderboard")

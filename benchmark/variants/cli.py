@@ -11,7 +11,7 @@ import click
 from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.variants.freeze import load_variant_set, read_manifest
+from benchmark.variants.frozen import load_variant_set, read_manifest
 from benchmark.variants.rewriter import Rewriter
 
 _set = click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant-set name.")
@@ -59,7 +59,8 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
     from benchmark.variants.families import LLM_FAMILIES
     from benchmark.variants.release import build_release
     from benchmark.variants.similarity import minilm
-    from benchmark.variants.sources import SUITES, suite_source
+    from benchmark.variants.sources import suite_source
+    from benchmark.variants.suites import SUITES
 
     torch.set_num_threads(threads)
     suite = SUITES.get(set_name)
@@ -104,7 +105,8 @@ def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int
     from benchmark.variants import llm
     from benchmark.variants.build import BuildSpec, LazyRewriter, llm_jobs, sample_items
     from benchmark.variants.similarity import minilm
-    from benchmark.variants.sources import SUITES, suite_source
+    from benchmark.variants.sources import suite_source
+    from benchmark.variants.suites import SUITES
 
     torch.set_num_threads(threads)
     suite = SUITES.get(set_name)
