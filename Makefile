@@ -94,7 +94,7 @@ gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolL
 	$(PY) -m benchmark.harness.gpu_check $(ARGS)
 
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)
-	$(PY) -m benchmark.harness.bench_gpu $(ARGS)
+	$(PY) -m benchmark.models.bench_engines $(ARGS)
 
 test:
 	$(PY) -m pytest -q

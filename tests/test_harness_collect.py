@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from helpers.toy import FramesVariantSet, toy_frame, toy_variant_set
 from safetensors.numpy import load_file
 
 from benchmark.errors import SagoError
@@ -25,10 +26,9 @@ from benchmark.harness.collect import (
 )
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import get_profile, select_rows
-from helpers.toy import FramesVariantSet, toy_frame, toy_variant_set
 from benchmark.models.fake import FakeBackend
-from benchmark.testing import tiny_backend
 from benchmark.schema import RECORD_COLUMNS
+from benchmark.testing import tiny_backend
 
 SMOKE = get_profile("smoke")
 

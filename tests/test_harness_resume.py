@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import torch
+from helpers.toy import toy_variant_set
 from test_harness_collect import assert_same_results
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import get_profile
-from helpers.toy import toy_variant_set
 from benchmark.testing import tiny_backend
 
 # The child runs the real tiny-Llama path single-threaded (thread count changes float results).

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.toy import toy_variant_set
 from test_harness_collect import assert_same_results
 
 from benchmark.harness.collect import (
@@ -29,9 +30,8 @@ from benchmark.harness.evaluate import EvaluateOptions
 from benchmark.harness.finalize import finalize
 from benchmark.harness.parallel import evaluate_argv, launch_command
 from benchmark.harness.profiles import get_profile
-from helpers.toy import toy_variant_set
-from benchmark.testing import tiny_backend
 from benchmark.models.protocol import VariantRequest
+from benchmark.testing import tiny_backend
 
 SMOKE = get_profile("smoke")
 REPO = Path(__file__).resolve().parent.parent

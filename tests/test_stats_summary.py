@@ -9,14 +9,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.leaderboard_example import example_leaderboard, example_submission
+from helpers.synthetic import example_levels, synthetic_deltas
 
 from benchmark.errors import SagoError
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
-from helpers.leaderboard_example import example_leaderboard, example_submission
-from benchmark.stats.leaderboard import Entry, build_leaderboard, load_leaderboard, write_leaderboard
+from benchmark.stats.jsonio import load_leaderboard
+from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
 from benchmark.stats.summary import AnalysisOptions, load_summary, summarize, write_summary
-from helpers.synthetic import example_levels, synthetic_deltas
 
 TESTS = Path(__file__).parent
 GOLDEN_V1 = TESTS / "golden" / "summary_v1.json"

@@ -19,8 +19,8 @@ from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS
 from benchmark.variants import load_variant_set
 from benchmark.variants.build import BuildSpec
 from benchmark.variants.families import IDENTITY_VARIANT_ID
-from benchmark.variants.frozen import MANIFEST
 from benchmark.variants.freeze import write_json
+from benchmark.variants.frozen import MANIFEST
 from benchmark.variants.llm import Chat
 from benchmark.variants.release import build_release
 from benchmark.variants.sources import (

@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,9 @@ from benchmark.models.protocol import ModelBackend
 from benchmark.safeload import load_json_object
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import list_slugs, load_submission, results_dir
+
+if TYPE_CHECKING:
+    from benchmark.models.loading import ModelChoice  # torch: imported only where a model loads
 
 # Values transformers/accelerate accept for ``device_map`` as a string.
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
@@ -76,9 +79,25 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
     """
     root = root or paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
+    out = results_dir(slug, options.set_name, options.version, root)
+    return evaluate_model(submission, options, out, label=slug, backend=backend, variant_set=variant_set,
+                          ranks=ranks, provenance=provenance)
+
+
+def evaluate_model(submission: ModelChoice | None, options: EvaluateOptions, out: Path, *, label: str,
+                   backend: ModelBackend | None = None, variant_set: VariantSetLike | None = None,
+                   ranks: Ranks = ONE_PROCESS,
+                   provenance: Callable[[], Mapping[str, Any]] | None = None) -> Path | None:
+    """:func:`evaluate_submission` for a model described in memory, writing its results into ``out``.
+
+    ``label`` names the run in messages and in run.json's ``submission``; ``submission`` may be None
+    when ``backend`` is given (run.json then records the backend's name as the model). The other
+    arguments are :func:`evaluate_submission`'s.
+    """
+    if submission is None and backend is None:
+        raise SagoError(f"{label}: nothing to run; pass a model to load or a loaded backend")
     profile = get_profile(options.profile)
     variant_set = variant_set or open_variant_set(options.set_name, options.version)
-    out = results_dir(slug, options.set_name, options.version, root)
     # Everything that can be wrong with the options or the set fails here, before any file is touched.
     check_options(options, variant_set)
     select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
@@ -88,19 +107,21 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
         ranks.barrier()
     elif is_complete(out, variant_set.sha256, profile, options.datasets):
         if ranks.is_main:
-            click.echo(f"{slug}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
+            click.echo(f"{label}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
                        "skipped (use --force to redo)", err=True)
         return None
     if backend is None:
+        assert submission is not None  # checked above
         from benchmark.models.loading import load_backend  # torch/transformers only when needed
 
         backend = load_backend(submission, device=options.device, batch_size=options.batch_size,
                                engine=options.engine, threads=options.threads,
                                device_map=options.device_map)
-    info = {"submission": slug, "set": options.set_name, "version": options.version,
+    info = {"submission": label, "set": options.set_name, "version": options.version,
             "datasets": sorted(options.datasets) if options.datasets else "all",
-            "submission_model": submission.model.model_dump(),
-            "chat_template_setting": submission.chat_template}
+            "submission_model": (submission.model.model_dump() if submission is not None
+                                 else {"kind": "backend", "name": backend.name}),
+            "chat_template_setting": submission.chat_template if submission is not None else None}
     collect(backend, variant_set, out, profile=profile, batch_size=options.batch_size or backend.batch_size,
             datasets=options.datasets, ranks=ranks, seed=DEFAULT_SEED, run_info=info,
             progress=options.progress)

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmark import __version__
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore, write_json, write_parquet, write_tensors
 from benchmark.harness.collect import CHECKPOINT_DIR
@@ -24,6 +23,7 @@ from benchmark.paths import replace_folder
 from benchmark.provenance import git_commit, hardware, library_versions
 from benchmark.safeload import load_json_object
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
+from benchmark.version import __version__
 
 RUN_FILE = "run.json"
 RUN_JSON_LIMIT = 1 << 20

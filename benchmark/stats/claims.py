@@ -199,7 +199,7 @@ def update_readme(readme: Path, document: Row) -> bool:
 
 def main(argv: Sequence[str]) -> int:
     from benchmark.errors import SagoError
-    from benchmark.stats.leaderboard import load_leaderboard
+    from benchmark.stats.jsonio import load_leaderboard
 
     readme = Path(argv[0]) if argv else Path("README.md")
     board = Path(argv[1]) if len(argv) > 1 else Path("leaderboard/leaderboard.json")

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark.errors import SagoError
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION
 
 SIGNIFICANT = 6
 
@@ -83,3 +84,9 @@ def read_versioned(path: Path, *, kind: str, newest: int, oldest: int = 1) -> di
                         f"({oldest}); re-run `sago analyze`")
     checked: dict[str, Any] = document
     return checked
+
+
+def load_leaderboard(path: Path) -> dict[str, Any]:
+    """Read a leaderboard, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
+    return read_versioned(path, kind="leaderboard", newest=LEADERBOARD_SCHEMA_VERSION,
+                          oldest=LEADERBOARD_SCHEMA_VERSION)

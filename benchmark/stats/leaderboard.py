@@ -194,7 +194,3 @@ def write_leaderboard(path: Path, document: Mapping[str, Any]) -> Path:
     return jsonio.write_json(path, document)
 
 
-def load_leaderboard(path: Path) -> dict[str, Any]:
-    """Read a leaderboard, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
-    return jsonio.read_versioned(path, kind="leaderboard", newest=LEADERBOARD_SCHEMA_VERSION,
-                                 oldest=LEADERBOARD_SCHEMA_VERSION)

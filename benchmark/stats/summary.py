@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark import __version__
 from benchmark.schema import DEFAULT_SEED, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
 from benchmark.stats.sgs import (
@@ -46,6 +45,7 @@ from benchmark.stats.significance import (
     adjust_across_cells,
     epsilon_tests,
 )
+from benchmark.version import __version__
 
 SUMMARY_NAME = "summary.json"
 TEST_FIELDS = (*RAW_TEST_COLUMNS, *ADJUSTED_COLUMNS)

@@ -15,6 +15,7 @@ from typing import Any
 from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
+
 from .synthetic import example_levels, synthetic_deltas
 
 MODELS: tuple[str, ...] = ("acme__tiny-a", "acme__tiny-b", "acme__tiny-c")
