@@ -22,7 +22,7 @@ BENCH_VENV ?= .bench-venv
 
 .PHONY: all check setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite \
-	bench bench-peer bench-gpu gpu-check test test-fast
+	bench bench-peer bench-gpu gpu-check test test-fast example-fixture
 
 all: setup  ## main job on a fresh machine: evaluate the default submissions (CPU) and build the site
 	$(SAGO) variants verify --set $(SET) --version $(VERSION)
@@ -101,3 +101,6 @@ test:
 
 test-fast:
 	$(PY) -m pytest -q -m 'not slow and not browser'
+
+example-fixture:  ## regenerate tests/fixtures/leaderboard_example.json (synthetic deltas, real statistics)
+	$(PY) -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json

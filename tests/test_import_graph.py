@@ -18,7 +18,7 @@ def _modules() -> dict[str, Path]:
 
 
 def _imported(node: ast.Import | ast.ImportFrom, module: str, path: Path, known: set[str]) -> set[str]:
-    """The package modules one import statement loads (``from p import m`` loads ``p.m`` when it is a module)."""
+    """The package modules one import statement loads (``from p import m`` loads module ``p.m`` if any)."""
     if isinstance(node, ast.Import):
         return {a.name for a in node.names if a.name in known}
     base = node.module or ""
