@@ -32,6 +32,11 @@ import yaml
 from benchmark import paths
 from benchmark.entry import run_tool
 from benchmark.errors import SagoError
+from benchmark.harness.collect import select_tasks
+from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
+from benchmark.harness.profiles import get_profile
+from benchmark.harness.sets import open_variant_set
+from benchmark.models import prefill
 from benchmark.models.bench_engines import (
     DEFAULT_PEAK_FLOPS,
     SHAPES,
@@ -41,11 +46,6 @@ from benchmark.models.bench_engines import (
     matmul_params,
     random_prompts,
 )
-from benchmark.harness.collect import select_tasks
-from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
-from benchmark.harness.profiles import get_profile
-from benchmark.harness.sets import open_variant_set
-from benchmark.models import prefill
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import results_dir
 

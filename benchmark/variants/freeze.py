@@ -80,7 +80,8 @@ def manifest_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Sou
         "llm_items": spec.llm_items, "libraries": _versions(),
         "dataset_order": list(spec.datasets),
         "datasets": {name: {"file": f"data/{name}.parquet", "source": dict(sources[name].provenance),
-                            "license": sources[name].license, "items": int(result.frames[name].item_id.nunique()),
+                            "license": sources[name].license,
+                            "items": int(result.frames[name].item_id.nunique()),
                             "rows": len(result.frames[name])} for name in spec.datasets},
         "families": {name: {"places": list(FAMILIES.get(name).places),
                             "strengths": list(FAMILIES.get(name).strengths),
@@ -88,15 +89,17 @@ def manifest_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Sou
                             "paper": FAMILIES.get(name).paper} for name in FAMILIES},
         "controls": {"baseline": "baseline/none/0", "identity": IDENTITY_VARIANT_ID},
         "counts": counts,
-        "similarity": {"model": "all-minilm-l6-v2 (mean-pooled, normalised)", "decimals": SIMILARITY_DECIMALS},
+        "similarity": {"model": "all-minilm-l6-v2 (mean-pooled, normalised)",
+                       "decimals": SIMILARITY_DECIMALS},
         "llm": {"rewriter": result.rewriter, "min_similarity": llm.MIN_SIMILARITY,
                 "length_tolerance": llm.LENGTH_TOLERANCE, "attempts": spec.llm_attempts,
                 "families": list(spec.llm_families),
                 "accepted": sum(a.accepted for a in result.attempts), "dropped": dropped(result.attempts),
                 "cells": len({(a.dataset, a.item_id, a.variant_id) for a in result.attempts}),
                 "not_attempted": sum(a.reason == llm.BUDGET_REASON for a in result.attempts),
-                "items_with_llm_rows": {name: int(frame.loc[frame.family.isin(spec.llm_families), "item_id"].nunique())
-                                        for name, frame in result.frames.items()}},
+                "items_with_llm_rows": {
+                    name: int(frame.loc[frame.family.isin(spec.llm_families), "item_id"].nunique())
+                    for name, frame in result.frames.items()}},
         "not_produced": dict(sorted(result.not_produced.items())),
         "not_made": {name: {family: dict(sorted(why.items())) for family, why in sorted(made.items())}
                      for name, made in sorted(result.not_made.items())},
