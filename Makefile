@@ -22,7 +22,7 @@ BENCH_VENV ?= .bench-venv
 
 .PHONY: all check lint setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite \
-	bench bench-peer bench-gpu gpu-check test test-fast
+	bench bench-peer bench-gpu gpu-check test test-fast example-fixture
 
 all: setup  ## main job on a fresh machine: evaluate the default submissions (CPU) and build the site
 	$(SAGO) variants verify --set $(SET) --version $(VERSION)
@@ -99,10 +99,13 @@ gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolL
 	$(PY) -m benchmark.harness.gpu_check $(ARGS)
 
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)
-	$(PY) -m benchmark.harness.bench_gpu $(ARGS)
+	$(PY) -m benchmark.models.bench_engines $(ARGS)
 
 test:
 	$(PY) -m pytest -q
 
 test-fast:
 	$(PY) -m pytest -q -m 'not slow and not browser'
+
+example-fixture:  ## regenerate tests/fixtures/leaderboard_example.json (synthetic deltas, real statistics)
+	$(PY) -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json

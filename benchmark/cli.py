@@ -2,24 +2,39 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 import click
 
-from benchmark import __version__
 from benchmark.errors import SagoError
+from benchmark.version import __version__
 
-# (module, attribute) of each sub-command; imported lazily so `sago --help` stays fast and a
-# broken optional stage cannot take the whole CLI down.
-_COMMANDS: dict[str, tuple[str, str]] = {
-    "variants": ("benchmark.variants.cli", "variants"),
-    "evaluate": ("benchmark.harness.cli", "evaluate"),
-    "bench": ("benchmark.harness.cli", "bench"),
-    "analyze": ("benchmark.stats.cli", "analyze"),
-    "leaderboard": ("benchmark.site.cli", "leaderboard"),
-    "submissions": ("benchmark.submissions.cli", "submissions"),
-}
+
+def _command(name: str) -> click.Command | None:
+    """The sub-command ``name``, imported when it runs (torch costs seconds; `sago --help` needs none)."""
+    if name == "variants":
+        from benchmark.variants.cli import variants
+
+        return variants
+    if name in ("evaluate", "bench"):
+        from benchmark.harness import cli as harness_cli
+
+        return harness_cli.evaluate if name == "evaluate" else harness_cli.bench
+    if name == "analyze":
+        from benchmark.stats.cli import analyze
+
+        return analyze
+    if name == "leaderboard":
+        from benchmark.site.cli import leaderboard
+
+        return leaderboard
+    if name == "submissions":
+        from benchmark.submissions.cli import submissions
+
+        return submissions
+    return None
+
+
 _HELP = {
     "variants": "Build, verify, publish and download frozen variant sets.",
     "evaluate": "Run submitted models on a variant set and store raw outputs for all four axes.",
@@ -32,20 +47,15 @@ _HELP = {
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(_COMMANDS)
+        return sorted(_HELP)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in _COMMANDS:
-            return None
-        module, attribute = _COMMANDS[cmd_name]
-        command = getattr(importlib.import_module(module), attribute)
-        assert isinstance(command, click.Command)
-        return command
+        return _command(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help text without importing every stage (torch import costs seconds).
         with formatter.section("Commands"):
-            formatter.write_dl([(name, _HELP[name]) for name in sorted(_COMMANDS)])
+            formatter.write_dl([(name, _HELP[name]) for name in sorted(_HELP)])
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from benchmark import __version__
 from benchmark.paths import REPO_ROOT
+from benchmark.version import __version__
 
 _LIBRARIES = ("torch", "transformers", "datasets", "huggingface-hub", "pandas", "scipy", "numpy",
               "pyarrow", "safetensors", "sacrebleu", "bert-score", "accelerate", "gguf")

@@ -28,7 +28,7 @@ from benchmark.site import findings
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.labels import MEASURE_LABELS
-from benchmark.variants.freeze import load_variant_set
+from benchmark.variants.frozen import load_variant_set
 
 pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.toy import toy_variant_set
 from test_site_fixture import SET, VERSION, SiteTree, make_site_tree
 
 from benchmark import paths
 from benchmark.cli import main
 from benchmark.errors import SagoError
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
-from benchmark.harness.toy import toy_variant_set
 from benchmark.models.fake import FakeBackend
 from benchmark.site.build import MARKER
-from benchmark.variants import freeze
+from benchmark.variants import frozen as freeze
 
 SLUG = "acme__tiny-a"
 

@@ -34,7 +34,7 @@ from benchmark.stats.analyze import check_results
 from benchmark.stats.summary import load_summary
 from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
-from benchmark.variants.freeze import load_variant_set
+from benchmark.variants.frozen import load_variant_set
 
 SLUG = "acme__tiny-a"
 SECONDS, MEMORY = 5.0, 64 << 20  # per example

@@ -9,12 +9,11 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from helpers.toy import FramesVariantSet, toy_frame, toy_variant_set
 
 from benchmark import paths
 from benchmark.cli import main
 from benchmark.harness import cli as harness_cli
-from benchmark.harness.sets import FramesVariantSet
-from benchmark.harness.toy import toy_frame, toy_variant_set
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 
 SLUG = "local__tiny"

@@ -10,18 +10,25 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from helpers.toy import FramesVariantSet, toy_frame, toy_variant_set
 from safetensors.numpy import load_file
 
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore
-from benchmark.harness.collect import collect, plan_batches, select_tasks
+from benchmark.harness.collect import (
+    collect,
+    finish_rank,
+    plan_batches,
+    run_baseline_phase,
+    run_variant_phase,
+    select_tasks,
+    start_rank,
+)
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import get_profile, select_rows
-from benchmark.harness.sets import FramesVariantSet
-from benchmark.harness.toy import toy_frame, toy_variant_set
 from benchmark.models.fake import FakeBackend
-from benchmark.models.loading import tiny_backend
 from benchmark.schema import RECORD_COLUMNS
+from benchmark.testing import tiny_backend
 
 SMOKE = get_profile("smoke")
 
@@ -32,11 +39,24 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
+def _collect_ranks(backend, variant_set, out: Path, *, world_size: int, batch_size: int = 4) -> None:
+    """Every rank of a ``world_size``-rank run in this process: all baseline phases (the barrier), then
+    all variant phases."""
+    shares = [start_rank(backend, variant_set, out, profile=SMOKE, batch_size=batch_size, datasets=None,
+                         rank=r, world_size=world_size) for r in range(world_size)]
+    for share in shares:
+        run_baseline_phase(share, backend, SMOKE, progress=False)
+    for share in shares:
+        run_variant_phase(share, backend, SMOKE, progress=False)
+        finish_rank(share, backend)
+
+
 def _run(backend, out: Path, *, variant_set=None, world_size: int = 1, batch_size: int = 4) -> None:
     variant_set = variant_set or toy_variant_set()
-    for rank in range(world_size):
-        collect(backend, variant_set, out, profile=SMOKE, batch_size=batch_size, rank=rank,
-                world_size=world_size, progress=False)
+    if world_size == 1:
+        collect(backend, variant_set, out, profile=SMOKE, batch_size=batch_size, progress=False)
+    else:
+        _collect_ranks(backend, variant_set, out, world_size=world_size, batch_size=batch_size)
     finalize(out, world_size=world_size)
 
 
@@ -136,10 +156,12 @@ def test_shards_merge_to_the_single_process_result(tmp_path: Path) -> None:
 
 
 def test_finalize_refuses_missing_or_unfinished_ranks(tmp_path: Path) -> None:
-    collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, rank=0, world_size=2, progress=False)
+    _collect_ranks(FakeBackend(), toy_variant_set(), tmp_path, world_size=2)
+    rank_1 = tmp_path / "checkpoint" / "rank-1"
+    rank_1.rename(tmp_path / "rank-1")  # rank 1 never started
     with pytest.raises(SagoError, match="ranks"):
         finalize(tmp_path)
-    collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, rank=1, world_size=2, progress=False)
+    (tmp_path / "rank-1").rename(rank_1)
     (tmp_path / "checkpoint" / "rank-1" / "done.json").unlink()
     with pytest.raises(SagoError, match="rank 1 has not finished"):
         finalize(tmp_path)

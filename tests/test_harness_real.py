@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from helpers.toy import toy_variant_set
 from safetensors.numpy import load_file
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile
-from benchmark.harness.toy import toy_variant_set
 from benchmark.models.hf import HFBackend
 from benchmark.models.loading import load_backend
 from benchmark.submissions import load_submission

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 import torch
+from helpers.toy import toy_variant_set
 from test_harness_collect import assert_same_results
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import get_profile
-from benchmark.harness.toy import toy_variant_set
-from benchmark.models.loading import tiny_backend
+from benchmark.testing import tiny_backend
 
 # The child runs the real tiny-Llama path single-threaded (thread count changes float results).
 _SCRIPT = """
@@ -28,8 +28,8 @@ torch.set_num_threads(1)
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import get_profile
-from benchmark.harness.toy import toy_variant_set
-from benchmark.models.loading import tiny_backend
+from helpers.toy import toy_variant_set
+from benchmark.testing import tiny_backend
 
 out = Path(sys.argv[1])
 result = collect(tiny_backend(batch_size=3), toy_variant_set(("alpha",), n_items=3), out,
@@ -40,7 +40,8 @@ print(json.dumps({"run": result.batches_run, "skipped": result.batches_skipped})
 
 
 def _start(script: Path, out: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)])}  # + helpers
     return subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
 

@@ -13,10 +13,11 @@ from benchmark.errors import SagoError
 from benchmark.models import loading
 from benchmark.models.engine import RawOutput
 from benchmark.models.hf import HFBackend, ModelSource, resolve_engine
-from benchmark.models.loading import choose_dtype, load_backend, tiny_backend
+from benchmark.models.loading import choose_dtype, load_backend
 from benchmark.models.protocol import VariantRequest
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 from benchmark.submissions import Submission
+from benchmark.testing import tiny_backend
 
 PROMPTS = ["What is the capital of France?", "Who wrote Hamlet?",
            "Natalia sold clips to 48 of her friends in April. How many clips did she sell?",

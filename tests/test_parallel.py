@@ -13,25 +13,25 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.toy import toy_variant_set
 from test_harness_collect import assert_same_results
 
-from benchmark.harness.collect import collect, select_tasks
-from benchmark.harness.evaluate import EvaluateOptions
-from benchmark.harness.finalize import finalize
-from benchmark.harness.parallel import (
-    evaluate_argv,
+from benchmark.harness.collect import (
+    collect,
     finish_rank,
     global_batches,
-    launch_command,
     rank_share,
     run_baseline_phase,
     run_variant_phase,
+    select_tasks,
     start_rank,
 )
+from benchmark.harness.evaluate import EvaluateOptions
+from benchmark.harness.finalize import finalize
+from benchmark.harness.parallel import evaluate_argv, launch_command
 from benchmark.harness.profiles import get_profile
-from benchmark.harness.toy import toy_variant_set
-from benchmark.models.loading import tiny_backend
 from benchmark.models.protocol import VariantRequest
+from benchmark.testing import tiny_backend
 
 SMOKE = get_profile("smoke")
 REPO = Path(__file__).resolve().parent.parent
@@ -46,8 +46,8 @@ torch.set_num_threads(1)
 from accelerate import PartialState
 from benchmark.harness.parallel import run_distributed
 from benchmark.harness.profiles import get_profile
-from benchmark.harness.toy import toy_variant_set
-from benchmark.models.loading import tiny_backend
+from helpers.toy import toy_variant_set
+from benchmark.testing import tiny_backend
 from benchmark.models.protocol import VariantRequest
 
 out = Path(sys.argv[1])
@@ -118,7 +118,7 @@ def _free_port() -> int:
 
 
 def _launch(script: Path, out: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}  # + helpers
     command = launch_command([str(script), str(out)], num_processes=2, port=_free_port())
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=REPO)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmark.harness.bench_gpu import (
+from benchmark.models.bench_engines import (
     SHAPES,
     Measurement,
     Shape,

@@ -26,7 +26,8 @@ def test_committed_leaderboard_claims_are_generated_from_it() -> None:
 
 
 def test_claims_follow_the_data() -> None:
-    from benchmark.stats.example import example_leaderboard
+    from helpers.leaderboard_example import example_leaderboard
+
     from benchmark.stats.summary import AnalysisOptions
 
     board = json.loads(json.dumps(example_leaderboard(options=AnalysisOptions(resamples=200)), default=str))

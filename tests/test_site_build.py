@@ -23,7 +23,7 @@ from benchmark.errors import SagoError
 from benchmark.site import views
 from benchmark.site.board import pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
-from benchmark.variants.freeze import load_variant_set
+from benchmark.variants.frozen import load_variant_set
 
 LINK_RE = re.compile(r'(?:href|src)="([^"]*)"')
 

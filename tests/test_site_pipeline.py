@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.toy import toy_variant_set
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import get_profile
-from benchmark.harness.toy import toy_variant_set
 from benchmark.models.fake import FakeBackend
 from benchmark.provenance import sha256_file
 from benchmark.results import write_json
@@ -23,7 +23,8 @@ from benchmark.site.build import SiteInputs, build_site
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
-from benchmark.variants.freeze import VariantSet, load_variant_set, write_variant_table
+from benchmark.variants.freeze import write_variant_table
+from benchmark.variants.frozen import VariantSet, load_variant_set
 
 SLUGS = ("acme__fake-one", "acme__fake-two", "acme__fake-pending")
 

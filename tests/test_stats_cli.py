@@ -11,12 +11,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from helpers.leaderboard_example import example_submission
+from helpers.synthetic import example_levels, synthetic_deltas
 
 from benchmark.axes.results import INPUTS_KEY, input_fingerprint
 from benchmark.cli import main
 from benchmark.stats.analyze import current_axes, deltas_are_stale
-from benchmark.stats.example import example_submission
-from benchmark.stats.synthetic import example_levels, synthetic_deltas
 
 COMPLETE = ("acme__m-a", "acme__m-b")
 PENDING = "acme__m-later"

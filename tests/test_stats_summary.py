@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.leaderboard_example import example_leaderboard, example_submission
+from helpers.synthetic import example_levels, synthetic_deltas
 
 from benchmark.errors import SagoError
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
-from benchmark.stats.example import example_leaderboard, example_submission
 from benchmark.stats.leaderboard import Entry, build_leaderboard, load_leaderboard, write_leaderboard
 from benchmark.stats.summary import AnalysisOptions, load_summary, summarize, write_summary
-from benchmark.stats.synthetic import example_levels, synthetic_deltas
 
 TESTS = Path(__file__).parent
 GOLDEN_V1 = TESTS / "golden" / "summary_v1.json"
@@ -162,7 +162,7 @@ def test_golden_v2_summary_feeds_a_leaderboard() -> None:
 
 def test_example_fixture_is_current() -> None:
     assert EXAMPLE.read_text(encoding="utf-8") == jsonio.dumps(example_leaderboard()), (
-        "re-generate: python -m benchmark.stats.example tests/fixtures/leaderboard_example.json")
+        "re-generate: python -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json")
 
 
 def key_paths(value: Any, prefix: str = "") -> set[str]:

@@ -20,7 +20,7 @@ from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS
 from benchmark.variants import load_variant_set
 from benchmark.variants.build import BuildSpec
 from benchmark.variants.families import IDENTITY_VARIANT_ID
-from benchmark.variants.freeze import MANIFEST
+from benchmark.variants.frozen import MANIFEST
 from benchmark.variants.llm import Chat
 from benchmark.variants.release import build_release
 from benchmark.variants.sources import (

@@ -10,7 +10,8 @@ import pytest
 from benchmark.errors import SagoError
 from benchmark.variants.build import BuildSpec
 from benchmark.variants.hub_sources import PAPER_SOURCES, SAGO_PAPER
-from benchmark.variants.sources import SAGO_V1, SUITES, Item, sample, suite_source
+from benchmark.variants.sources import SAGO_V1, Item, sample, suite_source
+from benchmark.variants.suites import SUITES
 
 PAPER = Path(__file__).parent / "fixtures" / "variants" / "paper"
 

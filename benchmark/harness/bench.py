@@ -19,14 +19,13 @@ from pathlib import Path
 import torch
 
 from benchmark.errors import SagoError
-from benchmark.harness.collect import Batch, collect, plan_batches, rerun_batch_size, rerun_task, select_tasks
+from benchmark.harness.collect import Batch, collect, global_batches, select_tasks
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile
 from benchmark.harness.sets import VariantSetLike
 from benchmark.models.engine import greedy_config, left_pad, plain_greedy
 from benchmark.models.hf import HFBackend
 from benchmark.results import ResultsFolder
-from benchmark.schema import BASELINE_FAMILY
 
 
 @dataclass(frozen=True)
@@ -96,11 +95,8 @@ def _warm_up(backend: HFBackend) -> None:
 
 def _same_batches(variant_set: VariantSetLike, profile: Profile, datasets: tuple[str, ...] | None,
                   batch_size: int) -> list[Batch]:
-    tasks = select_tasks(variant_set, profile, datasets)
-    baselines = [t for t in tasks if t.family == BASELINE_FAMILY]
-    return (plan_batches("base", baselines, batch_size)
-            + plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size)
-            + plan_batches("rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size)))
+    plan = global_batches(select_tasks(variant_set, profile, datasets), batch_size)
+    return [*plan.baselines, *plan.rest]
 
 
 def _generated_tokens(results: Path) -> int:

@@ -26,10 +26,10 @@ from typing import Any
 import click
 import torch
 
+from benchmark.entry import run_tool
 from benchmark.errors import SagoError
 from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.collect import rerun_task, select_tasks
-from benchmark.harness.entry import run_tool
 from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import HFBackend

@@ -1,6 +1,8 @@
 """Collection: the only code that calls a model backend.
 
-Two phases per rank, each a deterministic list of batches checkpointed one by one:
+One flow for any number of processes: :func:`global_batches` plans the whole run's batches, each
+rank runs every ``world_size``-th of them (one process: all of them), in two phases with a barrier
+between them, each batch checkpointed on its own:
 
 1. ``base-*``: every selected item's baseline prompt x_0 — generate y_0, then score y_0 under x_0.
 2. ``var-*`` / ``rerun-*``: every other variant x_v with y_0 teacher-forced (one engine call gives
@@ -8,7 +10,8 @@ Two phases per rank, each a deterministic list of batches checkpointed one by on
    batches of a different size, which measures how much batching alone moves the numbers.
 
 Batches are formed from prompts sorted by length, so padding stays small. A restarted run re-plans
-the same batches and skips those whose part file exists, so its records equal an uninterrupted run's.
+the same batches and skips those whose part file exists, so its records equal an uninterrupted run's,
+and the ranks' merged records equal a one-process run's.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -36,6 +39,8 @@ from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, RECORD_COLUMNS
 
 RERUN_FAMILY = "rerun"
 RERUN_VARIANT_ID = "rerun/none/0"
+SHARDING = "batch"
+"""recorded in each rank's plan: a checkpoint of an earlier version's item-sharded collection is refused."""
 # Backend description fields that change outputs; a checkpoint made with other values is refused.
 _MODEL_IDENTITY = ("source", "location", "revision", "file_sha256", "dtype", "engine")
 
@@ -82,11 +87,89 @@ class RankResult:
     """batches found finished in the checkpoint."""
 
 
+def _no_wait() -> None:
+    """The barrier of a one-process run: there is nobody to wait for."""
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """This process's place in a run of ``world_size`` processes; the defaults are a one-process run."""
+
+    rank: int = 0
+    world_size: int = 1
+    barrier: Callable[[], None] = _no_wait
+    """returns once every rank reached it (accelerate's ``wait_for_everyone``)."""
+
+    @property
+    def is_main(self) -> bool:
+        """The rank that discards old checkpoints and finalizes."""
+        return self.rank == 0
+
+
+ONE_PROCESS = Ranks()
+
+
+class BatchPlan(NamedTuple):
+    """Every batch of a run, in its two phases; ranks divide these between them."""
+
+    baselines: tuple[Batch, ...]
+    """baseline-phase batches (y_0 generated, then scored under x_0)."""
+    rest: tuple[Batch, ...]
+    """variant and rerun batches (y_0 teacher-forced)."""
+
+
+def global_batches(tasks: Sequence[Task], batch_size: int) -> BatchPlan:
+    """The one batch planner: the whole run's batches, the same whatever the number of ranks.
+
+    Baselines and variants are cut at ``batch_size``, the rerun control rows at
+    :func:`rerun_batch_size`, so the control measures what batching alone changes.
+    """
+    baselines = [t for t in tasks if t.family == BASELINE_FAMILY]
+    rest = (plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size)
+            + plan_batches("rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size)))
+    return BatchPlan(tuple(plan_batches("base", baselines, batch_size)), tuple(rest))
+
+
+@dataclass(frozen=True)
+class RankShare:
+    """The batches of the global plan that one rank runs."""
+
+    rank: int
+    world_size: int
+    store: PartStore
+    """this rank's checkpoint folder, ``checkpoint/rank-<rank>``."""
+    baselines: tuple[Batch, ...]
+    """baseline-phase batches (y_0 generated, then scored under x_0)."""
+    rest: tuple[Batch, ...]
+    """variant and rerun batches (y_0 teacher-forced)."""
+
+
+def rank_share(results_dir: Path, tasks: Sequence[Task], *, batch_size: int, rank: int,
+               world_size: int) -> RankShare:
+    """Every ``world_size``-th batch of each phase, starting at ``rank``.
+
+    Sharding is by batch, not by item: a float computed in a batch depends on the batch's shape, so
+    every rank cuts exactly the batches a one-process run cuts, and the merged records are the same bytes.
+
+    >>> t = [Task("d", str(i), "baseline/none/0", "baseline", "none", 0.0, "x" * i) for i in range(5)]
+    >>> share = rank_share(Path("/tmp/r"), t, batch_size=2, rank=1, world_size=2)
+    >>> [b.name for b in share.baselines], [b.name for b in share.rest]
+    (['base-00001'], ['rerun-00001', 'rerun-00003'])
+    """
+    if not 0 <= rank < world_size:
+        raise SagoError(f"rank {rank} is outside world size {world_size}")
+    plan = global_batches(tasks, batch_size)
+    return RankShare(rank, world_size, PartStore(results_dir / CHECKPOINT_DIR / f"rank-{rank}"),
+                     plan.baselines[rank::world_size], plan.rest[rank::world_size])
+
+
 def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Path, *, profile: Profile,
-            batch_size: int = 8, datasets: Sequence[str] | None = None, rank: int = 0,
-            world_size: int = 1, seed: int = DEFAULT_SEED, run_info: Mapping[str, Any] | None = None,
+            batch_size: int = 8, datasets: Sequence[str] | None = None, ranks: Ranks = ONE_PROCESS,
+            seed: int = DEFAULT_SEED, run_info: Mapping[str, Any] | None = None,
             progress: bool = True) -> RankResult:
     """Run this rank's share of the selected (item, variant)s and checkpoint every batch.
+
+    A one-process run is the ``world_size`` = 1 case: the same plan, phases and files.
 
     Args:
         backend: the model.
@@ -96,8 +179,8 @@ def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Pat
         profile: which items and strengths, and the token limit.
         batch_size: prompts per batch (the backend may split a batch further on out-of-memory).
         datasets: subset of the set's datasets (default: all).
-        rank, world_size: this process's shard: the sorted (dataset, item) keys with
-            ``index % world_size == rank``.
+        ranks: this process's rank, the world size and the barrier between the two phases (the
+            variant phase teacher-forces y_0, which may come from another rank's baseline batch).
         seed: seeds torch before any model call.
         run_info: extra provenance carried into run.json (submission, set name, version).
         progress: show tqdm bars.
@@ -105,30 +188,59 @@ def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Pat
     Returns:
         A :class:`RankResult`. Call :func:`benchmark.harness.finalize.finalize` once every rank is done.
     """
-    if not 0 <= rank < world_size:
-        raise SagoError(f"rank {rank} is outside world size {world_size}")
+    share = start_rank(backend, variant_set, results_dir, profile=profile, batch_size=batch_size,
+                       datasets=datasets, rank=ranks.rank, world_size=ranks.world_size, seed=seed,
+                       run_info=run_info)
+    ran, skipped = run_baseline_phase(share, backend, profile, progress=progress)
+    ranks.barrier()
+    ran2, skipped2 = run_variant_phase(share, backend, profile, progress=progress)
+    finish_rank(share, backend)
+    return RankResult(share.store.folder, ran + ran2, skipped + skipped2)
+
+
+def start_rank(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Path, *, profile: Profile,
+               batch_size: int, datasets: Sequence[str] | None, rank: int, world_size: int,
+               seed: int = DEFAULT_SEED, run_info: Mapping[str, Any] | None = None) -> RankShare:
+    """Plan this rank's share and write (or check, on resume) its ``plan.json``."""
     torch.manual_seed(seed)
-    tasks = select_tasks(variant_set, profile, datasets, rank=rank, world_size=world_size)
-    store = PartStore(results_dir / CHECKPOINT_DIR / f"rank-{rank}")
-    plan = plan_record(backend, variant_set, profile, tasks, batch_size=batch_size, rank=rank,
-                        world_size=world_size, seed=seed, run_info=run_info or {})
-    check_or_write_plan(store.folder, plan)
-    base = plan_batches("base", [t for t in tasks if t.family == BASELINE_FAMILY], batch_size)
-    run_base = runner(backend, profile, baselines=None)
-    ran, skipped = run_batches(store, base, run_base, progress, f"baselines (rank {rank})")
-    y0 = baseline_responses(store)
-    rest = (plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size)
-            + plan_batches("rerun", [rerun_task(t) for t in tasks if t.family == BASELINE_FAMILY],
-                           rerun_batch_size(batch_size)))
-    ran2, skipped2 = run_batches(store, rest, runner(backend, profile, baselines=y0), progress,
-                                  f"variants (rank {rank})")
-    write_json(store.folder / DONE_FILE, {"model": backend.describe(), "finished_at": utc_timestamp()})
-    return RankResult(store.folder, ran + ran2, skipped + skipped2)
+    tasks = select_tasks(variant_set, profile, datasets)
+    share = rank_share(results_dir, tasks, batch_size=batch_size, rank=rank, world_size=world_size)
+    # finalize() checks the merged records against the union of the ranks' planned keys.
+    keys = [t.key for b in share.baselines + share.rest for t in b.tasks]
+    plan = plan_record(backend, variant_set, profile, keys, batch_size=batch_size, rank=rank,
+                       world_size=world_size, seed=seed, run_info=run_info or {}, sharding=SHARDING)
+    check_or_write_plan(share.store.folder, plan)
+    return share
 
 
-def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None, *,
-                 rank: int = 0, world_size: int = 1) -> list[Task]:
-    """The profile's rows of the chosen datasets, restricted to this rank's items."""
+def run_baseline_phase(share: RankShare, backend: ModelBackend, profile: Profile, *,
+                       progress: bool = True) -> tuple[int, int]:
+    """Generate and score this rank's baseline batches; returns (batches run, batches skipped)."""
+    run = runner(backend, profile, baselines=None)
+    return run_batches(share.store, share.baselines, run, progress, f"baselines (rank {share.rank})")
+
+
+def run_variant_phase(share: RankShare, backend: ModelBackend, profile: Profile, *,
+                      progress: bool = True) -> tuple[int, int]:
+    """Run this rank's variant and rerun batches with y_0 read from *every* rank's baseline parts.
+
+    Call it only after all ranks finished :func:`run_baseline_phase` (a barrier).
+    """
+    y0: dict[tuple[str, str], str] = {}
+    for rank in range(share.world_size):
+        y0.update(baseline_responses(PartStore(share.store.folder.parent / f"rank-{rank}")))
+    run = runner(backend, profile, baselines=y0)
+    return run_batches(share.store, share.rest, run, progress, f"variants (rank {share.rank})")
+
+
+def finish_rank(share: RankShare, backend: ModelBackend) -> None:
+    """Mark the rank done (finalize refuses to merge ranks without this file)."""
+    write_json(share.store.folder / DONE_FILE,
+               {"model": backend.describe(), "finished_at": utc_timestamp()})
+
+
+def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None) -> list[Task]:
+    """The profile's rows of the chosen datasets."""
     names = list(datasets) if datasets else list(variant_set.datasets)
     unknown = sorted(set(names) - set(variant_set.datasets))
     if unknown:
@@ -137,9 +249,7 @@ def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequen
                                                                           profile))]
     if not tasks:
         raise SagoError(f"profile {profile.name!r} selects no rows of {', '.join(names)}; check the set")
-    items = sorted({t.item for t in tasks})
-    mine = {item for index, item in enumerate(items) if index % world_size == rank}
-    return [t for t in tasks if t.item in mine]
+    return tasks
 
 
 def _tasks_of(dataset: str, rows: pd.DataFrame) -> list[Task]:
@@ -245,11 +355,10 @@ def run_batches(store: PartStore, batches: Sequence[Batch], run: Runner, progres
     return len(todo), len(batches) - len(todo)
 
 
-def plan_record(backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, tasks: list[Task],
+def plan_record(backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, keys: Sequence[str],
                 **settings: Any) -> dict[str, Any]:
     """Everything that determines this rank's outputs, plus the keys it must produce."""
     model = backend.describe()
-    keys = [t.key for t in tasks] + [rerun_task(t).key for t in tasks if t.family == BASELINE_FAMILY]
     return {"variant_set_sha256": variant_set.sha256, "profile": profile.parameters(),
             "model": {k: model.get(k) for k in _MODEL_IDENTITY}, **settings, "keys": sorted(keys)}
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from benchmark import paths
 from benchmark.errors import SagoError
-from benchmark.harness.collect import collect, select_tasks
+from benchmark.harness.collect import ONE_PROCESS, Ranks, collect, select_tasks
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
@@ -19,6 +20,9 @@ from benchmark.models.protocol import ModelBackend
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import list_slugs, load_submission
+
+if TYPE_CHECKING:
+    from benchmark.models.loading import ModelChoice  # torch: imported only where a model loads
 
 # Values transformers/accelerate accept for ``device_map`` as a string.
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
@@ -37,7 +41,8 @@ class EvaluateOptions:
     device: str | None = None
     """torch device; default CUDA when available."""
     batch_size: int | None = None
-    """prompts per batch; default the backend's (32, 16 or 8 by model size on CPU, automatic on GPU)."""
+    """prompts per batch; default the loaded backend's ``batch_size`` (32, 16 or 8 by model size on CPU,
+    64 halved on out-of-memory on GPU)."""
     datasets: tuple[str, ...] | None = None
     """subset of the set's datasets; default all."""
     engine: str = "single_prefill"
@@ -53,8 +58,9 @@ class EvaluateOptions:
 
 
 def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | None = None,
-                        backend: ModelBackend | None = None,
-                        variant_set: VariantSetLike | None = None) -> Path | None:
+                        backend: ModelBackend | None = None, variant_set: VariantSetLike | None = None,
+                        ranks: Ranks = ONE_PROCESS,
+                        provenance: Callable[[], Mapping[str, Any]] | None = None) -> Path | None:
     """Run one submission and write its results; resumes from a checkpoint when one exists.
 
     Args:
@@ -63,44 +69,66 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
         root: the submissions folder (default ``paths.SUBMISSIONS_DIR``).
         backend: an already loaded model (tests, benchmarks); default: load the submission's.
         variant_set: an already opened set; default: ``open_variant_set(options.set_name, options.version)``.
+        ranks: this process's place in a data-parallel run (see ``benchmark.harness.parallel``);
+            default one process.
+        provenance: more run.json entries, asked for when the run is finalized.
 
     Returns:
-        The run.json path, or None when complete results existed and ``force`` was off.
+        The run.json path; None when complete results existed and ``force`` was off, and on every
+        rank but the main one.
     """
     root = root or paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
+    out = results_dir(slug, options.set_name, options.version, root)
+    return evaluate_model(submission, options, out, label=slug, backend=backend, variant_set=variant_set,
+                          ranks=ranks, provenance=provenance)
+
+
+def evaluate_model(submission: ModelChoice | None, options: EvaluateOptions, out: Path, *, label: str,
+                   backend: ModelBackend | None = None, variant_set: VariantSetLike | None = None,
+                   ranks: Ranks = ONE_PROCESS,
+                   provenance: Callable[[], Mapping[str, Any]] | None = None) -> Path | None:
+    """:func:`evaluate_submission` for a model described in memory, writing its results into ``out``.
+
+    ``label`` names the run in messages and in run.json's ``submission``; ``submission`` may be None
+    when ``backend`` is given (run.json then records the backend's name as the model). The other
+    arguments are :func:`evaluate_submission`'s.
+    """
+    if submission is None and backend is None:
+        raise SagoError(f"{label}: nothing to run; pass a model to load or a loaded backend")
     profile = get_profile(options.profile)
     variant_set = variant_set or open_variant_set(options.set_name, options.version)
-    out = results_dir(slug, options.set_name, options.version, root)
     # Everything that can be wrong with the options or the set fails here, before any file is touched.
     check_options(options, variant_set)
     select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
     if options.force:
-        discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
+        if ranks.is_main:
+            discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
+        ranks.barrier()
     elif has_finished_run(out, variant_set.sha256, profile, options.datasets):
-        click.echo(f"{slug}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
-                   "skipped (use --force to redo)", err=True)
+        if ranks.is_main:
+            click.echo(f"{label}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
+                       "skipped (use --force to redo)", err=True)
         return None
     if backend is None:
+        assert submission is not None  # checked above
         from benchmark.models.loading import load_backend  # torch/transformers only when needed
 
         backend = load_backend(submission, device=options.device, batch_size=options.batch_size,
                                engine=options.engine, threads=options.threads,
                                device_map=options.device_map)
-    batch_size = options.batch_size or _preferred_batch_size(backend)
-    info = {"submission": slug, "set": options.set_name, "version": options.version,
+    info = {"submission": label, "set": options.set_name, "version": options.version,
             "datasets": sorted(options.datasets) if options.datasets else "all",
-            "submission_model": submission.model.model_dump(),
-            "chat_template_setting": submission.chat_template}
-    collect(backend, variant_set, out, profile=profile, batch_size=batch_size, datasets=options.datasets,
-            seed=DEFAULT_SEED, run_info=info, progress=options.progress)
-    return finalize(out, world_size=1)
-
-
-def _preferred_batch_size(backend: ModelBackend) -> int:
-    # Not part of the backend protocol: the HF backend chooses one from the device, a fake needs none.
-    size = getattr(backend, "batch_size", 8)
-    return int(size) if isinstance(size, int) and size > 0 else 8
+            "submission_model": (submission.model.model_dump() if submission is not None
+                                 else {"kind": "backend", "name": backend.name}),
+            "chat_template_setting": submission.chat_template if submission is not None else None}
+    collect(backend, variant_set, out, profile=profile, batch_size=options.batch_size or backend.batch_size,
+            datasets=options.datasets, ranks=ranks, seed=DEFAULT_SEED, run_info=info,
+            progress=options.progress)
+    ranks.barrier()
+    if not ranks.is_main:
+        return None
+    return finalize(out, world_size=ranks.world_size, extra=provenance() if provenance else None)
 
 
 def has_finished_run(out: Path, variant_set_sha256: str, profile: Profile,

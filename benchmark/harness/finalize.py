@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from benchmark import __version__
 from benchmark.documents import PlanDocument, RunDocument
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore
@@ -33,6 +32,7 @@ from benchmark.results import (
 )
 from benchmark.safeload import load_json_object
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
+from benchmark.version import __version__
 
 _DTYPES = {"response_tokens": "int64", "finished": "bool", "baseline_tokens": "int64",
            "prompt_tokens": "int64", "strength": "float64", "logprob_sum": "float64",

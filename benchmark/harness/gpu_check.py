@@ -30,8 +30,14 @@ import torch
 import yaml
 
 from benchmark import paths
+from benchmark.entry import run_tool
 from benchmark.errors import SagoError
-from benchmark.harness.bench_gpu import (
+from benchmark.harness.collect import select_tasks
+from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
+from benchmark.harness.profiles import get_profile
+from benchmark.harness.sets import open_variant_set
+from benchmark.models import prefill
+from benchmark.models.bench_engines import (
     DEFAULT_PEAK_FLOPS,
     SHAPES,
     Shape,
@@ -40,12 +46,6 @@ from benchmark.harness.bench_gpu import (
     matmul_params,
     random_prompts,
 )
-from benchmark.harness.collect import select_tasks
-from benchmark.harness.entry import run_tool
-from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
-from benchmark.harness.profiles import get_profile
-from benchmark.harness.sets import open_variant_set
-from benchmark.models import prefill
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
 
@@ -232,7 +232,7 @@ def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
 
 def _dry_agreement(scratch: Path) -> list[AgreementRow]:
     """The comparison code path on the CPU: the tiny model in float32 (reference) and bfloat16."""
-    from benchmark.models.loading import tiny_backend
+    from benchmark.testing import tiny_backend
 
     dataset = open_variant_set(DEFAULT_SET, DEFAULT_SET_VERSION).datasets[:1]
     folders, seconds = {}, {}

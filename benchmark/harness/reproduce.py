@@ -20,8 +20,8 @@ from typing import Any
 import click
 
 from benchmark import paths
+from benchmark.entry import run_tool
 from benchmark.errors import SagoError
-from benchmark.harness.entry import run_tool
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission

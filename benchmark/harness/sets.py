@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import pandas as pd
 
@@ -25,34 +22,11 @@ class VariantSetLike(Protocol):
     def frame(self, dataset: str) -> pd.DataFrame: ...
 
 
-@dataclass(frozen=True)
-class FramesVariantSet:
-    """A variant set held in memory (tests, benchmarks); ``sha256`` is whatever the caller says."""
-
-    sha256: str
-    """stands in for the manifest hash."""
-    frames: Mapping[str, pd.DataFrame] = field(default_factory=dict)
-    """dataset name -> frame with ``schema.VARIANT_COLUMNS``."""
-
-    @property
-    def datasets(self) -> tuple[str, ...]:
-        return tuple(self.frames)
-
-    def frame(self, dataset: str) -> pd.DataFrame:
-        return self.frames[dataset]
-
-
 def open_variant_set(set_name: str, version: str) -> VariantSetLike:
     """Load and verify a frozen set through ``benchmark.variants`` (which checks every sha256)."""
-    loader: Any = None
-    for module in ("benchmark.variants", "benchmark.variants.freeze"):
-        loader = getattr(importlib.import_module(module), "load_variant_set", None)
-        if loader is not None:
-            break
-    if loader is None:
-        raise SagoError("this checkout has no variant-set reader (benchmark.variants.load_variant_set)")
-    variant_set: VariantSetLike = loader(set_name, version)
-    return variant_set
+    from benchmark.variants.frozen import load_variant_set  # pyarrow and the manifest checks: on demand
+
+    return load_variant_set(set_name, version)
 
 
 def checked_frame(variant_set: VariantSetLike, dataset: str) -> pd.DataFrame:

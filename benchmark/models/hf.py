@@ -8,7 +8,6 @@ engine) and decodes what comes back. On a GPU it finds its batch size by halving
 from __future__ import annotations
 
 import hashlib
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,14 +15,17 @@ from typing import Any
 import torch
 
 from benchmark.errors import SagoError
-from benchmark.models.engine import Engine, RawOutput
+from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
+from benchmark.models.prefill import run_batch_single_prefill, unsupported_reason
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.registry import Registry
 
-# Engines are imported on first use, so choosing one never imports the other's module.
-ENGINES: Registry[tuple[str, str]] = Registry("engine")
-ENGINES.add("two_pass", ("benchmark.models.engine", "run_batch_two_pass"))
-ENGINES.add("single_prefill", ("benchmark.models.prefill", "run_batch_single_prefill"))
+ENGINES: Registry[Engine] = Registry("engine")
+"""The engines by name (``--engine``); both give the same outputs (tests/test_engine.py)."""
+ENGINES.add("two_pass", run_batch_two_pass)
+ENGINES.add("single_prefill", run_batch_single_prefill)
+_DECLINES: dict[str, Callable[[object], str | None]] = {"single_prefill": unsupported_reason}
+"""engines that refuse some architectures: name -> why not (None: supported)."""
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
 
@@ -34,16 +36,10 @@ def resolve_engine(name: str, model: object) -> tuple[str, Engine]:
     The single-prefill engine declines some architectures (``prefill.unsupported_reason``); those fall
     back to the two-pass reference engine, and the returned name says so.
     """
-    module_name, attribute = ENGINES.get(name)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise SagoError(f"engine {name!r} is not available ({err}); use --engine two_pass") from None
-    reason: Callable[[object], str | None] | None = getattr(module, "unsupported_reason", None)
+    engine = ENGINES.get(name)
+    reason = _DECLINES.get(name)
     if reason is not None and (why := reason(model)) is not None:
-        fallback = importlib.import_module("benchmark.models.engine").run_batch_two_pass
-        return f"two_pass (single_prefill declined: {why})", fallback
-    engine: Engine = getattr(module, attribute)
+        return f"two_pass (single_prefill declined: {why})", run_batch_two_pass
     return name, engine
 
 

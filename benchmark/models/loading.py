@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -19,7 +19,7 @@ from benchmark.models.hf import HFBackend, ModelSource
 from benchmark.packaged import materialise
 from benchmark.paths import REPO_ROOT
 from benchmark.provenance import sha256_file
-from benchmark.submissions import HubModel, LocalModel, PackagedModel, Submission
+from benchmark.submissions import HubModel, LocalModel, PackagedModel
 
 CPU_BATCH_SIZES = (32, 16, 8)
 """CPU batch sizes tried, largest first; :func:`cpu_batch_size` picks one from the model's size."""
@@ -31,16 +31,31 @@ _CPU_BATCH_LOGIT_BYTES = 1.5 * 2**30
 GPU_START_BATCH_SIZE = 64
 """first batch size tried on a GPU; halved on out-of-memory until it fits."""
 
+
+
+class ModelChoice(Protocol):
+    """What loading needs of a submission: the weights, the dtype and the chat-template setting."""
+
+    @property
+    def model(self) -> HubModel | PackagedModel | LocalModel: ...
+
+    @property
+    def dtype(self) -> str: ...
+
+    @property
+    def chat_template(self) -> str: ...
+
+
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def load_backend(submission: Submission, *, device: str | None = None, batch_size: int | None = None,
+def load_backend(submission: ModelChoice, *, device: str | None = None, batch_size: int | None = None,
                  engine: str = "single_prefill", threads: int | None = None,
                  device_map: str | None = None) -> HFBackend:
     """Load the submission's model and tokenizer and wrap them in an :class:`HFBackend`.
 
     Args:
-        submission: a validated submission.
+        submission: a validated submission (or any :class:`ModelChoice`).
         device: "cpu", "cuda", "cuda:1", ...; default: CUDA when available, else CPU.
         batch_size: prompts per engine call; default on CPU :func:`cpu_batch_size`, on GPU 64 halved
             on out-of-memory.
@@ -151,16 +166,6 @@ def _load_local(spec: LocalModel, dtype: torch.dtype,
     model = AutoModelForCausalLM.from_pretrained(folder, use_safetensors=True, dtype=dtype,
                                                  **_placement(device_map), **options)
     return model, tokenizer, ModelSource("local", str(folder), None, None)
-
-
-def tiny_backend(seed: int = 0, *, batch_size: int = 4, engine: str = "single_prefill",
-                 chat_template: str = "auto") -> HFBackend:
-    """The random-init tiny Llama of ``benchmark.models.tiny`` as a backend (real code paths, fast)."""
-    from benchmark.models.tiny import tiny_llama, tiny_tokenizer
-
-    source = ModelSource("tiny", f"tiny-llama-seed{seed}", None, None)
-    return HFBackend(tiny_llama(seed), tiny_tokenizer(), source=source, chat_template=chat_template,
-                     engine=engine, batch_size=batch_size)
 
 
 def _first_line(err: BaseException) -> str:

@@ -64,6 +64,8 @@ class ModelBackend(Protocol):
 
     name: str
     capabilities: Capabilities
+    batch_size: int
+    """prompts per engine call the backend was set up for; a run's default batch size."""
 
     def run(self, requests: Sequence[VariantRequest], *, max_new_tokens: int) -> list[VariantOutput]:
         """Run one batch; outputs are in request order and independent of batch composition."""

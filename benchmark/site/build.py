@@ -28,7 +28,7 @@ from benchmark.site.downloads import Download, copy_downloads
 from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
 from benchmark.site.render import environment, root_of
 from benchmark.site.runinfo import read_runs, run_header
-from benchmark.variants.freeze import VariantSet
+from benchmark.variants.frozen import VariantSet
 
 MARKER = ".sago-site"
 """File that marks a folder as built by this code, so a rebuild may replace it."""

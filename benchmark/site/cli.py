@@ -15,7 +15,7 @@ from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
 from benchmark.submissions import check_submissions_root
-from benchmark.variants.freeze import VariantSet, load_variant_set, set_dir
+from benchmark.variants.frozen import VariantSet, load_variant_set, set_dir
 
 
 @click.group("leaderboard")

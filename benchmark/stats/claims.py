@@ -199,13 +199,13 @@ def update_readme(readme: Path, document: Row) -> bool:
 
 def main(argv: Sequence[str]) -> int:
     from benchmark.errors import SagoError
+    from benchmark.documents import LeaderboardDocument
     from benchmark.results import LEADERBOARD_FILE
-    from benchmark.stats.leaderboard import load_leaderboard
 
     readme = Path(argv[0]) if argv else Path("README.md")
     board = Path(argv[1]) if len(argv) > 1 else Path("leaderboard") / LEADERBOARD_FILE
     try:
-        changed = update_readme(readme, load_leaderboard(board))
+        changed = update_readme(readme, LeaderboardDocument.read(board).to_json())
     except (SagoError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

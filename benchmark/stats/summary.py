@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark import __version__
 from benchmark.documents import SummaryDocument
 from benchmark.results import ResultsFolder, write_json
 from benchmark.schema import DEFAULT_SEED, SUMMARY_SCHEMA_VERSION
@@ -48,6 +47,7 @@ from benchmark.stats.significance import (
     adjust_across_cells,
     epsilon_tests,
 )
+from benchmark.version import __version__
 
 TEST_FIELDS = (*RAW_TEST_COLUMNS, *ADJUSTED_COLUMNS)
 STAT_FIELDS = ("n_items", "sgs", "ci_low", "ci_high")

@@ -3,6 +3,6 @@
 Readers call :func:`load_variant_set`; builders use ``sago variants build`` (see :mod:`.cli`).
 """
 
-from benchmark.variants.freeze import VariantSet, load_variant_set
+from benchmark.variants.frozen import VariantSet, load_variant_set
 
 __all__ = ["VariantSet", "load_variant_set"]

@@ -13,7 +13,7 @@ from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants import llm
-from benchmark.variants.freeze import load_variant_set, read_manifest
+from benchmark.variants.frozen import load_variant_set, read_manifest
 from benchmark.variants.rewriter import Rewriter
 from benchmark.variants.similarity import Embedder
 
@@ -62,7 +62,8 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
     from benchmark.variants.families import LLM_FAMILIES
     from benchmark.variants.release import build_release
     from benchmark.variants.similarity import minilm
-    from benchmark.variants.sources import SUITES, suite_source
+    from benchmark.variants.sources import suite_source
+    from benchmark.variants.suites import SUITES
 
     torch.set_num_threads(threads)
     suite = SUITES.get(set_name)
@@ -124,7 +125,8 @@ def _llm_jobs(set_name: str, version: str, datasets: tuple[str, ...], n_items: i
     from benchmark.paths import cache_dir
     from benchmark.variants.build import BuildSpec, llm_jobs, sample_items
     from benchmark.variants.similarity import minilm
-    from benchmark.variants.sources import SUITES, suite_source
+    from benchmark.variants.sources import suite_source
+    from benchmark.variants.suites import SUITES
 
     suite = SUITES.get(set_name)
     chosen = tuple(datasets) or suite.datasets

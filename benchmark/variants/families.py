@@ -15,10 +15,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from benchmark import __version__
 from benchmark.registry import Registry
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED
 from benchmark.variants import ours, politeness, rules
+from benchmark.version import __version__
 
 RuleRewrite = Callable[[str, str, float, np.random.Generator, Sequence[str]], str]
 BUILDER_VERSION = __version__

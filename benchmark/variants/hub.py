@@ -15,7 +15,7 @@ from typing import Any
 from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR
 from benchmark.provenance import sha256_file
-from benchmark.variants.freeze import MANIFEST, VariantSet, load_variant_set, set_dir
+from benchmark.variants.frozen import MANIFEST, VariantSet, load_variant_set, set_dir
 
 SNAPSHOT_EXTRAS = frozenset({".cache", ".gitattributes"})
 """What a Hub snapshot adds to the set's files (download metadata); never copied into variants/."""

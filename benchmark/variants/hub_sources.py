@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchmark.variants.sources import SUITES, Item, Source, Suite
+from benchmark.variants.sources import Item, Source, Suite
 
 Row = dict[str, Any]
 
@@ -120,4 +120,3 @@ PAPER_SOURCES: dict[str, HubSource] = {
 }
 _SOURCES: dict[str, Source] = dict(PAPER_SOURCES)
 SAGO_PAPER = Suite("sago-paper", tuple(PAPER_SOURCES), _SOURCES)
-SUITES.add(SAGO_PAPER.name, SAGO_PAPER)

@@ -17,8 +17,8 @@ from benchmark.paths import VARIANTS_DIR, cache_dir
 from benchmark.provenance import sha256_file
 from benchmark.variants import llm
 from benchmark.variants.build import BuildSpec, build_set, llm_coverage, log_path
-from benchmark.variants.card import freeze
-from benchmark.variants.freeze import MANIFEST, read_manifest, set_dir
+from benchmark.variants.freeze import freeze
+from benchmark.variants.frozen import MANIFEST, read_manifest, set_dir
 from benchmark.variants.rewriter import Rewriter
 from benchmark.variants.similarity import Embedder
 from benchmark.variants.sources import Source

@@ -147,7 +147,6 @@ class LlamaCppRewriter:
         import time
 
         from benchmark.packaged import ARTEFACTS, materialise
-
         from benchmark.variants.llamacpp import server_path
 
         found = shutil.which(binary or str(server_path()))

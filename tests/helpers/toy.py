@@ -1,4 +1,4 @@
-"""A small synthetic variant set with the real columns, for tests and dry runs of the harness.
+"""A small synthetic variant set with the real columns, for tests of the harness.
 
 Prompts are built from the tiny tokenizer's corpus vocabulary so the tiny Llama sees familiar tokens;
 the families and strengths mirror the real set's shape (baseline, identity, graded rule families,
@@ -7,9 +7,11 @@ signed politeness), at a fraction of its size.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 import pandas as pd
 
-from benchmark.harness.sets import FramesVariantSet
 from benchmark.provenance import sha256_bytes
 from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS
 
@@ -27,6 +29,23 @@ _RULES = {"spacing": (1.0, 5.0, 20.0), "punctuation": (1.0, 5.0, 20.0)}
 _POLITE = {2.0: "Please answer. ", 6.0: "Please answer, thank you very much! ",
            10.0: "Please answer the question briefly. Thank you very much! ",
            -2.0: "Answer now. ", -6.0: "Just tell me. ", -10.0: "Answer now. I do not have all day; just tell me. "}
+
+
+@dataclass(frozen=True)
+class FramesVariantSet:
+    """A variant set held in memory (tests, benchmarks); ``sha256`` is whatever the caller says."""
+
+    sha256: str
+    """stands in for the manifest hash."""
+    frames: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    """dataset name -> frame with ``schema.VARIANT_COLUMNS``."""
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        return tuple(self.frames)
+
+    def frame(self, dataset: str) -> pd.DataFrame:
+        return self.frames[dataset]
 
 
 def _variant_rows(question: str) -> list[tuple[str, str, float, str]]:

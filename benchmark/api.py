@@ -1,0 +1,118 @@
+"""The Python API: what ``sago variants verify / evaluate / analyze / leaderboard build`` do, as functions.
+
+Re-exported by :mod:`benchmark` (``benchmark.evaluate(...)``); see README "Use it from Python".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from benchmark.errors import SagoError
+from benchmark.models.protocol import ModelBackend
+from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_slug
+from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.stats.sgs import DEFAULT_RESAMPLES
+from benchmark.submissions import HubModel, LocalModel, PackagedModel, load_submission
+from benchmark.variants.frozen import VariantSet
+from benchmark.variants.frozen import load_variant_set as _load_variant_set
+
+_HUB_PIN = re.compile(r"^(?P<id>[^@\s]+/[^@\s]+)@(?P<revision>[0-9a-f]{40})$")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model to load, without a submission folder (what :func:`evaluate` makes of a string)."""
+
+    model: HubModel | PackagedModel | LocalModel
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    chat_template: Literal["auto", "always", "never"] = "auto"
+
+
+def load_variant_set(set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *,
+                     root: Path = VARIANTS_DIR) -> VariantSet:
+    """The frozen variant set ``set_name/version``, every file checked against its manifest sha256.
+
+    ``.frame(dataset)`` is one dataset's table (docs/CONTRACTS.md section 1), ``.sha256`` the set's hash.
+    """
+    return _load_variant_set(set_name, version, root)
+
+
+def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
+    """What a model string names: a submission slug (the packaged models are submissions, e.g.
+    ``huggingfacetb__smollm2-135m-instruct-q4_1``), a local model folder, or a Hub id pinned to a
+    commit, ``org/name@<40-hex sha>``.
+    """
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", model) and (submissions / model).is_dir():
+        submission = load_submission(check_slug(model), submissions)
+        return ModelRef(submission.model, submission.dtype, submission.chat_template)
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        return ModelRef(LocalModel(kind="local", path=str(folder.resolve())))
+    pinned = _HUB_PIN.fullmatch(model)
+    if pinned:
+        return ModelRef(HubModel(kind="hub", id=pinned["id"], revision=pinned["revision"]))
+    raise SagoError(f"model {model[:80]!r} is not a submission slug, a local folder or a pinned Hub id "
+                    "(org/name@<40-hex commit sha>)")
+
+
+def evaluate(model: str | ModelBackend, variant_set: VariantSet, out: str | Path, *, profile: str = "smoke",
+             threads: int | None = None, batch_size: int | None = None,
+             datasets: Sequence[str] | None = None, device: str | None = None,
+             engine: str = "single_prefill", force: bool = False, progress: bool = True) -> Path | None:
+    """Run ``model`` on ``variant_set`` and write its results folder ``out`` (records, activations,
+    run.json); a killed run resumes when called again.
+
+    Args:
+        model: a submission slug, a local model folder, a pinned Hub id (see :func:`model_ref`), or a
+            loaded backend (e.g. :func:`benchmark.testing.tiny_backend`).
+        variant_set: from :func:`load_variant_set`.
+        out: the results folder to write.
+        profile, threads, batch_size, datasets, device, engine, force, progress: as the ``sago evaluate``
+            options of the same names.
+
+    Returns:
+        run.json's path, or None when ``out`` already holds complete results and ``force`` is off.
+    """
+    from benchmark.harness.evaluate import EvaluateOptions, evaluate_model  # torch: only when a model runs
+
+    options = EvaluateOptions(set_name=variant_set.name, version=variant_set.version, profile=profile,
+                              device=device, batch_size=batch_size,
+                              datasets=tuple(datasets) if datasets else None, engine=engine, threads=threads,
+                              force=force, progress=progress)
+    if isinstance(model, str):
+        return evaluate_model(model_ref(model), options, Path(out), label=model, variant_set=variant_set)
+    return evaluate_model(None, options, Path(out), label=model.name, backend=model, variant_set=variant_set)
+
+
+def analyze(set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *,
+            submissions: Path = SUBMISSIONS_DIR, out: Path = LEADERBOARD_DIR / "leaderboard.json",
+            slugs: Sequence[str] = (), seed: int = DEFAULT_SEED,
+            resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """``sago analyze``: every submission's summary.json and the leaderboard document at ``out``.
+
+    Returns the leaderboard document (docs/LEADERBOARD_JSON.md).
+    """
+    from benchmark.stats.analyze import AnalyzeRequest, run_analysis
+    from benchmark.stats.summary import AnalysisOptions
+
+    request = AnalyzeRequest(set_name, version, submissions, out, tuple(slugs),
+                             AnalysisOptions(seed=seed, resamples=resamples))
+    return run_analysis(request)
+
+
+def build_site(leaderboard: Path = LEADERBOARD_DIR / "leaderboard.json", out: Path = LEADERBOARD_DIR / "site",
+               *, submissions: Path = SUBMISSIONS_DIR, variants: Path = VARIANTS_DIR,
+               progress: bool = True) -> Path:
+    """``sago leaderboard build``: render the static site of ``leaderboard`` into ``out``; returns ``out``."""
+    from benchmark.site.board import read_board
+    from benchmark.site.build import SiteInputs
+    from benchmark.site.build import build_site as render
+
+    board = read_board(leaderboard)
+    variant_set = _load_variant_set(board.data["set"], board.data["version"], variants)
+    render(SiteInputs(board, submissions, variant_set), out, progress=progress)
+    return out
