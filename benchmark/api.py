@@ -14,6 +14,7 @@ from typing import Any, Literal
 from benchmark.errors import SagoError
 from benchmark.models.protocol import ModelBackend
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_slug
+from benchmark.results import LEADERBOARD_FILE
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.stats.sgs import DEFAULT_RESAMPLES
 from benchmark.submissions import HubModel, LocalModel, PackagedModel, load_submission
@@ -89,7 +90,7 @@ def evaluate(model: str | ModelBackend, variant_set: VariantSet, out: str | Path
 
 
 def analyze(set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *,
-            submissions: Path = SUBMISSIONS_DIR, out: Path = LEADERBOARD_DIR / "leaderboard.json",
+            submissions: Path = SUBMISSIONS_DIR, out: Path = LEADERBOARD_DIR / LEADERBOARD_FILE,
             slugs: Sequence[str] = (), seed: int = DEFAULT_SEED,
             resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
     """``sago analyze``: every submission's summary.json and the leaderboard document at ``out``.
@@ -104,7 +105,7 @@ def analyze(set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *,
     return run_analysis(request)
 
 
-def build_site(leaderboard: Path = LEADERBOARD_DIR / "leaderboard.json", out: Path = LEADERBOARD_DIR / "site",
+def build_site(leaderboard: Path = LEADERBOARD_DIR / LEADERBOARD_FILE, out: Path = LEADERBOARD_DIR / "site",
                *, submissions: Path = SUBMISSIONS_DIR, variants: Path = VARIANTS_DIR,
                progress: bool = True) -> Path:
     """``sago leaderboard build``: render the static site of ``leaderboard`` into ``out``; returns ``out``."""

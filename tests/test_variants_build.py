@@ -20,6 +20,7 @@ from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS
 from benchmark.variants import load_variant_set
 from benchmark.variants.build import BuildSpec
 from benchmark.variants.families import IDENTITY_VARIANT_ID
+from benchmark.variants import llm
 from benchmark.variants.frozen import MANIFEST
 from benchmark.variants.llm import Chat
 from benchmark.variants.release import build_release
@@ -141,11 +142,15 @@ def test_llm_drops_are_recorded(built: Path) -> None:
     # its "Tell me Is the following statement ...?" is still a question, so misconceptions' form drops too
     length = [d for d in dropped if d["variant_id"].startswith("length")]
     form = [d for d in dropped if d["variant_id"].startswith("form")]
-    assert len(length) == 3 * 2 * 5 and all(d["reasons"] == ["unchanged"] * 3 for d in length)
-    assert {d["dataset"] for d in form} == {"misconceptions"} and len(form) == 2
-    assert all(d["reasons"] == ["not an instruction"] * 3 for d in form)
+    assert len(length) == 3 * 2 * 5 and all(d["reasons"] == ["unchanged"] * llm.ATTEMPTS for d in length)
+    # misconceptions' form is still a question for the first candidates; from the first scoped one, its
+    # wrapper question flips to the fixed instruction without the model, so no form cell is dropped
+    assert form == []
     log = [json.loads(line) for line in (built / "toy" / "v1" / "llm_rewrites.jsonl").read_text().splitlines()]
-    assert sum(a["accepted"] for a in log) == manifest["llm"]["accepted"] == 2 * 2
+    flipped = [a for a in log if a["accepted"] and a["rewriter"] == llm.TEMPLATE_TAG]
+    assert {a["dataset"] for a in flipped} == {"misconceptions"} and len(flipped) == 2
+    assert all(a["attempt"] == llm.SCOPED_FROM for a in flipped)
+    assert sum(a["accepted"] for a in log) == manifest["llm"]["accepted"] == 3 * 2
     assert manifest["counts"]["gsm8k"]["form"] == 2
 
 
