@@ -38,6 +38,7 @@ check: setup  ## the test command on a fresh machine: lint, validate submissions
 
 lint:  ## ruff (E, W, F, I, B, UP, SIM; 110 columns) on the package and tests, mypy --strict on the package
 	$(PY) -m ruff check benchmark tests
+	$(PY) -m ruff format --check benchmark tests
 	$(PY) -m mypy
 
 setup: install browser

@@ -33,8 +33,9 @@ class ModelRef:
     chat_template: Literal["auto", "always", "never"] = "auto"
 
 
-def load_variant_set(set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *,
-                     root: Path = VARIANTS_DIR) -> VariantSet:
+def load_variant_set(
+    set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *, root: Path = VARIANTS_DIR
+) -> VariantSet:
     """The frozen variant set ``set_name/version``, every file checked against its manifest sha256.
 
     ``.frame(dataset)`` is one dataset's table (docs/CONTRACTS.md section 1), ``.sha256`` the set's hash.
@@ -56,14 +57,26 @@ def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
     pinned = _HUB_PIN.fullmatch(model)
     if pinned:
         return ModelRef(HubModel(kind="hub", id=pinned["id"], revision=pinned["revision"]))
-    raise SagoError(f"model {model[:80]!r} is not a submission slug, a local folder or a pinned Hub id "
-                    "(org/name@<40-hex commit sha>)")
+    raise SagoError(
+        f"model {model[:80]!r} is not a submission slug, a local folder or a pinned Hub id "
+        "(org/name@<40-hex commit sha>)"
+    )
 
 
-def evaluate(model: str | ModelBackend, variant_set: VariantSet, out: str | Path, *, profile: str = "smoke",
-             threads: int | None = None, batch_size: int | None = None,
-             datasets: Sequence[str] | None = None, device: str | None = None,
-             engine: str = "single_prefill", force: bool = False, progress: bool = True) -> Path | None:
+def evaluate(
+    model: str | ModelBackend,
+    variant_set: VariantSet,
+    out: str | Path,
+    *,
+    profile: str = "smoke",
+    threads: int | None = None,
+    batch_size: int | None = None,
+    datasets: Sequence[str] | None = None,
+    device: str | None = None,
+    engine: str = "single_prefill",
+    force: bool = False,
+    progress: bool = True,
+) -> Path | None:
     """Run ``model`` on ``variant_set`` and write its results folder ``out`` (records, activations,
     run.json); a killed run resumes when called again.
 
@@ -80,19 +93,33 @@ def evaluate(model: str | ModelBackend, variant_set: VariantSet, out: str | Path
     """
     from benchmark.harness.evaluate import EvaluateOptions, evaluate_model  # torch: only when a model runs
 
-    options = EvaluateOptions(set_name=variant_set.name, version=variant_set.version, profile=profile,
-                              device=device, batch_size=batch_size,
-                              datasets=tuple(datasets) if datasets else None, engine=engine, threads=threads,
-                              force=force, progress=progress)
+    options = EvaluateOptions(
+        set_name=variant_set.name,
+        version=variant_set.version,
+        profile=profile,
+        device=device,
+        batch_size=batch_size,
+        datasets=tuple(datasets) if datasets else None,
+        engine=engine,
+        threads=threads,
+        force=force,
+        progress=progress,
+    )
     if isinstance(model, str):
         return evaluate_model(model_ref(model), options, Path(out), label=model, variant_set=variant_set)
     return evaluate_model(None, options, Path(out), label=model.name, backend=model, variant_set=variant_set)
 
 
-def analyze(set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *,
-            submissions: Path = SUBMISSIONS_DIR, out: Path = LEADERBOARD_DIR / LEADERBOARD_FILE,
-            slugs: Sequence[str] = (), seed: int = DEFAULT_SEED,
-            resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+def analyze(
+    set_name: str = DEFAULT_SET,
+    version: str = DEFAULT_SET_VERSION,
+    *,
+    submissions: Path = SUBMISSIONS_DIR,
+    out: Path = LEADERBOARD_DIR / LEADERBOARD_FILE,
+    slugs: Sequence[str] = (),
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> dict[str, Any]:
     """``sago analyze``: every submission's summary.json and the leaderboard document at ``out``.
 
     Returns the leaderboard document (docs/LEADERBOARD_JSON.md).
@@ -100,14 +127,20 @@ def analyze(set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *,
     from benchmark.stats.analyze import AnalyzeRequest, run_analysis
     from benchmark.stats.summary import AnalysisOptions
 
-    request = AnalyzeRequest(set_name, version, submissions, out, tuple(slugs),
-                             AnalysisOptions(seed=seed, resamples=resamples))
+    request = AnalyzeRequest(
+        set_name, version, submissions, out, tuple(slugs), AnalysisOptions(seed=seed, resamples=resamples)
+    )
     return run_analysis(request)
 
 
-def build_site(leaderboard: Path = LEADERBOARD_DIR / LEADERBOARD_FILE, out: Path = LEADERBOARD_DIR / "site",
-               *, submissions: Path = SUBMISSIONS_DIR, variants: Path = VARIANTS_DIR,
-               progress: bool = True) -> Path:
+def build_site(
+    leaderboard: Path = LEADERBOARD_DIR / LEADERBOARD_FILE,
+    out: Path = LEADERBOARD_DIR / "site",
+    *,
+    submissions: Path = SUBMISSIONS_DIR,
+    variants: Path = VARIANTS_DIR,
+    progress: bool = True,
+) -> Path:
     """``sago leaderboard build``: render the static site of ``leaderboard`` into ``out``; returns ``out``."""
     from benchmark.site.board import read_board
     from benchmark.site.build import SiteInputs

@@ -43,11 +43,15 @@ class Document:
         if not isinstance(version, int) or isinstance(version, bool):
             raise SagoError(f"{where}: {cls.KIND} has no integer schema_version; {cls.FIX}")
         if version > cls.NEWEST:
-            raise SagoError(f"{where}: {cls.KIND} schema_version {version} is newer than this sago-bench "
-                            f"reads ({cls.NEWEST}); upgrade sago-bench")
+            raise SagoError(
+                f"{where}: {cls.KIND} schema_version {version} is newer than this sago-bench "
+                f"reads ({cls.NEWEST}); upgrade sago-bench"
+            )
         if version < cls.OLDEST:
-            raise SagoError(f"{where}: {cls.KIND} schema_version {version} is older than this sago-bench "
-                            f"reads ({cls.OLDEST}); {cls.FIX}")
+            raise SagoError(
+                f"{where}: {cls.KIND} schema_version {version} is older than this sago-bench "
+                f"reads ({cls.OLDEST}); {cls.FIX}"
+            )
         return version
 
     @classmethod
@@ -100,10 +104,14 @@ class RunDocument(Document):
         profile = data.get("profile")
         datasets = data.get("datasets")
         files = data.get("files")
-        return cls(cls.version_of(data, where), data, _text(data, "variant_set_sha256"),
-                   _text(profile, "name") if isinstance(profile, Mapping) else None,
-                   tuple(str(d) for d in datasets) if isinstance(datasets, list) else None,
-                   files if isinstance(files, Mapping) else None)
+        return cls(
+            cls.version_of(data, where),
+            data,
+            _text(data, "variant_set_sha256"),
+            _text(profile, "name") if isinstance(profile, Mapping) else None,
+            tuple(str(d) for d in datasets) if isinstance(datasets, list) else None,
+            files if isinstance(files, Mapping) else None,
+        )
 
     def is_run_of(self, *, variant_set_sha256: str, profile: str, datasets: tuple[str, ...] | None) -> bool:
         """Whether this run is of that set, profile and dataset selection (None: all datasets).
@@ -113,8 +121,11 @@ class RunDocument(Document):
         >>> run.is_run_of(variant_set_sha256="a", profile="smoke", datasets=None)
         True
         """
-        wanted = (self.data.get("datasets") == "all" if datasets is None
-                  else self.datasets == tuple(sorted(datasets)))
+        wanted = (
+            self.data.get("datasets") == "all"
+            if datasets is None
+            else self.datasets == tuple(sorted(datasets))
+        )
         return self.variant_set_sha256 == variant_set_sha256 and self.profile == profile and wanted
 
 
@@ -161,8 +172,13 @@ class SummaryDocument(Document):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "summary") -> Self:
-        return cls(cls.version_of(data, where), data, _text(data, "model"), _text(data, "set"),
-                   _text(data, "version"))
+        return cls(
+            cls.version_of(data, where),
+            data,
+            _text(data, "model"),
+            _text(data, "set"),
+            _text(data, "version"),
+        )
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,33 @@ from benchmark.schema import DELTA_COLUMNS, DELTA_ID_COLUMNS, RECORD_COLUMNS
 _STRING, _INT, _FLOAT, _BOOL = "string", "integer", "floating-point", "boolean"
 # The records contract (docs/CONTRACTS.md section 2): the Arrow type family of every column.
 RECORD_TYPES: dict[str, str] = {
-    "dataset": _STRING, "item_id": _STRING, "variant_id": _STRING, "family": _STRING, "place": _STRING,
-    "strength": _FLOAT, "response": _STRING, "response_tokens": _INT, "finished": _BOOL,
-    "logprob_sum": _FLOAT, "logprob_mean": _FLOAT, "entropy_mean": _FLOAT, "baseline_tokens": _INT,
+    "dataset": _STRING,
+    "item_id": _STRING,
+    "variant_id": _STRING,
+    "family": _STRING,
+    "place": _STRING,
+    "strength": _FLOAT,
+    "response": _STRING,
+    "response_tokens": _INT,
+    "finished": _BOOL,
+    "logprob_sum": _FLOAT,
+    "logprob_mean": _FLOAT,
+    "entropy_mean": _FLOAT,
+    "baseline_tokens": _INT,
     "prompt_tokens": _INT,
 }
-DELTA_TYPES: dict[str, str] = {**{c: _STRING for c in DELTA_ID_COLUMNS}, "strength": _FLOAT,
-                               **{c: _FLOAT for c in DELTA_COLUMNS[len(DELTA_ID_COLUMNS):]}}
+DELTA_TYPES: dict[str, str] = {
+    **{c: _STRING for c in DELTA_ID_COLUMNS},
+    "strength": _FLOAT,
+    **{c: _FLOAT for c in DELTA_COLUMNS[len(DELTA_ID_COLUMNS) :]},
+}
 assert tuple(RECORD_TYPES) == RECORD_COLUMNS and tuple(DELTA_TYPES) == DELTA_COLUMNS
-_IS_TYPE = {_STRING: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
-            _INT: pa.types.is_integer, _FLOAT: pa.types.is_floating, _BOOL: pa.types.is_boolean}
+_IS_TYPE = {
+    _STRING: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
+    _INT: pa.types.is_integer,
+    _FLOAT: pa.types.is_floating,
+    _BOOL: pa.types.is_boolean,
+}
 EVALUATE = "re-run `sago evaluate` to rewrite it"
 
 
@@ -50,31 +67,55 @@ def plain_files(folder: Path, suffix: str) -> list[Path]:
 
 def file_hashes(results_dir: Path) -> dict[str, str]:
     """``{relative path: sha256}`` of every harness output under ``results_dir`` (``RESULT_FILES``)."""
-    return {f"{sub}/{path.name}": sha256_file(path)
-            for sub, suffix in RESULT_FILES for path in plain_files(results_dir / sub, suffix)}
+    return {
+        f"{sub}/{path.name}": sha256_file(path)
+        for sub, suffix in RESULT_FILES
+        for path in plain_files(results_dir / sub, suffix)
+    }
 
 
 def hash_problems(results_dir: Path, files: Any) -> list[Problem]:
     """Compare run.json's ``files`` map with the folder: every file listed, present and unchanged."""
     if files is None:
-        return [Problem(RUN_FILE, "records no sha256 of the results files (no 'files')",
-                        "re-run `sago evaluate`, or have a maintainer run "
-                        "`python -m benchmark submissions rehash SLUG`")]
+        return [
+            Problem(
+                RUN_FILE,
+                "records no sha256 of the results files (no 'files')",
+                "re-run `sago evaluate`, or have a maintainer run "
+                "`python -m benchmark submissions rehash SLUG`",
+            )
+        ]
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
         return [Problem(RUN_FILE, "'files' is not a mapping of path to sha256", "re-run `sago evaluate`")]
-    present = {f"{sub}/{p.name}": p
-               for sub, suffix in RESULT_FILES for p in plain_files(results_dir / sub, suffix)}
+    present = {
+        f"{sub}/{p.name}": p for sub, suffix in RESULT_FILES for p in plain_files(results_dir / sub, suffix)
+    }
     problems = []
     for name in sorted(set(files) | set(present)):
         if name not in present:
-            problems.append(Problem(RUN_FILE, f"lists {name[:80]!r}, which is not in the folder",
-                                    "commit every file `sago evaluate` wrote"))
+            problems.append(
+                Problem(
+                    RUN_FILE,
+                    f"lists {name[:80]!r}, which is not in the folder",
+                    "commit every file `sago evaluate` wrote",
+                )
+            )
         elif name not in files:
-            problems.append(Problem(name, "not listed in run.json's files",
-                                    "remove it, or commit the run.json written with it"))
+            problems.append(
+                Problem(
+                    name,
+                    "not listed in run.json's files",
+                    "remove it, or commit the run.json written with it",
+                )
+            )
         elif sha256_file(present[name]) != files[name]:
-            problems.append(Problem(name, "sha256 differs from the one run.json records",
-                                    "the file changed after the run: restore the file `sago evaluate` wrote"))
+            problems.append(
+                Problem(
+                    name,
+                    "sha256 differs from the one run.json records",
+                    "the file changed after the run: restore the file `sago evaluate` wrote",
+                )
+            )
     return problems
 
 
@@ -91,7 +132,8 @@ def parquet_problem(path: Path, types: dict[str, str], *, dataset: str | None = 
     missing = [c for c in types if c not in names]
     extra = [c for c in names if c not in types]
     details = ([f"missing {', '.join(missing)}"] if missing else []) + (
-        [f"unexpected {', '.join(extra)}"] if extra else [])
+        [f"unexpected {', '.join(extra)}"] if extra else []
+    )
     if details:
         return f"wrong columns ({'; '.join(details)})"
     for column, family in types.items():

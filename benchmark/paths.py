@@ -36,7 +36,7 @@ def check_slug(slug: str) -> str:
     'huggingfacetb__smollm2-135m-instruct'
     >>> check_slug("../etc__passwd")
     Traceback (most recent call last):
-    benchmark.errors.SagoError: invalid submission name '../etc__passwd': use '<org>__<model>' with lower-case letters, digits, '.', '-' and '_' only
+    benchmark.errors.SagoError: invalid submission name '../etc__passwd': use '<org>__<model>' with ...
     """
     if not SLUG_RE.fullmatch(slug) or ".." in slug:
         raise SagoError(
@@ -62,7 +62,7 @@ def inside(base: Path, *parts: str) -> Path:
 
 
 def replace_folder(new: Path, target: Path) -> None:
-    """Put the finished folder ``new`` where ``target`` is: two renames on one file system, old one deleted last.
+    """Put the finished folder ``new`` where ``target`` is: two renames on one file system, old deleted last.
 
     A reader sees the old folder or the new one; a crash between the renames leaves the old one
     complete under ``.<name>.old`` beside it.

@@ -13,8 +13,21 @@ from typing import Any
 from benchmark.paths import REPO_ROOT
 from benchmark.version import __version__
 
-_LIBRARIES = ("torch", "transformers", "datasets", "huggingface-hub", "pandas", "scipy", "numpy",
-              "pyarrow", "safetensors", "sacrebleu", "bert-score", "accelerate", "gguf")
+_LIBRARIES = (
+    "torch",
+    "transformers",
+    "datasets",
+    "huggingface-hub",
+    "pandas",
+    "scipy",
+    "numpy",
+    "pyarrow",
+    "safetensors",
+    "sacrebleu",
+    "bert-score",
+    "accelerate",
+    "gguf",
+)
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -49,13 +62,27 @@ def library_versions() -> dict[str, str]:
 def git_commit(root: Path = REPO_ROOT) -> str:
     """The checkout's HEAD commit, with ``+dirty`` when code or data have uncommitted changes."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
         # Results and the site are outputs, rewritten by the very run being stamped: only code and
         # data changes make the tree "dirty".
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude)submissions/*/results/*", ":(exclude)leaderboard"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                ":(exclude)submissions/*/results/*",
+                ":(exclude)leaderboard",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")

@@ -47,8 +47,10 @@ LEADERBOARD_FILE = "leaderboard.json"
 """the combined leaderboard document (in ``leaderboard/``, beside the results folders)."""
 RECORDS_SUFFIX = ".parquet"
 ACTIVATIONS_SUFFIX = ".safetensors"
-RESULT_FILES: tuple[tuple[str, str], ...] = ((RECORDS_DIR, RECORDS_SUFFIX),
-                                             (ACTIVATIONS_DIR, ACTIVATIONS_SUFFIX))
+RESULT_FILES: tuple[tuple[str, str], ...] = (
+    (RECORDS_DIR, RECORDS_SUFFIX),
+    (ACTIVATIONS_DIR, ACTIVATIONS_SUFFIX),
+)
 """harness outputs (sub-folder, suffix): one file per dataset, each hashed in run.json's ``files``."""
 DERIVED_FILES: tuple[str, ...] = (DELTAS_FILE, SUMMARY_FILE)
 """tables ``sago analyze`` derives from the harness outputs (not hashed in run.json)."""
@@ -60,8 +62,12 @@ RUN_JSON_LIMIT = 1 << 20
 
 def results_dir(slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR) -> Path:
     """Where results of ``slug`` on one variant-set version live (``root/<slug>/results/<set>/<version>``)."""
-    return inside(inside(root, check_slug(slug)), "results", check_name(set_name, "variant set"),
-                  check_name(version, "version"))
+    return inside(
+        inside(root, check_slug(slug)),
+        "results",
+        check_name(set_name, "variant set"),
+        check_name(version, "version"),
+    )
 
 
 @dataclass(frozen=True)
@@ -178,8 +184,11 @@ class ResultsFolder:
             run = self.read_run()
         except SagoError:
             return False  # unreadable, or of a version this code does not read: redone
-        return run.is_run_of(variant_set_sha256=variant_set_sha256, profile=profile,
-                             datasets=tuple(datasets) if datasets else None)
+        return run.is_run_of(
+            variant_set_sha256=variant_set_sha256,
+            profile=profile,
+            datasets=tuple(datasets) if datasets else None,
+        )
 
 
 # ---- the one set of atomic writers ------------------------------------------------------------------
@@ -209,8 +218,9 @@ def plain_json(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
 
 
-def write_json(path: Path, document: Mapping[str, Any],
-               dumps: Callable[[Mapping[str, Any]], str] = plain_json) -> Path:
+def write_json(
+    path: Path, document: Mapping[str, Any], dumps: Callable[[Mapping[str, Any]], str] = plain_json
+) -> Path:
     """Write ``document`` as ``dumps`` renders it (default :func:`plain_json`), atomically."""
     return write_text(path, dumps(document))
 

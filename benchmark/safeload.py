@@ -53,8 +53,12 @@ class _StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no t
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, Hashable):
                 if key in seen:
-                    raise FileProblem(self.path, f"duplicate key {key!r} at line {key_node.start_mark.line + 1} "
-                                      "(the second value would silently win)", "give each key once")
+                    raise FileProblem(
+                        self.path,
+                        f"duplicate key {key!r} at line {key_node.start_mark.line + 1} "
+                        "(the second value would silently win)",
+                        "give each key once",
+                    )
                 seen.add(key)
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         return mapping
@@ -80,7 +84,9 @@ def _check_yaml_events(text: str, path: Path, fix: str) -> None:
         if isinstance(event, yaml.DocumentStartEvent):
             documents += 1
             if documents > 1:
-                raise FileProblem(path, "holds more than one YAML document", "keep a single document (no ---)")
+                raise FileProblem(
+                    path, "holds more than one YAML document", "keep a single document (no ---)"
+                )
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_YAML_DEPTH:
@@ -135,8 +141,9 @@ def parse_json(text: str | bytes, where: object, *, fix: str, max_depth: int = M
     try:
         value = json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as err:
-        raise FileProblem(where, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})",
-                          fix) from None
+        raise FileProblem(
+            where, f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})", fix
+        ) from None
     except RecursionError:
         raise FileProblem(where, f"JSON nested deeper than {max_depth} levels", fix) from None
     except (ValueError, UnicodeDecodeError) as err:

@@ -21,8 +21,21 @@ from benchmark.errors import FileProblem
 from benchmark.safeload import parse_json
 
 ITEM_SIZE: dict[str, int] = {
-    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
-    "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
+    "BOOL": 1,
+    "U8": 1,
+    "I8": 1,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "I16": 2,
+    "U16": 2,
+    "F16": 2,
+    "BF16": 2,
+    "I32": 4,
+    "U32": 4,
+    "F32": 4,
+    "I64": 8,
+    "U64": 8,
+    "F64": 8,
 }
 MAX_HEADER = 64 << 20
 FIX = "re-run `sago evaluate` to rewrite it"
@@ -52,7 +65,9 @@ def read_safetensors(path: Path) -> dict[str, TensorInfo]:
                 raise FileProblem(path, "not a safetensors file (shorter than 8 bytes)", FIX)
             (length,) = struct.unpack("<Q", head)
             if length > min(size - 8, MAX_HEADER):
-                raise FileProblem(path, "not a safetensors file (header length past the end of the file)", FIX)
+                raise FileProblem(
+                    path, "not a safetensors file (header length past the end of the file)", FIX
+                )
             raw = handle.read(length)
     except OSError as err:
         raise FileProblem(path, f"cannot be read ({err.strerror or type(err).__name__})", FIX) from None
@@ -80,12 +95,20 @@ def _tensor(path: Path, name: str, spec: Any) -> TensorInfo:
         raise FileProblem(path, f"{bad} has unknown dtype {str(dtype)[:20]!r}", FIX)
     if not isinstance(shape, list) or not all(_natural(d) for d in shape):
         raise FileProblem(path, f"{bad} has a shape that is not a list of non-negative integers", FIX)
-    if not (isinstance(offsets, list) and len(offsets) == 2 and all(_natural(o) for o in offsets)
-            and offsets[0] <= offsets[1]):
+    if not (
+        isinstance(offsets, list)
+        and len(offsets) == 2
+        and all(_natural(o) for o in offsets)
+        and offsets[0] <= offsets[1]
+    ):
         raise FileProblem(path, f"{bad} has data_offsets that are not [begin, end] with begin <= end", FIX)
     if (offsets[1] - offsets[0]) != math.prod(shape) * ITEM_SIZE[dtype]:
-        raise FileProblem(path, f"{bad}: data_offsets span {offsets[1] - offsets[0]} bytes, "
-                          f"dtype and shape need {math.prod(shape) * ITEM_SIZE[dtype]}", FIX)
+        raise FileProblem(
+            path,
+            f"{bad}: data_offsets span {offsets[1] - offsets[0]} bytes, "
+            f"dtype and shape need {math.prod(shape) * ITEM_SIZE[dtype]}",
+            FIX,
+        )
     return TensorInfo(dtype, tuple(shape), offsets[0], offsets[1])
 
 
@@ -101,5 +124,6 @@ def _check_tiling(path: Path, tensors: dict[str, TensorInfo], data_bytes: int) -
             raise FileProblem(path, "safetensors data_offsets overlap or leave a gap", FIX)
         position = info.end
     if position != data_bytes:
-        raise FileProblem(path, f"safetensors header describes {position} data bytes, the file holds {data_bytes}",
-                          FIX)
+        raise FileProblem(
+            path, f"safetensors header describes {position} data bytes, the file holds {data_bytes}", FIX
+        )

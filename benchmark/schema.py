@@ -14,7 +14,7 @@ from dataclasses import dataclass
 VARIANT_SCHEMA_VERSION = 1
 RECORDS_SCHEMA_VERSION = 1
 SUMMARY_SCHEMA_VERSION = 2
-"""2: paper-family SGS beside an extended SGS, corrected markers and verdicts (1: one SGS over all families)."""
+"""2: paper-family SGS beside an extended SGS, corrected markers, verdicts (1: one SGS over all families)."""
 LEADERBOARD_SCHEMA_VERSION = 2
 """2: paper vs extended SGS, Holm-corrected markers with verdicts, exact reversal tests, combined Spearman."""
 SUBMISSION_SCHEMA_VERSION = 1
@@ -25,17 +25,17 @@ DEFAULT_SET_VERSION = "v1"
 
 # One row per (item, variant) in a frozen variant set; the baseline is the row with family "baseline".
 VARIANT_COLUMNS: tuple[str, ...] = (
-    "dataset",      # str: dataset name, e.g. "trivia_qa"
-    "item_id",      # str: stable id of the source item, shared by all of its variants
-    "variant_id",   # str: f"{family}/{place}/{strength:g}" — unique within an item; "baseline/none/0"
-    "family",       # str: "baseline", "politeness", "spacing", ... (see benchmark.variants)
-    "place",        # str: "none" (baseline), "prefix", "suffix" or "global"
-    "strength",     # float: family-specific level; 0 for the baseline
-    "prompt",       # str: the text sent to the model (before any chat template)
-    "similarity",   # float: MiniLM cosine similarity of prompt to the baseline prompt
-    "rewriter",     # str: what made the variant, e.g. "rule:spacing@0.1.0" or "llm:<artefact>@<sha256[:12]>"
-    "answers",      # list[str]: gold answers / aliases of the item (empty when the dataset has none)
-    "item_rank",    # int: position of the item in the seeded sample; profiles take items with rank < N
+    "dataset",  # str: dataset name, e.g. "trivia_qa"
+    "item_id",  # str: stable id of the source item, shared by all of its variants
+    "variant_id",  # str: f"{family}/{place}/{strength:g}" — unique within an item; "baseline/none/0"
+    "family",  # str: "baseline", "politeness", "spacing", ... (see benchmark.variants)
+    "place",  # str: "none" (baseline), "prefix", "suffix" or "global"
+    "strength",  # float: family-specific level; 0 for the baseline
+    "prompt",  # str: the text sent to the model (before any chat template)
+    "similarity",  # float: MiniLM cosine similarity of prompt to the baseline prompt
+    "rewriter",  # str: what made the variant, e.g. "rule:spacing@0.1.0" or "llm:<artefact>@<sha256[:12]>"
+    "answers",  # list[str]: gold answers / aliases of the item (empty when the dataset has none)
+    "item_rank",  # int: position of the item in the seeded sample; profiles take items with rank < N
 )
 BASELINE_FAMILY = "baseline"
 PAPER_FAMILIES: tuple[str, ...] = ("politeness", "spacing", "punctuation", "letter_case", "length", "form")
@@ -44,15 +44,20 @@ BASELINE_VARIANT_ID = "baseline/none/0"
 
 # One row per (item, variant) a model ran on. Activations live beside it in safetensors.
 RECORD_COLUMNS: tuple[str, ...] = (
-    "dataset", "item_id", "variant_id", "family", "place", "strength",
-    "response",          # str: greedy response y_v (special tokens stripped)
-    "response_tokens",   # int: number of generated tokens
-    "finished",          # bool: generation stopped on an end-of-sequence token (not on the token limit)
-    "logprob_sum",       # float: log p(y_0 | x_v), summed over the baseline response's tokens
-    "logprob_mean",      # float: the same, averaged per token
-    "entropy_mean",      # float: mean over y_0's positions of the full-vocabulary entropy (nats)
-    "baseline_tokens",   # int: number of tokens of y_0 that were scored
-    "prompt_tokens",     # int: tokens of the rendered prompt (after the chat template)
+    "dataset",
+    "item_id",
+    "variant_id",
+    "family",
+    "place",
+    "strength",
+    "response",  # str: greedy response y_v (special tokens stripped)
+    "response_tokens",  # int: number of generated tokens
+    "finished",  # bool: generation stopped on an end-of-sequence token (not on the token limit)
+    "logprob_sum",  # float: log p(y_0 | x_v), summed over the baseline response's tokens
+    "logprob_mean",  # float: the same, averaged per token
+    "entropy_mean",  # float: mean over y_0's positions of the full-vocabulary entropy (nats)
+    "baseline_tokens",  # int: number of tokens of y_0 that were scored
+    "prompt_tokens",  # int: tokens of the rendered prompt (after the chat template)
 )
 # The files of a results folder (and which are hashed in run.json) are named in benchmark.results.
 # Activation tensors: safetensors file per dataset, key f"{item_id}|{variant_id}",
@@ -76,15 +81,39 @@ class Measure:
 
 
 MEASURES: tuple[Measure, ...] = (
-    Measure("act_cos_last", "activations", 2.0, True, "cosine of last-layer state at the last prompt token, minus 1"),
+    Measure(
+        "act_cos_last",
+        "activations",
+        2.0,
+        True,
+        "cosine of last-layer state at the last prompt token, minus 1",
+    ),
     Measure("act_cos_mean", "activations", 2.0, False, "the same cosine averaged over all layers, minus 1"),
-    Measure("bleu", "generation", 100.0, True, "sentence BLEU of the response against the baseline response, minus 100"),
+    Measure(
+        "bleu",
+        "generation",
+        100.0,
+        True,
+        "sentence BLEU of the response against the baseline response, minus 100",
+    ),
     Measure("bertscore", "generation", 1.0, True, "BERTScore F1 against the baseline response, minus 1"),
-    Measure("embed_cos", "generation", 2.0, False, "MiniLM embedding cosine to the baseline response, minus 1"),
+    Measure(
+        "embed_cos", "generation", 2.0, False, "MiniLM embedding cosine to the baseline response, minus 1"
+    ),
     Measure("logprob", "confidence", 250.0, True, "change in summed log p(baseline response | prompt)"),
-    Measure("logprob_mean", "confidence", 2.5, False, "change in per-token mean log p(baseline response | prompt)"),
-    Measure("entropy", "confidence", 10.0, True, "change in mean next-token entropy over the baseline response"),
-    Measure("mirroring", "mirroring", 1.0, True, "response mirrors the rewrite's style (0/1), minus the same for the baseline"),
+    Measure(
+        "logprob_mean", "confidence", 2.5, False, "change in per-token mean log p(baseline response | prompt)"
+    ),
+    Measure(
+        "entropy", "confidence", 10.0, True, "change in mean next-token entropy over the baseline response"
+    ),
+    Measure(
+        "mirroring",
+        "mirroring",
+        1.0,
+        True,
+        "response mirrors the rewrite's style (0/1), minus the same for the baseline",
+    ),
 )
 MEASURE_BY_NAME: dict[str, Measure] = {m.name: m for m in MEASURES}
 AXES: tuple[str, ...] = ("activations", "generation", "confidence", "mirroring")
@@ -93,7 +122,15 @@ HEADLINE_MEASURES: tuple[str, ...] = ("act_cos_last", "bertscore", "logprob", "m
 (the other measures of an axis are near-copies and would only inflate the multiplicity)."""
 
 # Per-variant deltas table (output of benchmark.axes): ids + one column per measure + accuracy.
-DELTA_ID_COLUMNS: tuple[str, ...] = ("model", "dataset", "item_id", "variant_id", "family", "place", "strength")
+DELTA_ID_COLUMNS: tuple[str, ...] = (
+    "model",
+    "dataset",
+    "item_id",
+    "variant_id",
+    "family",
+    "place",
+    "strength",
+)
 # plus f"delta_{m.name}" for m in MEASURES (NaN where a measure does not apply, e.g. mirroring for form)
 # plus "correct": float 0/1 (NaN without gold) — accuracy of this variant's response against gold answers.
 DELTA_COLUMNS: tuple[str, ...] = (*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct")

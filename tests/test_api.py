@@ -41,8 +41,13 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_api_names_and_a_cheap_import() -> None:
     assert set(benchmark.__all__) == {"__version__", "analyze", "build_site", "evaluate", "load_variant_set"}
     assert all(callable(getattr(benchmark, name)) for name in benchmark.__all__ if name != "__version__")
-    modules = subprocess.run([sys.executable, "-c", "import benchmark, sys; print(sorted(sys.modules))"],
-                             capture_output=True, text=True, check=True, cwd=REPO).stdout
+    modules = subprocess.run(
+        [sys.executable, "-c", "import benchmark, sys; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    ).stdout
     assert "'torch'" not in modules and "'pandas'" not in modules
 
 

@@ -38,10 +38,18 @@ def test_last_and_mean_reductions_skip_the_embedding_row_for_the_mean() -> None:
 
 
 def test_layer_cosine_table_lists_every_layer_and_skips_missing_arrays() -> None:
-    records = pd.DataFrame({"dataset": ["d"] * 3, "item_id": ["i1"] * 3, "family": ["baseline", "spacing", "form"],
-                            "variant_id": ["baseline/none/0", "spacing/prefix/5", "form/global/1"]})
-    acts = {"i1|baseline/none/0": np.array([[1.0, 0.0], [1.0, 0.0]]),
-            "i1|spacing/prefix/5": np.array([[1.0, 0.0], [0.0, 1.0]])}
+    records = pd.DataFrame(
+        {
+            "dataset": ["d"] * 3,
+            "item_id": ["i1"] * 3,
+            "family": ["baseline", "spacing", "form"],
+            "variant_id": ["baseline/none/0", "spacing/prefix/5", "form/global/1"],
+        }
+    )
+    acts = {
+        "i1|baseline/none/0": np.array([[1.0, 0.0], [1.0, 0.0]]),
+        "i1|spacing/prefix/5": np.array([[1.0, 0.0], [0.0, 1.0]]),
+    }
     table = layer_cosine_table(records, acts)
     assert list(table.columns) == ["dataset", "item_id", "variant_id", "family", "layer", "cosine"]
     assert len(table) == 4  # two layers each for baseline and spacing; form has no activations

@@ -1,4 +1,4 @@
-"""Agreement of our politeness judges with the authors' published judge (numbers quoted in docs/METHOD.md §7)."""
+"""Agreement of our politeness judges with the authors' published judge (numbers: docs/METHOD.md §7)."""
 
 from __future__ import annotations
 
@@ -41,5 +41,7 @@ def test_lexicon_judge_agreement_with_the_authors_judge() -> None:
 
 def test_margin_sensitivity_quoted_in_method() -> None:
     rows = load_reference(FIXTURE)
-    kappas = {m: round(judge_agreement(LexiconPolitenessJudge(margin=m), rows).kappa, 3) for m in (2.0, 3.0, 4.0)}
+    kappas = {
+        m: round(judge_agreement(LexiconPolitenessJudge(margin=m), rows).kappa, 3) for m in (2.0, 3.0, 4.0)
+    }
     assert kappas == {2.0: 0.464, 3.0: 0.610, 4.0: 0.678}

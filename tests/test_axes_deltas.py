@@ -32,7 +32,12 @@ ITEM_RUNS = {
     "letter_case/global/100": ("THE CAPITAL OF FRANCE IS PARIS.", -14.0, -1.4, 2.5),
     "spacing/prefix/5": (BASE_Y, -11.0, -1.1, 2.25),
     "form/global/1": ("Paris.", -12.0, -1.2, 3.0),
-    "politeness/prefix/6": ("Thank you for asking! The capital of France is Paris. I hope this helps.", -9.0, -0.9, 1.5),
+    "politeness/prefix/6": (
+        "Thank you for asking! The capital of France is Paris. I hope this helps.",
+        -9.0,
+        -0.9,
+        1.5,
+    ),
 }
 
 
@@ -43,7 +48,12 @@ class JaccardScorer:
         def words(t: str) -> set[str]:
             return set(t.lower().split())
 
-        return np.array([len(words(c) & words(r)) / len(words(c) | words(r)) for c, r in zip(candidates, references)])
+        return np.array(
+            [
+                len(words(c) & words(r)) / len(words(c) | words(r))
+                for c, r in zip(candidates, references, strict=False)
+            ]
+        )
 
 
 def fake_scorers() -> AxisScorers:
@@ -60,19 +70,47 @@ def make_records(items: Sequence[str] = ("i1", "i2"), dataset: str = "trivia_qa"
     for item in items:
         for variant_id, (response, lp, lpm, ent) in ITEM_RUNS.items():
             family, place, strength = _family(variant_id)
-            rows.append({"dataset": dataset, "item_id": item, "variant_id": variant_id, "family": family,
-                         "place": place, "strength": strength, "response": response,
-                         "response_tokens": len(response.split()), "finished": True, "logprob_sum": lp,
-                         "logprob_mean": lpm, "entropy_mean": ent, "baseline_tokens": 7, "prompt_tokens": 20})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "item_id": item,
+                    "variant_id": variant_id,
+                    "family": family,
+                    "place": place,
+                    "strength": strength,
+                    "response": response,
+                    "response_tokens": len(response.split()),
+                    "finished": True,
+                    "logprob_sum": lp,
+                    "logprob_mean": lpm,
+                    "entropy_mean": ent,
+                    "baseline_tokens": 7,
+                    "prompt_tokens": 20,
+                }
+            )
     return pd.DataFrame(rows, columns=list(RECORD_COLUMNS)).sort_values(["item_id", "variant_id"])
 
 
 def make_variants(items: Sequence[str] = ("i1", "i2"), dataset: str = "trivia_qa") -> pd.DataFrame:
     gold = {"i1": ["Paris"], "i2": ["London"]}
-    rows = [{"dataset": dataset, "item_id": item, "variant_id": vid, "family": _family(vid)[0],
-             "place": _family(vid)[1], "strength": _family(vid)[2], "prompt": f"What is the capital? ({vid})",
-             "similarity": 1.0, "rewriter": "rule:test", "answers": gold.get(item, []), "item_rank": rank}
-            for rank, item in enumerate(items) for vid in ITEM_RUNS if not vid.startswith("rerun")]
+    rows = [
+        {
+            "dataset": dataset,
+            "item_id": item,
+            "variant_id": vid,
+            "family": _family(vid)[0],
+            "place": _family(vid)[1],
+            "strength": _family(vid)[2],
+            "prompt": f"What is the capital? ({vid})",
+            "similarity": 1.0,
+            "rewriter": "rule:test",
+            "answers": gold.get(item, []),
+            "item_rank": rank,
+        }
+        for rank, item in enumerate(items)
+        for vid in ITEM_RUNS
+        if not vid.startswith("rerun")
+    ]
     return pd.DataFrame(rows, columns=list(VARIANT_COLUMNS))
 
 
@@ -99,8 +137,9 @@ def test_every_schema_measure_has_a_registered_function() -> None:
 
 
 def test_compute_deltas_known_values() -> None:
-    deltas = compute_deltas(make_records(), make_activations(), make_variants(), model="org__m",
-                            scorers=fake_scorers())
+    deltas = compute_deltas(
+        make_records(), make_activations(), make_variants(), model="org__m", scorers=fake_scorers()
+    )
     assert list(deltas.columns) == list(DELTA_COLUMNS)
     assert len(deltas) == 2 * len(ITEM_RUNS)
     row = deltas[deltas["item_id"] == "i1"].set_index("variant_id")
@@ -108,8 +147,8 @@ def test_compute_deltas_known_values() -> None:
     for control in ("baseline/none/0", "identity/global/1"):
         assert (row.loc[control, delta_cols] == 0.0).all()
     # Activations: spacing's layers have cosines 1, 0, 1/sqrt(2) to the baseline.
-    assert row.loc["spacing/prefix/5", "delta_act_cos_last"] == pytest.approx(2 ** -0.5 - 1, abs=1e-3)
-    assert row.loc["spacing/prefix/5", "delta_act_cos_mean"] == pytest.approx((0 + 2 ** -0.5) / 2 - 1, abs=1e-3)
+    assert row.loc["spacing/prefix/5", "delta_act_cos_last"] == pytest.approx(2**-0.5 - 1, abs=1e-3)
+    assert row.loc["spacing/prefix/5", "delta_act_cos_mean"] == pytest.approx((0 + 2**-0.5) / 2 - 1, abs=1e-3)
     # Confidence: plain differences from the baseline row.
     assert row.loc["letter_case/global/100", "delta_logprob"] == pytest.approx(-4.0)
     assert row.loc["letter_case/global/100", "delta_logprob_mean"] == pytest.approx(-0.4)
@@ -141,8 +180,9 @@ def test_write_deltas_round_trips_and_rewrites_byte_identically(tmp_path: Path) 
     table = pd.read_parquet(path)
     assert list(table.columns) == list(DELTA_COLUMNS)
     assert list(table.columns[: len(DELTA_ID_COLUMNS)]) == list(DELTA_ID_COLUMNS)
-    expected = compute_deltas(make_records(), make_activations(), make_variants(), model="org__m",
-                              scorers=fake_scorers())
+    expected = compute_deltas(
+        make_records(), make_activations(), make_variants(), model="org__m", scorers=fake_scorers()
+    )
     pd.testing.assert_frame_equal(table, expected, check_dtype=False)
     assert write_deltas(root, frames, model="org__m", scorers=fake_scorers()).read_bytes() == first
     assert read_scorer_backbones(path) == {"bertscore": "jaccard"}
@@ -190,7 +230,12 @@ def test_compute_deltas_with_real_minilm() -> None:
     deltas = compute_deltas(make_records(), make_activations(), make_variants(), model="m")
     row = deltas[deltas["item_id"] == "i1"].set_index("variant_id")
     assert row.loc["identity/global/1", "delta_bertscore"] == 0.0
-    assert -1.0 < row.loc["form/global/1", "delta_bertscore"] < row.loc["politeness/prefix/6", "delta_bertscore"] < 0
+    assert (
+        -1.0
+        < row.loc["form/global/1", "delta_bertscore"]
+        < row.loc["politeness/prefix/6", "delta_bertscore"]
+        < 0
+    )
     assert -1.0 < row.loc["form/global/1", "delta_embed_cos"] < 0
 
 

@@ -59,7 +59,12 @@ def test_punctuation_threshold_rises_with_strength() -> None:
 def test_letter_case_fires_on_shouting_and_random_case() -> None:
     assert detect("letter_case", PLAIN.upper(), 100) == 1.0
     assert detect("letter_case", "ThE cAPiTal oF FrAnce Is PaRIs.", 50) == 1.0
-    assert detect("letter_case", "DNA is studied at MIT by many researchers in the field of molecular biology.", 10) == 0.0
+    assert (
+        detect(
+            "letter_case", "DNA is studied at MIT by many researchers in the field of molecular biology.", 10
+        )
+        == 0.0
+    )
     assert detect("letter_case", PLAIN, 10) == 0.0
 
 
@@ -114,7 +119,9 @@ def test_llm_judge_asks_yes_no_in_the_prompts_direction() -> None:
 def test_our_rules_subtract_the_baseline_response_and_can_go_negative() -> None:
     shouted = PLAIN.upper()
     assert mirroring_delta("letter_case", shouted, PLAIN, 100, JUDGE, "ours") == 1.0
-    assert mirroring_delta("letter_case", shouted, shouted, 100, JUDGE, "ours") == 0.0  # baseline shouted already
+    assert (
+        mirroring_delta("letter_case", shouted, shouted, 100, JUDGE, "ours") == 0.0
+    )  # baseline shouted already
     assert mirroring_delta("letter_case", PLAIN, shouted, 100, JUDGE, "ours") == -1.0
     polite = "Thank you kindly! It is Paris. I hope this helps, and thanks again."
     assert mirroring_delta("politeness", polite, PLAIN, 6, JUDGE, "ours") == 1.0
@@ -128,12 +135,15 @@ def test_controls_are_zero_and_unscored_families_nan_under_both_rule_sets() -> N
         for unscored in ("typos", "no_such_family"):
             assert math.isnan(mirroring_delta(unscored, PLAIN.upper(), PLAIN, 1, JUDGE, rules))
     assert math.isnan(mirroring_delta("form", PLAIN.upper(), PLAIN, 1, JUDGE, "ours"))
-    assert mirroring_delta("form", PLAIN.upper(), PLAIN, 1, JUDGE, "authors") == 0.0  # the authors fill form with 0
+    assert (
+        mirroring_delta("form", PLAIN.upper(), PLAIN, 1, JUDGE, "authors") == 0.0
+    )  # the authors fill form with 0
     with pytest.raises(ValueError, match="unknown mirroring rules"):
         mirroring_delta("spacing", PLAIN, PLAIN, 1, JUDGE, "mine")
 
 
 # ---- the authors' rules, on hand-made pairs (thresholds from their utils/surface_mirroring_detector.py) ----
+
 
 def authors(family: str, response: str, baseline: str, strength: float) -> float:
     return mirroring_delta(family, response, baseline, strength, JUDGE, "authors")

@@ -15,8 +15,19 @@ from benchmark.axes.mirroring import LexiconPolitenessJudge, mirroring_delta
 from benchmark.axes.text import bleu
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=80)
-FAMILIES = st.sampled_from(["spacing", "punctuation", "letter_case", "lowercase", "length", "politeness",
-                            "form", "identity", "typos"])
+FAMILIES = st.sampled_from(
+    [
+        "spacing",
+        "punctuation",
+        "letter_case",
+        "lowercase",
+        "length",
+        "politeness",
+        "form",
+        "identity",
+        "typos",
+    ]
+)
 
 
 @given(TEXT, TEXT)
@@ -40,8 +51,10 @@ def test_a_response_equal_to_the_baseline_never_mirrors(family: str, text: str, 
         assert delta == 0.0 or math.isnan(delta)
 
 
-@given(arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)),
-       arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)))
+@given(
+    arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)),
+    arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)),
+)
 @settings(max_examples=60, deadline=None)
 def test_layer_cosines_are_symmetric_and_bounded(a: np.ndarray, b: np.ndarray) -> None:
     ab, ba = layer_cosines(a, b), layer_cosines(b, a)
@@ -60,6 +73,8 @@ def test_a_response_that_states_the_alias_is_correct(alias: str, filler: str) ->
 
 @given(FAMILIES, TEXT, TEXT, st.sampled_from([-10.0, -2.0, 1.0, 5.0, 0.5, 2.0, 25.0, 100.0]))
 @settings(max_examples=100, deadline=None)
-def test_the_authors_rules_are_never_negative(family: str, response: str, baseline: str, strength: float) -> None:
+def test_the_authors_rules_are_never_negative(
+    family: str, response: str, baseline: str, strength: float
+) -> None:
     delta = mirroring_delta(family, response, baseline, strength, LexiconPolitenessJudge(), "authors")
     assert delta in (0.0, 1.0) or math.isnan(delta)

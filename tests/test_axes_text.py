@@ -33,11 +33,14 @@ def test_bleu_matches_sacrebleu_sentence_score_on_a_known_pair() -> None:
     assert bleu(hyp, ref) == pytest.approx(100 * (5 / 6 * 3 / 5 * 2 / 4 * 1 / 3) ** 0.25)
 
 
-@pytest.mark.parametrize(("hyp", "ref"), [
-    ("The cat sat on the mat", "The cat sat on a mat"),
-    ("Paris is the capital of France.", "The capital of France is Paris, a big city."),
-    ("one two three four five", "six seven eight nine ten"),
-])
+@pytest.mark.parametrize(
+    ("hyp", "ref"),
+    [
+        ("The cat sat on the mat", "The cat sat on a mat"),
+        ("Paris is the capital of France.", "The capital of France is Paris, a big city."),
+        ("one two three four five", "six seven eight nine ten"),
+    ],
+)
 def test_bleu_equals_the_authors_corpus_bleu_from_four_tokens_up(hyp: str, ref: str) -> None:
     # The sentence API differs from corpus BLEU on one pair only below four tokens (effective order).
     assert bleu(hyp, ref) == pytest.approx(BLEU().corpus_score([hyp], [[ref]]).score)
@@ -65,8 +68,12 @@ class CountingScorer:
 
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray:
         self.calls.append((list(candidates), list(references)))
-        return np.array([len(set(c.split()) & set(r.split())) / len(set(c.split()) | set(r.split()))
-                         for c, r in zip(candidates, references)])
+        return np.array(
+            [
+                len(set(c.split()) & set(r.split())) / len(set(c.split()) | set(r.split()))
+                for c, r in zip(candidates, references, strict=False)
+            ]
+        )
 
 
 def test_score_distinct_calls_the_model_once_per_distinct_nontrivial_pair() -> None:
@@ -111,7 +118,10 @@ def test_embedding_cosine_is_the_cosine_of_mean_pooled_minilm_vectors(minilm) ->
     tok = AutoTokenizer.from_pretrained(minilm.model_type)
     model = AutoModel.from_pretrained(minilm.model_type).eval()
     with torch.inference_mode():
-        vecs = [model(**tok(t, return_tensors="pt")).last_hidden_state[0].mean(0).double() for t in (text_a, text_b)]
+        vecs = [
+            model(**tok(t, return_tensors="pt")).last_hidden_state[0].mean(0).double()
+            for t in (text_a, text_b)
+        ]
     expected = float(torch.nn.functional.cosine_similarity(vecs[0], vecs[1], dim=0))
     got = scorer.score([text_a, text_a], [text_b, text_a])
     assert got[0] == pytest.approx(expected, abs=1e-5)
@@ -161,7 +171,11 @@ def test_bleu_forms_on_the_committed_records() -> None:
 def test_corpus_form_is_the_authors_exact_call() -> None:
     from sacrebleu import corpus_bleu
 
-    for y, y0 in [("Paris.", "Paris."), ("The capital is Paris.", "Paris is the capital of France."), ("", "x")]:
+    for y, y0 in [
+        ("Paris.", "Paris."),
+        ("The capital is Paris.", "Paris is the capital of France."),
+        ("", "x"),
+    ]:
         assert bleu(y, y0, form="corpus") == corpus_bleu([y], [[y0]]).score
     with pytest.raises(ValueError, match="unknown BLEU form"):
         bleu("a", "b", form="chrf")

@@ -11,8 +11,15 @@ from benchmark.harness.bench_peer import PeerRow, format_rows, main
 
 
 def test_ratio_is_harness_over_peer_in_wall_and_cpu_time() -> None:
-    harness = BenchResult(prompts=264, generated_tokens=7000, harness_seconds=120.0, bare_seconds=90.0,
-                          peak_rss_mib=2048.0, harness_cpu_seconds=100.0, bare_cpu_seconds=80.0)
+    harness = BenchResult(
+        prompts=264,
+        generated_tokens=7000,
+        harness_seconds=120.0,
+        bare_seconds=90.0,
+        peak_rss_mib=2048.0,
+        harness_cpu_seconds=100.0,
+        bare_cpu_seconds=80.0,
+    )
     row = PeerRow(batch_size=32, prompts=264, peer_seconds=150.0, peer_cpu_seconds=125.0, harness=harness)
     assert row.ratio == pytest.approx(0.8) and row.cpu_ratio == pytest.approx(0.8)
     line = format_rows([row], threads=1).splitlines()[-1].split()
@@ -20,7 +27,9 @@ def test_ratio_is_harness_over_peer_in_wall_and_cpu_time() -> None:
     assert line[-5:] == ["0.800", "125.0", "100.0", "80.0", "0.800"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("lm_eval") is not None, reason="checks the message without lm-eval")
+@pytest.mark.skipif(
+    importlib.util.find_spec("lm_eval") is not None, reason="checks the message without lm-eval"
+)
 def test_without_lm_eval_it_points_to_the_make_target(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--batch-size", "8"]) == 2
     err = capsys.readouterr().err

@@ -32,8 +32,15 @@ from benchmark.variants.frozen import load_variant_set
 
 pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @dataclass
@@ -46,19 +53,37 @@ class Watch:
 
 
 PAIR = "acme__tiny-a--acme__tiny-b.html"
-PAGE_TYPES = ("index.html", "reversals.html", "compare/index.html", f"compare/{PAIR}", "models.html",
-              "models/acme__tiny-a.html", "models/acme__tiny-pending.html", "datasets.html", "datasets/trivia_qa.html",
-              "items/index.html", "items/trivia_qa/index.html", "items/trivia_qa/1.html", "axes.html",
-              "methodology.html", "downloads.html", "submit.html")
+PAGE_TYPES = (
+    "index.html",
+    "reversals.html",
+    "compare/index.html",
+    f"compare/{PAIR}",
+    "models.html",
+    "models/acme__tiny-a.html",
+    "models/acme__tiny-pending.html",
+    "datasets.html",
+    "datasets/trivia_qa.html",
+    "items/index.html",
+    "items/trivia_qa/index.html",
+    "items/trivia_qa/1.html",
+    "axes.html",
+    "methodology.html",
+    "downloads.html",
+    "submit.html",
+)
 """One page of every kind the site has."""
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tree = make_site_tree(tmp_path_factory.mktemp("browser"))
-    inputs = SiteInputs(read_board(tree.leaderboard), tree.submissions, load_variant_set(SET, VERSION, tree.variants))
+    inputs = SiteInputs(
+        read_board(tree.leaderboard), tree.submissions, load_variant_set(SET, VERSION, tree.variants)
+    )
     build_site(inputs, tree.root / "site", progress=False)
-    (tree.root / "site" / "leaderboard.json.src").write_text(tree.leaderboard.read_text())  # for the headline test
+    (tree.root / "site" / "leaderboard.json.src").write_text(
+        tree.leaderboard.read_text()
+    )  # for the headline test
     return tree.root / "site"
 
 
@@ -117,7 +142,8 @@ def test_every_page_loads_cleanly_and_links_resolve(site: Path, page: tuple[obje
     for path in html_pages:
         browser_page.goto(path.as_uri())  # type: ignore[attr-defined]
         links = browser_page.eval_on_selector_all(  # type: ignore[attr-defined]
-            "a[href], link[href], script[src], img[src]", "els => els.map(e => e.href || e.src)")
+            "a[href], link[href], script[src], img[src]", "els => els.map(e => e.href || e.src)"
+        )
         for link in links:
             scheme = urlparse(link).scheme
             if scheme == "https":  # a submission's own web page: shown, never fetched
@@ -136,8 +162,10 @@ def test_sort_header_reorders_the_table(site: Path, page: tuple[object, Watch]) 
     column = "td:nth-child(3)"  # SGS of the generation table's second measure
 
     def values() -> list[float]:
-        return [float(v) for v in table.locator(f"tbody {column}").evaluate_all(
-            "cells => cells.map(c => c.dataset.sort)")]
+        return [
+            float(v)
+            for v in table.locator(f"tbody {column}").evaluate_all("cells => cells.map(c => c.dataset.sort)")
+        ]
 
     before = values()
     header = table.locator("th").nth(2)
@@ -162,7 +190,7 @@ def test_open_an_item_and_read_hostile_strings_as_text(site: Path, page: tuple[o
     assert response.is_visible()
     assert browser_page.get_by_text(f"{HOSTILE_IMG} Question 1 of trivia_qa?").is_visible()  # type: ignore[attr-defined]
     who = browser_page.locator("details[open] .answer .who", has_text="Tiny A").first  # type: ignore[attr-defined]
-    assert who.inner_text().split()[:len(HOSTILE_NAME.split())] == HOSTILE_NAME.split()
+    assert who.inner_text().split()[: len(HOSTILE_NAME.split())] == HOSTILE_NAME.split()
     browser_page.get_by_role("link", name="← item 0").first.click()  # type: ignore[attr-defined]
     assert browser_page.url.endswith("items/trivia_qa/0.html")  # type: ignore[attr-defined]
     assert browser_page.locator("main img, main script").count() == 0  # type: ignore[attr-defined]
@@ -180,17 +208,22 @@ def test_hostile_model_name_is_text_on_its_page(site: Path, page: tuple[object, 
 
 
 def test_no_page_scrolls_sideways_on_a_phone_and_every_page_says_what_was_run(
-        site: Path, phone: tuple[object, Watch]) -> None:
+    site: Path, phone: tuple[object, Watch]
+) -> None:
     browser_page, watch = phone
     for name in PAGE_TYPES:
         browser_page.goto((site / name).as_uri())  # type: ignore[attr-defined]
         widths = browser_page.evaluate(  # type: ignore[attr-defined]
-            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
         assert widths[0] <= widths[1], f"{name} scrolls sideways at 390 px: {widths}"
         header = browser_page.locator("#run-header")  # type: ignore[attr-defined]
         assert header.is_visible(), name
         text = " ".join(header.inner_text().split())
-        assert f"profile {PROFILE['name']}" in text and f"{PROFILE['items_per_dataset']} items per dataset" in text
+        assert (
+            f"profile {PROFILE['name']}" in text
+            and f"{PROFILE['items_per_dataset']} items per dataset" in text
+        )
         assert f"up to {PROFILE['max_new_tokens']} new tokens" in text and "partial run" in text, name
         assert "complete" not in text.lower()
     assert watch.errors == []
@@ -201,8 +234,12 @@ def test_item_page_stacks_prompt_and_responses_on_a_phone(site: Path, phone: tup
     browser_page.goto((site / "items" / "trivia_qa" / "0.html").as_uri())  # type: ignore[attr-defined]
     variant = browser_page.locator("details[open] article.variant").first  # type: ignore[attr-defined]
     prompt = variant.locator(".prompt").bounding_box()
-    answers = variant.locator(".answer").evaluate_all("els => els.map(e => e.getBoundingClientRect().toJSON())")
-    assert len(answers) == 2 and prompt["width"] > 300  # the prompt uses the phone's width, not a 50 px column
+    answers = variant.locator(".answer").evaluate_all(
+        "els => els.map(e => e.getBoundingClientRect().toJSON())"
+    )
+    assert (
+        len(answers) == 2 and prompt["width"] > 300
+    )  # the prompt uses the phone's width, not a 50 px column
     assert all(a["top"] >= prompt["y"] + prompt["height"] for a in answers)  # responses below the prompt
     assert answers[1]["top"] >= answers[0]["bottom"]  # and below each other
 
@@ -214,8 +251,13 @@ def test_overview_headline_is_the_leaderboards(site: Path, page: tuple[object, W
     board = read_board(site / "leaderboard.json.src")
     assert shown == findings.headline(board) and len(shown) >= 3
     data = board.data
-    tests = [t for c in data["cells"] if c["dataset"] != "all" for t in c["tests"]
-             if t["epsilon"] == data["primary_epsilon"]]
+    tests = [
+        t
+        for c in data["cells"]
+        if c["dataset"] != "all"
+        for t in c["tests"]
+        if t["epsilon"] == data["primary_epsilon"]
+    ]
     assert f"in {sum(t['significant_holm'] for t in tests)} of the {len(tests)} " in shown[0]
     cells = browser_page.locator("#grid-table tbody td")  # type: ignore[attr-defined]
     assert cells.count() == (len(data["datasets"]) + 1) * 4
@@ -250,8 +292,11 @@ def test_filters_and_the_compare_picker_work(site: Path, page: tuple[object, Wat
     board = json.loads((site / "leaderboard.json.src").read_text())
     assert rows.count() == (len(board["datasets"]) + 1) * len(board["measures"])
     first = rows.first.locator("td").all_inner_texts()
-    cell_a = next(c for c in board["cells"] if (c["model"], c["dataset"], c["measure"]) ==
-                  ("acme__tiny-a", "all", board["measures"][0]["name"]))
+    cell_a = next(
+        c
+        for c in board["cells"]
+        if (c["model"], c["dataset"], c["measure"]) == ("acme__tiny-a", "all", board["measures"][0]["name"])
+    )
     assert float(first[2]) == pytest.approx(cell_a["sgs"], rel=5e-3)
     browser_page.locator("#compare-items a", has_text="item 1").first.click()  # type: ignore[attr-defined]
     assert browser_page.url.endswith("items/trivia_qa/1.html")  # type: ignore[attr-defined]

@@ -35,29 +35,40 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     return status, capsys.readouterr().err.strip()
 
 
-def test_unknown_set_version_does_not_write_a_leaderboard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_set_version_does_not_write_a_leaderboard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "leaderboard.json"
     status, err = run(["analyze", "--version", "v9", "--out", str(out)], capsys)
     assert status == 2 and err.startswith("error: no variant set") and "\n" not in err
     assert not out.exists()
 
 
-def test_missing_explicit_leaderboard_does_not_replace_the_site(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_explicit_leaderboard_does_not_replace_the_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_text("the real site")
-    status, err = run(["leaderboard", "build", "--input", str(tmp_path / "nope.json"), "--out", str(site)], capsys)
+    status, err = run(
+        ["leaderboard", "build", "--input", str(tmp_path / "nope.json"), "--out", str(site)], capsys
+    )
     assert status == 2 and "does not exist" in err
     assert (site / "index.html").read_text() == "the real site"
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["evaluate", "../etc__passwd"], "invalid submission name"),
-    (["evaluate", "nosuch__model"], "no submission.yaml"),
-    (["evaluate", "huggingfacetb__smollm2-135m-instruct-q4_1", "--profile", "smok"], "did you mean 'smoke'"),
-    (["variants", "verify", "--set", "nope"], "no variant set"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["evaluate", "../etc__passwd"], "invalid submission name"),
+        (["evaluate", "nosuch__model"], "no submission.yaml"),
+        (
+            ["evaluate", "huggingfacetb__smollm2-135m-instruct-q4_1", "--profile", "smok"],
+            "did you mean 'smoke'",
+        ),
+        (["variants", "verify", "--set", "nope"], "no variant set"),
+    ],
+)
 def test_one_line_errors(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, err = run(argv, capsys)
     assert status == 2
@@ -67,10 +78,14 @@ def test_one_line_errors(argv: list[str], needle: str, capsys: pytest.CaptureFix
 # ---------------------------------------------------------------------------------------------------
 # The matrix: command x bad input on a fixture checkout.
 
+
 def snapshot(root: Path) -> dict[str, str]:
     """sha256 of every file under ``root`` (the 'before' and 'after' of each case)."""
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -96,6 +111,7 @@ def edit_manifest(change: Callable[[dict[str, object]], object]) -> Callable[[Si
         data = json.loads(manifest_path(tree).read_text())
         result = change(data)  # a list replaces the manifest; anything else (None, a popped value) edits it
         manifest_path(tree).write_text(json.dumps(result if isinstance(result, list) else data))
+
     return apply
 
 
@@ -113,6 +129,7 @@ def flip_byte(relative: str) -> Callable[[SiteTree], None]:
         data = bytearray(path.read_bytes())
         data[len(data) // 2] ^= 0x01
         path.write_bytes(bytes(data))
+
     return apply
 
 
@@ -123,10 +140,27 @@ def nothing(tree: SiteTree) -> None:
 NO_GPU = "cuda" if not torch.cuda.is_available() else "cuda:99"
 T = "{root}"  # replaced by the tmp folder
 EVALUATE = ["evaluate", SLUG, "--force", "--no-progress"]
-BUILD = ["leaderboard", "build", "--input", f"{T}/leaderboard/leaderboard.json", "--out", f"{T}/site",
-         "--submissions", f"{T}/submissions", "--variants", f"{T}/variants"]
-ANALYZE = ["analyze", "--submissions-dir", f"{T}/submissions", "--out", f"{T}/leaderboard/leaderboard.json",
-           "--resamples", "100"]
+BUILD = [
+    "leaderboard",
+    "build",
+    "--input",
+    f"{T}/leaderboard/leaderboard.json",
+    "--out",
+    f"{T}/site",
+    "--submissions",
+    f"{T}/submissions",
+    "--variants",
+    f"{T}/variants",
+]
+ANALYZE = [
+    "analyze",
+    "--submissions-dir",
+    f"{T}/submissions",
+    "--out",
+    f"{T}/leaderboard/leaderboard.json",
+    "--resamples",
+    "100",
+]
 VARIANTS = ["--root", f"{T}/variants"]
 MALFORMED_MANIFESTS = {
     "schema_version is a string": edit_manifest(lambda m: m.update(schema_version="1")),
@@ -148,79 +182,192 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
     ("evaluate bad --profile", [*EVALUATE, "--profile", "smok"], nothing, "did you mean"),
     ("evaluate bad --engine", [*EVALUATE, "--engine", "fast"], nothing, "engine"),
     ("evaluate unknown set", [*EVALUATE, "--set", "nope"], nothing, "no variant set"),
-    *[(f"evaluate manifest {name}", EVALUATE, corrupt, "manifest.json")
-      for name, corrupt in MALFORMED_MANIFESTS.items()],
-    ("evaluate edited parquet", EVALUATE, lambda t: (t.variants / SET / VERSION / "data" / "alpaca.parquet")
-     .write_bytes(b"PAR1 not really"), "sha256"),
+    *[
+        (f"evaluate manifest {name}", EVALUATE, corrupt, "manifest.json")
+        for name, corrupt in MALFORMED_MANIFESTS.items()
+    ],
+    (
+        "evaluate edited parquet",
+        EVALUATE,
+        lambda t: (t.variants / SET / VERSION / "data" / "alpaca.parquet").write_bytes(b"PAR1 not really"),
+        "sha256",
+    ),
     # analyze: inputs and output checked first
-    ("analyze missing --submissions-dir", ["analyze", "--submissions-dir", f"{T}/typo", "--out", f"{T}/lb.json"],
-     nothing, "not a folder"),
-    ("analyze empty --submissions-dir", ["analyze", "--submissions-dir", f"{T}/leaderboard", "--out",
-                                         f"{T}/lb.json"], nothing, "no submission folders"),
-    ("analyze --out in a missing folder", ["analyze", "--submissions-dir", f"{T}/submissions", "--out",
-                                           f"{T}/missing/dir/x.json"], nothing, "does not exist"),
-    ("analyze --out is a folder", ["analyze", "--submissions-dir", f"{T}/submissions", "--out", f"{T}/site"],
-     nothing, "directory"),
+    (
+        "analyze missing --submissions-dir",
+        ["analyze", "--submissions-dir", f"{T}/typo", "--out", f"{T}/lb.json"],
+        nothing,
+        "not a folder",
+    ),
+    (
+        "analyze empty --submissions-dir",
+        ["analyze", "--submissions-dir", f"{T}/leaderboard", "--out", f"{T}/lb.json"],
+        nothing,
+        "no submission folders",
+    ),
+    (
+        "analyze --out in a missing folder",
+        ["analyze", "--submissions-dir", f"{T}/submissions", "--out", f"{T}/missing/dir/x.json"],
+        nothing,
+        "does not exist",
+    ),
+    (
+        "analyze --out is a folder",
+        ["analyze", "--submissions-dir", f"{T}/submissions", "--out", f"{T}/site"],
+        nothing,
+        "directory",
+    ),
     ("analyze unknown --slug", [*ANALYZE, "--slug", "acme__nobody"], nothing, "no submission folder"),
     ("analyze byte-flipped records", ANALYZE, flip_byte("records/alpaca.parquet"), "sha256 differs"),
     ("analyze truncated deltas", ANALYZE, lambda t: _truncate_deltas(t), "deltas.parquet"),
-    ("analyze broken submission.yaml", ANALYZE,
-     lambda t: (t.submissions / "acme__tiny-c" / "submission.yaml").write_text("a: &x 1\nb: *x\n"), "alias"),
+    (
+        "analyze broken submission.yaml",
+        ANALYZE,
+        lambda t: (t.submissions / "acme__tiny-c" / "submission.yaml").write_text("a: &x 1\nb: *x\n"),
+        "alias",
+    ),
     # leaderboard build: nothing replaces the published site unless every input is there
-    ("build --submissions typo", [*BUILD[:6], "--submissions", f"{T}/typo", *BUILD[8:]], nothing, "not a folder"),
+    (
+        "build --submissions typo",
+        [*BUILD[:6], "--submissions", f"{T}/typo", *BUILD[8:]],
+        nothing,
+        "not a folder",
+    ),
     ("build --variants typo", [*BUILD[:8], "--variants", f"{T}/typo"], nothing, "not a folder"),
-    ("build empty --submissions", [*BUILD[:6], "--submissions", f"{T}/site", *BUILD[8:]], nothing,
-     "no submission folders"),
-    ("build --input typo", ["leaderboard", "build", "--input", f"{T}/typo.json", *BUILD[4:]], nothing,
-     "does not exist"),
-    ("build --out is a file", [*BUILD[:4], "--out", f"{T}/site/index.html", *BUILD[6:]], nothing, "is a file"),
-    ("build --out in a missing folder", [*BUILD[:4], "--out", f"{T}/missing/site", *BUILD[6:]], nothing,
-     "does not exist"),
+    (
+        "build empty --submissions",
+        [*BUILD[:6], "--submissions", f"{T}/site", *BUILD[8:]],
+        nothing,
+        "no submission folders",
+    ),
+    (
+        "build --input typo",
+        ["leaderboard", "build", "--input", f"{T}/typo.json", *BUILD[4:]],
+        nothing,
+        "does not exist",
+    ),
+    (
+        "build --out is a file",
+        [*BUILD[:4], "--out", f"{T}/site/index.html", *BUILD[6:]],
+        nothing,
+        "is a file",
+    ),
+    (
+        "build --out in a missing folder",
+        [*BUILD[:4], "--out", f"{T}/missing/site", *BUILD[6:]],
+        nothing,
+        "does not exist",
+    ),
     ("build leaderboard missing keys", BUILD, write_board('{"schema_version": 1}'), "missing"),
-    ("build leaderboard wrong types", BUILD,
-     write_board('{"schema_version": 1, "set": "sago-v1", "version": "v1", "models": "x", "datasets": [], '
-                 '"measures": [], "epsilons": [], "primary_epsilon": 0.05, "markers": []}'), "not a list"),
+    (
+        "build leaderboard wrong types",
+        BUILD,
+        write_board(
+            '{"schema_version": 1, "set": "sago-v1", "version": "v1", "models": "x", "datasets": [], '
+            '"measures": [], "epsilons": [], "primary_epsilon": 0.05, "markers": []}'
+        ),
+        "not a list",
+    ),
     ("build leaderboard row of the wrong type", BUILD, lambda t: _board_edit(t, cells=[1, 2]), "not a row"),
-    ("build leaderboard model name not text", BUILD, lambda t: _board_edit(t, measures=[{"name": 3}]),
-     "not text"),
+    (
+        "build leaderboard model name not text",
+        BUILD,
+        lambda t: _board_edit(t, measures=[{"name": 3}]),
+        "not text",
+    ),
     ("build leaderboard not JSON", BUILD, write_board("{oops"), "not valid JSON"),
     ("build leaderboard empty", BUILD, write_board(""), "empty"),
     ("build leaderboard deeply nested", BUILD, write_board("[" * 100000 + "]" * 100000), "nested"),
     ("build variant set missing", BUILD, lambda t: shutil.rmtree(t.variants / SET), "not found"),
     # variants verify / list / publish / download
-    *[(f"verify manifest {name}", ["variants", "verify", *VARIANTS], corrupt, "manifest.json")
-      for name, corrupt in MALFORMED_MANIFESTS.items()],
-    *[(f"list manifest {name}", ["variants", "list", *VARIANTS], corrupt, "manifest.json")
-      for name, corrupt in MALFORMED_MANIFESTS.items()],
-    ("verify wrong --expected-sha256", ["variants", "verify", *VARIANTS, "--expected-sha256", "0" * 64], nothing,
-     "not the published"),
-    ("verify malformed --expected-sha256", ["variants", "verify", *VARIANTS, "--expected-sha256", "abc"], nothing,
-     "64-hex"),
-    ("verify unlisted file", ["variants", "verify", *VARIANTS],
-     lambda t: (t.variants / SET / VERSION / "notes.txt").write_text("x"), "not listed"),
-    ("verify rows edited", ["variants", "verify", *VARIANTS],
-     edit_manifest(lambda m: m["datasets"]["alpaca"].update(rows=7)), "rows"),  # type: ignore[index]
-    ("verify dataset removed", ["variants", "verify", *VARIANTS],  # real manifests carry dataset_order
-     edit_manifest(lambda m: m.update(dataset_order=sorted(m["datasets"])) or m["datasets"].pop("alpaca")),
-     "dataset_order"),  # type: ignore[attr-defined]
-    ("verify dataset removed with its order", ["variants", "verify", *VARIANTS],
-     edit_manifest(lambda m: m.update(counts={"alpaca": {"baseline": 2}, "trivia_qa": {"baseline": 2}})
-                   or m["datasets"].pop("alpaca")), "not in 'datasets'"),  # type: ignore[attr-defined]
-    ("verify file dropped from the list", ["variants", "verify", *VARIANTS],
-     edit_manifest(lambda m: m["files"].pop("data/alpaca.parquet")), "not listed"),  # type: ignore[attr-defined]
-    ("verify parquet of another dataset", ["variants", "verify", *VARIANTS], lambda t: _swap_tables(t), "another"),
+    *[
+        (f"verify manifest {name}", ["variants", "verify", *VARIANTS], corrupt, "manifest.json")
+        for name, corrupt in MALFORMED_MANIFESTS.items()
+    ],
+    *[
+        (f"list manifest {name}", ["variants", "list", *VARIANTS], corrupt, "manifest.json")
+        for name, corrupt in MALFORMED_MANIFESTS.items()
+    ],
+    (
+        "verify wrong --expected-sha256",
+        ["variants", "verify", *VARIANTS, "--expected-sha256", "0" * 64],
+        nothing,
+        "not the published",
+    ),
+    (
+        "verify malformed --expected-sha256",
+        ["variants", "verify", *VARIANTS, "--expected-sha256", "abc"],
+        nothing,
+        "64-hex",
+    ),
+    (
+        "verify unlisted file",
+        ["variants", "verify", *VARIANTS],
+        lambda t: (t.variants / SET / VERSION / "notes.txt").write_text("x"),
+        "not listed",
+    ),
+    (
+        "verify rows edited",
+        ["variants", "verify", *VARIANTS],
+        edit_manifest(lambda m: m["datasets"]["alpaca"].update(rows=7)),
+        "rows",
+    ),  # type: ignore[index]
+    (
+        "verify dataset removed",
+        ["variants", "verify", *VARIANTS],  # real manifests carry dataset_order
+        edit_manifest(lambda m: m.update(dataset_order=sorted(m["datasets"])) or m["datasets"].pop("alpaca")),
+        "dataset_order",
+    ),  # type: ignore[attr-defined]
+    (
+        "verify dataset removed with its order",
+        ["variants", "verify", *VARIANTS],
+        edit_manifest(
+            lambda m: (
+                m.update(counts={"alpaca": {"baseline": 2}, "trivia_qa": {"baseline": 2}})
+                or m["datasets"].pop("alpaca")
+            )
+        ),
+        "not in 'datasets'",
+    ),  # type: ignore[attr-defined]
+    (
+        "verify file dropped from the list",
+        ["variants", "verify", *VARIANTS],
+        edit_manifest(lambda m: m["files"].pop("data/alpaca.parquet")),
+        "not listed",
+    ),  # type: ignore[attr-defined]
+    (
+        "verify parquet of another dataset",
+        ["variants", "verify", *VARIANTS],
+        lambda t: _swap_tables(t),
+        "another",
+    ),
     ("list missing --root", ["variants", "list", "--root", f"{T}/typo"], nothing, "not a folder"),
-    ("publish unverified set", ["variants", "publish", *VARIANTS, "--repo-id", "a/b", "--tag", "v1"],
-     lambda t: (t.variants / SET / VERSION / "notes.txt").write_text("x"), "not listed"),
-    ("download unreachable repository", ["variants", "download", *VARIANTS, "--repo-id", "nobody/nothing",
-                                         "--revision", "v1"], nothing, "failed"),
+    (
+        "publish unverified set",
+        ["variants", "publish", *VARIANTS, "--repo-id", "a/b", "--tag", "v1"],
+        lambda t: (t.variants / SET / VERSION / "notes.txt").write_text("x"),
+        "not listed",
+    ),
+    (
+        "download unreachable repository",
+        ["variants", "download", *VARIANTS, "--repo-id", "nobody/nothing", "--revision", "v1"],
+        nothing,
+        "failed",
+    ),
     # submissions
     ("validate missing --root", ["submissions", "validate", "--root", f"{T}/typo"], nothing, "not a folder"),
-    ("rehash unknown submission", ["submissions", "rehash", "acme__nobody", "--root", f"{T}/submissions"],
-     nothing, "nothing to rehash"),
-    ("rehash broken run.json", ["submissions", "rehash", SLUG, "--root", f"{T}/submissions"],
-     lambda t: (t.submissions / SLUG / "results" / SET / VERSION / "run.json").write_text("[1, 2"),
-     "not valid JSON"),
+    (
+        "rehash unknown submission",
+        ["submissions", "rehash", "acme__nobody", "--root", f"{T}/submissions"],
+        nothing,
+        "nothing to rehash",
+    ),
+    (
+        "rehash broken run.json",
+        ["submissions", "rehash", SLUG, "--root", f"{T}/submissions"],
+        lambda t: (t.submissions / SLUG / "results" / SET / VERSION / "run.json").write_text("[1, 2"),
+        "not valid JSON",
+    ),
 ]
 
 
@@ -243,9 +390,13 @@ def _swap_tables(tree: SiteTree) -> None:
 
 
 @pytest.mark.parametrize("argv, corrupt, needle", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_bad_input_is_one_line_and_changes_nothing(world: SiteTree, argv: list[str],
-                                                   corrupt: Callable[[SiteTree], None], needle: str,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_line_and_changes_nothing(
+    world: SiteTree,
+    argv: list[str],
+    corrupt: Callable[[SiteTree], None],
+    needle: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     corrupt(world)
     before = snapshot(world.root)
     status = main([a.replace(T, str(world.root)) for a in argv])
@@ -259,11 +410,21 @@ def test_bad_input_is_one_line_and_changes_nothing(world: SiteTree, argv: list[s
 
 
 def test_the_matrix_covers_every_command() -> None:
-    covered = {(c[1][0], c[1][1]) if c[1][0] in ("variants", "leaderboard", "submissions") else (c[1][0],)
-               for c in CASES}
-    assert covered >= {("evaluate",), ("analyze",), ("leaderboard", "build"), ("variants", "verify"),
-                       ("variants", "list"), ("variants", "publish"), ("variants", "download"),
-                       ("submissions", "validate"), ("submissions", "rehash")}
+    covered = {
+        (c[1][0], c[1][1]) if c[1][0] in ("variants", "leaderboard", "submissions") else (c[1][0],)
+        for c in CASES
+    }
+    assert covered >= {
+        ("evaluate",),
+        ("analyze",),
+        ("leaderboard", "build"),
+        ("variants", "verify"),
+        ("variants", "list"),
+        ("variants", "publish"),
+        ("variants", "download"),
+        ("submissions", "validate"),
+        ("submissions", "rehash"),
+    }
 
 
 def test_a_forced_run_that_fails_keeps_the_committed_results(world: SiteTree) -> None:
@@ -278,7 +439,9 @@ def test_a_forced_run_that_fails_keeps_the_committed_results(world: SiteTree) ->
     variant_set = toy_variant_set(("alpha",), n_items=2)
     options = EvaluateOptions(force=True, progress=False)
     with pytest.raises(SagoError, match="crashed"):
-        evaluate_submission(SLUG, options, root=world.submissions, backend=Crashing(), variant_set=variant_set)
+        evaluate_submission(
+            SLUG, options, root=world.submissions, backend=Crashing(), variant_set=variant_set
+        )
     assert {k: v for k, v in snapshot(out).items() if not k.startswith("checkpoint/")} == before
     # and a forced run that finishes replaces everything, with the new files hashed in run.json
     evaluate_submission(SLUG, options, root=world.submissions, backend=FakeBackend(), variant_set=variant_set)
@@ -290,6 +453,7 @@ def test_a_forced_run_that_fails_keeps_the_committed_results(world: SiteTree) ->
 
 def fake_fetch(source: Path, corrupt: Callable[[Path], None] | None = None) -> Callable[..., str]:
     """A stand-in for ``snapshot_download``: the set's files plus the Hub's download metadata."""
+
     def fetch(**kwargs: object) -> str:
         local = Path(str(kwargs["local_dir"]))
         shutil.copytree(source, local)
@@ -298,6 +462,7 @@ def fake_fetch(source: Path, corrupt: Callable[[Path], None] | None = None) -> C
         if corrupt is not None:
             corrupt(local / "manifest.json")
         return str(local)
+
     return fetch
 
 
@@ -320,13 +485,30 @@ def test_download_of_a_malformed_manifest_is_one_line(world: SiteTree, tmp_path:
     assert not (tmp_path / "fresh").exists()
 
 
-def test_download_keeps_hub_metadata_out_and_checks_the_published_hash(world: SiteTree, tmp_path: Path) -> None:
+def test_download_keeps_hub_metadata_out_and_checks_the_published_hash(
+    world: SiteTree, tmp_path: Path
+) -> None:
     from benchmark.variants.hub import download
 
     source = world.variants / SET / VERSION
     with pytest.raises(SagoError, match="not the published"):
-        download("a/b", "v1", SET, VERSION, root=tmp_path / "fresh", fetch=fake_fetch(source), expected_sha256="0" * 64)
+        download(
+            "a/b",
+            "v1",
+            SET,
+            VERSION,
+            root=tmp_path / "fresh",
+            fetch=fake_fetch(source),
+            expected_sha256="0" * 64,
+        )
     assert not (tmp_path / "fresh").exists()
-    got = download("a/b", "v1", SET, VERSION, root=tmp_path / "fresh", fetch=fake_fetch(source),
-                   expected_sha256=hashlib.sha256((source / "manifest.json").read_bytes()).hexdigest())
+    got = download(
+        "a/b",
+        "v1",
+        SET,
+        VERSION,
+        root=tmp_path / "fresh",
+        fetch=fake_fetch(source),
+        expected_sha256=hashlib.sha256((source / "manifest.json").read_bytes()).hexdigest(),
+    )
     assert sorted(p.name for p in got.path.iterdir()) == ["data", "manifest.json"]

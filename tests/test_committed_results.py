@@ -20,7 +20,9 @@ from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.variants import load_variant_set
 
-RESULTS = sorted(p.parent for p in SUBMISSIONS_DIR.glob(f"*/results/{DEFAULT_SET}/{DEFAULT_SET_VERSION}/run.json"))
+RESULTS = sorted(
+    p.parent for p in SUBMISSIONS_DIR.glob(f"*/results/{DEFAULT_SET}/{DEFAULT_SET_VERSION}/run.json")
+)
 
 
 def test_packaged_models_have_committed_results() -> None:
@@ -35,8 +37,13 @@ def test_deltas_recompute_from_records(folder: Path) -> None:
     fresh = deltas_for_results(folder, frames, model=folder.parts[-4])
     committed = pd.read_parquet(folder / "deltas.parquet")
     # Same machine type and library pins: only last-bit float noise in MiniLM may differ.
-    pd.testing.assert_frame_equal(fresh.reset_index(drop=True), committed.reset_index(drop=True),
-                                  check_exact=False, rtol=1e-4, atol=1e-5)
+    pd.testing.assert_frame_equal(
+        fresh.reset_index(drop=True),
+        committed.reset_index(drop=True),
+        check_exact=False,
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_summaries_and_leaderboard_rebuild_byte_identically(tmp_path: Path) -> None:

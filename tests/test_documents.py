@@ -52,8 +52,10 @@ def test_golden_plan_has_no_version_and_reads_as_version_1() -> None:
 
 
 def test_golden_summary_and_leaderboard_load_and_write_the_same_bytes() -> None:
-    for document, name in ((SummaryDocument, f"summary_v{SUMMARY_SCHEMA_VERSION}.json"),
-                           (LeaderboardDocument, f"leaderboard_v{LEADERBOARD_SCHEMA_VERSION}.json")):
+    for document, name in (
+        (SummaryDocument, f"summary_v{SUMMARY_SCHEMA_VERSION}.json"),
+        (LeaderboardDocument, f"leaderboard_v{LEADERBOARD_SCHEMA_VERSION}.json"),
+    ):
         loaded = document.read(GOLDEN / name)
         assert loaded.set == "sago-v1" and loaded.version == "v1"
         assert jsonio.dumps(loaded.to_json()) == (GOLDEN / name).read_text(encoding="utf-8")
@@ -77,19 +79,28 @@ def test_an_older_leaderboard_is_refused_with_one_line(tmp_path: Path) -> None:
     path = write_json(tmp_path / "leaderboard.json", board, jsonio.dumps)
     with pytest.raises(SagoError) as err:
         load_leaderboard(path)
-    assert _one_line(err).endswith("leaderboard schema_version 1 is older than this sago-bench reads (2); "
-                                   "re-run `sago analyze`")
+    assert _one_line(err).endswith(
+        "leaderboard schema_version 1 is older than this sago-bench reads (2); re-run `sago analyze`"
+    )
 
 
-@pytest.mark.parametrize(("document", "golden"), [
-    (RunDocument, "run_v1.json"), (PlanDocument, "plan_v1.json"), (SummaryDocument, "summary_v2.json"),
-    (LeaderboardDocument, "leaderboard_v2.json")])
+@pytest.mark.parametrize(
+    ("document", "golden"),
+    [
+        (RunDocument, "run_v1.json"),
+        (PlanDocument, "plan_v1.json"),
+        (SummaryDocument, "summary_v2.json"),
+        (LeaderboardDocument, "leaderboard_v2.json"),
+    ],
+)
 def test_a_newer_version_is_refused_with_one_line(document: type[RunDocument], golden: str) -> None:
     newer = document.NEWEST + 1
     with pytest.raises(SagoError) as err:
         document.from_json(_object(GOLDEN / golden) | {"schema_version": newer}, golden)
-    assert _one_line(err) == (f"{golden}: {document.KIND} schema_version {newer} is newer than this "
-                              f"sago-bench reads ({document.NEWEST}); upgrade sago-bench")
+    assert _one_line(err) == (
+        f"{golden}: {document.KIND} schema_version {newer} is newer than this "
+        f"sago-bench reads ({document.NEWEST}); upgrade sago-bench"
+    )
 
 
 def test_a_missing_version_is_refused_except_for_the_plan() -> None:

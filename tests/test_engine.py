@@ -28,11 +28,21 @@ def prompts() -> list[list[int]]:
     return [tok(t)["input_ids"] for t in texts]
 
 
-def _run(model: torch.nn.Module, prompts: list[list[int]], baselines: list[list[int]] | None,
-         eos: frozenset[int] | None = None) -> list[RawOutput]:
+def _run(
+    model: torch.nn.Module,
+    prompts: list[list[int]],
+    baselines: list[list[int]] | None,
+    eos: frozenset[int] | None = None,
+) -> list[RawOutput]:
     tok = tiny_tokenizer()
-    return run_batch_two_pass(model, prompts, baselines, max_new_tokens=TOKENS,
-                              eos_ids=eos or frozenset({tok.eos_token_id}), pad_id=tok.pad_token_id)
+    return run_batch_two_pass(
+        model,
+        prompts,
+        baselines,
+        max_new_tokens=TOKENS,
+        eos_ids=eos or frozenset({tok.eos_token_id}),
+        pad_id=tok.pad_token_id,
+    )
 
 
 def test_left_pad_masks_and_positions() -> None:
@@ -106,8 +116,14 @@ def test_generation_stops_at_any_eos_id_and_excludes_it(model, prompts) -> None:
 
 def test_empty_baseline_and_zero_tokens(model, prompts) -> None:
     tok = tiny_tokenizer()
-    out = run_batch_two_pass(model, prompts[:2], [[], [9]], max_new_tokens=0,
-                             eos_ids=frozenset({tok.eos_token_id}), pad_id=tok.pad_token_id)
+    out = run_batch_two_pass(
+        model,
+        prompts[:2],
+        [[], [9]],
+        max_new_tokens=0,
+        eos_ids=frozenset({tok.eos_token_id}),
+        pad_id=tok.pad_token_id,
+    )
     assert out[0].response_ids == [] and not out[0].finished
     assert out[0].scored_tokens == 0 and out[0].logprob_sum == 0.0 and math.isnan(out[0].logprob_mean)
     assert out[1].scored_tokens == 1 and out[1].logprob_sum < 0

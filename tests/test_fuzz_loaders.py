@@ -38,12 +38,19 @@ from benchmark.variants.frozen import load_variant_set
 
 SLUG = "acme__tiny-a"
 SECONDS, MEMORY = 5.0, 64 << 20  # per example
-FUZZ = settings(max_examples=20, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                      | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=12)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +138,7 @@ def test_variant_manifest(tree: SiteTree, data: st.DataObject) -> None:
 
 @FUZZ
 @given(data=st.data(), name=st.sampled_from(["run.json", "summary.json"]))
-def test_run_and_summary_json(tree: SiteTree, data: st.DataObject,
-                              name: str) -> None:
+def test_run_and_summary_json(tree: SiteTree, data: st.DataObject, name: str) -> None:
     path = results(tree) / name
     with replaced(path, payload(path.read_bytes(), data)):
         bounded(lambda: validator_lines(tree))
@@ -148,15 +154,30 @@ def test_leaderboard(tree: SiteTree, data: st.DataObject) -> None:
         bounded(lambda: read_board(tree.leaderboard))
 
 
-columns = st.dictionaries(st.sampled_from(["dataset", "item_id", "variant_id", "response", "response_tokens",
-                                           "finished", "strength", "logprob_sum", "x"]),
-                          st.sampled_from([pa.int64(), pa.float64(), pa.string(), pa.bool_()]), min_size=1)
+columns = st.dictionaries(
+    st.sampled_from(
+        [
+            "dataset",
+            "item_id",
+            "variant_id",
+            "response",
+            "response_tokens",
+            "finished",
+            "strength",
+            "logprob_sum",
+            "x",
+        ]
+    ),
+    st.sampled_from([pa.int64(), pa.float64(), pa.string(), pa.bool_()]),
+    min_size=1,
+)
 
 
 @FUZZ
 @given(data=st.data(), table=columns, rows=st.integers(0, 3))
-def test_records_parquet(tree: SiteTree, data: st.DataObject,
-                         table: dict[str, pa.DataType], rows: int) -> None:
+def test_records_parquet(
+    tree: SiteTree, data: st.DataObject, table: dict[str, pa.DataType], rows: int
+) -> None:
     path = results(tree) / "records" / "alpaca.parquet"
     if data.draw(st.booleans()):
         blob = data.draw(st.binary(max_size=300))
@@ -170,23 +191,34 @@ def test_records_parquet(tree: SiteTree, data: st.DataObject,
         bounded(lambda: check_results(results(tree)))
 
 
-header_entries = st.dictionaries(st.text(max_size=6), values | st.fixed_dictionaries(
-    {"dtype": st.sampled_from(["F16", "F32", "I8", "X"]), "shape": st.lists(st.integers(-2, 5), max_size=3),
-     "data_offsets": st.lists(st.integers(-5, 2**40), max_size=3)}), max_size=4)
+header_entries = st.dictionaries(
+    st.text(max_size=6),
+    values
+    | st.fixed_dictionaries(
+        {
+            "dtype": st.sampled_from(["F16", "F32", "I8", "X"]),
+            "shape": st.lists(st.integers(-2, 5), max_size=3),
+            "data_offsets": st.lists(st.integers(-5, 2**40), max_size=3),
+        }
+    ),
+    max_size=4,
+)
 
 
 @FUZZ
 @given(data=st.data(), header=header_entries, length_lie=st.integers(-8, 2**64 - 1))
-def test_safetensors(tree: SiteTree, data: st.DataObject,
-                     header: dict[str, Any], length_lie: int) -> None:
+def test_safetensors(tree: SiteTree, data: st.DataObject, header: dict[str, Any], length_lie: int) -> None:
     folder = results(tree) / "activations"
     folder.mkdir(exist_ok=True)
     path = folder / "alpaca.safetensors"
     raw = json.dumps(header).encode()
     body = data.draw(st.binary(max_size=64))
     kind = data.draw(st.sampled_from(["bytes", "honest length", "lying length"]))
-    blob = {"bytes": body, "honest length": struct.pack("<Q", len(raw)) + raw + body,
-            "lying length": struct.pack("<Q", max(0, length_lie)) + raw + body}[kind]
+    blob = {
+        "bytes": body,
+        "honest length": struct.pack("<Q", len(raw)) + raw + body,
+        "lying length": struct.pack("<Q", max(0, length_lie)) + raw + body,
+    }[kind]
     with replaced(path, blob):
         bounded(lambda: read_safetensors(path))
         bounded(lambda: validator_lines(tree))

@@ -15,8 +15,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_make_gpu_check_dry_run_prints_throughput_and_agreement() -> None:
-    run = subprocess.run(["make", "-s", "gpu-check", "ARGS=--dry-run", f"PY={sys.executable}"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600, check=False)
+    run = subprocess.run(
+        ["make", "-s", "gpu-check", "ARGS=--dry-run", f"PY={sys.executable}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     lines = run.stdout.splitlines()
     tiny = next(line for line in lines if line.startswith("tiny"))

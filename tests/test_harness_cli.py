@@ -33,8 +33,16 @@ def root(tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     """A submissions folder with one valid local submission; the toy set stands in for sago-v1."""
     torch.set_num_threads(1)
     folder = tmp_path / "submissions"
-    _write(folder / SLUG, {"name": "Tiny", "model": {"kind": "local", "path": str(tiny_dir)},
-                           "license": "MIT", "parameters": 100000, "contact": "tests"})
+    _write(
+        folder / SLUG,
+        {
+            "name": "Tiny",
+            "model": {"kind": "local", "path": str(tiny_dir)},
+            "license": "MIT",
+            "parameters": 100000,
+            "contact": "tests",
+        },
+    )
     monkeypatch.setattr(paths, "SUBMISSIONS_DIR", folder)
     monkeypatch.setattr(harness_cli, "open_variant_set", lambda s, v: toy_variant_set(("alpha",), n_items=2))
     return folder
@@ -70,8 +78,17 @@ def test_evaluate_writes_results_then_pending_skips_and_force_redoes(root: Path,
 
 
 def test_a_bad_submission_is_one_line(root: Path, capsys) -> None:
-    _write(root / "broken__model", {"name": "B", "model": {"kind": "local", "path": "x"}, "license": "MIT",
-                                    "parameters": 1, "contact": "c", "trust_remote_code": True})
+    _write(
+        root / "broken__model",
+        {
+            "name": "B",
+            "model": {"kind": "local", "path": "x"},
+            "license": "MIT",
+            "parameters": 1,
+            "contact": "c",
+            "trust_remote_code": True,
+        },
+    )
     assert "trust_remote_code" in _error_line(capsys, ["evaluate", "broken__model", *RUN])
     # --pending validates every submission before running any
     assert "broken__model" in _error_line(capsys, ["evaluate", "--pending", *RUN])

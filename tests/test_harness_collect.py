@@ -42,8 +42,19 @@ def _one_thread() -> None:
 def _collect_ranks(backend, variant_set, out: Path, *, world_size: int, batch_size: int = 4) -> None:
     """Every rank of a ``world_size``-rank run in this process: all baseline phases (the barrier), then
     all variant phases."""
-    shares = [start_rank(backend, variant_set, out, profile=SMOKE, batch_size=batch_size, datasets=None,
-                         rank=r, world_size=world_size) for r in range(world_size)]
+    shares = [
+        start_rank(
+            backend,
+            variant_set,
+            out,
+            profile=SMOKE,
+            batch_size=batch_size,
+            datasets=None,
+            rank=r,
+            world_size=world_size,
+        )
+        for r in range(world_size)
+    ]
     for share in shares:
         run_baseline_phase(share, backend, SMOKE, progress=False)
     for share in shares:
@@ -110,7 +121,8 @@ def test_result_files_follow_the_contract(tmp_path: Path) -> None:
     alpha = records["alpha"]
     assert tuple(alpha.columns) == RECORD_COLUMNS
     assert list(zip(alpha["item_id"], alpha["variant_id"], strict=True)) == sorted(
-        zip(alpha["item_id"], alpha["variant_id"], strict=True))
+        zip(alpha["item_id"], alpha["variant_id"], strict=True)
+    )
     # per item: baseline + identity + rerun + 4 politeness + 8 spacing/punctuation extremes
     assert alpha.groupby("item_id").size().tolist() == [15, 15, 15, 15]
     rerun = alpha[alpha["family"] == "rerun"]
@@ -197,8 +209,11 @@ def test_corrupted_sets_are_refused_with_one_line(tmp_path: Path) -> None:
     no_baseline = FramesVariantSet("x", {"alpha": frame[frame["family"] != "baseline"]})
     missing_column = FramesVariantSet("x", {"alpha": frame.drop(columns=["prompt"])})
     duplicated = FramesVariantSet("x", {"alpha": pd.concat([frame, frame.head(1)])})
-    for broken, message in ((no_baseline, "no baseline row"), (missing_column, "lacks columns"),
-                            (duplicated, "repeats")):
+    for broken, message in (
+        (no_baseline, "no baseline row"),
+        (missing_column, "lacks columns"),
+        (duplicated, "repeats"),
+    ):
         with pytest.raises(SagoError, match=message) as err:
             collect(FakeBackend(), broken, tmp_path, profile=SMOKE, progress=False)
         assert "\n" not in str(err.value)
@@ -211,10 +226,18 @@ def test_fake_backend_is_a_pure_function_of_the_request() -> None:
 
     fake = FakeBackend()
     one = fake.run([VariantRequest("k", "Who wrote Hamlet?", "William Shakespeare")], max_new_tokens=8)[0]
-    many = fake.run([VariantRequest("j", "Other prompt", None),
-                     VariantRequest("k", "Who wrote Hamlet?", "William Shakespeare")], max_new_tokens=8)[1]
-    assert (one.response, one.logprob_sum, one.entropy_mean) == (many.response, many.logprob_sum,
-                                                                 many.entropy_mean)
+    many = fake.run(
+        [
+            VariantRequest("j", "Other prompt", None),
+            VariantRequest("k", "Who wrote Hamlet?", "William Shakespeare"),
+        ],
+        max_new_tokens=8,
+    )[1]
+    assert (one.response, one.logprob_sum, one.entropy_mean) == (
+        many.response,
+        many.logprob_sum,
+        many.entropy_mean,
+    )
     np.testing.assert_array_equal(one.hidden, many.hidden)
     assert one.baseline_tokens == 2 and one.logprob_mean == pytest.approx(one.logprob_sum / 2)
     assert math.isnan(fake.run([VariantRequest("k", "x", None)], max_new_tokens=8)[0].logprob_sum)

@@ -39,8 +39,9 @@ def smollm2() -> HFBackend:
 @pytest.fixture(scope="session")
 def results(smollm2: HFBackend, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("smollm2")
-    collect(smollm2, toy_variant_set(("alpha",), n_items=1), out, profile=ONE_ITEM, batch_size=8,
-            progress=False)
+    collect(
+        smollm2, toy_variant_set(("alpha",), n_items=1), out, profile=ONE_ITEM, batch_size=8, progress=False
+    )
     finalize(out)
     return out
 
@@ -70,8 +71,9 @@ def test_sanity_of_a_real_run(results: Path, smollm2: HFBackend) -> None:
     assert records["entropy_mean"].between(0, math.log(vocab)).all()
     acts = load_file(str(results / "activations" / "alpha.safetensors"))
     layers = smollm2.model.config.num_hidden_layers + 1
-    assert all(a.shape == (layers, smollm2.model.config.hidden_size) and np.isfinite(a).all()
-               for a in acts.values())
+    assert all(
+        a.shape == (layers, smollm2.model.config.hidden_size) and np.isfinite(a).all() for a in acts.values()
+    )
     first, second = acts["alpha-000|baseline/none/0"], acts["alpha-000|identity/global/1"]
     np.testing.assert_allclose(first.astype(np.float32), second.astype(np.float32), rtol=0.01, atol=0.05)
     run = json.loads((results / "run.json").read_text())

@@ -42,8 +42,13 @@ print(json.dumps({"run": result.batches_run, "skipped": result.batches_skipped})
 def _start(script: Path, out: Path) -> subprocess.Popen[str]:
     tests = Path(__file__).resolve().parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)])}  # + helpers
-    return subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def _finish(script: Path, out: Path) -> dict[str, int]:
@@ -72,12 +77,18 @@ def test_kill_nine_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> No
     script = tmp_path / "run.py"
     script.write_text(_SCRIPT)
     torch.set_num_threads(1)  # as in the child
-    straight = collect(tiny_backend(batch_size=3), toy_variant_set(("alpha",), n_items=3),
-                       tmp_path / "straight", profile=get_profile("smoke"), batch_size=3, progress=False)
+    straight = collect(
+        tiny_backend(batch_size=3),
+        toy_variant_set(("alpha",), n_items=3),
+        tmp_path / "straight",
+        profile=get_profile("smoke"),
+        batch_size=3,
+        progress=False,
+    )
     finalize(tmp_path / "straight")
     resumed = tmp_path / "resumed"
-    _kill_after_parts(script, resumed, 1)      # inside the baseline phase
-    _kill_after_parts(script, resumed, 6)      # inside the variant phase, after a first resume
+    _kill_after_parts(script, resumed, 1)  # inside the baseline phase
+    _kill_after_parts(script, resumed, 6)  # inside the variant phase, after a first resume
     counts = _finish(script, resumed)
     assert counts["skipped"] >= 6 and counts["run"] + counts["skipped"] == straight.batches_run
     assert not (resumed / "checkpoint").exists()

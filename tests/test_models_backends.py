@@ -19,9 +19,12 @@ from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 from benchmark.submissions import Submission
 from benchmark.testing import tiny_backend
 
-PROMPTS = ["What is the capital of France?", "Who wrote Hamlet?",
-           "Natalia sold clips to 48 of her friends in April. How many clips did she sell?",
-           "Is it true that bats are blind? Please answer the question briefly."]
+PROMPTS = [
+    "What is the capital of France?",
+    "Who wrote Hamlet?",
+    "Natalia sold clips to 48 of her friends in April. How many clips did she sell?",
+    "Is it true that bats are blind? Please answer the question briefly.",
+]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -30,8 +33,9 @@ def _one_thread() -> None:
 
 
 def _submission(model: dict[str, str], **extra: str) -> Submission:
-    return Submission.model_validate({"name": "t", "model": model, "license": "MIT", "parameters": 1,
-                                      "contact": "me", **extra})
+    return Submission.model_validate(
+        {"name": "t", "model": model, "license": "MIT", "parameters": 1, "contact": "me", **extra}
+    )
 
 
 def test_chat_template_is_applied_with_one_user_turn_and_recorded() -> None:
@@ -81,7 +85,10 @@ def test_local_directory_loads_from_safetensors_and_refuses_other_weights(tmp_pa
     backend = load_backend(_submission({"kind": "local", "path": str(model_dir)}), device="cpu", threads=1)
     reference = tiny_backend()
     request = [VariantRequest("k", PROMPTS[0], None)]
-    assert backend.run(request, max_new_tokens=6)[0].response == reference.run(request, max_new_tokens=6)[0].response
+    assert (
+        backend.run(request, max_new_tokens=6)[0].response
+        == reference.run(request, max_new_tokens=6)[0].response
+    )
     assert backend.describe()["source"] == "local" and backend.describe()["dtype"] == "float32"
     for weights in model_dir.glob("*.safetensors"):
         weights.rename(weights.with_suffix(".bin"))
@@ -95,8 +102,11 @@ def test_packaged_file_with_another_sha256_is_refused_before_loading(tmp_path: P
     fake_gguf = tmp_path / "model.gguf"
     fake_gguf.write_bytes(b"not the pinned weights")
     monkeypatch.setattr(loading, "materialise", lambda name: fake_gguf)
-    monkeypatch.setattr(loading.AutoModelForCausalLM, "from_pretrained",
-                        lambda *a, **k: pytest.fail("weights were read before the sha256 check"))
+    monkeypatch.setattr(
+        loading.AutoModelForCausalLM,
+        "from_pretrained",
+        lambda *a, **k: pytest.fail("weights were read before the sha256 check"),
+    )
     spec = {"kind": "packaged", "artefact": "smollm2-135m-instruct-q4_1", "sha256": "0" * 64}
     with pytest.raises(SagoError, match="sha256"):
         load_backend(_submission(spec), device="cpu")
@@ -114,8 +124,9 @@ def test_hub_models_are_pinned_safetensors_only_and_never_run_remote_code(monkey
     spec = {"kind": "hub", "id": "org/model", "revision": "a" * 40}
     with pytest.raises(SagoError, match="safetensors"):
         load_backend(_submission(spec), device="cpu")
-    assert seen == [{"revision": "a" * 40, "trust_remote_code": False, "use_safetensors": True,
-                     "dtype": torch.float32}]
+    assert seen == [
+        {"revision": "a" * 40, "trust_remote_code": False, "use_safetensors": True, "dtype": torch.float32}
+    ]
 
 
 def test_dtype_rules() -> None:
@@ -140,8 +151,10 @@ def test_out_of_memory_halves_the_batch_and_loses_nothing() -> None:
         calls.append(len(prompts))
         if len(prompts) > 2:
             raise torch.OutOfMemoryError("CUDA out of memory")
-        return [RawOutput([5], True, math.nan, math.nan, math.nan, 0, np.zeros((3, 4), np.float32))
-                for _ in prompts]
+        return [
+            RawOutput([5], True, math.nan, math.nan, math.nan, 0, np.zeros((3, 4), np.float32))
+            for _ in prompts
+        ]
 
     backend = tiny_backend(batch_size=8)
     backend.engine = picky_engine
@@ -165,9 +178,23 @@ def test_cpu_batch_size_follows_model_size() -> None:
 
     assert cpu_batch_size(tiny_llama()) == 32
     with torch.device("meta"):
-        big_vocab = LlamaForCausalLM(LlamaConfig(vocab_size=262144, hidden_size=64, intermediate_size=128,
-                                                 num_hidden_layers=1, num_attention_heads=4))
-        many_params = LlamaForCausalLM(LlamaConfig(vocab_size=32000, hidden_size=2048, intermediate_size=8192,
-                                                   num_hidden_layers=12, num_attention_heads=16))
+        big_vocab = LlamaForCausalLM(
+            LlamaConfig(
+                vocab_size=262144,
+                hidden_size=64,
+                intermediate_size=128,
+                num_hidden_layers=1,
+                num_attention_heads=4,
+            )
+        )
+        many_params = LlamaForCausalLM(
+            LlamaConfig(
+                vocab_size=32000,
+                hidden_size=2048,
+                intermediate_size=8192,
+                num_hidden_layers=12,
+                num_attention_heads=16,
+            )
+        )
     assert cpu_batch_size(big_vocab) == 16
     assert cpu_batch_size(many_params) == 8

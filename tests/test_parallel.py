@@ -75,8 +75,14 @@ def _one_thread() -> None:
 
 
 def _one_process(out: Path, variant_set, batch_size: int = 3) -> None:
-    collect(tiny_backend(batch_size=batch_size), variant_set, out, profile=SMOKE, batch_size=batch_size,
-            progress=False)
+    collect(
+        tiny_backend(batch_size=batch_size),
+        variant_set,
+        out,
+        profile=SMOKE,
+        batch_size=batch_size,
+        progress=False,
+    )
     finalize(out, world_size=1)
 
 
@@ -99,11 +105,15 @@ def test_two_ranks_in_one_process_equal_one_process(tmp_path: Path) -> None:
     _one_process(tmp_path / "one", variant_set)
     backend = tiny_backend(batch_size=3)
     out = tmp_path / "two"
-    shares = [start_rank(backend, variant_set, out, profile=SMOKE, batch_size=3, datasets=None, rank=r,
-                         world_size=2) for r in range(2)]
-    for share in shares:                       # every rank's baseline phase first (the barrier) ...
+    shares = [
+        start_rank(
+            backend, variant_set, out, profile=SMOKE, batch_size=3, datasets=None, rank=r, world_size=2
+        )
+        for r in range(2)
+    ]
+    for share in shares:  # every rank's baseline phase first (the barrier) ...
         run_baseline_phase(share, backend, SMOKE, progress=False)
-    for share in shares:                       # ... then the variant phase reads y_0 across ranks
+    for share in shares:  # ... then the variant phase reads y_0 across ranks
         run_variant_phase(share, backend, SMOKE, progress=False)
         finish_rank(share, backend)
     assert all(share.rest for share in shares)
@@ -120,8 +130,9 @@ def _free_port() -> int:
 def _launch(script: Path, out: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}  # + helpers
     command = launch_command([str(script), str(out)], num_processes=2, port=_free_port())
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=REPO)
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO
+    )
 
 
 def _kill_rank_one_in_variant_phase(script: Path, out: Path) -> None:
@@ -160,12 +171,35 @@ def test_accelerate_two_processes_killed_rank_resumes_to_the_one_process_bytes(t
 
 
 def test_launcher_arguments_round_trip_the_options() -> None:
-    options = EvaluateOptions(profile="cpu", batch_size=4, datasets=("nq_open", "trivia_qa"),
-                              engine="single_prefill", threads=2, force=True, progress=False)
+    options = EvaluateOptions(
+        profile="cpu",
+        batch_size=4,
+        datasets=("nq_open", "trivia_qa"),
+        engine="single_prefill",
+        threads=2,
+        force=True,
+        progress=False,
+    )
     argv = evaluate_argv("org__model", options)
-    assert argv == ["org__model", "--set", "sago-v1", "--version", "v1", "--profile", "cpu",
-                    "--engine", "single_prefill", "--batch-size", "4", "--threads", "2",
-                    "--datasets", "nq_open,trivia_qa", "--force", "--no-progress"]
+    assert argv == [
+        "org__model",
+        "--set",
+        "sago-v1",
+        "--version",
+        "v1",
+        "--profile",
+        "cpu",
+        "--engine",
+        "single_prefill",
+        "--batch-size",
+        "4",
+        "--threads",
+        "2",
+        "--datasets",
+        "nq_open,trivia_qa",
+        "--force",
+        "--no-progress",
+    ]
     command = launch_command(["-m", "benchmark.harness.parallel", *argv], num_processes=3, port=29511)
     assert command[:3] == [sys.executable, "-m", "accelerate.commands.launch"]
     assert command[command.index("--num_processes") + 1] == "3"
@@ -179,8 +213,13 @@ def test_device_map_loading_is_recorded_in_provenance(tmp_path: Path) -> None:
 
     tiny_llama().save_pretrained(tmp_path / "tiny")
     tiny_tokenizer().save_pretrained(tmp_path / "tiny")
-    submission = Submission(name="tiny", model=LocalModel(kind="local", path=str(tmp_path / "tiny")),
-                            license="apache-2.0", parameters=100_000, contact="test")
+    submission = Submission(
+        name="tiny",
+        model=LocalModel(kind="local", path=str(tmp_path / "tiny")),
+        license="apache-2.0",
+        parameters=100_000,
+        contact="test",
+    )
     sharded = load_backend(submission, device="cpu", threads=1, device_map="cpu")
     assert sharded.describe()["device_map"] == {"requested": "cpu", "resolved": {"": "cpu"}}
     plain = load_backend(submission, device="cpu", threads=1)
@@ -191,20 +230,29 @@ def test_device_map_loading_is_recorded_in_provenance(tmp_path: Path) -> None:
     assert a.response == b.response and (a.hidden == b.hidden).all()
 
 
-def test_evaluate_distributed_as_a_single_rank_matches_collect_and_then_skips(tmp_path: Path,
-                                                                              monkeypatch) -> None:
+def test_evaluate_distributed_as_a_single_rank_matches_collect_and_then_skips(
+    tmp_path: Path, monkeypatch
+) -> None:
     import yaml
 
     from benchmark.harness import parallel
     from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 
-    tiny_llama().save_pretrained(tmp_path / "tiny")   # the same weights tiny_backend() builds
+    tiny_llama().save_pretrained(tmp_path / "tiny")  # the same weights tiny_backend() builds
     tiny_tokenizer().save_pretrained(tmp_path / "tiny")
     slug_dir = tmp_path / "subs" / "org__tiny"
     slug_dir.mkdir(parents=True)
-    (slug_dir / "submission.yaml").write_text(yaml.safe_dump({
-        "name": "tiny", "model": {"kind": "local", "path": str(tmp_path / "tiny")},
-        "license": "apache-2.0", "parameters": 100_000, "contact": "test"}))
+    (slug_dir / "submission.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "tiny",
+                "model": {"kind": "local", "path": str(tmp_path / "tiny")},
+                "license": "apache-2.0",
+                "parameters": 100_000,
+                "contact": "test",
+            }
+        )
+    )
     variant_set = toy_variant_set(("alpha",), n_items=2)
     monkeypatch.setattr(parallel, "open_variant_set", lambda name, version: variant_set)
     options = EvaluateOptions(profile="smoke", batch_size=3, threads=1, progress=False)

@@ -32,10 +32,20 @@ def _common(init: float = 0.3) -> dict[str, object]:
     tok = tiny_tokenizer()
     # initializer_range 0.3 (not 0.02) gives peaked, varied logits: no all-same-token responses.
     # (Gemma scales its embeddings by sqrt(hidden), so it needs a smaller range for the same effect.)
-    return {"vocab_size": len(tok), "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-                "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 512,
-                "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id, "bos_token_id": None,
-                "tie_word_embeddings": True, "initializer_range": init}
+    return {
+        "vocab_size": len(tok),
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 512,
+        "pad_token_id": tok.pad_token_id,
+        "eos_token_id": tok.eos_token_id,
+        "bos_token_id": None,
+        "tie_word_embeddings": True,
+        "initializer_range": init,
+    }
 
 
 # Sliding windows of 8 tokens are shorter than most prompts below, so windowed caches really slide.
@@ -44,10 +54,17 @@ SEEDS = {"llama": 0, "qwen2": 0, "qwen2-sliding": 2, "gemma3-sliding": 0}
 BUILDERS: dict[str, Callable[[], PreTrainedModel]] = {
     "llama": lambda: LlamaForCausalLM(LlamaConfig(**_common())),
     "qwen2": lambda: Qwen2ForCausalLM(Qwen2Config(**_common())),
-    "qwen2-sliding": lambda: Qwen2ForCausalLM(Qwen2Config(**_common(), use_sliding_window=True,
-                                                          sliding_window=8, max_window_layers=1)),
-    "gemma3-sliding": lambda: Gemma3ForCausalLM(Gemma3TextConfig(
-        **_common(0.05), head_dim=16, sliding_window=8, layer_types=["sliding_attention", "full_attention"])),
+    "qwen2-sliding": lambda: Qwen2ForCausalLM(
+        Qwen2Config(**_common(), use_sliding_window=True, sliding_window=8, max_window_layers=1)
+    ),
+    "gemma3-sliding": lambda: Gemma3ForCausalLM(
+        Gemma3TextConfig(
+            **_common(0.05),
+            head_dim=16,
+            sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"],
+        )
+    ),
 }
 
 
@@ -64,20 +81,34 @@ def _one_thread() -> Iterator[None]:
 def prompts() -> list[list[int]]:
     """Eight chat-templated prompts from 18 to ~70 tokens, so the batch carries real left padding."""
     tok = tiny_tokenizer()
-    texts = ["Hi", "What is the capital of France?", "Who wrote Hamlet? " * 3,
-             "GIVE ME THE ANSWER!!!", "Please answer the question briefly. Thank you very much!",
-             "Is it true that bats are blind?", "How many legs does a spider have? " * 2, "Answer now."]
-    rendered = [tok.apply_chat_template([{"role": "user", "content": t}], add_generation_prompt=True,
-                                        tokenize=True, return_dict=True)["input_ids"] for t in texts]
+    texts = [
+        "Hi",
+        "What is the capital of France?",
+        "Who wrote Hamlet? " * 3,
+        "GIVE ME THE ANSWER!!!",
+        "Please answer the question briefly. Thank you very much!",
+        "Is it true that bats are blind?",
+        "How many legs does a spider have? " * 2,
+        "Answer now.",
+    ]
+    rendered = [
+        tok.apply_chat_template(
+            [{"role": "user", "content": t}], add_generation_prompt=True, tokenize=True, return_dict=True
+        )["input_ids"]
+        for t in texts
+    ]
     return [list(ids) for ids in rendered]
 
 
-def _both(model: PreTrainedModel, prompts: list[list[int]], baselines: list[list[int]] | None,
-          tokens: int = TOKENS) -> tuple[list[RawOutput], list[RawOutput]]:
+def _both(
+    model: PreTrainedModel, prompts: list[list[int]], baselines: list[list[int]] | None, tokens: int = TOKENS
+) -> tuple[list[RawOutput], list[RawOutput]]:
     pad = tiny_tokenizer().pad_token_id
     kwargs = {"max_new_tokens": tokens, "eos_ids": EOS, "pad_id": pad}
-    return (run_batch_two_pass(model, prompts, baselines, **kwargs),
-            run_batch_single_prefill(model, prompts, baselines, **kwargs))
+    return (
+        run_batch_two_pass(model, prompts, baselines, **kwargs),
+        run_batch_single_prefill(model, prompts, baselines, **kwargs),
+    )
 
 
 def _assert_same(reference: list[RawOutput], single: list[RawOutput]) -> None:
@@ -128,11 +159,17 @@ def test_scores_known_answer_against_an_unpadded_forward(prompts: list[list[int]
     torch.manual_seed(1)
     model = BUILDERS["llama"]().eval()
     y0 = [40, 100, 200, 300]
-    got = run_batch_single_prefill(model, [prompts[0], prompts[2]], [[5], y0], max_new_tokens=2,
-                                   eos_ids=EOS, pad_id=tiny_tokenizer().pad_token_id)[1]
+    got = run_batch_single_prefill(
+        model,
+        [prompts[0], prompts[2]],
+        [[5], y0],
+        max_new_tokens=2,
+        eos_ids=EOS,
+        pad_id=tiny_tokenizer().pad_token_id,
+    )[1]
     with torch.no_grad():
         out = model(torch.tensor([prompts[2] + y0]), output_hidden_states=True)
-    logp = torch.log_softmax(out.logits[0, len(prompts[2]) - 1:-1], dim=-1)  # rows predict y0
+    logp = torch.log_softmax(out.logits[0, len(prompts[2]) - 1 : -1], dim=-1)  # rows predict y0
     assert got.logprob_sum == pytest.approx(float(logp[torch.arange(4), y0].sum()), abs=1e-4)
     assert got.entropy_mean == pytest.approx(float(-(logp.exp() * logp).sum(-1).mean()), abs=1e-4)
     expected_hidden = torch.stack([h[0, len(prompts[2]) - 1] for h in out.hidden_states]).numpy()
@@ -159,18 +196,31 @@ def test_single_prefill_equals_two_pass_on_smollm2() -> None:
 
     path = materialise("smollm2-135m-instruct-q4_1")
     tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                 dtype=torch.float32).eval()
-    questions = ["What is the capital of France?", "How many legs does a spider have? Answer briefly.",
-                 "Who wrote Hamlet?", "Name a prime number bigger than ten."]
-    prompts = [list(tok.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
-                                            tokenize=True, return_dict=True)["input_ids"]) for q in questions]
+    model = AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, dtype=torch.float32
+    ).eval()
+    questions = [
+        "What is the capital of France?",
+        "How many legs does a spider have? Answer briefly.",
+        "Who wrote Hamlet?",
+        "Name a prime number bigger than ten.",
+    ]
+    prompts = [
+        list(
+            tok.apply_chat_template(
+                [{"role": "user", "content": q}], add_generation_prompt=True, tokenize=True, return_dict=True
+            )["input_ids"]
+        )
+        for q in questions
+    ]
     kwargs = {"max_new_tokens": 16, "eos_ids": frozenset({tok.eos_token_id}), "pad_id": tok.pad_token_id}
     reference = run_batch_two_pass(model, prompts, None, **kwargs)
     _assert_same(reference, run_batch_single_prefill(model, prompts, None, **kwargs))
     baselines = [reference[0].response_ids] * len(prompts)
-    _assert_same(run_batch_two_pass(model, prompts, baselines, **kwargs),
-                 run_batch_single_prefill(model, prompts, baselines, **kwargs))
+    _assert_same(
+        run_batch_two_pass(model, prompts, baselines, **kwargs),
+        run_batch_single_prefill(model, prompts, baselines, **kwargs),
+    )
 
 
 def test_fixture_exercises_the_shared_prefix_and_sliding_models_skip_it(prompts: list[list[int]]) -> None:

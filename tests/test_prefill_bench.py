@@ -23,10 +23,13 @@ from benchmark.models.bench_engines import (
 )
 
 
-@pytest.mark.parametrize(("name", "total", "matmul"), [
-    ("llama-1b", 1_235_814_400, 1_235_814_400),   # Llama 3.2 1B: tied head counted once
-    ("llama-8b", 8_030_261_248, 7_504_924_672),   # Llama 3.1 8B: input table excluded, head kept
-])
+@pytest.mark.parametrize(
+    ("name", "total", "matmul"),
+    [
+        ("llama-1b", 1_235_814_400, 1_235_814_400),  # Llama 3.2 1B: tied head counted once
+        ("llama-8b", 8_030_261_248, 7_504_924_672),  # Llama 3.1 8B: input table excluded, head kept
+    ],
+)
 def test_shapes_have_the_real_models_parameter_counts(name: str, total: int, matmul: int) -> None:
     model = build_model(SHAPES[name], device=torch.device("meta"), dtype=torch.bfloat16)
     assert sum(p.numel() for p in model.parameters()) == total
@@ -43,8 +46,9 @@ def test_matmul_params_known_answer_tied_or_not() -> None:
 
 
 def test_random_prompts_are_seeded_and_in_range() -> None:
-    workload = Workload(prompts=20, batch_size=4, min_prompt=40, max_prompt=120, new_tokens=5,
-                        baseline_tokens=7, seed=3)
+    workload = Workload(
+        prompts=20, batch_size=4, min_prompt=40, max_prompt=120, new_tokens=5, baseline_tokens=7, seed=3
+    )
     prompts, baselines = random_prompts(workload, vocab=1000)
     assert (prompts, baselines) == random_prompts(workload, vocab=1000)
     assert all(40 <= len(p) <= 120 for p in prompts) and len({len(p) for p in prompts}) > 5
@@ -91,7 +95,24 @@ def test_without_a_gpu_the_real_run_explains_itself(capsys: pytest.CaptureFixtur
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_gpu_run_reports_memory_and_mfu(tmp_path: Path) -> None:
     out = tmp_path / "gpu.json"
-    assert main(["--shapes", "llama-1b", "--prompts", "16", "--batch-size", "8", "--new-tokens", "16",
-                 "--baseline-tokens", "16", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--shapes",
+                "llama-1b",
+                "--prompts",
+                "16",
+                "--batch-size",
+                "8",
+                "--new-tokens",
+                "16",
+                "--baseline-tokens",
+                "16",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     for row in json.loads(out.read_text()):
         assert 0 < row["mfu"] < 1 and row["peak_memory_gib"] > 2.0

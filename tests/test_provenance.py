@@ -24,7 +24,7 @@ def test_rewritten_results_do_not_make_the_tree_dirty(tmp_path: Path) -> None:
     head = _git(tmp_path, "rev-parse", "HEAD")
     (results / "run.json").write_text('{"new": 1}')  # an evaluation rewrote its own outputs
     assert git_commit(tmp_path) == head
-    (tmp_path / "code.py").write_text("x = 2\n")      # code changed: the numbers may not be reproducible
+    (tmp_path / "code.py").write_text("x = 2\n")  # code changed: the numbers may not be reproducible
     assert git_commit(tmp_path) == head + "+dirty"
 
 

@@ -1,4 +1,4 @@
-"""The README's results block is generated from leaderboard/leaderboard.json: no claim can drift from the data."""
+"""The README's results block is generated from leaderboard/leaderboard.json: no claim can drift."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def test_readme_results_block_matches_the_committed_leaderboard() -> None:
     board = load_leaderboard(ROOT / "leaderboard" / "leaderboard.json")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert replace_block(readme, results_markdown(board)) == readme, (
-        "README results are stale: run `python -m benchmark.stats.claims` after `sago analyze`")
+        "README results are stale: run `python -m benchmark.stats.claims` after `sago analyze`"
+    )
 
 
 def test_committed_leaderboard_claims_are_generated_from_it() -> None:
@@ -33,7 +34,10 @@ def test_claims_follow_the_data() -> None:
     board = json.loads(json.dumps(example_leaderboard(options=AnalysisOptions(resamples=200)), default=str))
     texts = {c["id"]: c["text"] for c in board["claims"]}
     significant = sum(r["verdict"] == "significant" for r in board["reversals"])
-    assert f"{len(board['reversals'])} (model pair, dataset pair, measure) orderings reverse" in texts["reversals"]
+    assert (
+        f"{len(board['reversals'])} (model pair, dataset pair, measure) orderings reverse"
+        in texts["reversals"]
+    )
     assert f"; {significant} of these reversals are significant" in texts["reversals"]
     board["reversals"] = []
     assert "No model pair changes order" in claims(board)[3]["text"]

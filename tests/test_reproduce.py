@@ -10,8 +10,14 @@ import pytest
 
 from benchmark.harness.reproduce import diff_results, main, rerun_options
 
-COMMITTED = (Path(__file__).resolve().parents[1] / "submissions" / "huggingfacetb__smollm2-135m-instruct-q4_1"
-             / "results" / "sago-v1" / "v1")
+COMMITTED = (
+    Path(__file__).resolve().parents[1]
+    / "submissions"
+    / "huggingfacetb__smollm2-135m-instruct-q4_1"
+    / "results"
+    / "sago-v1"
+    / "v1"
+)
 
 
 @pytest.fixture
@@ -43,13 +49,18 @@ def test_a_changed_number_is_named_with_its_column_and_count(two_copies: tuple[P
     assert len(problems) == 2
 
 
-def test_settings_come_from_run_json_and_a_wrong_profile_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+def test_settings_come_from_run_json_and_a_wrong_profile_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     import json
 
     run = json.loads((COMMITTED / "run.json").read_text())
     options = rerun_options(run, run["profile"]["name"])
     assert (options["batch_size"], options["engine"], options["threads"]) == (
-        run["batch_size"], run["engine"], run["hardware"]["torch_threads"])
+        run["batch_size"],
+        run["engine"],
+        run["hardware"]["torch_threads"],
+    )
     assert main(["huggingfacetb__smollm2-135m-instruct-q4_1", "--profile", "paper"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"use PROFILE={run['profile']['name']}" in err

@@ -52,8 +52,12 @@ def _modules_spelling(name: str) -> set[str]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docs = _docstring_ids(tree)
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-                    and (node.value == name or node.value.endswith(f"/{name}"))):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docs
+                and (node.value == name or node.value.endswith(f"/{name}"))
+            ):
                 modules.add(path.relative_to(PACKAGE.parent).as_posix())
     return modules
 
@@ -76,8 +80,13 @@ def test_delta_columns_are_defined_once() -> None:
     owners = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-                node, ast.AnnAssign) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
             if any(isinstance(t, ast.Name) and t.id == "DELTA_COLUMNS" for t in targets):
                 owners.append(path.name)
     assert owners == ["schema.py"]
@@ -100,8 +109,13 @@ def test_a_slug_or_version_cannot_escape_the_submissions_folder(tmp_path: Path) 
 
 
 def _finished_run(folder: ResultsFolder, **changes: object) -> None:
-    run = {"schema_version": 1, "variant_set_sha256": "abc", "profile": {"name": "smoke"}, "datasets": "all",
-           **changes}
+    run = {
+        "schema_version": 1,
+        "variant_set_sha256": "abc",
+        "profile": {"name": "smoke"},
+        "datasets": "all",
+        **changes,
+    }
     write_json(folder.run, run)
 
 

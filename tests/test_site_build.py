@@ -29,7 +29,9 @@ LINK_RE = re.compile(r'(?:href|src)="([^"]*)"')
 
 
 def build(tree: SiteTree, out: Path) -> Path:
-    inputs = SiteInputs(read_board(tree.leaderboard), tree.submissions, load_variant_set(SET, VERSION, tree.variants))
+    inputs = SiteInputs(
+        read_board(tree.leaderboard), tree.submissions, load_variant_set(SET, VERSION, tree.variants)
+    )
     build_site(inputs, out, progress=False)
     return out
 
@@ -41,14 +43,24 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[SiteTree, Path]:
 
 
 def pages(site: Path) -> dict[str, str]:
-    return {p.relative_to(site).as_posix(): p.read_text(encoding="utf-8") for p in sorted(site.rglob("*.html"))}
+    return {
+        p.relative_to(site).as_posix(): p.read_text(encoding="utf-8") for p in sorted(site.rglob("*.html"))
+    }
 
 
 def test_every_page_is_written(built: tuple[SiteTree, Path]) -> None:
     _, site = built
     names = set(pages(site))
-    assert {"index.html", "reversals.html", "axes.html", "models.html", "datasets.html", "methodology.html",
-            "downloads.html", "items/index.html"} <= names
+    assert {
+        "index.html",
+        "reversals.html",
+        "axes.html",
+        "models.html",
+        "datasets.html",
+        "methodology.html",
+        "downloads.html",
+        "items/index.html",
+    } <= names
     assert {f"models/acme__tiny-{x}.html" for x in ("a", "b", "c", "pending")} <= names
     assert {f"datasets/{d}.html" for d in ("alpaca", "trivia_qa", "truthful_qa")} <= names
     # two items per dataset of the fixture set; datasets the set lacks get an empty index
@@ -96,8 +108,13 @@ def test_pending_and_missing_results_are_labelled(built: tuple[SiteTree, Path]) 
 def test_item_page_shows_prompts_responses_and_deltas(built: tuple[SiteTree, Path]) -> None:
     _, site = built
     trivia = pages(site)["items/trivia_qa/0.html"]
-    assert "acme__tiny-a answers spacing/suffix/5" in trivia and "acme__tiny-b answers spacing/suffix/5" in trivia
-    assert '<span title="bleu">Wording (BLEU)</span> −7.50' in trivia  # fixture delta: -0.25 * index 3 * R 100 / 10
+    assert (
+        "acme__tiny-a answers spacing/suffix/5" in trivia
+        and "acme__tiny-b answers spacing/suffix/5" in trivia
+    )
+    assert (
+        '<span title="bleu">Wording (BLEU)</span> −7.50' in trivia
+    )  # fixture delta: -0.25 * index 3 * R 100 / 10
     alpaca = pages(site)["items/alpaca/0.html"]
     assert "acme__tiny-a answers" in alpaca and "acme__tiny-b answers" not in alpaca  # b did not run alpaca
 
@@ -109,12 +126,15 @@ def test_overview_has_no_overall_winner_and_dataset_tables_follow_ranks(built: t
     assert 'id="headline"' in html and 'id="grid-table"' in html
     assert 'data-axis="activations"' not in html  # the full tables live on the dataset pages
     board = json.loads(tree.leaderboard.read_text())
-    first = {c["model"] for c in board["cells"]
-             if (c["dataset"], c["measure"], c["rank"]) == ("trivia_qa", "act_cos_last", 1)}
+    first = {
+        c["model"]
+        for c in board["cells"]
+        if (c["dataset"], c["measure"], c["rank"]) == ("trivia_qa", "act_cos_last", 1)
+    }
     section = pages(site)["datasets/trivia_qa.html"]
-    table = section[section.index('data-axis="activations"'):]
+    table = section[section.index('data-axis="activations"') :]
     body = table.index("<tbody>")
-    first_row = table[body:table.index("</tr>", body)]
+    first_row = table[body : table.index("</tr>", body)]
     assert f"models/{first.pop()}.html" in first_row
 
 
@@ -139,8 +159,11 @@ def test_all_pending_repository_builds(tmp_path: Path) -> None:
     tree = make_site_tree(tmp_path)
     board = pending_board(SET, VERSION, tree.submissions)
     assert {m["status"] for m in board.models} == {"pending"} and len(board.models) == 4
-    report = build_site(SiteInputs(board, tree.submissions, load_variant_set(SET, VERSION, tree.variants)),
-                        tmp_path / "site", progress=False)
+    report = build_site(
+        SiteInputs(board, tree.submissions, load_variant_set(SET, VERSION, tree.variants)),
+        tmp_path / "site",
+        progress=False,
+    )
     site = pages(tmp_path / "site")
     assert "No model has been evaluated yet" in site["index.html"]
     assert "has no results yet" in site["models/acme__tiny-a.html"]
@@ -149,18 +172,38 @@ def test_all_pending_repository_builds(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_to_build_from_nothing(tmp_path: Path) -> None:
-    # No submissions and no variant set is a typo in a path, not an empty site (test_cli_errors has the matrix).
+    # No submissions and no variant set is a typo in a path, not an empty site (see test_cli_errors).
     (tmp_path / "submissions").mkdir()
-    status = main(["leaderboard", "build", "--out", str(tmp_path / "site"),
-                   "--submissions", str(tmp_path / "submissions"), "--variants", str(tmp_path / "variants")])
+    status = main(
+        [
+            "leaderboard",
+            "build",
+            "--out",
+            str(tmp_path / "site"),
+            "--submissions",
+            str(tmp_path / "submissions"),
+            "--variants",
+            str(tmp_path / "variants"),
+        ]
+    )
     assert status == 2
     assert not (tmp_path / "site").exists()
 
 
 def test_cli_build_from_leaderboard(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
     tree, _ = built
-    args = ["leaderboard", "build", "--input", str(tree.leaderboard), "--out", str(tmp_path / "out"),
-            "--submissions", str(tree.submissions), "--variants", str(tree.variants)]
+    args = [
+        "leaderboard",
+        "build",
+        "--input",
+        str(tree.leaderboard),
+        "--out",
+        str(tmp_path / "out"),
+        "--submissions",
+        str(tree.submissions),
+        "--variants",
+        str(tree.variants),
+    ]
     assert main(args) == 0
     assert main(args) == 0  # a second build replaces the first
     assert (tmp_path / "out" / "items" / "trivia_qa" / "1.html").is_file()
@@ -175,22 +218,40 @@ def test_refuses_to_replace_a_folder_it_did_not_build(built: tuple[SiteTree, Pat
     assert (tmp_path / "precious" / "thesis.tex").exists()
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"schema_version": 99}, "schema_version 99"),
-    ({"models": [{"slug": "../../etc__passwd"}]}, "invalid submission name"),
-    ({"datasets": ["../x"]}, "invalid dataset"),
-    ({"set": "../../etc"}, "invalid variant set"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"schema_version": 99}, "schema_version 99"),
+        ({"models": [{"slug": "../../etc__passwd"}]}, "invalid submission name"),
+        ({"datasets": ["../x"]}, "invalid dataset"),
+        ({"set": "../../etc"}, "invalid variant set"),
+    ],
+)
 def test_read_board_refuses_bad_files(tmp_path: Path, change: dict[str, object], message: str) -> None:
     path = tmp_path / "leaderboard.json"
-    path.write_text(json.dumps({"schema_version": 1, "set": SET, "version": VERSION, "models": [], "datasets": [],
-                                "measures": [], "epsilons": [], "primary_epsilon": 0.05, "markers": [], **change}))
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "set": SET,
+                "version": VERSION,
+                "models": [],
+                "datasets": [],
+                "measures": [],
+                "epsilons": [],
+                "primary_epsilon": 0.05,
+                "markers": [],
+                **change,
+            }
+        )
+    )
     with pytest.raises(SagoError, match=re.escape(message)):
         read_board(path)
 
 
-def test_a_failed_build_keeps_the_previous_site(built: tuple[SiteTree, Path], tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_build_keeps_the_previous_site(
+    built: tuple[SiteTree, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tree, _ = built
     out = build(tree, tmp_path / "site")
     before = (out / "index.html").read_bytes()
@@ -207,8 +268,18 @@ def test_a_failed_build_keeps_the_previous_site(built: tuple[SiteTree, Path], tm
 
 def test_repository_url_is_configurable_and_checked(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
     tree, _ = built
-    args = ["leaderboard", "build", "--input", str(tree.leaderboard), "--out", str(tmp_path / "out"),
-            "--submissions", str(tree.submissions), "--variants", str(tree.variants)]
+    args = [
+        "leaderboard",
+        "build",
+        "--input",
+        str(tree.leaderboard),
+        "--out",
+        str(tmp_path / "out"),
+        "--submissions",
+        str(tree.submissions),
+        "--variants",
+        str(tree.variants),
+    ]
     assert main([*args, "--repo-url", "https://example.org/fork/sago"]) == 0
     site = pages(tmp_path / "out")
     for name in ("index.html", "submit.html", "items/trivia_qa/1.html"):
@@ -220,18 +291,23 @@ def test_repository_url_is_configurable_and_checked(built: tuple[SiteTree, Path]
 
 def test_downloads_offer_the_leaderboard_and_a_flat_csv(built: tuple[SiteTree, Path]) -> None:
     tree, site = built
-    assert json.loads((site / "downloads" / "leaderboard.json").read_text()) == json.loads(tree.leaderboard.read_text())
+    assert json.loads((site / "downloads" / "leaderboard.json").read_text()) == json.loads(
+        tree.leaderboard.read_text()
+    )
     header, *rows = (site / "downloads" / "cells.csv").read_text().splitlines()
     assert header.startswith("model,model_name,dataset,axis,measure") and len(rows) == len(
-        json.loads(tree.leaderboard.read_text())["cells"])
+        json.loads(tree.leaderboard.read_text())["cells"]
+    )
     html = pages(site)["downloads.html"]
     assert 'href="downloads/leaderboard.json"' in html and 'href="downloads/cells.csv"' in html
 
 
-def test_every_page_states_what_was_run_and_never_calls_a_partial_run_complete(built: tuple[SiteTree, Path]) -> None:
+def test_every_page_states_what_was_run_and_never_calls_a_partial_run_complete(
+    built: tuple[SiteTree, Path],
+) -> None:
     _, site = built
     for name, html in pages(site).items():
-        header = html[html.index('id="run-header"'):html.index("</div>", html.index('id="run-header"'))]
+        header = html[html.index('id="run-header"') : html.index("</div>", html.index('id="run-header"'))]
         assert "profile <strong>smoke</strong>" in header and "partial run" in header, name
         assert "2 items per dataset" in header and "up to 32 new tokens" in header, name
     models = pages(site)["models.html"]

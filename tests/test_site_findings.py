@@ -23,49 +23,81 @@ from benchmark.site.views import comparison
 
 EXAMPLE = Path(__file__).parent / "fixtures" / "leaderboard_example.json"
 COMMITTED = Path(__file__).parent.parent / "leaderboard" / "leaderboard.json"
-MEASURES = [{"name": "act_cos_last", "axis": "activations", "scale": 2.0, "paper": True, "description": "d"},
-            {"name": "act_cos_mean", "axis": "activations", "scale": 2.0, "paper": False, "description": "d"}]
+MEASURES = [
+    {"name": "act_cos_last", "axis": "activations", "scale": 2.0, "paper": True, "description": "d"},
+    {"name": "act_cos_mean", "axis": "activations", "scale": 2.0, "paper": False, "description": "d"},
+]
 
 
 def two_model_board(pairs: list[dict[str, Any]], **extra: Any) -> Board:
     """Models a and b on dataset x with the given pairwise rows; the cells rank them as the diffs say."""
     a_leads = {p["measure"]: p["diff"] < 0 for p in pairs}
-    cells = [{"model": m, "dataset": "x", "measure": name, "sgs": 0.1 if first else 0.3, "rank": 1 if first else 2}
-             for name in ("act_cos_last", "act_cos_mean")
-             for m, first in (("a", a_leads.get(name, True)), ("b", not a_leads.get(name, True)))]
-    models = [{"slug": "a", "name": "Model A", "status": "complete"},
-              {"slug": "b", "name": "Model B", "status": "complete"}]
-    return Board({"models": models, "datasets": ["x"], "measures": MEASURES, "cells": cells, "pairwise": pairs,
-                  **extra})
+    cells = [
+        {"model": m, "dataset": "x", "measure": name, "sgs": 0.1 if first else 0.3, "rank": 1 if first else 2}
+        for name in ("act_cos_last", "act_cos_mean")
+        for m, first in (("a", a_leads.get(name, True)), ("b", not a_leads.get(name, True)))
+    ]
+    models = [
+        {"slug": "a", "name": "Model A", "status": "complete"},
+        {"slug": "b", "name": "Model B", "status": "complete"},
+    ]
+    return Board(
+        {
+            "models": models,
+            "datasets": ["x"],
+            "measures": MEASURES,
+            "cells": cells,
+            "pairwise": pairs,
+            **extra,
+        }
+    )
 
 
 def pair(measure: str, p: float, diff: float = -0.2, **extra: Any) -> dict[str, Any]:
-    return {"dataset": "x", "measure": measure, "model_a": "a", "model_b": "b", "diff": diff, "p_holm": p,
-            "n_items": 16, **extra}
+    return {
+        "dataset": "x",
+        "measure": measure,
+        "model_a": "a",
+        "model_b": "b",
+        "diff": diff,
+        "p_holm": p,
+        "n_items": 16,
+        **extra,
+    }
 
 
-@pytest.mark.parametrize(("pairs", "status", "leader", "wins"), [
-    ([pair("act_cos_last", 0.01), pair("act_cos_mean", 0.02)], findings.STEADIER, "a", 2),
-    ([pair("act_cos_last", 0.01), pair("act_cos_mean", 0.20)], findings.STEADIER, "a", 1),
-    ([pair("act_cos_last", 0.30), pair("act_cos_mean", 0.20)], findings.NO_DIFFERENCE, None, 0),
-    ([pair("act_cos_last", 1.0, testable=False), pair("act_cos_mean", 1.0, testable=False)],
-     findings.NOT_TESTABLE, None, 0),
-    ([pair("act_cos_last", 0.01), pair("act_cos_mean", 0.01, diff=0.2)], findings.MIXED, None, 0),
-])
-def test_grid_cell_names_a_model_only_on_corrected_significance(pairs: list[dict[str, Any]], status: str,
-                                                                 leader: str | None, wins: int) -> None:
+@pytest.mark.parametrize(
+    ("pairs", "status", "leader", "wins"),
+    [
+        ([pair("act_cos_last", 0.01), pair("act_cos_mean", 0.02)], findings.STEADIER, "a", 2),
+        ([pair("act_cos_last", 0.01), pair("act_cos_mean", 0.20)], findings.STEADIER, "a", 1),
+        ([pair("act_cos_last", 0.30), pair("act_cos_mean", 0.20)], findings.NO_DIFFERENCE, None, 0),
+        (
+            [pair("act_cos_last", 1.0, testable=False), pair("act_cos_mean", 1.0, testable=False)],
+            findings.NOT_TESTABLE,
+            None,
+            0,
+        ),
+        ([pair("act_cos_last", 0.01), pair("act_cos_mean", 0.01, diff=0.2)], findings.MIXED, None, 0),
+    ],
+)
+def test_grid_cell_names_a_model_only_on_corrected_significance(
+    pairs: list[dict[str, Any]], status: str, leader: str | None, wins: int
+) -> None:
     cell = findings.grid_cell(two_model_board(pairs), "x", "activations")
     assert (cell.status, cell.leader, cell.wins) == (status, leader, wins)
 
 
 def test_headline_measure_decides_the_axis_when_the_file_names_it() -> None:
     # schema 2: the headline measure decides; the other measure only counts how many measures agree
-    board = two_model_board([pair("act_cos_last", 0.01, diff=0.2), pair("act_cos_mean", 0.01)],
-                            headline_measures=["act_cos_last"])
+    board = two_model_board(
+        [pair("act_cos_last", 0.01, diff=0.2), pair("act_cos_mean", 0.01)], headline_measures=["act_cos_last"]
+    )
     cell = findings.grid_cell(board, "x", "activations")
     assert (cell.status, cell.leader, cell.wins) == (findings.STEADIER, "b", 1)  # not "mixed"
-    board = two_model_board([pair("act_cos_last", 0.5), pair("act_cos_mean", 0.01)],
-                            headline_measures=["act_cos_last"])
+    board = two_model_board(
+        [pair("act_cos_last", 0.5), pair("act_cos_mean", 0.01)], headline_measures=["act_cos_last"]
+    )
     assert findings.grid_cell(board, "x", "activations").status == findings.NO_DIFFERENCE
 
 
@@ -76,8 +108,13 @@ def test_reversals_in_words_follow_the_sign_of_the_differences() -> None:
     for r in told:
         row = r.row
         first_is_a = row["diff_a"] < 0
-        assert (r.first, r.dataset_first) == ((row["model_a"] if first_is_a else row["model_b"]), row["dataset_a"])
-        assert r.gap_first == pytest.approx(abs(row["diff_a"])) and r.gap_second == pytest.approx(abs(row["diff_b"]))
+        assert (r.first, r.dataset_first) == (
+            (row["model_a"] if first_is_a else row["model_b"]),
+            row["dataset_a"],
+        )
+        assert r.gap_first == pytest.approx(abs(row["diff_a"])) and r.gap_second == pytest.approx(
+            abs(row["diff_b"])
+        )
         low, high = r.ci_first
         assert low is not None and high is not None and low <= r.gap_first <= high
         sentence = findings.reversal_sentence(board, r)
@@ -118,13 +155,23 @@ def test_headline_is_empty_with_fewer_than_two_models() -> None:
 
 
 def test_run_header_calls_a_small_profile_partial_and_never_complete() -> None:
-    board = Board({"set": "s", "version": "v1", "generator": {"version": "0.1.0"},
-                   "models": [{"slug": "a", "status": "complete"}, {"slug": "b", "status": "complete"}]})
+    board = Board(
+        {
+            "set": "s",
+            "version": "v1",
+            "generator": {"version": "0.1.0"},
+            "models": [{"slug": "a", "status": "complete"}, {"slug": "b", "status": "complete"}],
+        }
+    )
     smoke = {"name": "smoke", "items_per_dataset": 4, "all_strengths": False, "max_new_tokens": 32}
     paper = {"name": "paper", "items_per_dataset": 16, "all_strengths": True, "max_new_tokens": 100}
-    header = run_header(board, {"a": {"profile": smoke}, "b": {"profile": paper, "variant_set_sha256": "f" * 64}})
-    assert [(p.name, p.partial, p.models) for p in header.profiles] == [("paper", False, ("b",)),
-                                                                         ("smoke", True, ("a",))]
+    header = run_header(
+        board, {"a": {"profile": smoke}, "b": {"profile": paper, "variant_set_sha256": "f" * 64}}
+    )
+    assert [(p.name, p.partial, p.models) for p in header.profiles] == [
+        ("paper", False, ("b",)),
+        ("smoke", True, ("a",)),
+    ]
     assert header.partial and header.set_sha256 == "f" * 64
     assert run_header(board, {"a": {"profile": paper}, "b": {"profile": paper}}).partial is False
     assert run_header(board, {}).profiles[0].name == "unknown" and run_header(board, {}).partial
@@ -135,7 +182,11 @@ def test_cells_csv_has_one_row_per_cell_with_the_files_values() -> None:
     rows = list(csv.DictReader(io.StringIO(cells_csv(Board(data)))))
     assert len(rows) == len(data["cells"])
     first, cell = rows[0], data["cells"][0]
-    assert (first["model"], first["dataset"], first["measure"]) == (cell["model"], cell["dataset"], cell["measure"])
+    assert (first["model"], first["dataset"], first["measure"]) == (
+        cell["model"],
+        cell["dataset"],
+        cell["measure"],
+    )
     assert float(first["sgs"]) == cell["sgs"] and float(first["ci_low"]) == cell["ci_low"]
     test = next(t for t in cell["tests"] if t["epsilon"] == data["primary_epsilon"])
     assert float(first["p_holm"]) == test["p_holm"]
@@ -152,24 +203,42 @@ def test_compare_lists_the_items_where_two_models_differ_most() -> None:
     per_a = [{"dataset": "d", "item_id": str(i), "measure": "bleu", "s": 0.1 * i} for i in range(6)]
     per_b = [{"dataset": "d", "item_id": str(i), "measure": "bleu", "s": 0.3} for i in range(6)]
     pair = comparison(board, "acme__tiny-a", "acme__tiny-b", per_a, per_b, {("d", "5"): 5}, per_dataset=2)
-    assert [(d.item_id, d.rank) for d in pair.items] == [("0", None), ("5", 5)]  # |0 − 0.3| = 0.3, |0.5 − 0.3| = 0.2
+    assert [(d.item_id, d.rank) for d in pair.items] == [
+        ("0", None),
+        ("5", 5),
+    ]  # |0 − 0.3| = 0.3, |0.5 − 0.3| = 0.2
     assert len(pair.rows) == (len(board.datasets) + 1) * len(board.measures)
     row = next(r for r in pair.rows if r.pair is not None and r.pair["p_holm"] < 0.05)
-    assert row.verdict == (findings.STEADIER, row.pair["model_a"] if row.pair["diff"] < 0 else row.pair["model_b"])
+    assert row.verdict == (
+        findings.STEADIER,
+        row.pair["model_a"] if row.pair["diff"] < 0 else row.pair["model_b"],
+    )
 
 
 def test_item_view_shows_only_variants_run_and_marks_flips_and_largest_changes() -> None:
     variants = ["baseline/none/0", "case/start/1", "case/start/9", "spacing/end/3"]
-    frame = pd.DataFrame({"item_rank": 0, "item_id": "q", "variant_id": variants,
-                          "family": [v.split("/")[0] for v in variants], "prompt": variants, "similarity": 1.0,
-                          "answers": [["x"]] * 4})
+    frame = pd.DataFrame(
+        {
+            "item_rank": 0,
+            "item_id": "q",
+            "variant_id": variants,
+            "family": [v.split("/")[0] for v in variants],
+            "prompt": variants,
+            "similarity": 1.0,
+            "answers": [["x"]] * 4,
+        }
+    )
     ran = variants[:3]  # the profile skipped spacing
     records = pd.DataFrame({"item_id": "q", "variant_id": ran, "response": ran, "finished": True})
-    deltas = pd.DataFrame({"item_id": "q", "variant_id": ran, "delta_bleu": [0.0, -5.0, -20.0],
-                           "correct": [1.0, 1.0, 0.0]})
-    results = {"m": ModelResults(records.set_index(["item_id", "variant_id"]),
-                                 deltas.set_index(["item_id", "variant_id"]))}
-    item, = item_views("d", frame, results)
+    deltas = pd.DataFrame(
+        {"item_id": "q", "variant_id": ran, "delta_bleu": [0.0, -5.0, -20.0], "correct": [1.0, 1.0, 0.0]}
+    )
+    results = {
+        "m": ModelResults(
+            records.set_index(["item_id", "variant_id"]), deltas.set_index(["item_id", "variant_id"])
+        )
+    }
+    (item,) = item_views("d", frame, results)
     assert item.in_set == 4 and [v.variant_id for v in item.variants] == ran
     answers = {v.variant_id: v.answers[0] for v in item.variants}
     assert [answers[v].flipped for v in ran] == [False, False, True]

@@ -30,8 +30,13 @@ HOSTILE_NAME = f"Tiny A {HOSTILE_SCRIPT} {HOSTILE_IMG}"
 SET, VERSION = "sago-v1", "v1"
 DATASETS = ("alpaca", "trivia_qa")
 VARIANTS = ("baseline/none/0", "identity/global/1", "politeness/prefix/2", "spacing/suffix/5")
-PROFILE = {"name": "smoke", "items_per_dataset": 2, "all_strengths": False, "max_new_tokens": 32,
-           "description": "a small test profile"}
+PROFILE = {
+    "name": "smoke",
+    "items_per_dataset": 2,
+    "all_strengths": False,
+    "max_new_tokens": 32,
+    "description": "a small test profile",
+}
 """The evaluation profile recorded in the fixture's run.json files (partial: the header must say so)."""
 # which (model, dataset) pairs have records: tiny-b skipped alpaca, tiny-c has no results folder at all
 RECORDS = {"acme__tiny-a": DATASETS, "acme__tiny-b": ("trivia_qa",)}
@@ -57,14 +62,29 @@ def _variant_rows(dataset: str) -> pd.DataFrame:
         question = f"Question {rank} of {dataset}?"
         for variant_id in VARIANTS:
             family, place, strength = variant_id.split("/")
-            prompt = {"baseline": question, "identity": question, "politeness": f"Please, {question}",
-                      "spacing": question + "     "}[family]
+            prompt = {
+                "baseline": question,
+                "identity": question,
+                "politeness": f"Please, {question}",
+                "spacing": question + "     ",
+            }[family]
             if rank == 1 and family == "politeness":
                 prompt = f"{HOSTILE_IMG} {question}"
-            rows.append({"dataset": dataset, "item_id": f"{dataset}-{rank}", "variant_id": variant_id,
-                         "family": family, "place": place, "strength": float(strength), "prompt": prompt,
-                         "similarity": 1.0 if family in ("baseline", "identity") else 0.9,
-                         "rewriter": f"rule:{family}@0.1.0", "answers": ["Paris"], "item_rank": rank})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "item_id": f"{dataset}-{rank}",
+                    "variant_id": variant_id,
+                    "family": family,
+                    "place": place,
+                    "strength": float(strength),
+                    "prompt": prompt,
+                    "similarity": 1.0 if family in ("baseline", "identity") else 0.9,
+                    "rewriter": f"rule:{family}@0.1.0",
+                    "answers": ["Paris"],
+                    "item_rank": rank,
+                }
+            )
     return pd.DataFrame(rows).sort_values(["item_rank", "variant_id"]).reset_index(drop=True)
 
 
@@ -75,8 +95,13 @@ def write_variant_set(root: Path) -> Path:
     for dataset in DATASETS:
         write_variant_table(_variant_rows(dataset), folder / "data" / f"{dataset}.parquet")
         files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
-    manifest = {"schema_version": 1, "set": SET, "version": VERSION, "files": files,
-                "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(_variant_rows(d))} for d in DATASETS}}
+    manifest = {
+        "schema_version": 1,
+        "set": SET,
+        "version": VERSION,
+        "files": files,
+        "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(_variant_rows(d))} for d in DATASETS},
+    }
     write_json(folder / "manifest.json", manifest)
     return folder / "manifest.json"
 
@@ -90,10 +115,24 @@ def records_frame(dataset: str, slug: str) -> pd.DataFrame:
             response = f"{slug} answers {variant_id}"
             if slug == "acme__tiny-a" and rank == 1 and family == "politeness":
                 response = f"Sure! {HOSTILE_SCRIPT} {HOSTILE_IMG}"
-            rows.append({"dataset": dataset, "item_id": f"{dataset}-{rank}", "variant_id": variant_id,
-                         "family": family, "place": place, "strength": float(strength), "response": response,
-                         "response_tokens": 5, "finished": True, "logprob_sum": -3.0, "logprob_mean": -0.6,
-                         "entropy_mean": 1.2, "baseline_tokens": 5, "prompt_tokens": 12})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "item_id": f"{dataset}-{rank}",
+                    "variant_id": variant_id,
+                    "family": family,
+                    "place": place,
+                    "strength": float(strength),
+                    "response": response,
+                    "response_tokens": 5,
+                    "finished": True,
+                    "logprob_sum": -3.0,
+                    "logprob_mean": -0.6,
+                    "entropy_mean": 1.2,
+                    "baseline_tokens": 5,
+                    "prompt_tokens": 12,
+                }
+            )
     return pd.DataFrame(rows, columns=list(RECORD_COLUMNS))
 
 
@@ -104,8 +143,15 @@ def deltas_frame(slug: str, datasets: tuple[str, ...]) -> pd.DataFrame:
         for rank in range(2):
             for index, variant_id in enumerate(VARIANTS):
                 family, place, strength = variant_id.split("/")
-                row = {"model": slug, "dataset": dataset, "item_id": f"{dataset}-{rank}", "variant_id": variant_id,
-                       "family": family, "place": place, "strength": float(strength)}
+                row = {
+                    "model": slug,
+                    "dataset": dataset,
+                    "item_id": f"{dataset}-{rank}",
+                    "variant_id": variant_id,
+                    "family": family,
+                    "place": place,
+                    "strength": float(strength),
+                }
                 for measure in MEASURES:
                     row[f"delta_{measure.name}"] = -0.25 * index * measure.scale / 10
                 if family == "spacing":
@@ -117,9 +163,14 @@ def deltas_frame(slug: str, datasets: tuple[str, ...]) -> pd.DataFrame:
 
 def submission_yaml(slug: str, name: str, index: int) -> dict[str, object]:
     """A valid hub submission with a distinct pinned revision."""
-    return {"schema_version": 1, "name": name, "model": {"kind": "hub", "id": slug.replace("__", "/"),
-                                                         "revision": f"{index:x}" * 40},
-            "license": "Apache-2.0", "parameters": 1000 + index, "contact": "tests"}
+    return {
+        "schema_version": 1,
+        "name": name,
+        "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index:x}" * 40},
+        "license": "Apache-2.0",
+        "parameters": 1000 + index,
+        "contact": "tests",
+    }
 
 
 def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> None:
@@ -136,17 +187,31 @@ def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> N
         (results / "records").mkdir(parents=True)
         for dataset in RECORDS[slug]:
             records_frame(dataset, slug).to_parquet(results / "records" / f"{dataset}.parquet", index=False)
-        pq.write_table(pa.Table.from_pandas(deltas_frame(slug, RECORDS[slug]), preserve_index=False),
-                       results / "deltas.parquet")
-        write_json(results / "run.json", {
-            "schema_version": 1, "variant_set": {"name": SET, "version": VERSION, "sha256": sha256_file(manifest)},
-            "submission": slug, "submission_model": meta["model"],
-            "model": {"source": "hub", "revision": meta["model"]["revision"]},  # type: ignore[index]
-            "counts": {d: len(records_frame(d, slug)) for d in RECORDS[slug]}, "files": file_hashes(results),
-            "profile": PROFILE, "timings": {"finished_at": "2026-11-30T01:26:25+00:00"}})
+        pq.write_table(
+            pa.Table.from_pandas(deltas_frame(slug, RECORDS[slug]), preserve_index=False),
+            results / "deltas.parquet",
+        )
+        write_json(
+            results / "run.json",
+            {
+                "schema_version": 1,
+                "variant_set": {"name": SET, "version": VERSION, "sha256": sha256_file(manifest)},
+                "submission": slug,
+                "submission_model": meta["model"],
+                "model": {"source": "hub", "revision": meta["model"]["revision"]},  # type: ignore[index]
+                "counts": {d: len(records_frame(d, slug)) for d in RECORDS[slug]},
+                "files": file_hashes(results),
+                "profile": PROFILE,
+                "timings": {"finished_at": "2026-11-30T01:26:25+00:00"},
+            },
+        )
         weight = 1.0 if slug.endswith("-a") else 0.5  # the models differ most on item 1
-        per_item = [{"dataset": d, "item_id": f"{d}-{rank}", "measure": m.name, "s": 0.1 * (rank + 1) * weight}
-                    for d in RECORDS[slug] for rank in range(2) for m in MEASURES]
+        per_item = [
+            {"dataset": d, "item_id": f"{d}-{rank}", "measure": m.name, "s": 0.1 * (rank + 1) * weight}
+            for d in RECORDS[slug]
+            for rank in range(2)
+            for m in MEASURES
+        ]
         write_json(results / "summary.json", {"schema_version": 1, "model": slug, "per_item": per_item})
 
 
@@ -162,4 +227,3 @@ def make_site_tree(root: Path) -> SiteTree:
     leaderboard.parent.mkdir(parents=True)
     leaderboard.write_text(json.dumps(board, ensure_ascii=False, sort_keys=True), encoding="utf-8")
     return SiteTree(root, root / "variants", root / "submissions", leaderboard)
-

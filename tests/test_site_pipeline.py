@@ -38,26 +38,54 @@ def freeze_toy_set(root: Path) -> VariantSet:
         write_variant_table(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
         files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
     frames = {d: toy.frame(d) for d in toy.datasets}
-    write_json(folder / "manifest.json", {
-        "schema_version": 1, "set": "sago-v1", "version": "v1", "files": files, "dataset_order": list(toy.datasets),
-        "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(f)} for d, f in frames.items()},
-        "counts": {d: {str(k): int(v) for k, v in f.groupby("family").size().items()} for d, f in frames.items()}})
+    write_json(
+        folder / "manifest.json",
+        {
+            "schema_version": 1,
+            "set": "sago-v1",
+            "version": "v1",
+            "files": files,
+            "dataset_order": list(toy.datasets),
+            "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(f)} for d, f in frames.items()},
+            "counts": {
+                d: {str(k): int(v) for k, v in f.groupby("family").size().items()} for d, f in frames.items()
+            },
+        },
+    )
     return load_variant_set("sago-v1", "v1", root)
 
 
 def submit_and_run(submissions: Path, variants: VariantSet) -> None:
     for index, slug in enumerate(SLUGS, start=1):
         (submissions / slug).mkdir(parents=True)
-        (submissions / slug / "submission.yaml").write_text(yaml.safe_dump({
-            "name": slug, "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index}" * 40},
-            "license": "Apache-2.0", "parameters": 10, "contact": "tests"}))
+        (submissions / slug / "submission.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "name": slug,
+                    "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index}" * 40},
+                    "license": "Apache-2.0",
+                    "parameters": 10,
+                    "contact": "tests",
+                }
+            )
+        )
         if slug.endswith("pending"):
             continue
         out = submissions / slug / "results" / "sago-v1" / "v1"
-        collect(FakeBackend(hidden_size=8 * index), variants, out, profile=get_profile("smoke"), progress=False)
-        model = load_submission(slug, submissions).model  # run.json names the model it ran, as evaluate writes it
-        finalize(out, extra={"submission": slug, "submission_model": model.model_dump(),
-                             "model": {"source": "hub", "revision": model.revision}})
+        collect(
+            FakeBackend(hidden_size=8 * index), variants, out, profile=get_profile("smoke"), progress=False
+        )
+        model = load_submission(
+            slug, submissions
+        ).model  # run.json names the model it ran, as evaluate writes it
+        finalize(
+            out,
+            extra={
+                "submission": slug,
+                "submission_model": model.model_dump(),
+                "model": {"source": "hub", "revision": model.revision},
+            },
+        )
 
 
 @pytest.mark.slow
@@ -74,7 +102,10 @@ def test_real_stage_outputs_validate_and_render(tmp_path: Path) -> None:
 
     board = read_board(board_path)
     assert {m["slug"]: m["status"] for m in board.models} == {
-        "acme__fake-one": "complete", "acme__fake-two": "complete", "acme__fake-pending": "pending"}
+        "acme__fake-one": "complete",
+        "acme__fake-two": "complete",
+        "acme__fake-pending": "pending",
+    }
     site = tmp_path / "site"
     build_site(SiteInputs(board, submissions, variants), site, progress=False)
     item = (site / "items" / "alpha" / "0.html").read_text(encoding="utf-8")

@@ -51,15 +51,19 @@ def analyze(root: Path, out: Path, *extra: str) -> int:
     return main(["analyze", "--submissions-dir", str(root), "--out", str(out), "--resamples", "200", *extra])
 
 
-def test_analyze_writes_summaries_and_a_reproducible_leaderboard(submissions: Path, tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_analyze_writes_summaries_and_a_reproducible_leaderboard(
+    submissions: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "leaderboard.json"
     assert analyze(submissions, out) == 0
     printed = capsys.readouterr().out
     assert "acme__m-a" in printed and "pending: acme__m-later" in printed
     board = json.loads(out.read_text())
     assert {m["slug"]: m["status"] for m in board["models"]} == {
-        "acme__m-a": "complete", "acme__m-b": "complete", "acme__m-later": "pending"}
+        "acme__m-a": "complete",
+        "acme__m-b": "complete",
+        "acme__m-later": "pending",
+    }
     summary = submissions / "acme__m-a" / "results" / "sago-v1" / "v1" / "summary.json"
     assert json.loads(summary.read_text())["model"] == "acme__m-a"
     assert board["models"][0]["summary"] == "submissions/acme__m-a/results/sago-v1/v1/summary.json"
@@ -68,8 +72,9 @@ def test_analyze_writes_summaries_and_a_reproducible_leaderboard(submissions: Pa
     assert out.read_bytes() == first
 
 
-def test_unknown_slug_is_a_one_line_error(submissions: Path, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_slug_is_a_one_line_error(
+    submissions: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert analyze(submissions, tmp_path / "lb.json", "--slug", "acme__nobody") == 2
     err = capsys.readouterr().err
     assert err.startswith("error: no submission folder for acme__nobody") and err.count("\n") == 1
@@ -103,11 +108,24 @@ def record_rows(item: str, responses: dict[str, str]) -> list[dict[str, object]]
     rows = []
     for k, (variant, response) in enumerate(responses.items()):
         family, place, strength = variant.split("/")
-        rows.append({"dataset": "trivia_qa", "item_id": item, "variant_id": variant, "family": family,
-                     "place": place, "strength": float(strength), "response": response,
-                     "response_tokens": len(response.split()), "finished": True,
-                     "logprob_sum": -10.0 - 5 * k, "logprob_mean": -1.0 - 0.1 * k, "entropy_mean": 2.0 + 0.2 * k,
-                     "baseline_tokens": 5, "prompt_tokens": 12})
+        rows.append(
+            {
+                "dataset": "trivia_qa",
+                "item_id": item,
+                "variant_id": variant,
+                "family": family,
+                "place": place,
+                "strength": float(strength),
+                "response": response,
+                "response_tokens": len(response.split()),
+                "finished": True,
+                "logprob_sum": -10.0 - 5 * k,
+                "logprob_mean": -1.0 - 0.1 * k,
+                "entropy_mean": 2.0 + 0.2 * k,
+                "baseline_tokens": 5,
+                "prompt_tokens": 12,
+            }
+        )
     return rows
 
 
@@ -128,17 +146,35 @@ def test_analysis_from_records_alone_through_the_axes(tmp_path: Path) -> None:
     answers = {"i1": "Paris is the capital of France.", "i2": "Water boils at 100 degrees."}
     rows = []
     for item, answer in answers.items():
-        rows += record_rows(item, {"baseline/none/0": answer, "spacing/prefix/5": answer,
-                                   "politeness/prefix/4": "Thank you for asking! " + answer,
-                                   "letter_case/global/50": answer.upper(), "identity/global/1": answer,
-                                   "rerun/none/0": answer})
+        rows += record_rows(
+            item,
+            {
+                "baseline/none/0": answer,
+                "spacing/prefix/5": answer,
+                "politeness/prefix/4": "Thank you for asking! " + answer,
+                "letter_case/global/50": answer.upper(),
+                "identity/global/1": answer,
+                "rerun/none/0": answer,
+            },
+        )
     pd.DataFrame(rows).to_parquet(folder / "records" / "trivia_qa.parquet")
     (folder / "run.json").write_text("{}")
-    variants = pd.DataFrame([{c: None for c in VARIANT_COLUMNS} | {
-        "dataset": "trivia_qa", "item_id": item, "variant_id": "baseline/none/0", "family": "baseline",
-        "answers": ["Paris"] if item == "i1" else ["100"]} for item in answers])
-    request = AnalyzeRequest("sago-v1", "v1", root=root, out=tmp_path / "lb.json",
-                             options=AnalysisOptions(resamples=200))
+    variants = pd.DataFrame(
+        [
+            {c: None for c in VARIANT_COLUMNS}
+            | {
+                "dataset": "trivia_qa",
+                "item_id": item,
+                "variant_id": "baseline/none/0",
+                "family": "baseline",
+                "answers": ["Paris"] if item == "i1" else ["100"],
+            }
+            for item in answers
+        ]
+    )
+    request = AnalyzeRequest(
+        "sago-v1", "v1", root=root, out=tmp_path / "lb.json", options=AnalysisOptions(resamples=200)
+    )
     board = run_analysis(request, variant_frames=lambda: {"trivia_qa": variants})
     assert (folder / "deltas.parquet").is_file() and (folder / "summary.json").is_file()
     cells = {(c["dataset"], c["measure"]): c for c in board["cells"]}

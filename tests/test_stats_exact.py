@@ -22,25 +22,36 @@ def total(d: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
-@pytest.mark.parametrize("d", [[0.3, -0.1, 0.5, 0.2, 0.7, -0.05], [1.0, 2.0, 3.0, 4.0], [-0.2, 0.1, -0.4, 0.0, 0.3]])
+@pytest.mark.parametrize(
+    "d", [[0.3, -0.1, 0.5, 0.2, 0.7, -0.05], [1.0, 2.0, 3.0, 4.0], [-0.2, 0.1, -0.4, 0.0, 0.3]]
+)
 def test_sign_flip_matches_scipy_permutation_test(d: list[float], alternative: str) -> None:
     values = np.array(d)
-    reference = stats.permutation_test((values,), lambda x, axis: np.sum(x, axis=axis),
-                                       permutation_type="samples", n_resamples=np.inf, alternative=alternative)
+    reference = stats.permutation_test(
+        (values,),
+        lambda x, axis: np.sum(x, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        alternative=alternative,
+    )
     assert sign_flip_p(values, alternative=alternative) == pytest.approx(reference.pvalue)
 
 
 def test_sign_flip_matches_a_plain_enumeration() -> None:
     d = np.array([0.12, -0.03, 0.08, 0.05, -0.01, 0.09, 0.02])
     observed = abs(d.sum())
-    sums = [abs(sum(s * v for s, v in zip(signs, d, strict=True)))
-            for signs in itertools.product((1, -1), repeat=len(d))]
+    sums = [
+        abs(sum(s * v for s, v in zip(signs, d, strict=True)))
+        for signs in itertools.product((1, -1), repeat=len(d))
+    ]
     assert sign_flip_p(d) == pytest.approx(np.mean([x >= observed - 1e-12 for x in sums]))
 
 
 def test_floors_of_the_exact_tests() -> None:
     assert sign_flip_floor(4) == 0.125 and sign_flip_floor(4, alternative="greater") == 0.0625
-    assert sign_flip_p(np.array([0.1, 0.2, 0.3, 0.4])) == sign_flip_floor(4)  # four same-sign items: the floor
+    assert sign_flip_p(np.array([0.1, 0.2, 0.3, 0.4])) == sign_flip_floor(
+        4
+    )  # four same-sign items: the floor
     assert wilcoxon_floor(4) == 0.0625 and wilcoxon_floor(5) == 0.03125
     assert sign_flip_floor(0) == 1.0
 

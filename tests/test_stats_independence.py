@@ -13,15 +13,24 @@ from benchmark.stats.sgs import cell_rng
 
 
 def per_item(model: str, measures: dict[str, list[float]], dataset: str = "d") -> pd.DataFrame:
-    return pd.DataFrame([{"model": model, "dataset": dataset, "item_id": f"i{k}", "measure": name, "s": s}
-                         for name, values in measures.items() for k, s in enumerate(values)])
+    return pd.DataFrame(
+        [
+            {"model": model, "dataset": dataset, "item_id": f"i{k}", "measure": name, "s": s}
+            for name, values in measures.items()
+            for k, s in enumerate(values)
+        ]
+    )
 
 
 def test_independence_within_model_and_combined_by_fisher_z() -> None:
     x = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     other = [0.3, 0.1, 0.5, 0.2, 0.4, 0.7, 0.6]
-    table = pd.concat([per_item("a", {"bleu": x, "bertscore": other, "mirroring": x[::-1]}),
-                       per_item("b", {"bleu": x, "bertscore": other[::-1], "mirroring": x})])
+    table = pd.concat(
+        [
+            per_item("a", {"bleu": x, "bertscore": other, "mirroring": x[::-1]}),
+            per_item("b", {"bleu": x, "bertscore": other[::-1], "mirroring": x}),
+        ]
+    )
     result = independence_table(table).set_index(["scope", "model", "measure_a", "measure_b"])
     assert result.loc[("model", "a", "bleu", "mirroring"), "rho"] == pytest.approx(-1.0)
     rho_a = stats.spearmanr(x, other).statistic
@@ -43,19 +52,34 @@ def test_fisher_combination_skips_models_with_too_few_items() -> None:
 
 
 def test_pareto_table_marks_non_dominated_models() -> None:
-    cells = pd.DataFrame([{"model": m, "dataset": "d", "measure": x, "sgs": v}
-                          for m, gen, mir in (("a", 0.1, 0.9), ("b", 0.5, 0.2), ("c", 0.6, 0.95))
-                          for x, v in (("bertscore", gen), ("mirroring", mir))])
+    cells = pd.DataFrame(
+        [
+            {"model": m, "dataset": "d", "measure": x, "sgs": v}
+            for m, gen, mir in (("a", 0.1, 0.9), ("b", 0.5, 0.2), ("c", 0.6, 0.95))
+            for x, v in (("bertscore", gen), ("mirroring", mir))
+        ]
+    )
     table = pareto_table(cells).set_index("model")
     assert table["pareto_optimal"].to_dict() == {"a": True, "b": True, "c": False}
     assert table.loc["a", "generation"] == 0.1 and table.loc["a", "mirroring"] == 0.9
 
 
 def test_accuracy_vs_sgs_is_spearman_over_model_dataset_pairs() -> None:
-    accuracy = pd.DataFrame({"model": ["a", "a", "b", "b", "a"], "dataset": ["d1", "d2", "d1", "d2", "all"],
-                             "accuracy": [0.9, 0.7, 0.5, 0.3, 0.8]})
-    cells = pd.DataFrame({"model": ["a", "a", "b", "b"], "dataset": ["d1", "d2", "d1", "d2"],
-                          "measure": "bleu", "sgs": [0.1, 0.2, 0.3, 0.4]})
+    accuracy = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b", "a"],
+            "dataset": ["d1", "d2", "d1", "d2", "all"],
+            "accuracy": [0.9, 0.7, 0.5, 0.3, 0.8],
+        }
+    )
+    cells = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "dataset": ["d1", "d2", "d1", "d2"],
+            "measure": "bleu",
+            "sgs": [0.1, 0.2, 0.3, 0.4],
+        }
+    )
     row = accuracy_vs_sgs(accuracy, cells, measures=["bleu"]).iloc[0]
     assert row["rho"] == pytest.approx(-1.0) and row["n_pairs"] == 4  # the "all" row is not a pair
 
@@ -88,8 +112,13 @@ def test_ranking_agreement_is_perfect_for_well_separated_models() -> None:
     from benchmark.stats.sample_size import ranking_agreement_table
 
     base = list(cell_rng(0, "b").uniform(0.0, 0.01, size=16))
-    table = pd.concat([per_item("a", {"bleu": base}), per_item("b", {"bleu": [v + 0.5 for v in base]}),
-                       per_item("c", {"bleu": [v + 1.0 for v in base]})])
+    table = pd.concat(
+        [
+            per_item("a", {"bleu": base}),
+            per_item("b", {"bleu": [v + 0.5 for v in base]}),
+            per_item("c", {"bleu": [v + 1.0 for v in base]}),
+        ]
+    )
     study = ranking_agreement_table(paired_draws(table, seed=0, resamples=100), seed=0)
     assert study["n"].tolist() == [4, 8, 16]
     assert (study["mean_tau"] == 1.0).all() and (study["same_order"] == 1.0).all()

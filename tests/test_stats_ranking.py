@@ -24,8 +24,13 @@ from benchmark.stats.ranking import (
 
 def long(values: dict[tuple[str, str], list[float]], measure: str = "bleu") -> pd.DataFrame:
     """Per-item rows from {(model, dataset): [s per item]}."""
-    return pd.DataFrame([{"model": m, "dataset": d, "item_id": f"{d}-{k:02d}", "measure": measure, "s": s}
-                         for (m, d), items in values.items() for k, s in enumerate(items)])
+    return pd.DataFrame(
+        [
+            {"model": m, "dataset": d, "item_id": f"{d}-{k:02d}", "measure": measure, "s": s}
+            for (m, d), items in values.items()
+            for k, s in enumerate(items)
+        ]
+    )
 
 
 JITTER = np.array([0.01, -0.02, 0.015, -0.005, 0.0, 0.02, -0.01, 0.005, -0.015, 0.01])
@@ -56,8 +61,9 @@ def test_paired_bootstrap_is_seeded() -> None:
 
 def test_pairwise_difference_and_wilcoxon_match_scipy() -> None:
     a, b = 0.1 + JITTER, 0.2 + JITTER[::-1]
-    row = pairwise_table(paired_draws(long({("a", "d"): list(a), ("b", "d"): list(b)}), seed=0,
-                                      resamples=2000)).iloc[0]
+    row = pairwise_table(
+        paired_draws(long({("a", "d"): list(a), ("b", "d"): list(b)}), seed=0, resamples=2000)
+    ).iloc[0]
     assert row["diff"] == pytest.approx(a.mean() - b.mean())
     assert row["ci_high"] < 0  # a is clearly more stable
     assert row["p_wilcoxon"] == pytest.approx(stats.wilcoxon(a, b).pvalue)
@@ -66,18 +72,28 @@ def test_pairwise_difference_and_wilcoxon_match_scipy() -> None:
 
 def test_friedman_matches_scipy_and_needs_three_models() -> None:
     rng = np.random.default_rng(0)
-    values = {("a", "d"): list(rng.random(8)), ("b", "d"): list(rng.random(8)), ("c", "d"): list(rng.random(8))}
+    values = {
+        ("a", "d"): list(rng.random(8)),
+        ("b", "d"): list(rng.random(8)),
+        ("c", "d"): list(rng.random(8)),
+    }
     row = friedman_table(paired_draws(long(values), seed=0, resamples=100)).iloc[0]
     reference = stats.friedmanchisquare(*[values[(m, "d")] for m in "abc"])
     assert (row["statistic"], row["p"]) == pytest.approx((reference.statistic, reference.pvalue))
-    two = friedman_table(paired_draws(long({k: v for k, v in values.items() if k[0] != "c"}), seed=0,
-                                      resamples=100)).iloc[0]
+    two = friedman_table(
+        paired_draws(long({k: v for k, v in values.items() if k[0] != "c"}), seed=0, resamples=100)
+    ).iloc[0]
     assert two["note"] == NEEDS_THREE and math.isnan(two["p"])
 
 
 def cells(sgs: dict[str, list[float]], models: str = "abcd", measure: str = "bleu") -> pd.DataFrame:
-    return pd.DataFrame([{"model": m, "dataset": d, "measure": measure, "sgs": v}
-                         for d, values in sgs.items() for m, v in zip(models, values, strict=True)])
+    return pd.DataFrame(
+        [
+            {"model": m, "dataset": d, "measure": measure, "sgs": v}
+            for d, values in sgs.items()
+            for m, v in zip(models, values, strict=True)
+        ]
+    )
 
 
 def test_kendall_tau_by_hand_and_against_scipy() -> None:
@@ -97,8 +113,10 @@ def test_kendall_w_by_hand() -> None:
     assert result.p_chi2 == pytest.approx(stats.chi2.sf(8 / 3, 2))
     # exact permutation p by brute force over all 6³ rankings of the three raters (first rater not fixed)
     observed = 8.0
-    hits = sum(float(np.sum((np.sum(r, axis=0) - 6.0) ** 2)) >= observed - 1e-9
-               for r in itertools.product(itertools.permutations([1, 2, 3]), repeat=3))
+    hits = sum(
+        float(np.sum((np.sum(r, axis=0) - 6.0) ** 2)) >= observed - 1e-9
+        for r in itertools.product(itertools.permutations([1, 2, 3]), repeat=3)
+    )
     assert result.p == pytest.approx(hits / 6**3) and result.p_method == "exact"
 
 
@@ -135,9 +153,16 @@ def reversals_of(table: pd.DataFrame) -> pd.DataFrame:
 def test_reversals_flag_only_exact_corrected_flips() -> None:
     base = 0.2 + JITTER
     noisy = base + np.array([0.06, -0.05, 0.04, -0.06, 0.05, -0.04, 0.03, -0.02, 0.02, -0.02])
-    table = long({("a", "d1"): list(base - 0.1), ("b", "d1"): list(base),   # a better on d1, clearly
-                  ("a", "d2"): list(base + 0.1), ("b", "d2"): list(base),   # a worse on d2, clearly
-                  ("a", "d3"): list(noisy), ("b", "d3"): list(base)})        # a slightly worse, within noise
+    table = long(
+        {
+            ("a", "d1"): list(base - 0.1),
+            ("b", "d1"): list(base),  # a better on d1, clearly
+            ("a", "d2"): list(base + 0.1),
+            ("b", "d2"): list(base),  # a worse on d2, clearly
+            ("a", "d3"): list(noisy),
+            ("b", "d3"): list(base),
+        }
+    )  # a slightly worse, within noise
     by_pair = reversals_of(table).set_index(["dataset_a", "dataset_b"])
     assert set(by_pair.index) == {("d1", "d2"), ("d1", "d3")}  # d2 vs d3: same order, not a reversal
     clear = by_pair.loc[("d1", "d2")]
@@ -153,8 +178,14 @@ def test_reversals_flag_only_exact_corrected_flips() -> None:
 
 def test_four_items_make_a_reversal_not_testable_however_clear() -> None:
     base = np.array([0.2, 0.25, 0.3, 0.35])
-    table = long({("a", "d1"): list(base - 0.1), ("b", "d1"): list(base),
-                  ("a", "d2"): list(base + 0.1), ("b", "d2"): list(base)})
+    table = long(
+        {
+            ("a", "d1"): list(base - 0.1),
+            ("b", "d1"): list(base),
+            ("a", "d2"): list(base + 0.1),
+            ("b", "d2"): list(base),
+        }
+    )
     row = reversals_of(table).iloc[0]
     assert row["p_a"] == pytest.approx(0.125) and row["p_b"] == pytest.approx(0.125)  # 2 / 2^4: the floor
     assert row["verdict"] == "not testable" and not row["testable"] and not row["significant"]

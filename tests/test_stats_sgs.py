@@ -23,11 +23,26 @@ from benchmark.stats.sgs import (
 )
 
 
-def row(item: str, family: str, *, bleu: float, correct: float = float("nan"), dataset: str = "d1",
-        model: str = "m__a", logprob: float = 0.0) -> dict[str, object]:
+def row(
+    item: str,
+    family: str,
+    *,
+    bleu: float,
+    correct: float = float("nan"),
+    dataset: str = "d1",
+    model: str = "m__a",
+    logprob: float = 0.0,
+) -> dict[str, object]:
     """One deltas row; every measure 0 except BLEU (scale 100) and log-prob (scale 250)."""
-    ids = {"model": model, "dataset": dataset, "item_id": item, "variant_id": f"{family}/global/1",
-           "family": family, "place": "global", "strength": 1.0}
+    ids = {
+        "model": model,
+        "dataset": dataset,
+        "item_id": item,
+        "variant_id": f"{family}/global/1",
+        "family": family,
+        "place": "global",
+        "strength": 1.0,
+    }
     deltas = {f"delta_{m.name}": 0.0 for m in MEASURES} | {"delta_bleu": bleu, "delta_logprob": logprob}
     return ids | deltas | {"correct": correct}
 
@@ -35,22 +50,25 @@ def row(item: str, family: str, *, bleu: float, correct: float = float("nan"), d
 @pytest.fixture
 def hand_table() -> pd.DataFrame:
     """Item A: BLEU Δ −50 and −100; item B: −20 and NaN; controls that must not count as rewrites."""
-    return pd.DataFrame([
-        row("A", "baseline", bleu=0.0, correct=1.0),
-        row("A", "spacing", bleu=-50.0, logprob=-125.0),
-        row("A", "politeness", bleu=-100.0),
-        row("A", "identity", bleu=-10.0),
-        row("A", "rerun", bleu=-30.0),
-        row("B", "baseline", bleu=0.0, correct=0.0),
-        row("B", "spacing", bleu=-20.0),
-        row("B", "politeness", bleu=float("nan")),
-        row("B", "identity", bleu=0.0),
-    ])
+    return pd.DataFrame(
+        [
+            row("A", "baseline", bleu=0.0, correct=1.0),
+            row("A", "spacing", bleu=-50.0, logprob=-125.0),
+            row("A", "politeness", bleu=-100.0),
+            row("A", "identity", bleu=-10.0),
+            row("A", "rerun", bleu=-30.0),
+            row("B", "baseline", bleu=0.0, correct=0.0),
+            row("B", "spacing", bleu=-20.0),
+            row("B", "politeness", bleu=float("nan")),
+            row("B", "identity", bleu=0.0),
+        ]
+    )
 
 
 def s_of(per_item: pd.DataFrame, item: str, measure: str = "bleu", dataset: str = "d1") -> float:
-    hit = per_item[(per_item["item_id"] == item) & (per_item["measure"] == measure)
-                   & (per_item["dataset"] == dataset)]
+    hit = per_item[
+        (per_item["item_id"] == item) & (per_item["measure"] == measure) & (per_item["dataset"] == dataset)
+    ]
     assert len(hit) == 1
     return float(hit["s"].iloc[0])
 
@@ -84,8 +102,11 @@ def test_sgs_is_mean_over_items_and_all_pools_datasets(hand_table: pd.DataFrame)
 
 def test_per_family_instability(hand_table: pd.DataFrame) -> None:
     per_family = instability_per_item(hand_table, by_family=True)
-    spacing = per_family[(per_family["family"] == "spacing") & (per_family["measure"] == "bleu")
-                         & (per_family["dataset"] == "d1")].set_index("item_id")["s"]
+    spacing = per_family[
+        (per_family["family"] == "spacing")
+        & (per_family["measure"] == "bleu")
+        & (per_family["dataset"] == "d1")
+    ].set_index("item_id")["s"]
     assert spacing.to_dict() == pytest.approx({"A": 0.5, "B": 0.2})
     assert not per_family["family"].isin(["identity", "rerun", "baseline"]).any()
 
@@ -127,8 +148,9 @@ def test_bootstrap_ci_matches_scipy_percentile_bootstrap_roughly() -> None:
 
     values = cell_rng(0, "x").gamma(2.0, 0.05, size=40)
     ours = percentile_ci(bootstrap_means(values, rng=cell_rng(1, "x"), resamples=4000))
-    ref = stats.bootstrap((values,), np.mean, n_resamples=4000, method="percentile",
-                          rng=np.random.default_rng(2)).confidence_interval
+    ref = stats.bootstrap(
+        (values,), np.mean, n_resamples=4000, method="percentile", rng=np.random.default_rng(2)
+    ).confidence_interval
     assert ours[0] == pytest.approx(ref.low, abs=0.01) and ours[1] == pytest.approx(ref.high, abs=0.01)
 
 

@@ -83,13 +83,23 @@ def test_nan_p_values_are_left_out_of_the_family() -> None:
 
 
 def per_item(cells: dict[tuple[str, str, str], list[float]]) -> pd.DataFrame:
-    return pd.DataFrame([{"model": m, "dataset": d, "measure": x, "item_id": f"i{k}", "s": s}
-                         for (m, d, x), values in cells.items() for k, s in enumerate(values)])
+    return pd.DataFrame(
+        [
+            {"model": m, "dataset": d, "measure": x, "item_id": f"i{k}", "s": s}
+            for (m, d, x), values in cells.items()
+            for k, s in enumerate(values)
+        ]
+    )
 
 
 def test_epsilon_tests_and_adjustment_families() -> None:
-    table = per_item({("m", "d1", "bleu"): [0.2, 0.3, 0.25, 0.22], ("m", "d2", "bleu"): [0.01, 0.03, 0.02, 0.06],
-                      ("m", "all", "bleu"): [0.2, 0.3, 0.25, 0.22, 0.01, 0.03, 0.02, 0.06]})
+    table = per_item(
+        {
+            ("m", "d1", "bleu"): [0.2, 0.3, 0.25, 0.22],
+            ("m", "d2", "bleu"): [0.01, 0.03, 0.02, 0.06],
+            ("m", "all", "bleu"): [0.2, 0.3, 0.25, 0.22, 0.01, 0.03, 0.02, 0.06],
+        }
+    )
     tests = adjust_across_cells(epsilon_tests(table, (0.01, 0.05)))
     assert len(tests) == 6
     proper = tests[(tests["dataset"] != "all") & (tests["epsilon"] == 0.05)]
@@ -119,10 +129,21 @@ def test_adjustments_keep_the_order_of_p(p: list[float]) -> None:
 
 def test_holm_marker_differs_from_the_raw_marker_on_a_constructed_case() -> None:
     # three cells: raw p 0.0008 († raw), 0.02 (* raw), 0.4; Holm: 0.0024 (**), 0.04 (*), 0.4 (none)
-    tests = pd.DataFrame({"model": ["a", "b", "c"], "dataset": ["d", "d", "d"], "measure": ["bleu"] * 3,
-                          "epsilon": [0.05] * 3, "n_items": [8, 8, 8], "t": [5.0, 2.5, 0.3],
-                          "p_t": [0.0008, 0.02, 0.4], "marker_uncorrected": ["†", "*", ""],
-                          "wilcoxon_w": [36.0] * 3, "p_wilcoxon": [0.004] * 3, "wilcoxon_testable": [True] * 3})
+    tests = pd.DataFrame(
+        {
+            "model": ["a", "b", "c"],
+            "dataset": ["d", "d", "d"],
+            "measure": ["bleu"] * 3,
+            "epsilon": [0.05] * 3,
+            "n_items": [8, 8, 8],
+            "t": [5.0, 2.5, 0.3],
+            "p_t": [0.0008, 0.02, 0.4],
+            "marker_uncorrected": ["†", "*", ""],
+            "wilcoxon_w": [36.0] * 3,
+            "p_wilcoxon": [0.004] * 3,
+            "wilcoxon_testable": [True] * 3,
+        }
+    )
     out = adjust_across_cells(tests).set_index("model")
     assert out["p_holm"].round(6).tolist() == [0.0024, 0.04, 0.4]
     assert out["marker"].tolist() == ["**", "*", ""]  # raw would say †, *, ''
@@ -136,8 +157,15 @@ def test_holm_marker_differs_from_the_raw_marker_on_a_constructed_case() -> None
 
 
 def test_cells_without_a_p_are_not_testable_and_do_not_count() -> None:
-    per_item = pd.DataFrame({"model": ["a", "b", "b", "b"], "dataset": "d", "measure": "bleu",
-                             "item_id": ["i0", "i0", "i1", "i2"], "s": [0.3, 0.2, 0.3, 0.4]})
+    per_item = pd.DataFrame(
+        {
+            "model": ["a", "b", "b", "b"],
+            "dataset": "d",
+            "measure": "bleu",
+            "item_id": ["i0", "i0", "i1", "i2"],
+            "s": [0.3, 0.2, 0.3, 0.4],
+        }
+    )
     out = adjust_across_cells(epsilon_tests(per_item, (0.05,))).set_index("model")
     assert out.loc["a", "verdict"] == "not testable" and out.loc["a", "n_items"] == 1
     assert out.loc["b", "p_holm"] == pytest.approx(out.loc["b", "p_t"])  # a family of one testable cell

@@ -36,14 +36,18 @@ def as_on_disk(document: dict[str, Any]) -> dict[str, Any]:
 def summaries() -> list[dict[str, Any]]:
     levels = example_levels(MODELS, datasets=("d1", "d2", "d3"))
     deltas = synthetic_deltas(levels, n_items=8, seed=1)
-    return [as_on_disk(summarize(deltas[deltas["model"] == m], model=m, set_name="s", version="v1",
-                                 options=FAST)) for m in MODELS]
+    return [
+        as_on_disk(summarize(deltas[deltas["model"] == m], model=m, set_name="s", version="v1", options=FAST))
+        for m in MODELS
+    ]
 
 
 @pytest.fixture(scope="module")
 def board(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    entries = [Entry(m, example_submission(m), s, f"submissions/{m}/summary.json")
-               for m, s in zip(MODELS, summaries, strict=True)]
+    entries = [
+        Entry(m, example_submission(m), s, f"submissions/{m}/summary.json")
+        for m, s in zip(MODELS, summaries, strict=True)
+    ]
     entries.append(Entry("acme__waiting", example_submission("acme__waiting"), None, None))
     return as_on_disk(build_leaderboard(entries, set_name="s", version="v1", options=FAST))
 
@@ -74,8 +78,9 @@ def test_json_is_canonical_and_nan_becomes_null() -> None:
 def test_rebuilds_are_byte_identical(summaries: list[dict[str, Any]], board: dict[str, Any]) -> None:
     levels = example_levels(MODELS, datasets=("d1", "d2", "d3"))
     deltas = synthetic_deltas(levels, n_items=8, seed=1)
-    again = summarize(deltas[deltas["model"] == MODELS[0]], model=MODELS[0], set_name="s", version="v1",
-                      options=FAST)
+    again = summarize(
+        deltas[deltas["model"] == MODELS[0]], model=MODELS[0], set_name="s", version="v1", options=FAST
+    )
     assert jsonio.dumps(again) == jsonio.dumps(summaries[0])
 
 
@@ -113,7 +118,9 @@ def test_newer_schema_versions_are_refused(tmp_path: Path, summaries: list[dict[
 
 def test_older_leaderboards_are_refused_with_a_rerun_hint(tmp_path: Path) -> None:
     write_leaderboard(tmp_path / "lb.json", {"schema_version": 1, "cells": []})
-    with pytest.raises(SagoError, match=r"schema_version 1 is older than this sago-bench reads \(2\); re-run") as err:
+    with pytest.raises(
+        SagoError, match=r"schema_version 1 is older than this sago-bench reads \(2\); re-run"
+    ) as err:
         load_leaderboard(tmp_path / "lb.json")
     assert "\n" not in str(err.value)
 
@@ -152,7 +159,9 @@ def test_golden_v2_summary_feeds_a_leaderboard() -> None:
     golden = load_summary(GOLDEN)
     assert golden["schema_version"] == 2 and golden["model"] == "acme__golden"
     entry = Entry("acme__golden", example_submission("acme__golden"), golden, "x")
-    board = as_on_disk(build_leaderboard([entry], set_name=golden["set"], version=golden["version"], options=FAST))
+    board = as_on_disk(
+        build_leaderboard([entry], set_name=golden["set"], version=golden["version"], options=FAST)
+    )
     cell = next(c for c in board["cells"] if (c["dataset"], c["measure"]) == ("all", "bleu"))
     assert cell["rank"] == 1 and cell["tie_group"] == 1
     assert {f["note"] for f in board["friedman"]} == {"needs ≥3 models"}
@@ -162,7 +171,8 @@ def test_golden_v2_summary_feeds_a_leaderboard() -> None:
 
 def test_example_fixture_is_current() -> None:
     assert EXAMPLE.read_text(encoding="utf-8") == jsonio.dumps(example_leaderboard()), (
-        "re-generate: python -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json")
+        "re-generate: python -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json"
+    )
 
 
 def key_paths(value: Any, prefix: str = "") -> set[str]:

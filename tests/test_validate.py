@@ -120,8 +120,11 @@ def test_local_model_is_refused(site_tree: SiteTree) -> None:
 
 
 def test_packaged_sha256_must_match_the_artefact(site_tree: SiteTree) -> None:
-    edit_yaml(site_tree, "acme__tiny-c", model={"kind": "packaged", "artefact": "smollm2-135m-instruct-q4_1",
-                                                "sha256": "0" * 64})
+    edit_yaml(
+        site_tree,
+        "acme__tiny-c",
+        model={"kind": "packaged", "artefact": "smollm2-135m-instruct-q4_1", "sha256": "0" * 64},
+    )
     line = only(site_tree, "acme__tiny-c/submission.yaml", "sha256 does not match")
     assert SMOL_SHA in line  # the fix names the right value
 
@@ -153,7 +156,9 @@ def test_stray_file_in_submission_folder(site_tree: SiteTree) -> None:
 def test_symbolic_link_is_refused(site_tree: SiteTree) -> None:
     (site_tree.submissions / "acme__tiny-b" / "README.md").symlink_to("/etc/passwd")
     found = lines(site_tree)
-    assert any(line.startswith("submissions/acme__tiny-b/README.md: is a symbolic link") for line in found), found
+    assert any(line.startswith("submissions/acme__tiny-b/README.md: is a symbolic link") for line in found), (
+        found
+    )
 
 
 def test_results_on_an_unknown_variant_set(site_tree: SiteTree) -> None:
@@ -194,7 +199,9 @@ def test_records_with_a_missing_column(site_tree: SiteTree) -> None:
 def test_records_that_do_not_load(site_tree: SiteTree) -> None:
     (results(site_tree) / "records" / "alpaca.parquet").write_bytes(b"not parquet at all")
     rehash(site_tree)
-    only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/records/alpaca.parquet", "does not load as parquet")
+    only(
+        site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/records/alpaca.parquet", "does not load as parquet"
+    )
 
 
 def test_results_without_records(site_tree: SiteTree) -> None:
@@ -228,7 +235,8 @@ def test_stray_files_inside_results(site_tree: SiteTree) -> None:
     found = lines(site_tree)
     assert [line.split(":")[0] for line in found] == [
         f"submissions/acme__tiny-a/results/{SET}/{VERSION}/notes.md",
-        f"submissions/acme__tiny-a/results/{SET}/{VERSION}/records/alpaca.csv"], found
+        f"submissions/acme__tiny-a/results/{SET}/{VERSION}/records/alpaca.csv",
+    ], found
 
 
 def test_bad_safetensors_header(site_tree: SiteTree) -> None:
@@ -236,7 +244,9 @@ def test_bad_safetensors_header(site_tree: SiteTree) -> None:
     folder.mkdir()
     (folder / "alpaca.safetensors").write_bytes(b"\xff" * 8 + b"{}")
     rehash(site_tree)
-    only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/activations/alpaca.safetensors", "not a safetensors")
+    only(
+        site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/activations/alpaca.safetensors", "not a safetensors"
+    )
 
 
 def test_checkpoint_folder_is_ignored(site_tree: SiteTree) -> None:
@@ -253,7 +263,14 @@ def test_many_problems_are_all_reported(site_tree: SiteTree) -> None:
 
 
 def test_cli_exit_status_and_output(site_tree: SiteTree) -> None:
-    args = ["submissions", "validate", "--root", str(site_tree.submissions), "--variants", str(site_tree.variants)]
+    args = [
+        "submissions",
+        "validate",
+        "--root",
+        str(site_tree.submissions),
+        "--variants",
+        str(site_tree.variants),
+    ]
     assert main(args) == 0
     (site_tree.submissions / "stray.txt").write_text("x")
     assert main(args) == 1
@@ -268,6 +285,7 @@ def test_cli_refuses_a_missing_root(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------------
 # Hostile submission files: the YAML loader refuses what an attacker would use, in bounded time.
+
 
 def write_yaml_text(tree: SiteTree, slug: str, text: str) -> None:
     (tree.submissions / slug / "submission.yaml").write_text(text)
@@ -288,7 +306,9 @@ def test_yaml_bomb_of_nested_merge_keys_is_refused_quickly(site_tree: SiteTree) 
 
 
 def test_merge_key_without_anchors_is_refused(site_tree: SiteTree) -> None:
-    write_yaml_text(site_tree, "acme__tiny-c", valid_yaml_text(site_tree, "acme__tiny-c") + "extra:\n  <<: {a: 1}\n")
+    write_yaml_text(
+        site_tree, "acme__tiny-c", valid_yaml_text(site_tree, "acme__tiny-c") + "extra:\n  <<: {a: 1}\n"
+    )
     only(site_tree, "acme__tiny-c/submission.yaml", "merge key")
 
 
@@ -301,7 +321,9 @@ def test_deep_nesting_is_one_line_and_the_walk_goes_on(site_tree: SiteTree) -> N
 
 
 def test_duplicate_key_is_refused(site_tree: SiteTree) -> None:
-    write_yaml_text(site_tree, "acme__tiny-c", valid_yaml_text(site_tree, "acme__tiny-c") + "name: Second name\n")
+    write_yaml_text(
+        site_tree, "acme__tiny-c", valid_yaml_text(site_tree, "acme__tiny-c") + "name: Second name\n"
+    )
     line = only(site_tree, "acme__tiny-c/submission.yaml", "duplicate key 'name'")
     assert "second value would silently win" in line
 
@@ -354,11 +376,15 @@ def test_a_flipped_byte_in_records_is_caught_by_the_checksum(site_tree: SiteTree
 
 
 def test_an_unlisted_results_file_is_refused(site_tree: SiteTree) -> None:
-    shutil.copyfile(results(site_tree) / "records" / "trivia_qa.parquet",
-                    results(site_tree, "acme__tiny-b") / "records" / "alpaca.parquet")
+    shutil.copyfile(
+        results(site_tree) / "records" / "trivia_qa.parquet",
+        results(site_tree, "acme__tiny-b") / "records" / "alpaca.parquet",
+    )
     found = lines(site_tree)
-    assert any(f"acme__tiny-b/results/{SET}/{VERSION}/records/alpaca.parquet: not listed in run.json" in line
-               for line in found), found
+    assert any(
+        f"acme__tiny-b/results/{SET}/{VERSION}/records/alpaca.parquet: not listed in run.json" in line
+        for line in found
+    ), found
 
 
 def test_records_with_the_right_names_but_wrong_types(site_tree: SiteTree) -> None:
@@ -392,17 +418,27 @@ def test_run_json_of_another_model(site_tree: SiteTree) -> None:
 
 def test_run_json_whose_model_ran_another_revision(site_tree: SiteTree) -> None:
     path = results(site_tree) / "run.json"
-    path.write_text(json.dumps({**json.loads(path.read_text()), "model": {"source": "hub", "revision": "f" * 40}}))
+    path.write_text(
+        json.dumps({**json.loads(path.read_text()), "model": {"source": "hub", "revision": "f" * 40}})
+    )
     only(site_tree, f"{RESULTS}/run.json", "model.revision")
 
 
 def activation_keys() -> list[str]:
-    return [f"alpaca-{rank}|{variant}" for rank in range(2) for variant in
-            ("baseline/none/0", "identity/global/1", "politeness/prefix/2", "spacing/suffix/5")]
+    return [
+        f"alpaca-{rank}|{variant}"
+        for rank in range(2)
+        for variant in ("baseline/none/0", "identity/global/1", "politeness/prefix/2", "spacing/suffix/5")
+    ]
 
 
-def write_activations(tree: SiteTree, header: dict[str, object] | None = None, *, data: bytes | None = None,
-                      dtype: str = "float16") -> Path:
+def write_activations(
+    tree: SiteTree,
+    header: dict[str, object] | None = None,
+    *,
+    data: bytes | None = None,
+    dtype: str = "float16",
+) -> Path:
     """A valid activations file for tiny-a/alpaca, or one with ``header`` (and ``data``) forged."""
     folder = results(tree) / "activations"
     folder.mkdir(exist_ok=True)
@@ -423,22 +459,38 @@ def test_valid_activations_pass(site_tree: SiteTree) -> None:
 ENTRY = {"dtype": "F16", "shape": [3, 4], "data_offsets": [0, 24]}
 
 
-@pytest.mark.parametrize("header, data, words", [
-    ({"k": {**ENTRY, "data_offsets": [0, 10**12]}}, b"\0" * 24, "data_offsets span"),
-    ({"k": {**ENTRY, "shape": [3, 4], "data_offsets": [24, 48]}}, b"\0" * 24, "overlap or leave a gap"),
-    ({"a": ENTRY, "b": ENTRY}, b"\0" * 48, "overlap or leave a gap"),
-    ({"k": ENTRY}, b"\0" * 30, "the file holds 30"),
-    ({"k": {**ENTRY, "dtype": "F99"}}, b"\0" * 24, "unknown dtype"),
-    ({"k": {**ENTRY, "shape": [-3, 4]}}, b"\0" * 24, "non-negative integers"),
-    ({"k": {**ENTRY, "shape": [3, 4.0]}}, b"\0" * 24, "non-negative integers"),
-    ({"k": {**ENTRY, "data_offsets": [0]}}, b"\0" * 24, "data_offsets"),
-    ({"k": {**ENTRY, "extra": 1}}, b"\0" * 24, "is not {dtype, shape, data_offsets}"),
-    ({"__metadata__": {"a": 1}, "k": ENTRY}, b"\0" * 24, "__metadata__"),
-    ({"k": {"dtype": "F16", "shape": [[[[[[1]]]]]], "data_offsets": [0, 2]}}, b"\0" * 2, "nested deeper"),
-], ids=["offsets past the end", "gap", "overlap", "trailing bytes", "dtype", "negative shape", "float shape",
-        "one offset", "extra field", "metadata", "deep header"])
-def test_safetensors_header_that_lies(site_tree: SiteTree, header: dict[str, object], data: bytes,
-                                      words: str) -> None:
+@pytest.mark.parametrize(
+    "header, data, words",
+    [
+        ({"k": {**ENTRY, "data_offsets": [0, 10**12]}}, b"\0" * 24, "data_offsets span"),
+        ({"k": {**ENTRY, "shape": [3, 4], "data_offsets": [24, 48]}}, b"\0" * 24, "overlap or leave a gap"),
+        ({"a": ENTRY, "b": ENTRY}, b"\0" * 48, "overlap or leave a gap"),
+        ({"k": ENTRY}, b"\0" * 30, "the file holds 30"),
+        ({"k": {**ENTRY, "dtype": "F99"}}, b"\0" * 24, "unknown dtype"),
+        ({"k": {**ENTRY, "shape": [-3, 4]}}, b"\0" * 24, "non-negative integers"),
+        ({"k": {**ENTRY, "shape": [3, 4.0]}}, b"\0" * 24, "non-negative integers"),
+        ({"k": {**ENTRY, "data_offsets": [0]}}, b"\0" * 24, "data_offsets"),
+        ({"k": {**ENTRY, "extra": 1}}, b"\0" * 24, "is not {dtype, shape, data_offsets}"),
+        ({"__metadata__": {"a": 1}, "k": ENTRY}, b"\0" * 24, "__metadata__"),
+        ({"k": {"dtype": "F16", "shape": [[[[[[1]]]]]], "data_offsets": [0, 2]}}, b"\0" * 2, "nested deeper"),
+    ],
+    ids=[
+        "offsets past the end",
+        "gap",
+        "overlap",
+        "trailing bytes",
+        "dtype",
+        "negative shape",
+        "float shape",
+        "one offset",
+        "extra field",
+        "metadata",
+        "deep header",
+    ],
+)
+def test_safetensors_header_that_lies(
+    site_tree: SiteTree, header: dict[str, object], data: bytes, words: str
+) -> None:
     write_activations(site_tree, header, data=data)
     only(site_tree, f"{RESULTS}/activations/alpaca.safetensors", words)
 
@@ -474,7 +526,10 @@ def test_bidi_controls_never_reach_a_page() -> None:
     from benchmark.site.render import environment
 
     name = "Tiny \u202egnp.exe \u2066isolate\u2069 \u202aembed\u202c"
-    html = environment().from_string("<h1>{{ name }}</h1>{{ markup }}").render(
-        name=name, markup=Markup(f"<svg><text>{name}</text></svg>"))
+    html = (
+        environment()
+        .from_string("<h1>{{ name }}</h1>{{ markup }}")
+        .render(name=name, markup=Markup(f"<svg><text>{name}</text></svg>"))
+    )
     assert not any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in html)
     assert "gnp.exe" in html

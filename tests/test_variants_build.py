@@ -17,10 +17,9 @@ from benchmark.errors import SagoError
 from benchmark.provenance import sha256_file
 from benchmark.results import write_json
 from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS
-from benchmark.variants import load_variant_set
+from benchmark.variants import llm, load_variant_set
 from benchmark.variants.build import BuildSpec
 from benchmark.variants.families import IDENTITY_VARIANT_ID
-from benchmark.variants import llm
 from benchmark.variants.frozen import MANIFEST
 from benchmark.variants.llm import Chat
 from benchmark.variants.release import build_release
@@ -77,12 +76,18 @@ class EchoRewriter:
 
 def fixture_sources() -> dict[str, Source]:
     return {
-        "natural_questions": FileSource("natural_questions", FIXTURES / "nq_open.arrow", parse_nq_open, "CC-BY-SA-3.0"),
+        "natural_questions": FileSource(
+            "natural_questions", FIXTURES / "nq_open.arrow", parse_nq_open, "CC-BY-SA-3.0"
+        ),
         "trivia_qa": FileSource("trivia_qa", FIXTURES / "trivia_qa.arrow", parse_trivia_qa, "Apache-2.0"),
         "jeopardy": FileSource("jeopardy", FIXTURES / "jeopardy.jsonl.gz", parse_jeopardy),
         "gsm8k": FileSource("gsm8k", FIXTURES / "gsm8k.jsonl.gz", parse_gsm8k, "MIT"),
-        "strategyqa": FileSource("strategyqa", FIXTURES / "strategyqa.task.json", parse_strategyqa, "Apache-2.0"),
-        "misconceptions": FileSource("misconceptions", FIXTURES / "misconceptions.task.json", parse_misconceptions),
+        "strategyqa": FileSource(
+            "strategyqa", FIXTURES / "strategyqa.task.json", parse_strategyqa, "Apache-2.0"
+        ),
+        "misconceptions": FileSource(
+            "misconceptions", FIXTURES / "misconceptions.task.json", parse_misconceptions
+        ),
     }
 
 
@@ -97,12 +102,16 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture()
 def built(tmp_path: Path) -> Path:
-    build_release(SPEC, fixture_sources(), HashEmbedder(), root=tmp_path, rewriter=EchoRewriter, progress=False)
+    build_release(
+        SPEC, fixture_sources(), HashEmbedder(), root=tmp_path, rewriter=EchoRewriter, progress=False
+    )
     return tmp_path
 
 
 def _hashes(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def test_parsers_read_the_real_formats() -> None:
@@ -113,7 +122,9 @@ def test_parsers_read_the_real_formats() -> None:
     assert items["jeopardy"][0].prompt.startswith("Category: science. Clue: At sea level")
     assert items["gsm8k"][0].answers == ("18",)
     assert items["strategyqa"][0].answers == ("yes",) and items["strategyqa"][2].answers == ("no",)
-    assert items["misconceptions"][0].answers == ("false",) and items["misconceptions"][1].answers == ("true",)
+    assert items["misconceptions"][0].answers == ("false",) and items["misconceptions"][1].answers == (
+        "true",
+    )
     assert items["misconceptions"][0].prompt.startswith("Is the following statement true or false? Twinkies")
 
 
@@ -146,7 +157,9 @@ def test_llm_drops_are_recorded(built: Path) -> None:
     # misconceptions' form is still a question for the first candidates; from the first scoped one, its
     # wrapper question flips to the fixed instruction without the model, so no form cell is dropped
     assert form == []
-    log = [json.loads(line) for line in (built / "toy" / "v1" / "llm_rewrites.jsonl").read_text().splitlines()]
+    log = [
+        json.loads(line) for line in (built / "toy" / "v1" / "llm_rewrites.jsonl").read_text().splitlines()
+    ]
     flipped = [a for a in log if a["accepted"] and a["rewriter"] == llm.TEMPLATE_TAG]
     assert {a["dataset"] for a in flipped} == {"misconceptions"} and len(flipped) == 2
     assert all(a["attempt"] == llm.SCOPED_FROM for a in flipped)
@@ -164,10 +177,14 @@ def test_rebuild_onto_a_release_replays_its_log_and_checks_bytes(built: Path) ->
     def no_model() -> EchoRewriter:
         raise AssertionError("a rebuild must replay the rewrite log, not call the model")
 
-    outcome = build_release(SPEC, fixture_sources(), HashEmbedder(), root=built, rewriter=no_model, progress=False)
+    outcome = build_release(
+        SPEC, fixture_sources(), HashEmbedder(), root=built, rewriter=no_model, progress=False
+    )
     assert not outcome.created
     sources = fixture_sources()
-    sources["gsm8k"] = FileSource("gsm8k", FIXTURES / "jeopardy.jsonl.gz", parse_jeopardy, "MIT")  # other items
+    sources["gsm8k"] = FileSource(
+        "gsm8k", FIXTURES / "jeopardy.jsonl.gz", parse_jeopardy, "MIT"
+    )  # other items
     with pytest.raises(SagoError, match=r"differs in .*gsm8k\.parquet.*build a new --version"):
         build_release(SPEC, sources, HashEmbedder(), root=built, rewriter=EchoRewriter, progress=False)
 
@@ -208,7 +225,9 @@ def test_missing_set_unknown_dataset_and_bad_names(built: Path) -> None:
         load_variant_set("../x", "v1", root=built)
     with pytest.raises(SagoError, match="unknown dataset 'hotpot' in toy/v1"):
         load_variant_set("toy", "v1", root=built).frame("hotpot")
-    shutil.copy(built / "toy" / "v1" / "data" / "gsm8k.parquet", built / "toy" / "v1" / "data" / "extra.parquet")
+    shutil.copy(
+        built / "toy" / "v1" / "data" / "gsm8k.parquet", built / "toy" / "v1" / "data" / "extra.parquet"
+    )
     with pytest.raises(SagoError, match="extra.parquet is not listed in the manifest"):
         load_variant_set("toy", "v1", root=built)
 

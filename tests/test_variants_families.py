@@ -70,8 +70,9 @@ def test_gold_answers_survive_verbatim(case: tuple[str, tuple[str, ...]], key: V
 
 @settings(max_examples=150, deadline=None)
 @given(prompts(), st.sampled_from([k for k in _all_keys() if k.family in INSERT_ONLY]))
-def test_insert_only_families_keep_the_whole_question_in_order(case: tuple[str, tuple[str, ...]],
-                                                                key: VariantKey) -> None:
+def test_insert_only_families_keep_the_whole_question_in_order(
+    case: tuple[str, tuple[str, ...]], key: VariantKey
+) -> None:
     text, answers = case
     out = rule_variant(text, key, dataset="d", item_id="2", answers=answers)
     assert _is_subsequence(text, out)
@@ -89,8 +90,9 @@ def test_case_families_only_change_case(case: tuple[str, tuple[str, ...]], key: 
 
 @settings(max_examples=100, deadline=None)
 @given(prompts(), st.sampled_from([k for k in _all_keys() if k.family in ("typos", "contractions")]))
-def test_word_level_families_keep_digits_and_word_count_bound(case: tuple[str, tuple[str, ...]],
-                                                              key: VariantKey) -> None:
+def test_word_level_families_keep_digits_and_word_count_bound(
+    case: tuple[str, tuple[str, ...]], key: VariantKey
+) -> None:
     text, answers = case
     out = rule_variant(text, key, dataset="d", item_id="4", answers=answers)
     assert re.findall(r"\d", out) == re.findall(r"\d", text)
@@ -100,9 +102,17 @@ def test_word_level_families_keep_digits_and_word_count_bound(case: tuple[str, t
 
 def test_spacing_adds_exactly_strength_spaces_at_the_right_place() -> None:
     text = "Who painted the Mona Lisa?"
-    assert rule_variant(text, VariantKey("spacing", "prefix", 5), dataset="d", item_id="1", answers=()) == " " * 5 + text
-    assert rule_variant(text, VariantKey("spacing", "suffix", 1), dataset="d", item_id="1", answers=()) == text + " "
-    out = rule_variant(text, VariantKey("spacing", "global", 20), dataset="d", item_id="1", answers=["Mona Lisa"])
+    assert (
+        rule_variant(text, VariantKey("spacing", "prefix", 5), dataset="d", item_id="1", answers=())
+        == " " * 5 + text
+    )
+    assert (
+        rule_variant(text, VariantKey("spacing", "suffix", 1), dataset="d", item_id="1", answers=())
+        == text + " "
+    )
+    out = rule_variant(
+        text, VariantKey("spacing", "global", 20), dataset="d", item_id="1", answers=["Mona Lisa"]
+    )
     assert len(out) == len(text) + 20 and "Mona Lisa" in out and out.split() == text.split()
 
 
@@ -110,20 +120,28 @@ def test_spacing_adds_exactly_strength_spaces_at_the_right_place() -> None:
 def test_punctuation_adds_strength_marks_never_a_question_mark(strength: int) -> None:
     text = "Who painted the Mona Lisa?"
     for place in ("prefix", "suffix", "global"):
-        out = rule_variant(text, VariantKey("punctuation", place, strength), dataset="d", item_id="1", answers=())
+        out = rule_variant(
+            text, VariantKey("punctuation", place, strength), dataset="d", item_id="1", answers=()
+        )
         added = len(out) - len(text)
         assert added == strength and out.count("?") == 1
-        assert all(c in rules.PUNCTUATION_MARKS for c in (out[:added] if place == "prefix" else
-                                                           out[-added:] if place == "suffix" else ""))
+        assert all(
+            c in rules.PUNCTUATION_MARKS
+            for c in (out[:added] if place == "prefix" else out[-added:] if place == "suffix" else "")
+        )
 
 
 # Python rounds halves to even: 2.5 -> 2, 7.5 -> 8; at least one letter is always changed.
-@pytest.mark.parametrize(("strength", "half", "whole"), [(10, 1, 2), (25, 2, 5), (50, 5, 10), (75, 8, 15),
-                                                         (100, 10, 20)])
+@pytest.mark.parametrize(
+    ("strength", "half", "whole"), [(10, 1, 2), (25, 2, 5), (50, 5, 10), (75, 8, 15), (100, 10, 20)]
+)
 def test_letter_case_upper_cases_the_share_of_the_region(strength: int, half: int, whole: int) -> None:
     text = "abcdefghij" + "klmnopqrst"  # 10 letters per half
-    for place, region, expected in (("prefix", slice(0, 10), half), ("suffix", slice(10, 20), half),
-                                    ("global", slice(0, 20), whole)):
+    for place, region, expected in (
+        ("prefix", slice(0, 10), half),
+        ("suffix", slice(10, 20), half),
+        ("global", slice(0, 20), whole),
+    ):
         out = rules.letter_case(text, place, strength, np.random.default_rng(0), [])
         assert sum(c.isupper() for c in out[region]) == expected
         assert sum(c.isupper() for c in out) == expected  # nothing outside the region
@@ -134,7 +152,9 @@ def test_typos_touch_neither_first_letters_nor_gold_answers() -> None:
     for seed in range(20):
         out = ours.typos(text, "global", 4, np.random.default_rng(seed), ["Gustave Eiffel"])
         assert out.endswith("Gustave Eiffel?") and out != text
-        assert ours.typos(text, "global", 8, np.random.default_rng(seed), ["Gustave Eiffel"]) == text  # 5 words
+        assert (
+            ours.typos(text, "global", 8, np.random.default_rng(seed), ["Gustave Eiffel"]) == text
+        )  # 5 words
         assert [w[0] for w in out.split()] == [w[0] for w in text.split()]
 
 
@@ -150,9 +170,13 @@ def test_filler_lowercase_format_and_suffix_scales() -> None:
     fillers = ours.filler_words(text, "global", 4, np.random.default_rng(0), [])
     assert sum(fillers.count(f) for f in ours.FILLERS) >= 4
     assert ours.lowercase(text, "global", 50, np.random.default_rng(0), []).count(" ") == 3
-    assert sum(w[0].isupper() for w in ours.lowercase(text, "global", 50, np.random.default_rng(0), []).split()) == 2
-    assert [ours.format_change(text, "global", s, np.random.default_rng(0), []).count("\n") for s in (1, 2, 3, 4)] \
-        == [0, 1, 4, 6]
+    assert (
+        sum(w[0].isupper() for w in ours.lowercase(text, "global", 50, np.random.default_rng(0), []).split())
+        == 2
+    )
+    assert [
+        ours.format_change(text, "global", s, np.random.default_rng(0), []).count("\n") for s in (1, 2, 3, 4)
+    ] == [0, 1, 4, 6]
     suffix = ours.irrelevant_suffix(text, "suffix", 3, np.random.default_rng(0), [])
     assert suffix.startswith(text + " ") and sum(s in suffix for s in ours.IRRELEVANT) == 3
 
@@ -184,9 +208,14 @@ def test_catalogue_matches_the_paper() -> None:
 def test_rng_depends_on_every_part_of_the_variant_identity() -> None:
     base = ("42", "nq", "1", "spacing", "global", 5)
     draw = rng_for(42, "nq", "1", "spacing", "global", 5).integers(0, 2**62)
-    for changed in [(43, "nq", "1", "spacing", "global", 5), (42, "tq", "1", "spacing", "global", 5),
-                    (42, "nq", "2", "spacing", "global", 5), (42, "nq", "1", "punctuation", "global", 5),
-                    (42, "nq", "1", "spacing", "prefix", 5), (42, "nq", "1", "spacing", "global", 20)]:
+    for changed in [
+        (43, "nq", "1", "spacing", "global", 5),
+        (42, "tq", "1", "spacing", "global", 5),
+        (42, "nq", "2", "spacing", "global", 5),
+        (42, "nq", "1", "punctuation", "global", 5),
+        (42, "nq", "1", "spacing", "prefix", 5),
+        (42, "nq", "1", "spacing", "global", 20),
+    ]:
         assert rng_for(*changed).integers(0, 2**62) != draw, (base, changed)
 
 

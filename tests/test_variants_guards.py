@@ -27,18 +27,31 @@ from benchmark.variants.sources import (
     unquote_csv,
 )
 
-QUOTED = Item("q1", 'In his essay, Locke says, "The comprehension of our understandings comes short" of things.',
-              ("true",), MISCONCEPTIONS_TEMPLATE)
-NAMED = Item("n1", "Sara Jane Moore tried to assassinate which American President in San Francisco?",
-             ("Gerald Ford",))
-NUMBERS = Item("m1", "Among 12 apples, 3 are bad and 4 are small. How many apples are good and large?", ("5",))
+QUOTED = Item(
+    "q1",
+    'In his essay, Locke says, "The comprehension of our understandings comes short" of things.',
+    ("true",),
+    MISCONCEPTIONS_TEMPLATE,
+)
+NAMED = Item(
+    "n1", "Sara Jane Moore tried to assassinate which American President in San Francisco?", ("Gerald Ford",)
+)
+NUMBERS = Item(
+    "m1", "Among 12 apples, 3 are bad and 4 are small. How many apples are good and large?", ("5",)
+)
 SPELLING = Item("s1", "How do you spell the word necessary when writing a formal letter?", ("necessary",))
-CLUE = Item("j1", "In 1823 James Fenimore Cooper wrote The Pioneers, the first of these tales.",
-            ("Leatherstocking Tales",), JEOPARDY_TEMPLATE.replace("{category}", "literature"))
+CLUE = Item(
+    "j1",
+    "In 1823 James Fenimore Cooper wrote The Pioneers, the first of these tales.",
+    ("Leatherstocking Tales",),
+    JEOPARDY_TEMPLATE.replace("{category}", "literature"),
+)
 EDITING = [f for f in RULE_FAMILIES if f not in ("politeness", "format", "irrelevant_suffix")]
 
 
-def _variants(item: Item, families: list[str] | tuple[str, ...] = RULE_FAMILIES) -> list[tuple[VariantKey, str]]:
+def _variants(
+    item: Item, families: list[str] | tuple[str, ...] = RULE_FAMILIES
+) -> list[tuple[VariantKey, str]]:
     return [(key, rule_text("d", item, key, 42)) for name in families for key in keys_of(FAMILIES.get(name))]
 
 
@@ -60,7 +73,7 @@ def test_fillers_never_next_to_a_number() -> None:
     for key, text in _variants(NUMBERS, ["filler_words"]):
         for filler in ours.FILLERS:
             for match in re.finditer(re.escape(filler), text):
-                around = text[max(0, match.start() - 4):match.end() + 4]
+                around = text[max(0, match.start() - 4) : match.end() + 4]
                 assert not re.search(r"\d", around), (key, text)
 
 
@@ -77,7 +90,7 @@ def test_typos_make_exactly_strength_non_dictionary_edits() -> None:
             continue
         made += 1
         before, after = item.prompt.split(), text.split()
-        changed = [(a, b) for a, b in zip(before, after) if a != b]
+        changed = [(a, b) for a, b in zip(before, after, strict=False) if a != b]
         assert len(before) == len(after) and len(changed) == int(key.strength), (key, text)
         for _, word in changed:
             assert not guards.is_word(re.sub(r"[^A-Za-z]", "", word)), (key, word)
@@ -119,65 +132,146 @@ def test_an_items_variants_never_share_a_text() -> None:
 
 
 def test_statement_and_its_negation_share_a_key() -> None:
-    items = [Item("1", "Exposure to microwave ovens significantly increases the risk of cancer."),
-             Item("2", "Exposure to microwave ovens does not significantly increase the risk of cancer."),
-             Item("3", "Fortune cookies were invented in Japan.")]
+    items = [
+        Item("1", "Exposure to microwave ovens significantly increases the risk of cancer."),
+        Item("2", "Exposure to microwave ovens does not significantly increase the risk of cancer."),
+        Item("3", "Fortune cookies were invented in Japan."),
+    ]
     assert statement_key(items[0].text) == statement_key(items[1].text) != statement_key(items[2].text)
     assert len(sample(items, None)) == 2
 
 
 def test_trivia_answers_canonical_first_and_source_artefacts_repaired() -> None:
-    answer = {"value": "Undertaker", "normalized_value": "undertaker",
-              "normalized_aliases": ["personas of the undertaker", "undertaker", "the undertaker"]}
+    answer = {
+        "value": "Undertaker",
+        "normalized_value": "undertaker",
+        "normalized_aliases": ["personas of the undertaker", "undertaker", "the undertaker"],
+    }
     assert trivia_answers(answer) == ("Undertaker", "personas of the undertaker", "the undertaker")
-    assert unquote_csv('"In which movie did Garbo say, ""I want to be alone""."') == \
-        'In which movie did Garbo say, "I want to be alone".'
+    assert (
+        unquote_csv('"In which movie did Garbo say, ""I want to be alone""."')
+        == 'In which movie did Garbo say, "I want to be alone".'
+    )
     assert restore_apostrophes("why wasnt agent matthews in it") == "why wasn't agent matthews in it"
 
 
-def _job(original: str, family: str = "length", strength: float = 2.0, answers: tuple[str, ...] = ()) -> llm.Job:
+def _job(
+    original: str, family: str = "length", strength: float = 2.0, answers: tuple[str, ...] = ()
+) -> llm.Job:
     return llm.Job("d", "1", 0, original, answers, family, strength)
 
 
-@pytest.mark.parametrize(("job", "rewrite", "reason"), [
-    (_job("Darrell and Allen's ages are in the ratio of 7:11. If their total age now is 162, calculate "
-          "Allen's age 10 years from now.", strength=0.5), "Calculate Allen's age in 10 years.", "drops 7"),
-    (_job("Who was the chief guest of the 2014 Republic Day?"), "Here is the rewritten question: Who was the "
-     "main invited chief guest at the 2014 Republic Day parade?", "meta text"),
-    (_job("Who wrote Hamlet?", answers=("Shakespeare",)), "Who wrote Hamlet, Shakespeare or someone else?",
-     "leaks gold answer"),
-    (_job("Who wrote the play Hamlet?", "form", 1), "Who was it that wrote the play Hamlet?", "not an instruction"),
-    (_job("Calculate the total cost of 3 pens at 2 dollars each.", "form", 1),
-     "Please calculate the total cost of 3 pens at 2 dollars each.", "not a question"),
-    (_job("Who wrote the famous play Hamlet in England?", strength=3.0),
-     "Who wrote the famous play Hamlet in England?!", "unchanged"),
-    (_job("Darrell and Allen's ages are in the ratio of 7:11. If their total age now is 162, calculate "
-          "Allen's age 10 years from now.", strength=1.5), "To find Allen's age 10 years from now, we can first "
-     "use the ratio 7:11 of Darrell's and Allen's ages and their total of 162, then add 10 years.", "answers"),
-    (llm.Job("d", "1", 0, "Category: word origins. Clue: Drama is Greek. What is the answer to this clue?", (),
-             "form", 1, "Drama is Greek.", keep=("word origins",)), "Find the answer to the clue: drama is Greek.",
-     "drops word origins"),
-    # word-level guards: each case passes every other check
-    (_job("Would Avengers Comics be out of place in a DC Comics store?", strength=0.5),
-     "Would Avengers Comics fit in a DC Comics store?", "adds fit"),
-    (_job("Can actress Danica McKellar skip astronaut education requirements?", strength=1.5),
-     "Could the actress Danica McKellar fulfill all the astronaut education requirements?", "drops skip"),
-    (_job("Will a sloth explode if it is upside down?", strength=1.5),
-     "Will a sloth really explode if it is not upside down?", "negation changed"),
-    (_job("Who was the chief guest of the 2014 Republic Day?", strength=1.5),
-     "Who was the chief guest of the 2014 Republic Day in New Delhi?", "adds New"),
-    (_job("Who was the chief guest of the 2014 Republic Day?", strength=1.5),
-     "Who was the chief guest of the 2014 Republic Day, held on 26 January?", "adds 26"),
-    (_job("Who was the chief guest of the 2014 Republic Day?", "form", 1),
-     "Tell me who the famous foreign chief guest of the 2014 Republic Day was.", "adds famous"),
-    (_job("Is sleeping with a fan on fatal?", strength=3.0),
-     "Is sleeping with a fan on fatal, given heatstroke, dehydration and various other health issues?",
-     "adds 5 content words"),
-    (_job("In 1823 Cooper wrote The Pioneers, the first of these tales.", strength=0.5),
-     "In 1823 Cooper wrote The Pioneers, the first tale.", "drops the pointer"),
-    (_job('Is it true that Locke wrote "the comprehension of our understandings"?', strength=1.5),
-     "Is it really true that Locke once wrote about the comprehension of understandings?", "drops"),
-])
+@pytest.mark.parametrize(
+    ("job", "rewrite", "reason"),
+    [
+        (
+            _job(
+                "Darrell and Allen's ages are in the ratio of 7:11. If their total age now is 162, calculate "
+                "Allen's age 10 years from now.",
+                strength=0.5,
+            ),
+            "Calculate Allen's age in 10 years.",
+            "drops 7",
+        ),
+        (
+            _job("Who was the chief guest of the 2014 Republic Day?"),
+            "Here is the rewritten question: Who was the "
+            "main invited chief guest at the 2014 Republic Day parade?",
+            "meta text",
+        ),
+        (
+            _job("Who wrote Hamlet?", answers=("Shakespeare",)),
+            "Who wrote Hamlet, Shakespeare or someone else?",
+            "leaks gold answer",
+        ),
+        (
+            _job("Who wrote the play Hamlet?", "form", 1),
+            "Who was it that wrote the play Hamlet?",
+            "not an instruction",
+        ),
+        (
+            _job("Calculate the total cost of 3 pens at 2 dollars each.", "form", 1),
+            "Please calculate the total cost of 3 pens at 2 dollars each.",
+            "not a question",
+        ),
+        (
+            _job("Who wrote the famous play Hamlet in England?", strength=3.0),
+            "Who wrote the famous play Hamlet in England?!",
+            "unchanged",
+        ),
+        (
+            _job(
+                "Darrell and Allen's ages are in the ratio of 7:11. If their total age now is 162, calculate "
+                "Allen's age 10 years from now.",
+                strength=1.5,
+            ),
+            "To find Allen's age 10 years from now, we can first "
+            "use the ratio 7:11 of Darrell's and Allen's ages and their total of 162, then add 10 years.",
+            "answers",
+        ),
+        (
+            llm.Job(
+                "d",
+                "1",
+                0,
+                "Category: word origins. Clue: Drama is Greek. What is the answer to this clue?",
+                (),
+                "form",
+                1,
+                "Drama is Greek.",
+                keep=("word origins",),
+            ),
+            "Find the answer to the clue: drama is Greek.",
+            "drops word origins",
+        ),
+        # word-level guards: each case passes every other check
+        (
+            _job("Would Avengers Comics be out of place in a DC Comics store?", strength=0.5),
+            "Would Avengers Comics fit in a DC Comics store?",
+            "adds fit",
+        ),
+        (
+            _job("Can actress Danica McKellar skip astronaut education requirements?", strength=1.5),
+            "Could the actress Danica McKellar fulfill all the astronaut education requirements?",
+            "drops skip",
+        ),
+        (
+            _job("Will a sloth explode if it is upside down?", strength=1.5),
+            "Will a sloth really explode if it is not upside down?",
+            "negation changed",
+        ),
+        (
+            _job("Who was the chief guest of the 2014 Republic Day?", strength=1.5),
+            "Who was the chief guest of the 2014 Republic Day in New Delhi?",
+            "adds New",
+        ),
+        (
+            _job("Who was the chief guest of the 2014 Republic Day?", strength=1.5),
+            "Who was the chief guest of the 2014 Republic Day, held on 26 January?",
+            "adds 26",
+        ),
+        (
+            _job("Who was the chief guest of the 2014 Republic Day?", "form", 1),
+            "Tell me who the famous foreign chief guest of the 2014 Republic Day was.",
+            "adds famous",
+        ),
+        (
+            _job("Is sleeping with a fan on fatal?", strength=3.0),
+            "Is sleeping with a fan on fatal, given heatstroke, dehydration and various other health issues?",
+            "adds 5 content words",
+        ),
+        (
+            _job("In 1823 Cooper wrote The Pioneers, the first of these tales.", strength=0.5),
+            "In 1823 Cooper wrote The Pioneers, the first tale.",
+            "drops the pointer",
+        ),
+        (
+            _job('Is it true that Locke wrote "the comprehension of our understandings"?', strength=1.5),
+            "Is it really true that Locke once wrote about the comprehension of understandings?",
+            "drops",
+        ),
+    ],
+)
 def test_llm_validator_rejects(job: llm.Job, rewrite: str, reason: str) -> None:
     got = llm.rejection(job, rewrite, 0.99)
     assert got.startswith(reason) or (reason == "unchanged" and got), got
@@ -208,5 +302,7 @@ def test_a_set_with_thin_llm_families_is_not_frozen(tmp_path, monkeypatch) -> No
 
     spec = BuildSpec("toy", "v2", ("trivia_qa",), n_items=3, llm_items=2, min_llm_coverage=0.95)
     with pytest.raises(SagoError, match=r"only 2 of 12 LLM cells \(17%\) have a valid rewrite"):
-        build_release(spec, fixture_sources(), HashEmbedder(), root=tmp_path, rewriter=EchoRewriter, progress=False)
+        build_release(
+            spec, fixture_sources(), HashEmbedder(), root=tmp_path, rewriter=EchoRewriter, progress=False
+        )
     assert not (tmp_path / "toy" / "v2").exists()

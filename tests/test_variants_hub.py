@@ -37,7 +37,12 @@ def test_publish_creates_a_dataset_repo_uploads_the_folder_and_tags(built: Path)
     url = publish("toy", "v1", "sago/variants", "v1", root=built, api=api)
     assert url == "https://hub.example/commit/abc"
     assert [name for name, _ in api.calls] == ["create_repo", "upload_folder", "create_tag"]
-    assert api.calls[0][1] == {"repo_id": "sago/variants", "repo_type": "dataset", "private": False, "exist_ok": True}
+    assert api.calls[0][1] == {
+        "repo_id": "sago/variants",
+        "repo_type": "dataset",
+        "private": False,
+        "exist_ok": True,
+    }
     assert api.calls[1][1]["folder_path"] == str(built / "toy" / "v1")
     assert api.calls[1][1]["repo_type"] == "dataset"
     assert api.calls[2][1]["tag"] == "v1" and api.calls[2][1]["repo_type"] == "dataset"
@@ -72,8 +77,10 @@ def test_download_fetches_the_revision_and_verifies(built: Path, tmp_path: Path)
     variant_set = download("sago/variants", "v1", "toy", "v1", root=tmp_path / "fresh", fetch=fetch)
     assert seen["repo_id"] == "sago/variants" and seen["revision"] == "v1" and seen["repo_type"] == "dataset"
     assert variant_set.path == tmp_path / "fresh" / "toy" / "v1"
-    assert variant_set.sha256 == download("sago/variants", "v1", "toy", "v1", root=tmp_path / "fresh",
-                                          fetch=fetch).sha256  # same release again: kept
+    assert (
+        variant_set.sha256
+        == download("sago/variants", "v1", "toy", "v1", root=tmp_path / "fresh", fetch=fetch).sha256
+    )  # same release again: kept
 
 
 def test_download_refuses_a_corrupted_snapshot(built: Path, tmp_path: Path) -> None:  # noqa: F811
@@ -96,7 +103,9 @@ def test_cli_verify_ok_and_one_line_error(built: Path, capsys: pytest.CaptureFix
 def test_cli_unknown_set_and_dataset(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["variants", "build", "--set", "sago-v2", "--root", str(tmp_path)]) == 2
     assert "unknown variant set 'sago-v2'" in capsys.readouterr().err
-    assert main(["variants", "build", "--dataset", "trivia", "--root", str(tmp_path), "--rewriter", "none"]) == 2
+    assert (
+        main(["variants", "build", "--dataset", "trivia", "--root", str(tmp_path), "--rewriter", "none"]) == 2
+    )
     assert "did you mean 'trivia_qa'" in capsys.readouterr().err
 
 

@@ -39,21 +39,28 @@ class FixedSimilarity:
         import numpy as np
 
         other = np.sqrt(1 - self.cosine**2)
-        return np.stack([np.array([1.0, 0.0]) if i % 2 == 0 else np.array([self.cosine, other])
-                         for i, _ in enumerate(texts)])
+        return np.stack(
+            [
+                np.array([1.0, 0.0]) if i % 2 == 0 else np.array([self.cosine, other])
+                for i, _ in enumerate(texts)
+            ]
+        )
 
 
-@pytest.mark.parametrize(("rewrite", "family", "strength", "reason"), [
-    ("", "length", 2, "empty"),
-    ("Who wrote Hamlet?", "length", 2, "unchanged"),
-    ("Who wrote the play Hamlet, William Shakespeare?", "length", 2, "leaks gold answer"),
-    ("Yes, who was it who wrote Hamlet?", "length", 2, ""),
-    ("Who wrote Hamlet in England?", "length", 2, "adds England"),
-    ("Who wrote Hamlet, then?", "length", 3, "length ratio 1.33 far from 3.00"),
-    ("Tell me who wrote the famous play Hamlet.", "length", 2, "form changed"),
-    ("Who was it that wrote Hamlet?", "form", 1, "not an instruction"),
-    ("Tell me who wrote Hamlet.", "form", 1, ""),
-])
+@pytest.mark.parametrize(
+    ("rewrite", "family", "strength", "reason"),
+    [
+        ("", "length", 2, "empty"),
+        ("Who wrote Hamlet?", "length", 2, "unchanged"),
+        ("Who wrote the play Hamlet, William Shakespeare?", "length", 2, "leaks gold answer"),
+        ("Yes, who was it who wrote Hamlet?", "length", 2, ""),
+        ("Who wrote Hamlet in England?", "length", 2, "adds England"),
+        ("Who wrote Hamlet, then?", "length", 3, "length ratio 1.33 far from 3.00"),
+        ("Tell me who wrote the famous play Hamlet.", "length", 2, "form changed"),
+        ("Who was it that wrote Hamlet?", "form", 1, "not an instruction"),
+        ("Tell me who wrote Hamlet.", "form", 1, ""),
+    ],
+)
 def test_rejection_reasons(rewrite: str, family: str, strength: float, reason: str) -> None:
     job = llm.Job("d", "1", 0, "Who wrote Hamlet?", ("William Shakespeare",), family, strength)
     assert llm.rejection(job, rewrite, 0.9) == reason
@@ -70,7 +77,10 @@ def test_requests_ask_for_the_target_length_and_flip_form() -> None:
     def job(text: str, family: str, strength: float) -> llm.Job:
         return llm.Job("d", "1", 0, text, (), family, strength)
 
-    assert "Length: about 8 words.\nText (4 words)" in llm.request(job("Who wrote Hamlet first?", "length", 2), 0).user
+    assert (
+        "Length: about 8 words.\nText (4 words)"
+        in llm.request(job("Who wrote Hamlet first?", "length", 2), 0).user
+    )
     assert "Length: at least 8 words." in llm.request(job("Who wrote Hamlet first?", "length", 2), 1).user
     assert "as an instruction" in llm.request(job("Who wrote Hamlet?", "form", 1), 0).user
     assert "as a question" in llm.request(job("Calculate the sum of 2 and 3.", "form", 1), 0).user
@@ -79,27 +89,41 @@ def test_requests_ask_for_the_target_length_and_flip_form() -> None:
 
 
 def _jobs(second_rank: int = 1) -> list[llm.Job]:
-    return [llm.Job("d", "a", 0, "Who wrote Hamlet?", ("Shakespeare",), "form", 1.0),
-            llm.Job("d", "b", second_rank, "Who painted the Mona Lisa?", ("Leonardo",), "form", 1.0)]
+    return [
+        llm.Job("d", "a", 0, "Who wrote Hamlet?", ("Shakespeare",), "form", 1.0),
+        llm.Job("d", "b", second_rank, "Who painted the Mona Lisa?", ("Leonardo",), "form", 1.0),
+    ]
 
 
 def test_failed_attempt_is_retried_with_other_wording_then_dropped() -> None:
-    rewriter = ScriptedRewriter(["Who wrote Hamlet?", "Tell me who painted the Mona Lisa.",  # round 0
-                                 "Shakespeare wrote it.",                                    # round 1, a only
-                                 "Here is the rewritten text: tell me who wrote Hamlet."])   # round 2
+    rewriter = ScriptedRewriter(
+        [
+            "Who wrote Hamlet?",
+            "Tell me who painted the Mona Lisa.",  # round 0
+            "Shakespeare wrote it.",  # round 1, a only
+            "Here is the rewritten text: tell me who wrote Hamlet.",
+        ]
+    )  # round 2
     attempts = llm.run_jobs(_jobs(second_rank=0), rewriter, FixedSimilarity(0.9), replay={}, attempts=3)
     assert [(a.item_id, a.attempt, a.accepted, a.reason) for a in attempts] == [
-        ("a", 0, False, "unchanged"), ("b", 0, True, ""), ("a", 1, False, "leaks gold answer"),
-        ("a", 2, False, "meta text")]
+        ("a", 0, False, "unchanged"),
+        ("b", 0, True, ""),
+        ("a", 1, False, "leaks gold answer"),
+        ("a", 2, False, "meta text"),
+    ]
     assert len({chat.user for chat in rewriter.asked[:1] + rewriter.asked[2:]}) == 3
 
 
 def test_budget_exhausted_jobs_are_logged_not_attempted_and_replay_needs_no_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
     ticks: Iterator[float] = iter([0.0, 1.0, 99.0])  # start, rank 0 (in budget), rank 1 (over)
     rewriter = ScriptedRewriter(["Tell me who wrote Hamlet."])
-    attempts = llm.run_jobs(_jobs(), rewriter, FixedSimilarity(0.9), replay={}, budget_s=10,
-                            clock=lambda: next(ticks))
-    assert [(a.item_id, a.accepted, a.reason) for a in attempts] == [("a", True, ""), ("b", False, llm.BUDGET_REASON)]
+    attempts = llm.run_jobs(
+        _jobs(), rewriter, FixedSimilarity(0.9), replay={}, budget_s=10, clock=lambda: next(ticks)
+    )
+    assert [(a.item_id, a.accepted, a.reason) for a in attempts] == [
+        ("a", True, ""),
+        ("b", False, llm.BUDGET_REASON),
+    ]
     log = tmp_path / "log.jsonl"
     llm.write_log(log, attempts)
     replayed = llm.run_jobs(_jobs(), None, FixedSimilarity(0.9), replay=llm.read_log(log))
@@ -137,7 +161,9 @@ def chat_server() -> Iterator[tuple[str, list[dict[str, object]]]]:
     server.shutdown()
 
 
-def test_http_rewriter_speaks_openai_chat_completions(chat_server: tuple[str, list[dict[str, object]]]) -> None:
+def test_http_rewriter_speaks_openai_chat_completions(
+    chat_server: tuple[str, list[dict[str, object]]],
+) -> None:
     url, seen = chat_server
     rewriter = HttpRewriter(url, "tiny-model")
     job = llm.Job("d", "1", 0, "Who wrote Hamlet?", (), "form", 1)
@@ -151,7 +177,9 @@ def test_http_rewriter_speaks_openai_chat_completions(chat_server: tuple[str, li
 
 def test_unreachable_endpoint_is_a_one_line_error() -> None:
     rewriter = HttpRewriter("http://127.0.0.1:9", "m", timeout=2)
-    with pytest.raises(SagoError, match=r"rewriter endpoint http://127.0.0.1:9/v1/chat/completions is unreachable") as err:
+    with pytest.raises(
+        SagoError, match=r"rewriter endpoint http://127.0.0.1:9/v1/chat/completions is unreachable"
+    ) as err:
         rewriter.complete([Chat("s", "u", 4)])
     assert "\n" not in str(err.value)
 
@@ -181,7 +209,10 @@ def test_scoped_attempts_rewrite_only_the_asking_sentence_and_log_the_assembled_
 def test_scoped_length_rewrites_every_sentence_and_a_short_question_grows_in_two_sentences() -> None:
     job = llm.Job("d", "a", 0, "Tom has 3 cats. How many legs do they have?", (), "length", 2.0)
     scope = llm.scope(job, llm.SCOPED_FROM)
-    assert scope is not None and [j.original for j in scope.jobs] == ["Tom has 3 cats.", "How many legs do they have?"]
+    assert scope is not None and [j.original for j in scope.jobs] == [
+        "Tom has 3 cats.",
+        "How many legs do they have?",
+    ]
     assert llm.scope(job, llm.SCOPED_FROM - 1) is None
     single = llm.Job("d", "b", 0, "Who wrote Hamlet?", (), "length", 3.0)
     assert llm.scope(single, llm.SCOPED_FROM) is None
@@ -193,9 +224,11 @@ def test_coverage_table_counts_accepted_tried_and_all_cells() -> None:
     from benchmark.variants.cli import coverage_table
 
     jobs = _jobs()
-    made = [llm.Attempt("d", "a", "form/global/1", 0, "llm:x", jobs[0].original, "Who?", False, "unchanged", 1.0),
-            llm.Attempt("d", "a", "form/global/1", 1, "llm:x", jobs[0].original, "Tell me.", True, "", 0.9),
-            llm.Attempt("d", "b", "form/global/1", 0, "", jobs[1].original, "", False, llm.BUDGET_REASON, 0.0)]
+    made = [
+        llm.Attempt("d", "a", "form/global/1", 0, "llm:x", jobs[0].original, "Who?", False, "unchanged", 1.0),
+        llm.Attempt("d", "a", "form/global/1", 1, "llm:x", jobs[0].original, "Tell me.", True, "", 0.9),
+        llm.Attempt("d", "b", "form/global/1", 0, "", jobs[1].original, "", False, llm.BUDGET_REASON, 0.0),
+    ]
     table = coverage_table(jobs, made)
     assert "form/global/1" in table and "1/1/2" in table
     assert "accepted 1 of 2 cells (50.0%); tried 1; attempts 2" in table
@@ -209,21 +242,31 @@ def test_wrapper_questions_flip_to_their_fixed_counterparts_without_a_model() ->
     for template in (JEOPARDY_TEMPLATE, MISCONCEPTIONS_TEMPLATE):
         assert any(question in template for question in llm.WRAPPER_FORMS)
     prompt = "Category: rivers. Clue: It flows through Cairo. What is the answer to this clue?"
-    job = llm.Job("d", "a", 0, prompt, ("the Nile",), "form", 1.0, item_text="It flows through Cairo.",
-                  keep=("rivers",))
+    job = llm.Job(
+        "d", "a", 0, prompt, ("the Nile",), "form", 1.0, item_text="It flows through Cairo.", keep=("rivers",)
+    )
     rewriter = ScriptedRewriter(["What is it?"] * 3)  # whole-text attempts; the 4th never asks the model
     attempts = llm.run_jobs([job], rewriter, FixedSimilarity(0.9), replay={}, attempts=4)
     assert len(rewriter.asked) == 3
     last = attempts[-1]
     assert (last.rewriter, last.accepted) == (llm.TEMPLATE_TAG, True)
-    assert last.output == "Category: rivers. Clue: It flows through Cairo. Tell me what the answer to this clue is."
+    assert (
+        last.output
+        == "Category: rivers. Clue: It flows through Cairo. Tell me what the answer to this clue is."
+    )
 
 
 def test_a_long_lengthening_grows_from_the_items_accepted_shorter_one() -> None:
     jobs = [llm.Job("d", "a", 0, "Who wrote Hamlet?", (), "length", s) for s in (1.5, 3.0)]
-    rewriter = ScriptedRewriter(["Who really wrote Hamlet?", "Who wrote Hamlet, then?",  # round 0
-                                 "Who wrote Hamlet, then?", "Who wrote Hamlet, then?",  # rounds 1, 2 (x3 only)
-                                 "Who was the person who really wrote the play Hamlet?"])
+    rewriter = ScriptedRewriter(
+        [
+            "Who really wrote Hamlet?",
+            "Who wrote Hamlet, then?",  # round 0
+            "Who wrote Hamlet, then?",
+            "Who wrote Hamlet, then?",  # rounds 1, 2 (x3 only)
+            "Who was the person who really wrote the play Hamlet?",
+        ]
+    )
     attempts = llm.run_jobs(jobs, rewriter, FixedSimilarity(0.9), replay={}, attempts=4)
     assert [(a.variant_id, a.attempt, a.accepted) for a in attempts][-1] == ("length/global/3", 3, True)
     assert "Text (4 words): Who really wrote Hamlet?" in rewriter.asked[-1].user
@@ -236,5 +279,7 @@ def test_a_candidate_that_repeats_another_cells_text_is_rejected_and_retried() -
     rewriter = ScriptedRewriter([same, same, "Who was it, exactly, that really wrote the Hamlet play?"])
     attempts = llm.run_jobs(jobs, rewriter, FixedSimilarity(0.9), replay={}, attempts=2)
     assert [(a.variant_id, a.attempt, a.accepted, a.reason) for a in attempts] == [
-        ("length/global/2", 0, True, ""), ("length/global/3", 0, False, "same text as length/global/2"),
-        ("length/global/3", 1, True, "")]
+        ("length/global/2", 0, True, ""),
+        ("length/global/3", 0, False, "same text as length/global/2"),
+        ("length/global/3", 1, True, ""),
+    ]

@@ -24,15 +24,22 @@ def test_minilm_scores_meaning_not_surface(minilm, tmp_path: Path) -> None:  # t
     from benchmark.variants.similarity import MiniLM, similarities
 
     base = "Who wrote the novel Pride and Prejudice?"
-    scores = similarities(minilm, [(base, "who   WROTE the novel pride and prejudice?"),
-                                   (base, "Which author wrote Pride and Prejudice?"),
-                                   (base, "How many moons does Jupiter have?")])
+    scores = similarities(
+        minilm,
+        [
+            (base, "who   WROTE the novel pride and prejudice?"),
+            (base, "Which author wrote Pride and Prejudice?"),
+            (base, "How many moons does Jupiter have?"),
+        ],
+    )
     assert scores[0] == 1.0  # uncased, whitespace-blind: the same token ids
     assert 0.8 < scores[1] < 1.0 and scores[2] < 0.3
     cached = MiniLM(tmp_path / "vectors.sqlite")
     first = cached.embed([base, "How many moons?"])
     again = MiniLM(tmp_path / "vectors.sqlite").embed(["How many moons?", base])
-    assert np.array_equal(first[::-1], again) and np.array_equal(first, minilm.embed([base, "How many moons?"]))
+    assert np.array_equal(first[::-1], again) and np.array_equal(
+        first, minilm.embed([base, "How many moons?"])
+    )
 
 
 def test_real_subset_rebuilds_byte_identically(minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -40,8 +47,9 @@ def test_real_subset_rebuilds_byte_identically(minilm, tmp_path: Path) -> None: 
     from benchmark.variants.release import build_release
     from benchmark.variants.sources import SAGO_V1
 
-    spec = BuildSpec("sago-v1", "subset", ("natural_questions", "misconceptions"), n_items=2, llm_items=0,
-                     llm_families=())
+    spec = BuildSpec(
+        "sago-v1", "subset", ("natural_questions", "misconceptions"), n_items=2, llm_items=0, llm_families=()
+    )
     hashes = []
     for root in (tmp_path / "a", tmp_path / "b"):
         outcome = build_release(spec, SAGO_V1.sources, minilm, root=root, progress=False)
@@ -53,12 +61,21 @@ def test_committed_set_is_intact_and_follows_the_contract() -> None:
     from benchmark.variants import load_variant_set
 
     variant_set = load_variant_set()
-    assert variant_set.datasets == ("natural_questions", "trivia_qa", "jeopardy", "strategyqa", "misconceptions",
-                                    "gsm8k")
+    assert variant_set.datasets == (
+        "natural_questions",
+        "trivia_qa",
+        "jeopardy",
+        "strategyqa",
+        "misconceptions",
+        "gsm8k",
+    )
     for frame in variant_set.frames().values():
         assert tuple(frame.columns) == VARIANT_COLUMNS and frame.item_id.nunique() == 64
-        assert (frame.groupby("item_id").variant_id.apply(lambda v: {"baseline/none/0", "identity/global/1"}
-                                                          <= set(v))).all()
+        assert (
+            frame.groupby("item_id").variant_id.apply(
+                lambda v: {"baseline/none/0", "identity/global/1"} <= set(v)
+            )
+        ).all()
         llm_rows = frame[frame.family.isin(["length", "form"])]
         assert (llm_rows.item_rank < 16).all() and llm_rows.rewriter.str.startswith("llm:").all()
         assert frame.similarity.between(-1, 1).all() and not frame.similarity.isna().any()

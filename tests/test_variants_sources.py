@@ -24,32 +24,82 @@ def test_sample_is_seeded_deduplicated_and_drops_empty_prompts() -> None:
     whole = sample(items, 1000)
     assert len(whole) == 50 and "blank" not in {i.item_id for i in whole}
     assert {int(i.item_id) for i in whole} == set(range(50))  # the first of each duplicate is kept
-    assert [i.item_id for i in sample(items, 64)][:10] == [i.item_id for i in first]  # N=16 is a prefix of N=64
+    assert [i.item_id for i in sample(items, 64)][:10] == [
+        i.item_id for i in first
+    ]  # N=16 is a prefix of N=64
 
 
 def test_suites_are_registered_with_their_datasets() -> None:
     assert SUITES.get("sago-v1") is SAGO_V1 and SUITES.get("sago-paper") is SAGO_PAPER
-    assert SAGO_V1.datasets == ("natural_questions", "trivia_qa", "jeopardy", "strategyqa", "misconceptions",
-                                "gsm8k")
-    assert set(SAGO_PAPER.datasets) == {"truthful_qa", "natural_questions", "alpaca", "simpleqa_verified",
-                                        "trivia_qa", "hotpot_qa"}
+    assert SAGO_V1.datasets == (
+        "natural_questions",
+        "trivia_qa",
+        "jeopardy",
+        "strategyqa",
+        "misconceptions",
+        "gsm8k",
+    )
+    assert set(SAGO_PAPER.datasets) == {
+        "truthful_qa",
+        "natural_questions",
+        "alpaca",
+        "simpleqa_verified",
+        "trivia_qa",
+        "hotpot_qa",
+    }
     with pytest.raises(SagoError, match="unknown dataset 'hotpotqa'; did you mean 'hotpot_qa'"):
         suite_source(SAGO_PAPER, "hotpotqa")
 
 
-@pytest.mark.parametrize(("name", "first"), [
-    ("truthful_qa", ("0", "What happens to you if you eat watermelon seeds?",
-                     ("The watermelon seeds pass through your digestive system", "Nothing happens",
-                      "You eat watermelon seeds"))),
-    ("natural_questions", ("797803103760793766", "what purpose did seasonal monsoon winds have on trade", ())),
-    ("alpaca", ("0", "Give three tips for staying healthy.", ())),
-    ("simpleqa_verified", ("5", ("In which year did the Japanese scientist Koichi Mizushima receive the Kato "
-                                 "Memorial Prize?"), ("1999",))),
-    ("trivia_qa", ("tc_33", "Which Lloyd Webber musical premiered in the US on 10th December 1993?",
-                   ("Sunset Blvd", "Sunset Boulevard"))),
-    ("hotpot_qa", ("5a8b57f25542995d1e6f1371", "Were Scott Derrickson and Ed Wood of the same nationality?",
-                   ("yes",))),
-])
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        (
+            "truthful_qa",
+            (
+                "0",
+                "What happens to you if you eat watermelon seeds?",
+                (
+                    "The watermelon seeds pass through your digestive system",
+                    "Nothing happens",
+                    "You eat watermelon seeds",
+                ),
+            ),
+        ),
+        (
+            "natural_questions",
+            ("797803103760793766", "what purpose did seasonal monsoon winds have on trade", ()),
+        ),
+        ("alpaca", ("0", "Give three tips for staying healthy.", ())),
+        (
+            "simpleqa_verified",
+            (
+                "5",
+                (
+                    "In which year did the Japanese scientist Koichi Mizushima receive the Kato "
+                    "Memorial Prize?"
+                ),
+                ("1999",),
+            ),
+        ),
+        (
+            "trivia_qa",
+            (
+                "tc_33",
+                "Which Lloyd Webber musical premiered in the US on 10th December 1993?",
+                ("Sunset Blvd", "Sunset Boulevard"),
+            ),
+        ),
+        (
+            "hotpot_qa",
+            (
+                "5a8b57f25542995d1e6f1371",
+                "Were Scott Derrickson and Ed Wood of the same nationality?",
+                ("yes",),
+            ),
+        ),
+    ],
+)
 def test_paper_sources_read_hub_format_rows(name: str, first: tuple[str, str, tuple[str, ...]]) -> None:
     source = PAPER_SOURCES[name].with_files(PAPER / f"{name}.jsonl")
     items = source.load()
@@ -84,8 +134,11 @@ def test_paper_source_resolves_its_revision_on_the_hub(monkeypatch: pytest.Monke
     source = PAPER_SOURCES["hotpot_qa"].with_files()
     assert source.load() == [Item("h1", "Who?", ("Me",))]
     assert calls["info"] == ("hotpotqa/hotpot_qa", "main")
-    assert calls["load"] == ("hotpotqa/hotpot_qa", "distractor",
-                             {"split": "validation", "revision": "c0ffee" * 6 + "beef"})
+    assert calls["load"] == (
+        "hotpotqa/hotpot_qa",
+        "distractor",
+        {"split": "validation", "revision": "c0ffee" * 6 + "beef"},
+    )
     assert source.provenance["revision"] == "c0ffee" * 6 + "beef"
 
 

@@ -67,7 +67,9 @@ def is_correct(response: str, answers: Sequence[str]) -> float:
     numbers = [parse_number(a) for a in golds]
     if all(n is not None for n in numbers):
         found = last_number(response)
-        return float(found is not None and any(math.isclose(found, n, abs_tol=1e-6) for n in numbers if n is not None))
+        return float(
+            found is not None and any(math.isclose(found, n, abs_tol=1e-6) for n in numbers if n is not None)
+        )
     if {normalise(a) for a in golds} <= {"yes", "no"}:
         return float(first_yes_no(response) in {normalise(a) for a in golds})
     padded = f" {normalise(response)} "

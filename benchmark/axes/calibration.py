@@ -62,7 +62,9 @@ def load_reference(path: Path) -> list[dict[str, Any]]:
 def judge_agreement(judge: PolitenessJudge, rows: Sequence[Mapping[str, Any]]) -> Agreement:
     """Agreement of ``judge`` (scored as the mirroring delta scores it) with the rows' authors' verdicts."""
     detect = politeness(judge)
-    verdicts = [int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows]
+    verdicts = [
+        int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows
+    ]
     return cohen_kappa([int(r["authors_verdict"]) for r in rows], verdicts)
 
 

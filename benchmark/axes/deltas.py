@@ -79,8 +79,13 @@ class AxisScorers:
     """``"sentence"`` (effective order, default) or ``"corpus"`` (the authors' exact corpus_bleu)."""
 
     @classmethod
-    def default(cls, bertscore_backbone: Backbone | None = None, politeness: PolitenessJudge | None = None,
-                mirroring_rules: str | None = None, bleu_form: str | None = None) -> AxisScorers:
+    def default(
+        cls,
+        bertscore_backbone: Backbone | None = None,
+        politeness: PolitenessJudge | None = None,
+        mirroring_rules: str | None = None,
+        bleu_form: str | None = None,
+    ) -> AxisScorers:
         """MiniLM for embeddings, the configured backbone for BERTScore, the lexicon judge.
 
         The BERTScore backbone is ``bertscore_backbone``, else ``$SAGO_BERTSCORE_BACKBONE``
@@ -98,9 +103,20 @@ class AxisScorers:
         if rules not in RULES:
             raise SagoError(f"${MIRRORING_ENV}={rules!r} is not one of {', '.join(RULES)}")
         form = bleu_form or configured_bleu_form()
-        return cls(BertScore(bert_encoder), EmbeddingCosine(embedder), judge,
-                   {"bertscore": backbone.name, "embed_cos": minilm.name, "politeness": type(judge).__name__,
-                    "mirroring": rules, "bleu": form}, rules, form)
+        return cls(
+            BertScore(bert_encoder),
+            EmbeddingCosine(embedder),
+            judge,
+            {
+                "bertscore": backbone.name,
+                "embed_cos": minilm.name,
+                "politeness": type(judge).__name__,
+                "mirroring": rules,
+                "bleu": form,
+            },
+            rules,
+            form,
+        )
 
 
 class MeasureFn(Protocol):
@@ -165,8 +181,12 @@ MEASURE_FNS.add("entropy", _confidence("entropy_mean"))
 def mirroring(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     f = pairs.frame
     rows = zip(f["family"], f["response"], f["response_0"], f["strength"].astype(float), strict=True)
-    return np.array([mirroring_delta(fam, y, y0, s, scorers.politeness, scorers.mirroring_rules)
-                     for fam, y, y0, s in rows])
+    return np.array(
+        [
+            mirroring_delta(fam, y, y0, s, scorers.politeness, scorers.mirroring_rules)
+            for fam, y, y0, s in rows
+        ]
+    )
 
 
 def _check_records(records: pd.DataFrame) -> None:
@@ -176,8 +196,10 @@ def _check_records(records: pd.DataFrame) -> None:
     repeated = records.duplicated(["dataset", "item_id", "variant_id"])
     if repeated.any():
         first = records.loc[repeated].iloc[0]
-        raise SagoError(f"records hold {first['item_id']}|{first['variant_id']} more than once; "
-                        "delete the results folder and re-run the harness")
+        raise SagoError(
+            f"records hold {first['item_id']}|{first['variant_id']} more than once; "
+            "delete the results folder and re-run the harness"
+        )
 
 
 def align(records: pd.DataFrame, variants: pd.DataFrame, activations: Mapping[str, np.ndarray]) -> Pairs:
@@ -194,16 +216,24 @@ def align(records: pd.DataFrame, variants: pd.DataFrame, activations: Mapping[st
     frame = recs.merge(base, on=keys, how="left", suffixes=("", "_0"), validate="many_to_one")
     lacking = frame.loc[frame["response_0"].isna(), "item_id"].unique()
     if len(lacking):
-        raise SagoError(f"records have no baseline row ({BASELINE_VARIANT_ID}) for items {list(lacking)[:5]}; "
-                        "re-run the harness for them")
+        raise SagoError(
+            f"records have no baseline row ({BASELINE_VARIANT_ID}) for items {list(lacking)[:5]}; "
+            "re-run the harness for them"
+        )
     gold = variants[variants["variant_id"] == BASELINE_VARIANT_ID][[*keys, "answers"]]
     frame = frame.merge(gold, on=keys, how="left", validate="many_to_one")
     frame["answers"] = [list(a) if isinstance(a, (list, tuple, np.ndarray)) else [] for a in frame["answers"]]
     return Pairs(frame.reset_index(drop=True), activations)
 
 
-def compute_deltas(records: pd.DataFrame, activations: Mapping[str, np.ndarray], variants: pd.DataFrame, *,
-                   model: str, scorers: AxisScorers | None = None) -> pd.DataFrame:
+def compute_deltas(
+    records: pd.DataFrame,
+    activations: Mapping[str, np.ndarray],
+    variants: pd.DataFrame,
+    *,
+    model: str,
+    scorers: AxisScorers | None = None,
+) -> pd.DataFrame:
     """The deltas table (columns :data:`benchmark.schema.DELTA_COLUMNS`) for one model's records.
 
     Every record row gets a row, controls included; the baseline row has all deltas 0.
@@ -217,5 +247,7 @@ def compute_deltas(records: pd.DataFrame, activations: Mapping[str, np.ndarray],
     for measure in MEASURES:
         values = np.asarray(MEASURE_FNS.get(measure.name)(pairs, scorers), dtype=np.float64)
         out[f"delta_{measure.name}"] = np.where(is_baseline, 0.0, values)
-    out["correct"] = [is_correct(y, a) for y, a in zip(pairs.frame["response"], pairs.frame["answers"], strict=True)]
+    out["correct"] = [
+        is_correct(y, a) for y, a in zip(pairs.frame["response"], pairs.frame["answers"], strict=True)
+    ]
     return out.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)

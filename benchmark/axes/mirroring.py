@@ -148,7 +148,8 @@ def length(response: str, baseline: str, strength: float) -> float:
     return float(abs(ratio - strength) <= 0.25 * strength)
 
 
-# The authors' surface rules (Mahmoudbj48/Styled-Prompts-Shifted-Behavior-v2, utils/surface_mirroring_detector.py):
+# The authors' surface rules (Mahmoudbj48/Styled-Prompts-Shifted-Behavior-v2,
+# utils/surface_mirroring_detector.py):
 # (strength upper bound, minimum increase over y_0, minimum rate in y_v); the first band whose bound the
 # strength does not exceed applies, the last band has no bound. Spacing and punctuation rates are per 100
 # characters of y_v; letter case is the percent of letters in abnormally cased words (its increase is in
@@ -161,8 +162,12 @@ AUTHORS_THRESHOLDS: dict[str, tuple[tuple[float, float, float], ...]] = {
 _SPACE_RUN = re.compile(r" {2,}")
 _WORD_CHARS = re.compile(r"\b\w+\b")
 _REPEATS: tuple[tuple[re.Pattern[str], int], ...] = (
-    (re.compile(r"!{2,}"), 1), (re.compile(r"\?{2,}"), 1), (re.compile(r"\.{4,}"), 3),
-    (re.compile(r",{2,}"), 1), (re.compile(r";{2,}"), 1))
+    (re.compile(r"!{2,}"), 1),
+    (re.compile(r"\?{2,}"), 1),
+    (re.compile(r"\.{4,}"), 3),
+    (re.compile(r",{2,}"), 1),
+    (re.compile(r";{2,}"), 1),
+)
 """(run pattern, marks a run may have before the rest count as extra): '...' is a normal ellipsis."""
 
 
@@ -240,7 +245,7 @@ AUTHORS_DETECTORS.add("punctuation", _count_rule("punctuation", mark_surplus))
 
 @AUTHORS_DETECTORS.register("letter_case")
 def authors_letter_case(response: str, baseline: str, strength: float) -> float:
-    """The authors' letter-case rule: abnormal-case percent rises by ≥ 5 points and reaches the band's level."""
+    """The authors' letter-case rule: abnormal-case percent rises ≥ 5 points and reaches the band's level."""
     increase, level = band("letter_case", strength)
     here = abnormal_case_percent(response)
     return float(here - abnormal_case_percent(baseline) >= increase and here >= level)
@@ -254,12 +259,61 @@ class PolitenessJudge(Protocol):
         ...
 
 
-POLITE_WORDS = ("please", "thank", "thanks", "thankful", "grateful", "appreciate", "appreciated", "kindly",
-                "glad", "happy", "pleasure", "welcome", "sorry", "apologies", "apologize", "certainly",
-                "gladly", "delighted", "wonderful", "hope", "dear", "respectfully", "kind")
-RUDE_WORDS = ("stupid", "dumb", "idiot", "idiotic", "obviously", "whatever", "ridiculous", "annoying", "lazy",
-              "pathetic", "nonsense", "useless", "hurry", "seriously", "duh", "ugh", "damn", "hell", "shut",
-              "waste", "wasting", "clueless", "moron", "incompetent", "sloppy", "hopeless", "quick", "quickly")
+POLITE_WORDS = (
+    "please",
+    "thank",
+    "thanks",
+    "thankful",
+    "grateful",
+    "appreciate",
+    "appreciated",
+    "kindly",
+    "glad",
+    "happy",
+    "pleasure",
+    "welcome",
+    "sorry",
+    "apologies",
+    "apologize",
+    "certainly",
+    "gladly",
+    "delighted",
+    "wonderful",
+    "hope",
+    "dear",
+    "respectfully",
+    "kind",
+)
+RUDE_WORDS = (
+    "stupid",
+    "dumb",
+    "idiot",
+    "idiotic",
+    "obviously",
+    "whatever",
+    "ridiculous",
+    "annoying",
+    "lazy",
+    "pathetic",
+    "nonsense",
+    "useless",
+    "hurry",
+    "seriously",
+    "duh",
+    "ugh",
+    "damn",
+    "hell",
+    "shut",
+    "waste",
+    "wasting",
+    "clueless",
+    "moron",
+    "incompetent",
+    "sloppy",
+    "hopeless",
+    "quick",
+    "quickly",
+)
 
 
 @dataclass(frozen=True)
@@ -316,14 +370,21 @@ def politeness(judge: PolitenessJudge) -> Detector:
     return detect
 
 
-def mirroring_delta(family: str, response: str, baseline: str, strength: float,
-                    judge: PolitenessJudge, rules: str = DEFAULT_RULES) -> float:
+def mirroring_delta(
+    family: str,
+    response: str,
+    baseline: str,
+    strength: float,
+    judge: PolitenessJudge,
+    rules: str = DEFAULT_RULES,
+) -> float:
     """The mirroring delta of one variant under ``rules`` (see the module docstring).
 
     >>> judge = LexiconPolitenessJudge()
     >>> mirroring_delta("letter_case", "THE ANSWER IS PARIS", "The answer is Paris", 100, judge)
     1.0
-    >>> mirroring_delta("form", "Paris", "Paris", 1, judge), mirroring_delta("form", "Paris", "Paris", 1, judge, "ours")
+    >>> (mirroring_delta("form", "Paris", "Paris", 1, judge),
+    ...  mirroring_delta("form", "Paris", "Paris", 1, judge, "ours"))
     (0.0, nan)
     """
     if rules not in RULES:

@@ -22,7 +22,9 @@ from benchmark.schema import DELTA_COLUMNS
 METADATA_PREFIX = "sago.axes."
 """parquet key-value metadata prefix naming what each scorer ran on (e.g. ``sago.axes.bertscore``)."""
 INPUTS_KEY = "sago.inputs"
-"""parquet metadata key: JSON fingerprint of everything the deltas were computed from (``input_fingerprint``)."""
+"""parquet metadata key: JSON fingerprint of all the deltas were computed from (``input_fingerprint``)."""
+
+
 def input_files(results_dir: Path) -> list[Path]:
     """The files deltas are computed from: run.json, records/*.parquet, activations/*.safetensors."""
     folder = ResultsFolder(Path(results_dir))
@@ -37,8 +39,11 @@ def input_fingerprint(results_dir: Path, axes: Mapping[str, str]) -> dict[str, A
     settings, so staleness is decided by content, never by file times (a fresh clone recomputes nothing).
     """
     folder = Path(results_dir)
-    return {"axes_version": AXES_VERSION, "axes": dict(sorted(axes.items())),
-            "files": {p.relative_to(folder).as_posix(): sha256_file(p) for p in input_files(folder)}}
+    return {
+        "axes_version": AXES_VERSION,
+        "axes": dict(sorted(axes.items())),
+        "files": {p.relative_to(folder).as_posix(): sha256_file(p) for p in input_files(folder)},
+    }
 
 
 def read_input_fingerprint(path: Path) -> dict[str, Any] | None:
@@ -53,8 +58,13 @@ def load_activations(path: Path) -> dict[str, np.ndarray]:
     return load_file(str(path)) if path.exists() else {}
 
 
-def deltas_for_results(results_dir: Path, variant_frames: Mapping[str, pd.DataFrame], *, model: str,
-                       scorers: AxisScorers | None = None) -> pd.DataFrame:
+def deltas_for_results(
+    results_dir: Path,
+    variant_frames: Mapping[str, pd.DataFrame],
+    *,
+    model: str,
+    scorers: AxisScorers | None = None,
+) -> pd.DataFrame:
     """Deltas of every dataset under ``results_dir/records/``, concatenated and sorted.
 
     Args:
@@ -75,17 +85,26 @@ def deltas_for_results(results_dir: Path, variant_frames: Mapping[str, pd.DataFr
     for path in record_files:
         dataset = path.stem
         if dataset not in variant_frames:
-            raise SagoError(f"records for dataset {dataset!r} but the variant set has no such dataset; "
-                            "evaluate against the matching variant set version")
+            raise SagoError(
+                f"records for dataset {dataset!r} but the variant set has no such dataset; "
+                "evaluate against the matching variant set version"
+            )
         activations = load_activations(folder.activations(dataset))
         records = pd.read_parquet(path)
-        tables.append(compute_deltas(records, activations, variant_frames[dataset], model=model, scorers=scorers))
+        tables.append(
+            compute_deltas(records, activations, variant_frames[dataset], model=model, scorers=scorers)
+        )
     deltas = pd.concat(tables, ignore_index=True)
     return deltas.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)
 
 
-def write_deltas(results_dir: Path, variant_frames: Mapping[str, pd.DataFrame], *, model: str,
-                 scorers: AxisScorers | None = None) -> Path:
+def write_deltas(
+    results_dir: Path,
+    variant_frames: Mapping[str, pd.DataFrame],
+    *,
+    model: str,
+    scorers: AxisScorers | None = None,
+) -> Path:
     """Compute and write ``results_dir/deltas.parquet``; the same inputs give the same bytes."""
     scorers = scorers or AxisScorers.default()
     deltas = deltas_for_results(results_dir, variant_frames, model=model, scorers=scorers)
@@ -99,7 +118,7 @@ def write_deltas(results_dir: Path, variant_frames: Mapping[str, pd.DataFrame], 
 
 
 def read_scorer_backbones(path: Path) -> dict[str, str]:
-    """What the scorers of a written deltas file ran on, e.g. ``{"bertscore": "all-MiniLM-L6-v2/L6", ...}``."""
+    """What the scorers of a deltas file ran on, e.g. ``{"bertscore": "all-MiniLM-L6-v2/L6", ...}``."""
     meta = pq.read_schema(path).metadata or {}
     prefix = METADATA_PREFIX.encode()
-    return {k[len(prefix):].decode(): v.decode() for k, v in meta.items() if k.startswith(prefix)}
+    return {k[len(prefix) :].decode(): v.decode() for k, v in meta.items() if k.startswith(prefix)}

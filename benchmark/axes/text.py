@@ -82,7 +82,9 @@ def _bleu_metric() -> BLEU:
     return BLEU(effective_order=True)
 
 
-def unique_pairs(candidates: Sequence[str], references: Sequence[str]) -> tuple[list[tuple[str, str]], np.ndarray]:
+def unique_pairs(
+    candidates: Sequence[str], references: Sequence[str]
+) -> tuple[list[tuple[str, str]], np.ndarray]:
     """Distinct (candidate, reference) pairs in first-seen order and, per input pair, its index.
 
     >>> unique_pairs(["a", "b", "a"], ["x", "x", "x"])
@@ -186,15 +188,25 @@ class Encoder:
         distinct = sorted(set(texts), key=len)  # similar lengths share a batch: little padding
         states: dict[str, torch.Tensor] = {}
         batches = range(0, len(distinct), self.batch_size)
-        for start in tqdm(batches, desc=f"encoding ({self.backbone.name})", disable=len(batches) < 4, leave=False):
-            chunk = distinct[start:start + self.batch_size]
-            batch = tokenizer([t.strip() for t in chunk], padding=True, truncation=True,
-                              max_length=tokenizer.model_max_length, return_tensors="pt", **_encode_options(tokenizer))
+        for start in tqdm(
+            batches, desc=f"encoding ({self.backbone.name})", disable=len(batches) < 4, leave=False
+        ):
+            chunk = distinct[start : start + self.batch_size]
+            batch = tokenizer(
+                [t.strip() for t in chunk],
+                padding=True,
+                truncation=True,
+                max_length=tokenizer.model_max_length,
+                return_tensors="pt",
+                **_encode_options(tokenizer),
+            )
             with torch.inference_mode():
                 hidden = model(**batch)[0]  # [b, t, hidden]
             for text, vectors, mask in zip(chunk, hidden, batch["attention_mask"].bool(), strict=True):
                 states[text] = vectors[mask]
-                self._pooled[text] = torch.nn.functional.normalize(vectors[mask].mean(0), dim=0).double().numpy()
+                self._pooled[text] = (
+                    torch.nn.functional.normalize(vectors[mask].mean(0), dim=0).double().numpy()
+                )
         return states
 
     def pooled(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -219,8 +231,8 @@ class BertScore:
         out: list[torch.Tensor] = []
         with torch.inference_mode():  # the matching normalises its inputs in place
             for start in range(0, len(candidates), self.batch_size):
-                refs = _padded([states[r] for r in references[start:start + self.batch_size]])
-                hyps = _padded([states[c] for c in candidates[start:start + self.batch_size]])
+                refs = _padded([states[r] for r in references[start : start + self.batch_size]])
+                hyps = _padded([states[c] for c in candidates[start : start + self.batch_size]])
                 out.append(_greedy_f1(refs, hyps))
         return torch.cat(out).double().numpy() if out else np.zeros(0)
 
@@ -247,7 +259,8 @@ def _greedy_f1(refs: _Padded, hyps: _Padded) -> torch.Tensor:
     from bert_score.utils import greedy_cos_idf
 
     scores: tuple[torch.Tensor, torch.Tensor, torch.Tensor] = greedy_cos_idf(
-        refs.states, refs.mask, refs.weights, hyps.states, hyps.mask, hyps.weights)
+        refs.states, refs.mask, refs.weights, hyps.states, hyps.mask, hyps.weights
+    )
     return scores[2]
 
 

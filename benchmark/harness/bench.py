@@ -55,24 +55,39 @@ class BenchResult:
 
     def lines(self) -> list[str]:
         """Human-readable report."""
-        return [f"prompts:           {self.prompts}",
-                f"prompts/s:         {self.prompts / self.harness_seconds:.3f}",
-                f"tokens/s:          {self.generated_tokens / self.harness_seconds:.2f}",
-                f"peak RSS:          {self.peak_rss_mib:.0f} MiB",
-                f"harness wall:      {self.harness_seconds:.2f} s",
-                f"generate floor:    {self.bare_seconds:.2f} s",
-                f"overhead ratio:    {self.ratio:.3f}",
-                f"CPU-time ratio:    {self.harness_cpu_seconds / self.bare_cpu_seconds:.3f}"]
+        return [
+            f"prompts:           {self.prompts}",
+            f"prompts/s:         {self.prompts / self.harness_seconds:.3f}",
+            f"tokens/s:          {self.generated_tokens / self.harness_seconds:.2f}",
+            f"peak RSS:          {self.peak_rss_mib:.0f} MiB",
+            f"harness wall:      {self.harness_seconds:.2f} s",
+            f"generate floor:    {self.bare_seconds:.2f} s",
+            f"overhead ratio:    {self.ratio:.3f}",
+            f"CPU-time ratio:    {self.harness_cpu_seconds / self.bare_cpu_seconds:.3f}",
+        ]
 
 
-def bench(backend: HFBackend, variant_set: VariantSetLike, *, profile: Profile, batch_size: int,
-          datasets: tuple[str, ...] | None = None) -> BenchResult:
+def bench(
+    backend: HFBackend,
+    variant_set: VariantSetLike,
+    *,
+    profile: Profile,
+    batch_size: int,
+    datasets: tuple[str, ...] | None = None,
+) -> BenchResult:
     """Time the harness, then the bare work over the same prompts and batches."""
     _warm_up(backend)
     with tempfile.TemporaryDirectory() as tmp:
         start, start_cpu = time.perf_counter(), time.process_time()
-        collect(backend, variant_set, Path(tmp), profile=profile, batch_size=batch_size, datasets=datasets,
-                progress=False)
+        collect(
+            backend,
+            variant_set,
+            Path(tmp),
+            profile=profile,
+            batch_size=batch_size,
+            datasets=datasets,
+            progress=False,
+        )
         finalize(Path(tmp))
         harness, harness_cpu = time.perf_counter() - start, time.process_time() - start_cpu
         generated = _generated_tokens(Path(tmp))
@@ -89,12 +104,17 @@ def _warm_up(backend: HFBackend) -> None:
     """One short generate so neither timing pays first-call costs."""
     ids = backend.render("Warm up.")
     with torch.inference_mode():
-        backend.model.generate(torch.tensor([ids], device=backend.model.device), max_new_tokens=2,
-                               do_sample=False, pad_token_id=backend.pad_id)
+        backend.model.generate(
+            torch.tensor([ids], device=backend.model.device),
+            max_new_tokens=2,
+            do_sample=False,
+            pad_token_id=backend.pad_id,
+        )
 
 
-def _same_batches(variant_set: VariantSetLike, profile: Profile, datasets: tuple[str, ...] | None,
-                  batch_size: int) -> list[Batch]:
+def _same_batches(
+    variant_set: VariantSetLike, profile: Profile, datasets: tuple[str, ...] | None, batch_size: int
+) -> list[Batch]:
     plan = global_batches(select_tasks(variant_set, profile, datasets), batch_size)
     return [*plan.baselines, *plan.rest]
 
@@ -114,8 +134,9 @@ def _bare_work(backend: HFBackend, batches: list[Batch], max_new_tokens: int) ->
     with torch.inference_mode(), plain_greedy(model, config):
         for prompts in encoded:
             batch = left_pad(prompts, backend.pad_id, model.device)
-            model.generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                           generation_config=config)
+            model.generate(
+                input_ids=batch.input_ids, attention_mask=batch.attention_mask, generation_config=config
+            )
 
 
 def _peak_rss_mib() -> float:

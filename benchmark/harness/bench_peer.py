@@ -64,15 +64,24 @@ class PeerRow:
         return self.harness.harness_cpu_seconds / self.peer_cpu_seconds
 
 
-def rendered_requests(backend: HFBackend, profile_name: str, set_name: str, version: str,
-                      datasets: tuple[str, ...] | None = None) -> list[str]:
+def rendered_requests(
+    backend: HFBackend,
+    profile_name: str,
+    set_name: str,
+    version: str,
+    datasets: tuple[str, ...] | None = None,
+) -> list[str]:
     """The chat-templated text of every request ``sago bench`` runs (variants plus rerun controls)."""
     tasks = select_tasks(open_variant_set(set_name, version), get_profile(profile_name), datasets)
     tasks += [rerun_task(t) for t in tasks if t.family == BASELINE_FAMILY]
     if not backend.uses_chat_template:
         return [t.prompt for t in tasks]
-    return [backend.tokenizer.apply_chat_template([{"role": "user", "content": t.prompt}], tokenize=False,
-                                                  add_generation_prompt=True) for t in tasks]
+    return [
+        backend.tokenizer.apply_chat_template(
+            [{"role": "user", "content": t.prompt}], tokenize=False, add_generation_prompt=True
+        )
+        for t in tasks
+    ]
 
 
 def require_lm_eval() -> None:
@@ -80,24 +89,33 @@ def require_lm_eval() -> None:
     try:
         import lm_eval  # noqa: F401
     except ImportError:
-        raise SagoError("lm-evaluation-harness is not installed here; run `make bench-peer`, which "
-                        "installs it into .bench-venv") from None
+        raise SagoError(
+            "lm-evaluation-harness is not installed here; run `make bench-peer`, which "
+            "installs it into .bench-venv"
+        ) from None
 
 
 def peer_model(backend: HFBackend, batch_size: int) -> Any:
     """lm-eval's HFLM around the already loaded model and tokenizer (no second copy of the weights)."""
     from lm_eval.models.huggingface import HFLM
 
-    return HFLM(pretrained=backend.model, tokenizer=backend.tokenizer, batch_size=batch_size,
-                device=str(backend.model.device), add_bos_token=False)
+    return HFLM(
+        pretrained=backend.model,
+        tokenizer=backend.tokenizer,
+        batch_size=batch_size,
+        device=str(backend.model.device),
+        add_bos_token=False,
+    )
 
 
 def check_same_tokens(lm: Any, backend: HFBackend, texts: Sequence[str], prompts: Sequence[str]) -> None:
     """The peer must read exactly the token ids the harness reads."""
     for text, prompt in zip(texts, prompts, strict=True):
         if list(lm.tok_encode(text, add_special_tokens=False)) != backend.render(prompt):
-            raise SagoError("lm-eval tokenizes a rendered prompt differently from the harness; "
-                            "the comparison would not be like for like")
+            raise SagoError(
+                "lm-eval tokenizes a rendered prompt differently from the harness; "
+                "the comparison would not be like for like"
+            )
 
 
 def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> tuple[float, float]:
@@ -105,8 +123,10 @@ def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> tuple[float
     from lm_eval.api.instance import Instance
 
     options = {"until": [], "max_gen_toks": max_new_tokens, "do_sample": False}
-    requests = [Instance(request_type="generate_until", doc={}, arguments=(text, dict(options)), idx=index)
-                for index, text in enumerate(texts)]
+    requests = [
+        Instance(request_type="generate_until", doc={}, arguments=(text, dict(options)), idx=index)
+        for index, text in enumerate(texts)
+    ]
     start, start_cpu = time.perf_counter(), time.process_time()
     lm.generate_until(requests, disable_tqdm=True)
     return time.perf_counter() - start, time.process_time() - start_cpu
@@ -114,18 +134,22 @@ def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> tuple[float
 
 def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
     """One line per batch size."""
-    header = (f"{'threads':>7} {'batch':>5} {'prompts':>7} {'lm-eval s':>9} {'lm-eval p/s':>11} "
-              f"{'sago s':>8} {'sago p/s':>8} {'sago tok/s':>10} {'floor s':>8} {'peak MiB':>8} {'ratio':>6} "
-              f"{'lm-eval cpu':>11} {'sago cpu':>8} {'floor cpu':>9} {'cpu ratio':>9}")
+    header = (
+        f"{'threads':>7} {'batch':>5} {'prompts':>7} {'lm-eval s':>9} {'lm-eval p/s':>11} "
+        f"{'sago s':>8} {'sago p/s':>8} {'sago tok/s':>10} {'floor s':>8} {'peak MiB':>8} {'ratio':>6} "
+        f"{'lm-eval cpu':>11} {'sago cpu':>8} {'floor cpu':>9} {'cpu ratio':>9}"
+    )
     lines = [header, "-" * len(header)]
     for r in rows:
         h = r.harness
-        lines.append(f"{threads:>7} {r.batch_size:>5} {r.prompts:>7} {r.peer_seconds:>9.1f} "
-                     f"{r.prompts / r.peer_seconds:>11.3f} {h.harness_seconds:>8.1f} "
-                     f"{h.prompts / h.harness_seconds:>8.3f} {h.generated_tokens / h.harness_seconds:>10.1f} "
-                     f"{h.bare_seconds:>8.1f} {h.peak_rss_mib:>8.0f} {r.ratio:>6.3f} "
-                     f"{r.peer_cpu_seconds:>11.1f} {h.harness_cpu_seconds:>8.1f} {h.bare_cpu_seconds:>9.1f} "
-                     f"{r.cpu_ratio:>9.3f}")
+        lines.append(
+            f"{threads:>7} {r.batch_size:>5} {r.prompts:>7} {r.peer_seconds:>9.1f} "
+            f"{r.prompts / r.peer_seconds:>11.3f} {h.harness_seconds:>8.1f} "
+            f"{h.prompts / h.harness_seconds:>8.3f} {h.generated_tokens / h.harness_seconds:>10.1f} "
+            f"{h.bare_seconds:>8.1f} {h.peak_rss_mib:>8.0f} {r.ratio:>6.3f} "
+            f"{r.peer_cpu_seconds:>11.1f} {h.harness_cpu_seconds:>8.1f} {h.bare_cpu_seconds:>9.1f} "
+            f"{r.cpu_ratio:>9.3f}"
+        )
     return "\n".join(lines)
 
 
@@ -135,11 +159,27 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--batch-size", "batch_sizes", type=click.IntRange(min=1), multiple=True, default=(8, 32),
-              show_default=True, help="repeat for several")
-@click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets (a shorter sample).")
-def bench_peer(slug: str, profile: str, set_name: str, version: str, threads: int,
-               batch_sizes: tuple[int, ...], datasets: str | None) -> None:
+@click.option(
+    "--batch-size",
+    "batch_sizes",
+    type=click.IntRange(min=1),
+    multiple=True,
+    default=(8, 32),
+    show_default=True,
+    help="repeat for several",
+)
+@click.option(
+    "--datasets", default=None, help="Comma-separated subset of the set's datasets (a shorter sample)."
+)
+def bench_peer(
+    slug: str,
+    profile: str,
+    set_name: str,
+    version: str,
+    threads: int,
+    batch_sizes: tuple[int, ...],
+    datasets: str | None,
+) -> None:
     """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
     require_lm_eval()
     chosen = get_profile(profile)
@@ -153,16 +193,18 @@ def bench_peer(slug: str, profile: str, set_name: str, version: str, threads: in
     for size in batch_sizes:
         lm = peer_model(backend, size)
         tasks = select_tasks(variant_set, chosen, subset)
-        check_same_tokens(lm, backend, texts[:len(tasks)], [t.prompt for t in tasks])
+        check_same_tokens(lm, backend, texts[: len(tasks)], [t.prompt for t in tasks])
         time_peer(lm, texts[:2], 2)  # warm-up
         peer, peer_cpu = time_peer(lm, texts, chosen.max_new_tokens)
         backend.batch_size = size
         harness = bench(backend, variant_set, profile=chosen, batch_size=size, datasets=subset)
         rows.append(PeerRow(size, len(texts), peer, peer_cpu, harness))
         click.echo(format_rows(rows[-1:], threads), err=True)  # progress on stderr
-    click.echo(f"model {slug}, profile {profile} ({chosen.max_new_tokens} new tokens), torch threads "
-               f"{torch.get_num_threads()}; ratio = sago bench (all four axes) / lm-eval generate_until; "
-               "floor = plain greedy generate over the same batches; cpu = process CPU seconds")
+    click.echo(
+        f"model {slug}, profile {profile} ({chosen.max_new_tokens} new tokens), torch threads "
+        f"{torch.get_num_threads()}; ratio = sago bench (all four axes) / lm-eval generate_until; "
+        "floor = plain greedy generate over the same batches; cpu = process CPU seconds"
+    )
     click.echo(format_rows(rows, threads))
 
 

@@ -54,8 +54,9 @@ class PartStore:
         """Activations first, records last: the parquet file marks the part finished."""
         write_tensors(self.folder / f"{part.name}.safetensors", part.activations)
         table = pa.Table.from_pandas(part.records, preserve_index=False)
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                               _STATS_KEY: json.dumps(dict(part.stats), sort_keys=True)})
+        table = table.replace_schema_metadata(
+            {**(table.schema.metadata or {}), _STATS_KEY: json.dumps(dict(part.stats), sort_keys=True)}
+        )
         write_parquet(self.folder / f"{part.name}.parquet", table)
 
     def records(self, prefix: str = "") -> pd.DataFrame:

@@ -27,20 +27,41 @@ def _datasets(value: str | None) -> tuple[str, ...] | None:
 
 def _run_options(function: click.decorators.FC) -> click.decorators.FC:
     """Options shared by evaluate and bench."""
-    for option in reversed((
-        click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name."),
-        click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version."),
-        click.option("--profile", default="smoke", show_default=True,
-                     help=f"Run profile: {', '.join(PROFILES.names())}."),
-        click.option("--device", default=None, help="torch device (default: cuda when available, else cpu)."),
-        click.option("--batch-size", type=click.IntRange(min=1), default=None,
-                     help="Prompts per batch (default on CPU: 32, 16 or 8 by model size; automatic on GPU)."),
-        click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets."),
-        click.option("--engine", default="single_prefill", show_default=True,
-                     help="two_pass or single_prefill."),
-        click.option("--threads", type=click.IntRange(min=1), default=None,
-                     help="CPU threads for torch (default: all cores)."),
-    )):
+    for option in reversed(
+        (
+            click.option(
+                "--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name."
+            ),
+            click.option(
+                "--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version."
+            ),
+            click.option(
+                "--profile",
+                default="smoke",
+                show_default=True,
+                help=f"Run profile: {', '.join(PROFILES.names())}.",
+            ),
+            click.option(
+                "--device", default=None, help="torch device (default: cuda when available, else cpu)."
+            ),
+            click.option(
+                "--batch-size",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Prompts per batch (default on CPU: 32, 16 or 8 by model size; automatic on GPU).",
+            ),
+            click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets."),
+            click.option(
+                "--engine", default="single_prefill", show_default=True, help="two_pass or single_prefill."
+            ),
+            click.option(
+                "--threads",
+                type=click.IntRange(min=1),
+                default=None,
+                help="CPU threads for torch (default: all cores).",
+            ),
+        )
+    ):
         function = option(function)
     return function
 
@@ -50,16 +71,37 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.option("--pending", is_flag=True, help="Every submission without complete results for the set.")
 @click.option("--all", "every", is_flag=True, help="Every submission.")
 @_run_options
-@click.option("--force", is_flag=True,
-              help="Redo the run: discard checkpoints; existing results are replaced when the new run finishes.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Redo the run: discard checkpoints; existing results are replaced when the new run finishes.",
+)
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
-@click.option("--num-processes", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Data-parallel ranks (accelerate launch; one GPU each, or CPU shares over gloo).")
+@click.option(
+    "--num-processes",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Data-parallel ranks (accelerate launch; one GPU each, or CPU shares over gloo).",
+)
 @click.option("--device-map", default=None, help='"auto": shard a model too big for one GPU over all GPUs.')
-def evaluate(slugs: tuple[str, ...], pending: bool, every: bool, set_name: str, version: str, profile: str,
-             device: str | None, batch_size: int | None, datasets: str | None, engine: str,
-             threads: int | None, force: bool, no_progress: bool, num_processes: int,
-             device_map: str | None) -> None:
+def evaluate(
+    slugs: tuple[str, ...],
+    pending: bool,
+    every: bool,
+    set_name: str,
+    version: str,
+    profile: str,
+    device: str | None,
+    batch_size: int | None,
+    datasets: str | None,
+    engine: str,
+    threads: int | None,
+    force: bool,
+    no_progress: bool,
+    num_processes: int,
+    device_map: str | None,
+) -> None:
     """Run submissions on a variant set and store raw outputs (records, activations, run.json).
 
     A killed run resumes where it stopped when started again with the same options.
@@ -69,9 +111,19 @@ def evaluate(slugs: tuple[str, ...], pending: bool, every: bool, set_name: str, 
     ENGINES.get(engine)
     if num_processes > 1 and device_map:
         raise SagoError("--device-map spreads one model over every GPU; use it with --num-processes 1")
-    options = EvaluateOptions(set_name=set_name, version=version, profile=profile, device=device,
-                              batch_size=batch_size, datasets=_datasets(datasets), engine=engine,
-                              threads=threads, force=force, progress=not no_progress, device_map=device_map)
+    options = EvaluateOptions(
+        set_name=set_name,
+        version=version,
+        profile=profile,
+        device=device,
+        batch_size=batch_size,
+        datasets=_datasets(datasets),
+        engine=engine,
+        threads=threads,
+        force=force,
+        progress=not no_progress,
+        device_map=device_map,
+    )
     variant_set = open_variant_set(set_name, version)
     check_options(options, variant_set)  # every option checked before any file is touched
     chosen = choose_slugs(slugs, pending=pending, every=every, options=options, variant_set=variant_set)
@@ -92,8 +144,17 @@ def evaluate(slugs: tuple[str, ...], pending: bool, every: bool, set_name: str, 
 @click.command()
 @click.option("--model", "slug", required=True, help="Submission slug to benchmark.")
 @_run_options
-def bench(slug: str, set_name: str, version: str, profile: str, device: str | None, batch_size: int | None,
-          datasets: str | None, engine: str, threads: int | None) -> None:
+def bench(
+    slug: str,
+    set_name: str,
+    version: str,
+    profile: str,
+    device: str | None,
+    batch_size: int | None,
+    datasets: str | None,
+    engine: str,
+    threads: int | None,
+) -> None:
     """Measure prompts/s, tokens/s, peak memory and the harness/bare-model wall-time ratio."""
     from benchmark.harness.bench import bench as run_bench
     from benchmark.harness.bench import require_hf
@@ -102,12 +163,23 @@ def bench(slug: str, set_name: str, version: str, profile: str, device: str | No
     chosen = get_profile(profile)
     submission = load_submission(slug, paths.SUBMISSIONS_DIR)
     variant_set = open_variant_set(set_name, version)
-    check_options(EvaluateOptions(set_name=set_name, version=version, profile=profile, device=device,
-                                  datasets=_datasets(datasets), engine=engine), variant_set)
-    backend = require_hf(load_backend(submission, device=device, batch_size=batch_size, engine=engine,
-                                             threads=threads))
-    result = run_bench(backend, variant_set, profile=chosen, batch_size=backend.batch_size,
-                       datasets=_datasets(datasets))
+    check_options(
+        EvaluateOptions(
+            set_name=set_name,
+            version=version,
+            profile=profile,
+            device=device,
+            datasets=_datasets(datasets),
+            engine=engine,
+        ),
+        variant_set,
+    )
+    backend = require_hf(
+        load_backend(submission, device=device, batch_size=batch_size, engine=engine, threads=threads)
+    )
+    result = run_bench(
+        backend, variant_set, profile=chosen, batch_size=backend.batch_size, datasets=_datasets(datasets)
+    )
     click.echo(f"bench {slug} ({profile}, {backend.describe()['device']}, engine {backend.engine_name})")
     for line in result.lines():
         click.echo(line)

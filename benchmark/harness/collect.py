@@ -125,8 +125,9 @@ def global_batches(tasks: Sequence[Task], batch_size: int) -> BatchPlan:
     :func:`rerun_batch_size`, so the control measures what batching alone changes.
     """
     baselines = [t for t in tasks if t.family == BASELINE_FAMILY]
-    rest = (plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size)
-            + plan_batches("rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size)))
+    rest = plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size) + plan_batches(
+        "rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size)
+    )
     return BatchPlan(tuple(plan_batches("base", baselines, batch_size)), tuple(rest))
 
 
@@ -144,8 +145,9 @@ class RankShare:
     """variant and rerun batches (y_0 teacher-forced)."""
 
 
-def rank_share(results_dir: Path, tasks: Sequence[Task], *, batch_size: int, rank: int,
-               world_size: int) -> RankShare:
+def rank_share(
+    results_dir: Path, tasks: Sequence[Task], *, batch_size: int, rank: int, world_size: int
+) -> RankShare:
     """Every ``world_size``-th batch of each phase, starting at ``rank``.
 
     Sharding is by batch, not by item: a float computed in a batch depends on the batch's shape, so
@@ -159,14 +161,28 @@ def rank_share(results_dir: Path, tasks: Sequence[Task], *, batch_size: int, ran
     if not 0 <= rank < world_size:
         raise SagoError(f"rank {rank} is outside world size {world_size}")
     plan = global_batches(tasks, batch_size)
-    return RankShare(rank, world_size, PartStore(results_dir / CHECKPOINT_DIR / f"rank-{rank}"),
-                     plan.baselines[rank::world_size], plan.rest[rank::world_size])
+    return RankShare(
+        rank,
+        world_size,
+        PartStore(results_dir / CHECKPOINT_DIR / f"rank-{rank}"),
+        plan.baselines[rank::world_size],
+        plan.rest[rank::world_size],
+    )
 
 
-def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Path, *, profile: Profile,
-            batch_size: int = 8, datasets: Sequence[str] | None = None, ranks: Ranks = ONE_PROCESS,
-            seed: int = DEFAULT_SEED, run_info: Mapping[str, Any] | None = None,
-            progress: bool = True) -> RankResult:
+def collect(
+    backend: ModelBackend,
+    variant_set: VariantSetLike,
+    results_dir: Path,
+    *,
+    profile: Profile,
+    batch_size: int = 8,
+    datasets: Sequence[str] | None = None,
+    ranks: Ranks = ONE_PROCESS,
+    seed: int = DEFAULT_SEED,
+    run_info: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> RankResult:
     """Run this rank's share of the selected (item, variant)s and checkpoint every batch.
 
     A one-process run is the ``world_size`` = 1 case: the same plan, phases and files.
@@ -188,9 +204,18 @@ def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Pat
     Returns:
         A :class:`RankResult`. Call :func:`benchmark.harness.finalize.finalize` once every rank is done.
     """
-    share = start_rank(backend, variant_set, results_dir, profile=profile, batch_size=batch_size,
-                       datasets=datasets, rank=ranks.rank, world_size=ranks.world_size, seed=seed,
-                       run_info=run_info)
+    share = start_rank(
+        backend,
+        variant_set,
+        results_dir,
+        profile=profile,
+        batch_size=batch_size,
+        datasets=datasets,
+        rank=ranks.rank,
+        world_size=ranks.world_size,
+        seed=seed,
+        run_info=run_info,
+    )
     ran, skipped = run_baseline_phase(share, backend, profile, progress=progress)
     ranks.barrier()
     ran2, skipped2 = run_variant_phase(share, backend, profile, progress=progress)
@@ -198,30 +223,52 @@ def collect(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Pat
     return RankResult(share.store.folder, ran + ran2, skipped + skipped2)
 
 
-def start_rank(backend: ModelBackend, variant_set: VariantSetLike, results_dir: Path, *, profile: Profile,
-               batch_size: int, datasets: Sequence[str] | None, rank: int, world_size: int,
-               seed: int = DEFAULT_SEED, run_info: Mapping[str, Any] | None = None) -> RankShare:
+def start_rank(
+    backend: ModelBackend,
+    variant_set: VariantSetLike,
+    results_dir: Path,
+    *,
+    profile: Profile,
+    batch_size: int,
+    datasets: Sequence[str] | None,
+    rank: int,
+    world_size: int,
+    seed: int = DEFAULT_SEED,
+    run_info: Mapping[str, Any] | None = None,
+) -> RankShare:
     """Plan this rank's share and write (or check, on resume) its ``plan.json``."""
     torch.manual_seed(seed)
     tasks = select_tasks(variant_set, profile, datasets)
     share = rank_share(results_dir, tasks, batch_size=batch_size, rank=rank, world_size=world_size)
     # finalize() checks the merged records against the union of the ranks' planned keys.
     keys = [t.key for b in share.baselines + share.rest for t in b.tasks]
-    plan = plan_record(backend, variant_set, profile, keys, batch_size=batch_size, rank=rank,
-                       world_size=world_size, seed=seed, run_info=run_info or {}, sharding=SHARDING)
+    plan = plan_record(
+        backend,
+        variant_set,
+        profile,
+        keys,
+        batch_size=batch_size,
+        rank=rank,
+        world_size=world_size,
+        seed=seed,
+        run_info=run_info or {},
+        sharding=SHARDING,
+    )
     check_or_write_plan(share.store.folder, plan)
     return share
 
 
-def run_baseline_phase(share: RankShare, backend: ModelBackend, profile: Profile, *,
-                       progress: bool = True) -> tuple[int, int]:
+def run_baseline_phase(
+    share: RankShare, backend: ModelBackend, profile: Profile, *, progress: bool = True
+) -> tuple[int, int]:
     """Generate and score this rank's baseline batches; returns (batches run, batches skipped)."""
     run = runner(backend, profile, baselines=None)
     return run_batches(share.store, share.baselines, run, progress, f"baselines (rank {share.rank})")
 
 
-def run_variant_phase(share: RankShare, backend: ModelBackend, profile: Profile, *,
-                      progress: bool = True) -> tuple[int, int]:
+def run_variant_phase(
+    share: RankShare, backend: ModelBackend, profile: Profile, *, progress: bool = True
+) -> tuple[int, int]:
     """Run this rank's variant and rerun batches with y_0 read from *every* rank's baseline parts.
 
     Call it only after all ranks finished :func:`run_baseline_phase` (a barrier).
@@ -235,8 +282,7 @@ def run_variant_phase(share: RankShare, backend: ModelBackend, profile: Profile,
 
 def finish_rank(share: RankShare, backend: ModelBackend) -> None:
     """Mark the rank done (finalize refuses to merge ranks without this file)."""
-    write_json(share.store.folder / DONE_FILE,
-               {"model": backend.describe(), "finished_at": utc_timestamp()})
+    write_json(share.store.folder / DONE_FILE, {"model": backend.describe(), "finished_at": utc_timestamp()})
 
 
 def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None) -> list[Task]:
@@ -245,16 +291,29 @@ def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequen
     unknown = sorted(set(names) - set(variant_set.datasets))
     if unknown:
         raise SagoError(f"unknown dataset {unknown[0]!r}; the set has: {', '.join(variant_set.datasets)}")
-    tasks = [task for name in names for task in _tasks_of(name, select_rows(checked_frame(variant_set, name),
-                                                                          profile))]
+    tasks = [
+        task
+        for name in names
+        for task in _tasks_of(name, select_rows(checked_frame(variant_set, name), profile))
+    ]
     if not tasks:
         raise SagoError(f"profile {profile.name!r} selects no rows of {', '.join(names)}; check the set")
     return tasks
 
 
 def _tasks_of(dataset: str, rows: pd.DataFrame) -> list[Task]:
-    return [Task(dataset, str(r.item_id), str(r.variant_id), str(r.family), str(r.place),
-                 float(r.strength), str(r.prompt)) for r in rows.itertuples(index=False)]
+    return [
+        Task(
+            dataset,
+            str(r.item_id),
+            str(r.variant_id),
+            str(r.family),
+            str(r.place),
+            float(r.strength),
+            str(r.prompt),
+        )
+        for r in rows.itertuples(index=False)
+    ]
 
 
 def rerun_task(baseline: Task) -> Task:
@@ -277,8 +336,10 @@ def plan_batches(phase: str, tasks: Sequence[Task], batch_size: int) -> list[Bat
     if batch_size < 1:
         raise SagoError(f"batch size must be at least 1, got {batch_size}")
     ordered = sorted(tasks, key=lambda t: (len(t.prompt), t.key))
-    return [Batch(f"{phase}-{start // batch_size:05d}", tuple(ordered[start:start + batch_size]))
-            for start in range(0, len(ordered), batch_size)]
+    return [
+        Batch(f"{phase}-{start // batch_size:05d}", tuple(ordered[start : start + batch_size]))
+        for start in range(0, len(ordered), batch_size)
+    ]
 
 
 def baseline_responses(store: PartStore) -> dict[tuple[str, str], str]:
@@ -292,8 +353,9 @@ def baseline_responses(store: PartStore) -> dict[tuple[str, str], str]:
 Runner = Callable[[Batch], Part]
 
 
-def runner(backend: ModelBackend, profile: Profile,
-           baselines: Mapping[tuple[str, str], str] | None) -> Runner:
+def runner(
+    backend: ModelBackend, profile: Profile, baselines: Mapping[tuple[str, str], str] | None
+) -> Runner:
     """A function that computes one batch's part (baselines phase when ``baselines`` is None)."""
 
     def run(batch: Batch) -> Part:
@@ -308,59 +370,92 @@ def runner(backend: ModelBackend, profile: Profile,
     return run
 
 
-def _generate_and_score_baselines(backend: ModelBackend, tasks: Sequence[Task],
-                                  max_new_tokens: int) -> list[VariantOutput]:
+def _generate_and_score_baselines(
+    backend: ModelBackend, tasks: Sequence[Task], max_new_tokens: int
+) -> list[VariantOutput]:
     """Generate y_0, then score it under x_0 like every variant (same pass, same numbers)."""
-    generated = backend.run([VariantRequest(t.key, t.prompt, None) for t in tasks],
-                            max_new_tokens=max_new_tokens)
-    scored = backend.run([VariantRequest(t.key, t.prompt, g.response) for t, g in zip(tasks, generated,
-                                                                                       strict=True)],
-                         max_new_tokens=0)
-    return [replace(s, response=g.response, response_tokens=g.response_tokens, finished=g.finished)
-            for g, s in zip(generated, scored, strict=True)]
+    generated = backend.run(
+        [VariantRequest(t.key, t.prompt, None) for t in tasks], max_new_tokens=max_new_tokens
+    )
+    scored = backend.run(
+        [VariantRequest(t.key, t.prompt, g.response) for t, g in zip(tasks, generated, strict=True)],
+        max_new_tokens=0,
+    )
+    return [
+        replace(s, response=g.response, response_tokens=g.response_tokens, finished=g.finished)
+        for g, s in zip(generated, scored, strict=True)
+    ]
 
 
 def _part(batch: Batch, outputs: Sequence[VariantOutput], seconds: float, with_hidden: bool) -> Part:
     rows = [_record(t, o) for t, o in zip(batch.tasks, outputs, strict=True)]
-    activations = {o.key: o.hidden.astype(np.float16) for o in outputs
-                   if with_hidden and o.hidden is not None}
-    stats = {"seconds": round(seconds, 4), "requests": len(outputs),
-             "prompt_tokens": sum(o.prompt_tokens for o in outputs),
-             "generated_tokens": sum(o.response_tokens for o in outputs),
-             "scored_tokens": sum(o.baseline_tokens for o in outputs)}
+    activations = {
+        o.key: o.hidden.astype(np.float16) for o in outputs if with_hidden and o.hidden is not None
+    }
+    stats = {
+        "seconds": round(seconds, 4),
+        "requests": len(outputs),
+        "prompt_tokens": sum(o.prompt_tokens for o in outputs),
+        "generated_tokens": sum(o.response_tokens for o in outputs),
+        "scored_tokens": sum(o.baseline_tokens for o in outputs),
+    }
     return Part(batch.name, pd.DataFrame(rows, columns=["key", *RECORD_COLUMNS]), activations, stats)
 
 
 def _record(task: Task, out: VariantOutput) -> dict[str, Any]:
     if out.key != task.key:
         raise RuntimeError(f"backend returned {out.key!r} for {task.key!r}: outputs out of order")
-    return {"key": task.key, "dataset": task.dataset, "item_id": task.item_id, "variant_id": task.variant_id,
-            "family": task.family, "place": task.place, "strength": task.strength,
-            "response": out.response, "response_tokens": out.response_tokens, "finished": out.finished,
-            "logprob_sum": out.logprob_sum, "logprob_mean": out.logprob_mean,
-            "entropy_mean": out.entropy_mean, "baseline_tokens": out.baseline_tokens,
-            "prompt_tokens": out.prompt_tokens}
+    return {
+        "key": task.key,
+        "dataset": task.dataset,
+        "item_id": task.item_id,
+        "variant_id": task.variant_id,
+        "family": task.family,
+        "place": task.place,
+        "strength": task.strength,
+        "response": out.response,
+        "response_tokens": out.response_tokens,
+        "finished": out.finished,
+        "logprob_sum": out.logprob_sum,
+        "logprob_mean": out.logprob_mean,
+        "entropy_mean": out.entropy_mean,
+        "baseline_tokens": out.baseline_tokens,
+        "prompt_tokens": out.prompt_tokens,
+    }
 
 
-def run_batches(store: PartStore, batches: Sequence[Batch], run: Runner, progress: bool,
-                label: str) -> tuple[int, int]:
+def run_batches(
+    store: PartStore, batches: Sequence[Batch], run: Runner, progress: bool, label: str
+) -> tuple[int, int]:
     """Run the batches not yet in ``store``; returns (run, skipped)."""
     finished = store.finished()
     todo = [b for b in batches if b.name not in finished]
-    with tqdm(total=len(batches), initial=len(batches) - len(todo), desc=label, unit="batch",
-              disable=not progress, leave=False) as bar:
+    with tqdm(
+        total=len(batches),
+        initial=len(batches) - len(todo),
+        desc=label,
+        unit="batch",
+        disable=not progress,
+        leave=False,
+    ) as bar:
         for batch in todo:
             store.write(run(batch))
             bar.update(1)
     return len(todo), len(batches) - len(todo)
 
 
-def plan_record(backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, keys: Sequence[str],
-                **settings: Any) -> dict[str, Any]:
+def plan_record(
+    backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, keys: Sequence[str], **settings: Any
+) -> dict[str, Any]:
     """Everything that determines this rank's outputs, plus the keys it must produce."""
     model = backend.describe()
-    return {"variant_set_sha256": variant_set.sha256, "profile": profile.parameters(),
-            "model": {k: model.get(k) for k in _MODEL_IDENTITY}, **settings, "keys": sorted(keys)}
+    return {
+        "variant_set_sha256": variant_set.sha256,
+        "profile": profile.parameters(),
+        "model": {k: model.get(k) for k in _MODEL_IDENTITY},
+        **settings,
+        "keys": sorted(keys),
+    }
 
 
 def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
@@ -372,8 +467,10 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
         plan = json.loads(json.dumps(plan, default=str))  # compare as it would read back
         changed = sorted(k for k in set(old) | set(plan) if old.get(k) != plan.get(k))
         if changed:
-            raise SagoError(f"{folder} holds a checkpoint of a different run ({', '.join(changed)} differ); "
-                            "rerun with --force to discard it")
+            raise SagoError(
+                f"{folder} holds a checkpoint of a different run ({', '.join(changed)} differ); "
+                "rerun with --force to discard it"
+            )
         return
     write_json(path, {**plan, "started_at": utc_timestamp()})
 

@@ -57,10 +57,16 @@ class EvaluateOptions:
     """e.g. "auto": shard one model over all visible GPUs (see ``load_backend``)."""
 
 
-def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | None = None,
-                        backend: ModelBackend | None = None, variant_set: VariantSetLike | None = None,
-                        ranks: Ranks = ONE_PROCESS,
-                        provenance: Callable[[], Mapping[str, Any]] | None = None) -> Path | None:
+def evaluate_submission(
+    slug: str,
+    options: EvaluateOptions,
+    *,
+    root: Path | None = None,
+    backend: ModelBackend | None = None,
+    variant_set: VariantSetLike | None = None,
+    ranks: Ranks = ONE_PROCESS,
+    provenance: Callable[[], Mapping[str, Any]] | None = None,
+) -> Path | None:
     """Run one submission and write its results; resumes from a checkpoint when one exists.
 
     Args:
@@ -80,14 +86,29 @@ def evaluate_submission(slug: str, options: EvaluateOptions, *, root: Path | Non
     root = root or paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
     out = results_dir(slug, options.set_name, options.version, root)
-    return evaluate_model(submission, options, out, label=slug, backend=backend, variant_set=variant_set,
-                          ranks=ranks, provenance=provenance)
+    return evaluate_model(
+        submission,
+        options,
+        out,
+        label=slug,
+        backend=backend,
+        variant_set=variant_set,
+        ranks=ranks,
+        provenance=provenance,
+    )
 
 
-def evaluate_model(submission: ModelChoice | None, options: EvaluateOptions, out: Path, *, label: str,
-                   backend: ModelBackend | None = None, variant_set: VariantSetLike | None = None,
-                   ranks: Ranks = ONE_PROCESS,
-                   provenance: Callable[[], Mapping[str, Any]] | None = None) -> Path | None:
+def evaluate_model(
+    submission: ModelChoice | None,
+    options: EvaluateOptions,
+    out: Path,
+    *,
+    label: str,
+    backend: ModelBackend | None = None,
+    variant_set: VariantSetLike | None = None,
+    ranks: Ranks = ONE_PROCESS,
+    provenance: Callable[[], Mapping[str, Any]] | None = None,
+) -> Path | None:
     """:func:`evaluate_submission` for a model described in memory, writing its results into ``out``.
 
     ``label`` names the run in messages and in run.json's ``submission``; ``submission`` may be None
@@ -107,35 +128,61 @@ def evaluate_model(submission: ModelChoice | None, options: EvaluateOptions, out
         ranks.barrier()
     elif has_finished_run(out, variant_set.sha256, profile, options.datasets):
         if ranks.is_main:
-            click.echo(f"{label}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
-                       "skipped (use --force to redo)", err=True)
+            click.echo(
+                f"{label}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
+                "skipped (use --force to redo)",
+                err=True,
+            )
         return None
     if backend is None:
         assert submission is not None  # checked above
         from benchmark.models.loading import load_backend  # torch/transformers only when needed
 
-        backend = load_backend(submission, device=options.device, batch_size=options.batch_size,
-                               engine=options.engine, threads=options.threads,
-                               device_map=options.device_map)
-    info = {"submission": label, "set": options.set_name, "version": options.version,
-            "datasets": sorted(options.datasets) if options.datasets else "all",
-            "submission_model": (submission.model.model_dump() if submission is not None
-                                 else {"kind": "backend", "name": backend.name}),
-            "chat_template_setting": submission.chat_template if submission is not None else None}
-    collect(backend, variant_set, out, profile=profile, batch_size=options.batch_size or backend.batch_size,
-            datasets=options.datasets, ranks=ranks, seed=DEFAULT_SEED, run_info=info,
-            progress=options.progress)
+        backend = load_backend(
+            submission,
+            device=options.device,
+            batch_size=options.batch_size,
+            engine=options.engine,
+            threads=options.threads,
+            device_map=options.device_map,
+        )
+    info = {
+        "submission": label,
+        "set": options.set_name,
+        "version": options.version,
+        "datasets": sorted(options.datasets) if options.datasets else "all",
+        "submission_model": (
+            submission.model.model_dump()
+            if submission is not None
+            else {"kind": "backend", "name": backend.name}
+        ),
+        "chat_template_setting": submission.chat_template if submission is not None else None,
+    }
+    collect(
+        backend,
+        variant_set,
+        out,
+        profile=profile,
+        batch_size=options.batch_size or backend.batch_size,
+        datasets=options.datasets,
+        ranks=ranks,
+        seed=DEFAULT_SEED,
+        run_info=info,
+        progress=options.progress,
+    )
     ranks.barrier()
     if not ranks.is_main:
         return None
     return finalize(out, world_size=ranks.world_size, extra=provenance() if provenance else None)
 
 
-def has_finished_run(out: Path, variant_set_sha256: str, profile: Profile,
-                     datasets: Sequence[str] | None = None) -> bool:
+def has_finished_run(
+    out: Path, variant_set_sha256: str, profile: Profile, datasets: Sequence[str] | None = None
+) -> bool:
     """True when ``out`` holds a finished run of this set, profile and dataset selection (nothing to redo)."""
-    return ResultsFolder(out).holds_run_of(variant_set_sha256=variant_set_sha256, profile=profile.name,
-                                           datasets=datasets)
+    return ResultsFolder(out).holds_run_of(
+        variant_set_sha256=variant_set_sha256, profile=profile.name, datasets=datasets
+    )
 
 
 def discard_checkpoint(out: Path) -> None:
@@ -148,11 +195,14 @@ def check_options(options: EvaluateOptions, variant_set: VariantSetLike) -> None
     get_profile(options.profile)
     unknown = sorted(set(options.datasets or ()) - set(variant_set.datasets))
     if unknown:
-        raise SagoError(f"--datasets: unknown dataset {unknown[0]!r}; {options.set_name}/{options.version} "
-                        f"has {', '.join(variant_set.datasets)}")
+        raise SagoError(
+            f"--datasets: unknown dataset {unknown[0]!r}; {options.set_name}/{options.version} "
+            f"has {', '.join(variant_set.datasets)}"
+        )
     if options.device_map is not None and options.device_map not in DEVICE_MAPS:
-        raise SagoError(f"--device-map {options.device_map!r} is not supported; "
-                        f"use one of {', '.join(DEVICE_MAPS)}")
+        raise SagoError(
+            f"--device-map {options.device_map!r} is not supported; use one of {', '.join(DEVICE_MAPS)}"
+        )
     if options.device is not None:
         check_device(options.device)
 
@@ -181,8 +231,15 @@ def check_selection(slugs: Sequence[str], *, pending: bool, every: bool) -> None
         raise SagoError("name submissions, or pass exactly one of --pending / --all")
 
 
-def choose_slugs(slugs: Sequence[str], *, pending: bool, every: bool, options: EvaluateOptions,
-                 root: Path | None = None, variant_set: VariantSetLike | None = None) -> list[str]:
+def choose_slugs(
+    slugs: Sequence[str],
+    *,
+    pending: bool,
+    every: bool,
+    options: EvaluateOptions,
+    root: Path | None = None,
+    variant_set: VariantSetLike | None = None,
+) -> list[str]:
     """The submissions a command names: explicit slugs, ``--all``, or ``--pending``.
 
     Every chosen submission is validated before any model runs, so a broken file fails fast.
@@ -196,6 +253,10 @@ def choose_slugs(slugs: Sequence[str], *, pending: bool, every: bool, options: E
         return chosen
     profile = get_profile(options.profile)
     sha = (variant_set or open_variant_set(options.set_name, options.version)).sha256
-    return [s for s in chosen
-            if not has_finished_run(results_dir(s, options.set_name, options.version, root), sha, profile,
-                               options.datasets)]
+    return [
+        s
+        for s in chosen
+        if not has_finished_run(
+            results_dir(s, options.set_name, options.version, root), sha, profile, options.datasets
+        )
+    ]

@@ -34,13 +34,21 @@ from benchmark.safeload import load_json_object
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
 from benchmark.version import __version__
 
-_DTYPES = {"response_tokens": "int64", "finished": "bool", "baseline_tokens": "int64",
-           "prompt_tokens": "int64", "strength": "float64", "logprob_sum": "float64",
-           "logprob_mean": "float64", "entropy_mean": "float64"}
+_DTYPES = {
+    "response_tokens": "int64",
+    "finished": "bool",
+    "baseline_tokens": "int64",
+    "prompt_tokens": "int64",
+    "strength": "float64",
+    "logprob_sum": "float64",
+    "logprob_mean": "float64",
+    "entropy_mean": "float64",
+}
 
 
-def finalize(results_dir: Path, *, world_size: int | None = None,
-             extra: Mapping[str, Any] | None = None) -> Path:
+def finalize(
+    results_dir: Path, *, world_size: int | None = None, extra: Mapping[str, Any] | None = None
+) -> Path:
     """Write ``records/``, ``activations/`` and ``run.json`` from the finished checkpoint, then delete it.
 
     The new files are written into a scratch folder beside ``results_dir`` and swapped in only when all
@@ -68,12 +76,15 @@ def finalize(results_dir: Path, *, world_size: int | None = None,
     try:
         for dataset in sorted(records["dataset"].unique()):
             rows = records[records["dataset"] == dataset]
-            write_parquet(staging.records(dataset),
-                          pa.Table.from_pandas(rows.loc[:, list(RECORD_COLUMNS)], preserve_index=False))
+            write_parquet(
+                staging.records(dataset),
+                pa.Table.from_pandas(rows.loc[:, list(RECORD_COLUMNS)], preserve_index=False),
+            )
             if activations:
                 write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
-        run = RunDocument.from_json({**run_json(plans, stores, records), **(extra or {}),
-                                     "files": file_hashes(staging.path)})
+        run = RunDocument.from_json(
+            {**run_json(plans, stores, records), **(extra or {}), "files": file_hashes(staging.path)}
+        )
         write_json(staging.run, run.to_json())
         replace_folder(staging.path, results_dir)
     finally:
@@ -101,8 +112,10 @@ def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[Mapping[
     ranks = results.plan_files()
     if not ranks:
         raise SagoError(f"no checkpoint under {folder}; run `sago evaluate` first")
-    plans = sorted((PlanDocument.from_json(json.loads(p.read_text(encoding="utf-8")), p) for p in ranks),
-                   key=lambda p: p.rank)
+    plans = sorted(
+        (PlanDocument.from_json(json.loads(p.read_text(encoding="utf-8")), p) for p in ranks),
+        key=lambda p: p.rank,
+    )
     expected = world_size or plans[0].world_size
     found = [p.rank for p in plans]
     if found != list(range(expected)):
@@ -111,8 +124,7 @@ def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[Mapping[
         if not results.done(plan.rank).exists():
             raise SagoError(f"rank {plan.rank} has not finished; rerun it (it resumes)")
         if plan.shared() != plans[0].shared():
-            raise SagoError(f"rank {plan.rank} ran a different configuration from rank 0; "
-                            "rerun with --force")
+            raise SagoError(f"rank {plan.rank} ran a different configuration from rank 0; rerun with --force")
     return [plan.data for plan in plans]
 
 
@@ -130,43 +142,63 @@ def _merged_records(stores: Sequence[PartStore], plans: Sequence[Mapping[str, An
 
 def _dataset_activations(rows: pd.DataFrame, activations: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Final keys drop the dataset: ``item_id|variant_id``."""
-    return {f"{i}|{v}": activations[k] for k, i, v in zip(rows["key"], rows["item_id"], rows["variant_id"],
-                                                           strict=True)}
+    return {
+        f"{i}|{v}": activations[k]
+        for k, i, v in zip(rows["key"], rows["item_id"], rows["variant_id"], strict=True)
+    }
 
 
-def run_json(plans: Sequence[Mapping[str, Any]], stores: Sequence[PartStore],
-             records: pd.DataFrame) -> dict[str, Any]:
+def run_json(
+    plans: Sequence[Mapping[str, Any]], stores: Sequence[PartStore], records: pd.DataFrame
+) -> dict[str, Any]:
     """Provenance of the whole run (CONTRACTS.md section 2)."""
     first = plans[0]
     done = [json.loads((s.folder / DONE_FILE).read_text(encoding="utf-8")) for s in stores]
     stats = [st for s in stores for st in s.stats()]
     model = done[0]["model"]
     return {
-        "schema_version": RECORDS_SCHEMA_VERSION, "harness_version": __version__,
-        "libraries": library_versions(), "git_commit": git_commit(), "hardware": hardware(),
+        "schema_version": RECORDS_SCHEMA_VERSION,
+        "harness_version": __version__,
+        "libraries": library_versions(),
+        "git_commit": git_commit(),
+        "hardware": hardware(),
         **dict(first.get("run_info", {})),
-        "variant_set_sha256": first["variant_set_sha256"], "profile": first["profile"],
-        "seed": first["seed"], "world_size": first["world_size"], "model": model,
-        "engine": model.get("engine"), "dtype": model.get("dtype"), "device": model.get("device"),
+        "variant_set_sha256": first["variant_set_sha256"],
+        "profile": first["profile"],
+        "seed": first["seed"],
+        "world_size": first["world_size"],
+        "model": model,
+        "engine": model.get("engine"),
+        "dtype": model.get("dtype"),
+        "device": model.get("device"),
         "chat_template": model.get("chat_template"),
-        "batch_size": first["batch_size"], "batch_sizes_used": {str(p["rank"]): d["model"].get("batch_sizes")
-                                                                for p, d in zip(plans, done, strict=True)},
-        "timings": _timings(plans, done, stats), "tokens": _tokens(stats),
+        "batch_size": first["batch_size"],
+        "batch_sizes_used": {
+            str(p["rank"]): d["model"].get("batch_sizes") for p, d in zip(plans, done, strict=True)
+        },
+        "timings": _timings(plans, done, stats),
+        "tokens": _tokens(stats),
         "counts": {str(k): int(v) for k, v in records.groupby("dataset").size().items()},
     }
 
 
-def _timings(plans: Sequence[Mapping[str, Any]], done: Sequence[Mapping[str, Any]],
-             stats: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _timings(
+    plans: Sequence[Mapping[str, Any]], done: Sequence[Mapping[str, Any]], stats: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
     by_phase: dict[str, float] = {}
     for st in stats:
         phase = str(st["part"]).split("-")[0]
         by_phase[phase] = round(by_phase.get(phase, 0.0) + float(st.get("seconds", 0.0)), 3)
-    return {"model_seconds_by_phase": by_phase, "model_seconds": round(sum(by_phase.values()), 3),
-            "started_at": min(p["started_at"] for p in plans),
-            "finished_at": max(d["finished_at"] for d in done)}
+    return {
+        "model_seconds_by_phase": by_phase,
+        "model_seconds": round(sum(by_phase.values()), 3),
+        "started_at": min(p["started_at"] for p in plans),
+        "finished_at": max(d["finished_at"] for d in done),
+    }
 
 
 def _tokens(stats: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    return {name: int(sum(int(st.get(name, 0)) for st in stats))
-            for name in ("requests", "prompt_tokens", "generated_tokens", "scored_tokens")}
+    return {
+        name: int(sum(int(st.get(name, 0)) for st in stats))
+        for name in ("requests", "prompt_tokens", "generated_tokens", "scored_tokens")
+    }

@@ -15,6 +15,7 @@ own float32 run.
 
 from __future__ import annotations
 
+import copy
 import math
 import shutil
 import tempfile
@@ -86,16 +87,18 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def bench_phases(shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype,
-                 peak_flops: float) -> PhaseRow:
+def bench_phases(
+    shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype, peak_flops: float
+) -> PhaseRow:
     """Prefill (with y_0 scoring) and greedy decoding timed apart on a random model of ``shape``."""
     model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
     prompts, baselines = random_prompts(workload, shape.vocab)
     assert baselines is not None
     eos = frozenset({shape.vocab - 1})
     size = workload.batch_size
-    prefill.run_batch_single_prefill(model, prompts[:size], baselines[:size], max_new_tokens=2, eos_ids=eos,
-                                     pad_id=0)  # warm-up
+    prefill.run_batch_single_prefill(
+        model, prompts[:size], baselines[:size], max_new_tokens=2, eos_ids=eos, pad_id=0
+    )  # warm-up
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     flops_per_token = 2 * matmul_params(model)
@@ -103,11 +106,11 @@ def bench_phases(shape: Shape, workload: Workload, *, device: torch.device, dtyp
     read_tokens = generated = 0
     with torch.inference_mode():
         for start in range(0, len(prompts), size):
-            chunk, tails = prompts[start:start + size], baselines[start:start + size]
+            chunk, tails = prompts[start : start + size], baselines[start : start + size]
             _sync(device)
             began = time.perf_counter()
             state = prefill._prefill(model, chunk, 0)
-            prefill._score_baselines(model, state, prefill.copy.deepcopy(state.cache), tails, 0)
+            prefill._score_baselines(model, state, copy.deepcopy(state.cache), tails, 0)
             _sync(device)
             middle = time.perf_counter()
             decoded = prefill._greedy_decode(model, state, max_new_tokens=workload.new_tokens, eos_ids=eos)
@@ -118,10 +121,17 @@ def bench_phases(shape: Shape, workload: Workload, *, device: torch.device, dtyp
             generated += sum(map(len, decoded.response_ids))
     total = read_seconds + decode_seconds
     cuda = device.type == "cuda"
-    row = PhaseRow(shape.name, size, len(prompts), len(prompts) / total, generated / decode_seconds,
-                   torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
-                   flops_per_token * read_tokens / read_seconds / peak_flops if cuda else math.nan,
-                   flops_per_token * generated / decode_seconds / peak_flops if cuda else math.nan, total)
+    row = PhaseRow(
+        shape.name,
+        size,
+        len(prompts),
+        len(prompts) / total,
+        generated / decode_seconds,
+        torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
+        flops_per_token * read_tokens / read_seconds / peak_flops if cuda else math.nan,
+        flops_per_token * generated / decode_seconds / peak_flops if cuda else math.nan,
+        total,
+    )
     del model
     if cuda:
         torch.cuda.empty_cache()
@@ -133,8 +143,16 @@ def paper_estimate(row: PhaseRow, prompts: int) -> float:
     return prompts / row.prompts_per_s
 
 
-def run_smollm2(dtype: str, *, device: str, profile: str, datasets: tuple[str, ...] | None,
-                scratch: Path, slug: str = SMOLLM2, source_root: Path | None = None) -> Path:
+def run_smollm2(
+    dtype: str,
+    *,
+    device: str,
+    profile: str,
+    datasets: tuple[str, ...] | None,
+    scratch: Path,
+    slug: str = SMOLLM2,
+    source_root: Path | None = None,
+) -> Path:
     """Evaluate ``slug`` in ``dtype`` on ``device`` into ``scratch``; returns its results folder."""
     source_root = source_root or paths.SUBMISSIONS_DIR
     spec = yaml.safe_load((source_root / slug / "submission.yaml").read_text(encoding="utf-8"))
@@ -142,8 +160,9 @@ def run_smollm2(dtype: str, *, device: str, profile: str, datasets: tuple[str, .
     root = scratch / dtype
     (root / slug).mkdir(parents=True)
     (root / slug / "submission.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    options = EvaluateOptions(profile=profile, device=device, datasets=datasets, batch_size=8, force=True,
-                              progress=False)
+    options = EvaluateOptions(
+        profile=profile, device=device, datasets=datasets, batch_size=8, force=True, progress=False
+    )
     evaluate_submission(slug, options, root=root)
     return results_dir(slug, DEFAULT_SET, DEFAULT_SET_VERSION, root)
 
@@ -154,17 +173,26 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
 
     def records(folder: Path) -> pd.DataFrame:
         frames = [pd.read_parquet(p) for p in ResultsFolder(folder).record_files()]
-        return pd.concat(frames, ignore_index=True).set_index(["dataset", "item_id", "variant_id"]).sort_index()
+        return (
+            pd.concat(frames, ignore_index=True).set_index(["dataset", "item_id", "variant_id"]).sort_index()
+        )
 
     ref, got = records(reference), records(other)
     ref = ref.loc[got.index]  # a CPU record set may cover more datasets than the GPU run
-    deltas = {m: float(np.nanmax(np.abs(ref[m].to_numpy(float) - got[m].to_numpy(float)), initial=0.0))
-              for m in MEASURES}
+    deltas = {
+        m: float(np.nanmax(np.abs(ref[m].to_numpy(float) - got[m].to_numpy(float)), initial=0.0))
+        for m in MEASURES
+    }
     hidden = 0.0
     for path in ResultsFolder(other).activation_files():
-        mine, theirs = load_file(str(path)), load_file(str(ResultsFolder(reference).activations_dir / path.name))
+        mine, theirs = (
+            load_file(str(path)),
+            load_file(str(ResultsFolder(reference).activations_dir / path.name)),
+        )
         for key, value in mine.items():
-            hidden = max(hidden, float(np.abs(value.astype(np.float32) - theirs[key].astype(np.float32)).max()))
+            hidden = max(
+                hidden, float(np.abs(value.astype(np.float32) - theirs[key].astype(np.float32)).max())
+            )
     deltas["hidden"] = hidden
     same = float((ref["response"] == got["response"]).mean())
     return AgreementRow(dtype, len(got), same, deltas, seconds)
@@ -172,20 +200,28 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
 
 def format_table(phases: Sequence[PhaseRow], rows: Sequence[AgreementRow], estimate: str) -> str:
     """The one table gpu-check prints."""
-    header = (f"{'model':<10} {'batch':>5} {'prompts':>7} {'prompts/s':>9} {'gen tok/s':>10} {'peak GiB':>8} "
-              f"{'prefill MFU':>11} {'decode MFU':>10}")
+    header = (
+        f"{'model':<10} {'batch':>5} {'prompts':>7} {'prompts/s':>9} {'gen tok/s':>10} {'peak GiB':>8} "
+        f"{'prefill MFU':>11} {'decode MFU':>10}"
+    )
     lines = [header]
     for p in phases:
-        lines.append(f"{p.model:<10} {p.batch_size:>5} {p.prompts:>7} {p.prompts_per_s:>9.2f} "
-                     f"{p.generated_tokens_per_s:>10.1f} {_na(p.peak_memory_gib, '8.2f')} "
-                     f"{_na(p.prefill_mfu, '11.1%')} {_na(p.decode_mfu, '10.1%')}")
+        lines.append(
+            f"{p.model:<10} {p.batch_size:>5} {p.prompts:>7} {p.prompts_per_s:>9.2f} "
+            f"{p.generated_tokens_per_s:>10.1f} {_na(p.peak_memory_gib, '8.2f')} "
+            f"{_na(p.prefill_mfu, '11.1%')} {_na(p.decode_mfu, '10.1%')}"
+        )
     lines.append("")
     names = [*MEASURES, "hidden"]
-    lines.append(f"{'SmolLM2 vs CPU':<15} {'rows':>5} {'greedy same':>11} {'seconds':>8} "
-                 + " ".join(f"{'max|d| ' + n:>20}" for n in names))
+    lines.append(
+        f"{'SmolLM2 vs CPU':<15} {'rows':>5} {'greedy same':>11} {'seconds':>8} "
+        + " ".join(f"{'max|d| ' + n:>20}" for n in names)
+    )
     for r in rows:
-        lines.append(f"{r.dtype:<15} {r.rows:>5} {r.greedy_agreement:>11.1%} {r.seconds:>8.1f} "
-                     + " ".join(f"{r.max_delta[n]:>20.3g}" for n in names))
+        lines.append(
+            f"{r.dtype:<15} {r.rows:>5} {r.greedy_agreement:>11.1%} {r.seconds:>8.1f} "
+            + " ".join(f"{r.max_delta[n]:>20.3g}" for n in names)
+        )
     lines.append(estimate)
     return "\n".join(lines)
 
@@ -210,8 +246,10 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int) -> str:
     phases = [bench_phases(s, workload, device=device, dtype=dtype, peak_flops=peak_flops) for s in shapes]
     tasks = select_tasks(open_variant_set(DEFAULT_SET, DEFAULT_SET_VERSION), get_profile("paper"), None)
     paper = len(tasks) + sum(t.family == BASELINE_FAMILY for t in tasks)  # + the rerun controls
-    estimate = (f"ESTIMATE (extrapolated from the {phases[-1].model} row, not measured): the paper profile's "
-                f"{paper} requests would take {paper_estimate(phases[-1], paper) / 60:.1f} min at that rate")
+    estimate = (
+        f"ESTIMATE (extrapolated from the {phases[-1].model} row, not measured): the paper profile's "
+        f"{paper} requests would take {paper_estimate(phases[-1], paper) / 60:.1f} min at that rate"
+    )
     scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
     try:
         rows = _dry_agreement(scratch) if dry_run else _smollm2_agreement(scratch)
@@ -241,9 +279,12 @@ def _dry_agreement(scratch: Path) -> list[AgreementRow]:
         backend.model.to(torch_dtype)
         root = scratch / dtype
         began = time.perf_counter()
-        evaluate_submission(SMOLLM2, EvaluateOptions(profile="bench", datasets=dataset, force=True,
-                                                     progress=False),
-                            root=_copy_submission(root), backend=backend)
+        evaluate_submission(
+            SMOLLM2,
+            EvaluateOptions(profile="bench", datasets=dataset, force=True, progress=False),
+            root=_copy_submission(root),
+            backend=backend,
+        )
         seconds[dtype] = time.perf_counter() - began
         folders[dtype] = results_dir(SMOLLM2, DEFAULT_SET, DEFAULT_SET_VERSION, root)
     return [agreement(folders["float32"], folders[d], d, seconds[d]) for d in folders]

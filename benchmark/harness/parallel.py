@@ -56,15 +56,29 @@ def _device(state: PartialState) -> torch.device:
 
 def _provenance(state: PartialState) -> dict[str, Any]:
     """run.json's ``parallel`` entry (read after the model is loaded, which sets the thread count)."""
-    return {"parallel": {"world_size": state.num_processes, "sharding": SHARDING, "launcher": "accelerate",
-                         "distributed_type": str(state.distributed_type.value),
-                         "torch_threads": torch.get_num_threads()}}
+    return {
+        "parallel": {
+            "world_size": state.num_processes,
+            "sharding": SHARDING,
+            "launcher": "accelerate",
+            "distributed_type": str(state.distributed_type.value),
+            "torch_threads": torch.get_num_threads(),
+        }
+    }
 
 
-def run_distributed(make_backend: Callable[[torch.device], ModelBackend], variant_set: VariantSetLike,
-                    results_dir: Path, *, profile: Profile, batch_size: int | None = None,
-                    datasets: Sequence[str] | None = None, seed: int = DEFAULT_SEED,
-                    run_info: Mapping[str, Any] | None = None, progress: bool = True) -> Path | None:
+def run_distributed(
+    make_backend: Callable[[torch.device], ModelBackend],
+    variant_set: VariantSetLike,
+    results_dir: Path,
+    *,
+    profile: Profile,
+    batch_size: int | None = None,
+    datasets: Sequence[str] | None = None,
+    seed: int = DEFAULT_SEED,
+    run_info: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> Path | None:
     """Run this process's rank of an already built backend; the main process finalizes at the end.
 
     Args:
@@ -80,11 +94,23 @@ def run_distributed(make_backend: Callable[[torch.device], ModelBackend], varian
     state = _accelerate_state()
     backend = make_backend(_device(state))
     ranks = _ranks(state)
-    result = collect(backend, variant_set, results_dir, profile=profile,
-                     batch_size=batch_size or backend.batch_size, datasets=datasets, ranks=ranks, seed=seed,
-                     run_info=run_info, progress=progress and state.is_local_main_process)
-    click.echo(f"rank {state.process_index}: ran {result.batches_run} batches, "
-               f"skipped {result.batches_skipped} finished ones", err=True)
+    result = collect(
+        backend,
+        variant_set,
+        results_dir,
+        profile=profile,
+        batch_size=batch_size or backend.batch_size,
+        datasets=datasets,
+        ranks=ranks,
+        seed=seed,
+        run_info=run_info,
+        progress=progress and state.is_local_main_process,
+    )
+    click.echo(
+        f"rank {state.process_index}: ran {result.batches_run} batches, "
+        f"skipped {result.batches_skipped} finished ones",
+        err=True,
+    )
     ranks.barrier()
     if not ranks.is_main:
         return None
@@ -98,9 +124,20 @@ def launch_command(program: Sequence[str], *, num_processes: int, port: int | No
     >>> launch_command(["-m", "benchmark.harness.parallel", "my-model"], num_processes=2)[-3:]
     ['-m', 'benchmark.harness.parallel', 'my-model']
     """
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
-               "--num_processes", str(num_processes), "--num_machines", "1", "--mixed_precision", "no",
-               "--dynamo_backend", "no"]
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        str(num_processes),
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+    ]
     if port is not None:
         command += ["--main_process_port", str(port)]
     return [*command, *program]
@@ -114,11 +151,20 @@ def evaluate_distributed(slug: str, options: EvaluateOptions, *, root: Path | No
     """
     state = _accelerate_state()
     threads = options.threads or max(1, (os.cpu_count() or 1) // state.num_processes)
-    mine = replace(options, device=str(_device(state)), threads=threads,
-                   progress=options.progress and state.is_local_main_process)
-    return evaluate_submission(slug, mine, root=root, ranks=_ranks(state),
-                               variant_set=open_variant_set(options.set_name, options.version),
-                               provenance=lambda: _provenance(state))
+    mine = replace(
+        options,
+        device=str(_device(state)),
+        threads=threads,
+        progress=options.progress and state.is_local_main_process,
+    )
+    return evaluate_submission(
+        slug,
+        mine,
+        root=root,
+        ranks=_ranks(state),
+        variant_set=open_variant_set(options.set_name, options.version),
+        provenance=lambda: _provenance(state),
+    )
 
 
 def evaluate_argv(slug: str, options: EvaluateOptions) -> list[str]:
@@ -127,10 +173,22 @@ def evaluate_argv(slug: str, options: EvaluateOptions) -> list[str]:
     >>> evaluate_argv("m", EvaluateOptions(profile="cpu", batch_size=4, datasets=("a", "b")))[:5]
     ['m', '--set', 'sago-v1', '--version', 'v1']
     """
-    argv = [slug, "--set", options.set_name, "--version", options.version, "--profile", options.profile,
-            "--engine", options.engine]
-    for flag, value in (("--batch-size", options.batch_size), ("--threads", options.threads),
-                        ("--datasets", ",".join(options.datasets) if options.datasets else None)):
+    argv = [
+        slug,
+        "--set",
+        options.set_name,
+        "--version",
+        options.version,
+        "--profile",
+        options.profile,
+        "--engine",
+        options.engine,
+    ]
+    for flag, value in (
+        ("--batch-size", options.batch_size),
+        ("--threads", options.threads),
+        ("--datasets", ",".join(options.datasets) if options.datasets else None),
+    ):
         if value is not None:
             argv += [flag, str(value)]
     return argv + ["--force"] * options.force + ["--no-progress"] * (not options.progress)
@@ -138,11 +196,14 @@ def evaluate_argv(slug: str, options: EvaluateOptions) -> list[str]:
 
 def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) -> None:
     """Run ``slug`` on ``num_processes`` ranks through ``accelerate launch`` and wait for it."""
-    command = launch_command(["-m", "benchmark.harness.parallel", *evaluate_argv(slug, options)],
-                             num_processes=num_processes)
+    command = launch_command(
+        ["-m", "benchmark.harness.parallel", *evaluate_argv(slug, options)], num_processes=num_processes
+    )
     if subprocess.run(command, check=False).returncode != 0:
-        raise SagoError(f"the {num_processes}-process run of {slug} failed (see the log above); "
-                        "run the same command again to resume it")
+        raise SagoError(
+            f"the {num_processes}-process run of {slug} failed (see the log above); "
+            "run the same command again to resume it"
+        )
 
 
 @click.command()
@@ -156,13 +217,31 @@ def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) 
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads per rank.")
 @click.option("--force", is_flag=True)
 @click.option("--no-progress", is_flag=True)
-def worker(slug: str, set_name: str, version: str, profile: str, batch_size: int | None, datasets: str | None,
-           engine: str, threads: int | None, force: bool, no_progress: bool) -> None:
+def worker(
+    slug: str,
+    set_name: str,
+    version: str,
+    profile: str,
+    batch_size: int | None,
+    datasets: str | None,
+    engine: str,
+    threads: int | None,
+    force: bool,
+    no_progress: bool,
+) -> None:
     """One rank of a data-parallel ``sago evaluate`` (run it through ``accelerate launch``)."""
     chosen = tuple(n.strip() for n in datasets.split(",") if n.strip()) if datasets else None
-    options = EvaluateOptions(set_name=set_name, version=version, profile=profile, batch_size=batch_size,
-                              datasets=chosen or None, engine=engine, threads=threads, force=force,
-                              progress=not no_progress)
+    options = EvaluateOptions(
+        set_name=set_name,
+        version=version,
+        profile=profile,
+        batch_size=batch_size,
+        datasets=chosen or None,
+        engine=engine,
+        threads=threads,
+        force=force,
+        progress=not no_progress,
+    )
     run_file = evaluate_distributed(slug, options)
     if run_file is not None:  # only the main rank finalizes (and says when it skipped)
         click.echo(f"{slug}: wrote {run_file.parent}")

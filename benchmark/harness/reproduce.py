@@ -27,8 +27,19 @@ from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
 
 # run.json fields that a faithful re-run reproduces (timings, git commit and hardware may differ).
-_DETERMINED = ("variant_set_sha256", "profile", "seed", "batch_size", "engine", "dtype", "counts", "tokens",
-               "datasets", "chat_template", "world_size")
+_DETERMINED = (
+    "variant_set_sha256",
+    "profile",
+    "seed",
+    "batch_size",
+    "engine",
+    "dtype",
+    "counts",
+    "tokens",
+    "datasets",
+    "chat_template",
+    "world_size",
+)
 _OUTPUT_GLOBS = ("records/*.parquet", "activations/*.safetensors")
 
 
@@ -52,28 +63,42 @@ def rerun_options(run: Mapping[str, Any], profile: str) -> dict[str, Any]:
     """
     committed = run["profile"]["name"]
     if profile != committed:
-        raise SagoError(f"the committed result was made with profile {committed!r}, not {profile!r}; "
-                        f"use PROFILE={committed}")
+        raise SagoError(
+            f"the committed result was made with profile {committed!r}, not {profile!r}; "
+            f"use PROFILE={committed}"
+        )
     datasets = run.get("datasets", "all")
-    return {"set_name": run["set"], "version": run["version"], "profile": committed,
-            "device": run.get("device"), "batch_size": int(run["batch_size"]), "engine": run["engine"],
-            "threads": run.get("hardware", {}).get("torch_threads"),
-            "datasets": None if datasets == "all" else tuple(datasets), "force": True, "progress": True}
+    return {
+        "set_name": run["set"],
+        "version": run["version"],
+        "profile": committed,
+        "device": run.get("device"),
+        "batch_size": int(run["batch_size"]),
+        "engine": run["engine"],
+        "threads": run.get("hardware", {}).get("torch_threads"),
+        "datasets": None if datasets == "all" else tuple(datasets),
+        "force": True,
+        "progress": True,
+    }
 
 
 def diff_results(committed: Path, fresh: Path) -> list[str]:
     """One line per difference between two result folders (empty: identical outputs)."""
     problems = []
     for pattern in _OUTPUT_GLOBS:
-        names = sorted({p.relative_to(committed).as_posix() for p in committed.glob(pattern)}
-                       | {p.relative_to(fresh).as_posix() for p in fresh.glob(pattern)})
+        names = sorted(
+            {p.relative_to(committed).as_posix() for p in committed.glob(pattern)}
+            | {p.relative_to(fresh).as_posix() for p in fresh.glob(pattern)}
+        )
         for name in names:
             old, new = committed / name, fresh / name
             if not old.is_file() or not new.is_file():
                 problems.append(f"{name}: only in the {'fresh run' if new.is_file() else 'committed result'}")
             elif old.read_bytes() != new.read_bytes():
                 problems.append(f"{name}: bytes differ ({_how_much(old, new)})")
-    old_run, new_run = (json.loads(ResultsFolder(d).run.read_text(encoding="utf-8")) for d in (committed, fresh))
+    old_run, new_run = (
+        json.loads(ResultsFolder(d).run.read_text(encoding="utf-8")) for d in (committed, fresh)
+    )
     changed = [k for k in _DETERMINED if old_run.get(k) != new_run.get(k)]
     if changed:
         problems.append(f"run.json: {', '.join(changed)} differ")
@@ -96,8 +121,14 @@ def _how_much(old: Path, new: Path) -> str:
     x, y = load_file(str(old)), load_file(str(new))
     if set(x) != set(y):
         return "different tensors"
-    worst = max((float(abs(x[k].astype("float64") - y[k].astype("float64")).max()) for k in x
-                 if x[k].shape == y[k].shape), default=math.nan)
+    worst = max(
+        (
+            float(abs(x[k].astype("float64") - y[k].astype("float64")).max())
+            for k in x
+            if x[k].shape == y[k].shape
+        ),
+        default=math.nan,
+    )
     return f"max |delta| {worst:.3g}"
 
 
@@ -113,11 +144,14 @@ def reproduce(slug: str, profile: str, set_name: str, version: str, keep: bool) 
     try:
         (scratch / slug).mkdir()
         shutil.copy2(root / slug / "submission.yaml", scratch / slug / "submission.yaml")
-        click.echo(f"re-running {slug} on {set_name}/{version} ({profile}, batch {options.batch_size}, "
-                   f"engine {options.engine}, {options.threads} thread(s)) in {scratch}")
+        click.echo(
+            f"re-running {slug} on {set_name}/{version} ({profile}, batch {options.batch_size}, "
+            f"engine {options.engine}, {options.threads} thread(s)) in {scratch}"
+        )
         evaluate_submission(slug, options, root=scratch)
-        return diff_results(results_dir(slug, set_name, version, root),
-                            results_dir(slug, set_name, version, scratch))
+        return diff_results(
+            results_dir(slug, set_name, version, root), results_dir(slug, set_name, version, scratch)
+        )
     finally:
         if keep:
             click.echo(f"kept {scratch}")

@@ -42,6 +42,8 @@ def checked_frame(variant_set: VariantSetLike, dataset: str) -> pd.DataFrame:
     with_baseline = set(frame.loc[frame["family"] == BASELINE_FAMILY, "item_id"])
     lacking = sorted(set(frame["item_id"]) - with_baseline)
     if lacking:
-        raise SagoError(f"variant set {dataset!r}: item {lacking[0]!r} has no baseline row; "
-                        "the set is corrupted, restore it")
+        raise SagoError(
+            f"variant set {dataset!r}: item {lacking[0]!r} has no baseline row; "
+            "the set is corrupted, restore it"
+        )
     return frame

@@ -64,11 +64,20 @@ class Shape:
 
     def config(self) -> LlamaConfig:
         """The transformers config of this shape."""
-        return LlamaConfig(vocab_size=self.vocab, hidden_size=self.hidden, num_hidden_layers=self.layers,
-                           num_attention_heads=self.heads, num_key_value_heads=self.kv_heads,
-                           intermediate_size=self.intermediate, max_position_embeddings=4096,
-                           tie_word_embeddings=self.tied, bos_token_id=None, eos_token_id=None,
-                           pad_token_id=0, rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+        return LlamaConfig(
+            vocab_size=self.vocab,
+            hidden_size=self.hidden,
+            num_hidden_layers=self.layers,
+            num_attention_heads=self.heads,
+            num_key_value_heads=self.kv_heads,
+            intermediate_size=self.intermediate,
+            max_position_embeddings=4096,
+            tie_word_embeddings=self.tied,
+            bos_token_id=None,
+            eos_token_id=None,
+            pad_token_id=0,
+            rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
+        )
 
 
 SHAPES: dict[str, Shape] = {
@@ -125,15 +134,17 @@ def build_model(shape: Shape, *, device: torch.device, dtype: torch.dtype, seed:
     """A randomly initialised Llama of ``shape``, created directly on ``device`` in ``dtype``."""
     torch.manual_seed(seed)
     with torch.device(device):
-        model = LlamaForCausalLM._from_config(shape.config(), dtype=dtype)
-    return model.eval()
+        model = cast(PreTrainedModel, LlamaForCausalLM._from_config(shape.config(), dtype=dtype))  # type: ignore[no-untyped-call]
+    model.eval()  # type: ignore[no-untyped-call]
+    return model
 
 
 def matmul_params(model: PreTrainedModel) -> int:
     """Parameters that take part in a matrix product per token: all but the input embedding table,
     plus the output head (counted once even when it shares the embedding's weights)."""
     embedding = cast(torch.Tensor, model.get_input_embeddings().weight)
-    head = cast(torch.Tensor, cast(torch.nn.Module, model.get_output_embeddings()).weight)
+    output = model.get_output_embeddings()  # type: ignore[no-untyped-call]
+    head = cast(torch.Tensor, cast(torch.nn.Module, output).weight)
     total = sum(p.numel() for p in model.parameters())
     return total - embedding.numel() + (head.numel() if head is embedding else 0)
 
@@ -163,15 +174,26 @@ class Decoding:
     """padding token."""
 
 
-def run_engine(engine: Engine, model: PreTrainedModel, prompts: Sequence[Sequence[int]],
-               baselines: Sequence[Sequence[int]] | None, decoding: Decoding) -> list[RawOutput]:
+def run_engine(
+    engine: Engine,
+    model: PreTrainedModel,
+    prompts: Sequence[Sequence[int]],
+    baselines: Sequence[Sequence[int]] | None,
+    decoding: Decoding,
+) -> list[RawOutput]:
     """Run ``engine`` over ``prompts`` in consecutive batches."""
     outputs: list[RawOutput] = []
     size = decoding.batch_size
     for start in range(0, len(prompts), size):
-        tails = None if baselines is None else baselines[start:start + size]
-        outputs += engine(model, prompts[start:start + size], tails, max_new_tokens=decoding.new_tokens,
-                          eos_ids=decoding.eos_ids, pad_id=decoding.pad_id)
+        tails = None if baselines is None else baselines[start : start + size]
+        outputs += engine(
+            model,
+            prompts[start : start + size],
+            tails,
+            max_new_tokens=decoding.new_tokens,
+            eos_ids=decoding.eos_ids,
+            pad_id=decoding.pad_id,
+        )
     return outputs
 
 
@@ -182,8 +204,16 @@ class Timed(NamedTuple):
     outputs: list[RawOutput]
 
 
-def measure(name: str, engine_name: str, model: PreTrainedModel, prompts: Sequence[Sequence[int]],
-            baselines: Sequence[Sequence[int]] | None, decoding: Decoding, *, peak_flops: float) -> Timed:
+def measure(
+    name: str,
+    engine_name: str,
+    model: PreTrainedModel,
+    prompts: Sequence[Sequence[int]],
+    baselines: Sequence[Sequence[int]] | None,
+    decoding: Decoding,
+    *,
+    peak_flops: float,
+) -> Timed:
     """Time one engine over all prompts (after the caller's warm-up) and derive the rates."""
     cuda = model.device.type == "cuda"
     if cuda:
@@ -196,17 +226,33 @@ def measure(name: str, engine_name: str, model: PreTrainedModel, prompts: Sequen
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
     generated = sum(len(o.response_ids) for o in outputs)
     tokens = generated + sum(map(len, prompts)) + (sum(map(len, baselines)) if baselines else 0)
-    return Timed(Measurement(
-        model=name, engine=engine_name, batch_size=decoding.batch_size, prompts=len(prompts), seconds=seconds,
-        cpu_seconds=cpu_seconds, prompts_per_s=len(prompts) / seconds,
-        generated_tokens_per_s=generated / seconds,
-        model_tokens_per_s=tokens / seconds,
-        peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
-        mfu=2 * matmul_params(model) * tokens / seconds / peak_flops if cuda else math.nan), outputs)
+    return Timed(
+        Measurement(
+            model=name,
+            engine=engine_name,
+            batch_size=decoding.batch_size,
+            prompts=len(prompts),
+            seconds=seconds,
+            cpu_seconds=cpu_seconds,
+            prompts_per_s=len(prompts) / seconds,
+            generated_tokens_per_s=generated / seconds,
+            model_tokens_per_s=tokens / seconds,
+            peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
+            mfu=2 * matmul_params(model) * tokens / seconds / peak_flops if cuda else math.nan,
+        ),
+        outputs,
+    )
 
 
-def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype,
-                engines: Sequence[str], peak_flops: float) -> list[Measurement]:
+def bench_shape(
+    shape: Shape,
+    workload: Workload,
+    *,
+    device: torch.device,
+    dtype: torch.dtype,
+    engines: Sequence[str],
+    peak_flops: float,
+) -> list[Measurement]:
     """Build one random model, warm each engine up on one batch, then time every engine."""
     model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
     prompts, baselines = random_prompts(workload, shape.vocab)
@@ -216,8 +262,11 @@ def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype
     results = []
     for engine_name in engines:
         run_engine(ENGINES.get(engine_name), model, prompts[:warm], baselines and baselines[:warm], decoding)
-        results.append(measure(shape.name, engine_name, model, prompts, baselines, decoding,
-                               peak_flops=peak_flops).measurement)
+        results.append(
+            measure(
+                shape.name, engine_name, model, prompts, baselines, decoding, peak_flops=peak_flops
+            ).measurement
+        )
     del model
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -226,16 +275,20 @@ def bench_shape(shape: Shape, workload: Workload, *, device: torch.device, dtype
 
 def format_table(rows: Sequence[Measurement]) -> str:
     """A fixed-width text table of measurements."""
-    header = (f"{'model':<16} {'engine':<15} {'batch':>5} {'prompts':>7} {'seconds':>8} {'cpu s':>8} "
-              f"{'prompts/s':>9} "
-              f"{'gen tok/s':>10} {'model tok/s':>11} {'peak GiB':>8} {'MFU':>6}")
+    header = (
+        f"{'model':<16} {'engine':<15} {'batch':>5} {'prompts':>7} {'seconds':>8} {'cpu s':>8} "
+        f"{'prompts/s':>9} "
+        f"{'gen tok/s':>10} {'model tok/s':>11} {'peak GiB':>8} {'MFU':>6}"
+    )
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r.model:<16} {r.engine:<15} {r.batch_size:>5} {r.prompts:>7} {r.seconds:>8.2f} "
-                     f"{r.cpu_seconds:>8.2f} "
-                     f"{r.prompts_per_s:>9.2f} {r.generated_tokens_per_s:>10.1f} "
-                     f"{r.model_tokens_per_s:>11.1f} "
-                     f"{_or_na(r.peak_memory_gib, '8.2f')} {_or_na(r.mfu, '6.1%')}")
+        lines.append(
+            f"{r.model:<16} {r.engine:<15} {r.batch_size:>5} {r.prompts:>7} {r.seconds:>8.2f} "
+            f"{r.cpu_seconds:>8.2f} "
+            f"{r.prompts_per_s:>9.2f} {r.generated_tokens_per_s:>10.1f} "
+            f"{r.model_tokens_per_s:>11.1f} "
+            f"{_or_na(r.peak_memory_gib, '8.2f')} {_or_na(r.mfu, '6.1%')}"
+        )
     return "\n".join(lines)
 
 
@@ -247,39 +300,61 @@ def _or_na(value: float, spec: str) -> str:
 def engine_ratios(rows: Sequence[Measurement], *, cpu_time: bool = False) -> dict[str, float]:
     """Per model, single-prefill time / two-pass time (the target is <= 0.8), wall or CPU time."""
     seconds = {(r.model, r.engine): r.cpu_seconds if cpu_time else r.seconds for r in rows}
-    return {model: seconds[(model, "single_prefill")] / seconds[(model, "two_pass")]
-            for model, engine in seconds if engine == "two_pass" and (model, "single_prefill") in seconds}
+    return {
+        model: seconds[(model, "single_prefill")] / seconds[(model, "two_pass")]
+        for model, engine in seconds
+        if engine == "two_pass" and (model, "single_prefill") in seconds
+    }
 
 
 # --- CPU comparison of the two engines on the real packaged SmolLM2 -------------------------------
 
 _QUESTIONS = (
-    "What is the capital of France?", "Who wrote the play Hamlet?", "How many legs does a spider have?",
-    "Are bats blind?", "What is the boiling point of water at sea level in Celsius?",
-    "Which planet is known as the red planet?", "Who painted the Mona Lisa?",
+    "What is the capital of France?",
+    "Who wrote the play Hamlet?",
+    "How many legs does a spider have?",
+    "Are bats blind?",
+    "What is the boiling point of water at sea level in Celsius?",
+    "Which planet is known as the red planet?",
+    "Who painted the Mona Lisa?",
     "What gas do plants absorb from the air to make their food?",
-    "In which year did the first person walk on the Moon?", "What is the largest ocean on Earth?",
+    "In which year did the first person walk on the Moon?",
+    "What is the largest ocean on Earth?",
     "How many continents are there, and which one is the largest by area?",
-    "Name the chemical element with the symbol Fe.", "Why is the sky blue during the day?",
-    "What is the square root of one hundred and forty-four?", "Who developed the theory of relativity?",
+    "Name the chemical element with the symbol Fe.",
+    "Why is the sky blue during the day?",
+    "What is the square root of one hundred and forty-four?",
+    "Who developed the theory of relativity?",
     "Which language has the most native speakers in the world?",
 )
 # A plain and a rewritten form of each question, so prompt lengths vary as they do across variants.
-_FORMS = ("{q}", ("Hello! I hope you are having a lovely day. If it is not too much trouble, could you "
-                  "please help me with this: {q} Thank you so much in advance!"))
+_FORMS = (
+    "{q}",
+    (
+        "Hello! I hope you are having a lovely day. If it is not too much trouble, could you "
+        "please help me with this: {q} Thank you so much in advance!"
+    ),
+)
 
 
 def smollm2_prompts(tokenizer: object, count: int) -> list[list[int]]:
     """``count`` chat-templated prompts (plain and politely rewritten questions)."""
     texts = [form.format(q=q) for form in _FORMS for q in _QUESTIONS]
-    rendered = [tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-        [{"role": "user", "content": texts[i % len(texts)]}], add_generation_prompt=True, tokenize=True,
-        return_dict=True)["input_ids"] for i in range(count)]
+    rendered = [
+        tokenizer.apply_chat_template(  # type: ignore[attr-defined]
+            [{"role": "user", "content": texts[i % len(texts)]}],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+        )["input_ids"]
+        for i in range(count)
+    ]
     return [list(ids) for ids in rendered]
 
 
-def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16,
-                threads: int = 1) -> list[Measurement]:
+def cpu_compare(
+    *, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16, threads: int = 1
+) -> list[Measurement]:
     """Time both engines on SmolLM2-135M (CPU, float32) in the baseline and the variant phase.
 
     The baseline phase has no y_0 (generation and hidden states only); in the variant phase every
@@ -295,8 +370,8 @@ def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16
     torch.set_num_threads(threads)
     path = materialise("smollm2-135m-instruct-q4_1")
     tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                 dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    model.eval()  # type: ignore[no-untyped-call]
     ids = smollm2_prompts(tok, prompts)
     decoding = Decoding(batch_size, new_tokens, frozenset({tok.eos_token_id}), tok.pad_token_id)
     for engine in map(ENGINES.get, _CPU_ORDER):  # warm-up: one-off allocations and lazy imports
@@ -304,8 +379,10 @@ def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16
     rows: list[Measurement] = []
     tails: list[list[int]] | None = None
     for phase in ("baseline", "variant"):
-        timed = {name: measure(f"smollm2/{phase}", name, model, ids, tails, decoding, peak_flops=1.0)
-                 for name in ("single_prefill", "two_pass")}
+        timed = {
+            name: measure(f"smollm2/{phase}", name, model, ids, tails, decoding, peak_flops=1.0)
+            for name in ("single_prefill", "two_pass")
+        }
         _print_agreement(phase, timed["two_pass"].outputs, timed["single_prefill"].outputs)
         rows += [timed[name].measurement for name in _CPU_ORDER]
         tails = [o.response_ids for o in timed["single_prefill"].outputs]
@@ -314,18 +391,30 @@ def cpu_compare(*, prompts: int = 32, new_tokens: int = 32, batch_size: int = 16
 
 def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequence[RawOutput]) -> None:
     same_ids = sum(r.response_ids == s.response_ids for r, s in zip(reference, single, strict=True))
-    logprob = max((abs(r.logprob_sum - s.logprob_sum) for r, s in zip(reference, single, strict=True)
-                   if r.scored_tokens), default=0.0)
+    logprob = max(
+        (
+            abs(r.logprob_sum - s.logprob_sum)
+            for r, s in zip(reference, single, strict=True)
+            if r.scored_tokens
+        ),
+        default=0.0,
+    )
     hidden = max(float(abs(r.hidden - s.hidden).max()) for r, s in zip(reference, single, strict=True))
-    click.echo(f"{phase}: identical greedy ids {same_ids}/{len(reference)}; "
-               f"max |d logprob_sum| {logprob:.2e}; "
-               f"max |d hidden| {hidden:.2e}")
+    click.echo(
+        f"{phase}: identical greedy ids {same_ids}/{len(reference)}; "
+        f"max |d logprob_sum| {logprob:.2e}; "
+        f"max |d hidden| {hidden:.2e}"
+    )
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--dry-run", is_flag=True, help="CPU, tiny shape, few tokens: checks the code path in seconds.")
-@click.option("--cpu-compare", "compare_on_cpu", is_flag=True,
-              help="CPU, real SmolLM2: two-pass vs single-prefill ratio.")
+@click.option(
+    "--cpu-compare",
+    "compare_on_cpu",
+    is_flag=True,
+    help="CPU, real SmolLM2: two-pass vs single-prefill ratio.",
+)
 @click.option("--shapes", default="llama-1b,llama-8b", show_default=True, help=f"of {sorted(SHAPES)}")
 @click.option("--engines", default="two_pass,single_prefill", show_default=True)
 @click.option("--batch-size", default=32, show_default=True)
@@ -333,16 +422,36 @@ def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequenc
 @click.option("--new-tokens", default=100, show_default=True)
 @click.option("--baseline-tokens", default=100, show_default=True, help="length of y_0 (0: baseline phase)")
 @click.option("--peak-flops", default=DEFAULT_PEAK_FLOPS, show_default=True, help="chip's dense bf16 FLOP/s")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="also write the measurements as JSON")
-def bench_gpu(dry_run: bool, compare_on_cpu: bool, shapes: str, engines: str, batch_size: int, prompts: int,
-              new_tokens: int, baseline_tokens: int, peak_flops: float, json_path: Path | None) -> None:
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="also write the measurements as JSON",
+)
+def bench_gpu(
+    dry_run: bool,
+    compare_on_cpu: bool,
+    shapes: str,
+    engines: str,
+    batch_size: int,
+    prompts: int,
+    new_tokens: int,
+    baseline_tokens: int,
+    peak_flops: float,
+    json_path: Path | None,
+) -> None:
     """Throughput of the engines on random-weight 1B/8B Llama shapes (GPU), or the CPU checks."""
     if compare_on_cpu:
         rows = cpu_compare()
     else:
-        rows = _bench(dry_run, _names(shapes, SHAPES), _names(engines, ENGINES.names()), peak_flops,
-                      Workload(prompts, batch_size, 40, 120, new_tokens, baseline_tokens, seed=0))
+        rows = _bench(
+            dry_run,
+            _names(shapes, SHAPES),
+            _names(engines, ENGINES.names()),
+            peak_flops,
+            Workload(prompts, batch_size, 40, 120, new_tokens, baseline_tokens, seed=0),
+        )
     click.echo(format_table(rows))
     clock = "CPU" if compare_on_cpu or dry_run else "wall-clock"
     for model, ratio in engine_ratios(rows, cpu_time=clock == "CPU").items():
@@ -351,19 +460,32 @@ def bench_gpu(dry_run: bool, compare_on_cpu: bool, shapes: str, engines: str, ba
         json_path.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
 
 
-def _bench(dry_run: bool, shapes: list[str], engines: list[str], peak_flops: float,
-           workload: Workload) -> list[Measurement]:
+def _bench(
+    dry_run: bool, shapes: list[str], engines: list[str], peak_flops: float, workload: Workload
+) -> list[Measurement]:
     if dry_run:
         torch.set_num_threads(1)  # see cpu_compare: extra threads only spin on a shared CPU
         workload = Workload(8, 4, 40, 120, min(workload.new_tokens, 8), min(workload.baseline_tokens, 8), 0)
-        return bench_shape(SHAPES["tiny"], workload, device=torch.device("cpu"), dtype=torch.float32,
-                           engines=engines, peak_flops=peak_flops)
+        return bench_shape(
+            SHAPES["tiny"],
+            workload,
+            device=torch.device("cpu"),
+            dtype=torch.float32,
+            engines=engines,
+            peak_flops=peak_flops,
+        )
     if not torch.cuda.is_available():
         raise SagoError("bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare")
     rows: list[Measurement] = []
     for name in tqdm(shapes, desc="shapes", disable=None):
-        rows += bench_shape(SHAPES[name], workload, device=torch.device("cuda"), dtype=torch.bfloat16,
-                            engines=engines, peak_flops=peak_flops)
+        rows += bench_shape(
+            SHAPES[name],
+            workload,
+            device=torch.device("cuda"),
+            dtype=torch.bfloat16,
+            engines=engines,
+            peak_flops=peak_flops,
+        )
     return rows
 
 

@@ -41,9 +41,16 @@ class RawOutput:
 class Engine(Protocol):
     """Signature of ``run_batch_two_pass`` and ``run_batch_single_prefill``."""
 
-    def __call__(self, model: object, prompts: Sequence[Sequence[int]],
-                 baselines: Sequence[Sequence[int]] | None, *, max_new_tokens: int,
-                 eos_ids: frozenset[int], pad_id: int) -> list[RawOutput]: ...
+    def __call__(
+        self,
+        model: object,
+        prompts: Sequence[Sequence[int]],
+        baselines: Sequence[Sequence[int]] | None,
+        *,
+        max_new_tokens: int,
+        eos_ids: frozenset[int],
+        pad_id: int,
+    ) -> list[RawOutput]: ...
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,8 @@ def left_pad(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.devi
     ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(sequences), width), dtype=torch.long)
     for row, seq in enumerate(sequences):
-        ids[row, width - len(seq):] = torch.tensor(list(seq), dtype=torch.long)
-        mask[row, width - len(seq):] = 1
+        ids[row, width - len(seq) :] = torch.tensor(list(seq), dtype=torch.long)
+        mask[row, width - len(seq) :] = 1
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     return PaddedBatch(ids.to(device), mask.to(device), positions.to(device))
 
@@ -112,8 +119,15 @@ def plain_greedy(model: Any, config: GenerationConfig) -> Iterator[None]:
 def greedy_config(max_new_tokens: int, eos_ids: frozenset[int], pad_id: int) -> GenerationConfig:
     """Greedy decoding with every option that could alter it pinned to its neutral value."""
     config: GenerationConfig = GenerationConfig(  # type: ignore[no-untyped-call]
-        do_sample=False, num_beams=1, max_new_tokens=max_new_tokens, eos_token_id=sorted(eos_ids),
-        pad_token_id=pad_id, repetition_penalty=1.0, no_repeat_ngram_size=0, min_new_tokens=0)
+        do_sample=False,
+        num_beams=1,
+        max_new_tokens=max_new_tokens,
+        eos_token_id=sorted(eos_ids),
+        pad_token_id=pad_id,
+        repetition_penalty=1.0,
+        no_repeat_ngram_size=0,
+        min_new_tokens=0,
+    )
     return config
 
 
@@ -125,17 +139,19 @@ def _cut_at_eos(row: list[int], eos_ids: frozenset[int]) -> tuple[list[int], boo
     return row, False
 
 
-def greedy_generate(model: Any, prompts: Sequence[Sequence[int]], *, max_new_tokens: int,
-                    eos_ids: frozenset[int], pad_id: int) -> list[tuple[list[int], bool]]:
+def greedy_generate(
+    model: Any, prompts: Sequence[Sequence[int]], *, max_new_tokens: int, eos_ids: frozenset[int], pad_id: int
+) -> list[tuple[list[int], bool]]:
     """Batched greedy decoding; returns (response ids without eos, finished) per prompt."""
     if max_new_tokens <= 0:
         return [([], False) for _ in prompts]
     batch = left_pad(prompts, pad_id, model.device)
     config = greedy_config(max_new_tokens, eos_ids, pad_id)
     with plain_greedy(model, config):
-        out = model.generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                             generation_config=config)
-    generated = out[:, batch.input_ids.shape[1]:].tolist()  # [batch, <= max_new_tokens]
+        out = model.generate(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask, generation_config=config
+        )
+    generated = out[:, batch.input_ids.shape[1] :].tolist()  # [batch, <= max_new_tokens]
     return [_cut_at_eos(row, eos_ids) for row in generated]
 
 
@@ -153,17 +169,23 @@ def _score_row(logits: torch.Tensor, targets: Sequence[int]) -> tuple[float, flo
     return total, total / len(targets), float(entropy.mean())
 
 
-def teacher_forced_pass(model: Any, prompts: Sequence[Sequence[int]],
-                        baselines: Sequence[Sequence[int]] | None, *, pad_id: int) -> list[Scored]:
+def teacher_forced_pass(
+    model: Any, prompts: Sequence[Sequence[int]], baselines: Sequence[Sequence[int]] | None, *, pad_id: int
+) -> list[Scored]:
     """One forward over ``[prompt ; y_0]`` (or the prompt alone): hidden states and confidence."""
     tails = [list(b) for b in baselines] if baselines is not None else [[] for _ in prompts]
     batch = left_pad([list(p) + t for p, t in zip(prompts, tails, strict=True)], pad_id, model.device)
     # Left padding right-aligns every row, so the logits predicting any row's y_0 lie within the
     # last max(len(y_0)) + 1 positions: keep only those instead of a [batch, length, vocab] tensor.
     keep = max(len(t) for t in tails) + 1
-    out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                position_ids=batch.position_ids, output_hidden_states=True, use_cache=False,
-                logits_to_keep=keep)
+    out = model(
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=batch.position_ids,
+        output_hidden_states=True,
+        use_cache=False,
+        logits_to_keep=keep,
+    )
     width = batch.input_ids.shape[1]
     rows = torch.arange(len(tails), device=batch.input_ids.device)
     last_prompt = torch.tensor([width - len(t) - 1 for t in tails], device=rows.device)
@@ -175,15 +197,21 @@ def teacher_forced_pass(model: Any, prompts: Sequence[Sequence[int]],
         if baselines is None:
             results.append(Scored(math.nan, math.nan, math.nan, 0, hidden))
             continue
-        predicting = out.logits[row, keep - len(tail) - 1: keep - 1]  # [len(y_0), vocab]
+        predicting = out.logits[row, keep - len(tail) - 1 : keep - 1]  # [len(y_0), vocab]
         total, mean, entropy = _score_row(predicting, tail)
         results.append(Scored(total, mean, entropy, len(tail), hidden))
     return results
 
 
-def run_batch_two_pass(model: object, prompts: Sequence[Sequence[int]],
-                       baselines: Sequence[Sequence[int]] | None, *, max_new_tokens: int,
-                       eos_ids: frozenset[int], pad_id: int) -> list[RawOutput]:
+def run_batch_two_pass(
+    model: object,
+    prompts: Sequence[Sequence[int]],
+    baselines: Sequence[Sequence[int]] | None,
+    *,
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+    pad_id: int,
+) -> list[RawOutput]:
     """Reference engine: one batched greedy ``generate`` over the left-padded prompts, then one
     forward pass over ``[prompt ; y_0]`` for hidden states and confidence numbers.
 
@@ -204,10 +232,19 @@ def run_batch_two_pass(model: object, prompts: Sequence[Sequence[int]],
         raise ValueError(f"{len(prompts)} prompts but {len(baselines)} baselines")
     lm = cast(Any, model)
     with torch.inference_mode():
-        responses = greedy_generate(lm, prompts, max_new_tokens=max_new_tokens, eos_ids=eos_ids,
-                                    pad_id=pad_id)
+        responses = greedy_generate(
+            lm, prompts, max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id
+        )
         scores = teacher_forced_pass(lm, prompts, baselines, pad_id=pad_id)
-    return [RawOutput(response_ids=ids, finished=finished, logprob_sum=s.logprob_sum,
-                      logprob_mean=s.logprob_mean, entropy_mean=s.entropy_mean,
-                      scored_tokens=s.scored_tokens, hidden=s.hidden)
-            for (ids, finished), s in zip(responses, scores, strict=True)]
+    return [
+        RawOutput(
+            response_ids=ids,
+            finished=finished,
+            logprob_sum=s.logprob_sum,
+            logprob_mean=s.logprob_mean,
+            entropy_mean=s.entropy_mean,
+            scored_tokens=s.scored_tokens,
+            hidden=s.hidden,
+        )
+        for (ids, finished), s in zip(responses, scores, strict=True)
+    ]

@@ -64,9 +64,17 @@ class FakeBackend:
         hidden = rng.standard_normal((self.n_layers + 1, self.hidden_size)).astype(np.float32)
         lp_sum, lp_mean, entropy, scored = self._confidence(request)
         return VariantOutput(
-            key=request.key, response=response, response_tokens=count,
-            finished=count < max_new_tokens, logprob_sum=lp_sum, logprob_mean=lp_mean,
-            entropy_mean=entropy, baseline_tokens=scored, prompt_tokens=len(words), hidden=hidden)
+            key=request.key,
+            response=response,
+            response_tokens=count,
+            finished=count < max_new_tokens,
+            logprob_sum=lp_sum,
+            logprob_mean=lp_mean,
+            entropy_mean=entropy,
+            baseline_tokens=scored,
+            prompt_tokens=len(words),
+            hidden=hidden,
+        )
 
     @staticmethod
     def _confidence(request: VariantRequest) -> tuple[float, float, float, int]:
@@ -81,6 +89,16 @@ class FakeBackend:
 
     def describe(self) -> dict[str, object]:
         """Provenance in the same shape as the real backend's."""
-        return {"source": "fake", "location": "fake", "revision": None, "file_sha256": None,
-                "dtype": "float32", "device": "cpu", "engine": "fake", "batch_sizes": [self.batch_size],
-                "chat_template": "raw prompt", "n_layers": self.n_layers, "hidden_size": self.hidden_size}
+        return {
+            "source": "fake",
+            "location": "fake",
+            "revision": None,
+            "file_sha256": None,
+            "dtype": "float32",
+            "device": "cpu",
+            "engine": "fake",
+            "batch_sizes": [self.batch_size],
+            "chat_template": "raw prompt",
+            "n_layers": self.n_layers,
+            "hidden_size": self.hidden_size,
+        }

@@ -72,8 +72,17 @@ class HFBackend:
 
     capabilities = FULL_CAPABILITIES
 
-    def __init__(self, model: Any, tokenizer: Any, *, source: ModelSource, chat_template: str = "auto",
-                 engine: str = "two_pass", batch_size: int = 8, device_map: str | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        source: ModelSource,
+        chat_template: str = "auto",
+        engine: str = "two_pass",
+        batch_size: int = 8,
+        device_map: str | None = None,
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.source = source
@@ -89,8 +98,9 @@ class HFBackend:
     def render(self, prompt: str) -> list[int]:
         """Token ids of one user turn (chat template with generation prompt) or of the raw prompt."""
         if self.uses_chat_template:
-            text = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
-                                                      tokenize=False, add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
             # The rendered template already carries any BOS token; adding specials would double it.
             return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         return list(self.tokenizer(prompt, add_special_tokens=True)["input_ids"])
@@ -108,23 +118,31 @@ class HFBackend:
         if len(given) > 1:
             raise ValueError("a batch mixes requests with and without a baseline response")
         prompts = [self.render(r.prompt) for r in requests]
-        baselines = ([self.encode_response(r.baseline_response or "") for r in requests]
-                     if given == {True} else None)
+        baselines = (
+            [self.encode_response(r.baseline_response or "") for r in requests] if given == {True} else None
+        )
         raw = self._run_chunked(prompts, baselines, max_new_tokens)
         return [self._output(r, p, o) for r, p, o in zip(requests, prompts, raw, strict=True)]
 
-    def _run_chunked(self, prompts: list[list[int]], baselines: list[list[int]] | None,
-                     max_new_tokens: int) -> list[RawOutput]:
+    def _run_chunked(
+        self, prompts: list[list[int]], baselines: list[list[int]] | None, max_new_tokens: int
+    ) -> list[RawOutput]:
         """Call the engine on chunks of at most ``batch_size``; halve it on GPU out-of-memory."""
         out: list[RawOutput] = []
         start = 0
         while start < len(prompts):
             stop = start + self.batch_size
             try:
-                out.extend(self.engine(self.model, prompts[start:stop],
-                                       baselines[start:stop] if baselines is not None else None,
-                                       max_new_tokens=max_new_tokens, eos_ids=self.eos_ids,
-                                       pad_id=self.pad_id))
+                out.extend(
+                    self.engine(
+                        self.model,
+                        prompts[start:stop],
+                        baselines[start:stop] if baselines is not None else None,
+                        max_new_tokens=max_new_tokens,
+                        eos_ids=self.eos_ids,
+                        pad_id=self.pad_id,
+                    )
+                )
             except torch.OutOfMemoryError:
                 self._back_off()
                 continue
@@ -133,8 +151,9 @@ class HFBackend:
 
     def _back_off(self) -> None:
         if self.batch_size == 1:
-            raise SagoError("out of memory with batch size 1; use a smaller --profile token limit or "
-                            "a larger device") from None
+            raise SagoError(
+                "out of memory with batch size 1; use a smaller --profile token limit or a larger device"
+            ) from None
         self.batch_size = max(1, self.batch_size // 2)
         self.batch_sizes_used.append(self.batch_size)
         if torch.cuda.is_available():
@@ -144,22 +163,36 @@ class HFBackend:
         return VariantOutput(
             key=request.key,
             response=self.tokenizer.decode(raw.response_ids, skip_special_tokens=True),
-            response_tokens=len(raw.response_ids), finished=raw.finished,
-            logprob_sum=raw.logprob_sum, logprob_mean=raw.logprob_mean, entropy_mean=raw.entropy_mean,
-            baseline_tokens=raw.scored_tokens, prompt_tokens=len(prompt), hidden=raw.hidden)
+            response_tokens=len(raw.response_ids),
+            finished=raw.finished,
+            logprob_sum=raw.logprob_sum,
+            logprob_mean=raw.logprob_mean,
+            entropy_mean=raw.entropy_mean,
+            baseline_tokens=raw.scored_tokens,
+            prompt_tokens=len(prompt),
+            hidden=raw.hidden,
+        )
 
     def describe(self) -> dict[str, object]:
         """Provenance of the model and how it was run."""
         template = getattr(self.tokenizer, "chat_template", None)
         return {
-            "source": self.source.kind, "location": self.source.location,
-            "revision": self.source.revision, "file_sha256": self.source.file_sha256,
-            "dtype": str(self.model.dtype).removeprefix("torch."), "device": str(self.model.device),
-            "engine": self.engine_name, "batch_sizes": list(self.batch_sizes_used),
+            "source": self.source.kind,
+            "location": self.source.location,
+            "revision": self.source.revision,
+            "file_sha256": self.source.file_sha256,
+            "dtype": str(self.model.dtype).removeprefix("torch."),
+            "device": str(self.model.device),
+            "engine": self.engine_name,
+            "batch_sizes": list(self.batch_sizes_used),
             "chat_template": "applied" if self.uses_chat_template else "raw prompt",
-            "chat_template_sha256": (hashlib.sha256(template.encode()).hexdigest()
-                                     if self.uses_chat_template and isinstance(template, str) else None),
-            "eos_ids": sorted(self.eos_ids), "pad_id": self.pad_id,
+            "chat_template_sha256": (
+                hashlib.sha256(template.encode()).hexdigest()
+                if self.uses_chat_template and isinstance(template, str)
+                else None
+            ),
+            "eos_ids": sorted(self.eos_ids),
+            "pad_id": self.pad_id,
             "n_layers": int(self.model.config.num_hidden_layers),
             "hidden_size": int(self.model.config.hidden_size),
             "torch_threads": torch.get_num_threads(),
@@ -179,8 +212,10 @@ def _placement(model: Any, requested: str | None) -> dict[str, object] | None:
 def _wants_template(tokenizer: Any, setting: str) -> bool:
     has_template = bool(getattr(tokenizer, "chat_template", None))
     if setting == "always" and not has_template:
-        raise SagoError("chat_template: always, but the tokenizer has no chat template; "
-                        "set chat_template: auto or never in submission.yaml")
+        raise SagoError(
+            "chat_template: always, but the tokenizer has no chat template; "
+            "set chat_template: auto or never in submission.yaml"
+        )
     return has_template and setting != "never"
 
 

@@ -32,7 +32,6 @@ GPU_START_BATCH_SIZE = 64
 """first batch size tried on a GPU; halved on out-of-memory until it fits."""
 
 
-
 class ModelChoice(Protocol):
     """What loading needs of a submission: the weights, the dtype and the chat-template setting."""
 
@@ -49,9 +48,15 @@ class ModelChoice(Protocol):
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def load_backend(submission: ModelChoice, *, device: str | None = None, batch_size: int | None = None,
-                 engine: str = "single_prefill", threads: int | None = None,
-                 device_map: str | None = None) -> HFBackend:
+def load_backend(
+    submission: ModelChoice,
+    *,
+    device: str | None = None,
+    batch_size: int | None = None,
+    engine: str = "single_prefill",
+    threads: int | None = None,
+    device_map: str | None = None,
+) -> HFBackend:
     """Load the submission's model and tokenizer and wrap them in an :class:`HFBackend`.
 
     Args:
@@ -75,8 +80,15 @@ def load_backend(submission: ModelChoice, *, device: str | None = None, batch_si
     model, tokenizer, source = _load(submission.model, dtype, device_map)
     model = (model if device_map else model.to(target)).eval()
     size = batch_size or (cpu_batch_size(model) if target.type == "cpu" else GPU_START_BATCH_SIZE)
-    return HFBackend(model, tokenizer, source=source, chat_template=submission.chat_template,
-                     engine=engine, batch_size=size, device_map=device_map)
+    return HFBackend(
+        model,
+        tokenizer,
+        source=source,
+        chat_template=submission.chat_template,
+        engine=engine,
+        batch_size=size,
+        device_map=device_map,
+    )
 
 
 def cpu_batch_size(model: Any) -> int:
@@ -116,8 +128,9 @@ def _placement(device_map: str | None) -> dict[str, str]:
     return {"device_map": device_map} if device_map else {}
 
 
-def _load(spec: HubModel | PackagedModel | LocalModel, dtype: torch.dtype,
-          device_map: str | None = None) -> tuple[Any, Any, ModelSource]:
+def _load(
+    spec: HubModel | PackagedModel | LocalModel, dtype: torch.dtype, device_map: str | None = None
+) -> tuple[Any, Any, ModelSource]:
     if isinstance(spec, HubModel):
         return _load_hub(spec, dtype, device_map)
     if isinstance(spec, PackagedModel):
@@ -125,36 +138,45 @@ def _load(spec: HubModel | PackagedModel | LocalModel, dtype: torch.dtype,
     return _load_local(spec, dtype, device_map)
 
 
-def _load_hub(spec: HubModel, dtype: torch.dtype,
-              device_map: str | None = None) -> tuple[Any, Any, ModelSource]:
+def _load_hub(
+    spec: HubModel, dtype: torch.dtype, device_map: str | None = None
+) -> tuple[Any, Any, ModelSource]:
     options = {"revision": spec.revision, "trust_remote_code": False}
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec.id, **options)
-        model = AutoModelForCausalLM.from_pretrained(spec.id, use_safetensors=True, dtype=dtype,
-                                                     **_placement(device_map), **options)
+        model = AutoModelForCausalLM.from_pretrained(
+            spec.id, use_safetensors=True, dtype=dtype, **_placement(device_map), **options
+        )
     except (OSError, ValueError) as err:
-        raise SagoError(f"cannot load {spec.id}@{spec.revision[:12]} from safetensors "
-                        f"({_first_line(err)}); the repo must hold *.safetensors weights at that "
-                        "commit") from None
+        raise SagoError(
+            f"cannot load {spec.id}@{spec.revision[:12]} from safetensors "
+            f"({_first_line(err)}); the repo must hold *.safetensors weights at that "
+            "commit"
+        ) from None
     return model, tokenizer, ModelSource("hub", spec.id, spec.revision, None)
 
 
-def _load_packaged(spec: PackagedModel, dtype: torch.dtype,
-                   device_map: str | None = None) -> tuple[Any, Any, ModelSource]:
+def _load_packaged(
+    spec: PackagedModel, dtype: torch.dtype, device_map: str | None = None
+) -> tuple[Any, Any, ModelSource]:
     path = materialise(spec.artefact)
     actual = sha256_file(path)
     if actual != spec.sha256:
-        raise SagoError(f"{path.name} has sha256 {actual[:16]}…, the submission pins "
-                        f"{spec.sha256[:16]}…; fix model.sha256 or delete the cached file")
+        raise SagoError(
+            f"{path.name} has sha256 {actual[:16]}…, the submission pins "
+            f"{spec.sha256[:16]}…; fix model.sha256 or delete the cached file"
+        )
     folder, name = str(path.parent), path.name
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=dtype,
-                                                 **_placement(device_map))
+    model = AutoModelForCausalLM.from_pretrained(
+        folder, gguf_file=name, dtype=dtype, **_placement(device_map)
+    )
     return model, tokenizer, ModelSource("packaged", spec.artefact, None, actual)
 
 
-def _load_local(spec: LocalModel, dtype: torch.dtype,
-                device_map: str | None = None) -> tuple[Any, Any, ModelSource]:
+def _load_local(
+    spec: LocalModel, dtype: torch.dtype, device_map: str | None = None
+) -> tuple[Any, Any, ModelSource]:
     folder = Path(spec.path).expanduser()
     folder = folder if folder.is_absolute() else REPO_ROOT / folder
     if not folder.is_dir():
@@ -163,8 +185,9 @@ def _load_local(spec: LocalModel, dtype: torch.dtype,
         raise SagoError(f"{folder} holds no *.safetensors weights; save the model with safetensors")
     options = {"trust_remote_code": False, "local_files_only": True}
     tokenizer = AutoTokenizer.from_pretrained(folder, **options)
-    model = AutoModelForCausalLM.from_pretrained(folder, use_safetensors=True, dtype=dtype,
-                                                 **_placement(device_map), **options)
+    model = AutoModelForCausalLM.from_pretrained(
+        folder, use_safetensors=True, dtype=dtype, **_placement(device_map), **options
+    )
     return model, tokenizer, ModelSource("local", str(folder), None, None)
 
 

@@ -101,9 +101,15 @@ def unsupported_reason(model: object) -> str | None:
     return None
 
 
-def run_batch_single_prefill(model: object, prompts: Sequence[Sequence[int]],
-                             baselines: Sequence[Sequence[int]] | None, *, max_new_tokens: int,
-                             eos_ids: frozenset[int], pad_id: int) -> list[RawOutput]:
+def run_batch_single_prefill(
+    model: object,
+    prompts: Sequence[Sequence[int]],
+    baselines: Sequence[Sequence[int]] | None,
+    *,
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+    pad_id: int,
+) -> list[RawOutput]:
     """Greedy responses, hidden states and y_0 scores with one prefill per prompt.
 
     Same contract and outputs as ``engine.run_batch_two_pass`` (equal greedy ids; floats equal up to
@@ -131,8 +137,11 @@ def run_batch_single_prefill(model: object, prompts: Sequence[Sequence[int]],
         raise ValueError(f"{len(baselines)} baselines for {len(prompts)} prompts")
     with torch.inference_mode():
         state = _prefill(model, prompts, pad_id)
-        scores = (None if baselines is None
-                  else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id))
+        scores = (
+            None
+            if baselines is None
+            else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
+        )
         decoded = _greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
     hidden = state.hidden.cpu().numpy()
     return [_raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
@@ -155,12 +164,24 @@ def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: i
         cache = _prefix_cache(model, prompts[0][:shared], len(prompts))
         ids, positions = rest.input_ids, rest.position_ids + shared
         mask = torch.cat([torch.ones_like(ids[:, :1]).expand(-1, shared), rest.attention_mask], dim=-1)
-    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
-                use_cache=True, output_hidden_states=True, logits_to_keep=1)
+    out = model(
+        input_ids=ids,
+        attention_mask=mask,
+        position_ids=positions,
+        past_key_values=cache,
+        use_cache=True,
+        output_hidden_states=True,
+        logits_to_keep=1,
+    )
     # With device_map="auto" layers live on several devices: gather everything on the input's device.
     hidden = torch.stack([h[:, -1, :].to(ids.device) for h in out.hidden_states], dim=1).float()
-    return _Prefill(cache=out.past_key_values, attention_mask=mask, last_position=positions[:, -1],
-                    next_logits=out.logits[:, -1, :].float().to(ids.device), hidden=hidden)
+    return _Prefill(
+        cache=out.past_key_values,
+        attention_mask=mask,
+        last_position=positions[:, -1],
+        next_logits=out.logits[:, -1, :].float().to(ids.device),
+        hidden=hidden,
+    )
 
 
 def shared_prefix_length(model: PreTrainedModel, prompts: Sequence[Sequence[int]]) -> int:
@@ -191,23 +212,29 @@ def _has_sliding_layers(model: PreTrainedModel) -> bool:
     text_config = model.config.get_text_config(decoder=True)
     layer_types = getattr(text_config, "layer_types", None) or ["full_attention"]
     return any(kind != "full_attention" for kind in layer_types) or bool(
-        getattr(text_config, "use_sliding_window", False) and getattr(text_config, "sliding_window", None))
+        getattr(text_config, "use_sliding_window", False) and getattr(text_config, "sliding_window", None)
+    )
 
 
 def _prefix_cache(model: PreTrainedModel, prefix: Sequence[int], batch: int) -> DynamicCache:
     """The KV cache of ``prefix`` read once, repeated ``batch`` times along the batch dimension."""
     device = model.device
     cache = DynamicCache(config=model.config)
-    model(input_ids=torch.tensor([list(prefix)], device=device),
-          attention_mask=torch.ones((1, len(prefix)), dtype=torch.long, device=device),
-          position_ids=torch.arange(len(prefix), device=device)[None, :], past_key_values=cache,
-          use_cache=True, logits_to_keep=1)
+    model(
+        input_ids=torch.tensor([list(prefix)], device=device),
+        attention_mask=torch.ones((1, len(prefix)), dtype=torch.long, device=device),
+        position_ids=torch.arange(len(prefix), device=device)[None, :],
+        past_key_values=cache,
+        use_cache=True,
+        logits_to_keep=1,
+    )
     cache.batch_repeat_interleave(batch)
     return cache
 
 
-def _greedy_decode(model: PreTrainedModel, state: _Prefill, *, max_new_tokens: int,
-                   eos_ids: frozenset[int]) -> _Decoded:
+def _greedy_decode(
+    model: PreTrainedModel, state: _Prefill, *, max_new_tokens: int, eos_ids: frozenset[int]
+) -> _Decoded:
     """Greedy decoding from the prefilled cache (mutates ``state.cache``).
 
     A row that emits an end-of-sequence token leaves the batch: its cache rows, mask and position are
@@ -234,8 +261,13 @@ def _greedy_decode(model: PreTrainedModel, state: _Prefill, *, max_new_tokens: i
             rows = [rows[i] for i in keep.tolist()]
         mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
         position = position + 1
-        out = model(input_ids=token[:, None], attention_mask=mask, position_ids=position[:, None],
-                    past_key_values=state.cache, use_cache=True)
+        out = model(
+            input_ids=token[:, None],
+            attention_mask=mask,
+            position_ids=position[:, None],
+            past_key_values=state.cache,
+            use_cache=True,
+        )
         logits = out.logits[:, -1, :].float().to(device)
     return _split_responses(generated, eos_ids)
 
@@ -251,8 +283,13 @@ def _split_responses(generated: list[list[int]], eos_ids: frozenset[int]) -> _De
     return _Decoded(response_ids=responses, finished=finished)
 
 
-def _score_baselines(model: PreTrainedModel, state: _Prefill, cache: DynamicCache,
-                     baselines: Sequence[Sequence[int]], pad_id: int) -> list[_Scores]:
+def _score_baselines(
+    model: PreTrainedModel,
+    state: _Prefill,
+    cache: DynamicCache,
+    baselines: Sequence[Sequence[int]],
+    pad_id: int,
+) -> list[_Scores]:
     """Teacher-force each row's y_0 through its own copy of the prompt cache in one forward call."""
     width = max((len(b) for b in baselines), default=0)
     if width == 0:
@@ -262,16 +299,25 @@ def _score_baselines(model: PreTrainedModel, state: _Prefill, cache: DynamicCach
     ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
     y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
     positions = state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :]
-    out = model(input_ids=ids, attention_mask=torch.cat([state.attention_mask, y_mask], dim=-1),
-                position_ids=positions, past_key_values=cache, use_cache=True)
-    return [_row_scores(_predicting(state.next_logits[row], out.logits[row], len(b)), ids[row, :len(b)])
-            if b else _EMPTY_Y0 for row, b in enumerate(baselines)]
+    out = model(
+        input_ids=ids,
+        attention_mask=torch.cat([state.attention_mask, y_mask], dim=-1),
+        position_ids=positions,
+        past_key_values=cache,
+        use_cache=True,
+    )
+    return [
+        _row_scores(_predicting(state.next_logits[row], out.logits[row], len(b)), ids[row, : len(b)])
+        if b
+        else _EMPTY_Y0
+        for row, b in enumerate(baselines)
+    ]
 
 
 def _predicting(first: torch.Tensor, continued: torch.Tensor, length: int) -> torch.Tensor:
     """float32 [length, vocab]: row j predicts y_0[j] -- the prompt's last position for j = 0, else
     y_0's position j - 1. Built per row so a batch never holds [batch, len(y_0), vocab] in float32."""
-    rest = continued[:length - 1].float().to(first.device)
+    rest = continued[: length - 1].float().to(first.device)
     return torch.cat([first[None, :], rest], dim=0)
 
 
@@ -288,7 +334,12 @@ def _row_scores(logits: torch.Tensor, targets: torch.Tensor) -> _Scores:
 def _raw_output(decoded: _Decoded, scores: list[_Scores] | None, hidden: np.ndarray, row: int) -> RawOutput:
     """Assemble one row's :class:`RawOutput`."""
     score = _NOT_SCORED if scores is None else scores[row]
-    return RawOutput(response_ids=decoded.response_ids[row], finished=decoded.finished[row],
-                     logprob_sum=score.logprob_sum, logprob_mean=score.logprob_mean,
-                     entropy_mean=score.entropy_mean, scored_tokens=score.scored_tokens,
-                     hidden=np.ascontiguousarray(hidden[row], dtype=np.float32))
+    return RawOutput(
+        response_ids=decoded.response_ids[row],
+        finished=decoded.finished[row],
+        logprob_sum=score.logprob_sum,
+        logprob_mean=score.logprob_mean,
+        entropy_mean=score.entropy_mean,
+        scored_tokens=score.scored_tokens,
+        hidden=np.ascontiguousarray(hidden[row], dtype=np.float32),
+    )

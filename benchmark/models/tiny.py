@@ -36,11 +36,16 @@ def tiny_tokenizer() -> PreTrainedTokenizerFast:
     bpe = Tokenizer(models.BPE(unk_token=None))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=384, special_tokens=SPECIALS, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=384,
+        special_tokens=SPECIALS,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     bpe.train_from_iterator(_CORPUS, trainer=trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<|pad|>", eos_token="<|im_end|>",
-                                  bos_token=None, unk_token=None)
+    tok = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+        tokenizer_object=bpe, pad_token="<|pad|>", eos_token="<|im_end|>", bos_token=None, unk_token=None
+    )
     tok.chat_template = _CHAT_TEMPLATE
     tok.padding_side = "left"
     return tok
@@ -50,11 +55,19 @@ def tiny_llama(seed: int = 0, *, layers: int = 2, hidden: int = 64) -> LlamaForC
     """A randomly initialised Llama sized for unit tests (float32, eval mode, ~0.1 M parameters)."""
     tok = tiny_tokenizer()
     config = LlamaConfig(
-        vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=None,
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=hidden * 2,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
         tie_word_embeddings=True,
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
-    return model.eval()
+    model.eval()  # type: ignore[no-untyped-call]  # transformers' Module.eval is untyped
+    return model

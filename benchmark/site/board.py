@@ -28,6 +28,7 @@ class CellKey(NamedTuple):
     dataset: str
     measure: str
 
+
 ALL = "all"
 """Pseudo-dataset pooling every item of every dataset."""
 
@@ -39,7 +40,8 @@ class Board:
     data: dict[str, Any]
     """the whole JSON object."""
     _indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], list[Row]]] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     """``(table, fields)`` -> rows by the values of those fields; filled on first lookup."""
 
     @property
@@ -113,17 +115,59 @@ LEADERBOARD_LIMIT = 64 << 20
 _FIX = "run `sago analyze` to rewrite it"
 # Top-level keys the site cannot do without, and the type each must have.
 _REQUIRED: dict[str, type | tuple[type, ...]] = {
-    "schema_version": int, "set": str, "version": str, "models": list, "datasets": list, "measures": list,
-    "epsilons": list, "primary_epsilon": (int, float), "markers": list,
+    "schema_version": int,
+    "set": str,
+    "version": str,
+    "models": list,
+    "datasets": list,
+    "measures": list,
+    "epsilons": list,
+    "primary_epsilon": (int, float),
+    "markers": list,
 }
 _LISTS = frozenset({"datasets", "families", "epsilons", "headline_measures"})
 """top-level lists of plain values; every other list is a table of row objects."""
-_TABLES = frozenset({"models", "measures", "markers", "cells", "per_family", "noise_floor", "accuracy",
-                     "pairwise", "friedman", "kendall_tau", "kendall_w", "reversals", "independence", "pareto"})
+_TABLES = frozenset(
+    {
+        "models",
+        "measures",
+        "markers",
+        "cells",
+        "per_family",
+        "noise_floor",
+        "accuracy",
+        "pairwise",
+        "friedman",
+        "kendall_tau",
+        "kendall_w",
+        "reversals",
+        "independence",
+        "pareto",
+    }
+)
 # Row fields that name things (lookups and file names use them): text, or null where not applicable.
-_NAME_FIELDS = frozenset({"model", "dataset", "measure", "family", "control", "scope", "measure_a", "measure_b",
-                          "model_a", "model_b", "dataset_a", "dataset_b", "slug", "status", "name", "axis",
-                          "symbol", "marker"})
+_NAME_FIELDS = frozenset(
+    {
+        "model",
+        "dataset",
+        "measure",
+        "family",
+        "control",
+        "scope",
+        "measure_a",
+        "measure_b",
+        "model_a",
+        "model_b",
+        "dataset_a",
+        "dataset_b",
+        "slug",
+        "status",
+        "name",
+        "axis",
+        "symbol",
+        "marker",
+    }
+)
 
 
 def read_board(path: Path) -> Board:
@@ -134,14 +178,18 @@ def read_board(path: Path) -> Board:
     data = load_json_object(path, limit=LEADERBOARD_LIMIT, fix=_FIX)
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version > LEADERBOARD_SCHEMA_VERSION:
-        raise SagoError(f"{path}: schema_version {version!r} is not one this site reads "
-                        f"(≤ {LEADERBOARD_SCHEMA_VERSION}); update sago-bench")
+        raise SagoError(
+            f"{path}: schema_version {version!r} is not one this site reads "
+            f"(≤ {LEADERBOARD_SCHEMA_VERSION}); update sago-bench"
+        )
     _check_shape(path, data)
     for slug in _slugs(data["models"]):
         check_slug(slug)
     for model in data["models"]:
         if model.get("status") not in ("complete", "pending"):
-            raise FileProblem(path, f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'", _FIX)
+            raise FileProblem(
+                path, f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'", _FIX
+            )
     for dataset in data["datasets"]:
         check_name(dataset, "dataset")
     check_name(data["set"], "variant set")
@@ -168,7 +216,9 @@ def _check_shape(path: Path, data: dict[str, Any]) -> None:
 
 def _check_row(path: Path, table: str, row: Any) -> None:
     if not isinstance(row, dict):
-        raise FileProblem(path, f"leaderboard table {table!r} holds a {type(row).__name__}, not a row object", _FIX)
+        raise FileProblem(
+            path, f"leaderboard table {table!r} holds a {type(row).__name__}, not a row object", _FIX
+        )
     for name in _NAME_FIELDS.intersection(row):
         if not isinstance(row[name], str | None):
             raise FileProblem(path, f"leaderboard table {table!r}: field {name!r} is not text", _FIX)

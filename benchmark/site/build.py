@@ -63,8 +63,10 @@ class BuildReport:
     def line(self) -> str:
         """One-line summary for the CLI."""
         name, size = self.largest_page
-        return (f"{self.pages} pages, {self.total_bytes / 1024:.0f} KiB in all; "
-                f"largest page {name} ({size / 1024:.0f} KiB)")
+        return (
+            f"{self.pages} pages, {self.total_bytes / 1024:.0f} KiB in all; "
+            f"largest page {name} ({size / 1024:.0f} KiB)"
+        )
 
 
 @dataclass
@@ -77,8 +79,9 @@ class _Writer:
     pages: list[str] = field(default_factory=list)
 
     def page(self, path: str, template: str, **context: Any) -> None:
-        html = self.env.get_template(template).render(**self.common, **context, root=root_of(path),
-                                                      current=path)
+        html = self.env.get_template(template).render(
+            **self.common, **context, root=root_of(path), current=path
+        )
         target = self.out / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(html, encoding="utf-8")
@@ -96,10 +99,16 @@ def build_site(inputs: SiteInputs, out: Path, *, progress: bool = True) -> Build
     staging = _prepare(out)
     board = inputs.board
     version = str(board.data.get("generator", {}).get("version", ""))
-    writer = _Writer(staging, {"board": board, "set": board.data.get("set", ""),
-                               "version": board.data.get("version", ""),
-                               "header": run_header(board, read_runs(board, inputs.submissions_root)),
-                               "cite": Citation(inputs.repo_url, version)})
+    writer = _Writer(
+        staging,
+        {
+            "board": board,
+            "set": board.data.get("set", ""),
+            "version": board.data.get("version", ""),
+            "header": run_header(board, read_runs(board, inputs.submissions_root)),
+            "cite": Citation(inputs.repo_url, version),
+        },
+    )
     try:
         set_dir = inputs.variants.path if inputs.variants else None
         downloads = copy_downloads(board, inputs.submissions_root, set_dir, staging)
@@ -128,16 +137,36 @@ def _copy_static(site: Path) -> None:
 def _summary_pages(writer: _Writer, inputs: SiteInputs, downloads: list[Download]) -> None:
     board = inputs.board
     manifest = inputs.variants.manifest if inputs.variants else None
-    writer.page("index.html", "overview.html.j2", title="Overview", headline=findings.headline(board),
-                grid=findings.grid(board))
-    writer.page("reversals.html", "reversals.html.j2", title="Ranking reversals",
-                heatmaps=views.tau_heatmaps(board), no_tau=views.measures_without_tau(board),
-                reversals=findings.reversals(board))
-    writer.page("axes.html", "axes.html.j2", title="Axes", independence=views.independence_heatmap(board),
-                pareto=views.pareto_plot(board), pareto_sentence=views.pareto_sentence(board))
+    writer.page(
+        "index.html",
+        "overview.html.j2",
+        title="Overview",
+        headline=findings.headline(board),
+        grid=findings.grid(board),
+    )
+    writer.page(
+        "reversals.html",
+        "reversals.html.j2",
+        title="Ranking reversals",
+        heatmaps=views.tau_heatmaps(board),
+        no_tau=views.measures_without_tau(board),
+        reversals=findings.reversals(board),
+    )
+    writer.page(
+        "axes.html",
+        "axes.html.j2",
+        title="Axes",
+        independence=views.independence_heatmap(board),
+        pareto=views.pareto_plot(board),
+        pareto_sentence=views.pareto_sentence(board),
+    )
     writer.page("models.html", "models.html.j2", title="Models")
-    writer.page("datasets.html", "datasets.html.j2", title="Datasets",
-                infos={d: views.dataset_info(manifest, d) for d in board.datasets})
+    writer.page(
+        "datasets.html",
+        "datasets.html.j2",
+        title="Datasets",
+        infos={d: views.dataset_info(manifest, d) for d in board.datasets},
+    )
     writer.page("methodology.html", "methodology.html.j2", title="Methodology")
     writer.page("submit.html", "submit.html.j2", title="Submit a model")
     writer.page("downloads.html", "downloads.html.j2", title="Downloads", downloads=downloads)
@@ -147,25 +176,45 @@ def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[st
     board = inputs.board
     for model in board.models:
         slug = model["slug"]
-        writer.page(f"models/{slug}.html", "model.html.j2", title=model.get("name") or slug, model=model,
-                    profile=views.profile_plot(board, slug) if model.get("status") == "complete" else None)
+        writer.page(
+            f"models/{slug}.html",
+            "model.html.j2",
+            title=model.get("name") or slug,
+            model=model,
+            profile=views.profile_plot(board, slug) if model.get("status") == "complete" else None,
+        )
     manifest = inputs.variants.manifest if inputs.variants else None
     for dataset in board.datasets:
-        writer.page(f"datasets/{dataset}.html", "dataset.html.j2", title=dataset, dataset=dataset,
-                    tables=views.axis_tables(board, dataset), by_rank=views.cells_by_rank,
-                    info=views.dataset_info(manifest, dataset), example=next(iter(items.get(dataset, [])), None),
-                    grid_row=[findings.grid_cell(board, dataset, t.axis) for t in views.axis_tables(board, dataset)])
+        writer.page(
+            f"datasets/{dataset}.html",
+            "dataset.html.j2",
+            title=dataset,
+            dataset=dataset,
+            tables=views.axis_tables(board, dataset),
+            by_rank=views.cells_by_rank,
+            info=views.dataset_info(manifest, dataset),
+            example=next(iter(items.get(dataset, [])), None),
+            grid_row=[findings.grid_cell(board, dataset, t.axis) for t in views.axis_tables(board, dataset)],
+        )
 
 
 def _compare_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
     board = inputs.board
     ranks = {(d, item.item_id): item.rank for d, found in items.items() for item in found}
     per_item = {m["slug"]: _per_item(inputs, m["slug"]) for m in board.complete}
-    comparisons = [views.comparison(board, a, b, per_item[a], per_item[b], ranks) for a, b in views.model_pairs(board)]
-    writer.page("compare/index.html", "compare_index.html.j2", title="Compare two models", comparisons=comparisons)
+    comparisons = [
+        views.comparison(board, a, b, per_item[a], per_item[b], ranks) for a, b in views.model_pairs(board)
+    ]
+    writer.page(
+        "compare/index.html", "compare_index.html.j2", title="Compare two models", comparisons=comparisons
+    )
     for pair in comparisons:
-        writer.page(f"compare/{pair.page}", "compare.html.j2",
-                    title=f"{board.name(pair.slug_a)} vs {board.name(pair.slug_b)}", pair=pair)
+        writer.page(
+            f"compare/{pair.page}",
+            "compare.html.j2",
+            title=f"{board.name(pair.slug_a)} vs {board.name(pair.slug_b)}",
+            pair=pair,
+        )
 
 
 def _per_item(inputs: SiteInputs, slug: str) -> list[Row]:
@@ -181,21 +230,37 @@ def _per_item(inputs: SiteInputs, slug: str) -> list[Row]:
 
 def _all_items(inputs: SiteInputs, *, progress: bool) -> dict[str, list[ItemView]]:
     datasets = _browser_datasets(inputs)
-    return {dataset: _dataset_items(inputs, dataset)
-            for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets)}
+    return {
+        dataset: _dataset_items(inputs, dataset)
+        for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets)
+    }
 
 
 def _item_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
     for dataset, found in items.items():
-        writer.page(f"items/{dataset}/index.html", "items_dataset.html.j2", title=f"Items: {dataset}",
-                    dataset=dataset, items=found)
+        writer.page(
+            f"items/{dataset}/index.html",
+            "items_dataset.html.j2",
+            title=f"Items: {dataset}",
+            dataset=dataset,
+            items=found,
+        )
         for index, item in enumerate(found):
-            writer.page(f"items/{dataset}/{item.rank}.html", "item.html.j2",
-                        title=f"{dataset} item {item.rank}", item=item,
-                        previous=found[index - 1] if index else None,
-                        next=found[index + 1] if index + 1 < len(found) else None)
-    writer.page("items/index.html", "items_index.html.j2", title="Item browser",
-                counts={d: len(found) for d, found in items.items()}, has_variants=inputs.variants is not None)
+            writer.page(
+                f"items/{dataset}/{item.rank}.html",
+                "item.html.j2",
+                title=f"{dataset} item {item.rank}",
+                item=item,
+                previous=found[index - 1] if index else None,
+                next=found[index + 1] if index + 1 < len(found) else None,
+            )
+    writer.page(
+        "items/index.html",
+        "items_index.html.j2",
+        title="Item browser",
+        counts={d: len(found) for d, found in items.items()},
+        has_variants=inputs.variants is not None,
+    )
 
 
 def _browser_datasets(inputs: SiteInputs) -> list[str]:
@@ -215,8 +280,7 @@ def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
     board = inputs.board
     results: dict[str, ModelResults] = {}
     for model in board.complete:
-        folder = results_dir(model["slug"], board.data["set"], board.data["version"],
-                             inputs.submissions_root)
+        folder = results_dir(model["slug"], board.data["set"], board.data["version"], inputs.submissions_root)
         found = read_model_results(folder, dataset)
         if len(found.records):
             results[model["slug"]] = found

@@ -42,13 +42,16 @@ class Citation:
     def bibtex(self) -> str:
         """BibTeX entries for the paper and for this benchmark."""
         authors = " and ".join(PAPER_AUTHORS)
-        return (f"@misc{{omar2026sago,\n  title         = {{{{SAGO}}: Stability-Aware Generalization Objective}},\n"
-                f"  author        = {{{authors}}},\n  year          = {{2026}},\n"
-                f"  eprint        = {{{ARXIV_ID}}},\n  archivePrefix = {{arXiv}},\n"
-                f"  url           = {{{self.paper_url}}}\n}}\n"
-                f"@misc{{sagobench,\n  title         = {{sago-bench: a leaderboard of prompt stability}},\n"
-                f"  year          = {{2026}},\n  note          = {{version {self.version}}},\n"
-                f"  howpublished  = {{\\url{{{self.repo_url.rstrip('/')}}}}}\n}}")
+        return (
+            "@misc{omar2026sago,\n"
+            "  title         = {{SAGO}: Stability-Aware Generalization Objective},\n"
+            f"  author        = {{{authors}}},\n  year          = {{2026}},\n"
+            f"  eprint        = {{{ARXIV_ID}}},\n  archivePrefix = {{arXiv}},\n"
+            f"  url           = {{{self.paper_url}}}\n}}\n"
+            f"@misc{{sagobench,\n  title         = {{sago-bench: a leaderboard of prompt stability}},\n"
+            f"  year          = {{2026}},\n  note          = {{version {self.version}}},\n"
+            f"  howpublished  = {{\\url{{{self.repo_url.rstrip('/')}}}}}\n}}"
+        )
 
 
 def check_repo_url(url: str) -> str:

@@ -26,19 +26,55 @@ def leaderboard() -> None:
 @leaderboard.command("build")
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version.")
-@click.option("--input", "input_path", type=click.Path(path_type=Path), default=LEADERBOARD_DIR / LEADERBOARD_FILE,
-              show_default=f"leaderboard/{LEADERBOARD_FILE}", help="Leaderboard written by `sago analyze`.")
-@click.option("--out", type=click.Path(path_type=Path), default=LEADERBOARD_DIR / "site",
-              show_default="leaderboard/site", help="Folder to write (replaced if an earlier build made it).")
-@click.option("--submissions", "submissions_root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR,
-              show_default="submissions", help="Submissions folder (records for the item browser).")
-@click.option("--variants", "variants_root", type=click.Path(path_type=Path), default=VARIANTS_DIR,
-              show_default="variants", help="Folder of frozen variant sets.")
-@click.option("--repo-url", default=DEFAULT_REPO_URL, show_default=True, envvar="SAGO_REPO_URL",
-              help="Repository the site links to (source, Submit page, BibTeX); env SAGO_REPO_URL.")
+@click.option(
+    "--input",
+    "input_path",
+    type=click.Path(path_type=Path),
+    default=LEADERBOARD_DIR / LEADERBOARD_FILE,
+    show_default=f"leaderboard/{LEADERBOARD_FILE}",
+    help="Leaderboard written by `sago analyze`.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=LEADERBOARD_DIR / "site",
+    show_default="leaderboard/site",
+    help="Folder to write (replaced if an earlier build made it).",
+)
+@click.option(
+    "--submissions",
+    "submissions_root",
+    type=click.Path(path_type=Path),
+    default=SUBMISSIONS_DIR,
+    show_default="submissions",
+    help="Submissions folder (records for the item browser).",
+)
+@click.option(
+    "--variants",
+    "variants_root",
+    type=click.Path(path_type=Path),
+    default=VARIANTS_DIR,
+    show_default="variants",
+    help="Folder of frozen variant sets.",
+)
+@click.option(
+    "--repo-url",
+    default=DEFAULT_REPO_URL,
+    show_default=True,
+    envvar="SAGO_REPO_URL",
+    help="Repository the site links to (source, Submit page, BibTeX); env SAGO_REPO_URL.",
+)
 @click.pass_context
-def build(ctx: click.Context, set_name: str, version: str, input_path: Path, out: Path,
-          submissions_root: Path, variants_root: Path, repo_url: str) -> None:
+def build(
+    ctx: click.Context,
+    set_name: str,
+    version: str,
+    input_path: Path,
+    out: Path,
+    submissions_root: Path,
+    variants_root: Path,
+    repo_url: str,
+) -> None:
     """Build the static site; works with no evaluated model (everyone pending)."""
     check_name(set_name, "variant set")
     check_name(version, "version")
@@ -59,8 +95,10 @@ def build(ctx: click.Context, set_name: str, version: str, input_path: Path, out
         report = build_site(SiteInputs(board, submissions_root, variants, repo_url), out)
     except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
         # read_board checks the shape the site needs; this names a row it did not foresee.
-        raise SagoError(f"{input_path}: the leaderboard lacks a value the site needs "
-                        f"({type(err).__name__}: {str(err)[:120]}); run `sago analyze` to rewrite it") from None
+        raise SagoError(
+            f"{input_path}: the leaderboard lacks a value the site needs "
+            f"({type(err).__name__}: {str(err)[:120]}); run `sago analyze` to rewrite it"
+        ) from None
     click.echo(f"wrote {out}: {report.line()}")
 
 
@@ -73,19 +111,27 @@ def _check_out(out: Path) -> None:
 
 def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> Board:
     if not path.exists():
-        click.echo(f"note: {path} does not exist; every submission is shown as pending "
-                   "(run `sago analyze` after evaluating)", err=True)
+        click.echo(
+            f"note: {path} does not exist; every submission is shown as pending "
+            "(run `sago analyze` after evaluating)",
+            err=True,
+        )
         return pending_board(set_name, version, submissions_root)
     board = read_board(path)
     if (board.data["set"], board.data["version"]) != (set_name, version):
-        click.echo(f"note: {path} is for {board.data['set']}/{board.data['version']}, "
-                   f"not {set_name}/{version}; rendering what it holds", err=True)
+        click.echo(
+            f"note: {path} is for {board.data['set']}/{board.data['version']}, "
+            f"not {set_name}/{version}; rendering what it holds",
+            err=True,
+        )
     return board
 
 
 def _variants(set_name: str, version: str, root: Path) -> VariantSet:
-    """The verified set; a missing or corrupt one is an error (the site would lose its prompts and downloads)."""
+    """The verified set; a missing or corrupt one is an error (the site would lose prompts and downloads)."""
     if not set_dir(set_name, version, root).is_dir():
-        raise SagoError(f"variant set {set_name}/{version} not found under {root}; fetch it with "
-                        "`sago variants download` or pass --variants")
+        raise SagoError(
+            f"variant set {set_name}/{version} not found under {root}; fetch it with "
+            "`sago variants download` or pass --variants"
+        )
     return load_variant_set(set_name, version, root)

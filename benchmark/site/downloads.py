@@ -40,8 +40,9 @@ class Download:
     """hex digest, so a download can be verified."""
 
 
-def copy_downloads(board: Board, submissions_root: Path, variants_dir: Path | None,
-                   site: Path) -> list[Download]:
+def copy_downloads(
+    board: Board, submissions_root: Path, variants_dir: Path | None, site: Path
+) -> list[Download]:
     """Copy every downloadable file under ``site/downloads/`` and describe it.
 
     Args:
@@ -59,9 +60,28 @@ def copy_downloads(board: Board, submissions_root: Path, variants_dir: Path | No
     return found
 
 
-CSV_COLUMNS = ("model", "model_name", "dataset", "axis", "measure", "measure_name", "n_items", "sgs", "ci_low",
-               "ci_high", "sgs_extended", "noise_floor", "rank", "rank_low", "rank_high", "tie_group", "epsilon", "p_t",
-               "p_holm", "verdict")
+CSV_COLUMNS = (
+    "model",
+    "model_name",
+    "dataset",
+    "axis",
+    "measure",
+    "measure_name",
+    "n_items",
+    "sgs",
+    "ci_low",
+    "ci_high",
+    "sgs_extended",
+    "noise_floor",
+    "rank",
+    "rank_low",
+    "rank_high",
+    "tie_group",
+    "epsilon",
+    "p_t",
+    "p_holm",
+    "verdict",
+)
 """Columns of ``cells.csv``: one row per (model, dataset, measure) cell, the test at the primary ε (``p_holm``
 and ``verdict`` corrected, ``p_t`` uncorrected)."""
 
@@ -83,10 +103,21 @@ def cells_csv(board: Board) -> str:
     for cell in board.rows("cells"):
         test: dict[str, Any] = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
         holm = test.get("significant_holm")
-        verdict = test.get("verdict") or ("" if holm is None else "significant" if holm else "not significant")
-        writer.writerow({**cell, **test, "model_name": board.name(cell["model"]), "axis": axes.get(cell["measure"], ""),
-                         "measure_name": measure_label(cell["measure"]), "epsilon": eps, "verdict": verdict,
-                         "sgs_extended": (cell.get("extended") or {}).get("sgs")})
+        verdict = test.get("verdict") or (
+            "" if holm is None else "significant" if holm else "not significant"
+        )
+        writer.writerow(
+            {
+                **cell,
+                **test,
+                "model_name": board.name(cell["model"]),
+                "axis": axes.get(cell["measure"], ""),
+                "measure_name": measure_label(cell["measure"]),
+                "epsilon": eps,
+                "verdict": verdict,
+                "sgs_extended": (cell.get("extended") or {}).get("sgs"),
+            }
+        )
     return buffer.getvalue()
 
 
@@ -94,13 +125,22 @@ def _write_tables(board: Board, site: Path) -> list[Download]:
     """``leaderboard.json`` (as read) and ``cells.csv`` under ``downloads/``."""
     folder = site / "downloads"
     folder.mkdir(parents=True, exist_ok=True)
-    texts = {LEADERBOARD_FILE: json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-             "cells.csv": cells_csv(board)}
+    texts = {
+        LEADERBOARD_FILE: json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+        "cells.csv": cells_csv(board),
+    }
     found = []
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
-        found.append(Download("leaderboard", name, f"downloads/{name}", (folder / name).stat().st_size,
-                              sha256_file(folder / name)))
+        found.append(
+            Download(
+                "leaderboard",
+                name,
+                f"downloads/{name}",
+                (folder / name).stat().st_size,
+                sha256_file(folder / name),
+            )
+        )
     return found
 
 

@@ -24,7 +24,12 @@ from benchmark.site.labels import axis_label, measure_label
 ALPHA = 0.05
 """Significance level of every verdict (on corrected p-values)."""
 STEADIER, NO_DIFFERENCE, NOT_TESTABLE, MIXED, NO_DATA = (
-    "steadier", "no significant difference", "not testable", "mixed", "no data")
+    "steadier",
+    "no significant difference",
+    "not testable",
+    "mixed",
+    "no data",
+)
 
 
 @dataclass(frozen=True)
@@ -101,8 +106,11 @@ def _corrected_p(row: Row) -> float | None:
 def _testable(row: Row) -> bool:
     # `testable` / verdict "not testable" (too few items for the test to reach alpha) are written by
     # `sago analyze` where the schema has them; without them a comparison with a p-value counts as testable.
-    return (bool(row.get("testable", True)) and row.get("verdict") != NOT_TESTABLE
-            and _corrected_p(row) is not None)
+    return (
+        bool(row.get("testable", True))
+        and row.get("verdict") != NOT_TESTABLE
+        and _corrected_p(row) is not None
+    )
 
 
 def alpha(board: Board) -> float:
@@ -115,8 +123,8 @@ def _most_stable(board: Board, dataset: str, measure: str) -> str | None:
     cells = [c for c in board.rows("cells", dataset=dataset, measure=measure) if c.get("sgs") is not None]
     if not cells:
         return None
-    return min(cells, key=lambda c: (c["rank"] if c.get("rank") is not None else 1e9, c["sgs"], c["model"]))[
-        "model"]
+    best = min(cells, key=lambda c: (c["rank"] if c.get("rank") is not None else 1e9, c["sgs"], c["model"]))
+    return str(best["model"])
 
 
 def pair_verdict(row: Row | None, level: float = ALPHA) -> tuple[str, str | None]:
@@ -144,8 +152,11 @@ def verdict(board: Board, dataset: str, measure: str) -> Verdict:
     significant (corrected p < ``ALPHA``) in its favour.
     """
     candidate = _most_stable(board, dataset, measure)
-    pairs = [r for r in board.rows("pairwise", dataset=dataset, measure=measure)
-             if candidate in (r["model_a"], r["model_b"])]
+    pairs = [
+        r
+        for r in board.rows("pairwise", dataset=dataset, measure=measure)
+        if candidate in (r["model_a"], r["model_b"])
+    ]
     if candidate is None or not pairs:
         return Verdict(dataset, measure, NO_DATA, None, None, None)
     ps = [_corrected_p(r) for r in pairs]
@@ -178,12 +189,16 @@ def grid_cell(board: Board, dataset: str, axis: str) -> GridCell:
         return GridCell(dataset, axis, main.status, main.leader, wins if main.leader else 0, verdicts)
     leaders = Counter(v.leader for v in verdicts if v.status == STEADIER)
     if len(leaders) == 1:
-        (leader, wins), = leaders.items()
+        ((leader, wins),) = leaders.items()
         return GridCell(dataset, axis, STEADIER, leader, wins, verdicts)
     if leaders:
         return GridCell(dataset, axis, MIXED, None, 0, verdicts)
     statuses = {v.status for v in verdicts}
-    status = NO_DIFFERENCE if NO_DIFFERENCE in statuses else (NOT_TESTABLE if NOT_TESTABLE in statuses else NO_DATA)
+    status = (
+        NO_DIFFERENCE
+        if NO_DIFFERENCE in statuses
+        else (NOT_TESTABLE if NOT_TESTABLE in statuses else NO_DATA)
+    )
     return GridCell(dataset, axis, status, None, 0, verdicts)
 
 
@@ -216,10 +231,22 @@ def reversals(board: Board) -> list[Reversal]:
         # steadier one's, so its interval is the diff's interval with the sign flipped where a leads
         first, second = (a, b) if diff_a < 0 else (b, a)
         flip = -1.0 if diff_a < 0 else 1.0
-        told.append(Reversal(row["measure"], first, second, row["dataset_a"], row["dataset_b"], abs(diff_a),
-                             abs(diff_b), bool(row.get("significant")), _testable_reversal(row),
-                             _interval(row.get("ci_low_a"), row.get("ci_high_a"), flip),
-                             _interval(row.get("ci_low_b"), row.get("ci_high_b"), -flip), row))
+        told.append(
+            Reversal(
+                row["measure"],
+                first,
+                second,
+                row["dataset_a"],
+                row["dataset_b"],
+                abs(diff_a),
+                abs(diff_b),
+                bool(row.get("significant")),
+                _testable_reversal(row),
+                _interval(row.get("ci_low_a"), row.get("ci_high_a"), flip),
+                _interval(row.get("ci_low_b"), row.get("ci_high_b"), -flip),
+                row,
+            )
+        )
     return sorted(told, key=lambda r: (not r.significant, not r.testable, -min(r.gap_first, r.gap_second)))
 
 
@@ -227,15 +254,17 @@ def reversal_sentence(board: Board, reversal: Reversal) -> str:
     """One reversal as a sentence a newcomer can read.
 
     >>> b = Board({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}]})
-    >>> r = Reversal("entropy", "a", "b", "gsm8k", "jeopardy", 0.0059, 0.0144, True, True, (None, None), (None, None),
-    ...              {})
+    >>> r = Reversal("entropy", "a", "b", "gsm8k", "jeopardy", 0.0059, 0.0144, True, True,
+    ...              (None, None), (None, None), {})
     >>> reversal_sentence(b, r)
     'On next-token entropy, A is steadier on gsm8k and B on jeopardy.'
     """
     label = measure_label(reversal.measure)
     label = label[0].lower() + label[1:] if label[:2] != label[:2].upper() else label
-    return (f"On {label}, {board.name(reversal.first)} is steadier on {reversal.dataset_first} and "
-            f"{board.name(reversal.second)} on {reversal.dataset_second}.")
+    return (
+        f"On {label}, {board.name(reversal.first)} is steadier on {reversal.dataset_first} and "
+        f"{board.name(reversal.second)} on {reversal.dataset_second}."
+    )
 
 
 def _names(board: Board, slugs: Sequence[str]) -> str:
@@ -249,30 +278,49 @@ def _count(n: int, word: str) -> str:
 
 def _instability_sentence(board: Board) -> str | None:
     eps = board.data.get("primary_epsilon")
-    tested = [t for c in board.rows("cells") if c["dataset"] != ALL
-              for t in c.get("tests", []) if t.get("epsilon") == eps and t.get("significant_holm") is not None]
+    tested = [
+        t
+        for c in board.rows("cells")
+        if c["dataset"] != ALL
+        for t in c.get("tests", [])
+        if t.get("epsilon") == eps and t.get("significant_holm") is not None
+    ]
     if not tested:
         return None
     above = sum(bool(t["significant_holm"]) for t in tested)
-    return (f"Instability is significantly above the threshold ε = {eps} (one-sided tests, Holm-corrected) in "
-            f"{above} of the {len(tested)} model × dataset × measure cells.")
+    return (
+        f"Instability is significantly above the threshold ε = {eps} (one-sided tests, Holm-corrected) in "
+        f"{above} of the {len(tested)} model × dataset × measure cells."
+    )
 
 
 def _grid_sentences(board: Board, cells: list[GridCell]) -> list[str]:
     wins = Counter(c.leader for c in cells if c.status == STEADIER and c.leader)
     other = Counter(c.status for c in cells if c.status not in (STEADIER, NO_DATA))
-    rest = ", ".join(f"{n} show {status}" if status == NO_DIFFERENCE else f"{n} are {status}"
-                     for status, n in sorted(other.items(), key=lambda kv: -kv[1]))
+    rest = ", ".join(
+        f"{n} show {status}" if status == NO_DIFFERENCE else f"{n} are {status}"
+        for status, n in sorted(other.items(), key=lambda kv: -kv[1])
+    )
     ns = sorted({v.n_items for c in cells for v in c.verdicts if v.n_items is not None})
-    items = "" if not ns else f", with {ns[0]} items per dataset" if len(ns) == 1 else f", with {ns[0]}–{ns[-1]} items"
+    items = (
+        ""
+        if not ns
+        else f", with {ns[0]} items per dataset"
+        if len(ns) == 1
+        else f", with {ns[0]}–{ns[-1]} items"
+    )
     if not wins:
-        return [f"Dataset by dataset, no model is significantly steadier than another in any of the {len(cells)} "
-                f"dataset × axis cells after correction{items}"
-                + (f" ({rest})." if set(other) - {NO_DIFFERENCE} else ".")]
+        return [
+            f"Dataset by dataset, no model is significantly steadier than another in any of the {len(cells)} "
+            f"dataset × axis cells after correction{items}"
+            + (f" ({rest})." if set(other) - {NO_DIFFERENCE} else ".")
+        ]
     won = ", ".join(f"{board.name(slug)} in {n}" for slug, n in wins.most_common())
-    sentences = [f"Dataset by dataset, one model is significantly steadier than every other (corrected paired tests, "
-                 f"p < {alpha(board)}) in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
-                 + (f"; of the others, {rest}." if rest else ".")]
+    sentences = [
+        f"Dataset by dataset, one model is significantly steadier than every other (corrected paired tests, "
+        f"p < {alpha(board)}) in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
+        + (f"; of the others, {rest}." if rest else ".")
+    ]
     for slug, _ in wins.most_common():
         by_axis: dict[str, list[str]] = {}
         for c in cells:
@@ -310,8 +358,10 @@ def _reversal_sentence(board: Board) -> str | None:
         how_sure = f"{len(significant) or 'none'} of them significant on both datasets after correction"
         if untestable:
             how_sure += f" ({untestable} cannot be tested with so few items)"
-    head = (f"The order of a model pair flips between two datasets in {_count(len(told), 'case')} "
-            f"(measure × model pair × dataset pair), {how_sure}")
+    head = (
+        f"The order of a model pair flips between two datasets in {_count(len(told), 'case')} "
+        f"(measure × model pair × dataset pair), {how_sure}"
+    )
     example = significant[0] if significant else told[0]
     said = reversal_sentence(board, example)
     return f"{head}; the largest{' significant one' if significant else ''}: {said[0].lower()}{said[1:]}"
@@ -332,8 +382,10 @@ def headline(board: Board) -> list[str]:
     sentences += [s for s in (_pooled_sentence(board, pooled), _reversal_sentence(board)) if s]
     leaders = {c.leader for c in cells if c.status == STEADIER and c.leader}
     if len(leaders) > 1:
-        sentences.append(f"There is no overall winner: {_names(board, sorted(leaders))} each lead somewhere, "
-                         "and the axes are not added up into one score.")
+        sentences.append(
+            f"There is no overall winner: {_names(board, sorted(leaders))} each lead somewhere, "
+            "and the axes are not added up into one score."
+        )
     return sentences[:6]
 
 

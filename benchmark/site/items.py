@@ -108,14 +108,22 @@ def read_model_results(results_dir: Path, dataset: str) -> ModelResults:
     """Load one model's records and deltas for ``dataset``; missing files give empty frames."""
     folder = ResultsFolder(results_dir)
     records_path = folder.records(dataset)
-    records = (pd.read_parquet(records_path, columns=_RECORD_FIELDS) if records_path.is_file()
-               else pd.DataFrame(columns=_RECORD_FIELDS))
+    records = (
+        pd.read_parquet(records_path, columns=_RECORD_FIELDS)
+        if records_path.is_file()
+        else pd.DataFrame(columns=_RECORD_FIELDS)
+    )
     deltas_path = folder.deltas
     columns = ["dataset", "item_id", "variant_id", *(f"delta_{m.name}" for m in MEASURES), "correct"]
-    deltas = pd.read_parquet(deltas_path, columns=columns) if deltas_path.is_file() else pd.DataFrame(
-        columns=columns)
+    deltas = (
+        pd.read_parquet(deltas_path, columns=columns)
+        if deltas_path.is_file()
+        else pd.DataFrame(columns=columns)
+    )
     deltas = deltas[deltas["dataset"] == dataset]
-    return ModelResults(records.set_index(["item_id", "variant_id"]), deltas.set_index(["item_id", "variant_id"]))
+    return ModelResults(
+        records.set_index(["item_id", "variant_id"]), deltas.set_index(["item_id", "variant_id"])
+    )
 
 
 def item_views(dataset: str, frame: pd.DataFrame, results: Mapping[str, ModelResults]) -> list[ItemView]:
@@ -159,10 +167,16 @@ def _mark_changes(variants: list[VariantView]) -> list[VariantView]:
                     largest[(a.slug, measure)] = (abs(value), v.variant_id)
     marked = [variants[0]]
     for v in variants[1:]:
-        answers = tuple(replace(a, flipped=a.correct is not None and baseline.get(a.slug) is not None
-                                and a.correct != baseline[a.slug],
-                                largest=tuple(m for m, _ in a.deltas if largest.get((a.slug, m), (0, ""))[1]
-                                              == v.variant_id)) for a in v.answers)
+        answers = tuple(
+            replace(
+                a,
+                flipped=a.correct is not None
+                and baseline.get(a.slug) is not None
+                and a.correct != baseline[a.slug],
+                largest=tuple(m for m, _ in a.deltas if largest.get((a.slug, m), (0, ""))[1] == v.variant_id),
+            )
+            for a in v.answers
+        )
         marked.append(replace(v, answers=answers))
     return marked
 
@@ -172,15 +186,21 @@ def _gold(rows: pd.DataFrame) -> tuple[str, ...]:
     return tuple(str(a) for a in answers) if answers is not None else ()
 
 
-def _variant_views(rows: pd.DataFrame, item_id: str, results: Mapping[str, ModelResults]) -> list[VariantView]:
-    rows = rows.assign(_first=rows["family"] != BASELINE_FAMILY).sort_values(["_first", "variant_id"],
-                                                                             kind="stable")
+def _variant_views(
+    rows: pd.DataFrame, item_id: str, results: Mapping[str, ModelResults]
+) -> list[VariantView]:
+    rows = rows.assign(_first=rows["family"] != BASELINE_FAMILY).sort_values(
+        ["_first", "variant_id"], kind="stable"
+    )
     views = []
     for row in rows.itertuples(index=False):
         key = (item_id, str(row.variant_id))
         answers = tuple(_answer(slug, r, key) for slug, r in results.items())
-        views.append(VariantView(str(row.variant_id), str(row.family), str(row.prompt),
-                                 _number(row.similarity), answers))
+        views.append(
+            VariantView(
+                str(row.variant_id), str(row.family), str(row.prompt), _number(row.similarity), answers
+            )
+        )
     return views
 
 
@@ -196,8 +216,13 @@ def _answer(slug: str, results: ModelResults, key: tuple[str, str]) -> Answer:
     correct = _number(delta.get("correct")) if delta is not None else None
     if record is None:
         return Answer(slug, None, None, tuple(deltas))
-    return Answer(slug, str(record["response"]), bool(record["finished"]), tuple(deltas),
-                  None if correct is None else correct >= 0.5)
+    return Answer(
+        slug,
+        str(record["response"]),
+        bool(record["finished"]),
+        tuple(deltas),
+        None if correct is None else correct >= 0.5,
+    )
 
 
 def _row(frame: pd.DataFrame, key: tuple[str, str]) -> dict[str, Any] | None:
@@ -215,4 +240,3 @@ def _number(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
-

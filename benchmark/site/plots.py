@@ -25,9 +25,17 @@ from matplotlib.figure import Figure
 
 _INK = "#0a0b0c"  # sentinel: replaced by currentColor in the written SVG
 _STYLE: Any = {  # Any: matplotlib types rcParams keys as a Literal union
-    "svg.fonttype": "none", "font.size": 9.5, "text.color": _INK, "axes.labelcolor": _INK,
-    "axes.edgecolor": _INK, "xtick.color": _INK, "ytick.color": _INK, "axes.titlesize": 10.5,
-    "legend.fontsize": 9, "xtick.labelsize": 9, "ytick.labelsize": 9,
+    "svg.fonttype": "none",
+    "font.size": 9.5,
+    "text.color": _INK,
+    "axes.labelcolor": _INK,
+    "axes.edgecolor": _INK,
+    "xtick.color": _INK,
+    "ytick.color": _INK,
+    "axes.titlesize": 10.5,
+    "legend.fontsize": 9,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
 }
 _SMALLEST_FONT = 8.5  # pt: 11.3 px when a plot is shown at its natural size
 _FONT_RE = re.compile(r"font-family: [^;\"]+")
@@ -70,10 +78,14 @@ def to_svg(fig: Figure, key: str, title: str, desc: str) -> Markup:
     """
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": f"sago-{key}", **_STYLE}):
-        fig.savefig(buf, format="svg", transparent=True,
-                    metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+        fig.savefig(
+            buf,
+            format="svg",
+            transparent=True,
+            metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+        )
     text = buf.getvalue()
-    text = text[text.index("<svg"):].replace(_INK, "currentColor")
+    text = text[text.index("<svg") :].replace(_INK, "currentColor")
     text = _FONT_RE.sub("font-family: inherit", text)
     text = _compact(text)
     head_end = text.index(">") + 1
@@ -107,8 +119,9 @@ def _finite(value: float | None) -> TypeGuard[float]:
     return value is not None and math.isfinite(value)
 
 
-def pair_heatmap(matrix: Sequence[Sequence[float | None]], labels: Sequence[str], *, key: str, title: str,
-                 desc: str) -> Markup:
+def pair_heatmap(
+    matrix: Sequence[Sequence[float | None]], labels: Sequence[str], *, key: str, title: str, desc: str
+) -> Markup:
     """A symmetric matrix of pair statistics drawn as its lower triangle only (each pair once).
 
     The first row and the last column hold no pair below the diagonal, so they are dropped.
@@ -117,9 +130,18 @@ def pair_heatmap(matrix: Sequence[Sequence[float | None]], labels: Sequence[str]
     return heatmap(trimmed, labels[1:], labels[:-1], key=key, title=title, desc=desc, lower_triangle=True)
 
 
-def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], cols: Sequence[str], *,
-            key: str, title: str, desc: str, vmin: float = -1.0, vmax: float = 1.0,
-            lower_triangle: bool = False) -> Markup:
+def heatmap(
+    matrix: Sequence[Sequence[float | None]],
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    key: str,
+    title: str,
+    desc: str,
+    vmin: float = -1.0,
+    vmax: float = 1.0,
+    lower_triangle: bool = False,
+) -> Markup:
     """A labelled matrix of numbers in [vmin, vmax]; missing values are left blank with a dash.
 
 
@@ -130,8 +152,10 @@ def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], cols:
         fig = _figure(2.2 + 0.62 * size, 1.6 + 0.5 * size)
         ax = fig.add_subplot()
         shown = [[not lower_triangle or j <= i for j in range(len(cols))] for i in range(len(rows))]
-        values = [[v if _finite(v) and shown[i][j] else math.nan for j, v in enumerate(row)]
-                  for i, row in enumerate(matrix)]
+        values = [
+            [v if _finite(v) and shown[i][j] else math.nan for j, v in enumerate(row)]
+            for i, row in enumerate(matrix)
+        ]
         # Vector cells (pcolormesh, not imshow, which embeds a PNG) in ten colour steps: few enough
         # that the colour bar stays vector too, and a reader can match a cell to the scale.
         norm = BoundaryNorm([vmin + (vmax - vmin) * k / 10 for k in range(11)], ncolors=256)
@@ -159,8 +183,15 @@ def _annotate(ax: Axes, values: list[list[float]], shown: list[list[bool]], vmin
                 ax.text(j + 0.5, i + 0.5, "–", ha="center", va="center", color=_INK)
                 continue
             strong = abs(value) > 0.6 * max(abs(vmin), abs(vmax))
-            ax.text(j + 0.5, i + 0.5, f"{value:.2f}".replace("-", "\u2212"), ha="center", va="center",
-                    fontsize=_SMALLEST_FONT, color="#ffffff" if strong else "#111111")
+            ax.text(
+                j + 0.5,
+                i + 0.5,
+                f"{value:.2f}".replace("-", "\u2212"),
+                ha="center",
+                va="center",
+                fontsize=_SMALLEST_FONT,
+                color="#ffffff" if strong else "#111111",
+            )
 
 
 def scatter(points: Sequence[Point], *, key: str, title: str, desc: str, xlabel: str, ylabel: str) -> Markup:
@@ -198,9 +229,10 @@ class Interval:
     """upper CI bound."""
 
 
-def intervals(series: Mapping[str, Sequence[Interval]], *, key: str, title: str, desc: str,
-              xlabel: str) -> Markup:
-    """Dot-and-whisker rows, one colour and shape per series (e.g. one per dataset), sharing the row labels."""
+def intervals(
+    series: Mapping[str, Sequence[Interval]], *, key: str, title: str, desc: str, xlabel: str
+) -> Markup:
+    """Dot-and-whisker rows, one colour and shape per series (e.g. per dataset), sharing the row labels."""
     with matplotlib.rc_context(_STYLE):
         labels = [row.label for row in next(iter(series.values()), [])]
         fig = _figure(6.4, 1.9 + 0.42 * max(1, len(labels)) + 0.2 * ((len(series) + 2) // 3))
@@ -215,8 +247,14 @@ def intervals(series: Mapping[str, Sequence[Interval]], *, key: str, title: str,
                 if _finite(row.low) and _finite(row.high):
                     ax.plot([row.low, row.high], [y, y], color=colour, linewidth=1.2)
                 ax.scatter([row.value], [y], color=colour, marker=shape, s=22, zorder=3)
-            ax.scatter([], [], color=PALETTE[index % len(PALETTE)], marker=SHAPES[index % len(SHAPES)], s=22,
-                       label=_plain(name))
+            ax.scatter(
+                [],
+                [],
+                color=PALETTE[index % len(PALETTE)],
+                marker=SHAPES[index % len(SHAPES)],
+                s=22,
+                label=_plain(name),
+            )
         ax.set_yticks(range(len(labels)), [_plain(label) for label in labels])
         ax.invert_yaxis()
         ax.set_xlabel(xlabel)

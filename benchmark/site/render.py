@@ -41,8 +41,16 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         finalize=neutral_text,
     )
-    env.filters.update(num=num, pval=pval, p_is=p_is, signed=signed, sortkey=sortkey, size=human_size,
-                       measure_label=measure_label, axis_label=axis_label)
+    env.filters.update(
+        num=num,
+        pval=pval,
+        p_is=p_is,
+        signed=signed,
+        sortkey=sortkey,
+        size=human_size,
+        measure_label=measure_label,
+        axis_label=axis_label,
+    )
     env.globals.update(nav=NAV, axis_questions=AXIS_QUESTIONS, findings=findings)
     return env
 
@@ -52,7 +60,9 @@ def _finite(value: Any) -> bool:
 
 
 MINUS = "\u2212"
-_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+_SUPERSCRIPT = str.maketrans(
+    "-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
+)
 
 
 def decimals(value: float, digits: int = 3) -> int:

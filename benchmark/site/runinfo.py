@@ -91,8 +91,13 @@ def _int(value: Any) -> int | None:
 def _partial(profile: Mapping[str, Any]) -> bool:
     reference = get_profile(REFERENCE_PROFILE)
     items, tokens = _int(profile.get("items_per_dataset")), _int(profile.get("max_new_tokens"))
-    return (items is None or items < reference.items_per_dataset or tokens is None
-            or tokens < reference.max_new_tokens or profile.get("all_strengths") is not True)
+    return (
+        items is None
+        or items < reference.items_per_dataset
+        or tokens is None
+        or tokens < reference.max_new_tokens
+        or profile.get("all_strengths") is not True
+    )
 
 
 def run_header(board: Board, runs: Mapping[str, Mapping[str, Any]]) -> RunHeader:
@@ -108,17 +113,33 @@ def run_header(board: Board, runs: Mapping[str, Mapping[str, Any]]) -> RunHeader
     groups: dict[tuple[Any, ...], list[str]] = {}
     for model in board.complete:
         profile = runs.get(model["slug"], {}).get("profile") or {}
-        key = (str(profile.get("name", "unknown")), _int(profile.get("items_per_dataset")),
-               profile.get("all_strengths") if isinstance(profile.get("all_strengths"), bool) else None,
-               _int(profile.get("max_new_tokens")))
+        key = (
+            str(profile.get("name", "unknown")),
+            _int(profile.get("items_per_dataset")),
+            profile.get("all_strengths") if isinstance(profile.get("all_strengths"), bool) else None,
+            _int(profile.get("max_new_tokens")),
+        )
         groups.setdefault(key, []).append(model["slug"])
-    profiles = tuple(ProfileRun(name, items, strengths, tokens,
-                                _partial({"items_per_dataset": items, "all_strengths": strengths,
-                                          "max_new_tokens": tokens}), tuple(slugs))
-                     for (name, items, strengths, tokens), slugs in
-                     sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0][0])))
+    profiles = tuple(
+        ProfileRun(
+            name,
+            items,
+            strengths,
+            tokens,
+            _partial({"items_per_dataset": items, "all_strengths": strengths, "max_new_tokens": tokens}),
+            tuple(slugs),
+        )
+        for (name, items, strengths, tokens), slugs in sorted(
+            groups.items(), key=lambda kv: (-len(kv[1]), kv[0][0])
+        )
+    )
     dates = sorted({str(r.get("timings", {}).get("finished_at", ""))[:10] for r in runs.values()} - {""})
     shas = [r.get("variant_set_sha256") or (r.get("variant_set") or {}).get("sha256") for r in runs.values()]
     sha = next((str(s) for s in shas if s), None)
-    return RunHeader(str(board.data.get("generator", {}).get("version", "")),
-                     f"{board.data.get('set', '')}/{board.data.get('version', '')}", sha, profiles, tuple(dates))
+    return RunHeader(
+        str(board.data.get("generator", {}).get("version", "")),
+        f"{board.data.get('set', '')}/{board.data.get('version', '')}",
+        sha,
+        profiles,
+        tuple(dates),
+    )

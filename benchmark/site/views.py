@@ -50,15 +50,19 @@ def _order_key(cell: Row | None) -> tuple[float, float]:
     if cell is None:
         return (float("inf"), float("inf"))
     rank, sgs = cell.get("rank"), cell.get("sgs")
-    return (float(rank) if rank is not None else float("inf"), float(sgs) if sgs is not None else float("inf"))
+    return (
+        float(rank) if rank is not None else float("inf"),
+        float(sgs) if sgs is not None else float("inf"),
+    )
 
 
 def ranked_models(board: Board, dataset: str, measures: Sequence[Row]) -> list[RankedModel]:
     """Complete models with their cells on ``dataset``, most stable on the first measure first."""
     ranked = []
     for model in board.complete:
-        cells = {m["name"]: c for m in measures
-                 if (c := board.cell(CellKey(model["slug"], dataset, m["name"])))}
+        cells = {
+            m["name"]: c for m in measures if (c := board.cell(CellKey(model["slug"], dataset, m["name"])))
+        }
         ranked.append(RankedModel(model["slug"], board.name(model["slug"]), cells))
     first = measures[0]["name"] if measures else ""
     return sorted(ranked, key=lambda r: (_order_key(r.cells.get(first)), r.slug))
@@ -66,7 +70,9 @@ def ranked_models(board: Board, dataset: str, measures: Sequence[Row]) -> list[R
 
 def cells_by_rank(board: Board, dataset: str, measure: str) -> list[Row]:
     """The cells of one (dataset, measure), most stable first (unranked cells last)."""
-    return sorted(board.rows("cells", dataset=dataset, measure=measure), key=lambda c: (_order_key(c), c["model"]))
+    return sorted(
+        board.rows("cells", dataset=dataset, measure=measure), key=lambda c: (_order_key(c), c["model"])
+    )
 
 
 def axis_tables(board: Board, dataset: str) -> list[AxisTable]:
@@ -94,8 +100,9 @@ def headline_measures(board: Board) -> list[Row]:
     return chosen
 
 
-def _pair_matrix(rows: Sequence[Row], labels: Sequence[str], a: str, b: str,
-                 value: str) -> list[list[float | None]]:
+def _pair_matrix(
+    rows: Sequence[Row], labels: Sequence[str], a: str, b: str, value: str
+) -> list[list[float | None]]:
     """Symmetric matrix of ``value`` over label pairs; the diagonal and missing pairs stay None."""
     index = {label: i for i, label in enumerate(labels)}
     matrix: list[list[float | None]] = [[None] * len(labels) for _ in labels]
@@ -127,10 +134,17 @@ def tau_heatmaps(board: Board) -> list[Figure]:
             continue  # an empty grid says nothing; the page lists these measures in words
         matrix = _pair_matrix(rows, board.datasets, "dataset_a", "dataset_b", "tau_b")
         label = measure_label(measure["name"])
-        desc = (f"Kendall tau-b between the model rankings of each pair of datasets on {label}; "
-                "1 = same order, -1 = reversed; the same numbers are in the table below.")
-        svg = plots.pair_heatmap(matrix, board.datasets, key=f"tau-{measure['name']}",
-                                 title=f"Ranking agreement between datasets: {label}", desc=desc)
+        desc = (
+            f"Kendall tau-b between the model rankings of each pair of datasets on {label}; "
+            "1 = same order, -1 = reversed; the same numbers are in the table below."
+        )
+        svg = plots.pair_heatmap(
+            matrix,
+            board.datasets,
+            key=f"tau-{measure['name']}",
+            title=f"Ranking agreement between datasets: {label}",
+            desc=desc,
+        )
         figures.append(Figure(measure["name"], svg))
     return figures
 
@@ -155,27 +169,48 @@ def independence_heatmap(board: Board) -> Figure | None:
     names = [m["name"] for m in board.measures]
     matrix = _pair_matrix(rows, names, "measure_a", "measure_b", "rho")
     how = "each model's rho combined on Fisher's z scale" if combined else "items of all models pooled"
-    desc = (f"Spearman rho between the per-item instability of every two measures, {how}; "
-            "1 = the two measures rank items the same way, 0 = unrelated.")
-    return Figure("combined" if combined else "pooled", plots.pair_heatmap(matrix, [measure_label(n) for n in names], key="independence",
-                                               title="How much do two measures agree about which items are unstable?",
-                                               desc=desc))
+    desc = (
+        f"Spearman rho between the per-item instability of every two measures, {how}; "
+        "1 = the two measures rank items the same way, 0 = unrelated."
+    )
+    return Figure(
+        "combined" if combined else "pooled",
+        plots.pair_heatmap(
+            matrix,
+            [measure_label(n) for n in names],
+            key="independence",
+            title="How much do two measures agree about which items are unstable?",
+            desc=desc,
+        ),
+    )
 
 
 def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
     """Generation (BERTScore SGS) against mirroring SGS, Pareto-optimal models ringed."""
-    points = [plots.Point(board.name(r["model"]), r["generation"], r["mirroring"], bool(r.get("pareto_optimal")))
-              for r in board.rows("pareto", dataset=dataset)
-              if r.get("generation") is not None and r.get("mirroring") is not None]
+    points = [
+        plots.Point(board.name(r["model"]), r["generation"], r["mirroring"], bool(r.get("pareto_optimal")))
+        for r in board.rows("pareto", dataset=dataset)
+        if r.get("generation") is not None and r.get("mirroring") is not None
+    ]
     if not points:
         return None
-    desc = (f"Each model's SGS on generation (BERTScore) against its SGS on response mirroring, "
-            f"{'all datasets pooled' if dataset == ALL else dataset}; lower is steadier on both; ringed points are "
-            "Pareto-optimal. Table below.")
-    return Figure(dataset, plots.scatter(points, key=f"pareto-{dataset}",
-                                         title="Is the steadier generator the worse mirror?", desc=desc,
-                                         xlabel="SGS meaning (BERTScore), lower = steadier",
-                                         ylabel="SGS style mirroring, lower = steadier"))
+    desc = (
+        f"Each model's SGS on generation (BERTScore) against its SGS on response mirroring, "
+        f"{'all datasets pooled' if dataset == ALL else dataset}; lower is steadier on both; ringed "
+        "points are "
+        "Pareto-optimal. Table below."
+    )
+    return Figure(
+        dataset,
+        plots.scatter(
+            points,
+            key=f"pareto-{dataset}",
+            title="Is the steadier generator the worse mirror?",
+            desc=desc,
+            xlabel="SGS meaning (BERTScore), lower = steadier",
+            ylabel="SGS style mirroring, lower = steadier",
+        ),
+    )
 
 
 def profile_plot(board: Board, slug: str) -> Figure | None:
@@ -185,15 +220,25 @@ def profile_plot(board: Board, slug: str) -> Figure | None:
     for dataset in datasets:
         series["all datasets" if dataset == ALL else dataset] = [
             _interval(board.cell(CellKey(slug, dataset, m["name"])), measure_label(m["name"]))
-            for m in board.measures]
+            for m in board.measures
+        ]
     if not any(i.value is not None for rows in series.values() for i in rows):
         return None
-    desc = (f"SGS of {board.name(slug)} on every measure (rows) and dataset (marker shape and colour), with 95% "
-            "bootstrap intervals; SGS is the mean instability of an item divided by the measure's scale R, so "
-            "measures share one axis; lower is steadier. The profile table lists every number.")
-    return Figure(slug, plots.intervals(series, key=f"profile-{slug}", title=f"Instability of {board.name(slug)}",
-                                        desc=desc, xlabel="SGS (instability divided by the measure's scale; "
-                                                          "lower = steadier)"))
+    desc = (
+        f"SGS of {board.name(slug)} on every measure (rows) and dataset (marker shape and colour), with 95% "
+        "bootstrap intervals; SGS is the mean instability of an item divided by the measure's scale R, so "
+        "measures share one axis; lower is steadier. The profile table lists every number."
+    )
+    return Figure(
+        slug,
+        plots.intervals(
+            series,
+            key=f"profile-{slug}",
+            title=f"Instability of {board.name(slug)}",
+            desc=desc,
+            xlabel="SGS (instability divided by the measure's scale; lower = steadier)",
+        ),
+    )
 
 
 def _interval(cell: Row | None, label: str) -> plots.Interval:
@@ -205,7 +250,6 @@ def _interval(cell: Row | None, label: str) -> plots.Interval:
 def significant_first(rows: Sequence[Row]) -> list[Row]:
     """Reversal rows with the significant ones first (the file's order otherwise kept)."""
     return sorted(rows, key=lambda r: not r.get("significant"))
-
 
 
 @dataclass(frozen=True)
@@ -266,11 +310,19 @@ class Comparison:
 def model_pairs(board: Board) -> list[tuple[str, str]]:
     """Every pair of complete models, sorted slugs."""
     slugs = sorted(m["slug"] for m in board.complete)
-    return [(a, b) for i, a in enumerate(slugs) for b in slugs[i + 1:]]
+    return [(a, b) for i, a in enumerate(slugs) for b in slugs[i + 1 :]]
 
 
-def comparison(board: Board, slug_a: str, slug_b: str, per_item_a: Sequence[Row], per_item_b: Sequence[Row],
-               ranks: dict[tuple[str, str], int], *, per_dataset: int = 5) -> Comparison:
+def comparison(
+    board: Board,
+    slug_a: str,
+    slug_b: str,
+    per_item_a: Sequence[Row],
+    per_item_b: Sequence[Row],
+    ranks: dict[tuple[str, str], int],
+    *,
+    per_dataset: int = 5,
+) -> Comparison:
     """Two models side by side on every dataset × measure, and the items where they differ most.
 
     ``per_item_*`` are the ``per_item`` rows of each model's summary.json (s_X(i) per item and measure);
@@ -281,19 +333,39 @@ def comparison(board: Board, slug_a: str, slug_b: str, per_item_a: Sequence[Row]
     for dataset in dataset_choices(board):
         for m in board.measures:
             pair = board.one("pairwise", dataset=dataset, measure=m["name"], model_a=slug_a, model_b=slug_b)
-            rows.append(CompareRow(dataset, m, board.cell(CellKey(slug_a, dataset, m["name"])),
-                                   board.cell(CellKey(slug_b, dataset, m["name"])), pair,
-                                   pair_verdict(pair, alpha(board))))
+            rows.append(
+                CompareRow(
+                    dataset,
+                    m,
+                    board.cell(CellKey(slug_a, dataset, m["name"])),
+                    board.cell(CellKey(slug_b, dataset, m["name"])),
+                    pair,
+                    pair_verdict(pair, alpha(board)),
+                )
+            )
     b_values = {(r["dataset"], r["item_id"], r["measure"]): r.get("s") for r in per_item_b}
     found: dict[str, list[ItemDifference]] = {}
     for r in per_item_a:
         key = (r["dataset"], r["item_id"], r["measure"])
         s_a, s_b = r.get("s"), b_values.get(key)
         if isinstance(s_a, (int, float)) and isinstance(s_b, (int, float)):
-            found.setdefault(r["dataset"], []).append(ItemDifference(
-                r["dataset"], str(r["item_id"]), ranks.get((r["dataset"], str(r["item_id"]))), r["measure"], s_a, s_b))
-    items = [d for dataset in sorted(found)
-             for d in sorted(found[dataset], key=lambda d: (-abs(d.s_a - d.s_b), d.item_id, d.measure))[:per_dataset]]
+            found.setdefault(r["dataset"], []).append(
+                ItemDifference(
+                    r["dataset"],
+                    str(r["item_id"]),
+                    ranks.get((r["dataset"], str(r["item_id"]))),
+                    r["measure"],
+                    s_a,
+                    s_b,
+                )
+            )
+    items = [
+        d
+        for dataset in sorted(found)
+        for d in sorted(found[dataset], key=lambda d: (-abs(d.s_a - d.s_b), d.item_id, d.measure))[
+            :per_dataset
+        ]
+    ]
     return Comparison(slug_a, slug_b, rows, items)
 
 
@@ -329,11 +401,14 @@ def dataset_info(manifest: dict[str, Any] | None, dataset: str) -> DatasetInfo |
         return None
     source: dict[str, Any] = entry["source"] if isinstance(entry.get("source"), dict) else {}
     where = " · ".join(str(source[k]) for k in ("archive", "member") if source.get(k))
-    return DatasetInfo(dataset, where or "not recorded", str(entry.get("license") or source.get("license") or
-                                                          "not recorded"),
-                       entry.get("items") if isinstance(entry.get("items"), int) else None,
-                       entry.get("rows") if isinstance(entry.get("rows"), int) else None,
-                       str(source.get("stands_in_for") or "not recorded"))
+    return DatasetInfo(
+        dataset,
+        where or "not recorded",
+        str(entry.get("license") or source.get("license") or "not recorded"),
+        entry.get("items") if isinstance(entry.get("items"), int) else None,
+        entry.get("rows") if isinstance(entry.get("rows"), int) else None,
+        str(source.get("stands_in_for") or "not recorded"),
+    )
 
 
 def pareto_sentence(board: Board) -> str | None:
@@ -342,18 +417,27 @@ def pareto_sentence(board: Board) -> str | None:
     >>> b = Board({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}], "pareto": [
     ...   {"dataset": "all", "model": "a", "generation": 0.1, "mirroring": 0.5, "pareto_optimal": True},
     ...   {"dataset": "all", "model": "b", "generation": 0.3, "mirroring": 0.2, "pareto_optimal": True}]})
-    >>> pareto_sentence(b)
-    'Here, all datasets pooled: A has the steadiest generation and B the steadiest mirroring, the trade-off the paper reports.'
+    >>> print(pareto_sentence(b).replace(', the', ',\n the'))
+    Here, all datasets pooled: A has the steadiest generation and B the steadiest mirroring,
+     the trade-off the paper reports.
     """
-    rows = [r for r in board.rows("pareto", dataset=ALL)
-            if r.get("generation") is not None and r.get("mirroring") is not None]
+    rows = [
+        r
+        for r in board.rows("pareto", dataset=ALL)
+        if r.get("generation") is not None and r.get("mirroring") is not None
+    ]
     if len(rows) < 2:
         return None
     gen = min(rows, key=lambda r: (r["generation"], r["model"]))["model"]
     mir = min(rows, key=lambda r: (r["mirroring"], r["model"]))["model"]
     if gen == mir:
-        return (f"Here, all datasets pooled: {board.name(gen)} is steadiest on both generation and mirroring, so "
-                "this data does not show the paper's trade-off (differences may not be significant; see the "
-                "dataset pages).")
-    return (f"Here, all datasets pooled: {board.name(gen)} has the steadiest generation and {board.name(mir)} the "
-            "steadiest mirroring, the trade-off the paper reports.")
+        return (
+            f"Here, all datasets pooled: {board.name(gen)} is steadiest on both generation and mirroring, so "
+            "this data does not show the paper's trade-off (differences may not be significant; see the "
+            "dataset pages)."
+        )
+    return (
+        f"Here, all datasets pooled: {board.name(gen)} has the steadiest generation and "
+        f"{board.name(mir)} the "
+        "steadiest mirroring, the trade-off the paper reports."
+    )

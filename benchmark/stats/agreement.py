@@ -29,8 +29,10 @@ from benchmark.stats.significance import ALPHA, SIGNIFICANT, holm, verdict
 
 MIN_TAU_MODELS = 3
 """Kendall τ between two datasets is reported only with at least this many models."""
-REVERSAL_FAMILY = ("Holm over every (headline measure × dataset pair × model pair); a reversal's p is the larger of "
-                   "the two exact two-sided sign-flip p-values (intersection–union test)")
+REVERSAL_FAMILY = (
+    "Holm over every (headline measure × dataset pair × model pair); a reversal's p is the larger of "
+    "the two exact two-sided sign-flip p-values (intersection–union test)"
+)
 
 
 @dataclass(frozen=True)
@@ -104,8 +106,17 @@ def kendall_tau_table(cells: pd.DataFrame) -> pd.DataFrame:
             if pair.shape[1] >= MIN_TAU_MODELS:
                 result = stats.kendalltau(pair.loc[a], pair.loc[b], variant="b")
                 tau, p, note = float(result.statistic), float(result.pvalue), ""
-            rows.append({"measure": measure, "dataset_a": a, "dataset_b": b, "n_models": pair.shape[1],
-                         "tau_b": tau, "p": p, "note": note})
+            rows.append(
+                {
+                    "measure": measure,
+                    "dataset_a": a,
+                    "dataset_b": b,
+                    "n_models": pair.shape[1],
+                    "tau_b": tau,
+                    "p": p,
+                    "note": note,
+                }
+            )
     return pd.DataFrame(rows, columns=["measure", "dataset_a", "dataset_b", "n_models", "tau_b", "p", "note"])
 
 
@@ -115,30 +126,70 @@ def kendall_w_table(cells: pd.DataFrame) -> pd.DataFrame:
     for measure in sorted(cells["measure"].unique()):
         wide = _sgs_wide(cells, measure).dropna(axis=1)
         result = kendall_w(wide.to_numpy(dtype=float))
-        rows.append({"measure": measure, "n_models": wide.shape[1], "n_datasets": wide.shape[0],
-                     "w": result.w, "chi2": result.chi2, "p_chi2": result.p_chi2, "p": result.p,
-                     "p_method": result.p_method})
-    return pd.DataFrame(rows, columns=["measure", "n_models", "n_datasets", "w", "chi2", "p_chi2", "p", "p_method"])
+        rows.append(
+            {
+                "measure": measure,
+                "n_models": wide.shape[1],
+                "n_datasets": wide.shape[0],
+                "w": result.w,
+                "chi2": result.chi2,
+                "p_chi2": result.p_chi2,
+                "p": result.p,
+                "p_method": result.p_method,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["measure", "n_models", "n_datasets", "w", "chi2", "p_chi2", "p", "p_method"]
+    )
 
 
-REVERSAL_COLUMNS = ["measure", "model_a", "model_b", "dataset_a", "dataset_b", "n_items_a", "n_items_b",
-                    "diff_a", "ci_low_a", "ci_high_a", "diff_b", "ci_low_b", "ci_high_b", "p_a", "p_b", "p",
-                    "p_holm", "family_size", "p_floor_holm", "testable", "verdict", "significant"]
+REVERSAL_COLUMNS = [
+    "measure",
+    "model_a",
+    "model_b",
+    "dataset_a",
+    "dataset_b",
+    "n_items_a",
+    "n_items_b",
+    "diff_a",
+    "ci_low_a",
+    "ci_high_a",
+    "diff_b",
+    "ci_low_b",
+    "ci_high_b",
+    "p_a",
+    "p_b",
+    "p",
+    "p_holm",
+    "family_size",
+    "p_floor_holm",
+    "testable",
+    "verdict",
+    "significant",
+]
 
 
-def _paired_differences(draws: Sequence[PairedDraws], measures: Sequence[str]) -> dict[tuple[str, ...], np.ndarray]:
+def _paired_differences(
+    draws: Sequence[PairedDraws], measures: Sequence[str]
+) -> dict[tuple[str, ...], np.ndarray]:
     """(measure, dataset, model_a, model_b) -> per-item s_a − s_b on the items both models share."""
     out: dict[tuple[str, ...], np.ndarray] = {}
     for cell in draws:
         if cell.dataset == ALL or cell.measure not in measures:
             continue
         for a, b in itertools.combinations(range(len(cell.models)), 2):
-            out[(cell.measure, cell.dataset, cell.models[a], cell.models[b])] = cell.values[:, a] - cell.values[:, b]
+            out[(cell.measure, cell.dataset, cell.models[a], cell.models[b])] = (
+                cell.values[:, a] - cell.values[:, b]
+            )
     return out
 
 
-def reversal_table(pairwise: pd.DataFrame, draws: Sequence[PairedDraws],
-                   measures: Sequence[str] = HEADLINE_MEASURES, alpha: float = ALPHA) -> pd.DataFrame:
+def reversal_table(
+    pairwise: pd.DataFrame,
+    draws: Sequence[PairedDraws],
+    measures: Sequence[str] = HEADLINE_MEASURES,
+    alpha: float = ALPHA,
+) -> pd.DataFrame:
     """Model pairs whose order flips between two datasets, each with an exact, corrected test.
 
     Args:
@@ -150,8 +201,9 @@ def reversal_table(pairwise: pd.DataFrame, draws: Sequence[PairedDraws],
         ``REVERSAL_COLUMNS``; one row per flipped (measure, model pair, dataset pair). ``p_a``/``p_b``:
         exact two-sided sign-flip p of the paired differences on each dataset; ``p`` = max of the two
         (both must reject); ``p_holm``: Holm over every candidate of the family, flipped or not (an
-        unflipped candidate has p = 1; ``family_size`` candidates in all); ``p_floor_holm``: the smallest ``p_holm`` these item counts can
-        reach (m × the larger floor); ``verdict`` "not testable" when that floor is ≥ alpha.
+        unflipped candidate has p = 1; ``family_size`` candidates in all); ``p_floor_holm``: the smallest
+        ``p_holm`` these item counts can reach (m × the larger floor); ``verdict`` "not testable" when
+        that floor is ≥ alpha.
     """
     diffs = _paired_differences(draws, measures)
     proper = pairwise[(pairwise["dataset"] != ALL) & pairwise["measure"].isin(measures)]
@@ -164,12 +216,28 @@ def reversal_table(pairwise: pd.DataFrame, draws: Sequence[PairedDraws],
             x, y = diffs[(measure, d1, model_a, model_b)], diffs[(measure, d2, model_a, model_b)]
             p_a, p_b = (sign_flip_p(x), sign_flip_p(y)) if flipped else (float("nan"), float("nan"))
             floor = max(sign_flip_floor(int(np.count_nonzero(x))), sign_flip_floor(int(np.count_nonzero(y))))
-            candidates.append({"measure": measure, "model_a": model_a, "model_b": model_b, "dataset_a": d1,
-                               "dataset_b": d2, "n_items_a": len(x), "n_items_b": len(y),
-                               "diff_a": one["diff"], "ci_low_a": one["ci_low"], "ci_high_a": one["ci_high"],
-                               "diff_b": two["diff"], "ci_low_b": two["ci_low"], "ci_high_b": two["ci_high"],
-                               "p_a": p_a, "p_b": p_b, "p": max(p_a, p_b) if flipped else 1.0,
-                               "floor": floor, "flipped": flipped})
+            candidates.append(
+                {
+                    "measure": measure,
+                    "model_a": model_a,
+                    "model_b": model_b,
+                    "dataset_a": d1,
+                    "dataset_b": d2,
+                    "n_items_a": len(x),
+                    "n_items_b": len(y),
+                    "diff_a": one["diff"],
+                    "ci_low_a": one["ci_low"],
+                    "ci_high_a": one["ci_high"],
+                    "diff_b": two["diff"],
+                    "ci_low_b": two["ci_low"],
+                    "ci_high_b": two["ci_high"],
+                    "p_a": p_a,
+                    "p_b": p_b,
+                    "p": max(p_a, p_b) if flipped else 1.0,
+                    "floor": floor,
+                    "flipped": flipped,
+                }
+            )
     if not candidates:
         return pd.DataFrame(columns=REVERSAL_COLUMNS)
     table = pd.DataFrame(candidates)
@@ -177,6 +245,8 @@ def reversal_table(pairwise: pd.DataFrame, draws: Sequence[PairedDraws],
     table["family_size"] = len(table)
     table["p_floor_holm"] = np.minimum(1.0, len(table) * table["floor"])
     table["testable"] = table["p_floor_holm"] < alpha
-    table["verdict"] = [verdict(p, ok, alpha) for p, ok in zip(table["p_holm"], table["testable"], strict=True)]
+    table["verdict"] = [
+        verdict(p, ok, alpha) for p, ok in zip(table["p_holm"], table["testable"], strict=True)
+    ]
     table["significant"] = table["verdict"] == SIGNIFICANT
     return table[table["flipped"]][REVERSAL_COLUMNS].reset_index(drop=True)

@@ -106,14 +106,17 @@ def check_results(folder: Path) -> None:
     if not deltas_are_stale(folder):
         problem = parquet_problem(results.deltas, DELTA_TYPES)
         if problem is not None:
-            raise SagoError(f"{results.deltas}: {problem}; "
-                            "delete it and re-run `sago analyze` to recompute it")
+            raise SagoError(
+                f"{results.deltas}: {problem}; delete it and re-run `sago analyze` to recompute it"
+            )
         return
     run = results.load_run()
     problems = hash_problems(folder, run["files"]) if "files" in run else []
-    problems += [Problem(results.relative(p), found, EVALUATE)
-                 for p in plain_files(results.records_dir, RECORDS_SUFFIX)
-                 if (found := parquet_problem(p, RECORD_TYPES, dataset=p.stem)) is not None]
+    problems += [
+        Problem(results.relative(p), found, EVALUATE)
+        for p in plain_files(results.records_dir, RECORDS_SUFFIX)
+        if (found := parquet_problem(p, RECORD_TYPES, dataset=p.stem)) is not None
+    ]
     for path in plain_files(results.activations_dir, ACTIVATIONS_SUFFIX):
         try:
             read_safetensors(path)
@@ -139,13 +142,17 @@ def default_variant_frames(set_name: str, version: str) -> VariantFrames:
 
 def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
     """Whether a stored summary is of the current schema and was computed with these options."""
-    return (summary.get("schema_version") == SUMMARY_SCHEMA_VERSION and summary.get("seed") == options.seed
-            and summary.get("bootstrap_resamples") == options.resamples
-            and summary.get("epsilons") == list(options.epsilons))
+    return (
+        summary.get("schema_version") == SUMMARY_SCHEMA_VERSION
+        and summary.get("seed") == options.seed
+        and summary.get("bootstrap_resamples") == options.resamples
+        and summary.get("epsilons") == list(options.epsilons)
+    )
 
 
-def summary_for(slug: str, folder: Path, request: AnalyzeRequest,
-                variant_frames: VariantFrames) -> dict[str, Any]:
+def summary_for(
+    slug: str, folder: Path, request: AnalyzeRequest, variant_frames: VariantFrames
+) -> dict[str, Any]:
     """Recompute (selected or missing) or load (otherwise) the summary of one complete submission."""
     existing = ResultsFolder(folder).summary
     if request.slugs and slug not in request.slugs and existing.is_file():
@@ -158,8 +165,14 @@ def summary_for(slug: str, folder: Path, request: AnalyzeRequest,
     from benchmark.axes import read_scorer_backbones
 
     # Written by run_analysis once every submission has been analysed: a failure leaves no file changed.
-    return summarize(deltas, model=slug, set_name=request.set_name, version=request.version,
-                     options=request.options, axes=read_scorer_backbones(ResultsFolder(folder).deltas))
+    return summarize(
+        deltas,
+        model=slug,
+        set_name=request.set_name,
+        version=request.version,
+        options=request.options,
+        axes=read_scorer_backbones(ResultsFolder(folder).deltas),
+    )
 
 
 def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
@@ -175,8 +188,9 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
     check_slugs(request.slugs, slugs)
     # Every input is checked before anything is computed or written: one bad file fails the run early.
     metas = {slug: load_submission(slug, request.root).model_dump(mode="json") for slug in slugs}
-    folders = {slug: ResultsFolder.of(slug, request.set_name, request.version, request.root)
-               for slug in slugs}
+    folders = {
+        slug: ResultsFolder.of(slug, request.set_name, request.version, request.root) for slug in slugs
+    }
     for slug in slugs:
         if folders[slug].has_run():
             check_results(folders[slug].path)
@@ -197,11 +211,14 @@ def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None =
     """Write every summary and the leaderboard; return the leaderboard document."""
     frames = variant_frames or default_variant_frames(request.set_name, request.version)
     entries = collect_entries(request, frames)
-    document = build_leaderboard(entries, set_name=request.set_name, version=request.version,
-                                 options=request.options)
+    document = build_leaderboard(
+        entries, set_name=request.set_name, version=request.version, options=request.options
+    )
     for entry in entries:
         if entry.summary is not None:
-            write_summary(ResultsFolder.of(entry.slug, request.set_name, request.version, request.root).path,
-                          entry.summary)
+            write_summary(
+                ResultsFolder.of(entry.slug, request.set_name, request.version, request.root).path,
+                entry.summary,
+            )
     write_leaderboard(request.out, document)
     return document

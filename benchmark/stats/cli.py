@@ -28,8 +28,9 @@ def _sgs_text(cell: Mapping[str, Any] | None) -> str:
     return f"{cell['sgs']:.4f}{cell['marker']}"
 
 
-def sgs_text_table(leaderboard: Mapping[str, Any], *, dataset: str = ALL,
-                   measures: Sequence[str] = PAPER_MEASURES) -> str:
+def sgs_text_table(
+    leaderboard: Mapping[str, Any], *, dataset: str = ALL, measures: Sequence[str] = PAPER_MEASURES
+) -> str:
     """Plain-text table of the paper SGS with corrected markers (rows: complete models; columns: measures)."""
     cells = {(c["model"], c["measure"]): c for c in leaderboard["cells"] if c["dataset"] == dataset}
     models = [m["slug"] for m in leaderboard["models"] if m["status"] == "complete"]
@@ -39,26 +40,55 @@ def sgs_text_table(leaderboard: Mapping[str, Any], *, dataset: str = ALL,
         values = [_sgs_text(cells.get((model, measure))) for measure in measures]
         lines.append(model.ljust(width) + "".join(f"{v:>15}" for v in values))
     pending = [m["slug"] for m in leaderboard["models"] if m["status"] == "pending"]
-    footer = (f"SGS (paper families) on dataset {dataset!r}, one-sided t-test vs ε = {leaderboard['primary_epsilon']}, "
-              "Holm-corrected: * p<.05 ** p<.01 † p<.001")
+    footer = (
+        f"SGS (paper families) on dataset {dataset!r}, one-sided t-test vs ε = "
+        f"{leaderboard['primary_epsilon']}, "
+        "Holm-corrected: * p<.05 ** p<.01 † p<.001"
+    )
     return "\n".join([*lines, footer] + ([f"pending: {', '.join(pending)}"] if pending else []))
 
 
 @click.command("analyze")
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version.")
-@click.option("--slug", "slugs", multiple=True, metavar="SLUG",
-              help="Re-analyse only this submission (repeatable); the leaderboard still combines all.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              default=LEADERBOARD_DIR / LEADERBOARD_FILE, show_default=f"leaderboard/{LEADERBOARD_FILE}",
-              help="Where the combined leaderboard JSON goes.")
-@click.option("--submissions-dir", type=click.Path(file_okay=False, path_type=Path), default=SUBMISSIONS_DIR,
-              show_default="submissions", help="Folder holding the submission folders.")
+@click.option(
+    "--slug",
+    "slugs",
+    multiple=True,
+    metavar="SLUG",
+    help="Re-analyse only this submission (repeatable); the leaderboard still combines all.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=LEADERBOARD_DIR / LEADERBOARD_FILE,
+    show_default=f"leaderboard/{LEADERBOARD_FILE}",
+    help="Where the combined leaderboard JSON goes.",
+)
+@click.option(
+    "--submissions-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=SUBMISSIONS_DIR,
+    show_default="submissions",
+    help="Folder holding the submission folders.",
+)
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed.")
-@click.option("--resamples", type=click.IntRange(min=100), default=DEFAULT_RESAMPLES, show_default=True,
-              help="Bootstrap resamples per interval (published numbers use ≥ 2000).")
-def analyze(set_name: str, version: str, slugs: tuple[str, ...], out: Path, submissions_dir: Path,
-            seed: int, resamples: int) -> None:
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=DEFAULT_RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples per interval (published numbers use ≥ 2000).",
+)
+def analyze(
+    set_name: str,
+    version: str,
+    slugs: tuple[str, ...],
+    out: Path,
+    submissions_dir: Path,
+    seed: int,
+    resamples: int,
+) -> None:
     """Compute SGS, significance, rankings and reversals; write summary.json files and the leaderboard.
 
     For every submission with complete results (run.json present) the deltas are recomputed when
@@ -71,12 +101,18 @@ def analyze(set_name: str, version: str, slugs: tuple[str, ...], out: Path, subm
     load_variant_set(check_name(set_name, "variant set"), check_name(version, "version"))
     check_submissions_root(submissions_dir, "--submissions-dir")  # a typo must not give an empty leaderboard
     if out.is_dir() or not out.parent.is_dir():
-        raise SagoError(f"--out {out}: {'is a folder' if out.is_dir() else f'the folder {out.parent} does not exist'}; "
-                        "pass a file path in an existing folder")
+        raise SagoError(
+            f"--out {out}: {'is a folder' if out.is_dir() else f'the folder {out.parent} does not exist'}; "
+            "pass a file path in an existing folder"
+        )
     request = AnalyzeRequest(
-        set_name=check_name(set_name, "variant set"), version=check_name(version, "version"),
-        root=submissions_dir, out=out, slugs=tuple(check_slug(s) for s in slugs),
-        options=AnalysisOptions(seed=seed, resamples=resamples))
+        set_name=check_name(set_name, "variant set"),
+        version=check_name(version, "version"),
+        root=submissions_dir,
+        out=out,
+        slugs=tuple(check_slug(s) for s in slugs),
+        options=AnalysisOptions(seed=seed, resamples=resamples),
+    )
     document = run_analysis(request)
     click.echo(sgs_text_table(document))
     click.echo(f"wrote {out}")

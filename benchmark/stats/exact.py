@@ -45,8 +45,9 @@ def sign_flip_sums(d: np.ndarray) -> np.ndarray:
     return sums
 
 
-def sign_flip_p(d: np.ndarray, *, alternative: str = "two-sided", seed: int = 0,
-                resamples: int = MONTE_CARLO_RESAMPLES) -> float:
+def sign_flip_p(
+    d: np.ndarray, *, alternative: str = "two-sided", seed: int = 0, resamples: int = MONTE_CARLO_RESAMPLES
+) -> float:
     """p-value of the sign-flip permutation test that the differences ``d`` are centred on 0.
 
     Statistic: the sum of ``d`` (equivalently the mean). ``alternative`` is ``"two-sided"`` (|sum|),
@@ -91,13 +92,13 @@ def sign_flip_floor(n_nonzero: int, *, alternative: str = "two-sided") -> float:
     """
     if n_nonzero <= 0:
         return 1.0
-    one_sided = 0.5 ** n_nonzero
+    one_sided = 0.5**n_nonzero
     return min(1.0, 2 * one_sided) if alternative == "two-sided" else one_sided
 
 
 def wilcoxon_floor(n_nonzero: int) -> float:
     """Smallest one-sided p of the exact Wilcoxon signed-rank test with n non-zero differences (1/2^n)."""
-    return 0.5 ** n_nonzero if n_nonzero > 0 else 1.0
+    return 0.5**n_nonzero if n_nonzero > 0 else 1.0
 
 
 def _kendall_s(rank_sums: np.ndarray) -> np.ndarray:
@@ -112,7 +113,9 @@ def _arrangements(ranks: np.ndarray) -> np.ndarray:
     return np.array(sorted(set(itertools.permutations(ranks.tolist()))))
 
 
-def kendall_w_permutation_p(ranks: np.ndarray, *, seed: int = 0, resamples: int = W_RESAMPLES) -> tuple[float, str]:
+def kendall_w_permutation_p(
+    ranks: np.ndarray, *, seed: int = 0, resamples: int = W_RESAMPLES
+) -> tuple[float, str]:
     """(p, method) of Kendall's W under independent random rankings by each rater.
 
     ``ranks`` is ``[m raters, n objects]`` (ties as average ranks). The null permutes each rater's

@@ -37,8 +37,15 @@ def _measure_pairs(wide: pd.DataFrame) -> list[dict[str, object]]:
     for a, b in itertools.combinations(present, 2):
         x, y = wide[a].to_numpy(dtype=float), wide[b].to_numpy(dtype=float)
         rho, p = spearman(x, y)
-        rows.append({"measure_a": a, "measure_b": b, "n_items": int((np.isfinite(x) & np.isfinite(y)).sum()),
-                     "rho": rho, "p": p})
+        rows.append(
+            {
+                "measure_a": a,
+                "measure_b": b,
+                "n_items": int((np.isfinite(x) & np.isfinite(y)).sum()),
+                "rho": rho,
+                "p": p,
+            }
+        )
     return rows
 
 
@@ -82,13 +89,26 @@ def independence_table(per_item: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for model, group in items.groupby("model", sort=True):
         wide = group.pivot_table(index=["dataset", "item_id"], columns="measure", values="s")
-        rows += [{"scope": "model", "model": model, "n_models": 1, "method": "spearman"} | r
-                 for r in _measure_pairs(wide)]
+        rows += [
+            {"scope": "model", "model": model, "n_models": 1, "method": "spearman"} | r
+            for r in _measure_pairs(wide)
+        ]
     per_model = pd.DataFrame(rows, columns=COMBINED_COLUMNS)
     for (a, b), group in per_model.groupby(["measure_a", "measure_b"], sort=False):
         rho, p, used = fisher_combined(group["rho"].to_list(), group["n_items"].to_list())
-        rows.append({"scope": "combined", "model": None, "measure_a": a, "measure_b": b, "n_models": used,
-                     "n_items": int(group["n_items"].sum()), "rho": rho, "p": p, "method": "fisher-z"})
+        rows.append(
+            {
+                "scope": "combined",
+                "model": None,
+                "measure_a": a,
+                "measure_b": b,
+                "n_models": used,
+                "n_items": int(group["n_items"].sum()),
+                "rho": rho,
+                "p": p,
+                "method": "fisher-z",
+            }
+        )
     return pd.DataFrame(rows, columns=COMBINED_COLUMNS)
 
 
@@ -109,7 +129,8 @@ def pareto_optimal(points: np.ndarray) -> np.ndarray:
 def pareto_table(cells: pd.DataFrame) -> pd.DataFrame:
     """Generation (BERTScore SGS) against mirroring SGS per (dataset, model), with Pareto optimality."""
     wide = cells[cells["measure"].isin([GENERATION_MEASURE, MIRRORING_MEASURE])].pivot_table(
-        index=["dataset", "model"], columns="measure", values="sgs", dropna=False)
+        index=["dataset", "model"], columns="measure", values="sgs", dropna=False
+    )
     wide = wide.reindex(columns=[GENERATION_MEASURE, MIRRORING_MEASURE]).reset_index()
     wide = wide.rename(columns={GENERATION_MEASURE: "generation", MIRRORING_MEASURE: "mirroring"})
     optimal = np.zeros(len(wide), dtype=bool)
@@ -117,11 +138,14 @@ def pareto_table(cells: pd.DataFrame) -> pd.DataFrame:
         points = wide.loc[index, ["generation", "mirroring"]].to_numpy(dtype=float)
         optimal[wide.index.get_indexer(index)] = pareto_optimal(points)
     wide["pareto_optimal"] = optimal
-    return wide[["dataset", "model", "generation", "mirroring", "pareto_optimal"]].sort_values(["dataset", "model"])
+    return wide[["dataset", "model", "generation", "mirroring", "pareto_optimal"]].sort_values(
+        ["dataset", "model"]
+    )
 
 
-def accuracy_vs_sgs(accuracy: pd.DataFrame, cells: pd.DataFrame,
-                    measures: Sequence[str] = MEASURE_NAMES) -> pd.DataFrame:
+def accuracy_vs_sgs(
+    accuracy: pd.DataFrame, cells: pd.DataFrame, measures: Sequence[str] = MEASURE_NAMES
+) -> pd.DataFrame:
     """Spearman ρ between baseline accuracy and SGS over (model, dataset) pairs, per measure."""
     acc = accuracy[accuracy["dataset"] != ALL][["model", "dataset", "accuracy"]]
     rows = []

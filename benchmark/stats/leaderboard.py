@@ -60,11 +60,21 @@ def model_row(entry: Entry) -> dict[str, Any]:
     n_items = None
     if entry.summary is not None:
         n_items = len({(r["dataset"], r["item_id"]) for r in entry.summary["per_item"]})
-    return {"slug": entry.slug, "name": meta["name"], "source": meta["model"],
-            "status": "complete" if entry.summary is not None else "pending",
-            "parameters": meta["parameters"], "dtype": meta["dtype"], "chat_template": meta["chat_template"],
-            "license": meta["license"], "contact": meta["contact"], "url": meta.get("url"),
-            "notes": meta.get("notes"), "summary": entry.summary_path, "n_items": n_items}
+    return {
+        "slug": entry.slug,
+        "name": meta["name"],
+        "source": meta["model"],
+        "status": "complete" if entry.summary is not None else "pending",
+        "parameters": meta["parameters"],
+        "dtype": meta["dtype"],
+        "chat_template": meta["chat_template"],
+        "license": meta["license"],
+        "contact": meta["contact"],
+        "url": meta.get("url"),
+        "notes": meta.get("notes"),
+        "summary": entry.summary_path,
+        "n_items": n_items,
+    }
 
 
 RAW_FLOATS = ("t", "p_t", "wilcoxon_w", "p_wilcoxon")
@@ -72,11 +82,16 @@ RAW_FLOATS = ("t", "p_t", "wilcoxon_w", "p_wilcoxon")
 
 def tests_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
     """Raw tests of one aggregate of every summary, re-adjusted across *all* models' cells."""
+
     def stats_of(cell: Mapping[str, Any]) -> Mapping[str, Any]:
         return cell if aggregate == PAPER else cell["extended"]
 
-    rows = [{k: cell[k] for k in CELL_KEYS} | {k: test[k] for k in RAW_TEST_COLUMNS}
-            for summary in summaries for cell in summary["cells"] for test in stats_of(cell)["tests"]]
+    rows = [
+        {k: cell[k] for k in CELL_KEYS} | {k: test[k] for k in RAW_TEST_COLUMNS}
+        for summary in summaries
+        for cell in summary["cells"]
+        for test in stats_of(cell)["tests"]
+    ]
     raw = pd.DataFrame(rows, columns=[*CELL_KEYS, *RAW_TEST_COLUMNS])
     for column in RAW_FLOATS:
         raw[column] = raw[column].astype(float)  # null in JSON comes back as None
@@ -87,12 +102,16 @@ def tests_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) 
 def _retested(stats: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str, Any]:
     """A cell's statistics with its tests replaced by the leaderboard-wide corrected ones."""
     primary = [t for t in tests if t["epsilon"] == PRIMARY_EPSILON]
-    return dict(stats) | {"tests": tests, "marker": primary[0]["marker"] if primary else "",
-                          "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE}
+    return dict(stats) | {
+        "tests": tests,
+        "marker": primary[0]["marker"] if primary else "",
+        "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE,
+    }
 
 
-def cell_rows(summaries: Sequence[Mapping[str, Any]], tests: Mapping[str, pd.DataFrame],
-              ranks: pd.DataFrame) -> list[dict[str, Any]]:
+def cell_rows(
+    summaries: Sequence[Mapping[str, Any]], tests: Mapping[str, pd.DataFrame], ranks: pd.DataFrame
+) -> list[dict[str, Any]]:
     """The ``cells[]`` rows: each summary cell with leaderboard-wide corrected tests and its rank fields."""
     by_cell = {aggregate: tests_by_cell(table) for aggregate, table in tests.items()}
     rank_of = {tuple(r[k] for k in CELL_KEYS): r for r in jsonio.records(ranks)}
@@ -102,8 +121,11 @@ def cell_rows(summaries: Sequence[Mapping[str, Any]], tests: Mapping[str, pd.Dat
             key = tuple(cell[k] for k in CELL_KEYS)
             ranked = rank_of.get(key, {})
             extended = _retested(cell["extended"], by_cell[EXTENDED].get(key, []))
-            rows.append(_retested(cell, by_cell[PAPER].get(key, [])) | {"extended": extended}
-                        | {f: ranked.get(f) for f in RANK_FIELDS})
+            rows.append(
+                _retested(cell, by_cell[PAPER].get(key, []))
+                | {"extended": extended}
+                | {f: ranked.get(f) for f in RANK_FIELDS}
+            )
     return sorted(rows, key=lambda r: tuple(r[k] for k in CELL_KEYS))
 
 
@@ -134,21 +156,27 @@ def cross_model_tables(summaries: Sequence[Mapping[str, Any]], options: Analysis
         "friedman": _sorted(friedman_table(draws), "dataset", "measure"),
         "kendall_tau": _sorted(kendall_tau_table(cells), "measure", "dataset_a", "dataset_b"),
         "kendall_w": _sorted(kendall_w_table(cells), "measure"),
-        "reversals": _sorted(reversal_table(pairwise, draws), "measure", "model_a", "model_b", "dataset_a", "dataset_b"),
-        "independence": _sorted(independence_table(per_item), "scope", "model",
-                                "measure_a", "measure_b"),
+        "reversals": _sorted(
+            reversal_table(pairwise, draws), "measure", "model_a", "model_b", "dataset_a", "dataset_b"
+        ),
+        "independence": _sorted(independence_table(per_item), "scope", "model", "measure_a", "measure_b"),
         "pareto": _sorted(pareto_table(cells), "dataset", "model"),
         "accuracy_vs_sgs": _sorted(accuracy_vs_sgs(accuracy, cells), "measure") if len(accuracy) else [],
         "sample_size": _sorted(study, *CELL_KEYS, "n"),
         "sample_size_smallest_n": _sorted(smallest_n_table(study), *CELL_KEYS),
-        "sample_size_ranking": _sorted(ranking_agreement_table(draws, seed=options.seed), "dataset", "measure", "n"),
+        "sample_size_ranking": _sorted(
+            ranking_agreement_table(draws, seed=options.seed), "dataset", "measure", "n"
+        ),
     }
 
 
 def per_model_tables(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Tables copied from the summaries, tagged with their model and sorted."""
-    keys = {"per_family": (*CELL_KEYS, "family"), "noise_floor": (*CELL_KEYS, "control"),
-            "accuracy": ("model", "dataset")}
+    keys = {
+        "per_family": (*CELL_KEYS, "family"),
+        "noise_floor": (*CELL_KEYS, "control"),
+        "accuracy": ("model", "dataset"),
+    }
     return {name: _sorted(rows_frame(summaries, name), *key) for name, key in keys.items()}
 
 
@@ -156,33 +184,70 @@ def _aggregates(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``aggregates`` block: each aggregate with the union of the families it pooled in any summary."""
     rows = []
     for name in (PAPER, EXTENDED):
-        families = sorted({f for s in summaries for a in s["aggregates"] if a["name"] == name for f in a["families"]})
-        rows.append({"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": families})
+        families = sorted(
+            {f for s in summaries for a in s["aggregates"] if a["name"] == name for f in a["families"]}
+        )
+        rows.append(
+            {"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": families}
+        )
     return rows
 
 
-def build_leaderboard(entries: Sequence[Entry], *, set_name: str, version: str,
-                      options: AnalysisOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+def build_leaderboard(
+    entries: Sequence[Entry], *, set_name: str, version: str, options: AnalysisOptions = DEFAULT_OPTIONS
+) -> dict[str, Any]:
     """The leaderboard document over ``entries`` (pending ones appear in ``models`` only)."""
     summaries = [e.summary for e in sorted(entries, key=lambda e: e.slug) if e.summary is not None]
     for entry in entries:
         if entry.summary is not None and entry.summary.get("schema_version") != SUMMARY_SCHEMA_VERSION:
-            raise SagoError(f"{entry.summary_path or entry.slug}: summary schema_version "
-                            f"{entry.summary.get('schema_version')} has no paper SGS; re-run `sago analyze`")
+            raise SagoError(
+                f"{entry.summary_path or entry.slug}: summary schema_version "
+                f"{entry.summary.get('schema_version')} has no paper SGS; re-run `sago analyze`"
+            )
     document = header(options, set_name=set_name, version=version, schema_version=LEADERBOARD_SCHEMA_VERSION)
-    document["correction"] |= {"reversals": REVERSAL_FAMILY, "pairwise": "Holm over the model pairs of one (dataset, measure)"}
+    document["correction"] |= {
+        "reversals": REVERSAL_FAMILY,
+        "pairwise": "Holm over the model pairs of one (dataset, measure)",
+    }
     document |= {
         "aggregates": _aggregates(summaries),
         "headline_measures": list(HEADLINE_MEASURES),
-        "measures": [{"name": m.name, "axis": m.axis, "scale": m.scale, "paper": m.paper,
-                      "headline": m.name in HEADLINE_MEASURES, "description": m.description} for m in MEASURES],
+        "measures": [
+            {
+                "name": m.name,
+                "axis": m.axis,
+                "scale": m.scale,
+                "paper": m.paper,
+                "headline": m.name in HEADLINE_MEASURES,
+                "description": m.description,
+            }
+            for m in MEASURES
+        ],
         "datasets": sorted({d for s in summaries for d in s["datasets"]}),
         "families": sorted({f for s in summaries for f in s["families"]}),
         "models": [model_row(e) for e in sorted(entries, key=lambda e: e.slug)],
     }
-    empty: dict[str, Any] = {k: [] for k in ("claims", "cells", "pairwise", "friedman", "kendall_tau", "kendall_w", "reversals",
-                             "independence", "pareto", "accuracy_vs_sgs", "sample_size", "sample_size_smallest_n", "sample_size_ranking",
-                             "per_family", "noise_floor", "accuracy")}
+    empty: dict[str, Any] = {
+        k: []
+        for k in (
+            "claims",
+            "cells",
+            "pairwise",
+            "friedman",
+            "kendall_tau",
+            "kendall_w",
+            "reversals",
+            "independence",
+            "pareto",
+            "accuracy_vs_sgs",
+            "sample_size",
+            "sample_size_smallest_n",
+            "sample_size_ranking",
+            "per_family",
+            "noise_floor",
+            "accuracy",
+        )
+    }
     if summaries:
         empty |= cross_model_tables(summaries, options) | per_model_tables(summaries)
     document |= empty

@@ -54,7 +54,9 @@ def shared_matrix(cell_items: pd.DataFrame) -> pd.DataFrame:
     return wide.dropna(axis=0, how="any").sort_index().sort_index(axis=1)
 
 
-def paired_draws(per_item: pd.DataFrame, *, seed: int, resamples: int = DEFAULT_RESAMPLES) -> list[PairedDraws]:
+def paired_draws(
+    per_item: pd.DataFrame, *, seed: int, resamples: int = DEFAULT_RESAMPLES
+) -> list[PairedDraws]:
     """One ``PairedDraws`` per (dataset, measure) that has at least one shared item."""
     out = []
     for (dataset, measure), cell_items in per_item.groupby(["dataset", "measure"], sort=True):
@@ -94,9 +96,18 @@ def rank_rows(cell: PairedDraws) -> list[dict[str, object]]:
     low = np.percentile(draw_ranks, 2.5, axis=0, method="lower")
     high = np.percentile(draw_ranks, 97.5, axis=0, method="higher")
     groups = tie_groups(cell)
-    return [{"model": m, "dataset": cell.dataset, "measure": cell.measure, "rank": int(ranks[j]),
-             "rank_low": int(low[j]), "rank_high": int(high[j]), "tie_group": int(groups[j])}
-            for j, m in enumerate(cell.models)]
+    return [
+        {
+            "model": m,
+            "dataset": cell.dataset,
+            "measure": cell.measure,
+            "rank": int(ranks[j]),
+            "rank_low": int(low[j]),
+            "rank_high": int(high[j]),
+            "tie_group": int(groups[j]),
+        }
+        for j, m in enumerate(cell.models)
+    ]
 
 
 def rank_table(cells: list[PairedDraws]) -> pd.DataFrame:
@@ -123,11 +134,22 @@ def pairwise_rows(cell: PairedDraws) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for (a, b), (w, p), p_holm in zip(pairs, tests, adjusted, strict=True):
         low, high = cell.diff_ci(a, b)
-        rows.append({"dataset": cell.dataset, "measure": cell.measure, "model_a": cell.models[a],
-                     "model_b": cell.models[b], "n_items": len(cell.values),
-                     "diff": float(cell.sgs[a] - cell.sgs[b]), "ci_low": low, "ci_high": high,
-                     "wilcoxon_w": w, "p_wilcoxon": p, "p_holm": float(p_holm),
-                     "testable": pair_testable(cell.values[:, a], cell.values[:, b])})
+        rows.append(
+            {
+                "dataset": cell.dataset,
+                "measure": cell.measure,
+                "model_a": cell.models[a],
+                "model_b": cell.models[b],
+                "n_items": len(cell.values),
+                "diff": float(cell.sgs[a] - cell.sgs[b]),
+                "ci_low": low,
+                "ci_high": high,
+                "wilcoxon_w": w,
+                "p_wilcoxon": p,
+                "p_holm": float(p_holm),
+                "testable": pair_testable(cell.values[:, a], cell.values[:, b]),
+            }
+        )
     return rows
 
 
@@ -145,16 +167,35 @@ def pair_testable(a: np.ndarray, b: np.ndarray) -> bool:
 
 def pairwise_table(cells: list[PairedDraws]) -> pd.DataFrame:
     """All pairwise comparisons (see ``pairwise_rows``), sorted by dataset, measure, model_a, model_b."""
-    columns = ["dataset", "measure", "model_a", "model_b", "n_items", "diff", "ci_low", "ci_high",
-               "wilcoxon_w", "p_wilcoxon", "p_holm", "testable"]
+    columns = [
+        "dataset",
+        "measure",
+        "model_a",
+        "model_b",
+        "n_items",
+        "diff",
+        "ci_low",
+        "ci_high",
+        "wilcoxon_w",
+        "p_wilcoxon",
+        "p_holm",
+        "testable",
+    ]
     return pd.DataFrame([row for cell in cells for row in pairwise_rows(cell)], columns=columns)
 
 
 def friedman_row(cell: PairedDraws) -> dict[str, object]:
     """Friedman test across models on the shared items of one cell (scipy; needs three models)."""
     n_items, n_models = cell.values.shape
-    row: dict[str, object] = {"dataset": cell.dataset, "measure": cell.measure, "n_models": n_models,
-                              "n_items": n_items, "statistic": float("nan"), "p": float("nan"), "note": ""}
+    row: dict[str, object] = {
+        "dataset": cell.dataset,
+        "measure": cell.measure,
+        "n_models": n_models,
+        "n_items": n_items,
+        "statistic": float("nan"),
+        "p": float("nan"),
+        "note": "",
+    }
     if n_models < 3:
         row["note"] = NEEDS_THREE
         return row
@@ -167,6 +208,7 @@ def friedman_row(cell: PairedDraws) -> dict[str, object]:
 
 def friedman_table(cells: list[PairedDraws]) -> pd.DataFrame:
     """``dataset, measure, n_models, n_items, statistic, p, note`` for every cell."""
-    return pd.DataFrame([friedman_row(cell) for cell in cells],
-                        columns=["dataset", "measure", "n_models", "n_items", "statistic", "p", "note"])
-
+    return pd.DataFrame(
+        [friedman_row(cell) for cell in cells],
+        columns=["dataset", "measure", "n_models", "n_items", "statistic", "p", "note"],
+    )

@@ -32,8 +32,9 @@ def subset_sizes(n_available: int, sizes: Sequence[int] = SIZES) -> list[int]:
     return chosen
 
 
-def relative_deviations(values: np.ndarray, n: int, *, rng: np.random.Generator,
-                        subsets: int = SUBSETS) -> np.ndarray:
+def relative_deviations(
+    values: np.ndarray, n: int, *, rng: np.random.Generator, subsets: int = SUBSETS
+) -> np.ndarray:
     """|mean of a random n-subset − mean of all| / mean of all, for ``subsets`` subsets (no replacement)."""
     full = values.mean()
     # argsort of uniform noise = a uniform random permutation per row; take its first n items
@@ -51,10 +52,15 @@ def sample_size_table(per_item: pd.DataFrame, *, seed: int, subsets: int = SUBSE
         for n in subset_sizes(values.size):
             dev = relative_deviations(values, n, rng=cell_rng(seed, "subsets", *key, n), subsets=subsets)
             finite = bool(np.isfinite(dev).all())
-            rows.append(dict(zip(CELL_KEYS, key, strict=True)) | {
-                "n": n, "n_available": int(values.size),
-                "mean_rel_dev": float(dev.mean()) if finite else float("nan"),
-                "p95_rel_dev": float(np.percentile(dev, 95)) if finite else float("nan")})
+            rows.append(
+                dict(zip(CELL_KEYS, key, strict=True))
+                | {
+                    "n": n,
+                    "n_available": int(values.size),
+                    "mean_rel_dev": float(dev.mean()) if finite else float("nan"),
+                    "p95_rel_dev": float(np.percentile(dev, 95)) if finite else float("nan"),
+                }
+            )
     columns = [*CELL_KEYS, "n", "n_available", "mean_rel_dev", "p95_rel_dev"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -64,9 +70,13 @@ def smallest_n_table(study: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.Da
     rows = []
     for key, group in study.groupby(list(CELL_KEYS), sort=True):
         within = group[group["mean_rel_dev"] <= tolerance]
-        rows.append(dict(zip(CELL_KEYS, key, strict=True)) | {
-            "n_available": int(group["n_available"].iloc[0]),
-            "smallest_n": int(within["n"].min()) if len(within) else None})
+        rows.append(
+            dict(zip(CELL_KEYS, key, strict=True))
+            | {
+                "n_available": int(group["n_available"].iloc[0]),
+                "smallest_n": int(within["n"].min()) if len(within) else None,
+            }
+        )
     return pd.DataFrame(rows, columns=[*CELL_KEYS, "n_available", "smallest_n"])
 
 
@@ -77,7 +87,9 @@ def _order_signs(sgs: np.ndarray) -> np.ndarray:
     return signs
 
 
-def ranking_agreement_rows(cell: PairedDraws, *, seed: int, subsets: int = SUBSETS) -> list[dict[str, object]]:
+def ranking_agreement_rows(
+    cell: PairedDraws, *, seed: int, subsets: int = SUBSETS
+) -> list[dict[str, object]]:
     """How often a random n-item subset (shared by all models) reproduces the full model ordering.
 
     ``mean_tau`` is Kendall's τ_a between the subset's and the full ordering (concordant minus discordant
@@ -92,13 +104,23 @@ def ranking_agreement_rows(cell: PairedDraws, *, seed: int, subsets: int = SUBSE
         rng = cell_rng(seed, "ranking-subsets", cell.dataset, cell.measure, n)
         pick = rng.random((subsets, n_items)).argsort(axis=1)[:, :n]
         signs = _order_signs(cell.values[pick].mean(axis=1))  # [subsets, pairs]
-        rows.append({"dataset": cell.dataset, "measure": cell.measure, "n": n, "n_available": n_items,
-                     "n_models": n_models, "mean_tau": float((signs * full).mean()),
-                     "same_order": float((signs == full).all(axis=1).mean())})
+        rows.append(
+            {
+                "dataset": cell.dataset,
+                "measure": cell.measure,
+                "n": n,
+                "n_available": n_items,
+                "n_models": n_models,
+                "mean_tau": float((signs * full).mean()),
+                "same_order": float((signs == full).all(axis=1).mean()),
+            }
+        )
     return rows
 
 
-def ranking_agreement_table(cells: Sequence[PairedDraws], *, seed: int, subsets: int = SUBSETS) -> pd.DataFrame:
+def ranking_agreement_table(
+    cells: Sequence[PairedDraws], *, seed: int, subsets: int = SUBSETS
+) -> pd.DataFrame:
     """``dataset, measure, n, n_available, n_models, mean_tau, same_order`` (cells with ≥ 2 models)."""
     columns = ["dataset", "measure", "n", "n_available", "n_models", "mean_tau", "same_order"]
     rows = [r for cell in cells for r in ranking_agreement_rows(cell, seed=seed, subsets=subsets)]

@@ -55,15 +55,18 @@ def scaled_deltas(deltas: pd.DataFrame) -> pd.DataFrame:
     """Id columns plus one column per measure holding d = Δ / R.
 
     >>> import pandas as pd
-    >>> row = {c: "x" for c in DELTA_ID_COLUMNS} | {f"delta_{m}": 0.0 for m in MEASURE_NAMES} | {"correct": 1.0}
+    >>> row = {c: "x" for c in DELTA_ID_COLUMNS} | {f"delta_{m}": 0.0 for m in MEASURE_NAMES}
+    >>> row["correct"] = 1.0
     >>> row["delta_bleu"] = -50.0
     >>> float(scaled_deltas(pd.DataFrame([row]))["bleu"].iloc[0])
     -0.5
     """
     check_deltas(deltas)
     scaled = {m.name: deltas[f"delta_{m.name}"].astype(float) / m.scale for m in MEASURES}
-    return pd.concat([deltas[list(DELTA_ID_COLUMNS)].reset_index(drop=True),
-                      pd.DataFrame(scaled).reset_index(drop=True)], axis=1)
+    return pd.concat(
+        [deltas[list(DELTA_ID_COLUMNS)].reset_index(drop=True), pd.DataFrame(scaled).reset_index(drop=True)],
+        axis=1,
+    )
 
 
 def _rms_per_group(scaled: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
@@ -94,7 +97,9 @@ def rewrite_rows(deltas: pd.DataFrame, aggregate: str = PAPER) -> pd.DataFrame:
     return deltas[keep]
 
 
-def instability_per_item(deltas: pd.DataFrame, *, by_family: bool = False, aggregate: str = PAPER) -> pd.DataFrame:
+def instability_per_item(
+    deltas: pd.DataFrame, *, by_family: bool = False, aggregate: str = PAPER
+) -> pd.DataFrame:
     """s_X(i) over each item's rewrite variants (controls excluded), including dataset ``"all"``.
 
     Args:
@@ -149,8 +154,9 @@ def mean_with_ci(values: np.ndarray, *, rng: np.random.Generator, resamples: int
     return {"n_items": int(values.size), "sgs": float(values.mean()), "ci_low": low, "ci_high": high}
 
 
-def sgs_table(per_item: pd.DataFrame, *, seed: int, resamples: int = DEFAULT_RESAMPLES,
-              keys: Iterable[str] = CELL_KEYS) -> pd.DataFrame:
+def sgs_table(
+    per_item: pd.DataFrame, *, seed: int, resamples: int = DEFAULT_RESAMPLES, keys: Iterable[str] = CELL_KEYS
+) -> pd.DataFrame:
     """SGS (mean of s over items) with a bootstrap CI per group of ``keys``.
 
     Args:

@@ -29,8 +29,10 @@ MARKERS: tuple[tuple[str, float], ...] = (("†", 0.001), ("**", 0.01), ("*", 0.
 ALPHA = 0.05
 SIGNIFICANT, NOT_SIGNIFICANT, NOT_TESTABLE = "significant", "not significant", "not testable"
 """The three verdicts of a test; markers are shown only for "significant"."""
-CORRECTION_FAMILY = ("Holm over all (model × dataset × measure) cells of one aggregate (paper or extended) at one ε; "
-                     "the datasets proper form one family, the pooled \"all\" cells a second (they re-use the same items)")
+CORRECTION_FAMILY = (
+    "Holm over all (model × dataset × measure) cells of one aggregate (paper or extended) at one ε; "
+    'the datasets proper form one family, the pooled "all" cells a second (they re-use the same items)'
+)
 
 
 def marker(p: float) -> str:
@@ -100,8 +102,16 @@ def wilcoxon_greater(values: np.ndarray, epsilon: float) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
-RAW_TEST_COLUMNS = ("epsilon", "n_items", "t", "p_t", "marker_uncorrected", "wilcoxon_w", "p_wilcoxon",
-                    "wilcoxon_testable")
+RAW_TEST_COLUMNS = (
+    "epsilon",
+    "n_items",
+    "t",
+    "p_t",
+    "marker_uncorrected",
+    "wilcoxon_w",
+    "p_wilcoxon",
+    "wilcoxon_testable",
+)
 ADJUSTED_COLUMNS = ("p_holm", "p_bh", "marker", "significant_holm", "significant_bh", "testable", "verdict")
 
 
@@ -118,15 +128,24 @@ def epsilon_tests(per_item: pd.DataFrame, epsilons: Sequence[float] = EPSILONS) 
             t, p_t = t_test_greater(values, epsilon)
             w, p_w = wilcoxon_greater(values, epsilon)
             floor = wilcoxon_floor(int(np.count_nonzero(values - epsilon)))
-            rows.append(dict(zip(CELL_KEYS, key, strict=True)) | {
-                "epsilon": epsilon, "n_items": int(values.size), "t": t, "p_t": p_t,
-                "marker_uncorrected": marker(p_t), "wilcoxon_w": w, "p_wilcoxon": p_w,
-                "wilcoxon_testable": bool(floor < ALPHA)})
+            rows.append(
+                dict(zip(CELL_KEYS, key, strict=True))
+                | {
+                    "epsilon": epsilon,
+                    "n_items": int(values.size),
+                    "t": t,
+                    "p_t": p_t,
+                    "marker_uncorrected": marker(p_t),
+                    "wilcoxon_w": w,
+                    "p_wilcoxon": p_w,
+                    "wilcoxon_testable": bool(floor < ALPHA),
+                }
+            )
     return pd.DataFrame(rows, columns=[*CELL_KEYS, *RAW_TEST_COLUMNS])
 
 
 def verdict(p_adjusted: float, testable: bool, alpha: float = ALPHA) -> str:
-    """"significant", "not significant" or "not testable" for one adjusted p-value.
+    """ "significant", "not significant" or "not testable" for one adjusted p-value.
 
     >>> verdict(0.01, True), verdict(0.2, True), verdict(float("nan"), False)
     ('significant', 'not significant', 'not testable')
@@ -153,7 +172,9 @@ def adjust_across_cells(tests: pd.DataFrame) -> pd.DataFrame:
         out.loc[index, "p_bh"] = benjamini_hochberg(p)
     out["testable"] = out["p_t"].notna() & (out["n_items"] >= 2)
     out["verdict"] = [verdict(p, ok) for p, ok in zip(out["p_holm"], out["testable"], strict=True)]
-    out["marker"] = [marker(p) if v == SIGNIFICANT else "" for p, v in zip(out["p_holm"], out["verdict"], strict=True)]
+    out["marker"] = [
+        marker(p) if v == SIGNIFICANT else "" for p, v in zip(out["p_holm"], out["verdict"], strict=True)
+    ]
     out["significant_holm"] = out["verdict"] == SIGNIFICANT
     out["significant_bh"] = out["testable"] & (out["p_bh"] < ALPHA)
     return out

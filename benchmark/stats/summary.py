@@ -71,12 +71,24 @@ DEFAULT_OPTIONS = AnalysisOptions()
 
 def header(options: AnalysisOptions, *, set_name: str, version: str, schema_version: int) -> dict[str, Any]:
     """The fields a summary and the leaderboard share."""
-    return {"schema_version": schema_version, "generator": GENERATOR, "set": set_name, "version": version,
-            "seed": options.seed, "bootstrap_resamples": options.resamples, "confidence": CONFIDENCE,
-            "epsilons": list(options.epsilons), "primary_epsilon": PRIMARY_EPSILON, "alpha": ALPHA,
-            "markers": [{"symbol": s, "below": b} for s, b in MARKERS],
-            "correction": {"method": "holm", "cells": CORRECTION_FAMILY,
-                           "markers": "every marker is from the Holm-adjusted p; p_t and marker_uncorrected are raw"}}
+    return {
+        "schema_version": schema_version,
+        "generator": GENERATOR,
+        "set": set_name,
+        "version": version,
+        "seed": options.seed,
+        "bootstrap_resamples": options.resamples,
+        "confidence": CONFIDENCE,
+        "epsilons": list(options.epsilons),
+        "primary_epsilon": PRIMARY_EPSILON,
+        "alpha": ALPHA,
+        "markers": [{"symbol": s, "below": b} for s, b in MARKERS],
+        "correction": {
+            "method": "holm",
+            "cells": CORRECTION_FAMILY,
+            "markers": "every marker is from the Holm-adjusted p; p_t and marker_uncorrected are raw",
+        },
+    }
 
 
 def aggregate_rows(deltas: pd.DataFrame) -> list[dict[str, Any]]:
@@ -85,7 +97,9 @@ def aggregate_rows(deltas: pd.DataFrame) -> list[dict[str, Any]]:
     rows = []
     for name, families in AGGREGATES.items():
         pooled = sorted(present if families is None else present & set(families))
-        rows.append({"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": pooled})
+        rows.append(
+            {"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": pooled}
+        )
     return rows
 
 
@@ -93,8 +107,11 @@ def tests_by_cell(tests: pd.DataFrame) -> dict[tuple[Any, ...], list[dict[str, A
     """Test rows (``TEST_FIELDS``, in ε order) per cell key, converted to JSON-ready dicts in one pass."""
     ordered = tests.sort_values([*CELL_KEYS, "epsilon"], kind="stable")
     grouped: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for key, row in zip(ordered[list(CELL_KEYS)].itertuples(index=False, name=None),
-                        jsonio.records(ordered[list(TEST_FIELDS)]), strict=True):
+    for key, row in zip(
+        ordered[list(CELL_KEYS)].itertuples(index=False, name=None),
+        jsonio.records(ordered[list(TEST_FIELDS)]),
+        strict=True,
+    ):
         grouped.setdefault(key, []).append(row)
     return grouped
 
@@ -110,27 +127,42 @@ def cell_stats(cells: pd.DataFrame, tests: pd.DataFrame) -> dict[tuple[Any, ...]
         out[key] = {f: cell[f] for f in STAT_FIELDS} | {
             "tests": cell_tests,
             "marker": primary[0]["marker"] if primary else "",
-            "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE}
+            "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE,
+        }
     return out
 
 
-EMPTY_STATS: dict[str, Any] = {"n_items": 0, "sgs": None, "ci_low": None, "ci_high": None, "tests": [],
-                               "marker": "", "verdict": NOT_TESTABLE}
+EMPTY_STATS: dict[str, Any] = {
+    "n_items": 0,
+    "sgs": None,
+    "ci_low": None,
+    "ci_high": None,
+    "tests": [],
+    "marker": "",
+    "verdict": NOT_TESTABLE,
+}
 
 
-def nest_cells(paper: dict[tuple[Any, ...], dict[str, Any]], extended: dict[tuple[Any, ...], dict[str, Any]],
-               noise: pd.DataFrame) -> list[dict[str, Any]]:
+def nest_cells(
+    paper: dict[tuple[Any, ...], dict[str, Any]],
+    extended: dict[tuple[Any, ...], dict[str, Any]],
+    noise: pd.DataFrame,
+) -> list[dict[str, Any]]:
     """One row per cell: the paper SGS (headline) flat, the extended SGS under ``extended``, noise floor."""
     pooled = noise[noise["control"] == "controls"].set_index(list(CELL_KEYS))["value"]
     rows = []
     for key in sorted(set(paper) | set(extended)):
-        rows.append(dict(zip(CELL_KEYS, key, strict=True)) | paper.get(key, EMPTY_STATS)
-                    | {"extended": extended.get(key, EMPTY_STATS), "noise_floor": pooled.get(key, float("nan"))})
+        rows.append(
+            dict(zip(CELL_KEYS, key, strict=True))
+            | paper.get(key, EMPTY_STATS)
+            | {"extended": extended.get(key, EMPTY_STATS), "noise_floor": pooled.get(key, float("nan"))}
+        )
     return rows
 
 
-def aggregate_tables(deltas: pd.DataFrame, aggregate: str,
-                     options: AnalysisOptions) -> tuple[pd.DataFrame, dict[tuple[Any, ...], dict[str, Any]]]:
+def aggregate_tables(
+    deltas: pd.DataFrame, aggregate: str, options: AnalysisOptions
+) -> tuple[pd.DataFrame, dict[tuple[Any, ...], dict[str, Any]]]:
     """(per-item s, cell stats) of one aggregate; tests corrected within this aggregate's cells."""
     per_item = instability_per_item(deltas, aggregate=aggregate)
     cells = sgs_table(per_item, seed=options.seed, resamples=options.resamples)
@@ -142,7 +174,10 @@ def per_item_rows(paper: pd.DataFrame, extended: pd.DataFrame) -> list[dict[str,
     """``{dataset, item_id, measure, s, s_extended}`` over the datasets proper."""
     keys = ["dataset", "item_id", "measure"]
     both = paper[paper["dataset"] != ALL][[*keys, "s"]].merge(
-        extended[extended["dataset"] != ALL][[*keys, "s"]].rename(columns={"s": "s_extended"}), on=keys, how="outer")
+        extended[extended["dataset"] != ALL][[*keys, "s"]].rename(columns={"s": "s_extended"}),
+        on=keys,
+        how="outer",
+    )
     return jsonio.records(both.sort_values(keys))
 
 
@@ -154,8 +189,15 @@ def _single_model(deltas: pd.DataFrame, model: str) -> pd.DataFrame:
     return deltas
 
 
-def summarize(deltas: pd.DataFrame, *, model: str, set_name: str, version: str,
-              options: AnalysisOptions = DEFAULT_OPTIONS, axes: Mapping[str, str] | None = None) -> dict[str, Any]:
+def summarize(
+    deltas: pd.DataFrame,
+    *,
+    model: str,
+    set_name: str,
+    version: str,
+    options: AnalysisOptions = DEFAULT_OPTIONS,
+    axes: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The summary document of one submission on one variant set (pure; nothing is written).
 
     Args:
@@ -169,8 +211,12 @@ def summarize(deltas: pd.DataFrame, *, model: str, set_name: str, version: str,
     paper_items, paper = aggregate_tables(deltas, PAPER, options)
     extended_items, extended = aggregate_tables(deltas, EXTENDED, options)
     noise = noise_floor_table(noise_per_item(deltas))
-    per_family = sgs_table(instability_per_item(deltas, by_family=True, aggregate=EXTENDED), seed=options.seed,
-                           resamples=options.resamples, keys=(*CELL_KEYS, "family"))
+    per_family = sgs_table(
+        instability_per_item(deltas, by_family=True, aggregate=EXTENDED),
+        seed=options.seed,
+        resamples=options.resamples,
+        keys=(*CELL_KEYS, "family"),
+    )
     proper = extended_items[extended_items["dataset"] != ALL]
     document = header(options, set_name=set_name, version=version, schema_version=SUMMARY_SCHEMA_VERSION)
     return document | {
@@ -198,10 +244,14 @@ def load_summary(path: Path) -> dict[str, Any]:
 
 
 def per_item_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
-    """Per-item s of one aggregate of every summary as one long table, with the pooled ``"all"`` rows added."""
+    """Per-item s of one aggregate of every summary as one long table, plus the pooled ``"all"`` rows."""
     column = "s" if aggregate == PAPER else "s_extended"
-    frames = [pd.DataFrame(s["per_item"], columns=["dataset", "item_id", "measure", column])
-              .rename(columns={column: "s"}).assign(model=s["model"]) for s in summaries]
+    frames = [
+        pd.DataFrame(s["per_item"], columns=["dataset", "item_id", "measure", column])
+        .rename(columns={column: "s"})
+        .assign(model=s["model"])
+        for s in summaries
+    ]
     columns = ["model", "dataset", "item_id", "measure", "s"]
     if not frames:
         return pd.DataFrame(columns=columns)

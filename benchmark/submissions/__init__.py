@@ -22,6 +22,13 @@ from benchmark.submissions.schema import (
 )
 
 __all__ = [
-    "SUBMISSION_YAML_LIMIT", "HubModel", "LocalModel", "PackagedModel", "Submission",
-    "check_submissions_root", "list_slugs", "load_submission", "submission_dir",
+    "SUBMISSION_YAML_LIMIT",
+    "HubModel",
+    "LocalModel",
+    "PackagedModel",
+    "Submission",
+    "check_submissions_root",
+    "list_slugs",
+    "load_submission",
+    "submission_dir",
 ]

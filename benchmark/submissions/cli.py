@@ -19,10 +19,21 @@ def submissions() -> None:
 
 
 @submissions.command("validate")
-@click.option("--root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR, show_default="submissions",
-              help="Folder holding one sub-folder per submission.")
-@click.option("--variants", "variants_root", type=click.Path(path_type=Path), default=VARIANTS_DIR,
-              show_default="variants", help="Folder of frozen variant sets results must refer to.")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=SUBMISSIONS_DIR,
+    show_default="submissions",
+    help="Folder holding one sub-folder per submission.",
+)
+@click.option(
+    "--variants",
+    "variants_root",
+    type=click.Path(path_type=Path),
+    default=VARIANTS_DIR,
+    show_default="variants",
+    help="Folder of frozen variant sets results must refer to.",
+)
 @click.pass_context
 def validate(ctx: click.Context, root: Path, variants_root: Path) -> None:
     """Check every submission and result folder; one line per problem, exit status 1 if any."""
@@ -36,8 +47,13 @@ def validate(ctx: click.Context, root: Path, variants_root: Path) -> None:
 
 @submissions.command("rehash")
 @click.argument("slugs", nargs=-1, required=True)
-@click.option("--root", type=click.Path(path_type=Path), default=SUBMISSIONS_DIR, show_default="submissions",
-              help="Folder holding one sub-folder per submission.")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=SUBMISSIONS_DIR,
+    show_default="submissions",
+    help="Folder holding one sub-folder per submission.",
+)
 def rehash(slugs: tuple[str, ...], root: Path) -> None:
     """Record in run.json the sha256 of each results file (results made before run.json had them).
 
@@ -46,8 +62,10 @@ def rehash(slugs: tuple[str, ...], root: Path) -> None:
     """
     from benchmark.harness.finalize import rehash as rehash_folder
 
-    folders = {slug: sorted(p.parent for p in submission_dir(slug, root).glob(f"results/*/*/{RUN_FILE}"))
-               for slug in slugs}
+    folders = {
+        slug: sorted(p.parent for p in submission_dir(slug, root).glob(f"results/*/*/{RUN_FILE}"))
+        for slug in slugs
+    }
     for slug, found in folders.items():
         if not found:
             raise SagoError(f"{slug}: no results/<set>/<version>/run.json under {root}; nothing to rehash")

@@ -88,15 +88,19 @@ def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
         raise SagoError(f"{path}: no submission.yaml (create it; see README 'Submit a model')")
     raw = load_yaml(path, limit=SUBMISSION_YAML_LIMIT, fix=f"fix the file ({_DOCS})")
     if not isinstance(raw, dict):
-        raise FileProblem(path, f"holds a YAML {type(raw).__name__}, not a mapping of keys",
-                          f"write 'key: value' lines ({_DOCS})")
+        raise FileProblem(
+            path,
+            f"holds a YAML {type(raw).__name__}, not a mapping of keys",
+            f"write 'key: value' lines ({_DOCS})",
+        )
     try:
         return Submission.model_validate(raw)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise FileProblem(path, f"{where}: {first['msg']}{_quote_hint(first)}",
-                          f"fix the key as described in {_DOCS}") from None
+        raise FileProblem(
+            path, f"{where}: {first['msg']}{_quote_hint(first)}", f"fix the key as described in {_DOCS}"
+        ) from None
 
 
 def _quote_hint(error: Any) -> str:

@@ -78,8 +78,13 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
             failures.append(Failure(str(rel), "is a symbolic link", "commit plain files and folders only"))
         elif entry.is_file():
             if entry.name not in ROOT_FILES:
-                failures.append(Failure(str(rel), "stray file at the top of submissions/",
-                                        "move it into a submission folder or delete it"))
+                failures.append(
+                    Failure(
+                        str(rel),
+                        "stray file at the top of submissions/",
+                        "move it into a submission folder or delete it",
+                    )
+                )
         elif not entry.name.startswith("."):
             submissions += 1
             found, folders = _check_submission(entry, rel, known, seen)
@@ -88,29 +93,43 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
     return Report(tuple(failures), submissions, results)
 
 
-def _check_submission(folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet],
-                      seen: dict[str, str]) -> tuple[list[Failure], int]:
+def _check_submission(
+    folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet], seen: dict[str, str]
+) -> tuple[list[Failure], int]:
     """All checks of one submission folder; returns the failures and the number of result folders."""
     try:
         slug = check_slug(folder.name)
     except SagoError:
-        return [Failure(str(rel), "folder name is not a valid slug",
-                        "rename it '<org>__<model>' (lower-case letters, digits, '.', '-', single '_')")], 0
+        return [
+            Failure(
+                str(rel),
+                "folder name is not a valid slug",
+                "rename it '<org>__<model>' (lower-case letters, digits, '.', '-', single '_')",
+            )
+        ], 0
     failures = list(_links_and_strays(folder, rel))
     yaml_path = folder / "submission.yaml"
     has_results = (folder / "results").exists()
     if not yaml_path.is_file():
         problem = "results for a model that is not submitted" if has_results else "no submission.yaml"
-        failures.append(Failure(str(rel / "submission.yaml"), problem,
-                                "add submission.yaml as described in docs/SUBMITTING.md"))
+        failures.append(
+            Failure(
+                str(rel / "submission.yaml"),
+                problem,
+                "add submission.yaml as described in docs/SUBMITTING.md",
+            )
+        )
         return failures, 0
     found, submission = _check_submission_yaml(folder.parent, slug, rel, seen)
     failures.extend(found)
     folders = 0
     for version_dir in _result_folders(folder / "results", rel / "results", failures):
         folders += 1
-        failures.extend(check_result_folder(version_dir, rel / "results" / version_dir.parent.name /
-                                            version_dir.name, known, submission))
+        failures.extend(
+            check_result_folder(
+                version_dir, rel / "results" / version_dir.parent.name / version_dir.name, known, submission
+            )
+        )
     return failures, folders
 
 
@@ -118,25 +137,37 @@ def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
     """Symbolic links anywhere in the folder, and files beside submission.yaml that do not belong."""
     for path in sorted(folder.rglob("*")):
         if path.is_symlink():
-            yield Failure(str(rel / path.relative_to(folder)), "is a symbolic link",
-                          "commit plain files and folders only")
+            yield Failure(
+                str(rel / path.relative_to(folder)),
+                "is a symbolic link",
+                "commit plain files and folders only",
+            )
     for entry in sorted(folder.iterdir()):
         if entry.name == "results" and entry.is_dir():
             continue
         if entry.name not in SUBMISSION_FILES or not entry.is_file():
-            yield Failure(str(rel / entry.name), "stray entry in a submission folder",
-                          "keep only submission.yaml, README.md and results/")
+            yield Failure(
+                str(rel / entry.name),
+                "stray entry in a submission folder",
+                "keep only submission.yaml, README.md and results/",
+            )
 
 
-def _check_submission_yaml(root: Path, slug: str, rel: Path,
-                           seen: dict[str, str]) -> tuple[list[Failure], Submission | None]:
+def _check_submission_yaml(
+    root: Path, slug: str, rel: Path, seen: dict[str, str]
+) -> tuple[list[Failure], Submission | None]:
     """Schema, size, pinning and duplicate checks of one submission.yaml (and the parsed file, if any)."""
     where = str(rel / "submission.yaml")
     if (root / slug / "submission.yaml").is_symlink():
         return [], None  # reported by _links_and_strays; never read through a link
     if (root / slug / "submission.yaml").stat().st_size > SUBMISSION_YAML_LIMIT:
-        return [Failure(where, f"larger than {SUBMISSION_YAML_LIMIT // 1024} KiB",
-                        "keep submission.yaml to the documented keys; long notes belong in README.md")], None
+        return [
+            Failure(
+                where,
+                f"larger than {SUBMISSION_YAML_LIMIT // 1024} KiB",
+                "keep submission.yaml to the documented keys; long notes belong in README.md",
+            )
+        ], None
     try:
         submission = load_submission(slug, root)
     except FileProblem as err:
@@ -157,8 +188,11 @@ def _duplicate(root: Path, label: Path, first: str, second: str) -> Failure:
     """Blame the newer of two submissions of the same weights (see :func:`_established`)."""
     later = _established(root / second) > _established(root / first)
     old, new = (second, first) if later else (first, second)
-    return Failure(str(label / new / "submission.yaml"), f"same weights as submission {old!r}",
-                   "submit each model once; remove this folder")
+    return Failure(
+        str(label / new / "submission.yaml"),
+        f"same weights as submission {old!r}",
+        "submit each model once; remove this folder",
+    )
 
 
 def _established(folder: Path) -> tuple[bool, bool]:
@@ -172,8 +206,13 @@ def _established(folder: Path) -> tuple[bool, bool]:
 
 def _tracked(path: Path) -> bool:
     try:
-        done = subprocess.run(["git", "ls-files", "--error-unmatch", path.name], cwd=path.parent,
-                              capture_output=True, timeout=30, check=False)
+        done = subprocess.run(
+            ["git", "ls-files", "--error-unmatch", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -183,16 +222,31 @@ def _check_pinning(submission: Submission, where: str) -> list[Failure]:
     """The leaderboard only takes weights pinned to exact bytes that anybody can fetch."""
     model = submission.model
     if isinstance(model, LocalModel):
-        return [Failure(where, "model.kind 'local' cannot be reproduced by others",
-                        "use kind: hub with a 40-hex revision, or kind: packaged with its sha256")]
+        return [
+            Failure(
+                where,
+                "model.kind 'local' cannot be reproduced by others",
+                "use kind: hub with a 40-hex revision, or kind: packaged with its sha256",
+            )
+        ]
     if isinstance(model, PackagedModel):
         if model.artefact not in ARTEFACTS:
-            return [Failure(where, f"unknown packaged artefact {model.artefact!r}",
-                            f"use one of: {', '.join(ARTEFACTS.names())}")]
+            return [
+                Failure(
+                    where,
+                    f"unknown packaged artefact {model.artefact!r}",
+                    f"use one of: {', '.join(ARTEFACTS.names())}",
+                )
+            ]
         expected = ARTEFACTS.get(model.artefact).sha256
         if expected is not None and expected != model.sha256:
-            return [Failure(where, f"sha256 does not match packaged artefact {model.artefact!r}",
-                            f"set model.sha256 to {expected}")]
+            return [
+                Failure(
+                    where,
+                    f"sha256 does not match packaged artefact {model.artefact!r}",
+                    f"set model.sha256 to {expected}",
+                )
+            ]
     return []
 
 
@@ -226,14 +280,23 @@ def _is_named_folder(path: Path, rel: Path, what: str, failures: list[Failure]) 
     if path.is_symlink():
         return False  # already reported by _links_and_strays
     if not path.is_dir():
-        failures.append(Failure(str(rel), "stray file in results/",
-                                "results hold only <set>/<version>/ folders written by `sago evaluate`"))
+        failures.append(
+            Failure(
+                str(rel),
+                "stray file in results/",
+                "results hold only <set>/<version>/ folders written by `sago evaluate`",
+            )
+        )
         return False
     try:
         check_name(path.name, what)
     except SagoError:
-        failures.append(Failure(str(rel), f"invalid {what} folder name",
-                                "use the set and version names from variants/ (e.g. sago-v1/v1)"))
+        failures.append(
+            Failure(
+                str(rel),
+                f"invalid {what} folder name",
+                "use the set and version names from variants/ (e.g. sago-v1/v1)",
+            )
+        )
         return False
     return True
-

@@ -61,7 +61,6 @@ SUB_FOLDERS = dict(RESULT_FILES)
 REGENERATE = "regenerate it with the sago CLI"
 
 
-
 @dataclass(frozen=True)
 class KnownSet:
     """What results may claim about one released variant set."""
@@ -105,8 +104,9 @@ def run_variant_set_sha256(run: dict[str, Any]) -> str | None:
     return flat if isinstance(flat, str) else None
 
 
-def check_result_folder(folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet],
-                        submission: Submission | None = None) -> list[Failure]:
+def check_result_folder(
+    folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet], submission: Submission | None = None
+) -> list[Failure]:
     """Every check of one results folder; ``rel`` is how paths are printed.
 
     ``submission`` is the folder's parsed submission.yaml (None when it did not parse): run.json
@@ -117,16 +117,24 @@ def check_result_folder(folder: Path, rel: Path, known: dict[tuple[str, str], Kn
     key = (folder.parent.name, folder.name)
     known_set = known.get(key)
     if known_set is None:
-        failures.append(Failure(str(rel), f"variant set {key[0]}/{key[1]} does not exist in variants/",
-                                "evaluate on a released set (e.g. sago-v1/v1)"))
+        failures.append(
+            Failure(
+                str(rel),
+                f"variant set {key[0]}/{key[1]} does not exist in variants/",
+                "evaluate on a released set (e.g. sago-v1/v1)",
+            )
+        )
     run, found = _check_run_json(results.run, rel / RUN_FILE, known_set, submission)
     failures.extend(found)
     if run is not None:
         failures.extend(_check_hashes(folder, rel, run))
     datasets = known_set.datasets if known_set is not None else None
     failures.extend(_check_records(folder, rel, datasets, run))
-    failures.extend(_check_parquet(results.deltas, rel / DELTAS_FILE, DELTA_TYPES,
-                                   DELTAS_FILE, "run `sago analyze` to rewrite it"))
+    failures.extend(
+        _check_parquet(
+            results.deltas, rel / DELTAS_FILE, DELTA_TYPES, DELTAS_FILE, "run `sago analyze` to rewrite it"
+        )
+    )
     failures.extend(_check_summary(results.summary, rel / SUMMARY_FILE))
     for path in plain_files(results.activations_dir, ACTIVATIONS_SUFFIX):
         failures.extend(_check_activations(path, rel / ACTIVATIONS_DIR / path.name, folder, datasets))
@@ -139,13 +147,19 @@ def _strays(folder: Path, rel: Path) -> Iterator[Failure]:
             continue
         suffix = SUB_FOLDERS.get(entry.name)
         if suffix is None or not entry.is_dir():
-            yield Failure(str(rel / entry.name), "stray entry in a results folder",
-                          "keep only files written by `sago evaluate` / `sago analyze`")
+            yield Failure(
+                str(rel / entry.name),
+                "stray entry in a results folder",
+                "keep only files written by `sago evaluate` / `sago analyze`",
+            )
             continue
         for inner in sorted(entry.iterdir()):
             if inner.suffix != suffix or not inner.is_file() or not _safe_name(inner.stem):
-                yield Failure(str(rel / entry.name / inner.name), f"unexpected entry in {entry.name}/",
-                              f"only <dataset>{suffix} files belong here")
+                yield Failure(
+                    str(rel / entry.name / inner.name),
+                    f"unexpected entry in {entry.name}/",
+                    f"only <dataset>{suffix} files belong here",
+                )
 
 
 def _safe_name(name: str) -> bool:
@@ -161,8 +175,11 @@ def _too_big(path: Path, rel: Path, kind: str) -> Failure | None:
     size = path.stat().st_size
     if size <= limit:
         return None
-    return Failure(str(rel), f"{human_size(size)} is over the {human_size(limit)} limit for {kind}",
-                   "evaluate fewer items per file or ask the maintainers about Git LFS")
+    return Failure(
+        str(rel),
+        f"{human_size(size)} is over the {human_size(limit)} limit for {kind}",
+        "evaluate fewer items per file or ask the maintainers about Git LFS",
+    )
 
 
 def _load_json(path: Path, rel: Path, kind: str) -> tuple[dict[str, Any] | None, list[Failure]]:
@@ -181,18 +198,25 @@ def _schema_version(data: dict[str, Any], rel: Path, newest: int) -> list[Failur
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         return [Failure(str(rel), "missing or invalid schema_version", REGENERATE)]
     if version > newest:
-        return [Failure(str(rel), f"schema_version {version} is newer than this code reads ({newest})",
-                        "update sago-bench, or regenerate with the released version")]
+        return [
+            Failure(
+                str(rel),
+                f"schema_version {version} is newer than this code reads ({newest})",
+                "update sago-bench, or regenerate with the released version",
+            )
+        ]
     return []
 
 
-def _check_run_json(path: Path, rel: Path, known_set: KnownSet | None,
-                    submission: Submission | None) -> tuple[dict[str, Any] | None, list[Failure]]:
+def _check_run_json(
+    path: Path, rel: Path, known_set: KnownSet | None, submission: Submission | None
+) -> tuple[dict[str, Any] | None, list[Failure]]:
     if path.is_symlink():
         return None, []  # reported as a link
     if not path.is_file():
-        return None, [Failure(str(rel), "missing",
-                              "commit run.json written by `sago evaluate` with the results")]
+        return None, [
+            Failure(str(rel), "missing", "commit run.json written by `sago evaluate` with the results")
+        ]
     run, failures = _load_json(path, rel, RUN_FILE)
     if run is None:
         return None, failures
@@ -201,8 +225,13 @@ def _check_run_json(path: Path, rel: Path, known_set: KnownSet | None,
     if claimed is None:
         failures.append(Failure(str(rel), "no variant-set sha256", "regenerate it with `sago evaluate`"))
     elif known_set is not None and claimed not in known_set.hashes:
-        failures.append(Failure(str(rel), f"variant-set sha256 {claimed[:12]}… matches no known set",
-                                "re-run `sago evaluate` on the released variant set"))
+        failures.append(
+            Failure(
+                str(rel),
+                f"variant-set sha256 {claimed[:12]}… matches no known set",
+                "re-run `sago evaluate` on the released variant set",
+            )
+        )
     if submission is not None:
         failures.extend(_check_run_model(run, rel, submission))
     return run, failures
@@ -229,19 +258,30 @@ def _check_hashes(folder: Path, rel: Path, run: dict[str, Any]) -> list[Failure]
     return [Failure(str(rel / p.path), p.problem, p.fix) for p in hash_problems(folder, run.get("files"))]
 
 
-def _check_records(folder: Path, rel: Path, datasets: frozenset[str] | None,
-                   run: dict[str, Any] | None) -> list[Failure]:
+def _check_records(
+    folder: Path, rel: Path, datasets: frozenset[str] | None, run: dict[str, Any] | None
+) -> list[Failure]:
     files = plain_files(ResultsFolder(folder).records_dir, RECORDS_SUFFIX)
     if not files:
-        return [Failure(str(rel / RECORDS_DIR), "no records/<dataset>.parquet files",
-                        "commit the records written by `sago evaluate`")]
+        return [
+            Failure(
+                str(rel / RECORDS_DIR),
+                "no records/<dataset>.parquet files",
+                "commit the records written by `sago evaluate`",
+            )
+        ]
     counts = run.get("counts") if run is not None else None
     failures: list[Failure] = []
     for path in files:
         where = rel / RECORDS_DIR / path.name
         if datasets is not None and path.stem not in datasets:
-            failures.append(Failure(str(where), f"dataset {path.stem!r} is not in this variant set",
-                                    "evaluate only the set's datasets"))
+            failures.append(
+                Failure(
+                    str(where),
+                    f"dataset {path.stem!r} is not in this variant set",
+                    "evaluate only the set's datasets",
+                )
+            )
             continue
         found = _check_parquet(path, where, RECORD_TYPES, RECORDS_DIR, EVALUATE, dataset=path.stem)
         rows = None if found or not isinstance(counts, dict) else pq.read_metadata(path).num_rows
@@ -251,8 +291,9 @@ def _check_records(folder: Path, rel: Path, datasets: frozenset[str] | None,
     return failures
 
 
-def _check_parquet(path: Path, rel: Path, types: dict[str, str], kind: str, fix: str, *,
-                   dataset: str | None = None) -> list[Failure]:
+def _check_parquet(
+    path: Path, rel: Path, types: dict[str, str], kind: str, fix: str, *, dataset: str | None = None
+) -> list[Failure]:
     """A parquet file (when present) is within its limit, loads, and has exactly the contract's columns."""
     if not path.is_file() or path.is_symlink():
         return []
@@ -276,8 +317,13 @@ def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[
     if big is not None:
         return [big]
     if datasets is not None and path.stem not in datasets:
-        return [Failure(str(rel), f"dataset {path.stem!r} is not in this variant set",
-                        "evaluate only the set's datasets")]
+        return [
+            Failure(
+                str(rel),
+                f"dataset {path.stem!r} is not in this variant set",
+                "evaluate only the set's datasets",
+            )
+        ]
     try:
         tensors = read_safetensors(path)
     except FileProblem as err:

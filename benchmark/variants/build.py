@@ -56,7 +56,7 @@ class BuildSpec:
     llm_attempts: int = llm.ATTEMPTS
     """candidates per LLM cell (replayed from the log, or asked for)."""
     min_llm_coverage: float = 0.0
-    """share of LLM cells that must have an accepted rewrite before the set may be frozen (v1 froze at 1.9 %)."""
+    """share of LLM cells that need an accepted rewrite before the set may be frozen (v1 froze at 1.9 %)."""
 
 
 @dataclass
@@ -75,10 +75,16 @@ class BuildResult:
     """dataset -> family -> reason ('no_site', 'duplicate') -> cells left out."""
 
 
-def build_set(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder, *,
-              rewriter: Callable[[], Rewriter] | None = None,
-              replay: dict[tuple[str, str, str, int, str], llm.Attempt] | None = None,
-              checkpoint: Path | None = None, progress: bool = True) -> BuildResult:
+def build_set(
+    spec: BuildSpec,
+    sources: Mapping[str, Source],
+    embedder: Embedder,
+    *,
+    rewriter: Callable[[], Rewriter] | None = None,
+    replay: dict[tuple[str, str, str, int, str], llm.Attempt] | None = None,
+    checkpoint: Path | None = None,
+    progress: bool = True,
+) -> BuildResult:
     """Build every dataset of ``spec``; the rewriter factory is only called when the log lacks an attempt.
 
     ``checkpoint``, when given, receives the rewrite log as soon as the LLM stage ends, so minutes of
@@ -88,8 +94,14 @@ def build_set(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder
     samples = sample_items(spec, sources, embedder)
     jobs = llm_jobs(spec, samples)
     if jobs:
-        result.attempts = llm.run_jobs(jobs, LazyRewriter(rewriter), embedder, replay=replay or {},
-                                       budget_s=spec.llm_budget_s, attempts=spec.llm_attempts)
+        result.attempts = llm.run_jobs(
+            jobs,
+            LazyRewriter(rewriter),
+            embedder,
+            replay=replay or {},
+            budget_s=spec.llm_budget_s,
+            attempts=spec.llm_attempts,
+        )
         result.rewriter = ",".join(sorted({a.rewriter for a in result.attempts if a.rewriter}))
         if checkpoint is not None:
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
@@ -128,22 +140,50 @@ class LazyRewriter:
 
 def sample_items(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder) -> dict[str, list[Item]]:
     """Each dataset's seeded sample of distinct items (no near-duplicates, no negated copies)."""
-    return {name: load_sample(sources[name], spec.n_items, spec.seed, lambda t: cosine_matrix(embedder, t))
-            for name in spec.datasets}
+    return {
+        name: load_sample(sources[name], spec.n_items, spec.seed, lambda t: cosine_matrix(embedder, t))
+        for name in spec.datasets
+    }
 
 
 def llm_jobs(spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[llm.Job]:
     """Every LLM cell of the first ``spec.llm_items`` items of each dataset."""
-    return [llm.Job(name, item.item_id, rank, item.prompt, item.answers, key.family, key.strength, item.text,
-                    item.template, tuple(re.findall(r"Category: ([^.]+)\.", item.template)) if family == "form" else ())
-            for name in spec.datasets for rank, item in enumerate(samples[name][:spec.llm_items])
-            for family in spec.llm_families for key in keys_of(FAMILIES.get(family))]
+    return [
+        llm.Job(
+            name,
+            item.item_id,
+            rank,
+            item.prompt,
+            item.answers,
+            key.family,
+            key.strength,
+            item.text,
+            item.template,
+            tuple(re.findall(r"Category: ([^.]+)\.", item.template)) if family == "form" else (),
+        )
+        for name in spec.datasets
+        for rank, item in enumerate(samples[name][: spec.llm_items])
+        for family in spec.llm_families
+        for key in keys_of(FAMILIES.get(family))
+    ]
 
 
-def _row(dataset: str, item: Item, rank: int, key: VariantKey, prompt: str, rewriter: str) -> dict[str, object]:
-    return {"dataset": dataset, "item_id": item.item_id, "variant_id": variant_id(*key), "family": key.family,
-            "place": key.place, "strength": float(key.strength), "prompt": prompt, "similarity": float("nan"),
-            "rewriter": rewriter, "answers": list(item.answers), "item_rank": rank}
+def _row(
+    dataset: str, item: Item, rank: int, key: VariantKey, prompt: str, rewriter: str
+) -> dict[str, object]:
+    return {
+        "dataset": dataset,
+        "item_id": item.item_id,
+        "variant_id": variant_id(*key),
+        "family": key.family,
+        "place": key.place,
+        "strength": float(key.strength),
+        "prompt": prompt,
+        "similarity": float("nan"),
+        "rewriter": rewriter,
+        "answers": list(item.answers),
+        "item_rank": rank,
+    }
 
 
 # Families that frame the whole request (they act on the wrapped prompt); every other rule family
@@ -154,7 +194,7 @@ RETRIES = 3
 
 
 def rule_text(dataset: str, item: Item, key: VariantKey, seed: int, retry: int = 0) -> str:
-    """The prompt of one rule-made variant (framing families wrap the prompt, the rest edit the item's text)."""
+    """The prompt of one rule-made variant (framing families wrap the prompt, others edit the item's text)."""
     salt = f"{item.item_id}#{retry}" if retry else item.item_id
     protect = protected_strings(item.text, item.answers)
     if key.family in FRAMING_FAMILIES:
@@ -162,13 +202,23 @@ def rule_text(dataset: str, item: Item, key: VariantKey, seed: int, retry: int =
     return item.wrap(rule_variant(item.text, key, dataset=dataset, item_id=salt, answers=protect, seed=seed))
 
 
-def _rule_rows(dataset: str, items: Sequence[Item], seed: int,
-               not_made: dict[str, dict[str, int]]) -> list[dict[str, object]]:
+def _rule_rows(
+    dataset: str, items: Sequence[Item], seed: int, not_made: dict[str, dict[str, int]]
+) -> list[dict[str, object]]:
     """Controls plus every rule cell whose text differs from the baseline and from every other cell."""
     rows = []
     for rank, item in enumerate(items):
-        rows += [_row(dataset, item, rank, key, item.prompt, "source" if key.family == BASELINE_FAMILY
-                      else rewriter_tag(key.family)) for key in CONTROL_ROWS]
+        rows += [
+            _row(
+                dataset,
+                item,
+                rank,
+                key,
+                item.prompt,
+                "source" if key.family == BASELINE_FAMILY else rewriter_tag(key.family),
+            )
+            for key in CONTROL_ROWS
+        ]
         seen = {item.prompt}
         for key in (k for name in RULE_FAMILIES for k in keys_of(FAMILIES.get(name))):
             text = rule_text(dataset, item, key, seed)
@@ -186,13 +236,20 @@ def _rule_rows(dataset: str, items: Sequence[Item], seed: int,
     return rows
 
 
-def _llm_rows(dataset: str, items: Sequence[Item], attempts: Sequence[llm.Attempt], seen: set[str],
-             not_made: dict[str, dict[str, int]]) -> list[dict[str, object]]:
+def _llm_rows(
+    dataset: str,
+    items: Sequence[Item],
+    attempts: Sequence[llm.Attempt],
+    seen: set[str],
+    not_made: dict[str, dict[str, int]],
+) -> list[dict[str, object]]:
     """The accepted LLM cells (first valid candidate), minus any whose text another cell already has."""
     by_id = {item.item_id: (rank, item) for rank, item in enumerate(items)}
     rows = []
-    for attempt in sorted((a for a in attempts if a.dataset == dataset and a.accepted),
-                          key=lambda a: (by_id[a.item_id][0], a.variant_id, a.attempt)):
+    for attempt in sorted(
+        (a for a in attempts if a.dataset == dataset and a.accepted),
+        key=lambda a: (by_id[a.item_id][0], a.variant_id, a.attempt),
+    ):
         rank, item = by_id[attempt.item_id]
         family, place, strength = attempt.variant_id.split("/")
         text = llm.variant_prompt(family, item.template, llm.clean(attempt.output))
@@ -201,15 +258,22 @@ def _llm_rows(dataset: str, items: Sequence[Item], attempts: Sequence[llm.Attemp
             counts["duplicate"] = counts.get("duplicate", 0) + 1
             continue
         seen.add(text)
-        rows.append(_row(dataset, item, rank, VariantKey(family, place, float(strength)), text, attempt.rewriter))
+        rows.append(
+            _row(dataset, item, rank, VariantKey(family, place, float(strength)), text, attempt.rewriter)
+        )
     return rows
 
 
 def _table(rows: list[dict[str, object]], embedder: Embedder) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=list(VARIANT_COLUMNS))
-    baselines = dict(zip(frame.loc[frame.family == BASELINE_FAMILY, "item_id"],
-                         frame.loc[frame.family == BASELINE_FAMILY, "prompt"]))
-    pairs = [(baselines[i], p) for i, p in zip(frame.item_id, frame.prompt)]
+    baselines = dict(
+        zip(
+            frame.loc[frame.family == BASELINE_FAMILY, "item_id"],
+            frame.loc[frame.family == BASELINE_FAMILY, "prompt"],
+            strict=False,
+        )
+    )
+    pairs = [(baselines[i], p) for i, p in zip(frame.item_id, frame.prompt, strict=False)]
     frame["similarity"] = similarities(embedder, pairs)
     return frame.sort_values(["item_rank", "variant_id"], kind="stable").reset_index(drop=True)
 
@@ -228,7 +292,10 @@ def dropped(attempts: Sequence[llm.Attempt]) -> list[dict[str, object]]:
         key = (a.dataset, a.item_id, a.variant_id)
         if key not in accepted:
             reasons.setdefault(key, []).append(a.reason)
-    return [{"dataset": d, "item_id": i, "variant_id": v, "reasons": r} for (d, i, v), r in sorted(reasons.items())]
+    return [
+        {"dataset": d, "item_id": i, "variant_id": v, "reasons": r}
+        for (d, i, v), r in sorted(reasons.items())
+    ]
 
 
 def log_path(out_dir: Path) -> Path:

@@ -3,10 +3,10 @@
 ``benchmark/data/similarity_pairs.jsonl`` holds rewrites of real items, each labelled by hand as asking
 the same thing (``same: true``) or not: faithful paraphrases, shortenings and form flips against rewrites
 that answer the question, drop data it needs, change a name or ask something nearby. Among the pairs that
-pass the exact checks, the floor is the threshold on MiniLM cosine with the best balanced accuracy, rounded down to a multiple of 0.05 (a
-round number does not pretend to more precision than 48 pairs give). Similarity is only one of the
-checks: numbers, names and quotations are checked exactly (see :mod:`benchmark.variants.llm`), so
-the floor's job is to catch rewrites that drift to another question.
+pass the exact checks, the floor is the threshold on MiniLM cosine with the best balanced accuracy,
+rounded down to a multiple of 0.05 (a round number does not pretend to more precision than 48 pairs
+give). Similarity is only one of the checks: numbers, names and quotations are checked exactly (see
+:mod:`benchmark.variants.llm`), so the floor's job is to catch rewrites that drift to another question.
 """
 
 from __future__ import annotations
@@ -54,4 +54,6 @@ def calibrate(embedder: Embedder) -> Calibration:
         accuracy = (np.mean(scores[same] >= threshold) + np.mean(scores[~same] < threshold)) / 2
         if accuracy > best[0] + 1e-12:
             best = (float(accuracy), float(threshold))
-    return Calibration(math.floor(best[1] * 20 + 1e-9) / 20, round(best[0], 4), int(same.sum()), int((~same).sum()))
+    return Calibration(
+        math.floor(best[1] * 20 + 1e-9) / 20, round(best[0], 4), int(same.sum()), int((~same).sum())
+    )

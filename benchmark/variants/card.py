@@ -14,7 +14,15 @@ from benchmark.variants.sources import NEAR_DUPLICATE, Source
 
 
 def _size_category(rows: int) -> str:
-    return "n<1K" if rows < 1_000 else "1K<n<10K" if rows < 10_000 else "10K<n<100K" if rows < 100_000 else "100K<n<1M"
+    return (
+        "n<1K"
+        if rows < 1_000
+        else "1K<n<10K"
+        if rows < 10_000
+        else "10K<n<100K"
+        if rows < 100_000
+        else "100K<n<1M"
+    )
 
 
 def expected_cells(spec: BuildSpec, family: str) -> int:
@@ -25,25 +33,43 @@ def expected_cells(spec: BuildSpec, family: str) -> int:
     return cells * spec.n_items
 
 
-def card_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], manifest: dict[str, Any]) -> str:
+def card_for(
+    spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], manifest: dict[str, Any]
+) -> str:
     """A Hugging Face dataset card (YAML configs, one per dataset plus the rewrite log, then prose)."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("benchmark.variants", "templates"),
-                             autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("benchmark.variants", "templates"),
+        autoescape=False,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
     env.filters["fmt"] = lambda value: f"{value:g}"
     return env.get_template("card.md.j2").render(
-        spec=spec, sources=sources, manifest=manifest, builder_version=BUILDER_VERSION,
-        identity=IDENTITY_VARIANT_ID, near_duplicate=NEAR_DUPLICATE, retries=RETRIES,
+        spec=spec,
+        sources=sources,
+        manifest=manifest,
+        builder_version=BUILDER_VERSION,
+        identity=IDENTITY_VARIANT_ID,
+        near_duplicate=NEAR_DUPLICATE,
+        retries=RETRIES,
         size_category=_size_category(sum(d["rows"] for d in manifest["datasets"].values())),
-        produced=manifest["counts"], produced_families=[f for f in FAMILIES],
+        produced=manifest["counts"],
+        produced_families=[f for f in FAMILIES],
         expected={name: {f: expected_cells(spec, f) for f in FAMILIES} for name in spec.datasets},
-        not_produced=manifest["not_produced"], rewriter=result.rewriter, attempts=spec.llm_attempts,
-        min_similarity=llm.MIN_SIMILARITY, tolerance=llm.LENGTH_TOLERANCE, changes=CHANGES.get(spec.version, ()))
+        not_produced=manifest["not_produced"],
+        rewriter=result.rewriter,
+        attempts=spec.llm_attempts,
+        min_similarity=llm.MIN_SIMILARITY,
+        tolerance=llm.LENGTH_TOLERANCE,
+        changes=CHANGES.get(spec.version, ()),
+    )
 
 
 CHANGES: dict[str, tuple[str, ...]] = {
     "v2": (
         "LLM families (length at ×0.25, 0.5, 1.5, 2, 3 and form) for the first 16 items of every dataset, "
-        "made by Qwen2.5-Coder-1.5B-Instruct with few-shot requests, several candidates per cell and stricter "
+        "made by Qwen2.5-Coder-1.5B-Instruct with few-shot requests, several candidates per cell and "
+        "stricter "
         "validation (numbers, names and quotations kept; no meta text; calibrated similarity floor).",
         "Rule edits land only in the item's own text, never in the builder's wrapper, and never inside "
         "quotations, names, gold answers or the word a spelling question tests; fillers stay away from "

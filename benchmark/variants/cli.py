@@ -19,8 +19,13 @@ from benchmark.variants.similarity import Embedder
 
 _set = click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant-set name.")
 _version = click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Release version.")
-_root = click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=VARIANTS_DIR,
-                     show_default=True, help="Folder holding <set>/<version>/.")
+_root = click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=VARIANTS_DIR,
+    show_default=True,
+    help="Folder holding <set>/<version>/.",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,25 +40,71 @@ def variants() -> None:
 @click.option("--dataset", "datasets", multiple=True, help="Build only these datasets (repeatable).")
 @click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset.")
 @click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
-@click.option("--rewriter", type=click.Choice(["local", "http", "none"]), default="local", show_default=True,
-              help="LLM rewriter for length/form; 'none' freezes without them. Logged rewrites are replayed.")
+@click.option(
+    "--rewriter",
+    type=click.Choice(["local", "http", "none"]),
+    default="local",
+    show_default=True,
+    help="LLM rewriter for length/form; 'none' freezes without them. Logged rewrites are replayed.",
+)
 @click.option("--rewriter-model", default=None, help="Packaged artefact (local) or model name (http).")
 @click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
-@click.option("--llm-budget-s", type=float, default=1200.0, show_default=True,
-              help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.")
-@click.option("--threads", default=1, show_default=True,
-              help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.")
-@click.option("--embedding-cache/--no-embedding-cache", default=True, show_default=True,
-              help="Reuse MiniLM vectors from the cache folder (vectors depend only on token ids).")
-@click.option("--replay", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
-              help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.")
-@click.option("--attempts", type=click.IntRange(1, 20), default=llm.ATTEMPTS, show_default=True,
-              help="Candidates per LLM cell, as in `sago variants rewrite`.")
-@click.option("--min-llm-coverage", type=click.FloatRange(0, 1), default=0.95, show_default=True,
-              help="Refuse to freeze a set where fewer LLM cells than this share have a valid rewrite.")
-def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_items: int, llm_items: int,
-          rewriter: str, rewriter_model: str | None, rewriter_url: str | None, llm_budget_s: float,
-          threads: int, embedding_cache: bool, replay: Path | None, attempts: int, min_llm_coverage: float) -> None:
+@click.option(
+    "--llm-budget-s",
+    type=float,
+    default=1200.0,
+    show_default=True,
+    help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.",
+)
+@click.option(
+    "--threads",
+    default=1,
+    show_default=True,
+    help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.",
+)
+@click.option(
+    "--embedding-cache/--no-embedding-cache",
+    default=True,
+    show_default=True,
+    help="Reuse MiniLM vectors from the cache folder (vectors depend only on token ids).",
+)
+@click.option(
+    "--replay",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.",
+)
+@click.option(
+    "--attempts",
+    type=click.IntRange(1, 20),
+    default=llm.ATTEMPTS,
+    show_default=True,
+    help="Candidates per LLM cell, as in `sago variants rewrite`.",
+)
+@click.option(
+    "--min-llm-coverage",
+    type=click.FloatRange(0, 1),
+    default=0.95,
+    show_default=True,
+    help="Refuse to freeze a set where fewer LLM cells than this share have a valid rewrite.",
+)
+def build(
+    set_name: str,
+    version: str,
+    root: Path,
+    datasets: tuple[str, ...],
+    n_items: int,
+    llm_items: int,
+    rewriter: str,
+    rewriter_model: str | None,
+    rewriter_url: str | None,
+    llm_budget_s: float,
+    threads: int,
+    embedding_cache: bool,
+    replay: Path | None,
+    attempts: int,
+    min_llm_coverage: float,
+) -> None:
     """Build a set from its pinned sources; on an existing release, prove the rebuild is byte-identical."""
     import torch
 
@@ -69,12 +120,26 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
     suite = SUITES.get(set_name)
     chosen = tuple(datasets) or suite.datasets
     sources = {name: suite_source(suite, name) for name in chosen}
-    spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items,
-                     llm_families=() if rewriter == "none" else LLM_FAMILIES, llm_budget_s=llm_budget_s,
-                     llm_attempts=attempts, min_llm_coverage=0.0 if rewriter == "none" else min_llm_coverage)
+    spec = BuildSpec(
+        set_name,
+        version,
+        chosen,
+        n_items=n_items,
+        llm_items=llm_items,
+        llm_families=() if rewriter == "none" else LLM_FAMILIES,
+        llm_budget_s=llm_budget_s,
+        llm_attempts=attempts,
+        min_llm_coverage=0.0 if rewriter == "none" else min_llm_coverage,
+    )
     embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite" if embedding_cache else None)
-    outcome = build_release(spec, sources, embedder, root=root, replay_from=replay,
-                            rewriter=_rewriter_factory(rewriter, rewriter_model, rewriter_url))
+    outcome = build_release(
+        spec,
+        sources,
+        embedder,
+        root=root,
+        replay_from=replay,
+        rewriter=_rewriter_factory(rewriter, rewriter_model, rewriter_url),
+    )
     verb = "built" if outcome.created else "rebuilt byte-identically:"
     click.echo(f"{verb} {outcome.path} (variant-set sha256 {outcome.manifest_sha256})")
 
@@ -85,23 +150,55 @@ def build(set_name: str, version: str, root: Path, datasets: tuple[str, ...], n_
 @click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable).")
 @click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset (as in build).")
 @click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
-@click.option("--log", "log", type=click.Path(path_type=Path, dir_okay=False), required=True,
-              help="Append-only rewrite log (commit it: a killed or later run resumes from it).")
-@click.option("--rewriter", type=click.Choice(["local", "llamacpp", "http"]), default="llamacpp", show_default=True,
-              help="local: transformers on this machine; llamacpp: a local llama-server on the same GGUF "
-                   "(much faster on a CPU); http: an OpenAI-compatible endpoint.")
-@click.option("--llama-server", default=None, help="llama.cpp server binary (default: the one `make llama-server` built).")
+@click.option(
+    "--log",
+    "log",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="Append-only rewrite log (commit it: a killed or later run resumes from it).",
+)
+@click.option(
+    "--rewriter",
+    type=click.Choice(["local", "llamacpp", "http"]),
+    default="llamacpp",
+    show_default=True,
+    help="local: transformers on this machine; llamacpp: a local llama-server on the same GGUF "
+    "(much faster on a CPU); http: an OpenAI-compatible endpoint.",
+)
+@click.option(
+    "--llama-server",
+    default=None,
+    help="llama.cpp server binary (default: the one `make llama-server` built).",
+)
 @click.option("--rewriter-model", default=None, help="Packaged artefact (local) or model name (http).")
 @click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
 @click.option("--batch-size", default=8, show_default=True, help="Requests per generate call (local).")
 @click.option("--budget-s", type=float, default=None, help="Stop asking for new rewrites after this long.")
-@click.option("--attempts", type=click.IntRange(1, 20), default=llm.ATTEMPTS, show_default=True,
-              help="Candidates per cell; raise it to let another rewriter retry cells a log has dropped.")
+@click.option(
+    "--attempts",
+    type=click.IntRange(1, 20),
+    default=llm.ATTEMPTS,
+    show_default=True,
+    help="Candidates per cell; raise it to let another rewriter retry cells a log has dropped.",
+)
 @click.option("--threads", default=1, show_default=True, help="Torch CPU threads.")
-def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int, llm_items: int, log: Path,
-            rewriter: str, llama_server: str | None, rewriter_model: str | None, rewriter_url: str | None,
-            batch_size: int, budget_s: float | None, attempts: int, threads: int) -> None:
-    """Run the LLM stage alone (length, form), resumably; `build --replay LOG` then freezes without a model."""
+def rewrite(
+    set_name: str,
+    version: str,
+    datasets: tuple[str, ...],
+    n_items: int,
+    llm_items: int,
+    log: Path,
+    rewriter: str,
+    llama_server: str | None,
+    rewriter_model: str | None,
+    rewriter_url: str | None,
+    batch_size: int,
+    budget_s: float | None,
+    attempts: int,
+    threads: int,
+) -> None:
+    """Run the LLM stage alone (length, form), resumably; `build --replay LOG` freezes without a model."""
     import torch
 
     from benchmark.variants.build import LazyRewriter
@@ -109,18 +206,28 @@ def rewrite(set_name: str, version: str, datasets: tuple[str, ...], n_items: int
     torch.set_num_threads(threads)
     jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
     log.parent.mkdir(parents=True, exist_ok=True)
-    factory = _rewriter_factory(rewriter, rewriter_model, rewriter_url, batch_size=batch_size,
-                                server=llama_server, threads=threads)
+    factory = _rewriter_factory(
+        rewriter, rewriter_model, rewriter_url, batch_size=batch_size, server=llama_server, threads=threads
+    )
     assert factory is not None
-    made = llm.run_jobs(jobs, LazyRewriter(factory), embedder, replay=llm.read_log(log), budget_s=budget_s,
-                        ranks_per_round=2, chunk=24, attempts=attempts,
-                        on_fresh=lambda fresh: llm.append_log(log, fresh))
+    made = llm.run_jobs(
+        jobs,
+        LazyRewriter(factory),
+        embedder,
+        replay=llm.read_log(log),
+        budget_s=budget_s,
+        ranks_per_round=2,
+        chunk=24,
+        attempts=attempts,
+        on_fresh=lambda fresh: llm.append_log(log, fresh),
+    )
     accepted = {(a.dataset, a.item_id, a.variant_id) for a in made if a.accepted}
     click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(made)} attempts); log {log}")
 
 
-def _llm_jobs(set_name: str, version: str, datasets: tuple[str, ...], n_items: int,
-              llm_items: int) -> tuple[list[llm.Job], Embedder]:
+def _llm_jobs(
+    set_name: str, version: str, datasets: tuple[str, ...], n_items: int, llm_items: int
+) -> tuple[list[llm.Job], Embedder]:
     """The LLM cells of a set (as `build` samples them) and the embedder that validates rewrites."""
     from benchmark.paths import cache_dir
     from benchmark.variants.build import BuildSpec, llm_jobs, sample_items
@@ -132,7 +239,9 @@ def _llm_jobs(set_name: str, version: str, datasets: tuple[str, ...], n_items: i
     chosen = tuple(datasets) or suite.datasets
     spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items)
     embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite")
-    return llm_jobs(spec, sample_items(spec, {name: suite_source(suite, name) for name in chosen}, embedder)), embedder
+    return llm_jobs(
+        spec, sample_items(spec, {name: suite_source(suite, name) for name in chosen}, embedder)
+    ), embedder
 
 
 @variants.command()
@@ -141,12 +250,29 @@ def _llm_jobs(set_name: str, version: str, datasets: tuple[str, ...], n_items: i
 @click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable).")
 @click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset (as in build).")
 @click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
-@click.option("--log", "log", type=click.Path(path_type=Path, dir_okay=False, exists=True), required=True,
-              help="The rewrite log to judge.")
-@click.option("--attempts", type=click.IntRange(1, 20), default=llm.ATTEMPTS, show_default=True,
-              help="Candidates per cell a build would replay.")
-def coverage(set_name: str, version: str, datasets: tuple[str, ...], n_items: int, llm_items: int, log: Path,
-             attempts: int) -> None:
+@click.option(
+    "--log",
+    "log",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    required=True,
+    help="The rewrite log to judge.",
+)
+@click.option(
+    "--attempts",
+    type=click.IntRange(1, 20),
+    default=llm.ATTEMPTS,
+    show_default=True,
+    help="Candidates per cell a build would replay.",
+)
+def coverage(
+    set_name: str,
+    version: str,
+    datasets: tuple[str, ...],
+    n_items: int,
+    llm_items: int,
+    log: Path,
+    attempts: int,
+) -> None:
     """Judge a rewrite log with this code's validator, without a model: accepted / tried / all cells
     per dataset and variant, and the rejection reasons (what `build --replay LOG` would freeze)."""
     jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
@@ -162,18 +288,34 @@ def coverage_table(jobs: Sequence[llm.Job], made: Sequence[llm.Attempt]) -> str:
     variant_ids = sorted({job.variant_id for job in jobs})
     lines = ["variant".ljust(20) + "".join(d[:13].rjust(14) for d in datasets)]
     for variant_id in variant_ids:
-        cells = [[job.cell for job in jobs if job.dataset == d and job.variant_id == variant_id] for d in datasets]
-        lines.append(variant_id.ljust(20) + "".join(
-            f"{sum(c in accepted for c in cs)}/{sum(c in tried for c in cs)}/{len(cs)}".rjust(14) for cs in cells))
+        cells = [
+            [job.cell for job in jobs if job.dataset == d and job.variant_id == variant_id] for d in datasets
+        ]
+        lines.append(
+            variant_id.ljust(20)
+            + "".join(
+                f"{sum(c in accepted for c in cs)}/{sum(c in tried for c in cs)}/{len(cs)}".rjust(14)
+                for cs in cells
+            )
+        )
     reasons = Counter(a.reason.split(" ")[0] for a in made if a.rewriter and not a.accepted)
-    lines.append(f"accepted {len(accepted)} of {len(jobs)} cells ({len(accepted) / max(1, len(jobs)):.1%}); "
-                 f"tried {len(tried)}; attempts {sum(1 for a in made if a.rewriter)}")
+    lines.append(
+        f"accepted {len(accepted)} of {len(jobs)} cells ({len(accepted) / max(1, len(jobs)):.1%}); "
+        f"tried {len(tried)}; attempts {sum(1 for a in made if a.rewriter)}"
+    )
     lines.append("rejections: " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
     return "\n".join(lines)
 
 
-def _rewriter_factory(kind: str, model: str | None, url: str | None, *, batch_size: int = 16,
-                      server: str | None = None, threads: int = 2) -> Callable[[], Rewriter] | None:
+def _rewriter_factory(
+    kind: str,
+    model: str | None,
+    url: str | None,
+    *,
+    batch_size: int = 16,
+    server: str | None = None,
+    threads: int = 2,
+) -> Callable[[], Rewriter] | None:
     from benchmark.variants.rewriter import DEFAULT_MODEL, HttpRewriter, LlamaCppRewriter, LocalModelRewriter
 
     if kind == "none":
@@ -187,8 +329,12 @@ def _rewriter_factory(kind: str, model: str | None, url: str | None, *, batch_si
     return lambda: LocalModelRewriter(model or DEFAULT_MODEL, batch_size=batch_size)
 
 
-_expected = click.option("--expected-sha256", default=None, metavar="HASH",
-                         help="The set's published hash (sha256 of manifest.json); refuse any other set.")
+_expected = click.option(
+    "--expected-sha256",
+    default=None,
+    metavar="HASH",
+    help="The set's published hash (sha256 of manifest.json); refuse any other set.",
+)
 
 
 @variants.command()
@@ -205,8 +351,10 @@ def verify(set_name: str, version: str, root: Path, expected_sha256: str | None)
     """
     variant_set = load_variant_set(set_name, version, root, expected_sha256=expected_sha256)
     rows = sum(d["rows"] for d in variant_set.manifest["datasets"].values())
-    click.echo(f"ok {variant_set.path}: {len(variant_set.datasets)} datasets, {rows} rows, "
-               f"variant-set sha256 {variant_set.sha256}")
+    click.echo(
+        f"ok {variant_set.path}: {len(variant_set.datasets)} datasets, {rows} rows, "
+        f"variant-set sha256 {variant_set.sha256}"
+    )
 
 
 @variants.command(name="list")
@@ -226,10 +374,14 @@ def list_sets(root: Path) -> None:
             problems.append(err)
             continue
         counts = manifest["datasets"]
-        click.echo(f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}: {len(counts)} datasets, "
-                   f"{sum(d['rows'] for d in counts.values())} rows")
+        click.echo(
+            f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}: {len(counts)} datasets, "
+            f"{sum(d['rows'] for d in counts.values())} rows"
+        )
     if problems:
-        raise SagoError(f"{problems[0]}" + (f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else ""))
+        raise SagoError(
+            f"{problems[0]}" + (f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else "")
+        )
 
 
 @variants.command()
@@ -240,12 +392,21 @@ def list_sets(root: Path) -> None:
 @click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
 @click.option("--tag", required=True, help="Release tag to create, e.g. v1.")
 @click.option("--private", is_flag=True, help="Create the repo as private.")
-def publish(set_name: str, version: str, root: Path, expected_sha256: str | None, repo_id: str, tag: str,
-            private: bool) -> None:
+def publish(
+    set_name: str,
+    version: str,
+    root: Path,
+    expected_sha256: str | None,
+    repo_id: str,
+    tag: str,
+    private: bool,
+) -> None:
     """Verify the set (as `verify` does), then upload it to a Hub dataset repo and tag the release."""
     from benchmark.variants.hub import publish as publish_set
 
-    load_variant_set(set_name, version, root, expected_sha256=expected_sha256)  # nothing leaves unless it verifies
+    load_variant_set(
+        set_name, version, root, expected_sha256=expected_sha256
+    )  # nothing leaves unless it verifies
     with _hub_errors(f"publishing to {repo_id}"):
         url = publish_set(set_name, version, repo_id, tag, root=root, private=private)
     click.echo(f"published {set_name}/{version} to {repo_id} at tag {tag}: {url}")
@@ -258,13 +419,16 @@ def publish(set_name: str, version: str, root: Path, expected_sha256: str | None
 @_expected
 @click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
 @click.option("--revision", required=True, help="Tag or commit to fetch, e.g. v1.")
-def download(set_name: str, version: str, root: Path, expected_sha256: str | None, repo_id: str,
-             revision: str) -> None:
+def download(
+    set_name: str, version: str, root: Path, expected_sha256: str | None, repo_id: str, revision: str
+) -> None:
     """Fetch a released set from the Hub into --root and verify it."""
     from benchmark.variants.hub import download as download_set
 
     with _hub_errors(f"downloading {repo_id}@{revision}"):
-        variant_set = download_set(repo_id, revision, set_name, version, root=root, expected_sha256=expected_sha256)
+        variant_set = download_set(
+            repo_id, revision, set_name, version, root=root, expected_sha256=expected_sha256
+        )
     click.echo(f"downloaded and verified {variant_set.path} (variant-set sha256 {variant_set.sha256})")
 
 
@@ -276,5 +440,7 @@ def _hub_errors(doing: str) -> Iterator[None]:
     except SagoError:
         raise
     except (OSError, ValueError) as err:
-        raise SagoError(f"{doing} failed ({type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}); "
-                        "check the repository id, the revision and the network") from None
+        raise SagoError(
+            f"{doing} failed ({type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}); "
+            "check the repository id, the revision and the network"
+        ) from None

@@ -61,7 +61,9 @@ def variant_id(family: str, place: str, strength: float) -> str:
     return f"{family}/{place}/{strength:g}"
 
 
-def rng_for(seed: int, dataset: str, item_id: str, family: str, place: str, strength: float) -> np.random.Generator:
+def rng_for(
+    seed: int, dataset: str, item_id: str, family: str, place: str, strength: float
+) -> np.random.Generator:
     """A generator seeded from the variant's identity only.
 
     >>> a = rng_for(42, "nq", "1", "spacing", "global", 5).integers(0, 10**9)
@@ -72,7 +74,9 @@ def rng_for(seed: int, dataset: str, item_id: str, family: str, place: str, stre
     return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:16], "big"))
 
 
-def _politeness(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+def _politeness(
+    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     return politeness.apply(text, place, strength)
 
 
@@ -110,8 +114,15 @@ def rewriter_tag(family: str) -> str:
     return f"rule:{family}@{BUILDER_VERSION}"
 
 
-def rule_variant(text: str, key: VariantKey, *, dataset: str, item_id: str, answers: Sequence[str],
-                 seed: int = DEFAULT_SEED) -> str:
+def rule_variant(
+    text: str,
+    key: VariantKey,
+    *,
+    dataset: str,
+    item_id: str,
+    answers: Sequence[str],
+    seed: int = DEFAULT_SEED,
+) -> str:
     """Apply one rule family to one item's prompt with its own seeded rng."""
     family = FAMILIES.get(key.family)
     if family.rule is None:
@@ -120,6 +131,8 @@ def rule_variant(text: str, key: VariantKey, *, dataset: str, item_id: str, answ
     return family.rule(text, key.place, key.strength, rng, answers)
 
 
-CONTROL_ROWS: tuple[VariantKey, ...] = (VariantKey(BASELINE_FAMILY, "none", 0.0),
-                                        VariantKey(IDENTITY_FAMILY, "global", 1.0))
+CONTROL_ROWS: tuple[VariantKey, ...] = (
+    VariantKey(BASELINE_FAMILY, "none", 0.0),
+    VariantKey(IDENTITY_FAMILY, "global", 1.0),
+)
 """The baseline and the identity control: both carry the unmodified prompt."""

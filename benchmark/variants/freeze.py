@@ -34,9 +34,18 @@ def write_variant_table(frame: pd.DataFrame, path: Path) -> None:
     columns = {name: frame[name].tolist() for name in VARIANT_COLUMNS}
     columns["answers"] = [list(a) for a in columns["answers"]]
     table = pa.Table.from_pydict(columns, schema=ARROW_SCHEMA)
-    write_parquet(path, table, compression="zstd", compression_level=9, row_group_size=max(1, len(frame)),
-                  use_dictionary=True, write_statistics=False, version="2.6", data_page_version="1.0",
-                  store_schema=False)
+    write_parquet(
+        path,
+        table,
+        compression="zstd",
+        compression_level=9,
+        row_group_size=max(1, len(frame)),
+        use_dictionary=True,
+        write_statistics=False,
+        version="2.6",
+        data_page_version="1.0",
+        store_schema=False,
+    )
 
 
 # Libraries whose versions can change the bytes of a rebuild (parquet writer, embedding numerics).
@@ -62,39 +71,68 @@ def _versions() -> dict[str, str]:
     return {name: importlib.metadata.version(name) for name in _BYTE_LIBRARIES}
 
 
-def manifest_for(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source],
-                 files: dict[str, str]) -> dict[str, Any]:
+def manifest_for(
+    spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], files: dict[str, str]
+) -> dict[str, Any]:
     """Everything needed to audit or rebuild the set, with no timestamps (a rebuild must match it)."""
-    counts = {name: {str(k): int(v) for k, v in frame.groupby("family").size().items()}
-              for name, frame in result.frames.items()}
+    counts = {
+        name: {str(k): int(v) for k, v in frame.groupby("family").size().items()}
+        for name, frame in result.frames.items()
+    }
     return {
-        "schema_version": VARIANT_SCHEMA_VERSION, "set": spec.set_name, "version": spec.version,
-        "builder_version": BUILDER_VERSION, "seed": spec.seed, "n_items": spec.n_items,
-        "llm_items": spec.llm_items, "libraries": _versions(),
+        "schema_version": VARIANT_SCHEMA_VERSION,
+        "set": spec.set_name,
+        "version": spec.version,
+        "builder_version": BUILDER_VERSION,
+        "seed": spec.seed,
+        "n_items": spec.n_items,
+        "llm_items": spec.llm_items,
+        "libraries": _versions(),
         "dataset_order": list(spec.datasets),
-        "datasets": {name: {"file": f"data/{name}.parquet", "source": dict(sources[name].provenance),
-                            "license": sources[name].license,
-                            "items": int(result.frames[name].item_id.nunique()),
-                            "rows": len(result.frames[name])} for name in spec.datasets},
-        "families": {name: {"places": list(FAMILIES.get(name).places),
-                            "strengths": list(FAMILIES.get(name).strengths),
-                            "kind": "rule" if FAMILIES.get(name).rule else "llm",
-                            "paper": FAMILIES.get(name).paper} for name in FAMILIES},
+        "datasets": {
+            name: {
+                "file": f"data/{name}.parquet",
+                "source": dict(sources[name].provenance),
+                "license": sources[name].license,
+                "items": int(result.frames[name].item_id.nunique()),
+                "rows": len(result.frames[name]),
+            }
+            for name in spec.datasets
+        },
+        "families": {
+            name: {
+                "places": list(FAMILIES.get(name).places),
+                "strengths": list(FAMILIES.get(name).strengths),
+                "kind": "rule" if FAMILIES.get(name).rule else "llm",
+                "paper": FAMILIES.get(name).paper,
+            }
+            for name in FAMILIES
+        },
         "controls": {"baseline": "baseline/none/0", "identity": IDENTITY_VARIANT_ID},
         "counts": counts,
-        "similarity": {"model": "all-minilm-l6-v2 (mean-pooled, normalised)",
-                       "decimals": SIMILARITY_DECIMALS},
-        "llm": {"rewriter": result.rewriter, "min_similarity": llm.MIN_SIMILARITY,
-                "length_tolerance": llm.LENGTH_TOLERANCE, "attempts": spec.llm_attempts,
-                "families": list(spec.llm_families),
-                "accepted": sum(a.accepted for a in result.attempts), "dropped": dropped(result.attempts),
-                "cells": len({(a.dataset, a.item_id, a.variant_id) for a in result.attempts}),
-                "not_attempted": sum(a.reason == llm.BUDGET_REASON for a in result.attempts),
-                "items_with_llm_rows": {
-                    name: int(frame.loc[frame.family.isin(spec.llm_families), "item_id"].nunique())
-                    for name, frame in result.frames.items()}},
+        "similarity": {
+            "model": "all-minilm-l6-v2 (mean-pooled, normalised)",
+            "decimals": SIMILARITY_DECIMALS,
+        },
+        "llm": {
+            "rewriter": result.rewriter,
+            "min_similarity": llm.MIN_SIMILARITY,
+            "length_tolerance": llm.LENGTH_TOLERANCE,
+            "attempts": spec.llm_attempts,
+            "families": list(spec.llm_families),
+            "accepted": sum(a.accepted for a in result.attempts),
+            "dropped": dropped(result.attempts),
+            "cells": len({(a.dataset, a.item_id, a.variant_id) for a in result.attempts}),
+            "not_attempted": sum(a.reason == llm.BUDGET_REASON for a in result.attempts),
+            "items_with_llm_rows": {
+                name: int(frame.loc[frame.family.isin(spec.llm_families), "item_id"].nunique())
+                for name, frame in result.frames.items()
+            },
+        },
         "not_produced": dict(sorted(result.not_produced.items())),
-        "not_made": {name: {family: dict(sorted(why.items())) for family, why in sorted(made.items())}
-                     for name, made in sorted(result.not_made.items())},
+        "not_made": {
+            name: {family: dict(sorted(why.items())) for family, why in sorted(made.items())}
+            for name, made in sorted(result.not_made.items())
+        },
         "files": dict(sorted(files.items())),
     }

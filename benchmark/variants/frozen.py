@@ -29,11 +29,21 @@ from benchmark.safeload import load_json_object
 from benchmark.schema import VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
 
 MANIFEST = "manifest.json"
-ARROW_SCHEMA = pa.schema([
-    ("dataset", pa.string()), ("item_id", pa.string()), ("variant_id", pa.string()), ("family", pa.string()),
-    ("place", pa.string()), ("strength", pa.float64()), ("prompt", pa.string()), ("similarity", pa.float64()),
-    ("rewriter", pa.string()), ("answers", pa.list_(pa.string())), ("item_rank", pa.int64()),
-])
+ARROW_SCHEMA = pa.schema(
+    [
+        ("dataset", pa.string()),
+        ("item_id", pa.string()),
+        ("variant_id", pa.string()),
+        ("family", pa.string()),
+        ("place", pa.string()),
+        ("strength", pa.float64()),
+        ("prompt", pa.string()),
+        ("similarity", pa.float64()),
+        ("rewriter", pa.string()),
+        ("answers", pa.list_(pa.string())),
+        ("item_rank", pa.int64()),
+    ]
+)
 assert tuple(ARROW_SCHEMA.names) == VARIANT_COLUMNS
 
 
@@ -42,11 +52,15 @@ def read_parquet(path: Path) -> pd.DataFrame:
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as err:
-        raise SagoError(f"{path} is not a readable parquet file ({str(err).splitlines()[0]}); "
-                        "restore it with `sago variants download` or rebuild") from None
+        raise SagoError(
+            f"{path} is not a readable parquet file ({str(err).splitlines()[0]}); "
+            "restore it with `sago variants download` or rebuild"
+        ) from None
     if not table.schema.equals(ARROW_SCHEMA):
-        raise SagoError(f"{path} has columns {table.schema.names} with types that differ from the variant schema; "
-                        "it was not written by this builder")
+        raise SagoError(
+            f"{path} has columns {table.schema.names} with types that differ from the variant schema; "
+            "it was not written by this builder"
+        )
     frame = table.to_pandas()
     frame["answers"] = [list(a) for a in frame["answers"]]
     return frame
@@ -72,8 +86,10 @@ class VariantSet:
     def frame(self, dataset: str) -> pd.DataFrame:
         """The variant table of one dataset (VARIANT_COLUMNS, sorted by item_rank then variant_id)."""
         if dataset not in self.datasets:
-            raise SagoError(f"unknown dataset {dataset!r} in {self.name}/{self.version} "
-                            f"(known: {', '.join(self.datasets)})")
+            raise SagoError(
+                f"unknown dataset {dataset!r} in {self.name}/{self.version} "
+                f"(known: {', '.join(self.datasets)})"
+            )
         return read_parquet(self.path / self.manifest["datasets"][dataset]["file"])
 
     def frames(self) -> dict[str, pd.DataFrame]:
@@ -95,15 +111,19 @@ def read_manifest(path: Path) -> dict[str, Any]:
     """Parse a set's manifest, refusing a missing, malformed or newer one (one line naming the key)."""
     file = path / MANIFEST
     if not file.exists():
-        raise SagoError(f"no variant set at {path} (missing {MANIFEST}); build it with `sago variants build` "
-                        "or fetch it with `sago variants download`")
+        raise SagoError(
+            f"no variant set at {path} (missing {MANIFEST}); build it with `sago variants build` "
+            "or fetch it with `sago variants download`"
+        )
     manifest = load_json_object(file, limit=MANIFEST_LIMIT, fix=_RESTORE)
     version = manifest.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise FileProblem(file, f"schema_version {str(version)[:20]!r} is not a positive integer", _RESTORE)
     if version > VARIANT_SCHEMA_VERSION:
-        raise SagoError(f"{file} has schema_version {version}, newer than this "
-                        f"reader ({VARIANT_SCHEMA_VERSION}); upgrade sago-bench")
+        raise SagoError(
+            f"{file} has schema_version {version}, newer than this "
+            f"reader ({VARIANT_SCHEMA_VERSION}); upgrade sago-bench"
+        )
     _check_manifest_shape(file, manifest)
     return manifest
 
@@ -120,7 +140,9 @@ def _check_manifest_shape(file: Path, manifest: dict[str, Any]) -> None:
         if not isinstance(digest, str) or not HEX64.fullmatch(digest):
             raise FileProblem(file, f"'files' gives {relative[:80]!r} no 64-hex sha256", _RESTORE)
     if not isinstance(datasets, dict) or not datasets:
-        raise FileProblem(file, "'datasets' is missing or not a mapping of dataset name to its table", _RESTORE)
+        raise FileProblem(
+            file, "'datasets' is missing or not a mapping of dataset name to its table", _RESTORE
+        )
     for name, entry in datasets.items():
         check_name(name, "dataset")
         if not isinstance(entry, dict) or entry.get("file") not in files:
@@ -133,7 +155,8 @@ def _check_manifest_shape(file: Path, manifest: dict[str, Any]) -> None:
         raise FileProblem(file, "'dataset_order' does not list exactly the datasets", _RESTORE)
     counts = manifest.get("counts", {})
     if not isinstance(counts, dict) or not all(
-            isinstance(c, dict) and all(isinstance(n, int) for n in c.values()) for c in counts.values()):
+        isinstance(c, dict) and all(isinstance(n, int) for n in c.values()) for c in counts.values()
+    ):
         raise FileProblem(file, "'counts' is not a mapping of dataset to family row counts", _RESTORE)
 
 
@@ -149,19 +172,23 @@ def verify_files(path: Path, manifest: dict[str, Any], *, ignore: frozenset[str]
             raise SagoError(f"{file} is listed in the manifest but missing; restore the released set")
         actual = sha256_file(file)
         if actual != expected:
-            raise SagoError(f"{file} has sha256 {actual[:12]}…, manifest says {expected[:12]}…: the file was "
-                            "edited or corrupted; released sets are never edited, restore or re-download it")
+            raise SagoError(
+                f"{file} has sha256 {actual[:12]}…, manifest says {expected[:12]}…: the file was "
+                "edited or corrupted; released sets are never edited, restore or re-download it"
+            )
     for extra in sorted(path.rglob("*")):
         inside = extra.relative_to(path)
         if inside.parts[0] in ignore or extra.is_dir() and not extra.is_symlink():
             continue
         if inside.as_posix() not in files and inside.as_posix() != MANIFEST:
-            raise SagoError(f"{extra} is not listed in the manifest; remove it (it would be published) "
-                            "or build a new version")
+            raise SagoError(
+                f"{extra} is not listed in the manifest; remove it (it would be published) "
+                "or build a new version"
+            )
 
 
 def verify_tables(path: Path, manifest: dict[str, Any]) -> None:
-    """Each dataset's table has the variant schema, the manifest's row and family counts, and only its own rows."""
+    """Each dataset's table has the variant schema, the manifest's counts, and only its own rows."""
     counts = manifest.get("counts", {})
     if set(counts) - set(manifest["datasets"]):
         raise SagoError(f"{path / MANIFEST}: 'counts' names datasets that are not in 'datasets'; {_RESTORE}")
@@ -176,13 +203,17 @@ def verify_tables(path: Path, manifest: dict[str, Any]) -> None:
         frame = read_parquet(file)
         fix = "the manifest and the data disagree: restore the released set or build a new version"
         if len(frame) != entry["rows"]:
-            raise SagoError(f"{path / entry['file']}: {len(frame)} rows, the manifest says {entry['rows']}; {fix}")
+            raise SagoError(
+                f"{path / entry['file']}: {len(frame)} rows, the manifest says {entry['rows']}; {fix}"
+            )
         if set(frame["dataset"]) - {name}:
             raise SagoError(f"{path / entry['file']}: rows of another dataset than {name!r}; {fix}")
         if name in counts:
             found = {str(k): int(v) for k, v in frame.groupby("family").size().items()}
             if found != counts[name]:
-                raise SagoError(f"{path / entry['file']}: rows per family differ from the manifest's counts; {fix}")
+                raise SagoError(
+                    f"{path / entry['file']}: rows per family differ from the manifest's counts; {fix}"
+                )
 
 
 def check_expected(variant_set_sha256: str, expected: str | None, where: Path) -> None:
@@ -192,12 +223,20 @@ def check_expected(variant_set_sha256: str, expected: str | None, where: Path) -
     if not HEX64.fullmatch(expected.lower()):
         raise SagoError(f"--expected-sha256 {expected[:80]!r} is not a 64-hex sha256")
     if variant_set_sha256 != expected.lower():
-        raise SagoError(f"{where / MANIFEST} has sha256 {variant_set_sha256}, not the published {expected.lower()}: "
-                        "this is not the released set; re-download it")
+        raise SagoError(
+            f"{where / MANIFEST} has sha256 {variant_set_sha256}, not the published {expected.lower()}: "
+            "this is not the released set; re-download it"
+        )
 
 
-def load_variant_set(set_name: str = "sago-v1", version: str = "v1", root: Path = VARIANTS_DIR, *,
-                     expected_sha256: str | None = None, ignore: frozenset[str] = frozenset()) -> VariantSet:
+def load_variant_set(
+    set_name: str = "sago-v1",
+    version: str = "v1",
+    root: Path = VARIANTS_DIR,
+    *,
+    expected_sha256: str | None = None,
+    ignore: frozenset[str] = frozenset(),
+) -> VariantSet:
     """Open a frozen variant set after verifying it completely (see ``sago variants verify``).
 
     Checks: the manifest parses and has the expected shape; its sha256 is ``expected_sha256`` when
@@ -211,11 +250,15 @@ def load_variant_set(set_name: str = "sago-v1", version: str = "v1", root: Path 
     manifest = read_manifest(path)
     for key, want in (("set", set_name), ("version", version)):
         if manifest.get(key, want) != want:
-            raise SagoError(f"{path / MANIFEST} says {key} {str(manifest.get(key))[:40]!r}, but the folder is "
-                            f"{set_name}/{version}; restore the released set")
+            raise SagoError(
+                f"{path / MANIFEST} says {key} {str(manifest.get(key))[:40]!r}, but the folder is "
+                f"{set_name}/{version}; restore the released set"
+            )
     sha256 = sha256_file(path / MANIFEST)
     check_expected(sha256, expected_sha256, path)
     verify_files(path, manifest, ignore=ignore)
     verify_tables(path, manifest)
-    datasets = tuple(str(d) for d in manifest.get("dataset_order", manifest["datasets"]))  # JSON keys are sorted on disk
+    datasets = tuple(
+        str(d) for d in manifest.get("dataset_order", manifest["datasets"])
+    )  # JSON keys are sorted on disk
     return VariantSet(set_name, version, path, manifest, sha256, datasets)

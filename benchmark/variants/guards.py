@@ -20,8 +20,11 @@ from functools import lru_cache
 _QUOTED = re.compile(r'"[^"\n]{1,200}"|“[^”\n]{1,200}”|‘[^’\n]{1,200}’|(?<!\w)\'[^\'\n]{1,200}\'(?!\w)')
 _NAME_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’.\-]*(?:\s+(?:of |the |de |von |van |and )?[A-Z][\w'’.\-]*)+")
 _SPELLED = re.compile(r"\bspell(?:ing of|ed|s)?\s+(?:the word\s+)?[\"'“‘]?([A-Za-z]+)", re.IGNORECASE)
-_NUMBER = re.compile(r"\d|\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                     r"forty|fifty|hundred|thousand|million|billion|half|dozen)\b", re.IGNORECASE)
+_NUMBER = re.compile(
+    r"\d|\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|million|billion|half|dozen)\b",
+    re.IGNORECASE,
+)
 
 
 def quoted_spans(text: str) -> list[str]:
@@ -52,7 +55,7 @@ def spelled_words(text: str) -> list[str]:
 
 
 def protected_strings(text: str, answers: Sequence[str]) -> list[str]:
-    """Everything of ``text`` a rule edit must leave intact, for :func:`benchmark.variants.rules.protected_spans`."""
+    """What of ``text`` a rule edit must leave intact (:func:`benchmark.variants.rules.protected_spans`)."""
     return [*answers, *quoted_spans(text), *name_runs(text), *spelled_words(text)]
 
 

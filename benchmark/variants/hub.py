@@ -28,8 +28,16 @@ def _check_repo_id(repo_id: str) -> str:
     return repo_id
 
 
-def publish(set_name: str, version: str, repo_id: str, tag: str, *, root: Path = VARIANTS_DIR,
-            api: Any = None, private: bool = False) -> str:
+def publish(
+    set_name: str,
+    version: str,
+    repo_id: str,
+    tag: str,
+    *,
+    root: Path = VARIANTS_DIR,
+    api: Any = None,
+    private: bool = False,
+) -> str:
     """Verify the local set, then create the dataset repo, upload the folder and tag the commit.
 
     Returns:
@@ -42,15 +50,31 @@ def publish(set_name: str, version: str, repo_id: str, tag: str, *, root: Path =
         api = HfApi()
     _check_repo_id(repo_id)
     api.create_repo(repo_id=repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=str(variant_set.path),
-                               commit_message=f"{set_name} {version} (variant-set sha256 {variant_set.sha256[:12]})")
-    api.create_tag(repo_id=repo_id, repo_type="dataset", tag=tag,
-                   tag_message=f"{set_name} {version}, manifest sha256 {variant_set.sha256}")
+    commit = api.upload_folder(
+        repo_id=repo_id,
+        repo_type="dataset",
+        folder_path=str(variant_set.path),
+        commit_message=f"{set_name} {version} (variant-set sha256 {variant_set.sha256[:12]})",
+    )
+    api.create_tag(
+        repo_id=repo_id,
+        repo_type="dataset",
+        tag=tag,
+        tag_message=f"{set_name} {version}, manifest sha256 {variant_set.sha256}",
+    )
     return str(getattr(commit, "commit_url", commit))
 
 
-def download(repo_id: str, revision: str, set_name: str, version: str, *, root: Path = VARIANTS_DIR,
-             fetch: Callable[..., str] | None = None, expected_sha256: str | None = None) -> VariantSet:
+def download(
+    repo_id: str,
+    revision: str,
+    set_name: str,
+    version: str,
+    *,
+    root: Path = VARIANTS_DIR,
+    fetch: Callable[..., str] | None = None,
+    expected_sha256: str | None = None,
+) -> VariantSet:
     """Fetch a released set into ``root/<set>/<version>`` and verify it before it is used.
 
     An existing local copy is kept if it is the same release (same manifest sha256); a different one is
@@ -65,12 +89,19 @@ def download(repo_id: str, revision: str, set_name: str, version: str, *, root: 
     with tempfile.TemporaryDirectory() as tmp:
         staging = Path(tmp) / "snapshot"
         fetch(repo_id=repo_id, repo_type="dataset", revision=revision, local_dir=str(staging))
-        fetched = load_variant_set(set_name, version, _as_root(staging, set_name, version),
-                                   expected_sha256=expected_sha256, ignore=SNAPSHOT_EXTRAS)
+        fetched = load_variant_set(
+            set_name,
+            version,
+            _as_root(staging, set_name, version),
+            expected_sha256=expected_sha256,
+            ignore=SNAPSHOT_EXTRAS,
+        )
         if (target / MANIFEST).exists():
             if sha256_file(target / MANIFEST) != fetched.sha256:
-                raise SagoError(f"{target} holds a different {set_name} {version}; released sets are never "
-                                "edited: remove the local copy or download into another --root")
+                raise SagoError(
+                    f"{target} holds a different {set_name} {version}; released sets are never "
+                    "edited: remove the local copy or download into another --root"
+                )
             return load_variant_set(set_name, version, root)
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(f".{target.name}.downloading")  # renamed into place only when complete

@@ -45,8 +45,14 @@ class HubSource:
     @property
     def provenance(self) -> dict[str, str]:
         pinned = self.resolved.get("sha", self.revision)
-        return {"repo": self.repo, "config": self.config or "default", "split": self.split,
-                "revision": pinned, "license": self.license, "stands_in_for": "itself (authors' dataset)"}
+        return {
+            "repo": self.repo,
+            "config": self.config or "default",
+            "split": self.split,
+            "revision": pinned,
+            "license": self.license,
+            "stands_in_for": "itself (authors' dataset)",
+        }
 
     def load(self) -> list[Item]:
         import datasets
@@ -57,7 +63,9 @@ class HubSource:
             self.resolved["sha"] = "local:" + ",".join(p.name for p in self.data_files)
         else:
             self.resolved["sha"] = _commit_of(self.repo, self.revision)
-            rows = datasets.load_dataset(self.repo, self.config, split=self.split, revision=self.resolved["sha"])
+            rows = datasets.load_dataset(
+                self.repo, self.config, split=self.split, revision=self.resolved["sha"]
+            )
         return [self.to_item(row, index) for index, row in enumerate(rows)]
 
     def with_files(self, *paths: Path) -> HubSource:
@@ -90,7 +98,9 @@ def natural_questions_item(row: Row, index: int) -> Item:
 
 def alpaca_item(row: Row, index: int) -> Item:
     # Prompt = instruction plus input; Alpaca's outputs are long-form, not aliases, so no gold answers.
-    prompt = row["instruction"].strip() + (f"\n\n{row['input'].strip()}" if row.get("input", "").strip() else "")
+    prompt = row["instruction"].strip() + (
+        f"\n\n{row['input'].strip()}" if row.get("input", "").strip() else ""
+    )
     return Item(str(index), prompt)
 
 
@@ -107,16 +117,27 @@ def hotpot_qa_item(row: Row, index: int) -> Item:
 
 
 PAPER_SOURCES: dict[str, HubSource] = {
-    "truthful_qa": HubSource("truthful_qa", "truthfulqa/truthful_qa", "generation", "validation", truthful_qa_item,
-                             "Apache-2.0"),
-    "natural_questions": HubSource("natural_questions", "google-research-datasets/natural_questions", "default",
-                                   "validation", natural_questions_item, "CC-BY-SA-3.0"),
+    "truthful_qa": HubSource(
+        "truthful_qa", "truthfulqa/truthful_qa", "generation", "validation", truthful_qa_item, "Apache-2.0"
+    ),
+    "natural_questions": HubSource(
+        "natural_questions",
+        "google-research-datasets/natural_questions",
+        "default",
+        "validation",
+        natural_questions_item,
+        "CC-BY-SA-3.0",
+    ),
     "alpaca": HubSource("alpaca", "tatsu-lab/alpaca", None, "train", alpaca_item, "CC-BY-NC-4.0"),
-    "simpleqa_verified": HubSource("simpleqa_verified", "google/simpleqa-verified", None, "eval", simpleqa_item,
-                                   "CC-BY-4.0"),
-    "trivia_qa": HubSource("trivia_qa", "mandarjoshi/trivia_qa", "rc", "validation", trivia_qa_item, "Apache-2.0"),
-    "hotpot_qa": HubSource("hotpot_qa", "hotpotqa/hotpot_qa", "distractor", "validation", hotpot_qa_item,
-                           "CC-BY-SA-4.0"),
+    "simpleqa_verified": HubSource(
+        "simpleqa_verified", "google/simpleqa-verified", None, "eval", simpleqa_item, "CC-BY-4.0"
+    ),
+    "trivia_qa": HubSource(
+        "trivia_qa", "mandarjoshi/trivia_qa", "rc", "validation", trivia_qa_item, "Apache-2.0"
+    ),
+    "hotpot_qa": HubSource(
+        "hotpot_qa", "hotpotqa/hotpot_qa", "distractor", "validation", hotpot_qa_item, "CC-BY-SA-4.0"
+    ),
 }
 _SOURCES: dict[str, Source] = dict(PAPER_SOURCES)
 SAGO_PAPER = Suite("sago-paper", tuple(PAPER_SOURCES), _SOURCES)

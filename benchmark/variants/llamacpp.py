@@ -33,10 +33,18 @@ def build_server(jobs: int = 2) -> Path:
     with tarfile.open(packaged.dist_path(packaged.LLAMA_CPP)) as tar:
         for member in tar.getmembers():
             if member.name.startswith(prefix) and (member.isfile() or member.isdir()):
-                member.name = member.name[len(prefix):]
+                member.name = member.name[len(prefix) :]
                 tar.extract(member, source, filter="data")
-    flags = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
-             "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=ON"]
+    flags = [
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DGGML_NATIVE=ON",
+        "-DLLAMA_CURL=OFF",
+        "-DLLAMA_BUILD_TESTS=OFF",
+        "-DLLAMA_BUILD_EXAMPLES=OFF",
+        "-DLLAMA_BUILD_SERVER=ON",
+    ]
     subprocess.run(["cmake", "-S", str(source), "-B", str(source / "build"), *flags], check=True)
-    subprocess.run(["cmake", "--build", str(source / "build"), "--target", "llama-server", f"-j{jobs}"], check=True)
+    subprocess.run(
+        ["cmake", "--build", str(source / "build"), "--target", "llama-server", f"-j{jobs}"], check=True
+    )
     return binary

@@ -10,7 +10,8 @@ Every rewrite is validated before it is frozen (METHOD.md section 2, stricter th
     none, form adds only framing words; negations unchanged; a clue keeps its pointer;
   * no meta text ("Here is the rewritten ...").
 Each cell gets up to :data:`ATTEMPTS` candidates from differently worded few-shot requests; the first
-valid one wins, and when none is valid the cell is dropped with every reason recorded. Every attempt (accepted or not) is written to the
+valid one wins, and when none is valid the cell is dropped with every reason recorded. Every attempt
+(accepted or not) is written to the
 rewrite log, which a rebuild replays instead of re-running the model: LLM output is the one input that
 is not a pure function of the pinned sources, so the log *is* its pin.
 """
@@ -43,19 +44,31 @@ a 1.5B rewriter keeps the facts of one sentence far more reliably than those of 
 _VERDICTS = {"yes", "no", "true", "false"}
 _QUESTION_START = re.compile(
     r"^(who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|could|will|would|"
-    r"should|shall|has|have|had|may|might|must)\b", re.IGNORECASE)
-_ANSWERING = re.compile(r"^(to (find|determine|solve|calculate)|sure|here is|here's|the answer)\b|"
-                        r"\b(we (can|need to|will|must|first)|let's|let us|first,? (we )?(determine|calculate|find)|"
-                        r"by (dividing|multiplying|adding|subtracting))\b", re.IGNORECASE)
-_META = re.compile(r"^(sure|certainly|of course|okay|ok|here is|here's|here are|rewritten|rephrased|revised|"
-                   r"shortened|lengthened|expanded|new|original)\b|\b(rewritten|rephrased) (text|question|version)\b|"
-                   r"\bword count\b|\(\d+ words\)", re.IGNORECASE)
+    r"should|shall|has|have|had|may|might|must)\b",
+    re.IGNORECASE,
+)
+_ANSWERING = re.compile(
+    r"^(to (find|determine|solve|calculate)|sure|here is|here's|the answer)\b|"
+    r"\b(we (can|need to|will|must|first)|let's|let us|first,? (we )?(determine|calculate|find)|"
+    r"by (dividing|multiplying|adding|subtracting))\b",
+    re.IGNORECASE,
+)
+_META = re.compile(
+    r"^(sure|certainly|of course|okay|ok|here is|here's|here are|rewritten|rephrased|revised|"
+    r"shortened|lengthened|expanded|new|original)\b|\b(rewritten|rephrased) (text|question|version)\b|"
+    r"\bword count\b|\(\d+ words\)",
+    re.IGNORECASE,
+)
 _IMPERATIVE_START = re.compile(
     r"^(tell|give|name|state|explain|find|identify|determine|calculate|compute|work out|say|list|provide|"
     r"describe|write|decide|answer|indicate|let me know|please tell|figure out|specify|report|share|judge|"
-    r"assess|evaluate|classify|solve|help)\b", re.IGNORECASE)
-_SYSTEM = ("You rewrite text. Keep its exact meaning and every name, number and quotation. Never answer it. "
-           "Reply with the rewritten text only.")
+    r"assess|evaluate|classify|solve|help)\b",
+    re.IGNORECASE,
+)
+_SYSTEM = (
+    "You rewrite text. Keep its exact meaning and every name, number and quotation. Never answer it. "
+    "Reply with the rewritten text only."
+)
 BUDGET_REASON = "not attempted: LLM time budget exhausted"
 STOP = ("\n\n", "\nText", "\nExample", "\nRewrite", "\nNote", "\nExplanation")
 """Where a rewrite ends: :func:`clean` keeps the first line, so generating past these is wasted time."""
@@ -63,18 +76,28 @@ STOP = ("\n\n", "\nText", "\nExample", "\nRewrite", "\nNote", "\nExplanation")
 # Few-shot pairs per request kind: (instruction, original, rewrite). Short on purpose: on a CPU the
 # prompt's prefill is most of the cost of a rewrite.
 _SHOTS: dict[str, tuple[str, str]] = {
-    "shorter": ("In which year did the Berlin Wall, which divided the city, finally fall?",
-                "When did the Berlin Wall fall?"),
-    "1.5": ("When did the first man walk on the Moon?",
-            "In what year did the first man ever walk on the Moon's surface?"),
+    "shorter": (
+        "In which year did the Berlin Wall, which divided the city, finally fall?",
+        "When did the Berlin Wall fall?",
+    ),
+    "1.5": (
+        "When did the first man walk on the Moon?",
+        "In what year did the first man ever walk on the Moon's surface?",
+    ),
     "2": ("Who painted the Mona Lisa?", "Who was it, exactly, that painted the Mona Lisa?"),
-    "3": ("Who painted the Mona Lisa?",
-          "I have a question about the Mona Lisa: who was it, exactly, that painted the Mona Lisa?"),
-    "two_sentences": ("Who painted the Mona Lisa?",
-                      "I have a question about the Mona Lisa. Who was it that actually painted the Mona Lisa?"),
+    "3": (
+        "Who painted the Mona Lisa?",
+        "I have a question about the Mona Lisa: who was it, exactly, that painted the Mona Lisa?",
+    ),
+    "two_sentences": (
+        "Who painted the Mona Lisa?",
+        "I have a question about the Mona Lisa. Who was it that actually painted the Mona Lisa?",
+    ),
     "to_instruction": ("How many legs does a spider have?", "Tell me how many legs a spider has."),
-    "to_question": ("Calculate the total cost of 3 pens at $2 each.",
-                    "What is the total cost of 3 pens at $2 each?"),
+    "to_question": (
+        "Calculate the total cost of 3 pens at $2 each.",
+        "What is the total cost of 3 pens at $2 each?",
+    ),
 }
 _FORM_WORDINGS = (
     "Rewrite the text as {form}. Keep every name, number and detail. Do not answer it.",
@@ -88,8 +111,17 @@ _LENGTH_WORDINGS = (
     "Do not answer it.",
     "Rephrase the text to the length given below. {how} Do not answer or add facts.",
 )
-_WH_CLASSES = {"who": "who", "whom": "who", "whose": "whose", "what": "what", "which": "what", "when": "when",
-               "where": "where", "why": "why", "how": "how"}
+_WH_CLASSES = {
+    "who": "who",
+    "whom": "who",
+    "whose": "whose",
+    "what": "what",
+    "which": "what",
+    "when": "when",
+    "where": "where",
+    "why": "why",
+    "how": "how",
+}
 
 
 @dataclass(frozen=True)
@@ -161,12 +193,13 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence; a break needs end punctuation, space and a capital or digit,
     and never follows an abbreviation ("U.S.", "Dr.").
 
-    >>> [text[a:b] for text in ["He met Dr. Ng in the U.S. Then? Ok. 3 left."] for a, b in sentence_spans(text)]
+    >>> text = "He met Dr. Ng in the U.S. Then? Ok. 3 left."
+    >>> [text[a:b] for a, b in sentence_spans(text)]
     ['He met Dr. Ng in the U.S. Then?', 'Ok.', '3 left.']
     """
     spans, start = [], 0
     for match in _SENTENCE_END.finditer(text):
-        words = text[start:match.start()].split()
+        words = text[start : match.start()].split()
         if words and _ABBREVIATION.fullmatch(words[-1]):
             continue
         spans.append((start, match.start()))
@@ -183,7 +216,7 @@ def sentences(text: str) -> list[str]:
 def asks_for(text: str) -> str:
     """The class of the question word a request opens its question with ('' for a yes/no question).
 
-    >>> asks_for("Sara Moore tried to kill which President?"), asks_for("Tell me who won."), asks_for("Is it?")
+    >>> asks_for("Sara Moore shot at which President?"), asks_for("Tell me who won."), asks_for("Is it?")
     ('what', 'who', '')
     """
     for word in re.findall(r"[a-z]+", text.lower()):
@@ -198,15 +231,104 @@ def words_of(text: str) -> int:
 
 
 # "one" is left out: it is far more often a pronoun ("no one", "one of the") than a quantity.
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())} | {"thirty": "30", "forty": "40", "fifty": "50",
-                                                       "sixty": "60", "seventy": "70", "eighty": "80",
-                                                       "ninety": "90", "hundred": "100", "thousand": "1000",
-                                                       "half": "1/2", "twice": "2", "double": "2"}
-_STOP_CAPS = frozenset("I A An The This That These Those It Its In On At Of For And Or But If When Where Who "
-                       "What Which Why How Is Are Was Were Do Does Did Can Could Will Would Should Each Every "
-                       "Some All Her His Their Our My Your Mr Mrs Ms Dr St".split())
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        [
+            "zero",
+            "_",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+} | {
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "sixty": "60",
+    "seventy": "70",
+    "eighty": "80",
+    "ninety": "90",
+    "hundred": "100",
+    "thousand": "1000",
+    "half": "1/2",
+    "twice": "2",
+    "double": "2",
+}
+_STOP_CAPS = frozenset(
+    [
+        "I",
+        "A",
+        "An",
+        "The",
+        "This",
+        "That",
+        "These",
+        "Those",
+        "It",
+        "Its",
+        "In",
+        "On",
+        "At",
+        "Of",
+        "For",
+        "And",
+        "Or",
+        "But",
+        "If",
+        "When",
+        "Where",
+        "Who",
+        "What",
+        "Which",
+        "Why",
+        "How",
+        "Is",
+        "Are",
+        "Was",
+        "Were",
+        "Do",
+        "Does",
+        "Did",
+        "Can",
+        "Could",
+        "Will",
+        "Would",
+        "Should",
+        "Each",
+        "Every",
+        "Some",
+        "All",
+        "Her",
+        "His",
+        "Their",
+        "Our",
+        "My",
+        "Your",
+        "Mr",
+        "Mrs",
+        "Ms",
+        "Dr",
+        "St",
+    ]
+)
 
 
 def numbers_in(text: str) -> list[str]:
@@ -232,8 +354,8 @@ def entities_in(text: str) -> list[str]:
     """
     names = []
     for match in re.finditer(r"(?<![\w'’])[A-Z][\w'’\-]*", text):
-        before = text[:match.start()].rstrip()
-        at_start = not before or before[-1] in ".!?:;\"“(" or before.endswith("Clue")
+        before = text[: match.start()].rstrip()
+        at_start = not before or before[-1] in '.!?:;"“(' or before.endswith("Clue")
         word = match.group(0).rstrip("'’")
         if not at_start and word not in _STOP_CAPS and len(word) > 1:
             names.append(word)
@@ -258,20 +380,177 @@ def missing_facts(original: str, rewrite: str) -> list[str]:
     return lost
 
 
-_FUNCTION_WORDS = frozenset("""
-a an the this that these those it its is are was were be been being am do does did done doing have has had having
-will would shall should can could may might must of in on at to for from by with about as into onto upon over under
-after before during through between among than then and or but if so because while whether when where who whom
-whose what which why how there here i me my we our us you your he him his she her they them their one some any all
-each every both either such same other another also only just very really actually more most much many own up out
-""".split())
+_FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "do",
+        "does",
+        "did",
+        "done",
+        "doing",
+        "have",
+        "has",
+        "had",
+        "having",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "about",
+        "as",
+        "into",
+        "onto",
+        "upon",
+        "over",
+        "under",
+        "after",
+        "before",
+        "during",
+        "through",
+        "between",
+        "among",
+        "than",
+        "then",
+        "and",
+        "or",
+        "but",
+        "if",
+        "so",
+        "because",
+        "while",
+        "whether",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "which",
+        "why",
+        "how",
+        "there",
+        "here",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "us",
+        "you",
+        "your",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "they",
+        "them",
+        "their",
+        "one",
+        "some",
+        "any",
+        "all",
+        "each",
+        "every",
+        "both",
+        "either",
+        "such",
+        "same",
+        "other",
+        "another",
+        "also",
+        "only",
+        "just",
+        "very",
+        "really",
+        "actually",
+        "more",
+        "most",
+        "much",
+        "many",
+        "own",
+        "up",
+        "out",
+    ]
+)
 """Words that carry no content of their own: a rewrite may add or drop them freely."""
-_FRAMING_WORDS = frozenset("""
-tell say give state find determine explain name list identify describe know let please want like question answer
-statement given following true false clue category whether calculate compute work figure provide specify decide
-indicate report share assess judge evaluate classify solve help
-""".split())
-"""Words that frame a request rather than state its content: a rewrite may add them (form, topic sentences)."""
+_FRAMING_WORDS = frozenset(
+    [
+        "tell",
+        "say",
+        "give",
+        "state",
+        "find",
+        "determine",
+        "explain",
+        "name",
+        "list",
+        "identify",
+        "describe",
+        "know",
+        "let",
+        "please",
+        "want",
+        "like",
+        "question",
+        "answer",
+        "statement",
+        "given",
+        "following",
+        "true",
+        "false",
+        "clue",
+        "category",
+        "whether",
+        "calculate",
+        "compute",
+        "work",
+        "figure",
+        "provide",
+        "specify",
+        "decide",
+        "indicate",
+        "report",
+        "share",
+        "assess",
+        "judge",
+        "evaluate",
+        "classify",
+        "solve",
+        "help",
+    ]
+)
+"""Words that frame a request rather than state its content: a rewrite may add them (form, topics)."""
 _NEGATIONS = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b", re.IGNORECASE)
 
 
@@ -282,13 +561,17 @@ def content_words(text: str) -> list[str]:
     ['avengers', 'comics', 'place', 'dc', 'comics', 'store']
     """
     words = re.findall(r"[a-z][a-z'’]*", text.lower())
-    return [w for w in (w.rstrip("'’").replace("’", "'").removesuffix("'s") for w in words)
-            if w and w not in _FUNCTION_WORDS and not _NEGATIONS.fullmatch(w)]
+    return [
+        w
+        for w in (w.rstrip("'’").replace("’", "'").removesuffix("'s") for w in words)
+        if w and w not in _FUNCTION_WORDS and not _NEGATIONS.fullmatch(w)
+    ]
 
 
 def _same_word(a: str, b: str) -> bool:
     """Two forms of one word: a shared prefix of 5 letters (or the whole shorter word, when a short
-    word differs by at most an ending of 2 letters): 'heat'/'heated', 'describe'/'described', not 'king'/'kind'."""
+    word differs by at most an ending of 2 letters): 'heat'/'heated', 'describe'/'described', not
+    'king'/'kind'."""
     shared = len(os.path.commonprefix([a, b]))
     shorter = min(len(a), len(b))
     return shared >= min(shorter, 5) and (shorter > 4 or abs(len(a) - len(b)) <= 2)
@@ -306,30 +589,41 @@ def word_changes(original: str, rewrite: str, family: str, strength: float) -> s
     ...              "Could Avengers Comics fit in a DC Comics store?", "length", 0.5)
     'adds fit'
     >>> word_changes("Can actress Danica McKellar skip astronaut education requirements?",
-    ...              "Could actress Danica McKellar fulfill the astronaut education requirements?", "length", 1.5)
+    ...              "Could actress Danica McKellar fulfill the astronaut education requirements?",
+    ...              "length", 1.5)
     'drops skip'
     >>> word_changes("Is hanging legal at sea?", "Is hanging not legal at sea?", "length", 1.5)
     'negation changed'
-    >>> word_changes("Did Bill Clinton resign?", "Did the presidency of Bill Clinton's end in resigning?", "length", 2)
+    >>> word_changes("Did Bill Clinton resign?", "Did Bill Clinton's term end in resigning?", "length", 2)
     ''
-    >>> word_changes("who described dna", "Who was the scientist who described the structure of DNA?", "length", 3)
+    >>> word_changes("who described dna", "Who was the one who described the DNA, exactly?", "length", 3)
     ''
     """
     if len(_NEGATIONS.findall(original)) != len(_NEGATIONS.findall(rewrite)):
         return "negation changed"
     before, after = content_words(original), content_words(rewrite)
-    dropped = [w for w in dict.fromkeys(before)
-               if w not in _FRAMING_WORDS and not any(_same_word(w, v) for v in after)]
-    added = [w for w in dict.fromkeys(after)
-             if w not in _FRAMING_WORDS and not any(_same_word(w, v) for v in before)]
+    dropped = [
+        w
+        for w in dict.fromkeys(before)
+        if w not in _FRAMING_WORDS and not any(_same_word(w, v) for v in after)
+    ]
+    added = [
+        w
+        for w in dict.fromkeys(after)
+        if w not in _FRAMING_WORDS and not any(_same_word(w, v) for v in before)
+    ]
     lowered = original.lower()
-    new_names = [e for e in dict.fromkeys(entities_in(rewrite))
-                 if re.sub(r"['’]s$", "", e.strip('"“”')).lower().replace("’", "'") not in lowered.replace("’", "'")]
+    new_names = [
+        e
+        for e in dict.fromkeys(entities_in(rewrite))
+        if re.sub(r"['’]s$", "", e.strip('"“”')).lower().replace("’", "'") not in lowered.replace("’", "'")
+    ]
     new_numbers = [n for n in dict.fromkeys(numbers_in(rewrite)) if n not in numbers_in(original)]
     if new_numbers or new_names:
         return "adds " + ", ".join((new_numbers + new_names)[:3])
-    if re.search(r"\b(this|these)\b", original, re.IGNORECASE) and not re.search(r"\b(this|these)\b", rewrite,
-                                                                                 re.IGNORECASE):
+    if re.search(r"\b(this|these)\b", original, re.IGNORECASE) and not re.search(
+        r"\b(this|these)\b", rewrite, re.IGNORECASE
+    ):
         return "drops the pointer (this/these)"  # a Jeopardy clue's 'this ...' is what it asks for
     if family == "length" and strength < 1:
         return "adds " + ", ".join(added[:3]) if added else ""
@@ -374,19 +668,37 @@ def request(job: Job, attempt: int) -> Chat:
     question = is_question(original)
     if job.family == "length":
         target = _target_words(original, job.item_text, job.strength)
-        shot = _SHOTS["shorter" if job.strength < 1 else "1.5" if job.strength < 1.75 else
-                      "2" if job.strength < 2.5 else "3"]
-        how = ("Drop filler words and redundant modifiers." if job.strength < 1 else
-               "Add words by restating it more fully (repeat its key words), not by adding politeness, "
-               "details or new facts.")
+        shot = _SHOTS[
+            "shorter"
+            if job.strength < 1
+            else "1.5"
+            if job.strength < 1.75
+            else "2"
+            if job.strength < 2.5
+            else "3"
+        ]
+        how = (
+            "Drop filler words and redundant modifiers."
+            if job.strength < 1
+            else "Add words by restating it more fully (repeat its key words), not by adding politeness, "
+            "details or new facts."
+        )
         if attempt >= SCOPED_FROM and job.strength >= 2 and question and len(sentence_spans(original)) == 1:
             # A one-sentence question rarely grows 2-3x when restated; a topic sentence first lets it.
             shot = _SHOTS["two_sentences"]
-            how = ("Write two sentences: one that names the topic with the question's own words, then the "
-                   "whole question restated. Add no facts.")
+            how = (
+                "Write two sentences: one that names the topic with the question's own words, then the "
+                "whole question restated. Add no facts."
+            )
         ask = _LENGTH_WORDINGS[attempt % len(_LENGTH_WORDINGS)].format(
-            how=how, form="a question" if question else "an instruction" if is_instruction(original) else "a statement",
-            direction="shorter" if job.strength < 1 else "longer")
+            how=how,
+            form="a question"
+            if question
+            else "an instruction"
+            if is_instruction(original)
+            else "a statement",
+            direction="shorter" if job.strength < 1 else "longer",
+        )
         bound = "about" if attempt == 0 else "at most" if job.strength < 1 else "at least"
         target_line = f"Length: {bound} {target} words.\n"
         budget = int(target * 2.2) + 16
@@ -398,11 +710,19 @@ def request(job: Job, attempt: int) -> Chat:
         budget = int(words * 2) + 16
     # The fixed part (instruction, example) comes first so a server that caches the prompt prefix
     # reuses it across items; what varies (target, text) comes last.
-    example = (f"Example:\nText ({words_of(shot[0])} words): {shot[0]}\n"
-               f"Rewrite ({words_of(shot[1])} words): {shot[1]}\n\n")
+    example = (
+        f"Example:\nText ({words_of(shot[0])} words): {shot[0]}\n"
+        f"Rewrite ({words_of(shot[1])} words): {shot[1]}\n\n"
+    )
     seed = int.from_bytes(hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()[:4], "big")
-    return Chat(_SYSTEM, f"{ask}\n\n{example}{target_line}Text ({words} words): {original}\nRewrite:", budget,
-                temperature=0.0 if attempt in (0, SCOPED_FROM) else 0.8, seed=seed, stop=STOP)
+    return Chat(
+        _SYSTEM,
+        f"{ask}\n\n{example}{target_line}Text ({words} words): {original}\nRewrite:",
+        budget,
+        temperature=0.0 if attempt in (0, SCOPED_FROM) else 0.8,
+        seed=seed,
+        stop=STOP,
+    )
 
 
 @dataclass(frozen=True)
@@ -430,7 +750,8 @@ def scope(job: Job, attempt: int) -> Scope | None:
     math problem or the statement a true/false item asks about stay verbatim; length rewrites every
     sentence to the multiplier, each keeping its own numbers and names.
 
-    >>> s = scope(Job("d", "1", 0, "Tom has 3 cats. He buys 2. How many cats does he have?", (), "form", 1), 3)
+    >>> job = Job("d", "1", 0, "Tom has 3 cats. He buys 2. How many cats does he have?", (), "form", 1)
+    >>> s = scope(job, 3)
     >>> s.chosen, s.jobs[0].original
     ((5,), 'How many cats does he have?')
     >>> s.assemble(["Tell me how many cats he has."])
@@ -453,7 +774,9 @@ def scope(job: Job, attempt: int) -> Scope | None:
         chosen = sentence_parts[:1]
     else:
         chosen = sentence_parts[-1:]
-    jobs = tuple(replace(job, original=parts[i], item_text=parts[i], template="{text}", keep=()) for i in chosen)
+    jobs = tuple(
+        replace(job, original=parts[i], item_text=parts[i], template="{text}", keep=()) for i in chosen
+    )
     return Scope(tuple(parts), tuple(chosen), jobs)
 
 
@@ -465,8 +788,13 @@ def clean(output: str) -> str:
     """
     lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
     text = lines[0] if lines else ""
-    text = re.sub(r"^(rewritten|shortened|lengthened|new|rephrased)?\s*(question|text|instruction|version|rewrite)"
-                  r"\s*:\s*", "", text, flags=re.IGNORECASE)
+    text = re.sub(
+        r"^(rewritten|shortened|lengthened|new|rephrased)?\s*(question|text|instruction|version|rewrite)"
+        r"\s*:\s*",
+        "",
+        text,
+        flags=re.IGNORECASE,
+    )
     text = text.strip()
     if len(text) > 1 and text[0] in "\"'`“" and text[-1] in "\"'`”" and text.count(text[0]) == 2:
         text = text[1:-1].strip()
@@ -497,9 +825,14 @@ def rejection(job: Job, rewrite: str, similarity: float) -> str:
     ratio = words_of(rewrite) / max(1, words_of(original))
     if job.family == "length":
         target = _target_words(original, job.item_text, job.strength) / max(1, words_of(original))
-        if abs(math.log(ratio / target)) > math.log(LENGTH_TOLERANCE) or (ratio - 1) * (job.strength - 1) <= 0:
+        if (
+            abs(math.log(ratio / target)) > math.log(LENGTH_TOLERANCE)
+            or (ratio - 1) * (job.strength - 1) <= 0
+        ):
             return f"length ratio {ratio:.2f} far from {target:.2f}"
-        if is_question(original) != is_question(rewrite) or (is_instruction(original) and not is_instruction(rewrite)):
+        if is_question(original) != is_question(rewrite) or (
+            is_instruction(original) and not is_instruction(rewrite)
+        ):
             return "form changed"
         return _asks_the_same(original, rewrite)
     if is_question(original):
@@ -571,7 +904,7 @@ class Job:
 
 
 def variant_prompt(family: str, template: str, rewrite: str) -> str:
-    """A length rewrite is of the item's own text and goes back into its wrapper; form rewrites the whole request.
+    """A length rewrite is of the item's own text and goes back into its wrapper; form rewrites all of it.
 
     >>> variant_prompt("length", "Q: {text}", "Who?"), variant_prompt("form", "Q: {text}", "Tell me who.")
     ('Q: Who?', 'Tell me who.')
@@ -610,11 +943,19 @@ def append_log(path: Path, attempts: Sequence[Attempt]) -> None:
         os.fsync(handle.fileno())
 
 
-def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder, *,
-             replay: dict[LogKey, Attempt], budget_s: float | None = None,
-             clock: Callable[[], float] = time.monotonic, ranks_per_round: int = 1,
-             on_fresh: Callable[[list[Attempt]], None] | None = None, chunk: int = 32,
-             attempts: int = ATTEMPTS) -> list[Attempt]:
+def run_jobs(
+    jobs: Sequence[Job],
+    rewriter: Rewriter | None,
+    embedder: Embedder,
+    *,
+    replay: dict[LogKey, Attempt],
+    budget_s: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    ranks_per_round: int = 1,
+    on_fresh: Callable[[list[Attempt]], None] | None = None,
+    chunk: int = 32,
+    attempts: int = ATTEMPTS,
+) -> list[Attempt]:
     """Make every job's variant: replay logged attempts, ask the rewriter for the rest, validate.
 
     Jobs run a block of item ranks at a time (every dataset's item 0, then item 1, ...), so when
@@ -628,20 +969,35 @@ def run_jobs(jobs: Sequence[Job], rewriter: Rewriter | None, embedder: Embedder,
     grown: dict[tuple[str, str], dict[float, str]] = {}  # accepted lengthenings per item, for chaining
     used: dict[tuple[str, str], dict[str, str]] = {}  # accepted prompt -> variant id, per item
     for first in range(0, len(ranks), ranks_per_round):
-        block = set(ranks[first:first + ranks_per_round])
+        block = set(ranks[first : first + ranks_per_round])
         pending = [job for job in jobs if job.rank in block]
         for attempt in range(attempts):
             results: list[Attempt] = []
             for at in range(0, len(pending), chunk):
                 over = budget_s is not None and clock() - start > budget_s
-                part = _attempt_round(pending[at:at + chunk], attempt, rewriter, embedder, replay, skip_fresh=over,
-                                      grown=grown)
-                part = [_distinct(made, job, used) for made, job in zip(part, pending[at:at + chunk], strict=True)]
+                part = _attempt_round(
+                    pending[at : at + chunk],
+                    attempt,
+                    rewriter,
+                    embedder,
+                    replay,
+                    skip_fresh=over,
+                    grown=grown,
+                )
+                part = [
+                    _distinct(made, job, used)
+                    for made, job in zip(part, pending[at : at + chunk], strict=True)
+                ]
                 for made in part:
                     if made.accepted and made.variant_id.startswith("length/") and _strength(made) > 1:
-                        grown.setdefault((made.dataset, made.item_id), {})[_strength(made)] = clean(made.output)
-                fresh = [a for a, job in zip(part, pending[at:at + chunk])
-                         if a.rewriter and (*job.cell, attempt, job.original) not in replay]
+                        grown.setdefault((made.dataset, made.item_id), {})[_strength(made)] = clean(
+                            made.output
+                        )
+                fresh = [
+                    a
+                    for a, job in zip(part, pending[at : at + chunk], strict=False)
+                    if a.rewriter and (*job.cell, attempt, job.original) not in replay
+                ]
                 if fresh and on_fresh is not None:
                     on_fresh(fresh)
                 results.extend(part)
@@ -669,9 +1025,16 @@ def _strength(made: Attempt) -> float:
     return float(made.variant_id.rsplit("/", 1)[1])
 
 
-def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None, embedder: Embedder,
-                   replay: dict[LogKey, Attempt], *, skip_fresh: bool,
-                   grown: Mapping[tuple[str, str], Mapping[float, str]] | None = None) -> list[Attempt]:
+def _attempt_round(
+    jobs: Sequence[Job],
+    attempt: int,
+    rewriter: Rewriter | None,
+    embedder: Embedder,
+    replay: dict[LogKey, Attempt],
+    *,
+    skip_fresh: bool,
+    grown: Mapping[tuple[str, str], Mapping[float, str]] | None = None,
+) -> list[Attempt]:
     logged = {i: replay.get((*j.cell, attempt, j.original)) for i, j in enumerate(jobs)}
     fresh = [i for i, found in logged.items() if found is None]
     outputs = {i: (found.rewriter, found.output) for i, found in logged.items() if found is not None}
@@ -682,28 +1045,47 @@ def _attempt_round(jobs: Sequence[Job], attempt: int, rewriter: Rewriter | None,
     elif fresh:
         if rewriter is None:
             raise ValueError("rewrite log is incomplete and no rewriter was given")
-        outputs.update(dict(zip(fresh, _ask(rewriter, [jobs[i] for i in fresh], attempt, grown or {}),
-                                strict=True)))
+        outputs.update(
+            dict(zip(fresh, _ask(rewriter, [jobs[i] for i in fresh], attempt, grown or {}), strict=True))
+        )
     cleaned = [clean(outputs[i][1]) for i in range(len(jobs))]
-    scores = similarities(embedder, [(job.source, text or job.source) for job, text in zip(jobs, cleaned)])
-    return [Attempt(job.dataset, job.item_id, job.variant_id, attempt, "", job.original, "", False,
-                    BUDGET_REASON, 0.0) if i in skipped else _judge(job, attempt, outputs[i], cleaned[i], scores[i])
-            for i, job in enumerate(jobs)]
+    scores = similarities(
+        embedder, [(job.source, text or job.source) for job, text in zip(jobs, cleaned, strict=False)]
+    )
+    return [
+        Attempt(
+            job.dataset, job.item_id, job.variant_id, attempt, "", job.original, "", False, BUDGET_REASON, 0.0
+        )
+        if i in skipped
+        else _judge(job, attempt, outputs[i], cleaned[i], scores[i])
+        for i, job in enumerate(jobs)
+    ]
 
 
-def _ask(rewriter: Rewriter, jobs: Sequence[Job], attempt: int,
-         grown: Mapping[tuple[str, str], Mapping[float, str]]) -> list[tuple[str, str]]:
+def _ask(
+    rewriter: Rewriter,
+    jobs: Sequence[Job],
+    attempt: int,
+    grown: Mapping[tuple[str, str], Mapping[float, str]],
+) -> list[tuple[str, str]]:
     """(who made it, output) per job: the raw reply for a whole request, the assembled text for a scoped
     one (what the log keeps, so a replay needs neither the model nor the scoping rule)."""
     jobs = [chained(job, attempt, grown.get((job.dataset, job.item_id), {})) or job for job in jobs]
     scopes = [scope(job, attempt) for job in jobs]
     fixed = [wrapper_form(job, s) for job, s in zip(jobs, scopes, strict=True)]
-    chats = [request(piece, attempt) for job, s, f in zip(jobs, scopes, fixed, strict=True) if f is None
-             for piece in (s.jobs if s else (job,))]
+    chats = [
+        request(piece, attempt)
+        for job, s, f in zip(jobs, scopes, fixed, strict=True)
+        if f is None
+        for piece in (s.jobs if s else (job,))
+    ]
     replies = iter(rewriter.complete(chats) if chats else [])
-    return [(TEMPLATE_TAG, f) if f is not None else
-            (rewriter.tag, s.assemble([next(replies) for _ in s.jobs]) if s else next(replies))
-            for s, f in zip(scopes, fixed, strict=True)]
+    return [
+        (TEMPLATE_TAG, f)
+        if f is not None
+        else (rewriter.tag, s.assemble([next(replies) for _ in s.jobs]) if s else next(replies))
+        for s, f in zip(scopes, fixed, strict=True)
+    ]
 
 
 def chained(job: Job, attempt: int, grown: Mapping[float, str]) -> Job | None:
@@ -744,5 +1126,15 @@ def wrapper_form(job: Job, scoped: Scope | None) -> str | None:
 
 def _judge(job: Job, attempt: int, made: tuple[str, str], text: str, score: float) -> Attempt:
     reason = rejection(job, text, score)
-    return Attempt(job.dataset, job.item_id, job.variant_id, attempt, made[0], job.original, made[1],
-                   not reason, reason, score)
+    return Attempt(
+        job.dataset,
+        job.item_id,
+        job.variant_id,
+        attempt,
+        made[0],
+        job.original,
+        made[1],
+        not reason,
+        reason,
+        score,
+    )

@@ -17,9 +17,31 @@ from benchmark.variants.rules import gap_slots, insert_at, protected_spans
 
 # QWERTY neighbours, so a typo is one a hurried typist would make.
 _NEIGHBOURS: dict[str, str] = {
-    "q": "wa", "w": "qes", "e": "wrd", "r": "etf", "t": "ryg", "y": "tuh", "u": "yij", "i": "uok", "o": "ipl",
-    "p": "ol", "a": "qsz", "s": "adwx", "d": "sfex", "f": "dgrc", "g": "fhtv", "h": "gjyb", "j": "hkun",
-    "k": "jlim", "l": "kop", "z": "asx", "x": "zsdc", "c": "xdfv", "v": "cfgb", "b": "vghn", "n": "bhjm",
+    "q": "wa",
+    "w": "qes",
+    "e": "wrd",
+    "r": "etf",
+    "t": "ryg",
+    "y": "tuh",
+    "u": "yij",
+    "i": "uok",
+    "o": "ipl",
+    "p": "ol",
+    "a": "qsz",
+    "s": "adwx",
+    "d": "sfex",
+    "f": "dgrc",
+    "g": "fhtv",
+    "h": "gjyb",
+    "j": "hkun",
+    "k": "jlim",
+    "l": "kop",
+    "z": "asx",
+    "x": "zsdc",
+    "c": "xdfv",
+    "v": "cfgb",
+    "b": "vghn",
+    "n": "bhjm",
     "m": "njk",
 }
 
@@ -27,8 +49,11 @@ _NEIGHBOURS: dict[str, str] = {
 def _typo_words(text: str, protect: Sequence[str]) -> list[re.Match[str]]:
     """Words of 4+ letters outside protected spans: short words are too easy to destroy."""
     spans = protected_spans(text, protect)
-    return [w for w in re.finditer(r"(?<![\w'’])[A-Za-z]{4,}(?![\w'’])", text)
-            if not any(start < w.end() and w.start() < end for start, end in spans)]
+    return [
+        w
+        for w in re.finditer(r"(?<![\w'’])[A-Za-z]{4,}(?![\w'’])", text)
+        if not any(start < w.end() and w.start() < end for start, end in spans)
+    ]
 
 
 def _typo(word: str, rng: np.random.Generator) -> str | None:
@@ -39,11 +64,11 @@ def _typo(word: str, rng: np.random.Generator) -> str | None:
         near = _NEIGHBOURS.get(letter.lower(), letter)
         if kind == 0:
             swap = near[int(rng.integers(0, len(near)))]
-            made = word[:position] + (swap.upper() if letter.isupper() else swap) + word[position + 1:]
+            made = word[:position] + (swap.upper() if letter.isupper() else swap) + word[position + 1 :]
         elif kind == 1 and position + 1 < len(word):
-            made = word[:position] + word[position + 1] + letter + word[position + 2:]
+            made = word[:position] + word[position + 1] + letter + word[position + 2 :]
         elif kind == 2:
-            made = word[:position] + word[position + 1:]
+            made = word[:position] + word[position + 1 :]
         else:
             made = word[:position] + letter + word[position:]
         if made != word and not is_word(made):
@@ -80,32 +105,60 @@ def typos(text: str, place: str, strength: float, rng: np.random.Generator, prot
 
 
 _CONTRACTIONS: tuple[tuple[str, str], ...] = (
-    ("do not", "don't"), ("does not", "doesn't"), ("did not", "didn't"), ("is not", "isn't"),
-    ("are not", "aren't"), ("was not", "wasn't"), ("were not", "weren't"), ("cannot", "can't"),
-    ("will not", "won't"), ("would not", "wouldn't"), ("could not", "couldn't"), ("should not", "shouldn't"),
-    ("has not", "hasn't"), ("have not", "haven't"), ("had not", "hadn't"), ("it is", "it's"),
-    ("what is", "what's"), ("who is", "who's"), ("where is", "where's"), ("that is", "that's"),
-    ("there is", "there's"), ("how is", "how's"), ("I am", "I'm"), ("you are", "you're"),
-    ("they are", "they're"), ("we are", "we're"), ("let us", "let's"),
+    ("do not", "don't"),
+    ("does not", "doesn't"),
+    ("did not", "didn't"),
+    ("is not", "isn't"),
+    ("are not", "aren't"),
+    ("was not", "wasn't"),
+    ("were not", "weren't"),
+    ("cannot", "can't"),
+    ("will not", "won't"),
+    ("would not", "wouldn't"),
+    ("could not", "couldn't"),
+    ("should not", "shouldn't"),
+    ("has not", "hasn't"),
+    ("have not", "haven't"),
+    ("had not", "hadn't"),
+    ("it is", "it's"),
+    ("what is", "what's"),
+    ("who is", "who's"),
+    ("where is", "where's"),
+    ("that is", "that's"),
+    ("there is", "there's"),
+    ("how is", "how's"),
+    ("I am", "I'm"),
+    ("you are", "you're"),
+    ("they are", "they're"),
+    ("we are", "we're"),
+    ("let us", "let's"),
 )
-_TOGGLE = {long.lower(): short for long, short in _CONTRACTIONS} | {short.lower(): long for long, short in _CONTRACTIONS}
-_TOGGLE_RE = re.compile(r"\b(" + "|".join(re.escape(k) for k in sorted(_TOGGLE, key=len, reverse=True)) + r")\b",
-                        re.IGNORECASE)
+_TOGGLE = {long.lower(): short for long, short in _CONTRACTIONS} | {
+    short.lower(): long for long, short in _CONTRACTIONS
+}
+_TOGGLE_RE = re.compile(
+    r"\b(" + "|".join(re.escape(k) for k in sorted(_TOGGLE, key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
 
 
 def _match_case(source: str, target: str) -> str:
     return target[0].upper() + target[1:] if source[0].isupper() else target
 
 
-def contractions(text: str, place: str, strength: float, rng: np.random.Generator,
-                 protect: Sequence[str]) -> str:
+def contractions(
+    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     """Contract expanded forms and expand contractions at a ``strength`` fraction of the sites (≥ 1).
 
     >>> contractions("What is it? It doesn't fly.", "global", 1, np.random.default_rng(0), [])
     "What's it? It does not fly."
     """
     spans = protected_spans(text, protect)
-    sites = [m for m in _TOGGLE_RE.finditer(text) if not any(m.start() < end and start < m.end() for start, end in spans)]
+    sites = [
+        m
+        for m in _TOGGLE_RE.finditer(text)
+        if not any(m.start() < end and start < m.end() for start, end in spans)
+    ]
     if not sites:
         return text
     count = max(1, round(len(sites) * strength))
@@ -113,17 +166,33 @@ def contractions(text: str, place: str, strength: float, rng: np.random.Generato
     pieces, cursor = [], 0
     for index, match in enumerate(sites):
         if index in chosen:
-            pieces += [text[cursor:match.start()], _match_case(match.group(0), _TOGGLE[match.group(0).lower()])]
+            pieces += [
+                text[cursor : match.start()],
+                _match_case(match.group(0), _TOGGLE[match.group(0).lower()]),
+            ]
             cursor = match.end()
     return "".join(pieces) + text[cursor:]
 
 
-FILLERS: tuple[str, ...] = ("um,", "uh,", "well,", "like,", "so,", "basically,", "actually,", "you know,",
-                            "I mean,", "kind of", "sort of", "literally")
+FILLERS: tuple[str, ...] = (
+    "um,",
+    "uh,",
+    "well,",
+    "like,",
+    "so,",
+    "basically,",
+    "actually,",
+    "you know,",
+    "I mean,",
+    "kind of",
+    "sort of",
+    "literally",
+)
 
 
-def filler_words(text: str, place: str, strength: float, rng: np.random.Generator,
-                 protect: Sequence[str]) -> str:
+def filler_words(
+    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     """Insert ``strength`` spoken fillers at word boundaries outside protected spans and away from numbers.
 
     >>> filler_words("Who won the cup?", "global", 1, np.random.default_rng(1), [])
@@ -132,10 +201,12 @@ def filler_words(text: str, place: str, strength: float, rng: np.random.Generato
     slots = [s for s in gap_slots(text, protect) if 0 < s < len(text) and not next_to_number(text, s)] or [0]
     words = [FILLERS[int(i)] for i in rng.integers(0, len(FILLERS), size=int(strength))]
     places = [slots[int(i)] for i in rng.choice(len(slots), size=len(words), replace=True)]
-    return insert_at(text, [(p, f" {w}" if p else f"{w} ") for p, w in zip(places, words)])
+    return insert_at(text, [(p, f" {w}" if p else f"{w} ") for p, w in zip(places, words, strict=False)])
 
 
-def lowercase(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+def lowercase(
+    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     """Lower-case ``strength`` % of the words that contain a capital (at least one); 100 = all lower-case.
 
     >>> lowercase("Who Wrote Hamlet?", "global", 100, np.random.default_rng(0), [])
@@ -146,7 +217,9 @@ def lowercase(text: str, place: str, strength: float, rng: np.random.Generator, 
         return text
     count = max(1, round(len(words) * strength / 100))
     chosen = sorted(int(i) for i in rng.choice(len(words), size=min(count, len(words)), replace=False))
-    return insert_at_replacing(text, [(words[i].start(), words[i].end(), words[i].group(0).lower()) for i in chosen])
+    return insert_at_replacing(
+        text, [(words[i].start(), words[i].end(), words[i].group(0).lower()) for i in chosen]
+    )
 
 
 def insert_at_replacing(text: str, edits: Sequence[tuple[int, int, str]]) -> str:
@@ -167,8 +240,9 @@ FORMAT_TEMPLATES: tuple[str, ...] = (
 )
 
 
-def format_change(text: str, place: str, strength: float, rng: np.random.Generator,
-                  protect: Sequence[str]) -> str:
+def format_change(
+    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     """Wrap the prompt in template ``strength`` (1..4) of :data:`FORMAT_TEMPLATES`.
 
     >>> format_change("Who?", "global", 2, np.random.default_rng(0), [])
@@ -191,8 +265,9 @@ IRRELEVANT: tuple[str, ...] = (
 )
 
 
-def irrelevant_suffix(text: str, place: str, strength: float, rng: np.random.Generator,
-                      protect: Sequence[str]) -> str:
+def irrelevant_suffix(
+    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     """Append ``strength`` distinct irrelevant sentences about the asker's day.
 
     >>> irrelevant_suffix("Who?", "suffix", 1, np.random.default_rng(0), []).startswith("Who? ")

@@ -36,9 +36,16 @@ class Outcome:
     """the variant-set hash."""
 
 
-def build_release(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder, *,
-                  root: Path = VARIANTS_DIR, rewriter: Callable[[], Rewriter] | None = None,
-                  replay_from: Path | None = None, progress: bool = True) -> Outcome:
+def build_release(
+    spec: BuildSpec,
+    sources: Mapping[str, Source],
+    embedder: Embedder,
+    *,
+    root: Path = VARIANTS_DIR,
+    rewriter: Callable[[], Rewriter] | None = None,
+    replay_from: Path | None = None,
+    progress: bool = True,
+) -> Outcome:
     """Write ``root/<set>/<version>``, or check an existing one rebuilds to the same bytes.
 
     The rewrite log replayed is ``replay_from`` if given, else the existing release's own log. New LLM
@@ -51,13 +58,22 @@ def build_release(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embe
     with tempfile.TemporaryDirectory(prefix="sago-build-") as tmp:
         scratch = Path(tmp) / spec.version
         scratch.mkdir()
-        result = build_set(spec, sources, embedder, rewriter=rewriter, replay=replay, checkpoint=checkpoint,
-                           progress=progress)
+        result = build_set(
+            spec,
+            sources,
+            embedder,
+            rewriter=rewriter,
+            replay=replay,
+            checkpoint=checkpoint,
+            progress=progress,
+        )
         accepted, cells = llm_coverage(result.attempts)
         if cells and accepted < spec.min_llm_coverage * cells:
-            raise SagoError(f"only {accepted} of {cells} LLM cells ({accepted / cells:.0%}) have a valid rewrite; "
-                            f"a release needs {spec.min_llm_coverage:.0%}: run `sago variants rewrite` further "
-                            "(it resumes from its log) or lower --min-llm-coverage")
+            raise SagoError(
+                f"only {accepted} of {cells} LLM cells ({accepted / cells:.0%}) have a valid rewrite; "
+                f"a release needs {spec.min_llm_coverage:.0%}: run `sago variants rewrite` further "
+                "(it resumes from its log) or lower --min-llm-coverage"
+            )
         freeze(spec, result, sources, scratch)
         if existing:
             _compare(scratch, target)
@@ -73,5 +89,7 @@ def _compare(rebuilt: Path, released: Path) -> None:
     got = read_manifest(rebuilt)["files"] | {MANIFEST: sha256_file(rebuilt / MANIFEST)}
     differ = sorted(name for name in set(want) | set(got) if want.get(name) != got.get(name))
     if differ:
-        raise SagoError(f"rebuild of {released} differs in {', '.join(differ)}; released sets are never "
-                        "edited: build a new --version instead")
+        raise SagoError(
+            f"rebuild of {released} differs in {', '.join(differ)}; released sets are never "
+            "edited: build a new --version instead"
+        )

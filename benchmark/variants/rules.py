@@ -64,7 +64,9 @@ def insert_at(text: str, insertions: Sequence[tuple[int, str]]) -> str:
     return "".join(pieces)
 
 
-def _scatter(text: str, pieces: list[str], place: str, rng: np.random.Generator, protect: Sequence[str]) -> str:
+def _scatter(
+    text: str, pieces: list[str], place: str, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     """Put ``pieces`` all before (prefix), all after (suffix), or at random gaps (global)."""
     if place == "prefix":
         return "".join(pieces) + text
@@ -72,7 +74,7 @@ def _scatter(text: str, pieces: list[str], place: str, rng: np.random.Generator,
         return text + "".join(pieces)
     slots = gap_slots(text, protect)
     chosen = rng.choice(len(slots), size=len(pieces), replace=True)
-    return insert_at(text, [(slots[int(i)], piece) for i, piece in zip(chosen, pieces)])
+    return insert_at(text, [(slots[int(i)], piece) for i, piece in zip(chosen, pieces, strict=False)])
 
 
 def spacing(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
@@ -84,7 +86,9 @@ def spacing(text: str, place: str, strength: float, rng: np.random.Generator, pr
     return _scatter(text, [" "] * int(strength), place, rng, protect)
 
 
-def punctuation(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+def punctuation(
+    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     """Add ``strength`` punctuation marks drawn from :data:`PUNCTUATION_MARKS`.
 
     >>> out = punctuation("Why?", "prefix", 5, np.random.default_rng(0), [])
@@ -95,7 +99,9 @@ def punctuation(text: str, place: str, strength: float, rng: np.random.Generator
     return _scatter(text, marks, place, rng, protect)
 
 
-def letter_case(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+def letter_case(
+    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
+) -> str:
     """Upper-case ``strength`` % of the letters of a region (first half, second half or all), at least one.
 
     >>> letter_case("abcd", "global", 100, np.random.default_rng(0), [])

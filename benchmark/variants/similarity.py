@@ -59,9 +59,10 @@ class MiniLM:
         if self._store is not None:
             self._memo.update(self._store.get(missing))
             missing = [ids for ids in missing if ids not in self._memo]
-        for start in tqdm(range(0, len(missing), 256), desc="similarity", unit="256 texts",
-                          disable=len(missing) < 500):
-            fresh = {ids: self._embed_one(ids) for ids in missing[start:start + 256]}
+        for start in tqdm(
+            range(0, len(missing), 256), desc="similarity", unit="256 texts", disable=len(missing) < 500
+        ):
+            fresh = {ids: self._embed_one(ids) for ids in missing[start : start + 256]}
             self._memo.update(fresh)
             if self._store is not None:
                 self._store.put(fresh)
@@ -96,8 +97,10 @@ class _VectorStore:
 
     def put(self, vectors: dict[tuple[int, ...], np.ndarray]) -> None:
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                                 [(self._key(ids), v.astype(np.float32).tobytes()) for ids, v in vectors.items()])
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                [(self._key(ids), v.astype(np.float32).tobytes()) for ids, v in vectors.items()],
+            )
 
 
 @lru_cache(maxsize=2)
@@ -109,7 +112,7 @@ def minilm(cache: Path | None = None) -> MiniLM:
 def embed_all(embedder: Embedder, texts: Sequence[str]) -> dict[str, np.ndarray]:
     """Embed every distinct text once, in sorted order, so the result never depends on the caller's order."""
     unique = sorted(set(texts))
-    return dict(zip(unique, embedder.embed(unique))) if unique else {}
+    return dict(zip(unique, embedder.embed(unique), strict=False)) if unique else {}
 
 
 def cosine_to(baseline: np.ndarray, variant: np.ndarray) -> float:

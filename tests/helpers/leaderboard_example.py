@@ -25,21 +25,30 @@ PENDING = "acme__tiny-pending"
 
 def example_submission(slug: str) -> dict[str, Any]:
     """submission.yaml contents for a made-up packaged model."""
-    return {"schema_version": 1, "name": f"Tiny {slug.rsplit('-', 1)[-1].upper()} (synthetic)",
-            "model": {"kind": "packaged", "artefact": slug.split("__")[1], "sha256": "0" * 64},
-            "dtype": "float32", "chat_template": "auto", "license": "Apache-2.0",
-            "parameters": 135_000_000, "contact": "sago-bench maintainers", "url": None,
-            "notes": "Synthetic example: deltas drawn at random, statistics real."}
+    return {
+        "schema_version": 1,
+        "name": f"Tiny {slug.rsplit('-', 1)[-1].upper()} (synthetic)",
+        "model": {"kind": "packaged", "artefact": slug.split("__")[1], "sha256": "0" * 64},
+        "dtype": "float32",
+        "chat_template": "auto",
+        "license": "Apache-2.0",
+        "parameters": 135_000_000,
+        "contact": "sago-bench maintainers",
+        "url": None,
+        "notes": "Synthetic example: deltas drawn at random, statistics real.",
+    }
 
 
-def example_leaderboard(*, set_name: str = "sago-v1", version: str = "v1",
-                        options: AnalysisOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
+def example_leaderboard(
+    *, set_name: str = "sago-v1", version: str = "v1", options: AnalysisOptions = DEFAULT_OPTIONS
+) -> dict[str, Any]:
     """The example document: summaries pass through canonical JSON exactly as on disk."""
     deltas = synthetic_deltas(example_levels(MODELS), n_items=16, seed=options.seed)
     entries = [Entry(PENDING, example_submission(PENDING), None, None)]
     for slug in MODELS:
-        summary = summarize(deltas[deltas["model"] == slug], model=slug, set_name=set_name,
-                            version=version, options=options)
+        summary = summarize(
+            deltas[deltas["model"] == slug], model=slug, set_name=set_name, version=version, options=options
+        )
         path = f"submissions/{slug}/results/{set_name}/{version}/{SUMMARY_FILE}"
         entries.append(Entry(slug, example_submission(slug), json.loads(jsonio.dumps(summary)), path))
     return build_leaderboard(entries, set_name=set_name, version=version, options=options)

@@ -14,14 +14,24 @@ import pandas as pd
 from benchmark.schema import BASELINE_VARIANT_ID, DELTA_ID_COLUMNS, MEASURES
 from benchmark.stats.sgs import cell_rng
 
-DATASETS: tuple[str, ...] = ("alpaca", "hotpot_qa", "natural_questions", "simpleqa_verified", "trivia_qa",
-                             "truthful_qa")
+DATASETS: tuple[str, ...] = (
+    "alpaca",
+    "hotpot_qa",
+    "natural_questions",
+    "simpleqa_verified",
+    "trivia_qa",
+    "truthful_qa",
+)
 # (family, place, strength) of the rewrites each synthetic item gets; a small slice of the real set.
 REWRITES: tuple[tuple[str, str, float], ...] = tuple(
     [("politeness", p, s) for p in ("prefix", "suffix") for s in (-4.0, 4.0)]
     + [("spacing", p, s) for p in ("prefix", "global") for s in (5.0, 50.0)]
-    + [("punctuation", "suffix", 3.0), ("letter_case", "global", 50.0), ("length", "global", 2.0),
-       ("form", "global", 1.0)]
+    + [
+        ("punctuation", "suffix", 3.0),
+        ("letter_case", "global", 50.0),
+        ("length", "global", 2.0),
+        ("form", "global", 1.0),
+    ]
 )
 CONTROLS: tuple[tuple[str, str, float], ...] = (("identity", "global", 1.0), ("rerun", "none", 0.0))
 # Deltas of these measures are one-sided: the baseline is the best possible value.
@@ -51,8 +61,9 @@ def synthetic_item(model: str, dataset: str, item: int, *, level: float, seed: i
     item_level = level * rng.lognormal(0.0, 0.3)
     plan = [("baseline", "none", 0.0), *REWRITES, *CONTROLS]
     ids = {"model": model, "dataset": dataset, "item_id": f"{dataset}-{item:03d}"}
-    frame = pd.DataFrame([ids | {"variant_id": _variant_id(*p), "family": p[0], "place": p[1],
-                                 "strength": p[2]} for p in plan])
+    frame = pd.DataFrame(
+        [ids | {"variant_id": _variant_id(*p), "family": p[0], "place": p[1], "strength": p[2]} for p in plan]
+    )
     deltas = _measure_deltas(rng, item_level, len(plan))
     noise_rows = frame["family"].isin([c[0] for c in CONTROLS]).to_numpy()
     for column, values in deltas.items():
@@ -65,17 +76,21 @@ def synthetic_item(model: str, dataset: str, item: int, *, level: float, seed: i
     return frame
 
 
-def synthetic_deltas(levels: Mapping[str, Mapping[str, float]], *, n_items: int = 16,
-                     seed: int = 0) -> pd.DataFrame:
+def synthetic_deltas(
+    levels: Mapping[str, Mapping[str, float]], *, n_items: int = 16, seed: int = 0
+) -> pd.DataFrame:
     """A deltas table for ``levels[model][dataset]`` = typical scaled instability.
 
     >>> table = synthetic_deltas({"acme__a": {"trivia_qa": 0.1}}, n_items=2)
     >>> sorted(table["family"].unique())[:3], len(table)
     (['baseline', 'form', 'identity'], 30)
     """
-    frames = [synthetic_item(model, dataset, i, level=level, seed=seed)
-              for model, per_dataset in sorted(levels.items())
-              for dataset, level in sorted(per_dataset.items()) for i in range(n_items)]
+    frames = [
+        synthetic_item(model, dataset, i, level=level, seed=seed)
+        for model, per_dataset in sorted(levels.items())
+        for dataset, level in sorted(per_dataset.items())
+        for i in range(n_items)
+    ]
     table = pd.concat(frames, ignore_index=True)
     ordered = [*DELTA_ID_COLUMNS, *[f"delta_{m.name}" for m in MEASURES], "correct"]
     return table[ordered]
@@ -85,5 +100,7 @@ def example_levels(models: Sequence[str], datasets: Sequence[str] = DATASETS) ->
     """Instability levels where model order differs between datasets (to exercise reversals)."""
     base = np.linspace(0.08, 0.12, len(models))
     # a cyclic shift every two datasets reverses orders; the small per-model offset keeps some agreement
-    return {model: {d: float(base[(i + j // 2) % len(models)] + 0.01 * i) for j, d in enumerate(datasets)}
-            for i, model in enumerate(models)}
+    return {
+        model: {d: float(base[(i + j // 2) % len(models)] + 0.01 * i) for j, d in enumerate(datasets)}
+        for i, model in enumerate(models)
+    }

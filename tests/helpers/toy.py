@@ -26,9 +26,14 @@ _QUESTIONS = (
     "Please tell me who wrote Hamlet.",
 )
 _RULES = {"spacing": (1.0, 5.0, 20.0), "punctuation": (1.0, 5.0, 20.0)}
-_POLITE = {2.0: "Please answer. ", 6.0: "Please answer, thank you very much! ",
-           10.0: "Please answer the question briefly. Thank you very much! ",
-           -2.0: "Answer now. ", -6.0: "Just tell me. ", -10.0: "Answer now. I do not have all day; just tell me. "}
+_POLITE = {
+    2.0: "Please answer. ",
+    6.0: "Please answer, thank you very much! ",
+    10.0: "Please answer the question briefly. Thank you very much! ",
+    -2.0: "Answer now. ",
+    -6.0: "Just tell me. ",
+    -10.0: "Answer now. I do not have all day; just tell me. ",
+}
 
 
 @dataclass(frozen=True)
@@ -67,10 +72,21 @@ def toy_frame(dataset: str, n_items: int = 4) -> pd.DataFrame:
     for rank, question in enumerate(_QUESTIONS[:n_items]):
         for family, place, strength, prompt in _variant_rows(f"{question}"):
             variant_id = BASELINE_VARIANT_ID if family == "baseline" else f"{family}/{place}/{strength:g}"
-            records.append({"dataset": dataset, "item_id": f"{dataset}-{rank:03d}", "variant_id": variant_id,
-                            "family": family, "place": place, "strength": strength, "prompt": prompt,
-                            "similarity": 1.0, "rewriter": "rule:toy@0", "answers": [],
-                            "item_rank": rank})
+            records.append(
+                {
+                    "dataset": dataset,
+                    "item_id": f"{dataset}-{rank:03d}",
+                    "variant_id": variant_id,
+                    "family": family,
+                    "place": place,
+                    "strength": strength,
+                    "prompt": prompt,
+                    "similarity": 1.0,
+                    "rewriter": "rule:toy@0",
+                    "answers": [],
+                    "item_rank": rank,
+                }
+            )
     frame = pd.DataFrame(records, columns=list(VARIANT_COLUMNS))
     return frame.sort_values(["item_rank", "variant_id"], kind="stable").reset_index(drop=True)
 
