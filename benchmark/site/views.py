@@ -417,9 +417,9 @@ def pareto_sentence(board: Board) -> str | None:
     >>> b = Board({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}], "pareto": [
     ...   {"dataset": "all", "model": "a", "generation": 0.1, "mirroring": 0.5, "pareto_optimal": True},
     ...   {"dataset": "all", "model": "b", "generation": 0.3, "mirroring": 0.2, "pareto_optimal": True}]})
-    >>> print(pareto_sentence(b).replace(', the', ',\n the'))
-    Here, all datasets pooled: A has the steadiest generation and B the steadiest mirroring,
-     the trade-off the paper reports.
+    >>> pareto_sentence(b).split(": ", 1)
+    ['Here, all datasets pooled', 'A has the steadiest generation and B the steadiest mirroring, the \
+trade-off the paper reports.']
     """
     rows = [
         r
