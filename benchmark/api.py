@@ -9,8 +9,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
 from benchmark.models.protocol import ModelBackend
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_slug
@@ -119,10 +120,10 @@ def analyze(
     slugs: Sequence[str] = (),
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, Any]:
+) -> LeaderboardDocument:
     """``sago analyze``: every submission's summary.json and the leaderboard document at ``out``.
 
-    Returns the leaderboard document (docs/LEADERBOARD_JSON.md).
+    Returns the leaderboard as its typed document (tables of typed rows; docs/LEADERBOARD_JSON.md).
     """
     from benchmark.stats.analyze import AnalyzeRequest, run_analysis
     from benchmark.stats.summary import AnalysisOptions

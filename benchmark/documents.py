@@ -15,9 +15,33 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
-from benchmark.errors import SagoError
+from benchmark.errors import FileProblem, SagoError
+from benchmark.rows import (
+    AccuracyRow,
+    AccuracyVsSgsRow,
+    AggregateRow,
+    CellRow,
+    ClaimRow,
+    FamilyRow,
+    FriedmanRow,
+    IndependenceRow,
+    KendallTauRow,
+    KendallWRow,
+    MarkerRow,
+    MeasureRow,
+    ModelRow,
+    NoiseFloorRow,
+    PairwiseRow,
+    ParetoRow,
+    PerItemRow,
+    ReversalRow,
+    SampleRankingRow,
+    SampleSizeRow,
+    SmallestNRow,
+    Table,
+)
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 
 
@@ -169,21 +193,94 @@ class SummaryDocument(Document):
     """variant set name."""
     version: str | None = None
     """variant set version."""
+    per_item: Table[PerItemRow] = Table()
+    """s_X(i) of every item and measure (what the site's comparison pages read)."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "summary") -> Self:
+        version = cls.version_of(data, where)
         return cls(
-            cls.version_of(data, where),
+            version,
             data,
             _text(data, "model"),
             _text(data, "set"),
             _text(data, "version"),
+            Table(tuple(cast("list[PerItemRow]", _rows(data, "per_item", cls.KIND, where)))),
         )
+
+
+def _rows(data: Mapping[str, Any], key: str, kind: str, where: object) -> list[Mapping[str, Any]]:
+    """The table ``key`` of a document: a list of JSON objects (absent: none); anything else is refused."""
+    rows = data.get(key, [])
+    if not isinstance(rows, list):
+        raise FileProblem(where, f"{kind} table {key!r} is not a list of rows", _ANALYZE)
+    for row in rows:
+        if not isinstance(row, dict):
+            found = type(row).__name__
+            raise FileProblem(where, f"{kind} table {key!r} holds a {found}, not a row object", _ANALYZE)
+        for name in _NAME_FIELDS.intersection(row):
+            if not isinstance(row[name], str | None):
+                raise FileProblem(where, f"{kind} table {key!r}: field {name!r} is not text", _ANALYZE)
+    return rows
+
+
+_ANALYZE = Document.FIX
+# Row fields that name things (lookups and the site's file names use them): text, or null.
+_NAME_FIELDS = frozenset(
+    {
+        "model",
+        "dataset",
+        "measure",
+        "family",
+        "control",
+        "scope",
+        "measure_a",
+        "measure_b",
+        "model_a",
+        "model_b",
+        "dataset_a",
+        "dataset_b",
+        "slug",
+        "status",
+        "name",
+        "axis",
+        "symbol",
+        "marker",
+        "item_id",
+    }
+)
+# Top-level keys a leaderboard cannot do without, and the type each must have (checked by ``require``).
+_REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "schema_version": int,
+    "set": str,
+    "version": str,
+    "models": list,
+    "datasets": list,
+    "measures": list,
+    "epsilons": list,
+    "primary_epsilon": (int, float),
+    "markers": list,
+}
+_KIND_NAMES = {"int": "integer", "str": "string", "list": "list", "float": "number"}
+
+
+def _number(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _table(data: Mapping[str, Any], key: str, where: object) -> Table[Any]:
+    return Table(tuple(_rows(data, key, "leaderboard", where)))
 
 
 @dataclass(frozen=True)
 class LeaderboardDocument(Document):
-    """``leaderboard.json``: every submission on one variant set (only the current version is read)."""
+    """``leaderboard.json``: every submission on one variant set (only the current version is read).
+
+    Every table is a :class:`~benchmark.rows.Table` of typed rows (``benchmark.rows``) with indexed
+    lookups; ``from_json`` refuses a table that is not a list of row objects or a name that is not text,
+    and :meth:`require` the absence of a key a reader cannot do without.
+    """
 
     KIND: ClassVar[str] = "leaderboard"
     NEWEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
@@ -193,7 +290,90 @@ class LeaderboardDocument(Document):
     """variant set name."""
     version: str | None = None
     """variant set version."""
+    datasets: tuple[str, ...] = ()
+    """dataset names proper (without ``"all"``), sorted."""
+    epsilons: tuple[float, ...] = ()
+    """thresholds of the one-sided tests."""
+    primary_epsilon: float | None = None
+    """the ε that ``cells[].marker`` and ``verdict`` refer to."""
+    generator_version: str = ""
+    """the sago-bench version that wrote the file."""
+    alpha: float | None = None
+    """the level of every verdict."""
+    headline_measures: tuple[str, ...] = ()
+    """one measure per axis: the one the reversal tests and the site's verdicts use."""
+    models: Table[ModelRow] = Table()
+    measures: Table[MeasureRow] = Table()
+    markers: Table[MarkerRow] = Table()
+    aggregates: Table[AggregateRow] = Table()
+    claims: Table[ClaimRow] = Table()
+    cells: Table[CellRow] = Table()
+    per_family: Table[FamilyRow] = Table()
+    noise_floor: Table[NoiseFloorRow] = Table()
+    accuracy: Table[AccuracyRow] = Table()
+    accuracy_vs_sgs: Table[AccuracyVsSgsRow] = Table()
+    pairwise: Table[PairwiseRow] = Table()
+    friedman: Table[FriedmanRow] = Table()
+    kendall_tau: Table[KendallTauRow] = Table()
+    kendall_w: Table[KendallWRow] = Table()
+    reversals: Table[ReversalRow] = Table()
+    independence: Table[IndependenceRow] = Table()
+    pareto: Table[ParetoRow] = Table()
+    sample_size: Table[SampleSizeRow] = Table()
+    sample_size_smallest_n: Table[SmallestNRow] = Table()
+    sample_size_ranking: Table[SampleRankingRow] = Table()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "leaderboard") -> Self:
-        return cls(cls.version_of(data, where), data, _text(data, "set"), _text(data, "version"))
+        version = cls.version_of(data, where)
+        datasets, epsilons = data.get("datasets", []), data.get("epsilons", [])
+        if not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets):
+            raise FileProblem(where, "leaderboard 'datasets' holds something other than names", cls.FIX)
+        if not isinstance(epsilons, list) or not all(isinstance(e, int | float) for e in epsilons):
+            raise FileProblem(where, "leaderboard 'epsilons' holds something other than numbers", cls.FIX)
+        generator, headline = data.get("generator"), data.get("headline_measures")
+        tables = {name: _table(data, name, where) for name in _TABLE_NAMES}
+        if not all(isinstance(m.get("name"), str) for m in tables["measures"]):
+            raise FileProblem(where, "leaderboard 'measures' rows need a 'name'", cls.FIX)
+        return cls(
+            version,
+            data,
+            _text(data, "set"),
+            _text(data, "version"),
+            tuple(datasets),
+            tuple(float(e) for e in epsilons),
+            _number(data, "primary_epsilon"),
+            str(generator.get("version", "")) if isinstance(generator, Mapping) else "",
+            _number(data, "alpha"),
+            tuple(str(m) for m in headline) if isinstance(headline, list) else (),
+            **tables,
+        )
+
+    def require(self, where: object) -> Self:
+        """This document, after refusing one that lacks a key readers cannot do without (one line)."""
+        for key, kind in _REQUIRED.items():
+            value = self.data.get(key)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                name = _KIND_NAMES[kind.__name__] if isinstance(kind, type) else "number"
+                raise FileProblem(where, f"leaderboard key {key!r} is missing or not a {name}", self.FIX)
+        return self
+
+    @property
+    def complete(self) -> list[ModelRow]:
+        """Models that have results."""
+        return [m for m in self.models if m["status"] == "complete"]
+
+    def measures_of(self, axis: str) -> list[MeasureRow]:
+        """The measures of one axis, in schema order."""
+        return self.measures.where(axis=axis)
+
+    def name(self, slug: str) -> str:
+        """Display name of a model (the slug when unknown)."""
+        model = self.models.first(slug=slug)
+        return str(model.get("name") or slug) if model is not None else slug
+
+
+_TABLE_NAMES = tuple(
+    name for name, kind in LeaderboardDocument.__annotations__.items() if kind.startswith("Table[")
+)
+"""the tables of a leaderboard: every ``Table`` field, named as its JSON key."""

@@ -24,6 +24,7 @@ from benchmark.cli import main
 from benchmark.errors import SagoError
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.models.fake import FakeBackend
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION as LB_VERSION
 from benchmark.site.build import MARKER
 from benchmark.variants import frozen as freeze
 
@@ -258,13 +259,18 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
         nothing,
         "does not exist",
     ),
-    ("build leaderboard missing keys", BUILD, write_board('{"schema_version": 1}'), "missing"),
+    (
+        "build leaderboard missing keys",
+        BUILD,
+        write_board(f'{{"schema_version": {LB_VERSION}}}'),
+        "missing",
+    ),
     (
         "build leaderboard wrong types",
         BUILD,
         write_board(
-            '{"schema_version": 1, "set": "sago-v1", "version": "v1", "models": "x", "datasets": [], '
-            '"measures": [], "epsilons": [], "primary_epsilon": 0.05, "markers": []}'
+            f'{{"schema_version": {LB_VERSION}, "set": "sago-v1", "version": "v1", "models": "x", '
+            '"datasets": [], "measures": [], "epsilons": [], "primary_epsilon": 0.05, "markers": []}'
         ),
         "not a list",
     ),

@@ -59,8 +59,49 @@ def test_golden_summary_and_leaderboard_load_and_write_the_same_bytes() -> None:
         loaded = document.read(GOLDEN / name)
         assert loaded.set == "sago-v1" and loaded.version == "v1"
         assert jsonio.dumps(loaded.to_json()) == (GOLDEN / name).read_text(encoding="utf-8")
-    assert load_summary(GOLDEN / "summary_v2.json")["model"] == "acme__golden"
-    assert load_leaderboard(GOLDEN / "leaderboard_v2.json")["models"][0]["slug"] == "acme__golden"
+    summary = load_summary(GOLDEN / "summary_v2.json")
+    assert summary.model == "acme__golden" and summary.per_item.rows[0]["item_id"]
+    board = load_leaderboard(GOLDEN / "leaderboard_v2.json")
+    assert board.models.rows[0]["slug"] == "acme__golden" and board.primary_epsilon == 0.05
+
+
+def test_the_leaderboards_tables_are_typed_and_indexed() -> None:
+    board = LeaderboardDocument.read(GOLDEN / "leaderboard_v2.json")
+    raw = _object(GOLDEN / "leaderboard_v2.json")
+    assert list(board.cells) == raw["cells"] and list(board.reversals) == raw["reversals"]
+    cell = raw["cells"][-1]
+    found = board.cells.first(model=cell["model"], dataset=cell["dataset"], measure=cell["measure"])
+    assert found == cell
+    assert board.cells.where(model="nobody") == [] and board.cells.first(model="nobody") is None
+    assert board.datasets == tuple(raw["datasets"]) and board.headline_measures == tuple(
+        raw["headline_measures"]
+    )
+    assert [m["name"] for m in board.measures_of("mirroring")] == ["mirroring"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"cells": {"model": "a"}}, "leaderboard table 'cells' is not a list of rows"),
+        ({"pairwise": [1]}, "leaderboard table 'pairwise' holds a int, not a row object"),
+        ({"cells": [{"model": 3}]}, "leaderboard table 'cells': field 'model' is not text"),
+        ({"datasets": [1]}, "leaderboard 'datasets' holds something other than names"),
+        ({"measures": [{"axis": "x"}]}, "leaderboard 'measures' rows need a 'name'"),
+    ],
+)
+def test_a_malformed_table_is_refused_with_one_line(change: dict[str, object], message: str) -> None:
+    board = _object(GOLDEN / "leaderboard_v2.json") | change
+    with pytest.raises(SagoError) as err:
+        LeaderboardDocument.from_json(board, "lb.json")
+    assert _one_line(err) == f"lb.json: {message}; re-run `sago analyze`"
+
+
+def test_a_leaderboard_without_a_key_readers_need_is_refused() -> None:
+    board = _object(GOLDEN / "leaderboard_v2.json")
+    del board["markers"]
+    document = LeaderboardDocument.from_json(board, "lb.json")
+    with pytest.raises(SagoError, match=r"^lb.json: leaderboard key 'markers' is missing or not a list"):
+        document.require("lb.json")
 
 
 def test_an_older_summary_still_loads() -> None:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_readme_results_block_matches_the_committed_leaderboard() -> None:
-    board = load_leaderboard(ROOT / "leaderboard" / "leaderboard.json")
+    board = load_leaderboard(ROOT / "leaderboard" / "leaderboard.json").to_json()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert replace_block(readme, results_markdown(board)) == readme, (
         "README results are stale: run `python -m benchmark.stats.claims` after `sago analyze`"
@@ -22,7 +22,7 @@ def test_readme_results_block_matches_the_committed_leaderboard() -> None:
 
 
 def test_committed_leaderboard_claims_are_generated_from_it() -> None:
-    board = load_leaderboard(ROOT / "leaderboard" / "leaderboard.json")
+    board = load_leaderboard(ROOT / "leaderboard" / "leaderboard.json").to_json()
     assert board["claims"] == claims(json.loads(json.dumps(board)))
 
 
@@ -31,7 +31,7 @@ def test_claims_follow_the_data() -> None:
 
     from benchmark.stats.summary import AnalysisOptions
 
-    board = json.loads(json.dumps(example_leaderboard(options=AnalysisOptions(resamples=200)), default=str))
+    board = json.loads(json.dumps(example_leaderboard(options=AnalysisOptions(resamples=200)).to_json()))
     texts = {c["id"]: c["text"] for c in board["claims"]}
     significant = sum(r["verdict"] == "significant" for r in board["reversals"])
     assert (

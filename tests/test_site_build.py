@@ -20,6 +20,7 @@ from test_site_fixture import (
 
 from benchmark.cli import main
 from benchmark.errors import SagoError
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION
 from benchmark.site import views
 from benchmark.site.board import pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
@@ -232,7 +233,7 @@ def test_read_board_refuses_bad_files(tmp_path: Path, change: dict[str, object],
     path.write_text(
         json.dumps(
             {
-                "schema_version": 1,
+                "schema_version": LEADERBOARD_SCHEMA_VERSION,
                 "set": SET,
                 "version": VERSION,
                 "models": [],

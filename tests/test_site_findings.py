@@ -41,7 +41,7 @@ def two_model_board(pairs: list[dict[str, Any]], **extra: Any) -> Board:
         {"slug": "a", "name": "Model A", "status": "complete"},
         {"slug": "b", "name": "Model B", "status": "complete"},
     ]
-    return Board(
+    return Board.of(
         {
             "models": models,
             "datasets": ["x"],
@@ -102,7 +102,7 @@ def test_headline_measure_decides_the_axis_when_the_file_names_it() -> None:
 
 
 def test_reversals_in_words_follow_the_sign_of_the_differences() -> None:
-    board = Board(json.loads(EXAMPLE.read_text()))
+    board = Board.of(json.loads(EXAMPLE.read_text()))
     told = findings.reversals(board)
     assert len(told) == len(board.rows("reversals"))
     for r in told:
@@ -130,7 +130,7 @@ def numbers_in(text: str) -> list[int]:
 @pytest.mark.parametrize("path", [EXAMPLE, COMMITTED])
 def test_headline_counts_match_the_leaderboard(path: Path) -> None:
     data = json.loads(path.read_text())
-    board = Board(data)
+    board = Board.of(data)
     sentences = findings.headline(board)
     assert 3 <= len(sentences) <= 6
     eps = data["primary_epsilon"]
@@ -150,12 +150,14 @@ def test_headline_counts_match_the_leaderboard(path: Path) -> None:
 
 
 def test_headline_is_empty_with_fewer_than_two_models() -> None:
-    board = Board({"models": [{"slug": "a", "status": "complete"}], "datasets": ["x"], "measures": MEASURES})
+    board = Board.of(
+        {"models": [{"slug": "a", "status": "complete"}], "datasets": ["x"], "measures": MEASURES}
+    )
     assert findings.headline(board) == []
 
 
 def test_run_header_calls_a_small_profile_partial_and_never_complete() -> None:
-    board = Board(
+    board = Board.of(
         {
             "set": "s",
             "version": "v1",
@@ -179,7 +181,7 @@ def test_run_header_calls_a_small_profile_partial_and_never_complete() -> None:
 
 def test_cells_csv_has_one_row_per_cell_with_the_files_values() -> None:
     data = json.loads(EXAMPLE.read_text())
-    rows = list(csv.DictReader(io.StringIO(cells_csv(Board(data)))))
+    rows = list(csv.DictReader(io.StringIO(cells_csv(Board.of(data)))))
     assert len(rows) == len(data["cells"])
     first, cell = rows[0], data["cells"][0]
     assert (first["model"], first["dataset"], first["measure"]) == (
@@ -199,7 +201,7 @@ def test_numbers_keep_significant_digits_and_real_minus_signs() -> None:
 
 
 def test_compare_lists_the_items_where_two_models_differ_most() -> None:
-    board = Board(json.loads(EXAMPLE.read_text()))
+    board = Board.of(json.loads(EXAMPLE.read_text()))
     per_a = [{"dataset": "d", "item_id": str(i), "measure": "bleu", "s": 0.1 * i} for i in range(6)]
     per_b = [{"dataset": "d", "item_id": str(i), "measure": "bleu", "s": 0.3} for i in range(6)]
     pair = comparison(board, "acme__tiny-a", "acme__tiny-b", per_a, per_b, {("d", "5"): 5}, per_dataset=2)

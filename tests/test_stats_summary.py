@@ -9,14 +9,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.leaderboard_example import example_leaderboard, example_submission
+from helpers.leaderboard_example import example_leaderboard, validated_submission
 from helpers.synthetic import example_levels, synthetic_deltas
 
+from benchmark.documents import SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
-from benchmark.stats.leaderboard import Entry, build_leaderboard, load_leaderboard, write_leaderboard
-from benchmark.stats.summary import AnalysisOptions, load_summary, summarize, write_summary
+from benchmark.stats.leaderboard import Entry, build_leaderboard, load_leaderboard
+from benchmark.stats.summary import AnalysisOptions, load_summary, summarize
 
 TESTS = Path(__file__).parent
 GOLDEN_V1 = TESTS / "golden" / "summary_v1.json"
@@ -45,11 +46,11 @@ def summaries() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def board(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     entries = [
-        Entry(m, example_submission(m), s, f"submissions/{m}/summary.json")
+        Entry(m, validated_submission(m), SummaryDocument.from_json(s), f"submissions/{m}/summary.json")
         for m, s in zip(MODELS, summaries, strict=True)
     ]
-    entries.append(Entry("acme__waiting", example_submission("acme__waiting"), None, None))
-    return as_on_disk(build_leaderboard(entries, set_name="s", version="v1", options=FAST))
+    entries.append(Entry("acme__waiting", validated_submission("acme__waiting"), None, None))
+    return as_on_disk(build_leaderboard(entries, set_name="s", version="v1", options=FAST).to_json())
 
 
 def test_summary_cells_are_means_of_its_per_item_rows(summaries: list[dict[str, Any]]) -> None:
@@ -107,17 +108,19 @@ def test_leaderboard_keys_are_the_documented_ones(board: dict[str, Any]) -> None
 
 
 def test_newer_schema_versions_are_refused(tmp_path: Path, summaries: list[dict[str, Any]]) -> None:
-    write_summary(tmp_path, summaries[0] | {"schema_version": SUMMARY_SCHEMA_VERSION + 1})
+    (tmp_path / "summary.json").write_text(
+        jsonio.dumps(summaries[0] | {"schema_version": SUMMARY_SCHEMA_VERSION + 1}), encoding="utf-8"
+    )
     with pytest.raises(SagoError, match="newer than this sago-bench reads") as err:
         load_summary(tmp_path / "summary.json")
     assert "\n" not in str(err.value)
-    write_leaderboard(tmp_path / "lb.json", {"schema_version": LEADERBOARD_SCHEMA_VERSION + 1})
+    (tmp_path / "lb.json").write_text(jsonio.dumps({"schema_version": LEADERBOARD_SCHEMA_VERSION + 1}))
     with pytest.raises(SagoError, match="upgrade sago-bench"):
         load_leaderboard(tmp_path / "lb.json")
 
 
 def test_older_leaderboards_are_refused_with_a_rerun_hint(tmp_path: Path) -> None:
-    write_leaderboard(tmp_path / "lb.json", {"schema_version": 1, "cells": []})
+    (tmp_path / "lb.json").write_text(jsonio.dumps({"schema_version": 1, "cells": []}))
     with pytest.raises(
         SagoError, match=r"schema_version 1 is older than this sago-bench reads \(2\); re-run"
     ) as err:
@@ -149,18 +152,18 @@ def test_malformed_documents_are_one_line_errors(tmp_path: Path, text: str) -> N
 
 def test_golden_v1_summary_still_loads_but_cannot_feed_a_v2_leaderboard() -> None:
     golden = load_summary(GOLDEN_V1)
-    assert golden["schema_version"] == 1 and golden["model"] == "acme__golden"
-    entry = Entry("acme__golden", example_submission("acme__golden"), golden, "x/summary.json")
+    assert golden.schema_version == 1 and golden.model == "acme__golden" and golden.set and golden.version
+    entry = Entry("acme__golden", validated_submission("acme__golden"), golden, "x/summary.json")
     with pytest.raises(SagoError, match=r"x/summary.json: summary schema_version 1 has no paper SGS; re-run"):
-        build_leaderboard([entry], set_name=golden["set"], version=golden["version"], options=FAST)
+        build_leaderboard([entry], set_name=golden.set, version=golden.version, options=FAST)
 
 
 def test_golden_v2_summary_feeds_a_leaderboard() -> None:
     golden = load_summary(GOLDEN)
-    assert golden["schema_version"] == 2 and golden["model"] == "acme__golden"
-    entry = Entry("acme__golden", example_submission("acme__golden"), golden, "x")
+    assert golden.schema_version == 2 and golden.model == "acme__golden" and golden.set and golden.version
+    entry = Entry("acme__golden", validated_submission("acme__golden"), golden, "x")
     board = as_on_disk(
-        build_leaderboard([entry], set_name=golden["set"], version=golden["version"], options=FAST)
+        build_leaderboard([entry], set_name=golden.set, version=golden.version, options=FAST).to_json()
     )
     cell = next(c for c in board["cells"] if (c["dataset"], c["measure"]) == ("all", "bleu"))
     assert cell["rank"] == 1 and cell["tie_group"] == 1
@@ -170,7 +173,7 @@ def test_golden_v2_summary_feeds_a_leaderboard() -> None:
 
 
 def test_example_fixture_is_current() -> None:
-    assert EXAMPLE.read_text(encoding="utf-8") == jsonio.dumps(example_leaderboard()), (
+    assert EXAMPLE.read_text(encoding="utf-8") == jsonio.dumps(example_leaderboard().to_json()), (
         "re-generate: python -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json"
     )
 
@@ -190,7 +193,7 @@ def test_summary_layout_still_matches_the_golden_v2(summaries: list[dict[str, An
     def layout(document: dict[str, Any]) -> set[str]:  # `axes` holds whatever the scorers recorded
         return {k for k in key_paths(document) if not k.startswith(".axes.")}
 
-    assert layout(summaries[0]) == layout(load_summary(GOLDEN))
+    assert layout(summaries[0]) == layout(load_summary(GOLDEN).to_json())
 
 
 def test_summary_does_not_depend_on_row_order() -> None:

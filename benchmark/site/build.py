@@ -7,7 +7,6 @@ come only from validated slugs, dataset names and integer item ranks.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,11 +17,13 @@ from typing import Any
 import jinja2
 from tqdm import tqdm
 
+from benchmark.documents import SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.paths import check_name, replace_folder
 from benchmark.results import ResultsFolder, results_dir
+from benchmark.rows import PerItemRow
 from benchmark.site import findings, views
-from benchmark.site.board import Board, Row
+from benchmark.site.board import Board
 from benchmark.site.cite import DEFAULT_REPO_URL, Citation
 from benchmark.site.downloads import Download, copy_downloads
 from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
@@ -217,15 +218,14 @@ def _compare_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[It
         )
 
 
-def _per_item(inputs: SiteInputs, slug: str) -> list[Row]:
+def _per_item(inputs: SiteInputs, slug: str) -> list[PerItemRow]:
     """``per_item`` rows of a model's summary.json (s_X(i) per item), or none when unreadable."""
     board = inputs.board
     path = ResultsFolder.of(slug, board.data["set"], board.data["version"], inputs.submissions_root).summary
     try:
-        rows = json.loads(path.read_text(encoding="utf-8")).get("per_item", [])
-    except (OSError, ValueError, AttributeError):
+        return list(SummaryDocument.read(path).per_item)
+    except (SagoError, OSError):
         return []  # the validator reports a broken summary; the compare page then lists no items
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
 def _all_items(inputs: SiteInputs, *, progress: bool) -> dict[str, list[ItemView]]:

@@ -11,10 +11,9 @@ import csv
 import io
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchmark.provenance import sha256_file
 from benchmark.results import LEADERBOARD_FILE, ResultsFolder
@@ -89,19 +88,19 @@ and ``verdict`` corrected, ``p_t`` uncorrected)."""
 def cells_csv(board: Board) -> str:
     """Every cell of the leaderboard as CSV text (no statistic computed: the file's values, flattened).
 
-    >>> board = Board({"primary_epsilon": 0.05, "measures": [{"name": "bleu", "axis": "generation"}],
+    >>> board = Board.of({"primary_epsilon": 0.05, "measures": [{"name": "bleu", "axis": "generation"}],
     ...                "models": [{"slug": "a", "name": "A"}], "cells": [{"model": "a", "dataset": "x",
     ...                "measure": "bleu", "sgs": 0.5, "tests": [{"epsilon": 0.05, "p_holm": 0.01}]}]})
     >>> cells_csv(board).splitlines()[1]
     'a,A,x,generation,bleu,Wording (BLEU),,0.5,,,,,,,,,0.05,,0.01,'
     """
     axes = {m["name"]: m["axis"] for m in board.measures}
-    eps = board.data.get("primary_epsilon")
+    eps = board.document.primary_epsilon
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    for cell in board.rows("cells"):
-        test: dict[str, Any] = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
+    for cell in board.document.cells:
+        test: Mapping[str, object] = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
         holm = test.get("significant_holm")
         verdict = test.get("verdict") or (
             "" if holm is None else "significant" if holm else "not significant"

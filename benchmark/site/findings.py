@@ -14,11 +14,12 @@ judged on its headline measure (``headline_measures``), the one the reversal tes
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from benchmark.rows import PairwiseRow, ReversalRow
 from benchmark.schema import AXES
-from benchmark.site.board import ALL, Board, Row
+from benchmark.site.board import ALL, Board
 from benchmark.site.labels import axis_label, measure_label
 
 ALPHA = 0.05
@@ -94,16 +95,16 @@ class Reversal:
     """95 % CI of ``gap_first``."""
     ci_second: tuple[float | None, float | None]
     """95 % CI of ``gap_second``."""
-    row: Row
+    row: ReversalRow
     """the ``reversals[]`` row (CIs, p-values) for detail views."""
 
 
-def _corrected_p(row: Row) -> float | None:
+def _corrected_p(row: Mapping[str, object]) -> float | None:
     value = row.get("p_holm")
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def _testable(row: Row) -> bool:
+def _testable(row: Mapping[str, object]) -> bool:
     # `testable` / verdict "not testable" (too few items for the test to reach alpha) are written by
     # `sago analyze` where the schema has them; without them a comparison with a p-value counts as testable.
     return (
@@ -115,19 +116,20 @@ def _testable(row: Row) -> bool:
 
 def alpha(board: Board) -> float:
     """The level of every verdict: the file's ``alpha`` (schema 2), else ``ALPHA``."""
-    value = board.data.get("alpha")
-    return float(value) if isinstance(value, (int, float)) else ALPHA
+    value = board.document.alpha
+    return value if value is not None else ALPHA
 
 
 def _most_stable(board: Board, dataset: str, measure: str) -> str | None:
-    cells = [c for c in board.rows("cells", dataset=dataset, measure=measure) if c.get("sgs") is not None]
-    if not cells:
-        return None
-    best = min(cells, key=lambda c: (c["rank"] if c.get("rank") is not None else 1e9, c["sgs"], c["model"]))
-    return str(best["model"])
+    cells = [
+        (float(rank) if (rank := c.get("rank")) is not None else 1e9, sgs, c["model"])
+        for c in board.document.cells.where(dataset=dataset, measure=measure)
+        if (sgs := c.get("sgs")) is not None
+    ]
+    return min(cells)[2] if cells else None
 
 
-def pair_verdict(row: Row | None, level: float = ALPHA) -> tuple[str, str | None]:
+def pair_verdict(row: PairwiseRow | None, level: float = ALPHA) -> tuple[str, str | None]:
     """(status, steadier slug) of one ``pairwise[]`` row.
 
     >>> pair_verdict({"model_a": "a", "model_b": "b", "diff": 0.2, "p_holm": 0.01})
@@ -154,7 +156,7 @@ def verdict(board: Board, dataset: str, measure: str) -> Verdict:
     candidate = _most_stable(board, dataset, measure)
     pairs = [
         r
-        for r in board.rows("pairwise", dataset=dataset, measure=measure)
+        for r in board.document.pairwise.where(dataset=dataset, measure=measure)
         if candidate in (r["model_a"], r["model_b"])
     ]
     if candidate is None or not pairs:
@@ -170,7 +172,7 @@ def verdict(board: Board, dataset: str, measure: str) -> Verdict:
 
 def headline_measure(board: Board, axis: str) -> str | None:
     """The axis's headline measure (``headline_measures`` of the file; None in files without them)."""
-    names = board.data.get("headline_measures") or []
+    names = board.document.headline_measures
     return next((m["name"] for m in board.measures_of(axis) if m["name"] in names), None)
 
 
@@ -215,14 +217,14 @@ def _interval(low: float | None, high: float | None, sign: float) -> tuple[float
     return (low, high) if sign > 0 else (-high, -low)
 
 
-def _testable_reversal(row: Row) -> bool:
+def _testable_reversal(row: ReversalRow) -> bool:
     return bool(row.get("testable", True)) and row.get("verdict") != NOT_TESTABLE
 
 
 def reversals(board: Board) -> list[Reversal]:
     """Every reversal in words: significant ones first, then by the smaller of the two gaps, largest first."""
     told = []
-    for row in board.rows("reversals"):
+    for row in board.document.reversals:
         diff_a, diff_b = row.get("diff_a"), row.get("diff_b")
         if diff_a is None or diff_b is None:
             continue
@@ -253,7 +255,7 @@ def reversals(board: Board) -> list[Reversal]:
 def reversal_sentence(board: Board, reversal: Reversal) -> str:
     """One reversal as a sentence a newcomer can read.
 
-    >>> b = Board({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}]})
+    >>> b = Board.of({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}]})
     >>> r = Reversal("entropy", "a", "b", "gsm8k", "jeopardy", 0.0059, 0.0144, True, True,
     ...              (None, None), (None, None), {})
     >>> reversal_sentence(b, r)
@@ -277,10 +279,10 @@ def _count(n: int, word: str) -> str:
 
 
 def _instability_sentence(board: Board) -> str | None:
-    eps = board.data.get("primary_epsilon")
+    eps = board.document.primary_epsilon
     tested = [
         t
-        for c in board.rows("cells")
+        for c in board.document.cells
         if c["dataset"] != ALL
         for t in c.get("tests", [])
         if t.get("epsilon") == eps and t.get("significant_holm") is not None
@@ -392,19 +394,19 @@ def headline(board: Board) -> list[str]:
 def markdown(board: Board) -> str:
     """The headline as a Markdown bullet list, for the README's results section.
 
-    >>> markdown(Board({"models": []}))
+    >>> markdown(Board.of({"models": []}))
     ''
     """
     return "".join(f"- {sentence}\n" for sentence in headline(board))
 
 
 if __name__ == "__main__":  # python -m benchmark.site.findings [leaderboard.json]
-    import json
     import sys
     from pathlib import Path
 
     from benchmark.paths import LEADERBOARD_DIR
     from benchmark.results import LEADERBOARD_FILE
+    from benchmark.site.board import read_board
 
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else LEADERBOARD_DIR / LEADERBOARD_FILE
-    print(markdown(Board(json.loads(source.read_text(encoding="utf-8")))), end="")
+    print(markdown(read_board(source)), end="")

@@ -103,7 +103,7 @@ def _partial(profile: Mapping[str, Any]) -> bool:
 def run_header(board: Board, runs: Mapping[str, Mapping[str, Any]]) -> RunHeader:
     """The header's facts from the leaderboard and the models' run.json contents (pure).
 
-    >>> b = Board({"set": "s", "version": "v1", "generator": {"version": "0.1.0"},
+    >>> b = Board.of({"set": "s", "version": "v1", "generator": {"version": "0.1.0"},
     ...            "models": [{"slug": "a", "status": "complete"}]})
     >>> h = run_header(b, {"a": {"profile": {"name": "smoke", "items_per_dataset": 4, "all_strengths": False,
     ...                    "max_new_tokens": 32}, "timings": {"finished_at": "2026-11-30T01:26:25+00:00"}}})

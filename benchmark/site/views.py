@@ -6,15 +6,16 @@ lookups and the selection logic is testable without rendering HTML.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup
 
+from benchmark.rows import CellRow, MeasureRow, PairwiseRow, PerItemRow, ReversalRow
 from benchmark.schema import AXES
 from benchmark.site import plots
-from benchmark.site.board import ALL, Board, CellKey, Row
+from benchmark.site.board import ALL, Board, CellKey
 from benchmark.site.findings import alpha, pair_verdict
 from benchmark.site.labels import measure_label
 
@@ -30,7 +31,7 @@ class RankedModel:
     """submission slug."""
     name: str
     """display name."""
-    cells: dict[str, Row]
+    cells: dict[str, CellRow]
     """``cells[]`` rows of the leaderboard, by measure."""
 
 
@@ -40,13 +41,13 @@ class AxisTable:
 
     axis: str
     """activations, generation, confidence or mirroring."""
-    measures: list[Row]
+    measures: list[MeasureRow]
     """the axis's measures (columns)."""
     models: list[RankedModel]
     """rows, ordered by rank on the axis's first measure."""
 
 
-def _order_key(cell: Row | None) -> tuple[float, float]:
+def _order_key(cell: CellRow | None) -> tuple[float, float]:
     if cell is None:
         return (float("inf"), float("inf"))
     rank, sgs = cell.get("rank"), cell.get("sgs")
@@ -56,7 +57,7 @@ def _order_key(cell: Row | None) -> tuple[float, float]:
     )
 
 
-def ranked_models(board: Board, dataset: str, measures: Sequence[Row]) -> list[RankedModel]:
+def ranked_models(board: Board, dataset: str, measures: Sequence[MeasureRow]) -> list[RankedModel]:
     """Complete models with their cells on ``dataset``, most stable on the first measure first."""
     ranked = []
     for model in board.complete:
@@ -68,10 +69,11 @@ def ranked_models(board: Board, dataset: str, measures: Sequence[Row]) -> list[R
     return sorted(ranked, key=lambda r: (_order_key(r.cells.get(first)), r.slug))
 
 
-def cells_by_rank(board: Board, dataset: str, measure: str) -> list[Row]:
+def cells_by_rank(board: Board, dataset: str, measure: str) -> list[CellRow]:
     """The cells of one (dataset, measure), most stable first (unranked cells last)."""
     return sorted(
-        board.rows("cells", dataset=dataset, measure=measure), key=lambda c: (_order_key(c), c["model"])
+        board.document.cells.where(dataset=dataset, measure=measure),
+        key=lambda c: (_order_key(c), c["model"]),
     )
 
 
@@ -90,7 +92,7 @@ def dataset_choices(board: Board) -> list[str]:
     return [ALL, *board.datasets] if board.datasets else []
 
 
-def headline_measures(board: Board) -> list[Row]:
+def headline_measures(board: Board) -> list[MeasureRow]:
     """The first paper measure of each axis: the one shown where space allows only four."""
     chosen = []
     for axis in AXES:
@@ -101,15 +103,16 @@ def headline_measures(board: Board) -> list[Row]:
 
 
 def _pair_matrix(
-    rows: Sequence[Row], labels: Sequence[str], a: str, b: str, value: str
+    rows: Sequence[Mapping[str, object]], labels: Sequence[str], a: str, b: str, value: str
 ) -> list[list[float | None]]:
     """Symmetric matrix of ``value`` over label pairs; the diagonal and missing pairs stay None."""
     index = {label: i for i, label in enumerate(labels)}
     matrix: list[list[float | None]] = [[None] * len(labels) for _ in labels]
     for row in rows:
-        i, j = index.get(row[a]), index.get(row[b])
+        i, j = index.get(str(row[a])), index.get(str(row[b]))
+        number = row.get(value)
         if i is not None and j is not None:
-            matrix[i][j] = matrix[j][i] = row.get(value)
+            matrix[i][j] = matrix[j][i] = float(number) if isinstance(number, int | float) else None
     return matrix
 
 
@@ -129,7 +132,7 @@ def tau_heatmaps(board: Board) -> list[Figure]:
     if len(board.complete) < HEATMAP_MIN_MODELS:
         return figures
     for measure in board.measures:
-        rows = board.rows("kendall_tau", measure=measure["name"])
+        rows = board.document.kendall_tau.where(measure=measure["name"])
         if all(r.get("tau_b") is None for r in rows):
             continue  # an empty grid says nothing; the page lists these measures in words
         matrix = _pair_matrix(rows, board.datasets, "dataset_a", "dataset_b", "tau_b")
@@ -153,7 +156,7 @@ def measures_without_tau(board: Board) -> list[str]:
     """Measures that have τ rows but none computable (e.g. every model tied on every dataset)."""
     names = []
     for measure in board.measures:
-        rows = board.rows("kendall_tau", measure=measure["name"])
+        rows = board.document.kendall_tau.where(measure=measure["name"])
         if rows and all(r.get("tau_b") is None for r in rows):
             names.append(measure["name"])
     return names
@@ -162,8 +165,8 @@ def measures_without_tau(board: Board) -> list[str]:
 def independence_heatmap(board: Board) -> Figure | None:
     """Spearman ρ of per-item instability between measures over all models: the per-model ρ combined
     (``scope="combined"``, schema 2) or, in older files, all models' items pooled."""
-    combined = bool(board.rows("independence", scope="combined"))
-    rows = board.rows("independence", scope="combined" if combined else "pooled")
+    combined = bool(board.document.independence.where(scope="combined"))
+    rows = board.document.independence.where(scope="combined" if combined else "pooled")
     if not rows:
         return None
     names = [m["name"] for m in board.measures]
@@ -188,9 +191,9 @@ def independence_heatmap(board: Board) -> Figure | None:
 def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
     """Generation (BERTScore SGS) against mirroring SGS, Pareto-optimal models ringed."""
     points = [
-        plots.Point(board.name(r["model"]), r["generation"], r["mirroring"], bool(r.get("pareto_optimal")))
-        for r in board.rows("pareto", dataset=dataset)
-        if r.get("generation") is not None and r.get("mirroring") is not None
+        plots.Point(board.name(r["model"]), generation, mirroring, bool(r.get("pareto_optimal")))
+        for r in board.document.pareto.where(dataset=dataset)
+        if (generation := r.get("generation")) is not None and (mirroring := r.get("mirroring")) is not None
     ]
     if not points:
         return None
@@ -241,13 +244,13 @@ def profile_plot(board: Board, slug: str) -> Figure | None:
     )
 
 
-def _interval(cell: Row | None, label: str) -> plots.Interval:
+def _interval(cell: CellRow | None, label: str) -> plots.Interval:
     if cell is None:
         return plots.Interval(label, None, None, None)
     return plots.Interval(label, cell.get("sgs"), cell.get("ci_low"), cell.get("ci_high"))
 
 
-def significant_first(rows: Sequence[Row]) -> list[Row]:
+def significant_first(rows: Sequence[ReversalRow]) -> list[ReversalRow]:
     """Reversal rows with the significant ones first (the file's order otherwise kept)."""
     return sorted(rows, key=lambda r: not r.get("significant"))
 
@@ -258,13 +261,13 @@ class CompareRow:
 
     dataset: str
     """dataset name or ``"all"``."""
-    measure: Row
+    measure: MeasureRow
     """the measure's row of ``measures[]``."""
-    cell_a: Row | None
+    cell_a: CellRow | None
     """model A's cell."""
-    cell_b: Row | None
+    cell_b: CellRow | None
     """model B's cell."""
-    pair: Row | None
+    pair: PairwiseRow | None
     """the ``pairwise[]`` row of the two (its diff is SGS of the file's model_a minus model_b)."""
     verdict: tuple[str, str | None]
     """(status, steadier slug) of the paired test of the two (findings.pair_verdict)."""
@@ -317,8 +320,8 @@ def comparison(
     board: Board,
     slug_a: str,
     slug_b: str,
-    per_item_a: Sequence[Row],
-    per_item_b: Sequence[Row],
+    per_item_a: Sequence[PerItemRow],
+    per_item_b: Sequence[PerItemRow],
     ranks: dict[tuple[str, str], int],
     *,
     per_dataset: int = 5,
@@ -332,7 +335,9 @@ def comparison(
     rows = []
     for dataset in dataset_choices(board):
         for m in board.measures:
-            pair = board.one("pairwise", dataset=dataset, measure=m["name"], model_a=slug_a, model_b=slug_b)
+            pair = board.document.pairwise.first(
+                dataset=dataset, measure=m["name"], model_a=slug_a, model_b=slug_b
+            )
             rows.append(
                 CompareRow(
                     dataset,
@@ -414,7 +419,7 @@ def dataset_info(manifest: dict[str, Any] | None, dataset: str) -> DatasetInfo |
 def pareto_sentence(board: Board) -> str | None:
     """Whether this data shows the paper's trade-off (the steadier generator mirrors more), in words.
 
-    >>> b = Board({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}], "pareto": [
+    >>> b = Board.of({"models": [{"slug": "a", "name": "A"}, {"slug": "b", "name": "B"}], "pareto": [
     ...   {"dataset": "all", "model": "a", "generation": 0.1, "mirroring": 0.5, "pareto_optimal": True},
     ...   {"dataset": "all", "model": "b", "generation": 0.3, "mirroring": 0.2, "pareto_optimal": True}]})
     >>> pareto_sentence(b).split(": ", 1)
@@ -423,7 +428,7 @@ trade-off the paper reports.']
     """
     rows = [
         r
-        for r in board.rows("pareto", dataset=ALL)
+        for r in board.document.pareto.where(dataset=ALL)
         if r.get("generation") is not None and r.get("mirroring") is not None
     ]
     if len(rows) < 2:

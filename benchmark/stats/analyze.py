@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
 
+from benchmark.documents import LeaderboardDocument, SummaryDocument
 from benchmark.errors import FileProblem, SagoError
 from benchmark.integrity import (
     DELTA_TYPES,
@@ -152,12 +153,12 @@ def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
 
 def summary_for(
     slug: str, folder: Path, request: AnalyzeRequest, variant_frames: VariantFrames
-) -> dict[str, Any]:
+) -> SummaryDocument:
     """Recompute (selected or missing) or load (otherwise) the summary of one complete submission."""
     existing = ResultsFolder(folder).summary
     if request.slugs and slug not in request.slugs and existing.is_file():
         summary = load_summary(existing)
-        if same_options(summary, request.options):
+        if same_options(summary.data, request.options):
             return summary
     deltas = load_deltas(folder, slug, variant_frames)
     if deltas.empty:
@@ -165,13 +166,15 @@ def summary_for(
     from benchmark.axes import read_scorer_backbones
 
     # Written by run_analysis once every submission has been analysed: a failure leaves no file changed.
-    return summarize(
-        deltas,
-        model=slug,
-        set_name=request.set_name,
-        version=request.version,
-        options=request.options,
-        axes=read_scorer_backbones(ResultsFolder(folder).deltas),
+    return SummaryDocument.from_json(
+        summarize(
+            deltas,
+            model=slug,
+            set_name=request.set_name,
+            version=request.version,
+            options=request.options,
+            axes=read_scorer_backbones(ResultsFolder(folder).deltas),
+        )
     )
 
 
@@ -187,7 +190,7 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
     slugs = list_slugs(request.root)
     check_slugs(request.slugs, slugs)
     # Every input is checked before anything is computed or written: one bad file fails the run early.
-    metas = {slug: load_submission(slug, request.root).model_dump(mode="json") for slug in slugs}
+    metas = {slug: load_submission(slug, request.root) for slug in slugs}
     folders = {
         slug: ResultsFolder.of(slug, request.set_name, request.version, request.root) for slug in slugs
     }
@@ -207,7 +210,7 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
     return entries
 
 
-def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None = None) -> dict[str, Any]:
+def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None = None) -> LeaderboardDocument:
     """Write every summary and the leaderboard; return the leaderboard document."""
     frames = variant_frames or default_variant_frames(request.set_name, request.version)
     entries = collect_entries(request, frames)

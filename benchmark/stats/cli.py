@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
+from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_slug
 from benchmark.results import LEADERBOARD_FILE
+from benchmark.rows import CellRow
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION, MEASURES
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
@@ -21,7 +22,7 @@ from benchmark.variants import load_variant_set
 PAPER_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.paper)
 
 
-def _sgs_text(cell: Mapping[str, Any] | None) -> str:
+def _sgs_text(cell: CellRow | None) -> str:
     """``0.1234†``, or ``—`` for a missing cell or a null SGS."""
     if cell is None or cell["sgs"] is None:
         return "—"
@@ -29,20 +30,22 @@ def _sgs_text(cell: Mapping[str, Any] | None) -> str:
 
 
 def sgs_text_table(
-    leaderboard: Mapping[str, Any], *, dataset: str = ALL, measures: Sequence[str] = PAPER_MEASURES
+    leaderboard: LeaderboardDocument, *, dataset: str = ALL, measures: Sequence[str] = PAPER_MEASURES
 ) -> str:
     """Plain-text table of the paper SGS with corrected markers (rows: complete models; columns: measures)."""
-    cells = {(c["model"], c["measure"]): c for c in leaderboard["cells"] if c["dataset"] == dataset}
-    models = [m["slug"] for m in leaderboard["models"] if m["status"] == "complete"]
+    models = [m["slug"] for m in leaderboard.complete]
     width = max([len(m) for m in models] + [len("model")])
     lines = ["model".ljust(width) + "".join(f"{m:>15}" for m in measures)]
     for model in models:
-        values = [_sgs_text(cells.get((model, measure))) for measure in measures]
+        values = [
+            _sgs_text(leaderboard.cells.first(model=model, dataset=dataset, measure=measure))
+            for measure in measures
+        ]
         lines.append(model.ljust(width) + "".join(f"{v:>15}" for v in values))
-    pending = [m["slug"] for m in leaderboard["models"] if m["status"] == "pending"]
+    pending = [m["slug"] for m in leaderboard.models if m["status"] == "pending"]
     footer = (
         f"SGS (paper families) on dataset {dataset!r}, one-sided t-test vs ε = "
-        f"{leaderboard['primary_epsilon']}, "
+        f"{leaderboard.primary_epsilon}, "
         "Holm-corrected: * p<.05 ** p<.01 † p<.001"
     )
     return "\n".join([*lines, footer] + ([f"pending: {', '.join(pending)}"] if pending else []))

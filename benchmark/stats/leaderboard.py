@@ -8,7 +8,6 @@ computed here, because they need more than one model.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.documents import LeaderboardDocument
+from benchmark.documents import LeaderboardDocument, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.results import write_json
 from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES, SUMMARY_SCHEMA_VERSION
@@ -36,6 +35,7 @@ from benchmark.stats.summary import (
     rows_frame,
     tests_by_cell,
 )
+from benchmark.submissions import Submission
 
 RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
 
@@ -46,9 +46,9 @@ class Entry:
 
     slug: str
     """folder name under ``submissions/``."""
-    submission: Mapping[str, Any]
-    """the validated ``submission.yaml`` as plain data (``Submission.model_dump(mode="json")``)."""
-    summary: Mapping[str, Any] | None
+    submission: Submission
+    """the validated ``submission.yaml``."""
+    summary: SummaryDocument | None
     """its summary on this variant set, or None while results are pending."""
     summary_path: str | None
     """repo-relative path of that summary (None while pending)."""
@@ -56,10 +56,10 @@ class Entry:
 
 def model_row(entry: Entry) -> dict[str, Any]:
     """The ``models[]`` row of one submission (docs/LEADERBOARD_JSON.md)."""
-    meta = entry.submission
+    meta = entry.submission.model_dump(mode="json")
     n_items = None
     if entry.summary is not None:
-        n_items = len({(r["dataset"], r["item_id"]) for r in entry.summary["per_item"]})
+        n_items = len({(r["dataset"], r["item_id"]) for r in entry.summary.per_item})
     return {
         "slug": entry.slug,
         "name": meta["name"],
@@ -195,14 +195,18 @@ def _aggregates(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def build_leaderboard(
     entries: Sequence[Entry], *, set_name: str, version: str, options: AnalysisOptions = DEFAULT_OPTIONS
-) -> dict[str, Any]:
-    """The leaderboard document over ``entries`` (pending ones appear in ``models`` only)."""
-    summaries = [e.summary for e in sorted(entries, key=lambda e: e.slug) if e.summary is not None]
+) -> LeaderboardDocument:
+    """The leaderboard document over ``entries`` (pending ones appear in ``models`` only).
+
+    The document holds the canonical JSON form (rounded floats, null for NaN): what readers of the
+    written file see.
+    """
+    summaries = [e.summary.data for e in sorted(entries, key=lambda e: e.slug) if e.summary is not None]
     for entry in entries:
-        if entry.summary is not None and entry.summary.get("schema_version") != SUMMARY_SCHEMA_VERSION:
+        if entry.summary is not None and entry.summary.schema_version != SUMMARY_SCHEMA_VERSION:
             raise SagoError(
                 f"{entry.summary_path or entry.slug}: summary schema_version "
-                f"{entry.summary.get('schema_version')} has no paper SGS; re-run `sago analyze`"
+                f"{entry.summary.schema_version} has no paper SGS; re-run `sago analyze`"
             )
     document = header(options, set_name=set_name, version=version, schema_version=LEADERBOARD_SCHEMA_VERSION)
     document["correction"] |= {
@@ -252,15 +256,16 @@ def build_leaderboard(
         empty |= cross_model_tables(summaries, options) | per_model_tables(summaries)
     document |= empty
     # the sentences are generated from the canonical JSON form, exactly what readers of the file will see
-    document["claims"] = claims(json.loads(jsonio.dumps(document)))
-    return document
+    canonical: dict[str, Any] = jsonio.clean(document)
+    canonical["claims"] = claims(canonical)
+    return LeaderboardDocument.from_json(canonical)
 
 
-def write_leaderboard(path: Path, document: Mapping[str, Any]) -> Path:
+def write_leaderboard(path: Path, document: LeaderboardDocument) -> Path:
     """Write the leaderboard canonically (byte-identical on rebuild)."""
-    return write_json(path, document, jsonio.dumps)
+    return write_json(path, document.to_json(), jsonio.dumps)
 
 
-def load_leaderboard(path: Path) -> dict[str, Any]:
-    """Read a leaderboard, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
-    return LeaderboardDocument.read(path).to_json()
+def load_leaderboard(path: Path) -> LeaderboardDocument:
+    """Read a leaderboard, refusing one of another schema version (one-line ``SagoError``)."""
+    return LeaderboardDocument.read(path)

@@ -233,14 +233,14 @@ def summarize(
     }
 
 
-def write_summary(results_dir: Path, document: Mapping[str, Any]) -> Path:
+def write_summary(results_dir: Path, document: SummaryDocument) -> Path:
     """Write ``results_dir/summary.json`` canonically; returns its path."""
-    return write_json(ResultsFolder(results_dir).summary, document, jsonio.dumps)
+    return write_json(ResultsFolder(results_dir).summary, document.to_json(), jsonio.dumps)
 
 
-def load_summary(path: Path) -> dict[str, Any]:
+def load_summary(path: Path) -> SummaryDocument:
     """Read a summary, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
-    return SummaryDocument.read(path).to_json()
+    return SummaryDocument.read(path)
 
 
 def per_item_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:

@@ -12,15 +12,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmark.documents import LeaderboardDocument, SummaryDocument
 from benchmark.results import SUMMARY_FILE, write_json
 from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
+from benchmark.submissions import Submission
 
 from .synthetic import example_levels, synthetic_deltas
 
 MODELS: tuple[str, ...] = ("acme__tiny-a", "acme__tiny-b", "acme__tiny-c")
 PENDING = "acme__tiny-pending"
+
+
+def validated_submission(slug: str) -> Submission:
+    """:func:`example_submission` as the validated model the leaderboard builder takes."""
+    return Submission.model_validate(example_submission(slug))
 
 
 def example_submission(slug: str) -> dict[str, Any]:
@@ -41,20 +48,21 @@ def example_submission(slug: str) -> dict[str, Any]:
 
 def example_leaderboard(
     *, set_name: str = "sago-v1", version: str = "v1", options: AnalysisOptions = DEFAULT_OPTIONS
-) -> dict[str, Any]:
+) -> LeaderboardDocument:
     """The example document: summaries pass through canonical JSON exactly as on disk."""
     deltas = synthetic_deltas(example_levels(MODELS), n_items=16, seed=options.seed)
-    entries = [Entry(PENDING, example_submission(PENDING), None, None)]
+    entries = [Entry(PENDING, validated_submission(PENDING), None, None)]
     for slug in MODELS:
         summary = summarize(
             deltas[deltas["model"] == slug], model=slug, set_name=set_name, version=version, options=options
         )
         path = f"submissions/{slug}/results/{set_name}/{version}/{SUMMARY_FILE}"
-        entries.append(Entry(slug, example_submission(slug), json.loads(jsonio.dumps(summary)), path))
+        on_disk = SummaryDocument.from_json(json.loads(jsonio.dumps(summary)))
+        entries.append(Entry(slug, validated_submission(slug), on_disk, path))
     return build_leaderboard(entries, set_name=set_name, version=version, options=options)
 
 
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("tests/fixtures/leaderboard_example.json")
-    write_json(target, example_leaderboard(), jsonio.dumps)
+    write_json(target, example_leaderboard().to_json(), jsonio.dumps)
     print(f"wrote {target}")

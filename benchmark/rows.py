@@ -1,0 +1,365 @@
+"""The typed rows of the tables in ``leaderboard.json`` and ``summary.json``, and an indexed table.
+
+Each row stays the JSON object exactly as written (so the bytes on disk and the site's templates do not
+change); a :class:`~typing.TypedDict` names its keys and value types, so mypy (strict) checks every
+consumer's reads against the format: a misspelt key or a float read as text fails ``make lint``. The
+prose of each field is docs/LEADERBOARD_JSON.md. Statistics are ``float | None``: a value that is not
+finite is written as ``null``.
+
+:class:`Table` holds one table's rows with lookups by any fields, indexed on first use, so a page that
+looks up every cell costs one pass over the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Generic, TypedDict, TypeVar
+
+
+class MarkerRow(TypedDict):
+    """``markers[]``: the symbol of the first row whose ``below`` exceeds the Holm-adjusted p."""
+
+    symbol: str
+    below: float
+
+
+class MeasureRow(TypedDict):
+    """``measures[]``: one measure of one axis, in schema order."""
+
+    name: str
+    axis: str
+    scale: float
+    paper: bool
+    headline: bool
+    description: str
+
+
+class AggregateRow(TypedDict):
+    """``aggregates[]``: the paper SGS and the extended one, and the rewrite families each pools."""
+
+    name: str
+    label: str
+    headline: bool
+    families: list[str]
+
+
+class ClaimRow(TypedDict):
+    """``claims[]``: one results sentence generated from the file."""
+
+    id: str
+    text: str
+
+
+class ModelRow(TypedDict):
+    """``models[]``: one submission folder, complete or pending."""
+
+    slug: str
+    name: str
+    source: dict[str, str]
+    status: str
+    parameters: int
+    dtype: str
+    chat_template: str
+    license: str
+    contact: str
+    url: str | None
+    notes: str | None
+    summary: str | None
+    n_items: int | None
+
+
+class OneSidedTestRow(TypedDict):
+    """``cells[].tests[]``: the one-sided tests of one cell at one ε."""
+
+    epsilon: float
+    n_items: int
+    t: float | None
+    p_t: float | None
+    marker_uncorrected: str
+    p_holm: float | None
+    p_bh: float | None
+    marker: str
+    testable: bool
+    verdict: str
+    significant_holm: bool
+    significant_bh: bool
+    wilcoxon_w: float | None
+    p_wilcoxon: float | None
+    wilcoxon_testable: bool
+
+
+class ExtendedRow(TypedDict):
+    """``cells[].extended``: the cell over every rewrite family (SGS-ext)."""
+
+    n_items: int
+    sgs: float | None
+    ci_low: float | None
+    ci_high: float | None
+    marker: str
+    verdict: str
+    tests: list[OneSidedTestRow]
+
+
+class SummaryCellRow(TypedDict):
+    """``summary.json`` ``cells[]``: one (model, dataset, measure) of one submission."""
+
+    model: str
+    dataset: str
+    measure: str
+    n_items: int
+    sgs: float | None
+    ci_low: float | None
+    ci_high: float | None
+    noise_floor: float | None
+    marker: str
+    verdict: str
+    tests: list[OneSidedTestRow]
+    extended: ExtendedRow
+
+
+class CellRow(SummaryCellRow):
+    """``cells[]``: the main table, a summary cell plus its rank among the complete models."""
+
+    rank: int | None
+    rank_low: int | None
+    rank_high: int | None
+    tie_group: int | None
+
+
+class FamilyRow(TypedDict):
+    """``per_family[]``: SGS of one rewrite family."""
+
+    model: str
+    dataset: str
+    measure: str
+    family: str
+    n_items: int
+    sgs: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+class NoiseFloorRow(TypedDict):
+    """``noise_floor[]``: measured noise per control."""
+
+    model: str
+    dataset: str
+    measure: str
+    control: str
+    n_items: int
+    value: float | None
+
+
+class AccuracyRow(TypedDict):
+    """``accuracy[]``: baseline accuracy (null, with 0 items, when a dataset has no gold answers)."""
+
+    model: str
+    dataset: str
+    n_items: int
+    accuracy: float | None
+
+
+class AccuracyVsSgsRow(TypedDict):
+    """``accuracy_vs_sgs[]``: Spearman ρ of accuracy against SGS over (model, dataset) pairs."""
+
+    measure: str
+    n_pairs: int
+    rho: float | None
+    p: float | None
+
+
+class PairwiseRow(TypedDict):
+    """``pairwise[]``: one model pair on one (dataset, measure)."""
+
+    dataset: str
+    measure: str
+    model_a: str
+    model_b: str
+    n_items: int
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    wilcoxon_w: float | None
+    p_wilcoxon: float | None
+    p_holm: float | None
+    testable: bool
+
+
+class FriedmanRow(TypedDict):
+    """``friedman[]``: the Friedman test across models on one (dataset, measure)."""
+
+    dataset: str
+    measure: str
+    n_models: int
+    n_items: int
+    statistic: float | None
+    p: float | None
+    note: str
+
+
+class KendallTauRow(TypedDict):
+    """``kendall_tau[]``: agreement of the model rankings of two datasets."""
+
+    measure: str
+    dataset_a: str
+    dataset_b: str
+    n_models: int
+    tau_b: float | None
+    p: float | None
+    note: str
+
+
+class KendallWRow(TypedDict):
+    """``kendall_w[]``: agreement of the model rankings over all datasets."""
+
+    measure: str
+    n_models: int
+    n_datasets: int
+    w: float | None
+    chi2: float | None
+    p_chi2: float | None
+    p: float | None
+    p_method: str
+
+
+class ReversalRow(TypedDict):
+    """``reversals[]``: a model pair whose order flips between two datasets."""
+
+    measure: str
+    model_a: str
+    model_b: str
+    dataset_a: str
+    dataset_b: str
+    n_items_a: int
+    n_items_b: int
+    diff_a: float | None
+    ci_low_a: float | None
+    ci_high_a: float | None
+    diff_b: float | None
+    ci_low_b: float | None
+    ci_high_b: float | None
+    p_a: float | None
+    p_b: float | None
+    p: float | None
+    p_holm: float | None
+    family_size: int
+    p_floor_holm: float | None
+    testable: bool
+    verdict: str
+    significant: bool
+
+
+class IndependenceRow(TypedDict):
+    """``independence[]``: Spearman ρ between two measures, per model or combined."""
+
+    scope: str
+    model: str | None
+    measure_a: str
+    measure_b: str
+    n_models: int
+    n_items: int
+    rho: float | None
+    p: float | None
+    method: str
+
+
+class ParetoRow(TypedDict):
+    """``pareto[]``: generation against mirroring SGS of one model."""
+
+    dataset: str
+    model: str
+    generation: float | None
+    mirroring: float | None
+    pareto_optimal: bool
+
+
+class SampleSizeRow(TypedDict):
+    """``sample_size[]``: SGS deviation of random item subsets of size n."""
+
+    model: str
+    dataset: str
+    measure: str
+    n: int
+    n_available: int
+    mean_rel_dev: float | None
+    p95_rel_dev: float | None
+
+
+class SmallestNRow(TypedDict):
+    """``sample_size_smallest_n[]``: the smallest n within 15 % (null when SGS is 0 or null)."""
+
+    model: str
+    dataset: str
+    measure: str
+    n_available: int
+    smallest_n: int | None
+
+
+class SampleRankingRow(TypedDict):
+    """``sample_size_ranking[]``: how often n shared items reproduce the model ordering."""
+
+    dataset: str
+    measure: str
+    n: int
+    n_available: int
+    n_models: int
+    mean_tau: float | None
+    same_order: float | None
+
+
+class PerItemRow(TypedDict):
+    """``summary.json`` ``per_item[]``: s_X(i) of one item, paper and extended."""
+
+    dataset: str
+    item_id: str
+    measure: str
+    s: float | None
+    s_extended: float | None
+
+
+R = TypeVar("R", bound=Mapping[str, object])
+
+
+@dataclass(frozen=True)
+class Table(Generic[R]):
+    """The rows of one table, in the file's order, with lookups by field values.
+
+    >>> table = Table(({"model": "a", "sgs": 1}, {"model": "b", "sgs": 2}))
+    >>> table.where(model="b"), table.first(model="c"), len(table)
+    ([{'model': 'b', 'sgs': 2}], None, 2)
+    """
+
+    rows: tuple[R, ...] = ()
+    _indexes: dict[tuple[str, ...], dict[tuple[object, ...], list[R]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """fields -> rows by the values of those fields; filled on first lookup."""
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+    def where(self, **match: object) -> list[R]:
+        """Rows whose fields equal every keyword given (the file's order is kept)."""
+        fields = tuple(sorted(match))
+        return list(self._index(fields).get(tuple(match[f] for f in fields), ()))
+
+    def first(self, **match: object) -> R | None:
+        """The first row matching ``match``, or None."""
+        found = self.where(**match)
+        return found[0] if found else None
+
+    def _index(self, fields: tuple[str, ...]) -> dict[tuple[object, ...], list[R]]:
+        index = self._indexes.get(fields)
+        if index is None:
+            index = {}
+            for row in self.rows:
+                index.setdefault(tuple(row.get(f) for f in fields), []).append(row)
+            self._indexes[fields] = index
+        return index
