@@ -332,7 +332,7 @@ class LeaderboardDocument(Document):
         if not isinstance(epsilons, list) or not all(isinstance(e, int | float) for e in epsilons):
             raise FileProblem(where, "leaderboard 'epsilons' holds something other than numbers", cls.FIX)
         generator, headline = data.get("generator"), data.get("headline_measures")
-        tables = {name: _table(data, name, where) for name in _TABLE_NAMES}
+        tables = {name: _table(data, name, where) for name in LEADERBOARD_TABLES}
         if not all(isinstance(m.get("name"), str) for m in tables["measures"]):
             raise FileProblem(where, "leaderboard 'measures' rows need a 'name'", cls.FIX)
         return cls(
@@ -373,7 +373,7 @@ class LeaderboardDocument(Document):
         return str(model.get("name") or slug) if model is not None else slug
 
 
-_TABLE_NAMES = tuple(
+LEADERBOARD_TABLES: tuple[str, ...] = tuple(
     name for name, kind in LeaderboardDocument.__annotations__.items() if kind.startswith("Table[")
 )
 """the tables of a leaderboard: every ``Table`` field, named as its JSON key."""

@@ -177,9 +177,29 @@ def test_analysis_from_records_alone_through_the_axes(tmp_path: Path) -> None:
     )
     board = run_analysis(request, variant_frames=lambda: {"trivia_qa": variants})
     assert (folder / "deltas.parquet").is_file() and (folder / "summary.json").is_file()
-    cells = {(c["dataset"], c["measure"]): c for c in board["cells"]}
-    assert cells[("trivia_qa", "bleu")]["sgs"] > 0  # the polite and upper-cased answers changed
-    assert cells[("trivia_qa", "bleu")]["noise_floor"] == 0.0  # identity and rerun answered identically
-    assert ("trivia_qa", "act_cos_last") not in cells  # no activations stored: no finite s, no cell
-    accuracy = {r["dataset"]: r["accuracy"] for r in board["accuracy"]}
+    bleu = board.cells.first(dataset="trivia_qa", measure="bleu")
+    assert bleu is not None and (bleu["sgs"] or 0) > 0  # the polite and upper-cased answers changed
+    assert bleu["noise_floor"] == 0.0  # identity and rerun answered identically
+    # no activations stored: no finite s, no cell
+    assert board.cells.first(dataset="trivia_qa", measure="act_cos_last") is None
+    accuracy = {r["dataset"]: r["accuracy"] for r in board.accuracy}
     assert accuracy["trivia_qa"] == 1.0
+
+
+def test_the_api_returns_the_typed_leaderboard_it_wrote(submissions: Path, tmp_path: Path) -> None:
+    import benchmark
+    from benchmark.documents import LeaderboardDocument
+    from benchmark.stats import jsonio
+
+    out = tmp_path / "leaderboard.json"
+    board = benchmark.analyze(submissions=submissions, out=out, resamples=200)
+    assert isinstance(board, LeaderboardDocument)
+    assert jsonio.dumps(board.to_json()) == out.read_text(encoding="utf-8")
+    written = json.loads(out.read_text(encoding="utf-8"))
+    cell = board.cells.first(model="acme__m-b", dataset="all", measure="bertscore")
+    assert cell is not None and cell == next(
+        c
+        for c in written["cells"]
+        if (c["model"], c["dataset"], c["measure"]) == ("acme__m-b", "all", "bertscore")
+    )
+    assert [m["slug"] for m in board.complete] == list(COMPLETE)

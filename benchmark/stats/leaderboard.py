@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.documents import LeaderboardDocument, SummaryDocument
+from benchmark.documents import LEADERBOARD_TABLES, LeaderboardDocument, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.results import write_json
 from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES, SUMMARY_SCHEMA_VERSION
@@ -231,27 +231,8 @@ def build_leaderboard(
         "families": sorted({f for s in summaries for f in s["families"]}),
         "models": [model_row(e) for e in sorted(entries, key=lambda e: e.slug)],
     }
-    empty: dict[str, Any] = {
-        k: []
-        for k in (
-            "claims",
-            "cells",
-            "pairwise",
-            "friedman",
-            "kendall_tau",
-            "kendall_w",
-            "reversals",
-            "independence",
-            "pareto",
-            "accuracy_vs_sgs",
-            "sample_size",
-            "sample_size_smallest_n",
-            "sample_size_ranking",
-            "per_family",
-            "noise_floor",
-            "accuracy",
-        )
-    }
+    # every table the document declares starts empty (pending-only boards have no statistics)
+    empty: dict[str, Any] = {k: [] for k in LEADERBOARD_TABLES if k not in document}
     if summaries:
         empty |= cross_model_tables(summaries, options) | per_model_tables(summaries)
     document |= empty
