@@ -122,17 +122,7 @@ def evaluate_model(
     # Everything that can be wrong with the options or the set fails here, before any file is touched.
     check_options(options, variant_set)
     select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
-    if options.force:
-        if ranks.is_main:
-            discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
-        ranks.barrier()
-    elif has_finished_run(out, variant_set.sha256, profile, options.datasets):
-        if ranks.is_main:
-            click.echo(
-                f"{label}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
-                "skipped (use --force to redo)",
-                err=True,
-            )
+    if _nothing_to_do(out, options, profile, variant_set.sha256, ranks, label):
         return None
     if backend is None:
         assert submission is not None  # checked above
@@ -146,18 +136,6 @@ def evaluate_model(
             threads=options.threads,
             device_map=options.device_map,
         )
-    info = {
-        "submission": label,
-        "set": options.set_name,
-        "version": options.version,
-        "datasets": sorted(options.datasets) if options.datasets else "all",
-        "submission_model": (
-            submission.model.model_dump()
-            if submission is not None
-            else {"kind": "backend", "name": backend.name}
-        ),
-        "chat_template_setting": submission.chat_template if submission is not None else None,
-    }
     collect(
         backend,
         variant_set,
@@ -167,13 +145,51 @@ def evaluate_model(
         datasets=options.datasets,
         ranks=ranks,
         seed=DEFAULT_SEED,
-        run_info=info,
+        run_info=_run_info(label, options, submission, backend.name),
         progress=options.progress,
     )
     ranks.barrier()
     if not ranks.is_main:
         return None
     return finalize(out, world_size=ranks.world_size, extra=provenance() if provenance else None)
+
+
+def _nothing_to_do(
+    out: Path, options: EvaluateOptions, profile: Profile, sha256: str, ranks: Ranks, label: str
+) -> bool:
+    """With --force, discard an old checkpoint (and go on); else whether this run's results exist."""
+    if options.force:
+        if ranks.is_main:
+            discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
+        ranks.barrier()
+        return False
+    if not has_finished_run(out, sha256, profile, options.datasets):
+        return False
+    if ranks.is_main:
+        click.echo(
+            f"{label}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
+            "skipped (use --force to redo)",
+            err=True,
+        )
+    return True
+
+
+def _run_info(
+    label: str, options: EvaluateOptions, submission: ModelChoice | None, backend_name: str
+) -> dict[str, object]:
+    """What run.json says about the request: who was run, on which set and datasets, from which source."""
+    return {
+        "submission": label,
+        "set": options.set_name,
+        "version": options.version,
+        "datasets": sorted(options.datasets) if options.datasets else "all",
+        "submission_model": (
+            submission.model.model_dump()
+            if submission is not None
+            else {"kind": "backend", "name": backend_name}
+        ),
+        "chat_template_setting": submission.chat_template if submission is not None else None,
+    }
 
 
 def has_finished_run(
