@@ -146,7 +146,9 @@ def _untyped(annotation: ast.expr | None, aliases: set[str]) -> bool:
 def _signature_untyped(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: set[str]) -> bool:
     args = fn.args
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-    return _untyped(fn.returns, aliases) or any(a is not None and _untyped(a.annotation, aliases) for a in every)
+    return _untyped(fn.returns, aliases) or any(
+        a is not None and _untyped(a.annotation, aliases) for a in every
+    )
 
 
 def _members(cls: ast.ClassDef, defined: dict[str, ast.stmt]) -> dict[str, ast.stmt]:
