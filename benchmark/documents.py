@@ -106,16 +106,16 @@ class RunProfile:
     max_new_tokens: int | None = None
     """generation limit."""
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RunProfile:
-        """The profile of run.json's ``profile`` object, read leniently (old files lack some keys)."""
-        strengths = data.get("all_strengths")
-        return cls(
-            _text(data, "name"),
-            _int(data, "items_per_dataset"),
-            strengths if isinstance(strengths, bool) else None,
-            _int(data, "max_new_tokens"),
-        )
+
+def _run_profile(data: Mapping[str, Any]) -> RunProfile:
+    """run.json's ``profile`` object, read leniently (old files lack some keys)."""
+    strengths = data.get("all_strengths")
+    return RunProfile(
+        _text(data, "name"),
+        _int(data, "items_per_dataset"),
+        strengths if isinstance(strengths, bool) else None,
+        _int(data, "max_new_tokens"),
+    )
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ class RunDocument(Document):
             cls.version_of(data, where),
             data,
             _text(data, "variant_set_sha256"),
-            RunProfile.from_json(profile) if isinstance(profile, Mapping) else None,
+            _run_profile(profile) if isinstance(profile, Mapping) else None,
             tuple(str(d) for d in datasets) if isinstance(datasets, list) else None,
             files if _is_hash_map(files) else None,
             "files" in data,

@@ -109,6 +109,32 @@ class Ranks:
 ONE_PROCESS = Ranks()
 
 
+@dataclass(frozen=True)
+class ParallelRun:
+    """How a data-parallel launch ran (read after the model is loaded, which sets the thread count)."""
+
+    world_size: int
+    """processes in the launch."""
+    distributed_type: str
+    """accelerate's distributed type, e.g. ``MULTI_GPU``."""
+    torch_threads: int
+    """torch's intra-op threads in the main process."""
+    launcher: str = "accelerate"
+    """what started the processes."""
+
+    def run_json(self) -> dict[str, dict[str, int | str]]:
+        """The entries it adds to run.json: ``parallel``."""
+        return {
+            "parallel": {
+                "world_size": self.world_size,
+                "sharding": SHARDING,
+                "launcher": self.launcher,
+                "distributed_type": self.distributed_type,
+                "torch_threads": self.torch_threads,
+            }
+        }
+
+
 class BatchPlan(NamedTuple):
     """Every batch of a run, in its two phases; ranks divide these between them."""
 
