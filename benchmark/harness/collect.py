@@ -29,6 +29,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from benchmark.documents import PlanDocument
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import Part, PartStore
 from benchmark.harness.profiles import Profile, select_rows
@@ -488,8 +489,7 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
     """Write ``plan.json`` on a first start; on a restart refuse a plan that differs from the stored one."""
     path = folder / PLAN_FILE
     if path.exists():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        old.pop("started_at", None)
+        old = {k: v for k, v in PlanDocument.read(path).data.items() if k != "started_at"}
         plan = json.loads(json.dumps(plan, default=str))  # compare as it would read back
         changed = sorted(k for k in set(old) | set(plan) if old.get(k) != plan.get(k))
         if changed:
@@ -498,7 +498,7 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
                 "rerun with --force to discard it"
             )
         return
-    write_json(path, {**plan, "started_at": utc_timestamp()})
+    write_json(path, PlanDocument.from_json({**plan, "started_at": utc_timestamp()}, path).to_json())
 
 
 def utc_timestamp() -> str:
