@@ -106,6 +106,42 @@ def _text(data: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _int(data: Mapping[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``data[key]`` when it is a JSON object, else an empty one (the lenient read of a nested part)."""
+    value = data.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class RunProfile:
+    """run.json's ``profile``: the evaluation setting a run used (a missing or ill-typed value is None)."""
+
+    name: str | None = None
+    """profile name (smoke, full, paper, ...)."""
+    items_per_dataset: int | None = None
+    """items run per dataset."""
+    all_strengths: bool | None = None
+    """every strength level, or only the weakest and strongest."""
+    max_new_tokens: int | None = None
+    """generation limit."""
+
+
+def _run_profile(data: Mapping[str, Any]) -> RunProfile:
+    """run.json's ``profile`` object, read leniently (old files lack some keys)."""
+    strengths = data.get("all_strengths")
+    return RunProfile(
+        _text(data, "name"),
+        _int(data, "items_per_dataset"),
+        strengths if isinstance(strengths, bool) else None,
+        _int(data, "max_new_tokens"),
+    )
+
+
 @dataclass(frozen=True)
 class RunDocument(Document):
     """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2)."""
@@ -116,26 +152,38 @@ class RunDocument(Document):
 
     variant_set_sha256: str | None = None
     """sha256 of the variant set's manifest the run read."""
-    profile: str | None = None
-    """name of the profile (smoke, full, ...)."""
+    profile: RunProfile | None = None
+    """the evaluation profile (None: run.json records none)."""
     datasets: tuple[str, ...] | None = None
     """the datasets chosen; None when the run took all of them."""
     files: Mapping[str, str] | None = None
-    """``{relative path: sha256}`` of every records/activations file (None: written before hashes)."""
+    """``{relative path: sha256}`` of every records/activations file (None: not recorded, or malformed)."""
+    files_given: bool = False
+    """run.json has a ``files`` key, whatever its value (runs from before hashes have none)."""
+    finished_at: str | None = None
+    """``timings.finished_at``: when the last rank finished (ISO 8601)."""
+    nested_variant_set_sha256: str | None = None
+    """``variant_set.sha256``: where older run.json files recorded the set's hash."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "run") -> Self:
-        profile = data.get("profile")
-        datasets = data.get("datasets")
-        files = data.get("files")
+        profile, datasets, files = data.get("profile"), data.get("datasets"), data.get("files")
         return cls(
             cls.version_of(data, where),
             data,
             _text(data, "variant_set_sha256"),
-            _text(profile, "name") if isinstance(profile, Mapping) else None,
+            _run_profile(profile) if isinstance(profile, Mapping) else None,
             tuple(str(d) for d in datasets) if isinstance(datasets, list) else None,
-            files if isinstance(files, Mapping) else None,
+            files if _is_hash_map(files) else None,
+            "files" in data,
+            _text(_object(data, "timings"), "finished_at"),
+            _text(_object(data, "variant_set"), "sha256"),
         )
+
+    @property
+    def profile_name(self) -> str | None:
+        """The profile's name (None: not recorded)."""
+        return self.profile.name if self.profile else None
 
     def is_run_of(self, *, variant_set_sha256: str, profile: str, datasets: tuple[str, ...] | None) -> bool:
         """Whether this run is of that set, profile and dataset selection (None: all datasets).
@@ -150,7 +198,12 @@ class RunDocument(Document):
             if datasets is None
             else self.datasets == tuple(sorted(datasets))
         )
-        return self.variant_set_sha256 == variant_set_sha256 and self.profile == profile and wanted
+        return self.variant_set_sha256 == variant_set_sha256 and self.profile_name == profile and wanted
+
+
+def _is_hash_map(value: object) -> bool:
+    """A ``{path: sha256}`` map: a JSON object whose every value is a string."""
+    return isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())
 
 
 @dataclass(frozen=True)
@@ -167,17 +220,36 @@ class PlanDocument(Document):
     """how many ranks share the run."""
     keys: tuple[str, ...] = ()
     """every record key this rank must produce."""
+    started_at: str | None = None
+    """when this rank first started (ISO 8601; None: not recorded)."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "plan") -> Self:
         rank, world_size, keys = data.get("rank"), data.get("world_size"), data.get("keys")
         if not isinstance(rank, int) or not isinstance(world_size, int) or not isinstance(keys, list):
             raise SagoError(f"{where}: plan has no integer rank and world_size or no keys; {cls.FIX}")
-        return cls(cls.version_of(data, where), data, rank, world_size, tuple(str(k) for k in keys))
+        return cls(
+            cls.version_of(data, where),
+            data,
+            rank,
+            world_size,
+            tuple(str(k) for k in keys),
+            _text(data, "started_at"),
+        )
 
-    def shared(self) -> dict[str, Any]:
-        """The settings every rank of one run must agree on (not its rank, keys or start time)."""
-        return {k: v for k, v in self.data.items() if k not in ("rank", "keys", "started_at")}
+    def shared(self) -> tuple[tuple[str, str], ...]:
+        """The settings every rank of one run must agree on (not its rank, keys or start time), as
+        ``(key, canonical JSON of the value)`` pairs sorted by key: equal exactly when the settings are.
+
+        >>> plan = PlanDocument.from_json({"rank": 1, "world_size": 2, "keys": [], "seed": 42})
+        >>> plan.shared()
+        (('seed', '42'), ('world_size', '2'))
+        """
+        return tuple(
+            (key, json.dumps(value, sort_keys=True))
+            for key, value in sorted(self.data.items())
+            if key not in ("rank", "keys", "started_at")
+        )
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ folder with any problem). Each check returns :class:`Problem` values instead of 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -74,8 +75,11 @@ def file_hashes(results_dir: Path) -> dict[str, str]:
     }
 
 
-def hash_problems(results_dir: Path, files: Any) -> list[Problem]:
-    """Compare run.json's ``files`` map with the folder: every file listed, present and unchanged."""
+def hash_problems(results_dir: Path, files: object) -> list[Problem]:
+    """Compare run.json's ``files`` map with the folder: every file listed, present and unchanged.
+
+    ``files`` is the value as found (the validator passes the raw JSON value, analyze the typed map).
+    """
     if files is None:
         return [
             Problem(
@@ -85,7 +89,7 @@ def hash_problems(results_dir: Path, files: Any) -> list[Problem]:
                 "`python -m benchmark submissions rehash SLUG`",
             )
         ]
-    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+    if not isinstance(files, Mapping) or not all(isinstance(v, str) for v in files.values()):
         return [Problem(RUN_FILE, "'files' is not a mapping of path to sha256", "re-run `sago evaluate`")]
     present = {
         f"{sub}/{p.name}": p for sub, suffix in RESULT_FILES for p in plain_files(results_dir / sub, suffix)

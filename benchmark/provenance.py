@@ -7,8 +7,8 @@ import importlib.metadata
 import os
 import platform
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchmark.paths import REPO_ROOT
 from benchmark.version import __version__
@@ -88,28 +88,77 @@ def git_commit(root: Path = REPO_ROOT) -> str:
     return head + ("+dirty" if dirty else "")
 
 
-def hardware() -> dict[str, Any]:
-    """CPU, core count, memory and accelerator of this machine."""
-    info: dict[str, Any] = {
-        "machine": platform.machine(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "system": platform.system(),
-    }
+JsonScalar = str | int | float | None
+"""a JSON value that is not a container."""
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """CPU, core count, memory and accelerator of the machine a run used (run.json's ``hardware``)."""
+
+    machine: str
+    """``platform.machine()``, e.g. ``x86_64``."""
+    processor: str
+    """``platform.processor()`` (the machine when the platform names none)."""
+    cpu_count: int | None
+    """logical CPUs (None: unknown)."""
+    system: str
+    """operating system, e.g. ``Linux``."""
+    memory_gib: float | None
+    """physical memory in GiB, one decimal (None: unknown)."""
+    torch_threads: int | None
+    """torch's intra-op threads (None: torch is not installed; then not written)."""
+    accelerator: str | None
+    """the first CUDA device's name (None: none)."""
+    accelerator_count: int | None
+    """CUDA devices (None: no CUDA; then not written)."""
+
+    def to_json(self) -> dict[str, JsonScalar]:
+        """The object run.json records: the keys above in order, without the two that are left out."""
+        info: dict[str, JsonScalar] = {
+            "machine": self.machine,
+            "processor": self.processor,
+            "cpu_count": self.cpu_count,
+            "system": self.system,
+            "memory_gib": self.memory_gib,
+        }
+        if self.torch_threads is not None:
+            info["torch_threads"] = self.torch_threads
+        info["accelerator"] = self.accelerator
+        if self.accelerator_count is not None:
+            info["accelerator_count"] = self.accelerator_count
+        return info
+
+
+def _memory_gib() -> float | None:
     try:
         pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        info["memory_gib"] = round(pages / 2**30, 1)
     except (ValueError, OSError, AttributeError):
-        info["memory_gib"] = None
+        return None
+    return round(pages / 2**30, 1)
+
+
+def _torch_devices() -> tuple[int | None, str | None, int | None]:
+    """(torch threads, first CUDA device name, CUDA device count); None where torch or CUDA is absent."""
     try:
         import torch
-
-        info["torch_threads"] = torch.get_num_threads()
-        if torch.cuda.is_available():
-            info["accelerator"] = torch.cuda.get_device_name(0)
-            info["accelerator_count"] = torch.cuda.device_count()
-        else:
-            info["accelerator"] = None
     except ImportError:
-        info["accelerator"] = None
-    return info
+        return None, None, None
+    if not torch.cuda.is_available():
+        return torch.get_num_threads(), None, None
+    return torch.get_num_threads(), torch.cuda.get_device_name(0), torch.cuda.device_count()
+
+
+def hardware() -> Hardware:
+    """CPU, core count, memory and accelerator of this machine."""
+    threads, accelerator, count = _torch_devices()
+    return Hardware(
+        platform.machine(),
+        platform.processor() or platform.machine(),
+        os.cpu_count(),
+        platform.system(),
+        _memory_gib(),
+        threads,
+        accelerator,
+        count,
+    )

@@ -155,13 +155,11 @@ class ResultsFolder:
         return path.relative_to(self.path).as_posix()
 
     # ---- readers -----------------------------------------------------------------------------------
-    def load_run(self, fix: str = "re-run `sago evaluate`") -> dict[str, Any]:
-        """The parsed run.json (at most :data:`RUN_JSON_LIMIT` bytes); a problem is one line with ``fix``."""
-        return load_json_object(self.run, limit=RUN_JSON_LIMIT, fix=fix)
-
-    def read_run(self) -> RunDocument:
-        """run.json as its typed document (one-line ``SagoError``: unreadable, or of an unknown version)."""
-        return RunDocument.from_json(self.load_run(), self.run)
+    def read_run(self, fix: str = RunDocument.FIX) -> RunDocument:
+        """run.json (at most :data:`RUN_JSON_LIMIT` bytes) as its typed document; a file that is
+        unreadable or of a version this code does not read is a one-line ``SagoError`` ending in ``fix``.
+        """
+        return RunDocument.from_json(load_json_object(self.run, limit=RUN_JSON_LIMIT, fix=fix), self.run)
 
     # ---- the completeness rules ---------------------------------------------------------------------
     def has_run(self) -> bool:

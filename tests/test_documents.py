@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.documents import LeaderboardDocument, PlanDocument, RunDocument, SummaryDocument
+from benchmark.documents import LeaderboardDocument, PlanDocument, RunDocument, RunProfile, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.results import ResultsFolder, plain_json, write_json
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
@@ -30,7 +30,11 @@ def test_golden_run_json_reads_typed_and_writes_the_same_bytes(tmp_path: Path) -
     path = GOLDEN / f"run_v{RECORDS_SCHEMA_VERSION}.json"
     run = RunDocument.from_json(_object(path), path)
     assert run.schema_version == RECORDS_SCHEMA_VERSION
-    assert run.profile == "smoke" and run.datasets is None and run.variant_set_sha256 is not None
+    assert run.profile == RunProfile("smoke", items_per_dataset=4, all_strengths=False, max_new_tokens=32)
+    assert (
+        run.datasets is None and run.variant_set_sha256 is not None and run.nested_variant_set_sha256 is None
+    )
+    assert run.finished_at == "2026-11-30T11:43:57+00:00" and run.files_given
     assert run.files is not None and all(name.startswith(("records/", "activations/")) for name in run.files)
     assert run.is_run_of(variant_set_sha256=run.variant_set_sha256, profile="smoke", datasets=None)
     assert not run.is_run_of(variant_set_sha256=run.variant_set_sha256, profile="smoke", datasets=("gsm8k",))
@@ -47,7 +51,12 @@ def test_golden_plan_has_no_version_and_reads_as_version_1() -> None:
     assert "schema_version" not in data
     plan = PlanDocument.from_json(data, path)
     assert (plan.schema_version, plan.rank, plan.world_size, len(plan.keys)) == (1, 0, 1, 3)
-    assert "rank" not in plan.shared() and "keys" not in plan.shared() and plan.shared()["batch_size"] == 32
+    shared = dict(plan.shared())
+    assert "rank" not in shared and "keys" not in shared and shared["batch_size"] == "32"
+    assert plan.started_at == "2026-11-30T11:29:06+00:00"
+    other_rank = PlanDocument.from_json({**data, "rank": 1, "keys": ["x"], "started_at": "later"})
+    assert other_rank.shared() == plan.shared()
+    assert PlanDocument.from_json({**data, "seed": 7}).shared() != plan.shared()
     assert plain_json(plan.to_json()) == path.read_text(encoding="utf-8")
 
 
@@ -142,6 +151,23 @@ def test_a_newer_version_is_refused_with_one_line(document: type[RunDocument], g
         f"{golden}: {document.KIND} schema_version {newer} is newer than this "
         f"sago-bench reads ({document.NEWEST}); upgrade sago-bench"
     )
+
+
+def test_run_parts_are_read_leniently_as_the_consumers_did() -> None:
+    run = RunDocument.from_json(
+        {
+            "schema_version": 1,
+            "profile": {"name": 3, "items_per_dataset": True, "all_strengths": "yes", "max_new_tokens": 8},
+            "files": {"records/a.parquet": 1},
+            "timings": "soon",
+            "variant_set": {"sha256": "e" * 64},
+        }
+    )
+    assert run.profile == RunProfile(None, None, None, 8)  # ill-typed parts read as not recorded
+    assert run.files is None and run.files_given  # there, but not a {path: sha256} map
+    assert run.finished_at is None and run.nested_variant_set_sha256 == "e" * 64
+    bare = RunDocument.from_json({"schema_version": 1})
+    assert bare.profile is None and bare.profile_name is None and not bare.files_given
 
 
 def test_a_missing_version_is_refused_except_for_the_plan() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "benchmark"
@@ -97,3 +98,159 @@ def test_no_module_imports_by_name_at_run_time() -> None:
                 if called.endswith("import_module") or called == "__import__":
                     hidden.append(f"{name}:{node.lineno} {called}")
     assert hidden == []
+
+
+# ---- no dict[str, Any] document crosses a package boundary ------------------------------------------
+UNTYPED = re.compile(r"\b(?:dict|Mapping|MutableMapping)\[str, Any\]")
+"""an untyped JSON object in an annotation."""
+JSON_EDGE: dict[str, str] = {
+    "benchmark.safeload": "parses raw JSON/YAML, before any document exists",
+    "benchmark.results.write_json": "serialises an object a document's to_json gave",
+    "benchmark.results.plain_json": "serialises an object a document's to_json gave",
+    **{
+        f"benchmark.documents.{cls}.{member}": "the documents' serialisation boundary itself"
+        for cls in ("Document", "RunDocument", "PlanDocument", "SummaryDocument", "LeaderboardDocument")
+        for member in ("from_json", "to_json", "data", "version_of")
+    },
+}
+"""crossings allowed to carry a raw JSON object (qualified name -> why); a module name allows all of it."""
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to: a subpackage of ``benchmark``, or a top-level module itself."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if (PACKAGE / Path(*parts[1:2])).is_dir() and len(parts) > 1 else module
+
+
+def _aliases(tree: ast.Module) -> set[str]:
+    """Module-level names bound to an untyped JSON object type (``Row = dict[str, Any]``)."""
+    return {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign) and UNTYPED.search(ast.unparse(node.value))
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+
+
+def _untyped(annotation: ast.expr | None, aliases: set[str]) -> bool:
+    if annotation is None:
+        return False
+    text = ast.unparse(annotation)
+    return bool(UNTYPED.search(text)) or any(re.search(rf"\b{a}\b", text) for a in aliases)
+
+
+def _signature_untyped(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: set[str]) -> bool:
+    args = fn.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return _untyped(fn.returns, aliases) or any(
+        a is not None and _untyped(a.annotation, aliases) for a in every
+    )
+
+
+def _members(cls: ast.ClassDef, defined: dict[str, ast.stmt]) -> dict[str, ast.stmt]:
+    """Public methods, properties and annotated fields of a class, with those of bases from its module."""
+    found: dict[str, ast.stmt] = {}
+    for base in cls.bases:
+        parent = defined.get(ast.unparse(base))
+        if isinstance(parent, ast.ClassDef):
+            found |= _members(parent, defined)
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            name = node.name
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name = node.target.id
+        else:
+            continue
+        if not name.startswith("_"):
+            found[name] = node
+    return found
+
+
+def untyped_exports(tree: ast.Module, module: str) -> dict[str, list[str]]:
+    """name -> the qualified members of that function or class whose annotations hold an untyped object."""
+    aliases = _aliases(tree)
+    defined = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    found: dict[str, list[str]] = {}
+    for name, node in defined.items():
+        if isinstance(node, ast.FunctionDef):
+            bad = [f"{module}.{name}"] if _signature_untyped(node, aliases) else []
+        else:
+            bad = [
+                f"{module}.{name}.{member}"
+                for member, stmt in _members(node, defined).items()
+                if (isinstance(stmt, ast.AnnAssign) and _untyped(stmt.annotation, aliases))
+                or (isinstance(stmt, ast.FunctionDef) and _signature_untyped(stmt, aliases))
+            ]
+        found[name] = bad
+    return found
+
+
+def _allowed(qualified: str) -> bool:
+    return any(qualified == edge or qualified.startswith(f"{edge}.") for edge in JSON_EDGE)
+
+
+def untyped_crossings(sources: dict[str, str]) -> list[str]:
+    """``importer -> member`` for every name imported from another package whose API carries a raw object.
+
+    ``sources`` maps module name to source text; a name re-exported by a package ``__init__`` is followed
+    to the module that defines it.
+    """
+    trees = {name: ast.parse(text) for name, text in sources.items()}
+    exports = {name: untyped_exports(tree, name) for name, tree in trees.items()}
+
+    def resolve(module: str, name: str, depth: int = 0) -> list[str]:
+        if name in exports.get(module, {}):
+            return exports[module][name]
+        for node in trees[module].body if module in trees and depth < 4 else []:
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        return resolve(node.module, alias.name, depth + 1)
+        return []
+
+    crossings = set()
+    for importer, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("benchmark"):
+                continue
+            target = node.module or ""
+            if node.level or _package(target) == _package(importer):
+                continue
+            for alias in node.names:
+                crossings |= {f"{importer} -> {q}" for q in resolve(target, alias.name) if not _allowed(q)}
+    return sorted(crossings)
+
+
+def test_the_crossing_checker_flags_an_untyped_document() -> None:
+    sources = {
+        "benchmark.stats.maker": (
+            "from typing import Any\n"
+            "Row = dict[str, Any]\n"
+            "def make(x: int) -> dict[str, Any]: ...\n"
+            "def rows() -> list[Row]: ...\n"
+            "def typed(x: int) -> str: ...\n"
+            "class Doc:\n    body: Mapping[str, Any]\n    def _own(self) -> dict[str, Any]: ...\n"
+        ),
+        "benchmark.stats": "from benchmark.stats.maker import make\n",
+        "benchmark.site.page": (
+            "from benchmark.stats import make\n"
+            "from benchmark.stats.maker import Doc, rows, typed\n"
+            "def f():\n    from benchmark.safeload import load_json_object\n"
+        ),
+        "benchmark.safeload": "from typing import Any\ndef load_json_object() -> dict[str, Any]: ...\n",
+        "benchmark.stats.other": "from benchmark.stats.maker import make\n",  # same package
+    }
+    assert untyped_crossings(sources) == [
+        "benchmark.site.page -> benchmark.stats.maker.Doc.body",
+        "benchmark.site.page -> benchmark.stats.maker.make",
+        "benchmark.site.page -> benchmark.stats.maker.rows",
+    ]
+
+
+def test_no_untyped_document_crosses_a_package_boundary() -> None:
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    crossings = untyped_crossings(sources)
+    assert crossings == [], "raw dict[str, Any] across packages (type it, or document the JSON edge):\n" + (
+        "\n".join(crossings)
+    )

@@ -145,8 +145,8 @@ def test_an_unreadable_run_counts_as_not_finished(tmp_path: Path) -> None:
     with pytest.raises(benchmark.errors.SagoError, match="re-run `sago evaluate`"):
         folder.read_run()
     assert not folder.holds_run_of(variant_set_sha256="abc", profile="smoke", datasets=None)
-    with pytest.raises(benchmark.errors.SagoError, match="re-run `sago evaluate`"):
-        folder.load_run()
+    with pytest.raises(benchmark.errors.SagoError, match="not valid JSON.*; regenerate it"):
+        folder.read_run(fix="regenerate it")
 
 
 def test_write_json_is_sorted_indented_and_ends_with_a_newline(tmp_path: Path) -> None:

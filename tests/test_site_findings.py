@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from benchmark.documents import RunDocument
 from benchmark.site import findings
 from benchmark.site.board import Board
 from benchmark.site.downloads import cells_csv
@@ -156,6 +157,10 @@ def test_headline_is_empty_with_fewer_than_two_models() -> None:
     assert findings.headline(board) == []
 
 
+def _run(**fields: object) -> RunDocument:
+    return RunDocument.from_json({"schema_version": 1, **fields})
+
+
 def test_run_header_calls_a_small_profile_partial_and_never_complete() -> None:
     board = Board.of(
         {
@@ -168,14 +173,16 @@ def test_run_header_calls_a_small_profile_partial_and_never_complete() -> None:
     smoke = {"name": "smoke", "items_per_dataset": 4, "all_strengths": False, "max_new_tokens": 32}
     paper = {"name": "paper", "items_per_dataset": 16, "all_strengths": True, "max_new_tokens": 100}
     header = run_header(
-        board, {"a": {"profile": smoke}, "b": {"profile": paper, "variant_set_sha256": "f" * 64}}
+        board, {"a": _run(profile=smoke), "b": _run(profile=paper, variant_set_sha256="f" * 64)}
     )
     assert [(p.name, p.partial, p.models) for p in header.profiles] == [
         ("paper", False, ("b",)),
         ("smoke", True, ("a",)),
     ]
     assert header.partial and header.set_sha256 == "f" * 64
-    assert run_header(board, {"a": {"profile": paper}, "b": {"profile": paper}}).partial is False
+    assert run_header(board, {"a": _run(profile=paper), "b": _run(profile=paper)}).partial is False
+    # an older run.json recorded the set's hash under variant_set.sha256
+    assert run_header(board, {"a": _run(variant_set={"sha256": "e" * 64})}).set_sha256 == "e" * 64
     assert run_header(board, {}).profiles[0].name == "unknown" and run_header(board, {}).partial
 
 

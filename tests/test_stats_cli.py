@@ -14,8 +14,9 @@ import yaml
 from helpers.leaderboard_example import example_submission
 from helpers.synthetic import example_levels, synthetic_deltas
 
-from benchmark.axes.results import INPUTS_KEY, input_fingerprint
+from benchmark.axes.results import INPUTS_KEY, input_fingerprint, read_input_fingerprint
 from benchmark.cli import main
+from benchmark.paths import SUBMISSIONS_DIR
 from benchmark.stats.analyze import current_axes, deltas_are_stale
 
 COMPLETE = ("acme__m-a", "acme__m-b")
@@ -43,7 +44,7 @@ def submissions(tmp_path: Path) -> Path:
 def write_fresh_deltas(results: Path, deltas: pd.DataFrame) -> None:
     """deltas.parquet stamped with its inputs' fingerprint, as `write_deltas` would (so it is not stale)."""
     table = pa.Table.from_pandas(deltas, preserve_index=False)
-    stamp = json.dumps(input_fingerprint(results, current_axes()), sort_keys=True)
+    stamp = json.dumps(input_fingerprint(results, current_axes()).to_json(), sort_keys=True)
     pq.write_table(table.replace_schema_metadata({INPUTS_KEY: stamp}), results / "deltas.parquet")
 
 
@@ -80,7 +81,7 @@ def test_unknown_slug_is_a_one_line_error(
     assert err.startswith("error: no submission folder for acme__nobody") and err.count("\n") == 1
 
 
-def _deltas_with_fingerprint(folder: Path, fingerprint: dict[str, object] | None) -> None:
+def _deltas_with_fingerprint(folder: Path, fingerprint: object) -> None:
     table = pa.table({"x": [1.0]})
     if fingerprint is not None:
         table = table.replace_schema_metadata({INPUTS_KEY: json.dumps(fingerprint, sort_keys=True)})
@@ -95,12 +96,26 @@ def test_deltas_staleness_is_decided_by_content_not_file_times(tmp_path: Path) -
     record.write_bytes(b"x")
     _deltas_with_fingerprint(tmp_path, None)
     assert deltas_are_stale(tmp_path, axes)  # written before fingerprints were recorded
-    _deltas_with_fingerprint(tmp_path, input_fingerprint(tmp_path, axes))
+    fingerprint = input_fingerprint(tmp_path, axes)
+    _deltas_with_fingerprint(tmp_path, {**fingerprint.to_json(), "axes_version": 2})  # not a fingerprint
+    assert deltas_are_stale(tmp_path, axes)
+    _deltas_with_fingerprint(tmp_path, fingerprint.to_json())
     os.utime(record, (4_000_000_000, 4_000_000_000))  # a fresh checkout: inputs newer than the deltas
     assert not deltas_are_stale(tmp_path, axes)
     assert deltas_are_stale(tmp_path, axes | {"mirroring": "ours"})  # other rules: recompute
     record.write_bytes(b"y")  # same name, other content
     assert deltas_are_stale(tmp_path, axes)
+
+
+def test_committed_fingerprints_read_back_and_serialise_to_the_stored_bytes() -> None:
+    committed = sorted(SUBMISSIONS_DIR.glob("*/results/*/*/deltas.parquet"))
+    assert committed, "no committed deltas to check"
+    for path in committed:
+        stored = (pq.read_schema(path).metadata or {})[INPUTS_KEY.encode()]
+        fingerprint = read_input_fingerprint(path)
+        assert fingerprint is not None
+        assert json.dumps(fingerprint.to_json(), sort_keys=True).encode() == stored
+        assert fingerprint == input_fingerprint(path.parent, dict(fingerprint.axes))  # fresh: not stale
 
 
 def record_rows(item: str, responses: dict[str, str]) -> list[dict[str, object]]:

@@ -145,6 +145,7 @@ def test_paper_source_resolves_its_revision_on_the_hub(monkeypatch: pytest.Monke
 def test_paper_suite_builds_from_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
     from benchmark.variants import load_variant_set
+    from benchmark.variants.frozen import read_manifest
     from benchmark.variants.release import build_release
     from tests.test_variants_build import HashEmbedder
 
@@ -153,8 +154,8 @@ def test_paper_suite_builds_from_fixtures(tmp_path: Path, monkeypatch: pytest.Mo
     build_release(spec, sources, HashEmbedder(), root=tmp_path, progress=False)
     variant_set = load_variant_set("sago-paper", "v0", root=tmp_path)
     assert variant_set.datasets == SAGO_PAPER.datasets
-    assert variant_set.manifest["datasets"]["alpaca"]["license"] == "CC-BY-NC-4.0"
-    assert set(variant_set.manifest["not_produced"]) == {"length", "form"}
+    assert variant_set.entries["alpaca"].license == "CC-BY-NC-4.0"
+    assert set(read_manifest(variant_set.path)["not_produced"]) == {"length", "form"}
 
 
 @pytest.mark.slow

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -32,25 +33,57 @@ def input_files(results_dir: Path) -> list[Path]:
     return [p for p in found if p.is_file()]
 
 
-def input_fingerprint(results_dir: Path, axes: Mapping[str, str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class InputFingerprint:
     """What a deltas file depends on: the axes version, the scorer/rule choices and every input's sha256.
 
     Two fingerprints are equal exactly when recomputing would read the same bytes with the same code
     settings, so staleness is decided by content, never by file times (a fresh clone recomputes nothing).
+    Pairs are kept sorted by name, so equality does not depend on the order files were found in.
     """
+
+    axes_version: str
+    """``benchmark.axes.deltas.AXES_VERSION`` of the code that computed the deltas."""
+    axes: tuple[tuple[str, str], ...]
+    """(scorer or rule, what it ran on), sorted."""
+    files: tuple[tuple[str, str], ...]
+    """(path relative to the results folder, sha256) of every input, sorted."""
+
+    def to_json(self) -> dict[str, str | dict[str, str]]:
+        """The object stored in the parquet metadata (written with sorted keys)."""
+        return {"axes_version": self.axes_version, "axes": dict(self.axes), "files": dict(self.files)}
+
+    @classmethod
+    def from_json(cls, data: object) -> InputFingerprint | None:
+        """The fingerprint of a stored object; None when it is not one (then the deltas are stale)."""
+        if not isinstance(data, dict):
+            return None
+        version, axes, files = data.get("axes_version"), data.get("axes"), data.get("files")
+        if not isinstance(version, str) or not _text_map(axes) or not _text_map(files):
+            return None
+        return cls(version, tuple(sorted(axes.items())), tuple(sorted(files.items())))
+
+
+def _text_map(value: object) -> TypeGuard[dict[str, str]]:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def input_fingerprint(results_dir: Path, axes: Mapping[str, str]) -> InputFingerprint:
+    """The fingerprint of ``results_dir``'s inputs (:func:`input_files`) under the scorer choices ``axes``."""
     folder = Path(results_dir)
-    return {
-        "axes_version": AXES_VERSION,
-        "axes": dict(sorted(axes.items())),
-        "files": {p.relative_to(folder).as_posix(): sha256_file(p) for p in input_files(folder)},
-    }
+    return InputFingerprint(
+        AXES_VERSION,
+        tuple(sorted(axes.items())),
+        tuple(sorted((p.relative_to(folder).as_posix(), sha256_file(p)) for p in input_files(folder))),
+    )
 
 
-def read_input_fingerprint(path: Path) -> dict[str, Any] | None:
-    """The fingerprint stored in a deltas file, or None when it has none (written before it was recorded)."""
+def read_input_fingerprint(path: Path) -> InputFingerprint | None:
+    """The fingerprint stored in a deltas file, or None when it has none (written before it was recorded)
+    or what it holds is not a fingerprint."""
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(INPUTS_KEY.encode())
-    return json.loads(raw) if raw else None
+    return InputFingerprint.from_json(json.loads(raw)) if raw else None
 
 
 def load_activations(path: Path) -> dict[str, np.ndarray]:
@@ -112,7 +145,8 @@ def write_deltas(
     table = pa.Table.from_pandas(deltas[list(DELTA_COLUMNS)], preserve_index=False)
     # Our provenance instead of pandas' metadata, which embeds library versions and is not needed.
     metadata = {f"{METADATA_PREFIX}{k}": v for k, v in sorted(scorers.backbones.items())}
-    metadata[INPUTS_KEY] = json.dumps(input_fingerprint(results_dir, scorers.backbones), sort_keys=True)
+    fingerprint = input_fingerprint(results_dir, scorers.backbones)
+    metadata[INPUTS_KEY] = json.dumps(fingerprint.to_json(), sort_keys=True)
     table = table.replace_schema_metadata(metadata)
     return write_parquet(target, table, compression="zstd")
 

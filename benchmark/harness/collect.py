@@ -29,6 +29,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from benchmark.documents import PlanDocument
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import Part, PartStore
 from benchmark.harness.profiles import Profile, select_rows
@@ -107,6 +108,32 @@ class Ranks:
 
 
 ONE_PROCESS = Ranks()
+
+
+@dataclass(frozen=True)
+class ParallelRun:
+    """How a data-parallel launch ran (read after the model is loaded, which sets the thread count)."""
+
+    world_size: int
+    """processes in the launch."""
+    distributed_type: str
+    """accelerate's distributed type, e.g. ``MULTI_GPU``."""
+    torch_threads: int
+    """torch's intra-op threads in the main process."""
+    launcher: str = "accelerate"
+    """what started the processes."""
+
+    def run_json(self) -> dict[str, dict[str, int | str]]:
+        """The entries it adds to run.json: ``parallel``."""
+        return {
+            "parallel": {
+                "world_size": self.world_size,
+                "sharding": SHARDING,
+                "launcher": self.launcher,
+                "distributed_type": self.distributed_type,
+                "torch_threads": self.torch_threads,
+            }
+        }
 
 
 class BatchPlan(NamedTuple):
@@ -462,8 +489,7 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
     """Write ``plan.json`` on a first start; on a restart refuse a plan that differs from the stored one."""
     path = folder / PLAN_FILE
     if path.exists():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        old.pop("started_at", None)
+        old = {k: v for k, v in PlanDocument.read(path).data.items() if k != "started_at"}
         plan = json.loads(json.dumps(plan, default=str))  # compare as it would read back
         changed = sorted(k for k in set(old) | set(plan) if old.get(k) != plan.get(k))
         if changed:
@@ -472,7 +498,7 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
                 "rerun with --force to discard it"
             )
         return
-    write_json(path, {**plan, "started_at": utc_timestamp()})
+    write_json(path, PlanDocument.from_json({**plan, "started_at": utc_timestamp()}, path).to_json())
 
 
 def utc_timestamp() -> str:

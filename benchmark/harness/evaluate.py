@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from benchmark import paths
 from benchmark.errors import SagoError
-from benchmark.harness.collect import ONE_PROCESS, Ranks, collect, select_tasks
+from benchmark.harness.collect import ONE_PROCESS, ParallelRun, Ranks, collect, select_tasks
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
@@ -65,7 +65,7 @@ def evaluate_submission(
     backend: ModelBackend | None = None,
     variant_set: VariantSetLike | None = None,
     ranks: Ranks = ONE_PROCESS,
-    provenance: Callable[[], Mapping[str, Any]] | None = None,
+    provenance: Callable[[], ParallelRun] | None = None,
 ) -> Path | None:
     """Run one submission and write its results; resumes from a checkpoint when one exists.
 
@@ -77,7 +77,8 @@ def evaluate_submission(
         variant_set: an already opened set; default: ``open_variant_set(options.set_name, options.version)``.
         ranks: this process's place in a data-parallel run (see ``benchmark.harness.parallel``);
             default one process.
-        provenance: more run.json entries, asked for when the run is finalized.
+        provenance: how a parallel launch ran (run.json's ``parallel``), asked for when the run is
+            finalized.
 
     Returns:
         The run.json path; None when complete results existed and ``force`` was off, and on every
@@ -107,7 +108,7 @@ def evaluate_model(
     backend: ModelBackend | None = None,
     variant_set: VariantSetLike | None = None,
     ranks: Ranks = ONE_PROCESS,
-    provenance: Callable[[], Mapping[str, Any]] | None = None,
+    provenance: Callable[[], ParallelRun] | None = None,
 ) -> Path | None:
     """:func:`evaluate_submission` for a model described in memory, writing its results into ``out``.
 
@@ -151,7 +152,7 @@ def evaluate_model(
     ranks.barrier()
     if not ranks.is_main:
         return None
-    return finalize(out, world_size=ranks.world_size, extra=provenance() if provenance else None)
+    return finalize(out, world_size=ranks.world_size, extra=provenance().run_json() if provenance else None)
 
 
 def _nothing_to_do(

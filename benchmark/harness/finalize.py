@@ -24,13 +24,11 @@ from benchmark.paths import replace_folder
 from benchmark.provenance import git_commit, hardware, library_versions
 from benchmark.results import (
     DONE_FILE,
-    RUN_JSON_LIMIT,
     ResultsFolder,
     write_json,
     write_parquet,
     write_tensors,
 )
-from benchmark.safeload import load_json_object
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
 from benchmark.version import __version__
 
@@ -82,9 +80,7 @@ def finalize(
             )
             if activations:
                 write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
-        run = RunDocument.from_json(
-            {**run_json(plans, stores, records), **(extra or {}), "files": file_hashes(staging.path)}
-        )
+        run = run_json(plans, stores, records, extra=extra or {}, files=file_hashes(staging.path))
         write_json(staging.run, run.to_json())
         replace_folder(staging.path, results_dir)
     finally:
@@ -97,23 +93,23 @@ def rehash(results_dir: Path) -> dict[str, str]:
 
     Only ``files`` changes; every other key keeps its value. Returns the new map.
     """
-    path = ResultsFolder(results_dir).run
-    run = load_json_object(path, limit=RUN_JSON_LIMIT, fix="regenerate it with `sago evaluate`")
+    folder = ResultsFolder(results_dir)
+    run = folder.read_run(fix="regenerate it with `sago evaluate`")
     hashes = file_hashes(results_dir)
     if not hashes:
         raise SagoError(f"{results_dir}: no records or activations to hash; run `sago evaluate` first")
-    write_json(path, {**run, "files": hashes})
+    write_json(folder.run, RunDocument.from_json({**run.to_json(), "files": hashes}, folder.run).to_json())
     return hashes
 
 
-def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[Mapping[str, Any]]:
+def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[PlanDocument]:
     """Each rank's plan, after checking all ranks exist, finished and agree with each other."""
     folder = results.checkpoint
     ranks = results.plan_files()
     if not ranks:
         raise SagoError(f"no checkpoint under {folder}; run `sago evaluate` first")
     plans = sorted(
-        (PlanDocument.from_json(json.loads(p.read_text(encoding="utf-8")), p) for p in ranks),
+        (PlanDocument.read(p) for p in ranks),
         key=lambda p: p.rank,
     )
     expected = world_size or plans[0].world_size
@@ -125,15 +121,15 @@ def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[Mapping[
             raise SagoError(f"rank {plan.rank} has not finished; rerun it (it resumes)")
         if plan.shared() != plans[0].shared():
             raise SagoError(f"rank {plan.rank} ran a different configuration from rank 0; rerun with --force")
-    return [plan.data for plan in plans]
+    return plans
 
 
-def _merged_records(stores: Sequence[PartStore], plans: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def _merged_records(stores: Sequence[PartStore], plans: Sequence[PlanDocument]) -> pd.DataFrame:
     frames = [f for f in (s.records() for s in stores) if not f.empty]
     if not frames:
         raise SagoError("the checkpoint holds no records; rerun with --force")
     records = pd.concat(frames, ignore_index=True)
-    expected = sorted(k for p in plans for k in p["keys"])
+    expected = sorted(k for p in plans for k in p.keys)
     if records["key"].duplicated().any() or sorted(records["key"]) != expected:
         raise SagoError("the checkpoint's records do not match the planned keys; rerun with --force")
     records = records.astype(_DTYPES)
@@ -149,19 +145,26 @@ def _dataset_activations(rows: pd.DataFrame, activations: Mapping[str, np.ndarra
 
 
 def run_json(
-    plans: Sequence[Mapping[str, Any]], stores: Sequence[PartStore], records: pd.DataFrame
-) -> dict[str, Any]:
-    """Provenance of the whole run (CONTRACTS.md section 2)."""
-    first = plans[0]
+    plans: Sequence[PlanDocument],
+    stores: Sequence[PartStore],
+    records: pd.DataFrame,
+    *,
+    extra: Mapping[str, Any],
+    files: Mapping[str, str],
+) -> RunDocument:
+    """run.json: provenance of the whole run (CONTRACTS.md section 2), then ``extra`` and the ``files``
+    hashes; the plan's settings are copied as rank 0 wrote them (all ranks agree on them).
+    """
+    first = plans[0].data
     done = [json.loads((s.folder / DONE_FILE).read_text(encoding="utf-8")) for s in stores]
     stats = [st for s in stores for st in s.stats()]
     model = done[0]["model"]
-    return {
+    run = {
         "schema_version": RECORDS_SCHEMA_VERSION,
         "harness_version": __version__,
         "libraries": library_versions(),
         "git_commit": git_commit(),
-        "hardware": hardware(),
+        "hardware": hardware().to_json(),
         **dict(first.get("run_info", {})),
         "variant_set_sha256": first["variant_set_sha256"],
         "profile": first["profile"],
@@ -174,16 +177,17 @@ def run_json(
         "chat_template": model.get("chat_template"),
         "batch_size": first["batch_size"],
         "batch_sizes_used": {
-            str(p["rank"]): d["model"].get("batch_sizes") for p, d in zip(plans, done, strict=True)
+            str(p.rank): d["model"].get("batch_sizes") for p, d in zip(plans, done, strict=True)
         },
         "timings": _timings(plans, done, stats),
         "tokens": _tokens(stats),
         "counts": {str(k): int(v) for k, v in records.groupby("dataset").size().items()},
     }
+    return RunDocument.from_json({**run, **extra, "files": files})
 
 
 def _timings(
-    plans: Sequence[Mapping[str, Any]], done: Sequence[Mapping[str, Any]], stats: Sequence[Mapping[str, Any]]
+    plans: Sequence[PlanDocument], done: Sequence[Mapping[str, Any]], stats: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     by_phase: dict[str, float] = {}
     for st in stats:
@@ -192,9 +196,17 @@ def _timings(
     return {
         "model_seconds_by_phase": by_phase,
         "model_seconds": round(sum(by_phase.values()), 3),
-        "started_at": min(p["started_at"] for p in plans),
+        "started_at": _started_at(plans),
         "finished_at": max(d["finished_at"] for d in done),
     }
+
+
+def _started_at(plans: Sequence[PlanDocument]) -> str:
+    """When the first rank started (``check_or_write_plan`` stamps every plan)."""
+    starts = [p.started_at for p in plans if p.started_at is not None]
+    if len(starts) < len(plans):
+        raise SagoError("a rank's plan.json records no started_at; rerun with --force")
+    return min(starts)
 
 
 def _tokens(stats: Sequence[Mapping[str, Any]]) -> dict[str, int]:

@@ -30,7 +30,7 @@ import torch
 from accelerate import PartialState
 
 from benchmark.errors import SagoError
-from benchmark.harness.collect import SHARDING, Ranks, collect
+from benchmark.harness.collect import ParallelRun, Ranks, collect
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile
@@ -54,17 +54,9 @@ def _device(state: PartialState) -> torch.device:
     return torch.device("cpu")
 
 
-def _provenance(state: PartialState) -> dict[str, Any]:
+def _provenance(state: PartialState) -> ParallelRun:
     """run.json's ``parallel`` entry (read after the model is loaded, which sets the thread count)."""
-    return {
-        "parallel": {
-            "world_size": state.num_processes,
-            "sharding": SHARDING,
-            "launcher": "accelerate",
-            "distributed_type": str(state.distributed_type.value),
-            "torch_threads": torch.get_num_threads(),
-        }
-    }
+    return ParallelRun(state.num_processes, str(state.distributed_type.value), torch.get_num_threads())
 
 
 def run_distributed(
@@ -114,7 +106,7 @@ def run_distributed(
     ranks.barrier()
     if not ranks.is_main:
         return None
-    return finalize(results_dir, world_size=ranks.world_size, extra=_provenance(state))
+    return finalize(results_dir, world_size=ranks.world_size, extra=_provenance(state).run_json())
 
 
 def launch_command(program: Sequence[str], *, num_processes: int, port: int | None = None) -> list[str]:

@@ -137,7 +137,7 @@ def _copy_static(site: Path) -> None:
 
 def _summary_pages(writer: _Writer, inputs: SiteInputs, downloads: list[Download]) -> None:
     board = inputs.board
-    manifest = inputs.variants.manifest if inputs.variants else None
+    entries = inputs.variants.entries if inputs.variants else {}
     writer.page(
         "index.html",
         "overview.html.j2",
@@ -166,7 +166,7 @@ def _summary_pages(writer: _Writer, inputs: SiteInputs, downloads: list[Download
         "datasets.html",
         "datasets.html.j2",
         title="Datasets",
-        infos={d: views.dataset_info(manifest, d) for d in board.datasets},
+        infos={d: views.dataset_info(entries.get(d)) for d in board.datasets},
     )
     writer.page("methodology.html", "methodology.html.j2", title="Methodology")
     writer.page("submit.html", "submit.html.j2", title="Submit a model")
@@ -184,7 +184,7 @@ def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[st
             model=model,
             profile=views.profile_plot(board, slug) if model.get("status") == "complete" else None,
         )
-    manifest = inputs.variants.manifest if inputs.variants else None
+    entries = inputs.variants.entries if inputs.variants else {}
     for dataset in board.datasets:
         writer.page(
             f"datasets/{dataset}.html",
@@ -193,7 +193,7 @@ def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[st
             dataset=dataset,
             tables=views.axis_tables(board, dataset),
             by_rank=views.cells_by_rank,
-            info=views.dataset_info(manifest, dataset),
+            info=views.dataset_info(entries.get(dataset)),
             example=next(iter(items.get(dataset, [])), None),
             grid_row=[findings.grid_cell(board, dataset, t.axis) for t in views.axis_tables(board, dataset)],
         )

@@ -7,12 +7,12 @@ the paper's setting (``harness.profiles`` "paper") is called partial, never comp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
+from benchmark.documents import RunDocument, RunProfile
+from benchmark.errors import SagoError
 from benchmark.harness.profiles import get_profile
 from benchmark.results import ResultsFolder
 from benchmark.site.board import Board
@@ -70,72 +70,64 @@ class RunHeader:
         return next((p for p in self.profiles if slug in p.models), None)
 
 
-def read_runs(board: Board, submissions_root: Path) -> dict[str, dict[str, Any]]:
-    """``run.json`` of every complete model that has one (unreadable files are left out)."""
-    runs: dict[str, dict[str, Any]] = {}
+def read_runs(board: Board, submissions_root: Path) -> dict[str, RunDocument]:
+    """``run.json`` of every complete model that has a readable one (unreadable files are left out)."""
+    runs: dict[str, RunDocument] = {}
     for model in board.complete:
-        path = ResultsFolder.of(model["slug"], board.data["set"], board.data["version"], submissions_root).run
+        folder = ResultsFolder.of(model["slug"], board.data["set"], board.data["version"], submissions_root)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            runs[model["slug"]] = folder.read_run()
+        except SagoError:
             continue  # the validator reports it; the header says the profile is not recorded
-        if isinstance(data, dict):
-            runs[model["slug"]] = data
     return runs
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _partial(profile: Mapping[str, Any]) -> bool:
+def _partial(profile: RunProfile) -> bool:
     reference = get_profile(REFERENCE_PROFILE)
-    items, tokens = _int(profile.get("items_per_dataset")), _int(profile.get("max_new_tokens"))
+    items, tokens = profile.items_per_dataset, profile.max_new_tokens
     return (
         items is None
         or items < reference.items_per_dataset
         or tokens is None
         or tokens < reference.max_new_tokens
-        or profile.get("all_strengths") is not True
+        or profile.all_strengths is not True
     )
 
 
-def run_header(board: Board, runs: Mapping[str, Mapping[str, Any]]) -> RunHeader:
-    """The header's facts from the leaderboard and the models' run.json contents (pure).
+def _profile(run: RunDocument | None) -> RunProfile:
+    """The run's profile, named ``"unknown"`` when run.json (or its profile's name) is not recorded."""
+    profile = (run.profile if run else None) or RunProfile()
+    return profile if profile.name is not None else replace(profile, name="unknown")
+
+
+def run_header(board: Board, runs: Mapping[str, RunDocument]) -> RunHeader:
+    """The header's facts from the leaderboard and the models' run.json documents (pure).
 
     >>> b = Board.of({"set": "s", "version": "v1", "generator": {"version": "0.1.0"},
     ...            "models": [{"slug": "a", "status": "complete"}]})
-    >>> h = run_header(b, {"a": {"profile": {"name": "smoke", "items_per_dataset": 4, "all_strengths": False,
-    ...                    "max_new_tokens": 32}, "timings": {"finished_at": "2026-11-30T01:26:25+00:00"}}})
+    >>> smoke = {"name": "smoke", "items_per_dataset": 4, "all_strengths": False, "max_new_tokens": 32}
+    >>> run = RunDocument.from_json({"schema_version": 1, "profile": smoke,
+    ...                              "timings": {"finished_at": "2026-11-30T01:26:25+00:00"}})
+    >>> h = run_header(b, {"a": run})
     >>> h.partial, h.profiles[0].strengths, h.run_dates
     (True, 'weakest and strongest level of each rewrite', ('2026-11-30',))
     """
-    groups: dict[tuple[Any, ...], list[str]] = {}
+    groups: dict[RunProfile, list[str]] = {}
     for model in board.complete:
-        profile = runs.get(model["slug"], {}).get("profile") or {}
-        key = (
-            str(profile.get("name", "unknown")),
-            _int(profile.get("items_per_dataset")),
-            profile.get("all_strengths") if isinstance(profile.get("all_strengths"), bool) else None,
-            _int(profile.get("max_new_tokens")),
-        )
-        groups.setdefault(key, []).append(model["slug"])
+        groups.setdefault(_profile(runs.get(model["slug"])), []).append(model["slug"])
     profiles = tuple(
         ProfileRun(
-            name,
-            items,
-            strengths,
-            tokens,
-            _partial({"items_per_dataset": items, "all_strengths": strengths, "max_new_tokens": tokens}),
+            str(profile.name),
+            profile.items_per_dataset,
+            profile.all_strengths,
+            profile.max_new_tokens,
+            _partial(profile),
             tuple(slugs),
         )
-        for (name, items, strengths, tokens), slugs in sorted(
-            groups.items(), key=lambda kv: (-len(kv[1]), kv[0][0])
-        )
+        for profile, slugs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0].name)))
     )
-    dates = sorted({str(r.get("timings", {}).get("finished_at", ""))[:10] for r in runs.values()} - {""})
-    shas = [r.get("variant_set_sha256") or (r.get("variant_set") or {}).get("sha256") for r in runs.values()]
-    sha = next((str(s) for s in shas if s), None)
+    dates = sorted({(r.finished_at or "")[:10] for r in runs.values()} - {""})
+    sha = next((s for r in runs.values() if (s := r.variant_set_sha256 or r.nested_variant_set_sha256)), None)
     return RunHeader(
         str(board.data.get("generator", {}).get("version", "")),
         f"{board.data.get('set', '')}/{board.data.get('version', '')}",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from markupsafe import Markup
 
@@ -18,6 +17,7 @@ from benchmark.site import plots
 from benchmark.site.board import ALL, Board, CellKey
 from benchmark.site.findings import alpha, pair_verdict
 from benchmark.site.labels import measure_label
+from benchmark.variants.frozen import DatasetEntry
 
 HEATMAP_MIN_MODELS = 3
 """With two models a τ heatmap carries one bit per cell (same order or not): the sentences say it better."""
@@ -392,27 +392,23 @@ class DatasetInfo:
     """the paper's dataset it replaces."""
 
 
-def dataset_info(manifest: dict[str, Any] | None, dataset: str) -> DatasetInfo | None:
+def dataset_info(entry: DatasetEntry | None) -> DatasetInfo | None:
     """The manifest's description of one dataset, or None when the set (or the dataset) is absent.
 
-    >>> m = {"datasets": {"x": {"items": 64, "rows": 900, "license": "MIT", "source": {"archive": "a==1",
-    ...      "member": "x.json", "stands_in_for": "TruthfulQA"}}}}
-    >>> dataset_info(m, "x").stands_in_for, dataset_info(m, "x").source, dataset_info(m, "y")
+    >>> e = DatasetEntry("x", "data/x.parquet", 900, 64, "MIT", "a==1", "x.json", "TruthfulQA")
+    >>> dataset_info(e).stands_in_for, dataset_info(e).source, dataset_info(None)
     ('TruthfulQA', 'a==1 · x.json', None)
     """
-    datasets = (manifest or {}).get("datasets")
-    entry = datasets.get(dataset) if isinstance(datasets, dict) else None
-    if not isinstance(entry, dict):
+    if entry is None:
         return None
-    source: dict[str, Any] = entry["source"] if isinstance(entry.get("source"), dict) else {}
-    where = " · ".join(str(source[k]) for k in ("archive", "member") if source.get(k))
+    where = " · ".join(part for part in (entry.archive, entry.member) if part)
     return DatasetInfo(
-        dataset,
+        entry.name,
         where or "not recorded",
-        str(entry.get("license") or source.get("license") or "not recorded"),
-        entry.get("items") if isinstance(entry.get("items"), int) else None,
-        entry.get("rows") if isinstance(entry.get("rows"), int) else None,
-        str(source.get("stands_in_for") or "not recorded"),
+        entry.license or "not recorded",
+        entry.items,
+        entry.rows,
+        entry.stands_in_for or "not recorded",
     )
 
 

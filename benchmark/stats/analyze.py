@@ -111,8 +111,8 @@ def check_results(folder: Path) -> None:
                 f"{results.deltas}: {problem}; delete it and re-run `sago analyze` to recompute it"
             )
         return
-    run = results.load_run()
-    problems = hash_problems(folder, run["files"]) if "files" in run else []
+    run = results.read_run()
+    problems = hash_problems(folder, run.files) if run.files_given else []
     problems += [
         Problem(results.relative(p), found, EVALUATE)
         for p in plain_files(results.records_dir, RECORDS_SUFFIX)

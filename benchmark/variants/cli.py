@@ -350,7 +350,7 @@ def verify(set_name: str, version: str, root: Path, expected_sha256: str | None)
     counts and `dataset` column against the manifest.
     """
     variant_set = load_variant_set(set_name, version, root, expected_sha256=expected_sha256)
-    rows = sum(d["rows"] for d in variant_set.manifest["datasets"].values())
+    rows = sum(entry.rows for entry in variant_set.entries.values())
     click.echo(
         f"ok {variant_set.path}: {len(variant_set.datasets)} datasets, {rows} rows, "
         f"variant-set sha256 {variant_set.sha256}"

@@ -14,6 +14,7 @@ The manifest's own sha256 is "the variant-set hash" that results record.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -67,6 +68,49 @@ def read_parquet(path: Path) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
+class DatasetEntry:
+    """One dataset as its set's manifest lists it: the table, its size and where the items come from."""
+
+    name: str
+    """dataset name."""
+    file: str
+    """the table, relative to the set's folder (listed in the manifest's ``files``)."""
+    rows: int
+    """variant rows (prompts)."""
+    items: int | None
+    """items (None: not recorded)."""
+    license: str | None
+    """licence as the manifest states it: the dataset's, else its source's (None: not recorded)."""
+    archive: str | None
+    """the pinned archive the items were read from, e.g. ``bigbench==1.0.0``."""
+    member: str | None
+    """the file inside the archive."""
+    stands_in_for: str | None
+    """the paper's dataset this one replaces."""
+
+
+def _entry(name: str, entry: Mapping[str, Any]) -> DatasetEntry:
+    """``datasets.<name>`` of a checked manifest (``file`` and ``rows`` are valid), read leniently."""
+    items, found = entry.get("items"), entry.get("source")
+    source: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    return DatasetEntry(
+        name,
+        str(entry["file"]),
+        int(entry["rows"]),
+        items if isinstance(items, int) else None,
+        _words(entry.get("license") or source.get("license")),
+        _words(source.get("archive")),
+        _words(source.get("member")),
+        _words(source.get("stands_in_for")),
+    )
+
+
+def _words(value: object) -> str | None:
+    """A manifest's descriptive value as text (None: absent or empty)."""
+    return str(value) if value else None
+
+
+@dataclass(frozen=True)
 class VariantSet:
     """A verified frozen variant set."""
 
@@ -76,8 +120,8 @@ class VariantSet:
     """release, e.g. ``v1``."""
     path: Path
     """the set's folder."""
-    manifest: dict[str, Any]
-    """parsed manifest.json."""
+    entries: Mapping[str, DatasetEntry]
+    """dataset name -> what the manifest says of it."""
     sha256: str
     """sha256 of manifest.json: the variant-set hash recorded in results."""
     datasets: tuple[str, ...]
@@ -90,7 +134,7 @@ class VariantSet:
                 f"unknown dataset {dataset!r} in {self.name}/{self.version} "
                 f"(known: {', '.join(self.datasets)})"
             )
-        return read_parquet(self.path / self.manifest["datasets"][dataset]["file"])
+        return read_parquet(self.path / self.entries[dataset].file)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every dataset's table, in manifest order."""
@@ -261,4 +305,5 @@ def load_variant_set(
     datasets = tuple(
         str(d) for d in manifest.get("dataset_order", manifest["datasets"])
     )  # JSON keys are sorted on disk
-    return VariantSet(set_name, version, path, manifest, sha256, datasets)
+    entries = {name: _entry(name, entry) for name, entry in manifest["datasets"].items()}
+    return VariantSet(set_name, version, path, entries, sha256, datasets)
