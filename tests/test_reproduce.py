@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from benchmark.harness.reproduce import diff_results, main, rerun_options
+from benchmark.results import ResultsFolder
 
 COMMITTED = (
     Path(__file__).resolve().parents[1]
@@ -52,10 +53,9 @@ def test_a_changed_number_is_named_with_its_column_and_count(two_copies: tuple[P
 def test_settings_come_from_run_json_and_a_wrong_profile_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    import json
-
-    run = json.loads((COMMITTED / "run.json").read_text())
-    options = rerun_options(run, run["profile"]["name"])
+    document = ResultsFolder(COMMITTED).read_run()
+    run = document.to_json()
+    options = rerun_options(document, run["profile"]["name"])
     assert (options["batch_size"], options["engine"], options["threads"]) == (
         run["batch_size"],
         run["engine"],

@@ -17,6 +17,7 @@ from helpers.synthetic import example_levels, synthetic_deltas
 from benchmark.axes.results import INPUTS_KEY, input_fingerprint, read_input_fingerprint
 from benchmark.cli import main
 from benchmark.paths import SUBMISSIONS_DIR
+from benchmark.schema import RECORDS_SCHEMA_VERSION
 from benchmark.stats.analyze import current_axes, deltas_are_stale
 
 COMPLETE = ("acme__m-a", "acme__m-b")
@@ -173,7 +174,7 @@ def test_analysis_from_records_alone_through_the_axes(tmp_path: Path) -> None:
             },
         )
     pd.DataFrame(rows).to_parquet(folder / "records" / "trivia_qa.parquet")
-    (folder / "run.json").write_text("{}")
+    (folder / "run.json").write_text(json.dumps({"schema_version": RECORDS_SCHEMA_VERSION}))
     variants = pd.DataFrame(
         [
             {c: None for c in VARIANT_COLUMNS}

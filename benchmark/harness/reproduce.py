@@ -9,17 +9,16 @@ differing file, with how much differs), 2 on bad input.
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
 from benchmark import paths
+from benchmark.documents import RunDocument
 from benchmark.entry import run_tool
 from benchmark.errors import SagoError
 from benchmark.results import ResultsFolder, results_dir
@@ -43,25 +42,24 @@ _DETERMINED = (
 _OUTPUT_GLOBS = ("records/*.parquet", "activations/*.safetensors")
 
 
-def committed_run(slug: str, set_name: str, version: str, root: Path) -> dict[str, Any]:
-    """The committed run.json of ``slug`` on the set version; a missing one is a one-line error."""
-    run_file = ResultsFolder.of(slug, set_name, version, root).run
-    if not run_file.is_file():
-        raise SagoError(f"{slug} has no committed result for {set_name}/{version} ({run_file} is missing)")
-    run: dict[str, Any] = json.loads(run_file.read_text(encoding="utf-8"))
-    return run
+def committed_run(slug: str, set_name: str, version: str, root: Path) -> RunDocument:
+    """The committed run.json of ``slug`` on the set version; a missing or unreadable one is one line."""
+    folder = ResultsFolder.of(slug, set_name, version, root)
+    if not folder.run.is_file():
+        raise SagoError(f"{slug} has no committed result for {set_name}/{version} ({folder.run} is missing)")
+    return folder.read_run()
 
 
-def rerun_options(run: Mapping[str, Any], profile: str) -> dict[str, Any]:
+def rerun_options(document: RunDocument, profile: str) -> dict[str, Any]:
     """``EvaluateOptions`` keywords that repeat the committed run; the profile must be the committed one.
 
-    >>> run = {"set": "s", "version": "v1", "profile": {"name": "smoke"}, "batch_size": 8,
-    ...        "engine": "single_prefill", "device": "cpu", "datasets": "all",
-    ...        "hardware": {"torch_threads": 1}}
+    >>> run = RunDocument.from_json({"schema_version": 1, "set": "s", "version": "v1",
+    ...     "profile": {"name": "smoke"}, "batch_size": 8, "engine": "single_prefill", "device": "cpu",
+    ...     "datasets": "all", "hardware": {"torch_threads": 1}})
     >>> rerun_options(run, "smoke")["threads"], rerun_options(run, "smoke")["datasets"]
     (1, None)
     """
-    committed = run["profile"]["name"]
+    committed, run = document.profile_name, document.data
     if profile != committed:
         raise SagoError(
             f"the committed result was made with profile {committed!r}, not {profile!r}; "
@@ -96,9 +94,7 @@ def diff_results(committed: Path, fresh: Path) -> list[str]:
                 problems.append(f"{name}: only in the {'fresh run' if new.is_file() else 'committed result'}")
             elif old.read_bytes() != new.read_bytes():
                 problems.append(f"{name}: bytes differ ({_how_much(old, new)})")
-    old_run, new_run = (
-        json.loads(ResultsFolder(d).run.read_text(encoding="utf-8")) for d in (committed, fresh)
-    )
+    old_run, new_run = (ResultsFolder(d).read_run().data for d in (committed, fresh))
     changed = [k for k in _DETERMINED if old_run.get(k) != new_run.get(k)]
     if changed:
         problems.append(f"run.json: {', '.join(changed)} differ")
