@@ -1,8 +1,10 @@
 """Reading ``leaderboard/leaderboard.json`` (docs/LEADERBOARD_JSON.md) for the site.
 
-The site computes no statistics: :class:`Board` only indexes the rows of the file so templates can look
-them up. When no leaderboard exists yet (nothing evaluated), :func:`pending_board` lists every
-submission as pending so the site still builds and says so.
+The site computes no statistics: :class:`Board` wraps the typed :class:`LeaderboardDocument` (its tables
+indexed, its rows typed by ``benchmark.rows``) and checks what the site turns into file names. Python
+code reads the typed tables; templates look rows up by table name. When no leaderboard exists yet
+(nothing evaluated), :func:`pending_board` lists every submission as pending so the site still builds
+and says so.
 """
 
 from __future__ import annotations
