@@ -12,7 +12,8 @@ SET ?= sago-v1
 VERSION ?= v1
 PROFILE ?= smoke
 MODEL ?=
-# A default submission re-evaluated by `make all` (the others' results are only rebuilt into the site).
+# The default submissions `make all` re-runs and diffs with their committed results (every committed
+# result is analysed and rebuilt into the site).
 ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_k_m
 # One torch thread per model run: the committed results were made this way, and float reductions
 # (hence, rarely, a greedy token) depend on the thread count. `make all` runs the models side by side.
@@ -24,11 +25,16 @@ BENCH_VENV ?= .bench-venv
 	llama-server rewrite \
 	bench bench-peer bench-gpu gpu-check test test-fast example-fixture
 
-all: setup  ## main job on a fresh machine: evaluate the default submissions (CPU) and build the site
+all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
 	$(SAGO) variants verify --set $(SET) --version $(VERSION)
-	$(MAKE) --no-print-directory -j$(JOBS) $(addprefix evaluate-one/,$(ALL_MODELS))
+	$(MAKE) --no-print-directory -j$(JOBS) $(addprefix reproduce-one/,$(ALL_MODELS))
 	$(SAGO) analyze --set $(SET) --version $(VERSION)
 	$(SAGO) leaderboard build --set $(SET) --version $(VERSION)
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  if git diff --quiet -- leaderboard submissions; then \
+	    echo "summaries, leaderboard.json and leaderboard/site/ equal the committed files"; \
+	  else git diff --stat -- leaderboard submissions; echo "the files above differ from the committed ones"; fi; \
+	fi
 	@echo "site: leaderboard/site/index.html"
 
 check: setup  ## the test command on a fresh machine: lint, validate submissions, then the whole test suite
@@ -59,7 +65,10 @@ evaluate:  ## evaluate every submission without results (or MODEL=slug), then an
 	$(SAGO) evaluate $(if $(MODEL),$(MODEL),--pending) --set $(SET) --version $(VERSION) --profile $(PROFILE) --threads $(THREADS)
 	$(SAGO) analyze --set $(SET) --version $(VERSION)
 
-evaluate-one/%:  ## re-evaluate one submission from scratch (used by `make all`)
+reproduce-one/%:  ## re-run one committed result with its own settings into a temporary folder and diff it (used by `make all`)
+	$(PY) -m benchmark.harness.reproduce $* --profile $(PROFILE) --set $(SET) --version $(VERSION)
+
+evaluate-one/%:  ## re-evaluate one submission from scratch, replacing its results
 	$(SAGO) evaluate $* --force --set $(SET) --version $(VERSION) --profile $(PROFILE) --threads $(THREADS)
 
 analyze:
