@@ -11,6 +11,7 @@ from benchmark.harness.evaluate import (
     check_options,
     check_selection,
     choose_slugs,
+    dataset_list,
     evaluate_submission,
 )
 from benchmark.harness.profiles import PROFILES, get_profile
@@ -18,11 +19,6 @@ from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import ENGINES
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
-
-
-def _datasets(value: str | None) -> tuple[str, ...] | None:
-    names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
-    return names or None
 
 
 def _run_options(function: click.decorators.FC) -> click.decorators.FC:
@@ -117,7 +113,7 @@ def evaluate(
         profile=profile,
         device=device,
         batch_size=batch_size,
-        datasets=_datasets(datasets),
+        datasets=dataset_list(datasets),
         engine=engine,
         threads=threads,
         force=force,
@@ -169,7 +165,7 @@ def bench(
             version=version,
             profile=profile,
             device=device,
-            datasets=_datasets(datasets),
+            datasets=dataset_list(datasets),
             engine=engine,
         ),
         variant_set,
@@ -178,7 +174,7 @@ def bench(
         load_backend(submission, device=device, batch_size=batch_size, engine=engine, threads=threads)
     )
     result = run_bench(
-        backend, variant_set, profile=chosen, batch_size=backend.batch_size, datasets=_datasets(datasets)
+        backend, variant_set, profile=chosen, batch_size=backend.batch_size, datasets=dataset_list(datasets)
     )
     click.echo(f"bench {slug} ({profile}, {backend.describe()['device']}, engine {backend.engine_name})")
     for line in result.lines():

@@ -28,6 +28,16 @@ if TYPE_CHECKING:
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 
 
+def dataset_list(value: str | None) -> tuple[str, ...] | None:
+    """``--datasets a,b``: the names given, or None (every dataset) when none are.
+
+    >>> dataset_list(" gsm8k, jeopardy ,"), dataset_list(""), dataset_list(None)
+    (('gsm8k', 'jeopardy'), None, None)
+    """
+    names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
+    return names or None
+
+
 @dataclass(frozen=True)
 class EvaluateOptions:
     """How to run (the ``sago evaluate`` flags)."""

@@ -31,7 +31,7 @@ from accelerate import PartialState
 
 from benchmark.errors import SagoError
 from benchmark.harness.collect import ParallelRun, Ranks, collect
-from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
+from benchmark.harness.evaluate import EvaluateOptions, dataset_list, evaluate_submission
 from benchmark.harness.finalize import finalize
 from benchmark.harness.profiles import Profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
@@ -222,13 +222,12 @@ def worker(
     no_progress: bool,
 ) -> None:
     """One rank of a data-parallel ``sago evaluate`` (run it through ``accelerate launch``)."""
-    chosen = tuple(n.strip() for n in datasets.split(",") if n.strip()) if datasets else None
     options = EvaluateOptions(
         set_name=set_name,
         version=version,
         profile=profile,
         batch_size=batch_size,
-        datasets=chosen or None,
+        datasets=dataset_list(datasets),
         engine=engine,
         threads=threads,
         force=force,

@@ -49,6 +49,11 @@ class SiteInputs:
     repo_url: str = DEFAULT_REPO_URL
     """repository the footer, the Submit page and the downloads link to."""
 
+    def dataset_info(self, dataset: str) -> views.DatasetInfo | None:
+        """The variant set's description of one dataset (None without the set, or the dataset in it)."""
+        entries = self.variants.entries if self.variants else {}
+        return views.dataset_info(entries.get(dataset))
+
 
 @dataclass(frozen=True)
 class BuildReport:
@@ -137,7 +142,6 @@ def _copy_static(site: Path) -> None:
 
 def _summary_pages(writer: _Writer, inputs: SiteInputs, downloads: list[Download]) -> None:
     board = inputs.board
-    entries = inputs.variants.entries if inputs.variants else {}
     writer.page(
         "index.html",
         "overview.html.j2",
@@ -166,7 +170,7 @@ def _summary_pages(writer: _Writer, inputs: SiteInputs, downloads: list[Download
         "datasets.html",
         "datasets.html.j2",
         title="Datasets",
-        infos={d: views.dataset_info(entries.get(d)) for d in board.datasets},
+        infos={d: inputs.dataset_info(d) for d in board.datasets},
     )
     writer.page("methodology.html", "methodology.html.j2", title="Methodology")
     writer.page("submit.html", "submit.html.j2", title="Submit a model")
@@ -184,18 +188,18 @@ def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[st
             model=model,
             profile=views.profile_plot(board, slug) if model.get("status") == "complete" else None,
         )
-    entries = inputs.variants.entries if inputs.variants else {}
     for dataset in board.datasets:
+        tables = views.axis_tables(board, dataset)
         writer.page(
             f"datasets/{dataset}.html",
             "dataset.html.j2",
             title=dataset,
             dataset=dataset,
-            tables=views.axis_tables(board, dataset),
+            tables=tables,
             by_rank=views.cells_by_rank,
-            info=views.dataset_info(entries.get(dataset)),
+            info=inputs.dataset_info(dataset),
             example=next(iter(items.get(dataset, [])), None),
-            grid_row=[findings.grid_cell(board, dataset, t.axis) for t in views.axis_tables(board, dataset)],
+            grid_row=[findings.grid_cell(board, dataset, t.axis) for t in tables],
         )
 
 
