@@ -223,6 +223,7 @@ def test_refuses_to_replace_a_folder_it_did_not_build(built: tuple[SiteTree, Pat
     ("change", "message"),
     [
         ({"schema_version": 99}, "schema_version 99"),
+        ({"schema_version": 1}, "schema_version 1 is older than this sago-bench reads"),
         ({"models": [{"slug": "../../etc__passwd"}]}, "invalid submission name"),
         ({"datasets": ["../x"]}, "invalid dataset"),
         ({"set": "../../etc"}, "invalid variant set"),
