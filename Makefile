@@ -9,7 +9,13 @@ VENV_FLAGS ?=
 PY ?= $(VENV)/bin/python
 SAGO ?= $(PY) -m benchmark
 SET ?= sago-v1
-VERSION ?= v1
+# New builds and evaluations use v2; the published board (and `make all`) reads v1's committed smoke
+# results until the v2 evidence runs are complete.
+VERSION ?= v2
+BOARD_VERSION ?= v1
+# The published hashes (README): `make all` refuses any other set.
+V1_SHA256 ?= f1ec4540ba799cfe4d8c8365d13e1de2cd0b17414e7c5fcb1d424404ad50658b
+V2_SHA256 ?= 12542ebe8344aae7cda85ee54e552b6655c21c719b94a4b47c877fe32da1b9d3
 PROFILE ?= smoke
 MODEL ?=
 # The default submissions `make all` re-runs and diffs with their committed results (every committed
@@ -26,10 +32,11 @@ BENCH_VENV ?= .bench-venv
 	bench bench-peer bench-gpu gpu-check test test-fast example-fixture
 
 all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
-	$(SAGO) variants verify --set $(SET) --version $(VERSION)
+	$(SAGO) variants verify --set $(SET) --version v1 --expected-sha256 $(V1_SHA256)
+	$(SAGO) variants verify --set $(SET) --version v2 --expected-sha256 $(V2_SHA256)
 	$(MAKE) --no-print-directory -j$(JOBS) $(addprefix reproduce-one/,$(ALL_MODELS))
-	$(SAGO) analyze --set $(SET) --version $(VERSION)
-	$(SAGO) leaderboard build --set $(SET) --version $(VERSION)
+	$(SAGO) analyze --set $(SET) --version $(BOARD_VERSION)
+	$(SAGO) leaderboard build --set $(SET) --version $(BOARD_VERSION)
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
 	  if git diff --quiet -- leaderboard submissions; then \
 	    echo "summaries, leaderboard.json and leaderboard/site/ equal the committed files"; \
@@ -66,16 +73,16 @@ evaluate:  ## evaluate every submission without results (or MODEL=slug), then an
 	$(SAGO) analyze --set $(SET) --version $(VERSION)
 
 reproduce-one/%:  ## re-run one committed result with its own settings into a temporary folder and diff it (used by `make all`)
-	$(PY) -m benchmark.harness.reproduce $* --profile $(PROFILE) --set $(SET) --version $(VERSION)
+	$(PY) -m benchmark.harness.reproduce $* --profile $(PROFILE) --set $(SET) --version $(BOARD_VERSION)
 
 evaluate-one/%:  ## re-evaluate one submission from scratch, replacing its results
 	$(SAGO) evaluate $* --force --set $(SET) --version $(VERSION) --profile $(PROFILE) --threads $(THREADS)
 
 analyze:
-	$(SAGO) analyze --set $(SET) --version $(VERSION)
+	$(SAGO) analyze --set $(SET) --version $(BOARD_VERSION)
 
 leaderboard:  ## render the static site into leaderboard/site/
-	$(SAGO) leaderboard build --set $(SET) --version $(VERSION)
+	$(SAGO) leaderboard build --set $(SET) --version $(BOARD_VERSION)
 
 variants:  ## rebuild the frozen variant set from pinned sources (byte-identical)
 	$(SAGO) variants build --set $(SET) --version $(VERSION)
@@ -83,9 +90,9 @@ variants:  ## rebuild the frozen variant set from pinned sources (byte-identical
 llama-server:  ## build llama.cpp's server from the pinned llama-cpp-python sdist (for `make rewrite`; minutes)
 	$(PY) -c "from benchmark.variants.llamacpp import build_server; print(build_server())"
 
-rewrite: llama-server  ## grow the v2 rewrite log (resumable; REWRITER_MODEL, LLM_ITEMS, ATTEMPTS)
-	$(SAGO) variants rewrite --set $(SET) --version v2 --llm-items $(or $(LLM_ITEMS),16) \
-		--log variants/rewrites/$(SET)-v2.jsonl --rewriter llamacpp --threads 2 --attempts $(or $(ATTEMPTS),6) \
+rewrite: llama-server  ## grow a model-rewrite log for cells a written file lacks (resumable; REWRITER_MODEL, LLM_ITEMS, ATTEMPTS)
+	$(SAGO) variants rewrite --set $(SET) --version $(VERSION) --llm-items $(or $(LLM_ITEMS),16) \
+		--log $(or $(LOG),.cache/rewrites/$(SET)-$(VERSION).jsonl) --rewriter llamacpp --threads 2 --attempts $(or $(ATTEMPTS),6) \
 		--rewriter-model $(or $(REWRITER_MODEL),qwen2.5-coder-1.5b-instruct-q4_k_m)
 
 variants-verify:
@@ -98,7 +105,7 @@ bench:  ## harness overhead vs bare model work, CPU, SmolLM2
 	$(SAGO) bench --model huggingfacetb__smollm2-135m-instruct-q4_1 --profile bench --threads $(THREADS)
 
 reproduce:  ## re-run one committed result (MODEL=<slug> PROFILE=<name>) into a temp dir and diff it with the committed files
-	$(PY) -m benchmark.harness.reproduce $(MODEL) --profile $(PROFILE) --set $(SET) --version $(VERSION) $(ARGS)
+	$(PY) -m benchmark.harness.reproduce $(MODEL) --profile $(PROFILE) --set $(SET) --version $(or $(RESULT_VERSION),$(BOARD_VERSION)) $(ARGS)
 
 bench-peer:  ## `sago bench` vs lm-evaluation-harness generate_until on the same prompts (own venv .bench-venv)
 	test -x $(BENCH_VENV)/bin/python || $(SYSTEM_PY) -m venv --system-site-packages $(BENCH_VENV)

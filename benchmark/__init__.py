@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from benchmark import cpu
 from benchmark.version import __version__
+
+cpu.pin()  # before anything imports torch: see benchmark/cpu.py
 
 __all__ = ["__version__", "analyze", "build_site", "evaluate", "load_variant_set"]
 

@@ -16,7 +16,7 @@ from benchmark.errors import SagoError
 from benchmark.models.protocol import ModelBackend
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_slug
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.stats.sgs import DEFAULT_RESAMPLES
 from benchmark.submissions import HubModel, LocalModel, PackagedModel, load_submission
 from benchmark.variants.frozen import VariantSet
@@ -113,7 +113,7 @@ def evaluate(
 
 def analyze(
     set_name: str = DEFAULT_SET,
-    version: str = DEFAULT_SET_VERSION,
+    version: str = BOARD_SET_VERSION,
     *,
     submissions: Path = SUBMISSIONS_DIR,
     out: Path = LEADERBOARD_DIR / LEADERBOARD_FILE,

@@ -16,10 +16,12 @@ def _command(name: str) -> click.Command | None:
         from benchmark.variants.cli import variants
 
         return variants
-    if name in ("evaluate", "bench"):
+    if name in ("evaluate", "bench", "checkpoint-files"):
         from benchmark.harness import cli as harness_cli
 
-        return harness_cli.evaluate if name == "evaluate" else harness_cli.bench
+        return {"evaluate": harness_cli.evaluate, "bench": harness_cli.bench}.get(
+            name, harness_cli.checkpoint_files
+        )
     if name == "analyze":
         from benchmark.stats.cli import analyze
 
@@ -39,6 +41,7 @@ _HELP = {
     "variants": "Build, verify, publish and download frozen variant sets.",
     "evaluate": "Run submitted models on a variant set and store raw outputs for all four axes.",
     "bench": "Measure harness throughput and overhead against bare model work.",
+    "checkpoint-files": "List the finished checkpoint files of a long run (to commit them as they finish).",
     "analyze": "Compute instability (SGS), significance, rankings and reversals from stored records.",
     "leaderboard": "Render the static leaderboard site from committed results.",
     "submissions": "Validate submission folders and their results.",

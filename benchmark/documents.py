@@ -248,7 +248,7 @@ class PlanDocument(Document):
         return tuple(
             (key, json.dumps(value, sort_keys=True))
             for key, value in sorted(self.data.items())
-            if key not in ("rank", "keys", "started_at")
+            if key not in ("rank", "keys", "started_at", "started_by")
         )
 
 

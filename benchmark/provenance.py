@@ -112,6 +112,14 @@ class Hardware:
     """the first CUDA device's name (None: none)."""
     accelerator_count: int | None
     """CUDA devices (None: no CUDA; then not written)."""
+    cpu_model: str = ""
+    """the CPU's model name from /proc/cpuinfo ('' where unknown; then not written)."""
+    cpu_flags: tuple[str, ...] = ()
+    """the instruction-set flags that change float kernels (avx2, avx512f, ...)."""
+    torch_capability: str = ""
+    """the vector level torch's kernels used in this process (e.g. AVX2 under the CPU setting)."""
+    cpu_setting: tuple[tuple[str, str], ...] = ()
+    """the harness's CPU-setting variables as they were in force (see :mod:`benchmark.cpu`)."""
 
     def to_json(self) -> dict[str, JsonScalar]:
         """The object run.json records: the keys above in order, without the two that are left out."""
@@ -127,6 +135,11 @@ class Hardware:
         info["accelerator"] = self.accelerator
         if self.accelerator_count is not None:
             info["accelerator_count"] = self.accelerator_count
+        if self.cpu_model or self.torch_capability:
+            info["cpu_model"] = self.cpu_model
+            info["cpu_flags"] = " ".join(self.cpu_flags)
+            info["torch_capability"] = self.torch_capability
+            info["cpu_setting"] = " ".join(f"{k}={v}" for k, v in self.cpu_setting)
         return info
 
 
@@ -151,7 +164,10 @@ def _torch_devices() -> tuple[int | None, str | None, int | None]:
 
 def hardware() -> Hardware:
     """CPU, core count, memory and accelerator of this machine."""
+    from benchmark import cpu
+
     threads, accelerator, count = _torch_devices()
+    model, flags = cpu.cpu_model()
     return Hardware(
         platform.machine(),
         platform.processor() or platform.machine(),
@@ -161,4 +177,8 @@ def hardware() -> Hardware:
         threads,
         accelerator,
         count,
+        model,
+        flags,
+        cpu.torch_capability() if threads is not None else "",
+        tuple(cpu.setting().items()),
     )

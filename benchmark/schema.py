@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-VARIANT_SCHEMA_VERSION = 1
+VARIANT_SCHEMA_VERSION = 2
+"""2: ``length_ratio`` (the achieved word ratio of a length row); 1: without it (sago-v1/v1)."""
 RECORDS_SCHEMA_VERSION = 1
 SUMMARY_SCHEMA_VERSION = 2
 """2: paper-family SGS beside an extended SGS, corrected markers, verdicts (1: one SGS over all families)."""
@@ -21,7 +22,11 @@ SUBMISSION_SCHEMA_VERSION = 1
 
 DEFAULT_SEED = 42
 DEFAULT_SET = "sago-v1"
-DEFAULT_SET_VERSION = "v1"
+DEFAULT_SET_VERSION = "v2"
+"""The variant-set version new builds and evaluations use."""
+BOARD_SET_VERSION = "v1"
+"""The version the published leaderboard (and `make all`'s re-runs) reads: v1's committed smoke results
+until the v2 evidence results are complete (then this moves to v2; v1's board stays buildable)."""
 
 # One row per (item, variant) in a frozen variant set; the baseline is the row with family "baseline".
 VARIANT_COLUMNS: tuple[str, ...] = (
@@ -36,6 +41,7 @@ VARIANT_COLUMNS: tuple[str, ...] = (
     "rewriter",  # str: what made the variant, e.g. "rule:spacing@0.1.0" or "llm:<artefact>@<sha256[:12]>"
     "answers",  # list[str]: gold answers / aliases of the item (empty when the dataset has none)
     "item_rank",  # int: position of the item in the seeded sample; profiles take items with rank < N
+    "length_ratio",  # float: achieved word ratio of a length rewrite to its item's text (else NaN; v1: NaN)
 )
 BASELINE_FAMILY = "baseline"
 PAPER_FAMILIES: tuple[str, ...] = ("politeness", "spacing", "punctuation", "letter_case", "length", "form")

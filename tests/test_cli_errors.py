@@ -140,7 +140,7 @@ def nothing(tree: SiteTree) -> None:
 
 NO_GPU = "cuda" if not torch.cuda.is_available() else "cuda:99"
 T = "{root}"  # replaced by the tmp folder
-EVALUATE = ["evaluate", SLUG, "--force", "--no-progress"]
+EVALUATE = ["evaluate", SLUG, "--force", "--no-progress", "--version", VERSION]
 BUILD = [
     "leaderboard",
     "build",
@@ -162,7 +162,7 @@ ANALYZE = [
     "--resamples",
     "100",
 ]
-VARIANTS = ["--root", f"{T}/variants"]
+VARIANTS = ["--root", f"{T}/variants", "--version", VERSION]
 MALFORMED_MANIFESTS = {
     "schema_version is a string": edit_manifest(lambda m: m.update(schema_version="1")),
     "a list": edit_manifest(lambda m: [m]),
@@ -291,7 +291,7 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
         for name, corrupt in MALFORMED_MANIFESTS.items()
     ],
     *[
-        (f"list manifest {name}", ["variants", "list", *VARIANTS], corrupt, "manifest.json")
+        (f"list manifest {name}", ["variants", "list", "--root", f"{T}/variants"], corrupt, "manifest.json")
         for name, corrupt in MALFORMED_MANIFESTS.items()
     ],
     (
@@ -443,7 +443,7 @@ def test_a_forced_run_that_fails_keeps_the_committed_results(world: SiteTree) ->
             raise SagoError("the model crashed")
 
     variant_set = toy_variant_set(("alpha",), n_items=2)
-    options = EvaluateOptions(force=True, progress=False)
+    options = EvaluateOptions(version=VERSION, force=True, progress=False)
     with pytest.raises(SagoError, match="crashed"):
         evaluate_submission(
             SLUG, options, root=world.submissions, backend=Crashing(), variant_set=variant_set

@@ -16,12 +16,12 @@ import pytest
 
 from benchmark.axes import deltas_for_results
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR
-from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.schema import DEFAULT_SET, BOARD_SET_VERSION
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.variants import load_variant_set
 
 RESULTS = sorted(
-    p.parent for p in SUBMISSIONS_DIR.glob(f"*/results/{DEFAULT_SET}/{DEFAULT_SET_VERSION}/run.json")
+    p.parent for p in SUBMISSIONS_DIR.glob(f"*/results/{DEFAULT_SET}/{BOARD_SET_VERSION}/run.json")
 )
 
 
@@ -33,7 +33,7 @@ def test_packaged_models_have_committed_results() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("folder", RESULTS, ids=lambda p: p.parts[-4])
 def test_deltas_recompute_from_records(folder: Path) -> None:
-    frames = load_variant_set(DEFAULT_SET, DEFAULT_SET_VERSION).frames()
+    frames = load_variant_set(DEFAULT_SET, BOARD_SET_VERSION).frames()
     fresh = deltas_for_results(folder, frames, model=folder.parts[-4])
     committed = pd.read_parquet(folder / "deltas.parquet")
     # Same machine type and library pins: only last-bit float noise in MiniLM may differ.
@@ -53,7 +53,7 @@ def test_summaries_and_leaderboard_rebuild_byte_identically(tmp_path: Path) -> N
         os.utime(deltas)  # newer than the records: reuse the committed deltas, do not recompute
         (deltas.parent / "summary.json").unlink()
     out = tmp_path / "leaderboard.json"
-    run_analysis(AnalyzeRequest(DEFAULT_SET, DEFAULT_SET_VERSION, root, out))
+    run_analysis(AnalyzeRequest(DEFAULT_SET, BOARD_SET_VERSION, root, out))
     for folder in RESULTS:
         rebuilt = root / folder.relative_to(SUBMISSIONS_DIR) / "summary.json"
         assert rebuilt.read_bytes() == (folder / "summary.json").read_bytes(), folder.parts[-4]

@@ -248,3 +248,59 @@ def test_more_ranks_than_items_still_merges(tmp_path: Path) -> None:
     _run(FakeBackend(), tmp_path / "one", variant_set=small)
     _run(FakeBackend(), tmp_path / "many", variant_set=small, world_size=3)  # rank 2 has no item
     assert_same_results(tmp_path / "one", tmp_path / "many")
+
+
+def test_compact_activations_give_the_same_activation_deltas(tmp_path: Path) -> None:
+    """A compact run keeps the baselines' vectors and each other row's per-layer cosine to them; the
+    activation measures computed from it equal those of a full run bit for bit, at a fraction of the bytes."""
+    from benchmark.axes.deltas import act_cos_last, act_cos_mean, align
+    from benchmark.safetensors_check import read_safetensors
+    from benchmark.submissions.validate_results import activation_layout_ok
+
+    backend, variant_set = tiny_backend(), toy_variant_set()
+    full, compact = tmp_path / "full", tmp_path / "compact"
+    collect(backend, variant_set, full, profile=SMOKE, batch_size=4, progress=False)
+    finalize(full)
+    collect(backend, variant_set, compact, profile=SMOKE, batch_size=4, progress=False, activations="compact")
+    finalize(compact)
+    assert json.loads((compact / "run.json").read_text())["activations"] == "compact"
+    assert "activations" not in json.loads((full / "run.json").read_text())
+    assert _records(full).keys() == _records(compact).keys()
+    for name, frame in _records(full).items():
+        pd.testing.assert_frame_equal(frame, _records(compact)[name])
+        a, c = _activations(full)[name], _activations(compact)[name]
+        assert all(c[k].ndim == (2 if k.endswith("baseline/none/0") else 1) for k in c)
+        assert activation_layout_ok(read_safetensors(compact / "activations" / f"{name}.safetensors"))
+        variants = variant_set.frame(name)
+        for fn in (act_cos_last, act_cos_mean):
+            np.testing.assert_array_equal(
+                fn(align(frame, variants, a), None),
+                fn(align(frame, variants, c), None),  # type: ignore[arg-type]
+            )
+    size = lambda d: sum(p.stat().st_size for p in (d / "activations").glob("*"))  # noqa: E731
+    assert size(compact) < size(full)
+
+
+def test_unknown_activation_setting_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SagoError, match="activations must be"):
+        collect(
+            tiny_backend(), toy_variant_set(), tmp_path, profile=SMOKE, progress=False, activations="half"
+        )
+
+
+def test_a_checkpoint_this_machine_did_not_start_is_not_resumed(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A planted checkpoint (a plan whose started_by token this machine never issued, not tracked by git)
+    is refused in one line; the checkpoint this machine started resumes."""
+    monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
+    backend, variant_set = FakeBackend(), toy_variant_set()
+    out = tmp_path / "run"
+    start_rank(backend, variant_set, out, profile=SMOKE, batch_size=4, datasets=None, rank=0, world_size=1)
+    start_rank(backend, variant_set, out, profile=SMOKE, batch_size=4, datasets=None, rank=0, world_size=1)
+    plan = out / "checkpoint" / "rank-0" / "plan.json"
+    data = json.loads(plan.read_text())
+    data["started_by"] = "0123456789abcdef"
+    plan.write_text(json.dumps(data))
+    with pytest.raises(SagoError, match="did not start and the checkout does not track"):
+        start_rank(
+            backend, variant_set, out, profile=SMOKE, batch_size=4, datasets=None, rank=0, world_size=1
+        )

@@ -20,7 +20,7 @@ import yaml
 from benchmark.integrity import file_hashes
 from benchmark.provenance import sha256_file
 from benchmark.results import write_json
-from benchmark.schema import DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS
+from benchmark.schema import DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS, VARIANT_SCHEMA_VERSION
 from benchmark.variants.freeze import write_variant_table
 
 EXAMPLE = Path(__file__).parent / "fixtures" / "leaderboard_example.json"
@@ -96,7 +96,7 @@ def write_variant_set(root: Path) -> Path:
         write_variant_table(_variant_rows(dataset), folder / "data" / f"{dataset}.parquet")
         files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
     manifest = {
-        "schema_version": 1,
+        "schema_version": VARIANT_SCHEMA_VERSION,
         "set": SET,
         "version": VERSION,
         "files": files,

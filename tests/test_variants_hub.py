@@ -91,11 +91,11 @@ def test_download_refuses_a_corrupted_snapshot(built: Path, tmp_path: Path) -> N
 
 
 def test_cli_verify_ok_and_one_line_error(built: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
-    assert main(["variants", "verify", "--set", "toy", "--root", str(built)]) == 0
+    assert main(["variants", "verify", "--set", "toy", "--version", "v1", "--root", str(built)]) == 0
     assert "ok " in capsys.readouterr().out
     parquet = built / "toy" / "v1" / "data" / "trivia_qa.parquet"
     parquet.write_bytes(b"x" + parquet.read_bytes())
-    assert main(["variants", "verify", "--set", "toy", "--root", str(built)]) == 2
+    assert main(["variants", "verify", "--set", "toy", "--version", "v1", "--root", str(built)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "trivia_qa.parquet" in err and err.count("\n") == 1
 

@@ -1,9 +1,16 @@
-"""Accuracy beside the stability axes: does a response contain a gold answer?
+"""Accuracy beside the stability axes: does a response *state* a gold answer?
 
 Three kinds of gold answer, decided from the aliases themselves:
-- numbers (gsm8k-style): the *last* number in the response must equal one of them numerically;
-- yes/no: the *first* yes/no word of the response must match;
-- anything else: some normalised alias must appear, as whole words, in the normalised response.
+- numbers (gsm8k-style): the final answer — after "####", else after "answer is"/"answer:", else the
+  last number of the response;
+- verdicts (yes/no, true/false): the first verdict word the response states as its own judgement —
+  never a word inside a question it asks back, nor inside a repeat of the prompt;
+- anything else: a normalised alias (SQuAD normalisation) as whole words; an alias that the prompt
+  already contains counts only where the response states it outside an echo of the prompt.
+
+An echo is a run of at least :data:`ECHO_WORDS` consecutive normalised words that also occurs in the
+prompt: a small model that asks the question back ("Which of the following is true about the following
+statement? …") or repeats it is not credited with the words it copied.
 """
 
 from __future__ import annotations
@@ -16,7 +23,13 @@ from collections.abc import Sequence
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans({c: " " for c in string.punctuation + "‘’“”"})
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
-_YES_NO = re.compile(r"\b(yes|no)\b")
+_FINAL = re.compile(
+    r"####\s*\$?\s*(-?[\d,]*\.?\d+)|answer\s*(?:is|:|=)\s*\$?\s*(-?[\d,]*\.?\d+)", re.IGNORECASE
+)
+_VERDICT_WORDS = {"yes": "yes", "no": "no", "true": "true", "false": "false"}
+ECHO_WORDS = 4
+"""Consecutive words shared with the prompt that make a stretch of the response an echo (a whole
+sentence of two or more words found in the prompt is one too)."""
 
 
 def normalise(text: str) -> str:
@@ -42,35 +55,118 @@ def parse_number(text: str) -> float | None:
 
 
 def last_number(text: str) -> float | None:
-    """The last number written in ``text`` (gsm8k convention: the final answer comes last)."""
+    """The last number written in ``text``."""
     found = _NUMBER.findall(text)
     return float(found[-1].replace(",", "").rstrip(".")) if found else None
 
 
+def final_number(text: str) -> float | None:
+    """The response's final answer: after the last "####" or "answer is", else its last number.
+
+    >>> final_number("3 + 4 = 7. #### 7"), final_number("So the answer is 1,200 apples. Step 3: 5")
+    (7.0, 1200.0)
+    >>> final_number("1. Add 2 and 3\\n2. Then 5")
+    5.0
+    """
+    marked = [m.group(1) or m.group(2) for m in _FINAL.finditer(text)]
+    if marked:
+        return float(marked[-1].replace(",", ""))
+    return last_number(text)
+
+
+def own_words(response: str, prompt: str) -> list[str]:
+    """The response's normalised words minus echoes of the prompt (runs of :data:`ECHO_WORDS`+ words
+    found in the prompt) and minus every sentence it ends with a question mark.
+
+    >>> own_words("Is the sky blue? Yes, the sky is blue.", "Is the sky blue?")
+    ['yes', 'sky', 'is', 'blue']
+    >>> q = "Is the following statement true or false? Frogs die"
+    >>> own_words(q, q)
+    []
+    """
+    padded = f" {normalise(prompt)} "
+    sentences = [
+        s for s in re.split(r"(?<=[.!?])\s+|\n+", response) if s.strip() and not s.strip().endswith("?")
+    ]
+    if prompt:  # a sentence of two or more words copied whole from the prompt is an echo, however short
+        sentences = [
+            s for s in sentences if len(normalise(s).split()) < 2 or f" {normalise(s)} " not in padded
+        ]
+    words = normalise(" ".join(sentences)).split()
+    if not prompt:
+        return words
+    echo = [False] * len(words)
+    for start in range(len(words) - ECHO_WORDS + 1):
+        if f" {' '.join(words[start : start + ECHO_WORDS])} " in padded:
+            for i in range(start, start + ECHO_WORDS):
+                echo[i] = True
+    return [w for w, e in zip(words, echo, strict=True) if not e]
+
+
+def first_verdict(response: str, prompt: str, kinds: frozenset[str]) -> str | None:
+    """The first of ``kinds`` (yes/no or true/false) the response states as its own judgement."""
+    for word in own_words(response, prompt):
+        if word in kinds:
+            return word
+    return None
+
+
 def first_yes_no(text: str) -> str | None:
-    """The first standalone "yes" or "no" in ``text``, lower-cased."""
-    match = _YES_NO.search(text.lower())
-    return match.group(1) if match else None
+    """The first standalone "yes" or "no" in ``text``, lower-cased (no prompt: nothing is an echo)."""
+    return first_verdict(text, "", frozenset({"yes", "no"}))
 
 
-def is_correct(response: str, answers: Sequence[str]) -> float:
-    """1.0 when ``response`` matches a gold answer, 0.0 when not, NaN without gold answers.
+def answer_kind(answers: Sequence[str]) -> str:
+    """'number', 'verdict' or 'text' for a gold-answer list.
+
+    >>> answer_kind(["109"]), answer_kind(["false"]), answer_kind(["Yes"]), answer_kind(["Gobi"])
+    ('number', 'verdict', 'verdict', 'text')
+    """
+    golds = [a for a in answers if a and a.strip()]
+    if golds and all(parse_number(a) is not None for a in golds):
+        return "number"
+    if golds and {normalise(a) for a in golds} <= set(_VERDICT_WORDS):
+        return "verdict"
+    return "text"
+
+
+def is_correct(response: str, answers: Sequence[str], prompt: str = "") -> float:
+    """1.0 when ``response`` states a gold answer, 0.0 when not, NaN without gold answers.
 
     >>> is_correct("It is Paris, of course.", ["paris"]), is_correct("So the total is 1,200.", ["1200"])
     (1.0, 1.0)
     >>> is_correct("No, it is not.", ["yes"]), is_correct("anything", [])
     (0.0, nan)
+
+    Echoes of the prompt are not answers:
+
+    >>> q = "Is the following statement true or false? Houseflies live 20 to 30 days."
+    >>> is_correct("Which of the following is true about the following statement? " + q, ["true"], q)
+    0.0
+    >>> is_correct("True. Houseflies do live that long.", ["true"], q)
+    1.0
     """
     golds = [a for a in answers if a and a.strip()]
     if not golds:
         return math.nan
-    numbers = [parse_number(a) for a in golds]
-    if all(n is not None for n in numbers):
-        found = last_number(response)
+    kind = answer_kind(golds)
+    if kind == "number":
+        found = final_number(response)
+        numbers = [parse_number(a) for a in golds]
         return float(
             found is not None and any(math.isclose(found, n, abs_tol=1e-6) for n in numbers if n is not None)
         )
-    if {normalise(a) for a in golds} <= {"yes", "no"}:
-        return float(first_yes_no(response) in {normalise(a) for a in golds})
-    padded = f" {normalise(response)} "
-    return float(any(f" {alias} " in padded for alias in map(normalise, golds) if alias))
+    wanted = {normalise(a) for a in golds}
+    if kind == "verdict":
+        pair = frozenset({"yes", "no"}) if wanted <= {"yes", "no"} else frozenset({"true", "false"})
+        return float(first_verdict(response, prompt, pair) in wanted)
+    said = f" {' '.join(own_words(response, prompt))} "
+    plain = f" {normalise(response)} "
+    in_prompt = f" {normalise(prompt)} "
+    return float(
+        any(
+            f" {alias} " in (said if f" {alias} " in in_prompt else plain)
+            for alias in map(normalise, golds)
+            if alias
+        )
+    )

@@ -77,6 +77,10 @@ class AxisScorers:
     """``"authors"`` (default) or ``"ours"``: see ``benchmark.axes.mirroring``."""
     bleu_form: str = "sentence"
     """``"sentence"`` (effective order, default) or ``"corpus"`` (the authors' exact corpus_bleu)."""
+    length_target: str = "achieved"
+    """What length mirroring compares the response ratio with: ``"achieved"`` (ours, default: the
+    prompt's achieved word ratio where the variant set records it, else the multiplier) or
+    ``"nominal"`` (the authors': always the multiplier); ``$SAGO_LENGTH_TARGET`` sets it."""
 
     @classmethod
     def default(
@@ -103,20 +107,21 @@ class AxisScorers:
         if rules not in RULES:
             raise SagoError(f"${MIRRORING_ENV}={rules!r} is not one of {', '.join(RULES)}")
         form = bleu_form or configured_bleu_form()
-        return cls(
-            BertScore(bert_encoder),
-            EmbeddingCosine(embedder),
-            judge,
-            {
-                "bertscore": backbone.name,
-                "embed_cos": minilm.name,
-                "politeness": type(judge).__name__,
-                "mirroring": rules,
-                "bleu": form,
-            },
-            rules,
-            form,
-        )
+        target = os.environ.get(LENGTH_TARGET_ENV) or "achieved"
+        if target not in ("achieved", "nominal"):
+            raise SagoError(f"${LENGTH_TARGET_ENV}={target!r} is not one of achieved, nominal")
+        settings = {
+            "bertscore": backbone.name,
+            "embed_cos": minilm.name,
+            "politeness": type(judge).__name__,
+            "mirroring": rules,
+            "bleu": form,
+        }
+        if (
+            target != "achieved"
+        ):  # the default is left out, so results made before the switch keep their bytes
+            settings["length_target"] = target
+        return cls(BertScore(bert_encoder), EmbeddingCosine(embedder), judge, settings, rules, form, target)
 
 
 class MeasureFn(Protocol):
@@ -177,10 +182,32 @@ MEASURE_FNS.add("logprob_mean", _confidence("logprob_mean"))
 MEASURE_FNS.add("entropy", _confidence("entropy_mean"))
 
 
+LENGTH_TARGET_ENV = "SAGO_LENGTH_TARGET"
+
+
+def mirror_targets(frame: pd.DataFrame, length_target: str) -> np.ndarray:
+    """The strength each row's mirroring rule reads: a length row's achieved prompt ratio where the
+    variant set records one and ``length_target`` is "achieved"; the nominal strength otherwise.
+
+    >>> f = pd.DataFrame({"family": ["length", "length", "spacing"], "strength": [2.0, 3.0, 5.0],
+    ...                   "length_ratio": [1.9, float("nan"), float("nan")]})
+    >>> mirror_targets(f, "achieved").tolist(), mirror_targets(f, "nominal").tolist()
+    ([1.9, 3.0, 5.0], [2.0, 3.0, 5.0])
+    """
+    strength = np.asarray(frame["strength"], dtype=np.float64)
+    if length_target != "achieved" or "length_ratio" not in frame.columns:
+        return strength
+    ratio = np.asarray(frame["length_ratio"], dtype=np.float64)
+    use = np.asarray(frame["family"] == "length") & np.isfinite(ratio)
+    return np.asarray(np.where(use, ratio, strength), dtype=np.float64)
+
+
 @MEASURE_FNS.register("mirroring")
 def mirroring(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     f = pairs.frame
-    rows = zip(f["family"], f["response"], f["response_0"], f["strength"].astype(float), strict=True)
+    rows = zip(
+        f["family"], f["response"], f["response_0"], mirror_targets(f, scorers.length_target), strict=True
+    )
     return np.array(
         [
             mirroring_delta(fam, y, y0, s, scorers.politeness, scorers.mirroring_rules)
@@ -220,9 +247,18 @@ def align(records: pd.DataFrame, variants: pd.DataFrame, activations: Mapping[st
             f"records have no baseline row ({BASELINE_VARIANT_ID}) for items {list(lacking)[:5]}; "
             "re-run the harness for them"
         )
-    gold = variants[variants["variant_id"] == BASELINE_VARIANT_ID][[*keys, "answers"]]
-    frame = frame.merge(gold, on=keys, how="left", validate="many_to_one")
+    gold = variants[variants["variant_id"] == BASELINE_VARIANT_ID][[*keys, "answers", "prompt"]]
+    frame = frame.merge(
+        gold.rename(columns={"prompt": "prompt_0"}), on=keys, how="left", validate="many_to_one"
+    )
+    asked = variants[[*keys, "variant_id", "prompt"]]
+    frame = frame.merge(asked, on=[*keys, "variant_id"], how="left", validate="many_to_one")
+    # controls outside the set (the rerun row) were asked the baseline prompt
+    frame["prompt"] = frame["prompt"].where(frame["prompt"].notna(), frame["prompt_0"]).fillna("").astype(str)
     frame["answers"] = [list(a) if isinstance(a, (list, tuple, np.ndarray)) else [] for a in frame["answers"]]
+    if "length_ratio" in variants.columns:  # variant schema 2: the achieved ratio of each length row
+        ratios = variants[[*keys, "variant_id", "length_ratio"]]
+        frame = frame.merge(ratios, on=[*keys, "variant_id"], how="left", validate="many_to_one")
     return Pairs(frame.reset_index(drop=True), activations)
 
 
@@ -248,6 +284,9 @@ def compute_deltas(
         values = np.asarray(MEASURE_FNS.get(measure.name)(pairs, scorers), dtype=np.float64)
         out[f"delta_{measure.name}"] = np.where(is_baseline, 0.0, values)
     out["correct"] = [
-        is_correct(y, a) for y, a in zip(pairs.frame["response"], pairs.frame["answers"], strict=True)
+        is_correct(y, a, x)
+        for y, a, x in zip(
+            pairs.frame["response"], pairs.frame["answers"], pairs.frame["prompt"], strict=True
+        )
     ]
     return out.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)

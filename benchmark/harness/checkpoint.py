@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file
 
-from benchmark.results import write_parquet, write_tensors
+from benchmark.results import PLAN_FILE, write_parquet, write_tensors
 
 _STATS_KEY = b"sago_part_stats"
 
@@ -33,7 +33,8 @@ class Part:
     records: pd.DataFrame
     """one row per request: ``key`` + the record columns."""
     activations: Mapping[str, np.ndarray]
-    """key -> float16 [n_layers + 1, hidden] (empty when the backend declares no hidden states)."""
+    """key -> float16 [n_layers + 1, hidden] (empty when the backend declares no hidden states), or, in
+    a compact run's variant parts, float64 [n_layers + 1]: the per-layer cosine to the item's baseline."""
     stats: Mapping[str, Any]
     """seconds and token counts of the batch."""
 
@@ -65,12 +66,24 @@ class PartStore:
         frames = [pq.read_table(f).to_pandas() for f in files]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
-    def activations(self) -> dict[str, np.ndarray]:
-        """Activations of the finished parts only (an orphan safetensors file is ignored)."""
+    def activations(self, prefix: str = "") -> dict[str, np.ndarray]:
+        """Activations of the finished parts (name starting with ``prefix``) only; an orphan safetensors
+        file is ignored."""
         merged: dict[str, np.ndarray] = {}
-        for name in sorted(self.finished()):
+        for name in sorted(n for n in self.finished() if n.startswith(prefix)):
             merged.update(load_file(str(self.folder / f"{name}.safetensors")))
         return merged
+
+    def finished_files(self) -> list[Path]:
+        """The files that hold this rank's finished work: plan.json, then each finished part's activations
+        and records (what a long run commits, so a fresh clone resumes it; in-flight files are left out)."""
+        plan = [self.folder / PLAN_FILE] if (self.folder / PLAN_FILE).is_file() else []
+        parts = [
+            self.folder / f"{n}{suffix}"
+            for n in sorted(self.finished())
+            for suffix in (".safetensors", ".parquet")
+        ]
+        return plan + [p for p in parts if p.is_file()]
 
     def stats(self) -> list[dict[str, Any]]:
         """Per-part stats, in part-name order."""

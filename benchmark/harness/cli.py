@@ -17,6 +17,8 @@ from benchmark.harness.evaluate import (
 from benchmark.harness.profiles import PROFILES, get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import ENGINES
+from benchmark.paths import check_slug
+from benchmark.results import results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
 
@@ -81,6 +83,12 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
     help="Data-parallel ranks (accelerate launch; one GPU each, or CPU shares over gloo).",
 )
 @click.option("--device-map", default=None, help='"auto": shard a model too big for one GPU over all GPUs.')
+@click.option(
+    "--keep-activations",
+    is_flag=True,
+    help="Keep every row's hidden-state vectors (large; never committed). Default: baselines keep "
+    "their vectors, every other row its per-layer cosine to them, which is all the measures need.",
+)
 def evaluate(
     slugs: tuple[str, ...],
     pending: bool,
@@ -97,6 +105,7 @@ def evaluate(
     no_progress: bool,
     num_processes: int,
     device_map: str | None,
+    keep_activations: bool,
 ) -> None:
     """Run submissions on a variant set and store raw outputs (records, activations, run.json).
 
@@ -119,6 +128,7 @@ def evaluate(
         force=force,
         progress=not no_progress,
         device_map=device_map,
+        activations="full" if keep_activations else "compact",
     )
     variant_set = open_variant_set(set_name, version)
     check_options(options, variant_set)  # every option checked before any file is touched
@@ -179,3 +189,24 @@ def bench(
     click.echo(f"bench {slug} ({profile}, {backend.describe()['device']}, engine {backend.engine_name})")
     for line in result.lines():
         click.echo(line)
+
+
+@click.command(name="checkpoint-files")
+@click.argument("slugs", nargs=-1, required=True)
+@click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
+@click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version.")
+def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str) -> None:
+    """Print the finished checkpoint files of running or stopped evaluations, one path per line.
+
+    A long run commits them as they finish (`git add -f $(sago checkpoint-files SLUG --version v2)`), so a
+    fresh clone resumes it where it stopped; a committed, unmodified checkpoint is the only one besides
+    this machine's own that `sago evaluate` resumes.
+    """
+    from benchmark.harness.checkpoint import PartStore
+    from benchmark.results import ResultsFolder
+
+    for slug in slugs:
+        folder = ResultsFolder(results_dir(check_slug(slug), set_name, version, paths.SUBMISSIONS_DIR))
+        for rank in sorted(folder.checkpoint.glob("rank-*")) if folder.checkpoint.is_dir() else []:
+            for path in PartStore(rank).finished_files():
+                click.echo(path.relative_to(paths.REPO_ROOT).as_posix())

@@ -17,6 +17,7 @@ and the ranks' merged records equal a one-process run's.
 from __future__ import annotations
 
 import json
+import resource
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,8 +30,10 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from benchmark.axes.activations import layer_cosines
 from benchmark.documents import PlanDocument
 from benchmark.errors import SagoError
+from benchmark.harness import trust
 from benchmark.harness.checkpoint import Part, PartStore
 from benchmark.harness.profiles import Profile, select_rows
 from benchmark.harness.sets import VariantSetLike, checked_frame
@@ -38,6 +41,10 @@ from benchmark.models.protocol import ModelBackend, VariantOutput, VariantReques
 from benchmark.results import CHECKPOINT_DIR, DONE_FILE, PLAN_FILE, write_json
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, RECORD_COLUMNS
 
+FULL = "full"
+"""Activations setting: every row's hidden-state vectors are kept."""
+COMPACT = "compact"
+"""Activations setting: baselines keep their vectors, every other row its per-layer cosine to them."""
 RERUN_FAMILY = "rerun"
 RERUN_VARIANT_ID = "rerun/none/0"
 SHARDING = "batch"
@@ -209,6 +216,7 @@ def collect(
     seed: int = DEFAULT_SEED,
     run_info: Mapping[str, Any] | None = None,
     progress: bool = True,
+    activations: str = FULL,
 ) -> RankResult:
     """Run this rank's share of the selected (item, variant)s and checkpoint every batch.
 
@@ -227,6 +235,9 @@ def collect(
         seed: seeds torch before any model call.
         run_info: extra provenance carried into run.json (submission, set name, version).
         progress: show tqdm bars.
+        activations: ``"full"`` keeps every hidden-state vector; ``"compact"`` keeps the baselines'
+            vectors and, for every other row, only its per-layer cosine to the item's baseline (what the
+            activation measures read), which is ~1/500 of the size.
 
     Returns:
         A :class:`RankResult`. Call :func:`benchmark.harness.finalize.finalize` once every rank is done.
@@ -242,10 +253,13 @@ def collect(
         world_size=ranks.world_size,
         seed=seed,
         run_info=run_info,
+        activations=activations,
     )
     ran, skipped = run_baseline_phase(share, backend, profile, progress=progress)
     ranks.barrier()
-    ran2, skipped2 = run_variant_phase(share, backend, profile, progress=progress)
+    ran2, skipped2 = run_variant_phase(
+        share, backend, profile, progress=progress, compact=activations == COMPACT
+    )
     finish_rank(share, backend)
     return RankResult(share.store.folder, ran + ran2, skipped + skipped2)
 
@@ -262,8 +276,11 @@ def start_rank(
     world_size: int,
     seed: int = DEFAULT_SEED,
     run_info: Mapping[str, Any] | None = None,
+    activations: str = FULL,
 ) -> RankShare:
     """Plan this rank's share and write (or check, on resume) its ``plan.json``."""
+    if activations not in (FULL, COMPACT):
+        raise SagoError(f"activations must be {FULL!r} or {COMPACT!r}, not {activations!r}")
     torch.manual_seed(seed)
     tasks = select_tasks(variant_set, profile, datasets)
     share = rank_share(results_dir, tasks, batch_size=batch_size, rank=rank, world_size=world_size)
@@ -280,6 +297,8 @@ def start_rank(
         seed=seed,
         run_info=run_info or {},
         sharding=SHARDING,
+        # only a compact run records the setting, so full runs keep their earlier plan and run.json bytes
+        **({"activations": COMPACT} if activations == COMPACT else {}),
     )
     check_or_write_plan(share.store.folder, plan)
     return share
@@ -294,22 +313,29 @@ def run_baseline_phase(
 
 
 def run_variant_phase(
-    share: RankShare, backend: ModelBackend, profile: Profile, *, progress: bool = True
+    share: RankShare, backend: ModelBackend, profile: Profile, *, progress: bool = True, compact: bool = False
 ) -> tuple[int, int]:
     """Run this rank's variant and rerun batches with y_0 read from *every* rank's baseline parts.
 
-    Call it only after all ranks finished :func:`run_baseline_phase` (a barrier).
+    Call it only after all ranks finished :func:`run_baseline_phase` (a barrier). ``compact``: store
+    each variant's per-layer cosine to its item's baseline hidden state instead of the vectors.
     """
     y0: dict[tuple[str, str], str] = {}
+    reference: dict[tuple[str, str], np.ndarray] = {}
     for rank in range(share.world_size):
-        y0.update(baseline_responses(PartStore(share.store.folder.parent / f"rank-{rank}")))
-    run = runner(backend, profile, baselines=y0)
+        store = PartStore(share.store.folder.parent / f"rank-{rank}")
+        y0.update(baseline_responses(store))
+        if compact:
+            reference.update(baseline_hidden(store))
+    run = runner(backend, profile, baselines=y0, reference=reference if compact else None)
     return run_batches(share.store, share.rest, run, progress, f"variants (rank {share.rank})")
 
 
 def finish_rank(share: RankShare, backend: ModelBackend) -> None:
     """Mark the rank done (finalize refuses to merge ranks without this file)."""
-    write_json(share.store.folder / DONE_FILE, {"model": backend.describe(), "finished_at": utc_timestamp()})
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    done = {"model": backend.describe(), "finished_at": utc_timestamp(), "peak_rss_mib": round(peak, 1)}
+    write_json(share.store.folder / DONE_FILE, done)
 
 
 def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None) -> list[Task]:
@@ -377,13 +403,25 @@ def baseline_responses(store: PartStore) -> dict[tuple[str, str], str]:
     return {(d, i): r for d, i, r in zip(frame["dataset"], frame["item_id"], frame["response"], strict=True)}
 
 
+def baseline_hidden(store: PartStore) -> dict[tuple[str, str], np.ndarray]:
+    """(dataset, item_id) -> the baseline's float16 hidden states, from the finished baseline parts."""
+    return {
+        (key.split("|", 2)[0], key.split("|", 2)[1]): array
+        for key, array in store.activations("base-").items()
+    }
+
+
 Runner = Callable[[Batch], Part]
 
 
 def runner(
-    backend: ModelBackend, profile: Profile, baselines: Mapping[tuple[str, str], str] | None
+    backend: ModelBackend,
+    profile: Profile,
+    baselines: Mapping[tuple[str, str], str] | None,
+    reference: Mapping[tuple[str, str], np.ndarray] | None = None,
 ) -> Runner:
-    """A function that computes one batch's part (baselines phase when ``baselines`` is None)."""
+    """A function that computes one batch's part (baselines phase when ``baselines`` is None); with a
+    ``reference`` (compact activations) each row keeps its per-layer cosine to that baseline state."""
 
     def run(batch: Batch) -> Part:
         start = time.perf_counter()
@@ -392,7 +430,12 @@ def runner(
         else:
             requests = [VariantRequest(t.key, t.prompt, baselines[t.item]) for t in batch.tasks]
             outputs = backend.run(requests, max_new_tokens=profile.max_new_tokens)
-        return _part(batch, outputs, time.perf_counter() - start, backend.capabilities.hidden_states)
+        part = _part(batch, outputs, time.perf_counter() - start, backend.capabilities.hidden_states)
+        if reference is None:
+            return part
+        tasks = {t.key: t for t in batch.tasks}
+        cosines = {k: layer_cosines(v, reference[tasks[k].item]) for k, v in part.activations.items()}
+        return replace(part, activations=cosines)
 
     return run
 
@@ -489,7 +532,13 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
     """Write ``plan.json`` on a first start; on a restart refuse a plan that differs from the stored one."""
     path = folder / PLAN_FILE
     if path.exists():
-        old = {k: v for k, v in PlanDocument.read(path).data.items() if k != "started_at"}
+        stored = PlanDocument.read(path).data
+        if not trust.trusted(path, stored.get("started_by")):
+            raise SagoError(
+                f"{folder} holds a checkpoint this machine did not start and the checkout does not track; "
+                "it will not be resumed into results: delete it, or rerun with --force"
+            )
+        old = {k: v for k, v in stored.items() if k not in ("started_at", "started_by")}
         plan = json.loads(json.dumps(plan, default=str))  # compare as it would read back
         changed = sorted(k for k in set(old) | set(plan) if old.get(k) != plan.get(k))
         if changed:
@@ -498,7 +547,10 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
                 "rerun with --force to discard it"
             )
         return
-    write_json(path, PlanDocument.from_json({**plan, "started_at": utc_timestamp()}, path).to_json())
+    token = trust.new_token()
+    trust.remember(token)
+    stamped = {**plan, "started_at": utc_timestamp(), "started_by": token}
+    write_json(path, PlanDocument.from_json(stamped, path).to_json())
 
 
 def utc_timestamp() -> str:

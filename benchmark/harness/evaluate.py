@@ -65,6 +65,10 @@ class EvaluateOptions:
     """show progress bars."""
     device_map: str | None = None
     """e.g. "auto": shard one model over all visible GPUs (see ``load_backend``)."""
+    activations: str = "compact"
+    """"compact" (default): baselines keep their hidden-state vectors, every other row its per-layer
+    cosine to them (all the activation measures need; ~1/500 of the size); "full"
+    (``--keep-activations``): every row's vectors, as results made before compact storage have."""
 
 
 def evaluate_submission(
@@ -158,6 +162,7 @@ def evaluate_model(
         seed=DEFAULT_SEED,
         run_info=_run_info(label, options, submission, backend.name),
         progress=options.progress,
+        activations=options.activations,
     )
     ranks.barrier()
     if not ranks.is_main:

@@ -176,6 +176,7 @@ def run_json(
         "device": model.get("device"),
         "chat_template": model.get("chat_template"),
         "batch_size": first["batch_size"],
+        **({"activations": first["activations"]} if "activations" in first else {}),
         "batch_sizes_used": {
             str(p.rank): d["model"].get("batch_sizes") for p, d in zip(plans, done, strict=True)
         },
@@ -198,6 +199,11 @@ def _timings(
         "model_seconds": round(sum(by_phase.values()), 3),
         "started_at": _started_at(plans),
         "finished_at": max(d["finished_at"] for d in done),
+        **(
+            {"peak_rss_mib": max(float(d["peak_rss_mib"]) for d in done)}
+            if all("peak_rss_mib" in d for d in done)
+            else {}
+        ),
     }
 
 

@@ -48,7 +48,7 @@ from benchmark.models.bench_engines import (
     random_prompts,
 )
 from benchmark.results import ResultsFolder, results_dir
-from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.schema import BASELINE_FAMILY, BOARD_SET_VERSION, DEFAULT_SET
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
 MEASURES = ("logprob_sum", "logprob_mean", "entropy_mean")
@@ -160,11 +160,19 @@ def run_smollm2(
     root = scratch / dtype
     (root / slug).mkdir(parents=True)
     (root / slug / "submission.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    # compares with the committed CPU records, which are on the board's set version, full activations
     options = EvaluateOptions(
-        profile=profile, device=device, datasets=datasets, batch_size=8, force=True, progress=False
+        version=BOARD_SET_VERSION,
+        profile=profile,
+        device=device,
+        datasets=datasets,
+        batch_size=8,
+        force=True,
+        progress=False,
+        activations="full",
     )
     evaluate_submission(slug, options, root=root)
-    return results_dir(slug, DEFAULT_SET, DEFAULT_SET_VERSION, root)
+    return results_dir(slug, DEFAULT_SET, BOARD_SET_VERSION, root)
 
 
 def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> AgreementRow:
@@ -244,7 +252,7 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int) -> str:
         shapes, dtype = [SHAPES["llama-1b"], SHAPES["llama-8b"]], torch.bfloat16
         workload = Workload(4 * batch_size, batch_size, 40, 120, 100, 100, seed=0)
     phases = [bench_phases(s, workload, device=device, dtype=dtype, peak_flops=peak_flops) for s in shapes]
-    tasks = select_tasks(open_variant_set(DEFAULT_SET, DEFAULT_SET_VERSION), get_profile("paper"), None)
+    tasks = select_tasks(open_variant_set(DEFAULT_SET, BOARD_SET_VERSION), get_profile("paper"), None)
     paper = len(tasks) + sum(t.family == BASELINE_FAMILY for t in tasks)  # + the rerun controls
     estimate = (
         f"ESTIMATE (extrapolated from the {phases[-1].model} row, not measured): the paper profile's "
@@ -259,7 +267,7 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int) -> str:
 
 
 def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
-    committed = results_dir(SMOLLM2, DEFAULT_SET, DEFAULT_SET_VERSION)
+    committed = results_dir(SMOLLM2, DEFAULT_SET, BOARD_SET_VERSION)
     rows = []
     for dtype in ("float32", "bfloat16"):
         began = time.perf_counter()
@@ -272,7 +280,7 @@ def _dry_agreement(scratch: Path) -> list[AgreementRow]:
     """The comparison code path on the CPU: the tiny model in float32 (reference) and bfloat16."""
     from benchmark.testing import tiny_backend
 
-    dataset = open_variant_set(DEFAULT_SET, DEFAULT_SET_VERSION).datasets[:1]
+    dataset = open_variant_set(DEFAULT_SET, BOARD_SET_VERSION).datasets[:1]
     folders, seconds = {}, {}
     for dtype, torch_dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
         backend = tiny_backend(batch_size=4)
@@ -281,12 +289,14 @@ def _dry_agreement(scratch: Path) -> list[AgreementRow]:
         began = time.perf_counter()
         evaluate_submission(
             SMOLLM2,
-            EvaluateOptions(profile="bench", datasets=dataset, force=True, progress=False),
+            EvaluateOptions(
+                version=BOARD_SET_VERSION, profile="bench", datasets=dataset, force=True, progress=False
+            ),
             root=_copy_submission(root),
             backend=backend,
         )
         seconds[dtype] = time.perf_counter() - began
-        folders[dtype] = results_dir(SMOLLM2, DEFAULT_SET, DEFAULT_SET_VERSION, root)
+        folders[dtype] = results_dir(SMOLLM2, DEFAULT_SET, BOARD_SET_VERSION, root)
     return [agreement(folders["float32"], folders[d], d, seconds[d]) for d in folders]
 
 

@@ -163,7 +163,7 @@ def evaluate_argv(slug: str, options: EvaluateOptions) -> list[str]:
     """Command-line arguments of this module that reproduce ``options``.
 
     >>> evaluate_argv("m", EvaluateOptions(profile="cpu", batch_size=4, datasets=("a", "b")))[:5]
-    ['m', '--set', 'sago-v1', '--version', 'v1']
+    ['m', '--set', 'sago-v1', '--version', 'v2']
     """
     argv = [
         slug,
@@ -183,7 +183,8 @@ def evaluate_argv(slug: str, options: EvaluateOptions) -> list[str]:
     ):
         if value is not None:
             argv += [flag, str(value)]
-    return argv + ["--force"] * options.force + ["--no-progress"] * (not options.progress)
+    flags = ["--force"] * options.force + ["--no-progress"] * (not options.progress)
+    return argv + flags + ["--keep-activations"] * (options.activations == "full")
 
 
 def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) -> None:
@@ -209,6 +210,9 @@ def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) 
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads per rank.")
 @click.option("--force", is_flag=True)
 @click.option("--no-progress", is_flag=True)
+@click.option(
+    "--keep-activations", is_flag=True, help="Every row's hidden-state vectors (see sago evaluate)."
+)
 def worker(
     slug: str,
     set_name: str,
@@ -220,6 +224,7 @@ def worker(
     threads: int | None,
     force: bool,
     no_progress: bool,
+    keep_activations: bool,
 ) -> None:
     """One rank of a data-parallel ``sago evaluate`` (run it through ``accelerate launch``)."""
     options = EvaluateOptions(
@@ -232,6 +237,7 @@ def worker(
         threads=threads,
         force=force,
         progress=not no_progress,
+        activations="full" if keep_activations else "compact",
     )
     run_file = evaluate_distributed(slug, options)
     if run_file is not None:  # only the main rank finalizes (and says when it skipped)

@@ -30,10 +30,19 @@ class Profile:
     """generation limit."""
     description: str
     """one line for ``--help`` and run.json."""
+    every_level_of: tuple[str, ...] = ()
+    """families run at every level even when ``all_strengths`` is False (evidence: length and form,
+    whose six cells per item are the paper's whole length/form grid)."""
 
     def parameters(self) -> dict[str, object]:
-        """The profile as a JSON-ready dict."""
-        return asdict(self)
+        """The profile as a JSON-ready dict (``every_level_of`` only when set, so older run.json
+        files of the other profiles keep their bytes)."""
+        out = asdict(self)
+        if not self.every_level_of:
+            del out["every_level_of"]
+        else:
+            out["every_level_of"] = list(self.every_level_of)
+        return out
 
 
 PROFILES: Registry[Profile] = Registry("profile")
@@ -60,7 +69,8 @@ PROFILES.add(
         False,
         48,
         "evidence run on CPU: the paper's 16 items per dataset, weakest and strongest "
-        "level of every family, 48 tokens",
+        "level of every rule family, every length and form cell, 48 tokens",
+        every_level_of=("length", "form"),
     ),
 )
 PROFILES.add(
@@ -86,7 +96,7 @@ def select_rows(frame: pd.DataFrame, profile: Profile) -> pd.DataFrame:
     rows = frame[frame["item_rank"] < profile.items_per_dataset]
     if profile.all_strengths:
         return rows
-    return rows[_extreme_levels(rows)]
+    return rows[_extreme_levels(rows) | rows["family"].isin(profile.every_level_of)]
 
 
 def _extreme_levels(rows: pd.DataFrame) -> pd.Series:

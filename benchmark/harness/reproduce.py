@@ -22,7 +22,7 @@ from benchmark.documents import RunDocument
 from benchmark.entry import run_tool
 from benchmark.errors import SagoError
 from benchmark.results import ResultsFolder, results_dir
-from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.submissions import load_submission
 
 # run.json fields that a faithful re-run reproduces (timings, git commit and hardware may differ).
@@ -38,6 +38,7 @@ _DETERMINED = (
     "datasets",
     "chat_template",
     "world_size",
+    "activations",
 )
 _OUTPUT_GLOBS = ("records/*.parquet", "activations/*.safetensors")
 
@@ -77,6 +78,8 @@ def rerun_options(document: RunDocument, profile: str) -> dict[str, Any]:
         "datasets": None if datasets == "all" else tuple(datasets),
         "force": True,
         "progress": True,
+        # results from before compact storage kept every vector (run.json then records no setting)
+        "activations": run.get("activations", "full"),
     }
 
 
@@ -159,7 +162,7 @@ def reproduce(slug: str, profile: str, set_name: str, version: str, keep: bool) 
 @click.argument("slug", required=False)
 @click.option("--profile", default=None, help="The committed result's profile (checked against run.json).")
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
-@click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
+@click.option("--version", default=BOARD_SET_VERSION, show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the temporary folder with the fresh run.")
 def main_command(slug: str | None, profile: str | None, set_name: str, version: str, keep: bool) -> None:
     """Re-run one committed result into a temporary folder and diff it with the committed files."""

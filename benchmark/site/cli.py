@@ -10,7 +10,7 @@ import jinja2
 from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
@@ -25,7 +25,7 @@ def leaderboard() -> None:
 
 @leaderboard.command("build")
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
-@click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version.")
+@click.option("--version", default=BOARD_SET_VERSION, show_default=True, help="Variant set version.")
 @click.option(
     "--input",
     "input_path",

@@ -12,7 +12,7 @@ from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_slug
 from benchmark.results import LEADERBOARD_FILE
 from benchmark.rows import CellRow
-from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION, MEASURES
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET, MEASURES
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
 from benchmark.stats.summary import AnalysisOptions
@@ -53,7 +53,7 @@ def sgs_text_table(
 
 @click.command("analyze")
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
-@click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version.")
+@click.option("--version", default=BOARD_SET_VERSION, show_default=True, help="Variant set version.")
 @click.option(
     "--slug",
     "slugs",

@@ -7,7 +7,7 @@ readable, with a schema version this code knows and made on a variant set that e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +40,8 @@ from benchmark.results import (
     ResultsFolder,
 )
 from benchmark.safeload import load_json_object
-from benchmark.safetensors_check import read_safetensors
-from benchmark.schema import RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.safetensors_check import TensorInfo, read_safetensors
+from benchmark.schema import BASELINE_VARIANT_ID, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.submissions.failures import Failure, human_size
 from benchmark.submissions.schema import HubModel, PackagedModel, Submission
 
@@ -311,6 +311,17 @@ def _check_summary(path: Path, rel: Path) -> list[Failure]:
     return failures if summary is None else _schema_version(summary, rel, SUMMARY_SCHEMA_VERSION)
 
 
+def activation_layout_ok(tensors: Mapping[str, TensorInfo]) -> bool:
+    """Full: every tensor float16 [layers + 1, hidden] of one shape. Compact: the baselines so, every
+    other row float64 [layers + 1] (its per-layer cosine to the item's baseline)."""
+    vectors = {k for k, t in tensors.items() if k.endswith(f"|{BASELINE_VARIANT_ID}") or len(t.shape) == 2}
+    shapes = {tensors[k].shape for k in vectors}
+    if any(tensors[k].dtype != "F16" or len(tensors[k].shape) != 2 for k in vectors) or len(shapes) > 1:
+        return False
+    layers = next(iter(shapes))[0] if shapes else -1
+    return all(t.dtype == "F64" and t.shape == (layers,) for k, t in tensors.items() if k not in vectors)
+
+
 def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[str] | None) -> list[Failure]:
     """A fully parsed safetensors file of float16 [layers, hidden] arrays, one per record of its dataset."""
     big = _too_big(path, rel, ACTIVATIONS_DIR)
@@ -328,9 +339,15 @@ def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[
         tensors = read_safetensors(path)
     except FileProblem as err:
         return [Failure(str(rel), err.problem, err.fix)]
-    shapes = {t.shape for t in tensors.values()}
-    if any(t.dtype != "F16" for t in tensors.values()) or len(shapes) > 1 or any(len(s) != 2 for s in shapes):
-        return [Failure(str(rel), "tensors are not float16 [layers + 1, hidden] of one shape", EVALUATE)]
+    if not activation_layout_ok(tensors):
+        return [
+            Failure(
+                str(rel),
+                "tensors are neither float16 [layers + 1, hidden] of one shape (full) nor, for compact "
+                "results, such baselines with float64 [layers + 1] cosines for every other row",
+                EVALUATE,
+            )
+        ]
     records = ResultsFolder(folder).records(path.stem)
     try:
         table = pq.read_table(records, columns=["item_id", "variant_id"])

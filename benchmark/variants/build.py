@@ -14,8 +14,11 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from benchmark.errors import SagoError
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, VARIANT_COLUMNS
+from benchmark.variants import cells as written
 from benchmark.variants import llm
+from benchmark.variants import textfacts as tf
 from benchmark.variants.families import (
     CONTROL_ROWS,
     FAMILIES,
@@ -57,6 +60,9 @@ class BuildSpec:
     """candidates per LLM cell (replayed from the log, or asked for)."""
     min_llm_coverage: float = 0.0
     """share of LLM cells that need an accepted rewrite before the set may be frozen (v1 froze at 1.9 %)."""
+    cells: Path | None = None
+    """the maintainers' written cells (``variants/rewrites/<set>-<version>.cells.jsonl``); the model
+    rewriter is asked only for cells the file lacks."""
 
 
 @dataclass
@@ -73,6 +79,8 @@ class BuildResult:
     """tag of the rewriter whose outputs were used ('' when none)."""
     not_made: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """dataset -> family -> reason ('no_site', 'duplicate') -> cells left out."""
+    written: list[written.Cell] = field(default_factory=list)
+    """the written cells of the datasets built (made or not), as read from ``spec.cells``."""
 
 
 def build_set(
@@ -93,6 +101,10 @@ def build_set(
     result = BuildResult()
     samples = sample_items(spec, sources, embedder)
     jobs = llm_jobs(spec, samples)
+    if spec.cells is not None:
+        result.written = checked_cells(spec.cells, spec, samples)
+        have = {c.key for c in result.written}
+        jobs = [job for job in jobs if job.cell not in have]
     if jobs:
         result.attempts = llm.run_jobs(
             jobs,
@@ -111,7 +123,9 @@ def build_set(
     for name in tqdm(spec.datasets, desc="datasets", disable=not progress):
         not_made = result.not_made.setdefault(name, {})
         rows = _rule_rows(name, samples[name], spec.seed, not_made)
-        rows += _llm_rows(name, samples[name], result.attempts, {str(r["prompt"]) for r in rows}, not_made)
+        seen = {str(r["prompt"]) for r in rows}
+        rows += _written_rows(name, samples[name], result.written, seen, not_made)
+        rows += _llm_rows(name, samples[name], result.attempts, seen, not_made)
         result.frames[name] = _table(rows, embedder)
     return result
 
@@ -168,8 +182,79 @@ def llm_jobs(spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[llm
     ]
 
 
+def written_item(dataset: str, item: Item) -> written.Item:
+    """What the cell checks need of a sampled item."""
+    return written.Item(dataset, item.item_id, item.text, item.prompt, tuple(item.answers), item.template)
+
+
+def checked_cells(path: Path, spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[written.Cell]:
+    """The written cells of the datasets built, each measured again from its text; an accepted cell that
+    fails an exact check, or a cell of an item not in the sample, stops the build (one line)."""
+    items = {
+        (name, item.item_id): written_item(name, item)
+        for name in spec.datasets
+        for item in samples[name][: spec.llm_items]
+    }
+    cells = [c for c in written.read_cells(path) if c.dataset in spec.datasets]
+    stray = [c.key for c in cells if (c.dataset, c.item_id) not in items]
+    if stray:
+        raise SagoError(
+            f"{path}: {len(stray)} cells name items outside the sample, e.g. {'/'.join(stray[0])}"
+        )
+    cells = [written.measured(c, items[(c.dataset, c.item_id)]) for c in cells]
+    failed = {
+        k: v for k, v in written.audit(cells, items).items() if k in {c.key for c in cells if c.accepted()}
+    }
+    if failed:
+        key, found = next(iter(sorted(failed.items())))
+        raise SagoError(
+            f"{path}: {len(failed)} accepted cells fail the exact checks, "
+            f"e.g. {'/'.join(key)}: {'; '.join(found)}"
+        )
+    return cells
+
+
+WRITTEN_TAG = "maintainers:written+read-blind"
+"""``rewriter`` of a written cell accepted by its blind reading (a third reading adds ``+third``)."""
+
+
+def written_tag(cell: written.Cell) -> str:
+    """Provenance of a written cell's row: who made it and how it was read."""
+    return WRITTEN_TAG + ("+third" if any(r.role == "third" for r in cell.readings) else "")
+
+
+def _written_rows(
+    dataset: str,
+    items: Sequence[Item],
+    cells: Sequence[written.Cell],
+    seen: set[str],
+    not_made: dict[str, dict[str, int]],
+) -> list[dict[str, object]]:
+    """Rows of the accepted written cells; every other written cell is counted under its status."""
+    by_id = {item.item_id: (rank, item) for rank, item in enumerate(items)}
+    rows = []
+    for cell in (c for c in cells if c.dataset == dataset):
+        rank, item = by_id[cell.item_id]
+        text = cell.prompt(written_item(dataset, item))
+        status = cell.status() if text not in seen or not cell.accepted() else "duplicate"
+        if status != "made":
+            counts = not_made.setdefault(cell.family, {})
+            counts[status] = counts.get(status, 0) + 1
+            continue
+        seen.add(text)
+        key = VariantKey(cell.family, "global", cell.multiplier)
+        rows.append(_row(dataset, item, rank, key, text, written_tag(cell), cell.ratio))
+    return rows
+
+
 def _row(
-    dataset: str, item: Item, rank: int, key: VariantKey, prompt: str, rewriter: str
+    dataset: str,
+    item: Item,
+    rank: int,
+    key: VariantKey,
+    prompt: str,
+    rewriter: str,
+    length_ratio: float | None = None,
 ) -> dict[str, object]:
     return {
         "dataset": dataset,
@@ -183,6 +268,7 @@ def _row(
         "rewriter": rewriter,
         "answers": list(item.answers),
         "item_rank": rank,
+        "length_ratio": float("nan") if length_ratio is None else float(length_ratio),
     }
 
 
@@ -258,8 +344,13 @@ def _llm_rows(
             counts["duplicate"] = counts.get("duplicate", 0) + 1
             continue
         seen.add(text)
+        ratio = None
+        if family == "length":
+            ratio = round(tf.words(llm.clean(attempt.output)) / max(1, tf.words(item.text)), 4)
         rows.append(
-            _row(dataset, item, rank, VariantKey(family, place, float(strength)), text, attempt.rewriter)
+            _row(
+                dataset, item, rank, VariantKey(family, place, float(strength)), text, attempt.rewriter, ratio
+            )
         )
     return rows
 

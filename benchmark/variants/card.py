@@ -8,7 +8,7 @@ from typing import Any
 import jinja2
 
 from benchmark.variants import llm
-from benchmark.variants.build import RETRIES, BuildResult, BuildSpec
+from benchmark.variants.build import RETRIES, WRITTEN_TAG, BuildResult, BuildSpec
 from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID, keys_of
 from benchmark.variants.sources import NEAR_DUPLICATE, Source
 
@@ -62,15 +62,16 @@ def card_for(
         min_similarity=llm.MIN_SIMILARITY,
         tolerance=llm.LENGTH_TOLERANCE,
         changes=CHANGES.get(spec.version, ()),
+        written=manifest.get("written"),
+        written_tag=WRITTEN_TAG,
     )
 
 
 CHANGES: dict[str, tuple[str, ...]] = {
     "v2": (
-        "LLM families (length at ×0.25, 0.5, 1.5, 2, 3 and form) for the first 16 items of every dataset, "
-        "made by Qwen2.5-Coder-1.5B-Instruct with few-shot requests, several candidates per cell and "
-        "stricter "
-        "validation (numbers, names and quotations kept; no meta text; calibrated similarity floor).",
+        "Length (×0.25, 0.5, 1.5, 2, 3) and form for the first 16 items of every dataset, written by the "
+        "maintainers, read blind by a second maintainer and held to exact checks (spans verbatim, numbers, "
+        "answers, kind, length bands); the achieved word ratio is a new column, `length_ratio`.",
         "Rule edits land only in the item's own text, never in the builder's wrapper, and never inside "
         "quotations, names, gold answers or the word a spelling question tests; fillers stay away from "
         "numbers; typos never make dictionary words and their strength is the number actually made; the "

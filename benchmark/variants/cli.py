@@ -86,7 +86,15 @@ def variants() -> None:
     type=click.FloatRange(0, 1),
     default=0.95,
     show_default=True,
-    help="Refuse to freeze a set where fewer LLM cells than this share have a valid rewrite.",
+    help="Refuse to freeze a set where fewer length/form cells than this share are made.",
+)
+@click.option(
+    "--cells",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The maintainers' written length/form cells with their readings "
+    "[default: variants/rewrites/<set>-<version>.cells.jsonl when it exists]; the rewriter is asked "
+    "only for cells it lacks.",
 )
 def build(
     set_name: str,
@@ -104,6 +112,7 @@ def build(
     replay: Path | None,
     attempts: int,
     min_llm_coverage: float,
+    cells: Path | None,
 ) -> None:
     """Build a set from its pinned sources; on an existing release, prove the rebuild is byte-identical."""
     import torch
@@ -120,16 +129,20 @@ def build(
     suite = SUITES.get(set_name)
     chosen = tuple(datasets) or suite.datasets
     sources = {name: suite_source(suite, name) for name in chosen}
+    cells = cells or written_cells_path(set_name, version)
+    if cells is not None and not cells.is_file():
+        raise SagoError(f"--cells {cells} does not exist")
     spec = BuildSpec(
         set_name,
         version,
         chosen,
         n_items=n_items,
         llm_items=llm_items,
-        llm_families=() if rewriter == "none" else LLM_FAMILIES,
+        llm_families=() if rewriter == "none" and cells is None else LLM_FAMILIES,
         llm_budget_s=llm_budget_s,
         llm_attempts=attempts,
-        min_llm_coverage=0.0 if rewriter == "none" else min_llm_coverage,
+        min_llm_coverage=0.0 if rewriter == "none" and cells is None else min_llm_coverage,
+        cells=cells,
     )
     embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite" if embedding_cache else None)
     outcome = build_release(
@@ -223,6 +236,12 @@ def rewrite(
     )
     accepted = {(a.dataset, a.item_id, a.variant_id) for a in made if a.accepted}
     click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(made)} attempts); log {log}")
+
+
+def written_cells_path(set_name: str, version: str) -> Path | None:
+    """The committed written cells of a set version, when there are any."""
+    path = VARIANTS_DIR / "rewrites" / f"{set_name}-{version}.cells.jsonl"
+    return path if path.is_file() else None
 
 
 def _llm_jobs(

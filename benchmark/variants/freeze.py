@@ -6,7 +6,8 @@ The reader of what this writes is :mod:`benchmark.variants.frozen`.
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from benchmark.schema import VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
 from benchmark.variants import llm
 from benchmark.variants.build import BuildResult, BuildSpec, dropped, log_path
 from benchmark.variants.card import card_for
+from benchmark.variants.cells import Cell, Reading, summary
 from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID
 from benchmark.variants.frozen import ARROW_SCHEMA, MANIFEST
 from benchmark.variants.similarity import SIMILARITY_DECIMALS
@@ -31,21 +33,106 @@ def write_variant_table(frame: pd.DataFrame, path: Path) -> None:
     The table is built from Python lists against a fixed schema (no pandas metadata, which carries
     library versions), one row group, fixed compression, no statistics that depend on writer options.
     """
+    if "length_ratio" not in frame.columns:  # a frame built before schema 2 (no achieved ratios)
+        frame = frame.assign(length_ratio=float("nan"))
     columns = {name: frame[name].tolist() for name in VARIANT_COLUMNS}
     columns["answers"] = [list(a) for a in columns["answers"]]
-    table = pa.Table.from_pydict(columns, schema=ARROW_SCHEMA)
+    write_frozen_parquet(pa.Table.from_pydict(columns, schema=ARROW_SCHEMA), path)
+
+
+def write_frozen_parquet(table: pa.Table, path: Path) -> None:
+    """Parquet whose bytes depend only on the rows: one row group, fixed compression and page format,
+    no statistics and no stored schema metadata (which would carry writer versions)."""
     write_parquet(
         path,
         table,
         compression="zstd",
         compression_level=9,
-        row_group_size=max(1, len(frame)),
+        row_group_size=max(1, table.num_rows),
         use_dictionary=True,
         write_statistics=False,
         version="2.6",
         data_page_version="1.0",
         store_schema=False,
     )
+
+
+WRITTEN_FILE = "written_cells.parquet"
+"""The release's copy of its written length/form cells with their readings (parquet, so the dataset card's
+``written_cells`` config loads with the same builder as the data configs)."""
+
+_READING = pa.struct(
+    [
+        ("reader", pa.string()),
+        ("role", pa.string()),
+        ("accept", pa.bool_()),
+        ("checks", pa.string()),
+        ("note", pa.string()),
+    ]
+)
+WRITTEN_SCHEMA = pa.schema(
+    [
+        ("dataset", pa.string()),
+        ("item_id", pa.string()),
+        ("variant_id", pa.string()),
+        ("text", pa.string()),
+        ("spans", pa.list_(pa.string())),
+        ("floor", pa.string()),
+        ("not_makeable", pa.string()),
+        ("source_words", pa.int64()),
+        ("words", pa.int64()),
+        ("ratio", pa.float64()),
+        ("kind", pa.string()),
+        ("status", pa.string()),
+        ("readings", pa.list_(_READING)),
+        (
+            "earlier",
+            pa.list_(
+                pa.struct([("text", pa.string()), ("author", pa.string()), ("readings", pa.list_(_READING))])
+            ),
+        ),
+    ]
+)
+"""One row per written cell; a reading's ``checks`` is its JSON object (keys sorted)."""
+
+
+def _readings(readings: Sequence[Reading]) -> list[dict[str, object]]:
+    return [
+        {
+            "reader": r.reader,
+            "role": r.role,
+            "accept": r.accept,
+            "checks": json.dumps(r.checks, sort_keys=True),
+            "note": r.note,
+        }
+        for r in readings
+    ]
+
+
+def write_written_table(cells: Sequence[Cell], path: Path) -> None:
+    """The written cells as deterministic parquet (fixed schema, one row group, no writer metadata)."""
+    rows = [
+        {
+            "dataset": c.dataset,
+            "item_id": c.item_id,
+            "variant_id": c.variant_id,
+            "text": c.text,
+            "spans": list(c.spans),
+            "floor": c.floor,
+            "not_makeable": c.not_makeable,
+            "source_words": c.source_words,
+            "words": c.words,
+            "ratio": c.ratio,
+            "kind": c.kind,
+            "status": c.status(),
+            "readings": _readings(c.readings),
+            "earlier": [
+                {"text": v.text, "author": v.author, "readings": _readings(v.readings)} for v in c.earlier
+            ],
+        }
+        for c in cells
+    ]
+    write_frozen_parquet(pa.Table.from_pylist(rows, schema=WRITTEN_SCHEMA), path)
 
 
 # Libraries whose versions can change the bytes of a rebuild (parquet writer, embedding numerics).
@@ -58,8 +145,12 @@ def freeze(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], 
     for name, frame in result.frames.items():
         write_variant_table(frame, out_dir / "data" / f"{name}.parquet")
         files[f"data/{name}.parquet"] = sha256_file(out_dir / "data" / f"{name}.parquet")
-    llm.write_log(log_path(out_dir), result.attempts)
-    files[log_path(out_dir).name] = sha256_file(log_path(out_dir))
+    if result.attempts or spec.cells is None:
+        llm.write_log(log_path(out_dir), result.attempts)
+        files[log_path(out_dir).name] = sha256_file(log_path(out_dir))
+    if spec.cells is not None:
+        write_written_table(result.written, out_dir / WRITTEN_FILE)
+        files[WRITTEN_FILE] = sha256_file(out_dir / WRITTEN_FILE)
     manifest = manifest_for(spec, result, sources, files)
     (out_dir / "README.md").write_text(card_for(spec, result, sources, manifest))
     manifest["files"]["README.md"] = sha256_file(out_dir / "README.md")
@@ -129,6 +220,7 @@ def manifest_for(
                 for name, frame in result.frames.items()
             },
         },
+        **({"written": {"file": WRITTEN_FILE, **summary(result.written)}} if spec.cells is not None else {}),
         "not_produced": dict(sorted(result.not_produced.items())),
         "not_made": {
             name: {family: dict(sorted(why.items())) for family, why in sorted(made.items())}

@@ -43,9 +43,14 @@ ARROW_SCHEMA = pa.schema(
         ("rewriter", pa.string()),
         ("answers", pa.list_(pa.string())),
         ("item_rank", pa.int64()),
+        ("length_ratio", pa.float64()),
     ]
 )
 assert tuple(ARROW_SCHEMA.names) == VARIANT_COLUMNS
+ARROW_SCHEMA_V1 = ARROW_SCHEMA.remove(ARROW_SCHEMA.get_field_index("length_ratio"))
+"""Variant schema 1 (sago-v1/v1): no ``length_ratio``; read with the column as NaN."""
+SCHEMAS = {1: ARROW_SCHEMA_V1, 2: ARROW_SCHEMA}
+"""Arrow schema of a variant table per manifest ``schema_version``."""
 
 
 def read_parquet(path: Path) -> pd.DataFrame:
@@ -57,13 +62,15 @@ def read_parquet(path: Path) -> pd.DataFrame:
             f"{path} is not a readable parquet file ({str(err).splitlines()[0]}); "
             "restore it with `sago variants download` or rebuild"
         ) from None
-    if not table.schema.equals(ARROW_SCHEMA):
+    if not any(table.schema.equals(schema) for schema in SCHEMAS.values()):
         raise SagoError(
             f"{path} has columns {table.schema.names} with types that differ from the variant schema; "
             "it was not written by this builder"
         )
     frame = table.to_pandas()
     frame["answers"] = [list(a) for a in frame["answers"]]
+    if "length_ratio" not in frame.columns:  # schema 1: the nominal multiplier is all v1 recorded
+        frame["length_ratio"] = float("nan")
     return frame
 
 
@@ -242,7 +249,7 @@ def verify_tables(path: Path, manifest: dict[str, Any]) -> None:
             schema = pq.read_schema(file)
         except (OSError, pa.ArrowException):
             raise SagoError(f"{file} is not a readable parquet file; restore the released set") from None
-        if not schema.equals(ARROW_SCHEMA):
+        if not schema.equals(SCHEMAS.get(int(manifest["schema_version"]), ARROW_SCHEMA)):
             raise SagoError(f"{file} does not match the variant schema (columns {schema.names[:20]})")
         frame = read_parquet(file)
         fix = "the manifest and the data disagree: restore the released set or build a new version"

@@ -17,32 +17,11 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-_QUOTED = re.compile(r'"[^"\n]{1,200}"|“[^”\n]{1,200}”|‘[^’\n]{1,200}’|(?<!\w)\'[^\'\n]{1,200}\'(?!\w)')
-_NAME_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’.\-]*(?:\s+(?:of |the |de |von |van |and )?[A-Z][\w'’.\-]*)+")
+from benchmark.variants import textfacts as tf
+
+quoted_spans = tf.quoted_spans
+name_runs = tf.name_runs
 _SPELLED = re.compile(r"\bspell(?:ing of|ed|s)?\s+(?:the word\s+)?[\"'“‘]?([A-Za-z]+)", re.IGNORECASE)
-_NUMBER = re.compile(
-    r"\d|\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|million|billion|half|dozen)\b",
-    re.IGNORECASE,
-)
-
-
-def quoted_spans(text: str) -> list[str]:
-    """Quoted passages, quotes included.
-
-    >>> quoted_spans('Locke says, "The comprehension of our understandings" in \\'Hamlet\\'.')
-    ['"The comprehension of our understandings"', "'Hamlet'"]
-    """
-    return [m.group(0) for m in _QUOTED.finditer(text)]
-
-
-def name_runs(text: str) -> list[str]:
-    """Runs of two or more capitalised words (a sentence's first word may start a run).
-
-    >>> name_runs("Who was the chief guest of 2014 Republic Day? Ask Gerald R. Ford of Michigan.")
-    ['Republic Day', 'Ask Gerald R. Ford of Michigan']
-    """
-    return [m.group(0).rstrip(".-") for m in _NAME_RUN.finditer(text)]
 
 
 def spelled_words(text: str) -> list[str]:
@@ -67,7 +46,7 @@ def next_to_number(text: str, slot: int) -> bool:
     """
     before = text[:slot].split()[-1:] or [""]
     after = text[slot:].split()[:1] or [""]
-    return any(_NUMBER.search(word) for word in before + after)
+    return any(tf.numbers(word) for word in before + after)
 
 
 @lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from benchmark.variants import textfacts as tf
 from benchmark.variants.rewriter import Chat, Rewriter
 from benchmark.variants.similarity import Embedder, similarities
 
@@ -47,18 +48,8 @@ _QUESTION_START = re.compile(
     r"should|shall|has|have|had|may|might|must)\b",
     re.IGNORECASE,
 )
-_ANSWERING = re.compile(
-    r"^(to (find|determine|solve|calculate)|sure|here is|here's|the answer)\b|"
-    r"\b(we (can|need to|will|must|first)|let's|let us|first,? (we )?(determine|calculate|find)|"
-    r"by (dividing|multiplying|adding|subtracting))\b",
-    re.IGNORECASE,
-)
-_META = re.compile(
-    r"^(sure|certainly|of course|okay|ok|here is|here's|here are|rewritten|rephrased|revised|"
-    r"shortened|lengthened|expanded|new|original)\b|\b(rewritten|rephrased) (text|question|version)\b|"
-    r"\bword count\b|\(\d+ words\)",
-    re.IGNORECASE,
-)
+_ANSWERING = tf.SOLVING
+_META = tf.META
 _IMPERATIVE_START = re.compile(
     r"^(tell|give|name|state|explain|find|identify|determine|calculate|compute|work out|say|list|provide|"
     r"describe|write|decide|answer|indicate|let me know|please tell|figure out|specify|report|share|judge|"
@@ -185,31 +176,15 @@ sentence that carries the request's form is the wrapper's, which the builder wro
 TEMPLATE_TAG = "template:wrapper-form"
 """The ``rewriter`` of a form candidate made from :data:`WRAPPER_FORMS`."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(]?[A-Z0-9])")
-_ABBREVIATION = re.compile(r"(?:[A-Za-z]\.){1,3}|Mr\.|Mrs\.|Ms\.|Dr\.|St\.|Jr\.|Sr\.|vs\.|etc\.|No\.")
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence; a break needs end punctuation, space and a capital or digit,
-    and never follows an abbreviation ("U.S.", "Dr.").
-
-    >>> text = "He met Dr. Ng in the U.S. Then? Ok. 3 left."
-    >>> [text[a:b] for a, b in sentence_spans(text)]
-    ['He met Dr. Ng in the U.S. Then?', 'Ok.', '3 left.']
-    """
-    spans, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        words = text[start : match.start()].split()
-        if words and _ABBREVIATION.fullmatch(words[-1]):
-            continue
-        spans.append((start, match.start()))
-        start = match.end()
-    spans.append((start, len(text)))
-    return [(a, b) for a, b in spans if text[a:b].strip()] or [(0, len(text))]
+sentence_spans = tf.sentence_spans
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (see :func:`sentence_spans`)."""
+    """The sentences of ``text`` (see :func:`textfacts.sentence_spans`).
+
+    >>> sentences("He met Dr. Ng. Then? Ok.")
+    ['He met Dr. Ng.', 'Then?', 'Ok.']
+    """
     return [text[a:b] for a, b in sentence_spans(text)]
 
 
@@ -230,48 +205,6 @@ def words_of(text: str) -> int:
     return len(text.split())
 
 
-# "one" is left out: it is far more often a pronoun ("no one", "one of the") than a quantity.
-_NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        [
-            "zero",
-            "_",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-} | {
-    "thirty": "30",
-    "forty": "40",
-    "fifty": "50",
-    "sixty": "60",
-    "seventy": "70",
-    "eighty": "80",
-    "ninety": "90",
-    "hundred": "100",
-    "thousand": "1000",
-    "half": "1/2",
-    "twice": "2",
-    "double": "2",
-}
 _STOP_CAPS = frozenset(
     [
         "I",
@@ -332,18 +265,12 @@ _STOP_CAPS = frozenset(
 
 
 def numbers_in(text: str) -> list[str]:
-    """Numbers of a text as digit strings (number words up to twenty and round tens read as digits).
+    """Numbers of a text by value, digits and number words alike (:func:`textfacts.numbers`).
 
     >>> numbers_in("Their ages are in the ratio 7:11; in ten years, 1,047 people and a half.")
     ['7', '11', '10', '1047', '1/2']
     """
-    found = []
-    for token in re.findall(r"\d[\d,]*(?:\.\d+)?|[A-Za-z]+", text):
-        if token[0].isdigit():
-            found.append(token.replace(",", "").rstrip("."))
-        elif token.lower() in _NUMBER_WORDS:
-            found.append(_NUMBER_WORDS[token.lower()])
-    return found
+    return tf.numbers(text)
 
 
 def entities_in(text: str) -> list[str]:
@@ -359,8 +286,7 @@ def entities_in(text: str) -> list[str]:
         word = match.group(0).rstrip("'’")
         if not at_start and word not in _STOP_CAPS and len(word) > 1:
             names.append(word)
-    quotes = [m.group(0) for m in re.finditer(r'"[^"]{2,}"|“[^”]{2,}”', text)]
-    return names + quotes
+    return names + tf.quoted_spans(text)
 
 
 def missing_facts(original: str, rewrite: str) -> list[str]:
@@ -596,7 +522,7 @@ def word_changes(original: str, rewrite: str, family: str, strength: float) -> s
     'negation changed'
     >>> word_changes("Did Bill Clinton resign?", "Did Bill Clinton's term end in resigning?", "length", 2)
     ''
-    >>> word_changes("who described dna", "Who was the one who described the DNA, exactly?", "length", 3)
+    >>> word_changes("who described dna", "Who was the person who described the DNA, exactly?", "length", 3)
     ''
     """
     if len(_NEGATIONS.findall(original)) != len(_NEGATIONS.findall(rewrite)):

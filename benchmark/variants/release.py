@@ -68,11 +68,13 @@ def build_release(
             progress=progress,
         )
         accepted, cells = llm_coverage(result.attempts)
+        accepted += sum(c.status() == "made" for c in result.written)
+        cells += len(result.written)
         if cells and accepted < spec.min_llm_coverage * cells:
             raise SagoError(
-                f"only {accepted} of {cells} LLM cells ({accepted / cells:.0%}) have a valid rewrite; "
-                f"a release needs {spec.min_llm_coverage:.0%}: run `sago variants rewrite` further "
-                "(it resumes from its log) or lower --min-llm-coverage"
+                f"only {accepted} of {cells} length/form cells ({accepted / cells:.0%}) are made; "
+                f"a release needs {spec.min_llm_coverage:.0%}: write and read the missing cells, run "
+                "`sago variants rewrite` further (it resumes from its log) or lower --min-llm-coverage"
             )
         freeze(spec, result, sources, scratch)
         if existing:
