@@ -16,7 +16,7 @@ import pytest
 
 from benchmark.axes import deltas_for_results
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR
-from benchmark.schema import DEFAULT_SET, BOARD_SET_VERSION
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.variants import load_variant_set
 

@@ -17,7 +17,19 @@ from benchmark.harness import cli as harness_cli
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 
 SLUG = "local__tiny"
-RUN = ["--version", "v1", "--profile", "smoke", "--device", "cpu", "--batch-size", "4", "--threads", "1", "--no-progress"]
+RUN = [
+    "--version",
+    "v1",
+    "--profile",
+    "smoke",
+    "--device",
+    "cpu",
+    "--batch-size",
+    "4",
+    "--threads",
+    "1",
+    "--no-progress",
+]
 
 
 @pytest.fixture(scope="module")
