@@ -63,7 +63,8 @@ HOUSEFLY = "Is the following statement true or false? Houseflies have an average
     [
         # the issue's echo cases: a question asked back is not a verdict, even cut off by the token cap
         (
-            "\n\nWhich of the following is true about the following statement? Which of the following is true about",
+            "\n\nWhich of the following is true about the following statement? "
+            "Which of the following is true about",
             ["true"],
             HOUSEFLY,
             0.0,
