@@ -109,6 +109,6 @@ def test_real_committed_echoes_are_no_longer_credited() -> None:
         frame[["item_id", "variant_id", "prompt", "answers"]], on=["item_id", "variant_id"]
     )
     assert len(base) == 4 and all(r.lstrip().startswith("Which of the following") for r in base.response)
-    assert [is_correct(r, list(a), p) for r, a, p in zip(base.response, base.answers, base.prompt)] == [
-        0.0
-    ] * 4
+    assert [
+        is_correct(r, list(a), p) for r, a, p in zip(base.response, base.answers, base.prompt, strict=True)
+    ] == [0.0] * 4
