@@ -104,6 +104,12 @@ def run_variant_set_sha256(run: dict[str, Any]) -> str | None:
     return flat if isinstance(flat, str) else None
 
 
+def in_progress(folder: Path) -> bool:
+    """True when a results folder holds only an evaluation's checkpoint (a run not finished yet)."""
+    entries = [e.name for e in folder.iterdir()] if folder.is_dir() else []
+    return entries == [CHECKPOINT_DIR]
+
+
 def check_result_folder(
     folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet], submission: Submission | None = None
 ) -> list[Failure]:
@@ -113,6 +119,8 @@ def check_result_folder(
     must name the same model.
     """
     results = ResultsFolder(folder)
+    if in_progress(folder):  # a long run's committed checkpoint: no result yet, nothing to judge
+        return []
     failures = list(_strays(folder, rel))
     key = (folder.parent.name, folder.name)
     known_set = known.get(key)
