@@ -25,7 +25,10 @@ ENGINES: Registry[Engine] = Registry("engine")
 ENGINES.add("two_pass", run_batch_two_pass)
 ENGINES.add("single_prefill", run_batch_single_prefill)
 ENGINES.add("draft", run_batch_draft)
-_DECLINES: dict[str, Callable[[object], str | None]] = {"single_prefill": unsupported_reason, "draft": unsupported_reason}
+_DECLINES: dict[str, Callable[[object], str | None]] = {
+    "single_prefill": unsupported_reason,
+    "draft": unsupported_reason,
+}
 """engines that refuse some architectures: name -> why not (None: supported)."""
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)

@@ -139,10 +139,11 @@ def run_batch_single_prefill(
         raise ValueError(f"{len(baselines)} baselines for {len(prompts)} prompts")
     with torch.inference_mode():
         state = _prefill(model, prompts, pad_id)
-        usable = draft and baselines is not None and _draft_fits(model, state, baselines, max_new_tokens)
-        if usable:
-            assert baselines is not None
-            scores, decoded = _score_and_draft_decode(model, state, baselines, pad_id, max_new_tokens, eos_ids)
+        scores: list[_Scores] | None
+        if draft and baselines is not None and _draft_fits(model, state, baselines, max_new_tokens):
+            scores, decoded = _score_and_draft_decode(
+                model, state, baselines, pad_id, max_new_tokens, eos_ids
+            )
         else:
             scores = (
                 None
@@ -422,9 +423,13 @@ def _score_and_draft_decode(
     scores = []
     prefix: list[list[int]] = []
     for row, y0 in enumerate(baselines):
-        predicting = _predicting(state.next_logits[row], out.logits[row], len(y0) + 1) if y0 else None
-        scores.append(_row_scores(predicting[: len(y0)], ids[row, : len(y0)]) if y0 else _EMPTY_Y0)
-        greedy = (predicting.argmax(-1).tolist() if predicting is not None else [int(state.next_logits[row].argmax())])
+        if y0:
+            predicting = _predicting(state.next_logits[row], out.logits[row], len(y0) + 1)
+            scores.append(_row_scores(predicting[: len(y0)], ids[row, : len(y0)]))
+            greedy = predicting.argmax(-1).tolist()
+        else:
+            scores.append(_EMPTY_Y0)
+            greedy = [int(state.next_logits[row].argmax())]
         kept = 0
         while kept < len(y0) and greedy[kept] == y0[kept]:
             kept += 1
