@@ -51,7 +51,7 @@ def variants() -> None:
 @click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
 @click.option(
     "--llm-budget-s",
-    type=float,
+    type=click.FloatRange(min=0),
     default=1200.0,
     show_default=True,
     help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.",
@@ -186,7 +186,12 @@ def build(
 @click.option("--rewriter-model", default=None, help="Packaged artefact (local) or model name (http).")
 @click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
 @click.option("--batch-size", default=8, show_default=True, help="Requests per generate call (local).")
-@click.option("--budget-s", type=float, default=None, help="Stop asking for new rewrites after this long.")
+@click.option(
+    "--budget-s",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Stop asking for new rewrites after this long.",
+)
 @click.option(
     "--attempts",
     type=click.IntRange(1, 20),
@@ -295,7 +300,7 @@ def coverage(
     """Judge a rewrite log with this code's validator, without a model: accepted / tried / all cells
     per dataset and variant, and the rejection reasons (what `build --replay LOG` would freeze)."""
     jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
-    made = llm.run_jobs(jobs, None, embedder, replay=llm.read_log(log), budget_s=-1.0, attempts=attempts)
+    made = llm.run_jobs(jobs, None, embedder, replay=llm.read_log(log), replay_only=True, attempts=attempts)
     click.echo(coverage_table(jobs, made))
 
 
