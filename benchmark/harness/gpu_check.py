@@ -31,7 +31,7 @@ import torch
 import yaml
 
 from benchmark import paths
-from benchmark.entry import run_tool
+from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import select_tasks
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
@@ -316,8 +316,8 @@ def main_command(dry_run: bool, peak_flops: float, batch_size: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line and exit status 2."""
-    return run_tool(main_command, argv, "gpu_check")
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(main_command, argv, "python -m benchmark.harness.gpu_check")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import torch
 from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
-from benchmark.entry import run_tool
+from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.models.engine import Engine, RawOutput
 from benchmark.models.hf import ENGINES
@@ -498,8 +498,8 @@ def _names(text: str, known: Collection[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line and exit status 2."""
-    return run_tool(bench_gpu, argv, "bench_gpu")
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(bench_gpu, argv, "python -m benchmark.models.bench_engines")
 
 
 if __name__ == "__main__":
