@@ -253,7 +253,8 @@ def test_more_ranks_than_items_still_merges(tmp_path: Path) -> None:
 def test_compact_activations_give_the_same_activation_deltas(tmp_path: Path) -> None:
     """A compact run keeps the baselines' vectors and each other row's per-layer cosine to them; the
     activation measures computed from it equal those of a full run bit for bit, at a fraction of the bytes."""
-    from benchmark.axes.deltas import act_cos_last, act_cos_mean, align
+    from benchmark.axes.deltas import align
+    from benchmark.axes.measures import act_cos_last, act_cos_mean
     from benchmark.safetensors_check import read_safetensors
     from benchmark.submissions.validate_results import activation_layout_ok
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_site_fixture import (
+from helpers.site_tree import (
     HOSTILE_IMG,
     HOSTILE_NAME,
     HOSTILE_SCRIPT,

@@ -18,10 +18,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from benchmark.axes.measures import measure_label
 from benchmark.rows import PairwiseRow, ReversalRow
 from benchmark.schema import AXES
 from benchmark.site.board import ALL, Board
-from benchmark.site.labels import axis_label, measure_label
+from benchmark.site.labels import axis_label
 
 ALPHA = 0.05
 """Significance level of every verdict (on corrected p-values)."""

@@ -1,6 +1,14 @@
-"""Pluggable LLM rewriters for the length and form families: a local transformers model or an
-OpenAI-compatible HTTP endpoint. Both take batches of chat requests and decode greedily, so the same
-request gives the same text (the build also caches every answer, see :mod:`benchmark.variants.llm`).
+"""Pluggable LLM rewriters for the length and form families: three backends behind one protocol.
+
+* :class:`LocalModelRewriter`: a packaged GGUF model run with transformers here; always greedy (a chat's
+  temperature is ignored).
+* :class:`HttpRewriter`: an OpenAI-compatible endpoint; greedy at temperature 0, above it sampled with the
+  chat's seed.
+* :class:`LlamaCppRewriter`: the same GGUF served by a local llama.cpp server (through
+  :class:`HttpRewriter`, so it samples the same way).
+
+The seed derives from the cell and the attempt, so a request gives the same text again where the backend
+honours seeds; the build also logs every answer and replays the log (see :mod:`benchmark.variants.llm`).
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ class Rewriter(Protocol):
         ...
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
-        """One greedy completion per chat, in order."""
+        """One completion per chat, in order (greedy at temperature 0)."""
         ...
 
 
@@ -55,20 +63,18 @@ class LocalModelRewriter:
 
     def __init__(self, artefact: str = DEFAULT_MODEL, *, batch_size: int = 16, progress: bool = True) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from benchmark.packaged import ARTEFACTS, materialise
+        from benchmark.gguf import load_gguf
+        from benchmark.packaged import ARTEFACTS
 
-        path = materialise(artefact)
+        loaded = load_gguf(artefact, dtype=torch.float32)
         self.tag = f"llm:{artefact}@{(ARTEFACTS.get(artefact).sha256 or 'folder')[:12]}"
         self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        self._tokenizer = loaded.tokenizer
         self._tokenizer.padding_side = (
             "left"  # decoder-only: pad on the left so generation continues the text
         )
-        self._model = AutoModelForCausalLM.from_pretrained(
-            str(path.parent), gguf_file=path.name, dtype=torch.float32
-        ).eval()  # type: ignore[no-untyped-call]
+        self._model = loaded.model
         self._batch_size = batch_size
         self._progress = progress
 
@@ -153,7 +159,7 @@ class LlamaCppRewriter:
     On a CPU, transformers dequantises the GGUF to fp32 and pays full-precision matmuls; llama.cpp runs the
     Q4_K_M weights as they are. The server is started on a free loopback port with a few slots that decode
     together and is stopped at exit; every answer is logged, so a rebuild never needs the server again.
-    Build the binary with ``make llama-server`` (pinned llama.cpp sources from PyPI, built into the cache).
+    Build the binary with ``sago variants llama-server`` (pinned llama.cpp sources from PyPI, into the cache).
     """
 
     def __init__(
@@ -178,7 +184,7 @@ class LlamaCppRewriter:
         found = shutil.which(binary or str(server_path()))
         if found is None:
             raise SagoError(
-                f"llama.cpp server {binary!r} not found; build it with `make llama-server` "
+                f"llama.cpp server {binary!r} not found; build it with `sago variants llama-server` "
                 "or pass --llama-server PATH"
             )
         path = materialise(artefact)
