@@ -121,11 +121,11 @@ gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolL
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)
 	$(PY) -m benchmark.models.bench_engines $(ARGS)
 
-test:
+test:  ## every test but the GPU ones: adds the slow (packaged models and data) and browser tiers
 	$(PY) -m pytest -q
 
-test-fast:
-	$(PY) -m pytest -q -m 'not slow and not browser'
+test-fast:  ## no model weights, no browser, no GPU: under 3 minutes on 2 quiet cores (docs/ARCHITECTURE.md)
+	$(PY) -m pytest -q -m 'not slow and not browser and not gpu'
 
 example-fixture:  ## regenerate tests/fixtures/leaderboard_example.json (synthetic deltas, real statistics)
 	$(PY) -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json
