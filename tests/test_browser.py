@@ -22,12 +22,12 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from test_site_fixture import HOSTILE_IMG, HOSTILE_NAME, HOSTILE_SCRIPT, PROFILE, SET, VERSION, make_site_tree
+from helpers.site_tree import HOSTILE_IMG, HOSTILE_NAME, HOSTILE_SCRIPT, PROFILE, SET, VERSION, make_site_tree
 
+from benchmark.axes.measures import measure_names
 from benchmark.site import findings
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
-from benchmark.site.labels import MEASURE_LABELS
 from benchmark.variants.frozen import load_variant_set
 
 pytestmark = pytest.mark.browser
@@ -306,7 +306,7 @@ def test_filters_and_the_compare_picker_work(site: Path, page: tuple[object, Wat
 def test_plots_are_legible_and_described(site: Path, browser: object) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
     opened = context.new_page()
-    ids = set(MEASURE_LABELS)
+    ids = set(measure_names())
     for name in ("reversals.html", "axes.html", "models/acme__tiny-a.html"):
         opened.goto((site / name).as_uri())
         sizes = opened.evaluate("""() => Array.from(document.querySelectorAll('svg.plot')).flatMap(svg => {

@@ -190,15 +190,10 @@ def test_refuses_what_it_cannot_branch(prompts: list[list[int]]) -> None:
 
 @pytest.mark.slow
 def test_single_prefill_equals_two_pass_on_smollm2() -> None:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from benchmark.gguf import load_gguf
 
-    from benchmark.packaged import materialise
-
-    path = materialise("smollm2-135m-instruct-q4_1")
-    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, dtype=torch.float32
-    ).eval()
+    loaded = load_gguf("smollm2-135m-instruct-q4_1", dtype=torch.float32)
+    tok, model = loaded.tokenizer, loaded.model
     questions = [
         "What is the capital of France?",
         "How many legs does a spider have? Answer briefly.",

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
+from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree
 from markupsafe import Markup
 from safetensors.numpy import save_file
-from test_site_fixture import SET, VERSION, SiteTree, make_site_tree
 
 from benchmark.cli import main
 from benchmark.harness import finalize

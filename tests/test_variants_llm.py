@@ -8,11 +8,11 @@ from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
+from helpers.variant_build import HashEmbedder
 
 from benchmark.errors import SagoError
 from benchmark.variants import llm
 from benchmark.variants.rewriter import Chat, HttpRewriter
-from tests.test_variants_build import HashEmbedder
 
 
 class ScriptedRewriter:

@@ -10,7 +10,7 @@ direction) and the authors' verdict. A judge is scored with the same rule the mi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,18 +66,3 @@ def judge_agreement(judge: PolitenessJudge, rows: Sequence[Mapping[str, Any]]) -
         int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows
     ]
     return cohen_kappa([int(r["authors_verdict"]) for r in rows], verdicts)
-
-
-JUDGE_SYSTEM = "You rate the tone of answers. Reply with YES or NO only."
-
-
-def rewriter_generate(rewriter: Any, *, max_new_tokens: int = 3) -> Callable[[str], str]:
-    """Turn a ``benchmark.variants.rewriter`` backend (local model or HTTP endpoint) into the
-    ``prompt -> completion`` function ``LLMPolitenessJudge`` takes (greedy, a few tokens)."""
-    from benchmark.variants.rewriter import Chat
-
-    def generate(prompt: str) -> str:
-        answer: str = rewriter.complete([Chat(JUDGE_SYSTEM, prompt, max_new_tokens)])[0]
-        return answer
-
-    return generate

@@ -20,7 +20,7 @@ import click
 
 from benchmark import paths
 from benchmark.documents import RunDocument
-from benchmark.entry import run_tool
+from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
@@ -414,8 +414,8 @@ def main_command(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line and exit status 2."""
-    return run_tool(main_command, argv, "reproduce")
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(main_command, argv, "python -m benchmark.harness.reproduce")
 
 
 if __name__ == "__main__":

@@ -15,10 +15,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.axes.measures import measure_label
 from benchmark.provenance import sha256_file
 from benchmark.results import LEADERBOARD_FILE, ResultsFolder
 from benchmark.site.board import Board
-from benchmark.site.labels import measure_label
 
 _SET_FILES = ("manifest.json", "README.md")
 

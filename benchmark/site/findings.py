@@ -2,8 +2,9 @@
 
 Pure functions of ``leaderboard.json`` (a :class:`Board`): every verdict here is a test result the file
 already holds, corrected for multiple comparisons by ``sago analyze``; this module only selects, counts
-and words them. The site's overview and the README's results prose both call :func:`headline`, so a
-sentence about the results is never written by hand.
+and words them. The site's overview shows :func:`headline`, so a sentence about the results is never
+written by hand (the README's results prose comes from the leaderboard's ``claims``, written by
+:mod:`benchmark.stats.claims`).
 
 Significance is read only from corrected p-values (``pairwise[].p_holm``, ``reversals[].significant``,
 ``cells[].tests[].significant_holm``) at the file's ``alpha``; a comparison ``sago analyze`` marks as not
@@ -17,10 +18,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from benchmark.axes.measures import measure_label
 from benchmark.rows import PairwiseRow, ReversalRow
 from benchmark.schema import AXES
 from benchmark.site.board import ALL, Board
-from benchmark.site.labels import axis_label, measure_label
+from benchmark.site.labels import axis_label
 
 ALPHA = 0.05
 """Significance level of every verdict (on corrected p-values)."""
@@ -389,24 +391,3 @@ def headline(board: Board) -> list[str]:
             "and the axes are not added up into one score."
         )
     return sentences[:6]
-
-
-def markdown(board: Board) -> str:
-    """The headline as a Markdown bullet list, for the README's results section.
-
-    >>> markdown(Board.of({"models": []}))
-    ''
-    """
-    return "".join(f"- {sentence}\n" for sentence in headline(board))
-
-
-if __name__ == "__main__":  # python -m benchmark.site.findings [leaderboard.json]
-    import sys
-    from pathlib import Path
-
-    from benchmark.paths import LEADERBOARD_DIR
-    from benchmark.results import LEADERBOARD_FILE
-    from benchmark.site.board import read_board
-
-    source = Path(sys.argv[1]) if len(sys.argv) > 1 else LEADERBOARD_DIR / LEADERBOARD_FILE
-    print(markdown(read_board(source)), end="")

@@ -12,8 +12,9 @@ from typing import Any
 
 import jinja2
 
+from benchmark.axes.measures import measure_label
 from benchmark.site import findings
-from benchmark.site.labels import AXIS_QUESTIONS, axis_label, measure_label
+from benchmark.site.labels import AXIS_QUESTIONS, axis_label
 from benchmark.submissions.failures import human_size
 
 NAV: tuple[tuple[str, str], ...] = (

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from benchmark.rows import CellRow, MeasureRow, PairwiseRow, PerItemRow, ReversalRow
+from benchmark.axes.measures import measure_label
+from benchmark.rows import CellRow, MeasureRow, PairwiseRow, PerItemRow
 from benchmark.schema import AXES
 from benchmark.site import plots
 from benchmark.site.board import ALL, Board, CellKey
 from benchmark.site.findings import alpha, pair_verdict
-from benchmark.site.labels import measure_label
 from benchmark.variants.frozen import DatasetEntry
 
 HEATMAP_MIN_MODELS = 3
@@ -248,11 +248,6 @@ def _interval(cell: CellRow | None, label: str) -> plots.Interval:
     if cell is None:
         return plots.Interval(label, None, None, None)
     return plots.Interval(label, cell.get("sgs"), cell.get("ci_low"), cell.get("ci_high"))
-
-
-def significant_first(rows: Sequence[ReversalRow]) -> list[ReversalRow]:
-    """Reversal rows with the significant ones first (the file's order otherwise kept)."""
-    return sorted(rows, key=lambda r: not r.get("significant"))
 
 
 @dataclass(frozen=True)

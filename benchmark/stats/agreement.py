@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from benchmark.schema import HEADLINE_MEASURES
+from benchmark.axes.measures import headline_measures
 from benchmark.stats.exact import kendall_w_permutation_p, sign_flip_floor, sign_flip_p
 from benchmark.stats.ranking import NEEDS_THREE, PairedDraws
 from benchmark.stats.sgs import ALL
@@ -187,7 +187,7 @@ def _paired_differences(
 def reversal_table(
     pairwise: pd.DataFrame,
     draws: Sequence[PairedDraws],
-    measures: Sequence[str] = HEADLINE_MEASURES,
+    measures: Sequence[str] | None = None,
     alpha: float = ALPHA,
 ) -> pd.DataFrame:
     """Model pairs whose order flips between two datasets, each with an exact, corrected test.
@@ -195,7 +195,7 @@ def reversal_table(
     Args:
         pairwise: ``ranking.pairwise_table`` rows (diff = SGS_a − SGS_b with paired bootstrap CIs).
         draws: the paired per-item values (``ranking.paired_draws``) the exact tests run on.
-        measures: the family's measures (one per axis by default).
+        measures: the family's measures (default: the headline measures, one per axis).
 
     Returns:
         ``REVERSAL_COLUMNS``; one row per flipped (measure, model pair, dataset pair). ``p_a``/``p_b``:
@@ -205,6 +205,7 @@ def reversal_table(
         ``p_holm`` these item counts can reach (m × the larger floor); ``verdict`` "not testable" when
         that floor is ≥ alpha.
     """
+    measures = headline_measures() if measures is None else measures
     diffs = _paired_differences(draws, measures)
     proper = pairwise[(pairwise["dataset"] != ALL) & pairwise["measure"].isin(measures)]
     candidates = []

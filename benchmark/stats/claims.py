@@ -11,11 +11,15 @@ Run ``python -m benchmark.stats.claims [README.md] [leaderboard/leaderboard.json
 from __future__ import annotations
 
 import itertools
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import click
+
+from benchmark.entry import run_command
+from benchmark.errors import SagoError
+from benchmark.results import LEADERBOARD_FILE
 from benchmark.stats.sgs import ALL
 
 BEGIN = (
@@ -44,10 +48,6 @@ def _names(document: Row) -> dict[str, str]:
 
 def _complete(document: Row) -> list[str]:
     return [m["slug"] for m in document["models"] if m["status"] == "complete"]
-
-
-def _measure_labels(document: Row) -> dict[str, str]:
-    return {m["name"]: m["name"] for m in document["measures"]}
 
 
 def _paper_measures(document: Row) -> list[str]:
@@ -260,21 +260,30 @@ def update_readme(readme: Path, document: Row) -> bool:
     return new != text
 
 
-def main(argv: Sequence[str]) -> int:
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("readme", type=click.Path(dir_okay=False, path_type=Path), default=Path("README.md"))
+@click.argument(
+    "board",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("leaderboard") / LEADERBOARD_FILE,
+)
+def rewrite_readme(readme: Path, board: Path) -> None:
+    """Rewrite README's results block from the leaderboard (run after `sago analyze`)."""
     from benchmark.documents import LeaderboardDocument
-    from benchmark.errors import SagoError
-    from benchmark.results import LEADERBOARD_FILE
 
-    readme = Path(argv[0]) if argv else Path("README.md")
-    board = Path(argv[1]) if len(argv) > 1 else Path("leaderboard") / LEADERBOARD_FILE
     try:
         changed = update_readme(readme, LeaderboardDocument.read(board).to_json())
-    except (SagoError, ValueError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(f"{'updated' if changed else 'unchanged'}: {readme}")
-    return 0
+    except OSError as err:
+        raise SagoError(f"{readme}: cannot be read or written ({err.strerror}); name the README") from None
+    except ValueError as err:  # no results markers
+        raise SagoError(f"{readme}: {err}; put the two marker lines back") from None
+    click.echo(f"{'updated' if changed else 'unchanged'}: {readme}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(rewrite_readme, argv, "python -m benchmark.stats.claims")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

@@ -15,10 +15,11 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark.axes.measures import all_measures, headline_measures
 from benchmark.documents import LEADERBOARD_TABLES, LeaderboardDocument, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.results import write_json
-from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES, SUMMARY_SCHEMA_VERSION
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.claims import claims
@@ -215,17 +216,17 @@ def build_leaderboard(
     }
     document |= {
         "aggregates": _aggregates(summaries),
-        "headline_measures": list(HEADLINE_MEASURES),
+        "headline_measures": list(headline_measures()),
         "measures": [
             {
                 "name": m.name,
                 "axis": m.axis,
                 "scale": m.scale,
                 "paper": m.paper,
-                "headline": m.name in HEADLINE_MEASURES,
+                "headline": m.headline,
                 "description": m.description,
             }
-            for m in MEASURES
+            for m in all_measures()
         ],
         "datasets": sorted({d for s in summaries for d in s["datasets"]}),
         "families": sorted({f for s in summaries for f in s["families"]}),

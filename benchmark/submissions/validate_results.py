@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 
 from benchmark.errors import FileProblem, SagoError
 from benchmark.integrity import (
-    DELTA_TYPES,
     EVALUATE,
     RECORD_TYPES,
+    delta_types,
     hash_problems,
     parquet_problem,
     plain_files,
@@ -140,7 +140,7 @@ def check_result_folder(
     failures.extend(_check_records(folder, rel, datasets, run))
     failures.extend(
         _check_parquet(
-            results.deltas, rel / DELTAS_FILE, DELTA_TYPES, DELTAS_FILE, "run `sago analyze` to rewrite it"
+            results.deltas, rel / DELTAS_FILE, delta_types(), DELTAS_FILE, "run `sago analyze` to rewrite it"
         )
     )
     failures.extend(_check_summary(results.summary, rel / SUMMARY_FILE))

@@ -1,8 +1,14 @@
-"""Pluggable LLM rewriters for the length and form families: a local transformers model, a local
-llama.cpp server or an OpenAI-compatible HTTP endpoint. All take batches of chat requests and decode
-greedily at temperature 0 and sample with the request's seed above it, so the same request gives the same
-text (the build also logs every answer, see :mod:`benchmark.variants.llm`). A rewriter that loads a
-model file names it in its ``tag`` by the sha256 of the bytes it loaded.
+"""Pluggable LLM rewriters for the length and form families: three backends behind one protocol.
+
+* :class:`LocalModelRewriter`: a packaged GGUF model run with transformers here.
+* :class:`HttpRewriter`: an OpenAI-compatible endpoint.
+* :class:`LlamaCppRewriter`: the same GGUF served by a local llama.cpp server (through
+  :class:`HttpRewriter`).
+
+All take batches of chat requests, decode greedily at temperature 0 and sample with the request's seed
+above it, so the same request gives the same text where the backend honours seeds (the build also logs
+every answer, see :mod:`benchmark.variants.llm`). A rewriter that loads a model file names it in its
+``tag`` by the sha256 of the bytes it loaded.
 """
 
 from __future__ import annotations
@@ -78,20 +84,17 @@ class LocalModelRewriter:
 
     def __init__(self, artefact: str = DEFAULT_MODEL, *, batch_size: int = 16, progress: bool = True) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from benchmark.packaged import materialise
+        from benchmark.gguf import load_gguf
 
-        path = materialise(artefact)
-        self.tag = loaded_tag(artefact, path)
+        loaded = load_gguf(artefact, dtype=torch.float32)
+        self.tag = loaded_tag(artefact, loaded.path)
         self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        self._tokenizer = loaded.tokenizer
         self._tokenizer.padding_side = (
             "left"  # decoder-only: pad on the left so generation continues the text
         )
-        self._model = AutoModelForCausalLM.from_pretrained(
-            str(path.parent), gguf_file=path.name, dtype=torch.float32
-        ).eval()  # type: ignore[no-untyped-call]
+        self._model = loaded.model
         self._batch_size = batch_size
         self._progress = progress
 
@@ -187,7 +190,7 @@ class LlamaCppRewriter:
     On a CPU, transformers dequantises the GGUF to fp32 and pays full-precision matmuls; llama.cpp runs the
     Q4_K_M weights as they are. The server is started on a free loopback port with a few slots that decode
     together and is stopped at exit; every answer is logged, so a rebuild never needs the server again.
-    Build the binary with ``make llama-server`` (pinned llama.cpp sources from PyPI, built into the cache).
+    Build the binary with ``sago variants llama-server`` (pinned llama.cpp sources from PyPI, into the cache).
     """
 
     def __init__(
@@ -280,7 +283,7 @@ def _server_binary(binary: str | None) -> str:
     found = shutil.which(binary or str(server_path()))
     if found is None:
         raise SagoError(
-            f"llama.cpp server {binary!r} not found; build it with `make llama-server` "
+            f"llama.cpp server {binary!r} not found; build it with `sago variants llama-server` "
             "or pass --llama-server PATH"
         )
     return found
