@@ -1,9 +1,15 @@
-"""Results prose generated from leaderboard.json, so no sentence about the results can drift from the data.
+"""Every results sentence, from one typed engine over ``leaderboard.json``.
 
-``claims(document)`` returns ``[{id, text}]``: the sentences the leaderboard stores under ``claims`` and
-the README and site quote. ``results_markdown(document)`` renders the README's results block (tables of
-the paper SGS and the extended SGS, then the claims); ``update_readme`` rewrites the block between
-``BEGIN``/``END`` markers, and a test fails when the committed README differs from the leaderboard.
+``claims(document)`` returns the sentences (``{id, text, headline}``) the leaderboard stores under
+``claims``; the README's results block quotes all of them, the site's overview lists the ``headline``
+ones first and the rest under "everything the analysis states". Nothing else writes a results sentence:
+the site's grid labels and per-reversal sentences (``grid``, ``reversal_sentence``) come from the same
+functions here, read from the same rows.
+
+Every verdict is a corrected test result the file already holds: ``cells[].tests[].verdict`` (exact
+one-sided sign-flip test against ε), ``pairwise[].verdict`` (exact paired test), ``reversals[].verdict``;
+"not testable" (the item count cannot reach α after correction) is never worded as "no difference".
+The paper's t-test (``marker_t``) is quoted only as the paper's column, never as a finding.
 
 Run ``python -m benchmark.stats.claims [README.md] [leaderboard/leaderboard.json]`` after ``sago analyze``.
 """
@@ -12,10 +18,15 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from benchmark.documents import LeaderboardDocument
+from benchmark.rows import CellRow, ClaimRow, OneSidedTestRow, PairwiseRow, ReversalRow
+from benchmark.schema import AXES
+from benchmark.site.labels import axis_label, measure_label
 from benchmark.stats.sgs import ALL
 
 BEGIN = (
@@ -23,7 +34,87 @@ BEGIN = (
     "from leaderboard/leaderboard.json) -->"
 )
 END = "<!-- results:end -->"
-Row = Mapping[str, Any]
+ALPHA = 0.05
+"""Level of every verdict when the file states none."""
+STEADIER, NO_DIFFERENCE, NOT_TESTABLE, MIXED, NO_DATA = (
+    "steadier",
+    "no significant difference",
+    "not testable",
+    "mixed",
+    "no data",
+)
+SIGNIFICANT = "significant"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Which model is steadier on one (dataset, measure), or why none is named."""
+
+    dataset: str
+    """dataset name or ``"all"``."""
+    measure: str
+    """measure name."""
+    status: str
+    """STEADIER, NO_DIFFERENCE, NOT_TESTABLE or NO_DATA."""
+    leader: str | None
+    """slug of the model steadier than every other one (status STEADIER), else None."""
+    p: float | None
+    """largest corrected p of the leader's (or the most stable model's) comparisons."""
+    n_items: int | None
+    """fewest shared items behind those comparisons."""
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One cell of the dataset × axis grid: the verdicts of the axis's measures, summarised."""
+
+    dataset: str
+    """dataset name or ``"all"``."""
+    axis: str
+    """axis name."""
+    status: str
+    """the headline measure's status (STEADIER, NO_DIFFERENCE, NOT_TESTABLE, NO_DATA; MIXED without one)."""
+    leader: str | None
+    """the steadier model when status is STEADIER."""
+    wins: int
+    """measures of the axis on which ``leader`` is significantly steadier."""
+    verdicts: tuple[Verdict, ...]
+    """one per measure of the axis, schema order."""
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """A pair of models whose order flips between two datasets, told in words."""
+
+    measure: str
+    """measure name."""
+    first: str
+    """slug of the model steadier on ``dataset_first``."""
+    second: str
+    """slug of the model steadier on ``dataset_second``."""
+    dataset_first: str
+    """dataset where ``first`` is steadier."""
+    dataset_second: str
+    """dataset where ``second`` is steadier."""
+    gap_first: float
+    """SGS(second) − SGS(first) on ``dataset_first`` (positive)."""
+    gap_second: float
+    """SGS(first) − SGS(second) on ``dataset_second`` (positive)."""
+    significant: bool
+    """the leaderboard calls the reversal significant."""
+    testable: bool
+    """the item counts allow a significant result at all."""
+    ci_first: tuple[float | None, float | None]
+    """95 % CI of ``gap_first``."""
+    ci_second: tuple[float | None, float | None]
+    """95 % CI of ``gap_second``."""
+    row: ReversalRow
+    """the ``reversals[]`` row (CIs, p-values) for detail views."""
+
+
+def alpha(document: LeaderboardDocument) -> float:
+    """The level of every verdict: the file's ``alpha``, else ``ALPHA``."""
+    return document.alpha if document.alpha is not None else ALPHA
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -38,140 +129,415 @@ def _p(value: float | None) -> str:
     return f"{value:.1e}" if value < 0.001 else f"{value:.2g}"
 
 
-def _names(document: Row) -> dict[str, str]:
-    return {m["slug"]: m["name"] for m in document["models"]}
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _complete(document: Row) -> list[str]:
-    return [m["slug"] for m in document["models"] if m["status"] == "complete"]
+def _listed(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def _measure_labels(document: Row) -> dict[str, str]:
-    return {m["name"]: m["name"] for m in document["measures"]}
+def _sizes(ns: Sequence[int]) -> str:
+    """``4`` or ``4–16`` items."""
+    values = sorted(set(ns))
+    return "–" if not values else str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"
 
 
-def _paper_measures(document: Row) -> list[str]:
-    return [m["name"] for m in document["measures"] if m["paper"]]
+# ----------------------------------------------------------------------------------------------------
+# Verdicts: read off the corrected tests, never recomputed
+# ----------------------------------------------------------------------------------------------------
 
 
-def _cells(document: Row, dataset: str = ALL) -> dict[tuple[str, str], Row]:
-    return {(c["model"], c["measure"]): c for c in document["cells"] if c["dataset"] == dataset}
+def _pair_status(row: PairwiseRow) -> str:
+    """The row's corrected verdict (files and examples without ``verdict``: from ``testable``/``p_holm``)."""
+    found = row.get("verdict")
+    if isinstance(found, str) and found:
+        return found
+    p = row.get("p_holm")
+    if not row.get("testable", True) or p is None:
+        return NOT_TESTABLE
+    return SIGNIFICANT if p < ALPHA else "not significant"
 
 
-def _cell_text(stats: Row | None) -> str:
-    """``0.164 [0.154, 0.174] †`` (marker only when the corrected verdict is significant)."""
-    if not stats or stats.get("sgs") is None:
-        return "–"
-    marker = f" {stats['marker']}" if stats.get("verdict") == "significant" and stats.get("marker") else ""
-    return f"{stats['sgs']:.3f} [{_num(stats['ci_low'])}, {_num(stats['ci_high'])}]{marker}"
+def pair_verdict(row: PairwiseRow | None) -> tuple[str, str | None]:
+    """(status, steadier slug) of one ``pairwise[]`` row.
+
+    >>> pair_verdict({"model_a": "a", "model_b": "b", "diff": 0.2, "verdict": "significant"})
+    ('steadier', 'b')
+    >>> pair_verdict({"model_a": "a", "model_b": "b", "diff": 0.2, "verdict": "not testable"})
+    ('not testable', None)
+    """
+    if row is None:
+        return NO_DATA, None
+    status = _pair_status(row)
+    if status == NOT_TESTABLE:
+        return NOT_TESTABLE, None
+    diff = row.get("diff")
+    if status == SIGNIFICANT and diff:
+        return STEADIER, row["model_a"] if diff < 0 else row["model_b"]
+    return NO_DIFFERENCE, None
 
 
-def sgs_table(document: Row, *, extended: bool = False) -> str:
-    """Markdown table of SGS on all items (paper, or extended) per complete model and paper measure."""
-    measures = _paper_measures(document)
-    cells, names = _cells(document), _names(document)
-    lines = ["| model | n | " + " | ".join(measures) + " |", "|---|---|" + "---|" * len(measures)]
-    for slug in _complete(document):
-        row = [cells.get((slug, m)) for m in measures]
-        stats = [(c["extended"] if extended else c) if c else None for c in row]
-        n = max((s["n_items"] for s in stats if s), default=0)
-        lines.append(f"| {names[slug]} | {n} | " + " | ".join(_cell_text(s) for s in stats) + " |")
-    return "\n".join(lines)
-
-
-def _significance_claim(document: Row) -> str:
+def _steadiest(document: LeaderboardDocument, dataset: str, measure: str) -> str | None:
+    """The model with the lowest SGS (the one a "steadier than every other" claim would name)."""
     cells = [
-        c for c in document["cells"] if c["dataset"] == ALL and c["measure"] in _paper_measures(document)
+        (sgs, c["model"])
+        for c in document.cells.where(dataset=dataset, measure=measure)
+        if (sgs := c.get("sgs")) is not None
     ]
-    verdicts = [c["verdict"] for c in cells]
-    proper = [
-        c for c in document["cells"] if c["dataset"] != ALL and c["measure"] in _paper_measures(document)
+    return min(cells)[1] if cells else None
+
+
+def verdict(document: LeaderboardDocument, dataset: str, measure: str) -> Verdict:
+    """The model steadier than every other on (dataset, measure), judged by the corrected paired tests.
+
+    The candidate is the model with the lowest SGS; it is named only when each of its comparisons is
+    significant in its favour. Otherwise "not testable" when any of them cannot reach α, else "no
+    significant difference".
+    """
+    candidate = _steadiest(document, dataset, measure)
+    pairs = [
+        r
+        for r in document.pairwise.where(dataset=dataset, measure=measure)
+        if candidate in (r["model_a"], r["model_b"])
     ]
-    raw_only = sum(
-        1
-        for c in proper
-        for t in c["tests"]
-        if t["epsilon"] == document["primary_epsilon"] and t["marker_uncorrected"] and not t["marker"]
-    )
-    sizes = sorted({c["n_items"] for c in proper})
+    if candidate is None or not pairs:
+        return Verdict(dataset, measure, NO_DATA, None, None, None)
+    ps = [p for r in pairs if (p := r.get("p_holm")) is not None]
+    n = min((int(r["n_items"]) for r in pairs if r.get("n_items") is not None), default=None)
+    outcomes = [pair_verdict(r) for r in pairs]
+    if all(o == (STEADIER, candidate) for o in outcomes):
+        return Verdict(dataset, measure, STEADIER, candidate, max(ps, default=None), n)
+    status = NOT_TESTABLE if any(s == NOT_TESTABLE for s, _ in outcomes) else NO_DIFFERENCE
+    return Verdict(dataset, measure, status, None, max(ps, default=None), n)
+
+
+def headline_measure(document: LeaderboardDocument, axis: str) -> str | None:
+    """The axis's headline measure (``headline_measures`` of the file; None in files without them)."""
+    names = document.headline_measures
+    return next((m["name"] for m in document.measures_of(axis) if m["name"] in names), None)
+
+
+def grid_cell(document: LeaderboardDocument, dataset: str, axis: str) -> GridCell:
+    """The verdict of one axis on one dataset: its headline measure decides; ``wins`` counts the axis's
+    measures on which the same model is significantly steadier (without headline measures the measures
+    vote: one model on every significant measure, or "mixed")."""
+    verdicts = tuple(verdict(document, dataset, m["name"]) for m in document.measures_of(axis))
+    headline_name = headline_measure(document, axis)
+    if headline_name is not None:
+        main = next(v for v in verdicts if v.measure == headline_name)
+        wins = sum(v.status == STEADIER and v.leader == main.leader for v in verdicts)
+        return GridCell(dataset, axis, main.status, main.leader, wins if main.leader else 0, verdicts)
+    leaders = Counter(v.leader for v in verdicts if v.status == STEADIER)
+    if len(leaders) == 1:
+        ((leader, wins),) = leaders.items()
+        return GridCell(dataset, axis, STEADIER, leader, wins, verdicts)
+    if leaders:
+        return GridCell(dataset, axis, MIXED, None, 0, verdicts)
+    statuses = {v.status for v in verdicts}
+    status = next((s for s in (NO_DIFFERENCE, NOT_TESTABLE) if s in statuses), NO_DATA)
+    return GridCell(dataset, axis, status, None, 0, verdicts)
+
+
+def grid(document: LeaderboardDocument) -> list[list[GridCell]]:
+    """Rows of the dataset × axis grid: one per dataset, then all datasets pooled; one cell per axis."""
+    axes = [a for a in AXES if document.measures_of(a)]
+    datasets = [*document.datasets, ALL] if document.datasets else []
+    return [[grid_cell(document, d, a) for a in axes] for d in datasets]
+
+
+def _interval(low: float | None, high: float | None, sign: float) -> tuple[float | None, float | None]:
+    if low is None or high is None:
+        return (None, None)
+    return (low, high) if sign > 0 else (-high, -low)
+
+
+def reversals(document: LeaderboardDocument) -> list[Reversal]:
+    """Every reversal in words: significant ones first, then by the smaller of the two gaps, largest first."""
+    told = []
+    for row in document.reversals:
+        diff_a, diff_b = row.get("diff_a"), row.get("diff_b")
+        if diff_a is None or diff_b is None:
+            continue
+        a, b = row["model_a"], row["model_b"]
+        # diff = SGS(a) − SGS(b): negative where a is steadier; a gap is the other model's SGS minus the
+        # steadier one's, so its interval is the diff's interval with the sign flipped where a leads
+        first, second = (a, b) if diff_a < 0 else (b, a)
+        flip = -1.0 if diff_a < 0 else 1.0
+        testable = bool(row.get("testable", True)) and row.get("verdict") != NOT_TESTABLE
+        told.append(
+            Reversal(
+                row["measure"],
+                first,
+                second,
+                row["dataset_a"],
+                row["dataset_b"],
+                abs(diff_a),
+                abs(diff_b),
+                bool(row.get("significant")),
+                testable,
+                _interval(row.get("ci_low_a"), row.get("ci_high_a"), flip),
+                _interval(row.get("ci_low_b"), row.get("ci_high_b"), -flip),
+                row,
+            )
+        )
+    return sorted(told, key=lambda r: (not r.significant, not r.testable, -min(r.gap_first, r.gap_second)))
+
+
+def _lower_first(label: str) -> str:
+    return label[0].lower() + label[1:] if label[:2] != label[:2].upper() else label
+
+
+def reversal_sentence(document: LeaderboardDocument, reversal: Reversal) -> str:
+    """One reversal as a sentence a newcomer can read.
+
+    >>> d = LeaderboardDocument.from_json({"schema_version": 3, "models": [{"slug": "a", "name": "A"},
+    ...     {"slug": "b", "name": "B"}]})
+    >>> r = Reversal("entropy", "a", "b", "gsm8k", "jeopardy", 0.0059, 0.0144, True, True,
+    ...              (None, None), (None, None), {})
+    >>> reversal_sentence(d, r)
+    'On next-token entropy, A is steadier on gsm8k and B on jeopardy.'
+    """
     return (
-        f"On all items pooled, {verdicts.count('significant')} of {len(cells)} (model × paper measure) cells "
-        f"are significantly above ε = {document['primary_epsilon']} after Holm correction "
-        f"({verdicts.count('not significant')} not significant, {verdicts.count('not testable')} not "
-        "testable); "
-        f"per dataset (n = {', '.join(map(str, sizes))} items per cell), {raw_only} cells would carry a "
-        "marker "
-        f"on the uncorrected p that the corrected test does not support."
+        f"On {_lower_first(measure_label(reversal.measure))}, {document.name(reversal.first)} is steadier on "
+        f"{reversal.dataset_first} and {document.name(reversal.second)} on {reversal.dataset_second}."
     )
 
 
-def _noise_claim(document: Row) -> str:
+# ----------------------------------------------------------------------------------------------------
+# The sentences
+# ----------------------------------------------------------------------------------------------------
+
+
+def _paper_measures(document: LeaderboardDocument) -> list[str]:
+    return [m["name"] for m in document.measures if m["paper"]]
+
+
+def _primary(cell: CellRow, epsilon: float | None) -> OneSidedTestRow | None:
+    return next((t for t in cell.get("tests", []) if t.get("epsilon") == epsilon), None)
+
+
+def _tests(document: LeaderboardDocument, *, pooled: bool) -> list[OneSidedTestRow]:
+    """The primary-ε tests of the paper measures' cells, pooled or per dataset."""
+    return [
+        t
+        for c in document.cells
+        if (c["dataset"] == ALL) == pooled and c["measure"] in _paper_measures(document)
+        if (t := _primary(c, document.primary_epsilon)) is not None
+    ]
+
+
+def _verdict_counts(tests: Sequence[OneSidedTestRow]) -> str:
+    counts = Counter(t["verdict"] for t in tests)
+    return (
+        f"{counts[SIGNIFICANT]} of {len(tests)} are significant, "
+        f"{counts['not significant']} not significant, "
+        f"{counts[NOT_TESTABLE]} not testable"
+    )
+
+
+def _instability_claim(document: LeaderboardDocument) -> str:
+    proper, pooled = _tests(document, pooled=False), _tests(document, pooled=True)
+    floor = min((f for t in proper if (f := t.get("p_floor")) is not None), default=None)
+    paper = sum(bool(t.get("marker_t")) for t in proper)
+    return (
+        f"Is instability above ε = {document.primary_epsilon}? "
+        "Exact one-sided sign-flip tests over the items, "
+        "Holm-corrected over the testable cells of each family (every measure of one aggregate; datasets "
+        f"proper and pooled apart): of the model × dataset × paper-measure cells (n = "
+        f"{_sizes([t['n_items'] for t in proper])} items each), {_verdict_counts(proper)} "
+        "(smallest attainable "
+        f"p {_p(floor)} before correction); with all datasets pooled (n = "
+        f"{_sizes([t['n_items'] for t in pooled])}), {_verdict_counts(pooled)}. "
+        "The paper's t-test, shown only "
+        f"as its labelled column, would mark {paper} of the per-dataset cells after Holm."
+    )
+
+
+def _pair_family(document: LeaderboardDocument, dataset_is_all: bool) -> tuple[int, str]:
+    """(tests in the pairwise correction family, its item counts) for pooled or per-dataset pairs."""
+    rows = [r for r in document.pairwise if (r["dataset"] == ALL) == dataset_is_all]
+    return len(rows), _sizes([r["n_items"] for r in rows])
+
+
+def _grid_claims(document: LeaderboardDocument, cells: list[GridCell]) -> list[ClaimRow]:
+    wins = Counter(c.leader for c in cells if c.status == STEADIER and c.leader)
+    other = Counter(c.status for c in cells if c.status not in (STEADIER, NO_DATA))
+    rest = ", ".join(
+        f"{n} show {status}" if status == NO_DIFFERENCE else f"{n} are {status}"
+        for status, n in sorted(other.items(), key=lambda kv: -kv[1])
+    )
+    size, ns = _pair_family(document, False)
+    how = (
+        f"exact paired sign-flip tests on {ns} shared items, Holm over all {size} (dataset × measure × model "
+        f"pair) comparisons, p < {alpha(document)}"
+    )
+    if not wins:
+        return [
+            _claim(
+                "grid",
+                f"Dataset by dataset ({how}), no model is significantly steadier than another on any axis's "
+                f"headline measure in the {len(cells)} dataset × axis cells ({rest}).",
+                headline=True,
+            )
+        ]
+    won = ", ".join(f"{document.name(slug)} in {n}" for slug, n in wins.most_common())
+    out = [
+        _claim(
+            "grid",
+            f"Dataset by dataset ({how}), one model is significantly steadier than every other on the axis's "
+            f"headline measure in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
+            + (f"; of the others, {rest}." if rest else "."),
+            headline=True,
+        )
+    ]
+    for slug, _ in wins.most_common():
+        by_axis: dict[str, list[str]] = {}
+        for c in cells:
+            if c.leader == slug:
+                by_axis.setdefault(c.axis, []).append(c.dataset)
+        where = [f"{axis_label(a).lower()} ({', '.join(ds)})" for a, ds in by_axis.items()]
+        out.append(
+            _claim(f"grid-{slug}", f"{document.name(slug)} is steadier in {_listed(where)}.", headline=True)
+        )
+    return out
+
+
+def _pooled_claim(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> str:
+    size, ns = _pair_family(document, True)
+    how = (
+        f"exact paired sign-flip tests on {ns} items, Holm over all {size} (measure × model pair) "
+        "comparisons of "
+        f"the pooled items, every headline measure included"
+    )
+    wins = [c for c in pooled if c.status == STEADIER]
+    rest = [
+        f"{axis_label(c.axis).lower()} ({headline_measure(document, c.axis) or '–'}): {c.status}"
+        for c in pooled
+        if c.status != STEADIER
+    ]
+    if not wins:
+        return (
+            f"With all datasets pooled ({how}), no model is significantly steadier on any axis "
+            f"({'; '.join(rest)})."
+        )
+    by_model: dict[str, list[str]] = {}
+    for c in wins:
+        by_model.setdefault(c.leader or "", []).append(
+            f"{axis_label(c.axis).lower()} ({headline_measure(document, c.axis) or '–'})"
+        )
+    said = "; ".join(f"{document.name(s)} on {_listed(axes)}" for s, axes in by_model.items())
+    return f"With all datasets pooled ({how}), the significantly steadier model is {said}" + (
+        f"; {'; '.join(rest)}." if rest else "."
+    )
+
+
+def _reversal_claim(document: LeaderboardDocument) -> str | None:
+    told = reversals(document)
+    measures = ", ".join(document.headline_measures)
+    if not told:
+        if len(document.complete) < 2:
+            return None
+        return f"No model pair changes order between two datasets on the headline measures ({measures})."
+    significant = [r for r in told if r.significant]
+    untestable = sum(not r.testable for r in told)
+    rows = list(document.reversals)
+    floor = min((f for r in rows if (f := r.get("p_floor_holm")) is not None), default=None)
+    sizes = _sizes([r["n_items_a"] for r in rows] + [r["n_items_b"] for r in rows])
+    head = (
+        f"On the headline measures ({measures}), the order of a model pair flips between two datasets in "
+        f"{_count(len(told), 'case')} (measure × model pair × dataset pair); "
+    )
+    if untestable == len(told):
+        how = (
+            f"none can be tested: with n = {sizes} items per dataset the exact two-sided sign-flip test on "
+            f"both datasets cannot reach α after Holm (smallest attainable corrected p {_p(floor)})"
+        )
+    else:
+        how = (
+            f"{len(significant) or 'none'} significant by an exact sign-flip test on both datasets, "
+            "Holm over "
+            f"{rows[0]['family_size']} testable candidates"
+            + (f" ({untestable} cannot be tested with so few items)" if untestable else "")
+        )
+    example = significant[0] if significant else told[0]
+    said = reversal_sentence(document, example)
+    return f"{head}{how}; the largest{' significant one' if significant else ''}: {said[0].lower()}{said[1:]}"
+
+
+def _winner_claim(document: LeaderboardDocument, cells: Sequence[GridCell]) -> str | None:
+    leaders = sorted({c.leader for c in cells if c.status == STEADIER and c.leader})
+    if len(leaders) < 2:
+        return None
+    return (
+        f"There is no overall winner: {_listed([document.name(s) for s in leaders])} each lead somewhere, "
+        "and the axes are not added up into one score."
+    )
+
+
+def _proportional_claim(document: LeaderboardDocument) -> str | None:
+    rows = [r for r in document.proportional_measures if r["dataset"] == ALL]
+    if not rows:
+        return None
+    parts = [
+        f"{measure_label(r['measure_a'])} = {_num(r['factor'])} × "
+        f"{_lower_first(measure_label(r['measure_b']))} "
+        f"for {document.name(r['model'])}"
+        for r in rows
+    ]
+    return (
+        f"One quantity, two measures: on every item, {_listed(parts)} (e.g. every baseline answer hits the "
+        "token cap, so the summed log-probability is the per-token mean times one count). Each such pair is "
+        "one finding, not two: the sentences count paper measures only, and where the pair's ε-verdicts "
+        "differ it "
+        "is because ε is fixed on each measure's own scale R, not because the data differ."
+    )
+
+
+def _noise_claim(document: LeaderboardDocument) -> str:
     floors = [
-        c["noise_floor"]
-        for c in document["cells"]
+        f
+        for c in document.cells
         if c["dataset"] == ALL
-        and c.get("noise_floor") is not None
+        and (f := c.get("noise_floor")) is not None
         and c["measure"] in _paper_measures(document)
     ]
-    biggest = max(floors, default=None)
     return (
         "The measured noise floor (identity rewrite, baseline re-run) is at most "
-        f"{_num(biggest)} on the paper measures."
+        f"{_num(max(floors, default=None))} on the paper measures."
     )
 
 
-def _reversal_claim(document: Row) -> str:
-    rows = document["reversals"]
-    measures = ", ".join(document["headline_measures"])
-    if not rows:
-        return f"No model pair changes order between two datasets on the headline measures ({measures})."
-    significant = sum(r["verdict"] == "significant" for r in rows)
-    untestable = sum(r["verdict"] == "not testable" for r in rows)
-    floor = min(r["p_floor_holm"] for r in rows)
-    sizes = sorted({r["n_items_a"] for r in rows} | {r["n_items_b"] for r in rows})
-    raw_floor = 2.0 * 0.5 ** min(sizes)
-    return (
-        f"On the headline measures ({measures}), {len(rows)} (model pair, dataset pair, measure) orderings "
-        f"reverse between two datasets; {significant} of these reversals are significant by an exact "
-        f"sign-flip test on both datasets with Holm correction over {rows[0]['family_size']} candidates, and "
-        f"{untestable} are not testable: with n = {', '.join(map(str, sizes))} items per dataset a two-sided "
-        f"sign-flip p cannot go below {_num(raw_floor)}, so the smallest attainable corrected p is "
-        f"{_p(floor)}."
-    )
-
-
-def _agreement_claim(document: Row) -> str:
-    rows = {r["measure"]: r for r in document["kendall_w"]}
+def _agreement_claim(document: LeaderboardDocument) -> str:
+    rows = {r["measure"]: r for r in document.kendall_w}
     parts = [
         f"{m} W = {_num(rows[m]['w'])} (p = {_p(rows[m]['p'])}, {rows[m]['p_method']})"
-        for m in document["headline_measures"]
+        for m in document.headline_measures
         if m in rows and rows[m]["w"] is not None
     ]
     n_models = max((r["n_models"] for r in rows.values()), default=0)
-    tau = "Kendall τ between dataset pairs needs ≥ 3 models and is not reported." if n_models < 3 else ""
     if not parts:
         return "Kendall's W across datasets is not computable with the models present."
+    tau = " Kendall τ between dataset pairs needs ≥ 3 models and is not reported." if n_models < 3 else ""
     return (
-        f"Agreement of the {n_models} models' ranking across datasets (Kendall's W, permutation p): "
-        + "; ".join(parts)
-        + (f". {tau}" if tau else ".")
+        f"Agreement of the {n_models} models' ranking across datasets (Kendall's W, permutation p, "
+        "uncorrected): " + "; ".join(parts) + "." + tau
     )
 
 
-def _independence_claim(document: Row) -> str:
-    rows = {(r["measure_a"], r["measure_b"]): r for r in document["independence"] if r["scope"] == "combined"}
-    measures = [m for m in _paper_measures(document)]
+def _independence_claim(document: LeaderboardDocument) -> str:
+    rows = {(r["measure_a"], r["measure_b"]): r for r in document.independence if r["scope"] == "combined"}
     pairs = [
         rows[(a, b)]
-        for a, b in itertools.combinations(measures, 2)
+        for a, b in itertools.combinations(_paper_measures(document), 2)
         if (a, b) in rows and rows[(a, b)]["rho"] is not None
     ]
     if not pairs:
         return "Per-item correlations between measures are not computable."
-    strongest = max(pairs, key=lambda r: abs(r["rho"]))
-    weakest = min(pairs, key=lambda r: abs(r["rho"]))
-    significant = [r for r in pairs if r["p"] is not None and r["p"] < document["alpha"]]
-    axis = {m["name"]: m["axis"] for m in document["measures"]}
+    strongest = max(pairs, key=lambda r: abs(r["rho"] or 0.0))
+    weakest = min(pairs, key=lambda r: abs(r["rho"] or 0.0))
+    significant = [r for r in pairs if (p := r["p"]) is not None and p < alpha(document)]
+    axis = {m["name"]: m["axis"] for m in document.measures}
     cross = [r for r in pairs if axis[r["measure_a"]] != axis[r["measure_b"]]]
     listed = "; ".join(
         f"{r['measure_a']}–{r['measure_b']} {_num(r['rho'], 2)} (p = {_p(r['p'])})" for r in cross
@@ -183,54 +549,104 @@ def _independence_claim(document: Row) -> str:
         f"ρ = {_num(strongest['rho'], 2)} (p = {_p(strongest['p'])}), weakest {weakest['measure_a']}–"
         f"{weakest['measure_b']} ρ = {_num(weakest['rho'], 2)} (p = {_p(weakest['p'])}); "
         f"{len(significant)} of "
-        f"{len(pairs)} pairs have p < {document['alpha']} (uncorrected). Between axes: {listed}."
+        f"{len(pairs)} pairs have p < {alpha(document)} (uncorrected, descriptive). Between axes: {listed}."
     )
 
 
-def _aggregate_claim(document: Row) -> str:
-    paper, extended = document["aggregates"][0], document["aggregates"][1]
-    cells = [
-        c
-        for c in document["cells"]
-        if c["dataset"] == ALL
-        and c["sgs"] is not None
-        and c["extended"]["sgs"] not in (None, 0)
-        and c["measure"] in _paper_measures(document)
+def _aggregate_claim(document: LeaderboardDocument) -> str:
+    paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
+    changes = [
+        (sgs - ext) / ext
+        for c in document.cells
+        if c["dataset"] == ALL and c["measure"] in _paper_measures(document)
+        if (sgs := c.get("sgs")) is not None and (ext := c["extended"].get("sgs")) not in (None, 0)
     ]
-    changes = [(c["sgs"] - c["extended"]["sgs"]) / c["extended"]["sgs"] for c in cells]
     span = f"{100 * min(changes):+.1f} % to {100 * max(changes):+.1f} %" if changes else "–"
+    added = sorted(set(extended["families"]) - set(paper["families"]))
     return (
         f"SGS pools exactly the paper's families ({', '.join(paper['families'])}); SGS-ext adds "
-        f"{', '.join(sorted(set(extended['families']) - set(paper['families']))) or 'nothing'}. "
-        f"On all items SGS differs from SGS-ext by {span}."
+        f"{', '.join(added) or 'nothing'}. On all items SGS differs from SGS-ext by {span}."
     )
 
 
-def claims(document: Row) -> list[dict[str, str]]:
-    """The results sentences of a leaderboard document (empty when no model is complete)."""
-    if not _complete(document) or not document["cells"]:
+def _claim(key: str, text: str, *, headline: bool = False) -> ClaimRow:
+    return {"id": key, "text": text, "headline": headline}
+
+
+def claims(document: LeaderboardDocument) -> list[ClaimRow]:
+    """Every results sentence of a leaderboard, in order (empty when no model is complete).
+
+    ``headline`` marks the ones the site's overview lists first: the comparisons between models (only
+    with two or more complete models) and the instability verdicts.
+    """
+    if not document.complete or not list(document.cells):
         return []
-    makers = {
-        "aggregates": _aggregate_claim,
-        "significance": _significance_claim,
-        "noise": _noise_claim,
-        "reversals": _reversal_claim,
-        "agreement": _agreement_claim,
-        "independence": _independence_claim,
-    }
-    return [{"id": key, "text": make(document)} for key, make in makers.items()]
+    out = [_claim("instability", _instability_claim(document), headline=True)]
+    if len(document.complete) >= 2 and document.datasets:
+        rows = grid(document)
+        cells = [c for row in rows for c in row if c.dataset != ALL]
+        pooled = [c for row in rows for c in row if c.dataset == ALL]
+        out += _grid_claims(document, cells)
+        out.append(_claim("pooled", _pooled_claim(document, pooled), headline=True))
+        for key, text in (
+            ("reversals", _reversal_claim(document)),
+            ("winner", _winner_claim(document, cells)),
+        ):
+            if text:
+                out.append(_claim(key, text, headline=True))
+    if (text := _proportional_claim(document)) is not None:
+        out.append(_claim("proportional", text, headline=True))
+    out += [
+        _claim("aggregates", _aggregate_claim(document)),
+        _claim("noise", _noise_claim(document)),
+        _claim("agreement", _agreement_claim(document)),
+        _claim("independence", _independence_claim(document)),
+    ]
+    return out
 
 
-def results_markdown(document: Row) -> str:
-    """The README's results block: both SGS tables and every claim, all from ``document``."""
-    texts = claims(document)
+# ----------------------------------------------------------------------------------------------------
+# The README block
+# ----------------------------------------------------------------------------------------------------
+
+
+def _cell_text(stats: CellRow | dict[str, object] | None) -> str:
+    """``0.164 [0.154, 0.174] †`` (marker only when the exact test's corrected verdict is significant)."""
+    if not stats or stats.get("sgs") is None:
+        return "–"
+    mark = stats.get("marker") if stats.get("verdict") == SIGNIFICANT else ""
+    low, high, sgs = stats.get("ci_low"), stats.get("ci_high"), stats.get("sgs")
+    assert isinstance(sgs, float | int)
+    return (
+        f"{sgs:.3f} [{_num(low if isinstance(low, float) else None)}, "
+        f"{_num(high if isinstance(high, float) else None)}]" + (f" {mark}" if mark else "")
+    )
+
+
+def sgs_table(document: LeaderboardDocument, *, extended: bool = False) -> str:
+    """Markdown table of SGS on all items (paper, or extended) per complete model and paper measure."""
+    measures = _paper_measures(document)
+    lines = ["| model | n | " + " | ".join(measures) + " |", "|---|---|" + "---|" * len(measures)]
+    for model in document.complete:
+        cells = [document.cells.first(model=model["slug"], dataset=ALL, measure=m) for m in measures]
+        stats = [(dict(c["extended"]) if extended else c) if c else None for c in cells]
+        n = max((int(str(s["n_items"])) for s in stats if s), default=0)
+        lines.append(
+            f"| {document.name(model['slug'])} | {n} | " + " | ".join(_cell_text(s) for s in stats) + " |"
+        )
+    return "\n".join(lines)
+
+
+def results_markdown(document: LeaderboardDocument) -> str:
+    """The README's results block: both SGS tables and every stored claim."""
+    texts = list(document.claims) or claims(document)
     if not texts:
         return "No complete results yet."
     legend = (
-        f"Lower = more stable; 95 % bootstrap CI over items; marker = one-sided t-test of s > ε = "
-        f"{document['primary_epsilon']}, Holm-corrected ("
-        + ", ".join(f"{m['symbol']} p < {m['below']}" for m in document["markers"])
-        + ")."
+        f"Lower = more stable; 95 % bootstrap CI over items (a description: it under-covers with few items); "
+        f"marker = exact one-sided sign-flip test of s > ε = {document.primary_epsilon}, Holm-corrected ("
+        + ", ".join(f"{m['symbol']} p < {m['below']}" for m in document.markers)
+        + "); the paper's t-test markers are the labelled `marker_t` column of leaderboard.json."
     )
     return "\n\n".join(
         [
@@ -251,7 +667,7 @@ def replace_block(readme: str, block: str) -> str:
     return readme[: start + len(BEGIN)] + "\n" + block + "\n" + readme[end:]
 
 
-def update_readme(readme: Path, document: Row) -> bool:
+def update_readme(readme: Path, document: LeaderboardDocument) -> bool:
     """Rewrite the README's results block from ``document``; True when the file changed."""
     text = readme.read_text(encoding="utf-8")
     new = replace_block(text, results_markdown(document))
@@ -261,14 +677,13 @@ def update_readme(readme: Path, document: Row) -> bool:
 
 
 def main(argv: Sequence[str]) -> int:
-    from benchmark.documents import LeaderboardDocument
     from benchmark.errors import SagoError
     from benchmark.results import LEADERBOARD_FILE
 
     readme = Path(argv[0]) if argv else Path("README.md")
     board = Path(argv[1]) if len(argv) > 1 else Path("leaderboard") / LEADERBOARD_FILE
     try:
-        changed = update_readme(readme, LeaderboardDocument.read(board).to_json())
+        changed = update_readme(readme, LeaderboardDocument.read(board))
     except (SagoError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
