@@ -12,6 +12,7 @@ from benchmark.axes.activations import layer_cosine_table, layer_cosines
 from benchmark.axes.deltas import MEASURE_FNS, AxisScorers, Pairs, align, compute_deltas
 from benchmark.axes.mirroring import (
     DETECTORS,
+    GratitudeJudge,
     LexiconPolitenessJudge,
     LLMPolitenessJudge,
     PolitenessJudge,
@@ -45,6 +46,7 @@ __all__ = [
     "EmbeddingCosine",
     "Encoder",
     "LLMPolitenessJudge",
+    "GratitudeJudge",
     "LexiconPolitenessJudge",
     "PairScorer",
     "Pairs",

@@ -21,7 +21,7 @@ from benchmark.axes.accuracy import is_correct
 from benchmark.axes.mirroring import (
     DEFAULT_RULES,
     RULES,
-    LexiconPolitenessJudge,
+    GratitudeJudge,
     PolitenessJudge,
     mirroring_delta,
 )
@@ -68,7 +68,7 @@ class AxisScorers:
     """BERTScore F1 of candidate vs reference."""
     embedding: PairScorer
     """sentence-embedding cosine of candidate vs reference."""
-    politeness: PolitenessJudge = field(default_factory=LexiconPolitenessJudge)
+    politeness: PolitenessJudge = field(default_factory=GratitudeJudge)
     """judge of the politeness family's mirroring."""
     backbones: Mapping[str, str] = field(default_factory=dict)
     """what each scorer runs on, for provenance: {"bertscore": ..., "embed_cos": ..., "politeness": ...,
@@ -90,7 +90,7 @@ class AxisScorers:
         mirroring_rules: str | None = None,
         bleu_form: str | None = None,
     ) -> AxisScorers:
-        """MiniLM for embeddings, the configured backbone for BERTScore, the lexicon judge.
+        """MiniLM for embeddings, the configured backbone for BERTScore, the gratitude judge.
 
         The BERTScore backbone is ``bertscore_backbone``, else ``$SAGO_BERTSCORE_BACKBONE``
         (``roberta-large`` for the authors' setting), else MiniLM. Nothing is loaded until the
@@ -100,7 +100,7 @@ class AxisScorers:
         """
         minilm = minilm_backbone()
         backbone = bertscore_backbone or configured_backbone()
-        judge = politeness or LexiconPolitenessJudge()
+        judge = politeness or GratitudeJudge()
         embedder = Encoder(minilm)
         bert_encoder = embedder if backbone == minilm else Encoder(backbone)
         rules = mirroring_rules or os.environ.get(MIRRORING_ENV) or DEFAULT_RULES
