@@ -553,7 +553,9 @@ def _independence_claim(document: LeaderboardDocument) -> str:
     )
 
 
-def _aggregate_claim(document: LeaderboardDocument) -> str:
+def _aggregate_claim(document: LeaderboardDocument) -> str | None:
+    if len(document.aggregates.rows) < 2:
+        return None
     paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
     changes = [
         (sgs - ext) / ext
@@ -596,8 +598,9 @@ def claims(document: LeaderboardDocument) -> list[ClaimRow]:
                 out.append(_claim(key, text, headline=True))
     if (text := _proportional_claim(document)) is not None:
         out.append(_claim("proportional", text, headline=True))
+    if (text := _aggregate_claim(document)) is not None:
+        out.append(_claim("aggregates", text))
     out += [
-        _claim("aggregates", _aggregate_claim(document)),
         _claim("noise", _noise_claim(document)),
         _claim("agreement", _agreement_claim(document)),
         _claim("independence", _independence_claim(document)),

@@ -210,7 +210,8 @@ def build_leaderboard(
         if entry.summary is not None and entry.summary.schema_version != SUMMARY_SCHEMA_VERSION:
             raise SagoError(
                 f"{entry.summary_path or entry.slug}: summary schema_version "
-                f"{entry.summary.schema_version} has no paper SGS; re-run `sago analyze`"
+                f"{entry.summary.schema_version} is older than the leaderboard needs "
+                f"({SUMMARY_SCHEMA_VERSION}); re-run `sago analyze`"
             )
     document = header(options, set_name=set_name, version=version, schema_version=LEADERBOARD_SCHEMA_VERSION)
     document["correction"] |= {"reversals": REVERSAL_FAMILY, "pairwise": PAIRWISE_FAMILY}
