@@ -69,7 +69,7 @@ def test_the_claims_say_so_and_count_the_pair_once() -> None:
         }
     )
     said = {c["id"]: c["text"] for c in claims(document)}
-    assert "Answer log-prob = 0.32 × log-prob per token for G" in said["proportional"]
+    assert "answer log-prob = 0.32 × log-prob per token for G" in said["proportional"]
     assert "one finding, not two" in said["proportional"]
     assert "paper-measure cells" in said["instability"]  # the count covers paper measures only
     with pytest.raises(KeyError):

@@ -347,7 +347,7 @@ def _instability_claim(document: LeaderboardDocument) -> str:
         f"proper and pooled apart): of the model × dataset × paper-measure cells (n = "
         f"{_sizes([t['n_items'] for t in proper])} items each), {_verdict_counts(proper)} "
         "(smallest attainable "
-        f"p {_p(floor)} before correction); with all datasets pooled (n = "
+        f"p {_num(floor)} before correction); with all datasets pooled (n = "
         f"{_sizes([t['n_items'] for t in pooled])}), {_verdict_counts(pooled)}. "
         "The paper's t-test, shown only "
         f"as its labelled column, would mark {paper} of the per-dataset cells after Holm."
@@ -480,16 +480,15 @@ def _proportional_claim(document: LeaderboardDocument) -> str | None:
     if not rows:
         return None
     parts = [
-        f"{measure_label(r['measure_a'])} = {_num(r['factor'])} × "
-        f"{_lower_first(measure_label(r['measure_b']))} "
-        f"for {document.name(r['model'])}"
+        f"{_lower_first(measure_label(r['measure_a']))} = {_num(r['factor'])} × "
+        f"{_lower_first(measure_label(r['measure_b']))} for {document.name(r['model'])}"
         for r in rows
     ]
     return (
-        f"One quantity, two measures: on every item, {_listed(parts)} (e.g. every baseline answer hits the "
-        "token cap, so the summed log-probability is the per-token mean times one count). Each such pair is "
-        "one finding, not two: the sentences count paper measures only, and where the pair's ε-verdicts "
-        "differ it "
+        f"One quantity, two measures: on every item, {_listed(parts)} (as when every baseline answer has the "
+        "same number of tokens: the summed log-probability is then the per-token mean times one count). Each "
+        "such pair is one finding, not two: the sentences count paper measures only, and where the pair's "
+        "ε-verdicts differ it "
         "is because ε is fixed on each measure's own scale R, not because the data differ."
     )
 
@@ -683,6 +682,10 @@ def main(argv: Sequence[str]) -> int:
     from benchmark.errors import SagoError
     from benchmark.results import LEADERBOARD_FILE
 
+    if any(a in ("-h", "--help") for a in argv):
+        print("usage: python -m benchmark.stats.claims [README.md] [leaderboard/leaderboard.json]\n")
+        print("Rewrite the README's results block (between its results markers) from the leaderboard.")
+        return 0
     readme = Path(argv[0]) if argv else Path("README.md")
     board = Path(argv[1]) if len(argv) > 1 else Path("leaderboard") / LEADERBOARD_FILE
     try:
