@@ -1,6 +1,7 @@
 """What the leaderboard found, in words, for the site: the same engine as the README's sentences.
 
-Every sentence and verdict comes from :mod:`benchmark.stats.claims` (typed on the leaderboard document);
+Every sentence comes from :mod:`benchmark.stats.claims` and every verdict from :mod:`benchmark.stats.verdicts`
+(typed on the leaderboard document);
 this module only adapts its functions to a :class:`Board`, so the site and the README cannot word the
 same counts differently. The headline is the ``claims`` the file stores with ``headline`` true.
 """
@@ -9,8 +10,9 @@ from __future__ import annotations
 
 from benchmark.rows import PairwiseRow
 from benchmark.site.board import Board
-from benchmark.stats import claims as engine
-from benchmark.stats.claims import (
+from benchmark.stats import claims
+from benchmark.stats import verdicts as engine
+from benchmark.stats.verdicts import (
     MIXED,
     NO_DATA,
     NO_DIFFERENCE,
@@ -84,7 +86,7 @@ def headline(board: Board) -> list[str]:
     """
     if len(board.complete) < 2 or not board.datasets:
         return []
-    stored = list(board.document.claims) or engine.claims(board.document)
+    stored = list(board.document.claims) or claims.claims(board.document)
     return [c["text"] for c in stored if c.get("headline")]
 
 
