@@ -12,10 +12,12 @@ from __future__ import annotations
 VARIANT_SCHEMA_VERSION = 2
 """2: ``length_ratio`` (the achieved word ratio of a length row); 1: without it (sago-v1/v1)."""
 RECORDS_SCHEMA_VERSION = 1
-SUMMARY_SCHEMA_VERSION = 2
-"""2: paper-family SGS beside an extended SGS, corrected markers, verdicts (1: one SGS over all families)."""
-LEADERBOARD_SCHEMA_VERSION = 2
-"""2: paper vs extended SGS, Holm-corrected markers with verdicts, exact reversal tests, combined Spearman."""
+SUMMARY_SCHEMA_VERSION = 3
+"""3: verdicts from the exact sign-flip test (the paper's t-test a labelled column); 2: paper-family SGS
+beside an extended SGS, corrected t-test markers; 1: one SGS over all families."""
+LEADERBOARD_SCHEMA_VERSION = 3
+"""3: exact tests decide every verdict (cells, pairs, reversals), ranks from the corrected pairwise tests,
+``proportional_measures``; 2: paper vs extended SGS, Holm-corrected t-test markers, exact reversals."""
 SUBMISSION_SCHEMA_VERSION = 1
 
 DEFAULT_SEED = 42

@@ -16,6 +16,7 @@ from benchmark.axes.deltas import align, compute_deltas
 from benchmark.axes.measures import MEASURES, Measure, Pairs, all_measures, delta_columns, measure
 from benchmark.axes.mirroring import (
     DETECTORS,
+    GratitudeJudge,
     LexiconPolitenessJudge,
     LLMPolitenessJudge,
     PolitenessJudge,
@@ -42,6 +43,7 @@ __all__ = [
     "AxisScorers",
     "Backbone",
     "LLMPolitenessJudge",
+    "GratitudeJudge",
     "LexiconPolitenessJudge",
     "Measure",
     "PairScorer",

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from benchmark.axes.mirroring import DEFAULT_RULES, RULES, LexiconPolitenessJudge, PolitenessJudge
+from benchmark.axes.mirroring import DEFAULT_RULES, RULES, GratitudeJudge, PolitenessJudge
 from benchmark.axes.text import (
     Backbone,
     PairScorer,
@@ -32,7 +32,7 @@ class AxisScorers:
     """BERTScore F1 of candidate vs reference."""
     embedding: PairScorer
     """sentence-embedding cosine of candidate vs reference."""
-    politeness: PolitenessJudge = field(default_factory=LexiconPolitenessJudge)
+    politeness: PolitenessJudge = field(default_factory=GratitudeJudge)
     """judge of the politeness family's mirroring."""
     backbones: Mapping[str, str] = field(default_factory=dict)
     """what each scorer runs on, for provenance: {"bertscore": ..., "embed_cos": ..., "politeness": ...,
@@ -66,7 +66,7 @@ class AxisScorers:
 
         minilm = minilm_backbone()
         backbone = bertscore_backbone or configured_backbone()
-        judge = politeness or LexiconPolitenessJudge()
+        judge = politeness or GratitudeJudge()
         embedder = Encoder(minilm)
         bert_encoder = embedder if backbone == minilm else Encoder(backbone)
         rules = mirroring_rules or os.environ.get(MIRRORING_ENV) or DEFAULT_RULES

@@ -16,7 +16,7 @@ from benchmark.rows import CellRow, MeasureRow, PairwiseRow, PerItemRow
 from benchmark.schema import AXES
 from benchmark.site import plots
 from benchmark.site.board import ALL, Board, CellKey
-from benchmark.site.findings import alpha, pair_verdict
+from benchmark.site.findings import pair_verdict
 from benchmark.variants.frozen import DatasetEntry
 
 HEATMAP_MIN_MODELS = 3
@@ -340,7 +340,7 @@ def comparison(
                     board.cell(CellKey(slug_a, dataset, m["name"])),
                     board.cell(CellKey(slug_b, dataset, m["name"])),
                     pair,
-                    pair_verdict(pair, alpha(board)),
+                    pair_verdict(pair),
                 )
             )
     b_values = {(r["dataset"], r["item_id"], r["measure"]): r.get("s") for r in per_item_b}

@@ -45,9 +45,9 @@ def sgs_text_table(
         lines.append(model.ljust(width) + "".join(f"{v:>15}" for v in values))
     pending = [m["slug"] for m in leaderboard.models if m["status"] == "pending"]
     footer = (
-        f"SGS (paper families) on dataset {dataset!r}, one-sided t-test vs ε = "
-        f"{leaderboard.primary_epsilon}, "
-        "Holm-corrected: * p<.05 ** p<.01 † p<.001"
+        f"SGS (paper families) on dataset {dataset!r}, exact one-sided sign-flip test vs ε = "
+        f"{leaderboard.primary_epsilon}, Holm-corrected: * p<.05 ** p<.01 † p<.001 "
+        "(no marker: not significant or not testable)"
     )
     return "\n".join([*lines, footer] + ([f"pending: {', '.join(pending)}"] if pending else []))
 
