@@ -6,12 +6,8 @@ label is declared with the measure (``benchmark.axes.measures.measure_label``).
 
 from __future__ import annotations
 
-AXIS_LABELS: dict[str, str] = {
-    "activations": "Activations",
-    "generation": "Generation",
-    "confidence": "Confidence",
-    "mirroring": "Mirroring",
-}
+from benchmark.schema import AXIS_LABELS as AXIS_LABELS
+from benchmark.schema import axis_label as axis_label
 
 AXIS_QUESTIONS: dict[str, str] = {
     "activations": "does the model's internal state at the last prompt token move?",
@@ -20,12 +16,3 @@ AXIS_QUESTIONS: dict[str, str] = {
     "mirroring": "does the response copy the rewrite's style?",
 }
 """One line per axis: what its measures ask."""
-
-
-def axis_label(axis: str) -> str:
-    """The human name of an axis.
-
-    >>> axis_label("generation")
-    'Generation'
-    """
-    return AXIS_LABELS.get(axis, axis)
