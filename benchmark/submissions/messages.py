@@ -10,12 +10,31 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from benchmark.submissions.schema import MODEL_KINDS as KINDS
-from benchmark.submissions.schema import HubModel, Submission
+
+@dataclass(frozen=True)
+class Shape:
+    """The schema a file is read against: its top level, and the block whose keys depend on ``kind``."""
+
+    top: type[BaseModel]
+    """the file's model (``Submission``)."""
+    block: str
+    """the key of the tagged block (``model``)."""
+    kinds: Mapping[str, type[BaseModel]]
+    """``kind`` value -> the block's model."""
+
+    def of(self, keys: Sequence[str], raw: Mapping[str, Any]) -> type[BaseModel]:
+        """The model the key's parent follows (a block's depends on the ``kind`` the file gives)."""
+        if len(keys) > 1 and keys[0] == self.block:
+            found = raw.get(self.block)
+            kind = found.get("kind") if isinstance(found, Mapping) else None
+            return self.kinds.get(str(kind), next(iter(self.kinds.values())))
+        return self.top
+
 
 _PATTERN_WORDS = {
     "revision": (
@@ -33,14 +52,16 @@ _PATTERN_WORDS = {
 """For each key with a pattern: what the value should be, and how to write one."""
 
 
-def key_path(loc: Sequence[int | str]) -> tuple[str, ...]:
+def key_path(
+    loc: Sequence[int | str], block: str = "model", kinds: Sequence[str] = ("hub",)
+) -> tuple[str, ...]:
     """The keys of a pydantic location as the file has them (the ``kind`` tag dropped).
 
     >>> key_path(("model", "hub", "revision")), key_path(("licence",)), key_path(("model",))
     (('model', 'revision'), ('licence',), ('model',))
     """
     keys = [str(part) for part in loc]
-    if len(keys) > 1 and keys[0] == "model" and keys[1] in KINDS:
+    if len(keys) > 1 and keys[0] == block and keys[1] in kinds:
         del keys[1]
     return tuple(keys)
 
@@ -60,34 +81,21 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "…"
 
 
-def _schema_of(keys: Sequence[str], raw: Mapping[str, Any]) -> type[BaseModel]:
-    """The schema the key's parent follows (a ``model`` block's depends on its ``kind``)."""
-    if len(keys) > 1 and keys[0] == "model":
-        block = raw.get("model")
-        kind = block.get("kind") if isinstance(block, Mapping) else None
-        return KINDS.get(str(kind), HubModel)
-    return Submission
-
-
-def _field(keys: Sequence[str], raw: Mapping[str, Any]) -> Any:
-    return _schema_of(keys, raw).model_fields.get(keys[-1]) if keys else None
-
-
-def _unknown(keys: Sequence[str], raw: Mapping[str, Any]) -> tuple[str, str]:
-    schema = _schema_of(keys, raw)
+def _unknown(keys: Sequence[str], raw: Mapping[str, Any], shape: Shape) -> tuple[str, str]:
+    schema = shape.of(keys, raw)
     known = list(schema.model_fields)
     close = difflib.get_close_matches(keys[-1], known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    kind = next((name for name, block in KINDS.items() if block is schema), None)
-    where = f"a model of kind {kind}" if kind else "submission.yaml"
+    kind = next((name for name, block in shape.kinds.items() if block is schema), None)
+    where = f"a {shape.block} of kind {kind}" if kind else "submission.yaml"
     return (
         f"{name_of(keys)} is not a key {where} has",
         f"remove it or correct its spelling{hint}; the keys are {', '.join(known)}",
     )
 
 
-def _missing(keys: Sequence[str], raw: Mapping[str, Any]) -> tuple[str, str]:
-    field = _field(keys, raw)
+def _missing(keys: Sequence[str], raw: Mapping[str, Any], shape: Shape) -> tuple[str, str]:
+    field = shape.of(keys, raw).model_fields.get(keys[-1]) if keys else None
     what = f": {field.description}" if field is not None and field.description else ""
     under = f", indented under '{keys[-2]}:'" if len(keys) > 1 else ""
     return f"{name_of(keys)} is missing", f"add the line '{keys[-1]}: …'{under}{what}"
@@ -110,19 +118,22 @@ def _text_type(keys: Sequence[str], value: Any) -> tuple[str, str]:
     return f"{name_of(keys)} is {_shown(value)}, not text", "write it as one line of text"
 
 
-def _one(error: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[str, str]:
-    keys = key_path(error["loc"])
+def _one(error: Mapping[str, Any], raw: Mapping[str, Any], shape: Shape) -> tuple[str, str]:
+    keys = key_path(error["loc"], shape.block, tuple(shape.kinds))
     kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
     if kind == "missing":
-        return _missing(keys, raw)
+        return _missing(keys, raw, shape)
     if kind == "extra_forbidden":
-        return _unknown(keys, raw)
+        return _unknown(keys, raw, shape)
     if kind == "literal_error":
         return _choice(keys, value, str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", "))
     if kind == "union_tag_invalid":
-        return _choice((*keys, "kind"), ctx.get("tag"), "hub, packaged, local")
+        return _choice((*keys, "kind"), ctx.get("tag"), ", ".join(shape.kinds))
     if kind == "union_tag_not_found":
-        return f"{name_of(keys)} has no 'kind'", "add 'kind: hub' (or packaged) under 'model'"
+        return (
+            f"{name_of(keys)} has no 'kind'",
+            f"add 'kind: …' under '{keys[-1]}' ({', '.join(shape.kinds)})",
+        )
     if kind in ("model_attributes_type", "model_type", "dict_type"):
         return (
             f"{name_of(keys)} is {_shown(value)}, not a block of keys",
@@ -149,11 +160,12 @@ def _one(error: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[str, str]:
     return f"{name_of(keys)}: {error['msg']}", "see docs/SUBMITTING.md for the allowed values"
 
 
-def schema_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Every error of ``err`` as ``(problem, fix)``, in the file's key order as pydantic found them.
+def schema_problems(err: ValidationError, raw: Mapping[str, Any], shape: Shape) -> list[tuple[str, str]]:
+    """Every error of ``err`` as ``(problem, fix)``, in the order pydantic found them.
 
     Args:
-        err: the error of ``Submission.model_validate(raw)``.
+        err: the error of ``shape.top.model_validate(raw)``.
         raw: the parsed YAML mapping (to name the keys of the right ``kind``).
+        shape: the schema ``raw`` was read against.
     """
-    return [_one(error, raw) for error in err.errors()]
+    return [_one(error, raw, shape) for error in err.errors()]

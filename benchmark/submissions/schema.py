@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from benchmark.errors import FileProblem, SagoError
 from benchmark.paths import SUBMISSIONS_DIR, check_slug, inside
 from benchmark.safeload import load_yaml
+from benchmark.submissions.messages import Shape, schema_problems
 
 HEX40 = r"^[0-9a-f]{40}$"
 HEX64 = r"^[0-9a-f]{64}$"
@@ -158,9 +159,9 @@ def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
     try:
         return Submission.model_validate(raw)
     except ValidationError as err:
-        from benchmark.submissions.messages import schema_problems
-
-        raise SubmissionInvalid(path, schema_problems(err, raw)) from None
+        raise SubmissionInvalid(
+            path, schema_problems(err, raw, Shape(Submission, "model", MODEL_KINDS))
+        ) from None
 
 
 def list_slugs(root: Path = SUBMISSIONS_DIR) -> list[str]:
