@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from test_site_fixture import SET, VERSION, SiteTree, make_site_tree, write_variant_set
 
+import benchmark
+from benchmark.cli import main
 from benchmark.paths import LEADERBOARD_DIR
 from benchmark.site import overview
 from benchmark.site.board import ALL, CellKey, pending_board, read_board
@@ -197,3 +199,58 @@ def test_the_committed_site_explains_its_stand_in_datasets() -> None:
     assert "Alpaca&#39;s open instructions are not available from PyPI" in gsm8k
     assert "is one of the datasets of the paper" in page(site, "datasets/trivia_qa.html")
     assert (site / "versions" / "v2" / "index.html").is_file()  # the frozen v2 set has its own board
+
+
+def test_cli_and_api_build_every_version_alike(
+    two_versions: tuple[SiteTree, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree, site = two_versions
+    folders = ["--submissions", str(tree.submissions), "--variants", str(tree.variants)]
+    assert (
+        main(
+            [
+                "leaderboard",
+                "build",
+                "--input",
+                str(tree.leaderboard),
+                "--out",
+                str(tmp_path / "cli"),
+                *folders,
+            ]
+        )
+        == 0
+    )
+    benchmark.build_site(
+        tree.leaderboard,
+        tmp_path / "api",
+        submissions=tree.submissions,
+        variants=tree.variants,
+        progress=False,
+    )
+    files = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    for built in (tmp_path / "cli", tmp_path / "api"):
+        again = {p.relative_to(built): p.read_bytes() for p in built.rglob("*") if p.is_file()}
+        assert again.keys() == files.keys() and [k for k in files if files[k] != again[k]] == []
+    # a version with results but no kept leaderboard is said out loud, never silently shown as pending
+    kept = tree.leaderboard.parent / "versions" / SET / "v2" / "leaderboard.json"
+    assert not kept.exists()
+    (tree.submissions / "acme__tiny-a" / "results" / SET / "v2").mkdir(parents=True)
+    try:
+        capsys.readouterr()
+        assert (
+            main(
+                [
+                    "leaderboard",
+                    "build",
+                    "--input",
+                    str(tree.leaderboard),
+                    "--out",
+                    str(tmp_path / "cli"),
+                    *folders,
+                ]
+            )
+            == 0
+        )
+        assert f"note: {SET}/v2 has results of 1 model(s) but no leaderboard" in capsys.readouterr().err
+    finally:
+        (tree.submissions / "acme__tiny-a" / "results" / SET / "v2").rmdir()

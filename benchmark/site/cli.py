@@ -92,16 +92,7 @@ def build(
     board = _board(input_path, set_name, version, submissions_root)
     # The leaderboard names the set its numbers come from; prompts must come from the same one.
     variants = _variants(board.data["set"], board.data["version"], variants_root)
-    others = [
-        SiteInputs(
-            _version_board(input_path, board.data["set"], other, submissions_root),
-            submissions_root,
-            _variants(board.data["set"], other, variants_root),
-            repo_url,
-        )
-        for other in frozen_versions(board.data["set"], variants_root)
-        if other != board.data["version"]
-    ]
+    others = other_boards(board, input_path, submissions_root, variants_root, repo_url)
     try:
         report = build_site(SiteInputs(board, submissions_root, variants, repo_url), out, others=others)
     except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
@@ -136,6 +127,28 @@ def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> B
             err=True,
         )
     return board
+
+
+def other_boards(
+    board: Board,
+    published: Path,
+    submissions_root: Path,
+    variants_root: Path,
+    repo_url: str = DEFAULT_REPO_URL,
+) -> list[SiteInputs]:
+    """The boards of the set's other frozen versions (``board`` is the published one, read from
+    ``published``), each with its verified variant set; shared by the CLI and ``benchmark.build_site``."""
+    set_name = str(board.data["set"])
+    return [
+        SiteInputs(
+            _version_board(published, set_name, other, submissions_root),
+            submissions_root,
+            _variants(set_name, other, variants_root),
+            repo_url,
+        )
+        for other in frozen_versions(set_name, variants_root)
+        if other != board.data["version"]
+    ]
 
 
 def _version_board(published: Path, set_name: str, version: str, submissions_root: Path) -> Board:
