@@ -254,3 +254,11 @@ def test_cli_and_api_build_every_version_alike(
         assert f"note: {SET}/v2 has results of 1 model(s) but no leaderboard" in capsys.readouterr().err
     finally:
         (tree.submissions / "acme__tiny-a" / "results" / SET / "v2").rmdir()
+
+
+def test_a_board_without_results_still_lists_what_each_model_is(two_versions: tuple[SiteTree, Path]) -> None:
+    _, site = two_versions
+    html = page(site, "versions/v2/index.html")
+    assert '<table class="sortable leaderboard stack-mobile" id="board-all">' in html
+    assert html.count("<tr data-model=") == 4 and "No model has results yet." in html
+    assert 'id="board-choice"' not in html  # one table: nothing to choose

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from benchmark.rows import CellRow, MeasureRow
-from benchmark.site.board import Board, CellKey
+from benchmark.site.board import ALL, Board, CellKey
 from benchmark.site.facts import ModelFacts, Truncation
 from benchmark.site.views import dataset_choices, headline_measures
 
@@ -114,7 +114,7 @@ def leaderboard_table(board: Board, facts: Mapping[str, ModelFacts]) -> Leaderbo
     slugs = sorted((m["slug"] for m in board.models), key=lambda s: (board.name(s).lower(), s))
     tables = [
         DatasetTable(dataset, [_row(board, dataset, slug, measures, facts[slug]) for slug in slugs])
-        for dataset in dataset_choices(board)
+        for dataset in dataset_choices(board) or [ALL]  # a board with no results still lists its models
     ]
     pending = sum(1 for m in board.models if m.get("status") != "complete")
     return LeaderboardTable(measures, tables, pending)
