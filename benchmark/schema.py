@@ -123,6 +123,10 @@ MEASURES: tuple[Measure, ...] = (
 )
 MEASURE_BY_NAME: dict[str, Measure] = {m.name: m for m in MEASURES}
 AXES: tuple[str, ...] = ("activations", "generation", "confidence", "mirroring")
+RESPONSE_AXES: tuple[str, ...] = ("generation", "mirroring")
+"""The axes computed from the response texts alone: all that a run outside the harness (lm-eval) gives."""
+MODEL_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.axis not in RESPONSE_AXES)
+"""The measures that need the model itself (hidden states, log-probabilities, entropies)."""
 HEADLINE_MEASURES: tuple[str, ...] = ("act_cos_last", "bertscore", "logprob", "mirroring")
 """One measure per axis: the family over which cross-dataset reversals are tested and corrected
 (the other measures of an axis are near-copies and would only inflate the multiplicity)."""

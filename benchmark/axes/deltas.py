@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -269,10 +269,13 @@ def compute_deltas(
     *,
     model: str,
     scorers: AxisScorers | None = None,
+    not_measured: Collection[str] = (),
 ) -> pd.DataFrame:
     """The deltas table (columns :data:`benchmark.schema.DELTA_COLUMNS`) for one model's records.
 
-    Every record row gets a row, controls included; the baseline row has all deltas 0.
+    Every record row gets a row, controls included; the baseline row has all deltas 0, except on the
+    measures named in ``not_measured`` (a run that did not record what they need, e.g. one imported
+    from lm-eval): those are NaN on every row, the baseline's too, never 0.
     """
     scorers = scorers or AxisScorers.default()
     pairs = align(records, variants, activations)
@@ -281,6 +284,9 @@ def compute_deltas(
     out["strength"] = out["strength"].astype(float)
     is_baseline = (pairs.frame["variant_id"] == BASELINE_VARIANT_ID).to_numpy()
     for measure in MEASURES:
+        if measure.name in not_measured:
+            out[f"delta_{measure.name}"] = np.nan
+            continue
         values = np.asarray(MEASURE_FNS.get(measure.name)(pairs, scorers), dtype=np.float64)
         out[f"delta_{measure.name}"] = np.where(is_baseline, 0.0, values)
     out["correct"] = [
