@@ -28,9 +28,9 @@ from benchmark.harness.profiles import get_profile, select_rows
 from benchmark.lmeval.export import export_lm_eval
 from benchmark.lmeval.ingest import (
     NOT_MEASURED,
-    NOT_MEASURED_MAP,
     differing_responses,
     import_lm_eval,
+    not_measured_map,
     response_only,
 )
 from benchmark.models.fake import FakeBackend
@@ -147,7 +147,7 @@ def test_imported_result_equals_the_response_only_view_of_the_sago_run(
         set_name="sago-v1",
         version="v2",
         axes=read_scorer_backbones(ResultsFolder(sago_run).deltas),
-        not_measured=NOT_MEASURED_MAP,
+        not_measured=not_measured_map(),
     )
     got = json.loads(ResultsFolder(imported).summary.read_text(encoding="utf-8"))
     assert jsonio.dumps(got) == jsonio.dumps(expected)
@@ -169,8 +169,8 @@ def test_response_only_sgs_and_raw_tests_equal_the_full_sago_summary(imported: P
             cell[f] for f in ("n_items", "sgs", "ci_low", "ci_high")
         ]
         for a, b in zip(mine["tests"], cell["tests"], strict=True):
-            assert [a[f] for f in ("epsilon", "t", "p_t", "p_wilcoxon")] == [
-                b[f] for f in ("epsilon", "t", "p_t", "p_wilcoxon")
+            assert [a[f] for f in ("epsilon", "t", "p_t", "p_exact")] == [
+                b[f] for f in ("epsilon", "t", "p_t", "p_exact")
             ]
             assert a["p_holm"] is None or a["p_holm"] <= b["p_holm"]  # fewer cells, milder correction
     assert not {m for _, m in ours} & set(model_measures())
@@ -187,7 +187,7 @@ def test_unmeasured_is_nan_in_records_and_deltas_never_zero(imported: Path) -> N
     assert not folder.activations_dir.exists()
     run = folder.read_run()
     assert (
-        run.not_measured == NOT_MEASURED_MAP
+        run.not_measured == not_measured_map()
         and run.variant_set_sha256 == benchmark.load_variant_set("sago-v1", "v2").sha256
     )
     assert set(run.files or {}) == {f"records/{d}.parquet" for d in DATASETS}
@@ -297,5 +297,5 @@ def test_readme_section_runs_as_written(
     printed = run_readme(tmp_path, fake_lm_eval, capsys)
     assert NOT_MEASURED in printed[-1] and "bertscore" in printed[-1]
     summary = json.loads(next(tmp_path.glob("*/summary.json")).read_text(encoding="utf-8"))
-    assert summary["not_measured"] == NOT_MEASURED_MAP
+    assert summary["not_measured"] == not_measured_map()
     assert {c["dataset"] for c in summary["cells"]} == {*DATASETS, "all"}

@@ -22,7 +22,7 @@ import benchmark
 from benchmark.axes import read_scorer_backbones, write_deltas
 from benchmark.axes.measures import all_measures, model_measures
 from benchmark.lmeval.export import LM_EVAL_PIN
-from benchmark.lmeval.ingest import NOT_MEASURED_MAP, differing_responses, response_only
+from benchmark.lmeval.ingest import differing_responses, not_measured_map, response_only
 from benchmark.packaged import materialise
 from benchmark.results import ResultsFolder
 from benchmark.stats import jsonio
@@ -84,7 +84,7 @@ def test_lm_eval_on_smollm2_gives_the_numbers_of_a_sago_run(
     datasets = option(export, "--datasets").split(",")
     imported = tmp_path / option(readme_commands()[-1], "--out")
     summary = json.loads(ResultsFolder(imported).summary.read_text(encoding="utf-8"))
-    assert summary["not_measured"] == NOT_MEASURED_MAP and "not measured (lm-eval run)" in printed[-1]
+    assert summary["not_measured"] == not_measured_map() and "not measured (lm-eval run)" in printed[-1]
 
     # sago's own run of the same rows (one torch thread, as the committed results), scored the same way
     variant_set = benchmark.load_variant_set("sago-v1", "v2")
@@ -98,7 +98,7 @@ def test_lm_eval_on_smollm2_gives_the_numbers_of_a_sago_run(
         set_name="sago-v1",
         version="v2",
         axes=read_scorer_backbones(ResultsFolder(sago).deltas),
-        not_measured=NOT_MEASURED_MAP,
+        not_measured=not_measured_map,
     )
 
     ours, theirs = records(imported), records(sago)
