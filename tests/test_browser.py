@@ -293,8 +293,12 @@ def test_overview_headline_is_the_leaderboards(site: Path, page: tuple[object, W
     assert f"{sum(t['significant'] for t in tests)} of {len(tests)} are significant" in shown[0]
     cells = browser_page.locator("#grid-table tbody td")  # type: ignore[attr-defined]
     assert cells.count() == (len(data["datasets"]) + 1) * 4
-    leader = browser_page.locator("#grid-table .leader").first  # type: ignore[attr-defined]
-    assert leader.inner_text() in {m["name"] for m in data["models"]}
+    leaders = browser_page.locator("#grid-table .leader")  # type: ignore[attr-defined]
+    named = [c for row in findings.grid(board) for c in row if c.leader]
+    if leaders.count():  # a steadier model is named only where the corrected test says so
+        assert leaders.first.inner_text() in {m["name"] for m in data["models"]}
+    else:
+        assert not named
     assert watch.errors == []
 
 
@@ -486,6 +490,10 @@ def test_model_colours_show_in_light_mode(site: Path, browser: object) -> None:
     ):
         opened.goto((site / name).as_uri())
         chips = opened.locator(selector)
+        if name == "index.html" and not any(
+            c.leader for row in findings.grid(read_board(site / "leaderboard.json.src")) for c in row
+        ):
+            continue  # no steadier model is named on this board's grid: no chip to colour
         assert chips.count() > 0, (name, selector)
         for colours in chips.evaluate_all(
             "els => els.map(e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color])"

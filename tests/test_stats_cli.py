@@ -83,7 +83,9 @@ def test_unknown_slug_is_a_one_line_error(
 
 
 def _deltas_with_fingerprint(folder: Path, fingerprint: object) -> None:
-    table = pa.table({"x": [1.0]})
+    from benchmark.axes.measures import delta_columns
+
+    table = pa.table({name: [1.0] for name in delta_columns()})  # the registered measures' columns
     if fingerprint is not None:
         table = table.replace_schema_metadata({INPUTS_KEY: json.dumps(fingerprint, sort_keys=True)})
     pq.write_table(table, folder / "deltas.parquet")
