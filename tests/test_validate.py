@@ -525,3 +525,10 @@ def test_bidi_controls_never_reach_a_page() -> None:
     )
     assert not any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in html)
     assert "gnp.exe" in html
+
+
+def test_a_hidden_folder_under_submissions_is_refused(site_tree: SiteTree) -> None:
+    stash = site_tree.submissions / ".stash"
+    stash.mkdir()
+    (stash / "blob.bin").write_bytes(b"\0" * 1024)
+    only(site_tree, ".stash", "hidden folder under submissions/")
