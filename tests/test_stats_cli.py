@@ -279,12 +279,12 @@ def test_committed_deltas_are_read_and_a_forged_copy_is_recomputed(tmp_path: Pat
     root = tmp_path / "submissions"
     folder = root / source.relative_to(SUBMISSIONS_DIR)
     shutil.copytree(source, folder)
-    assert not deltas_are_stale(folder) and not deltas_to_recompute(folder, root)
+    assert not deltas_are_stale(folder) and not deltas_to_recompute(folder)
     _forge_deltas(folder / "deltas.parquet")
     assert not deltas_are_stale(folder)  # the fingerprint alone would let it through
-    assert deltas_to_recompute(folder, root)
+    assert deltas_to_recompute(folder)
     origin.remember(folder / "deltas.parquet")  # what this machine's analyze wrote is read back
-    assert not deltas_to_recompute(folder, root)
+    assert not deltas_to_recompute(folder)
 
 
 @pytest.mark.slow

@@ -92,7 +92,7 @@ def deltas_are_stale(folder: Path, axes: Mapping[str, str] | None = None) -> boo
     return stored is None or stored != input_fingerprint(folder, current_axes() if axes is None else axes)
 
 
-def deltas_to_recompute(folder: Path, root: Path, axes: Mapping[str, str] | None = None) -> bool:
+def deltas_to_recompute(folder: Path, axes: Mapping[str, str] | None = None) -> bool:
     """True when analyze computes ``deltas.parquet`` afresh instead of reading it: it is missing or stale
     (:func:`deltas_are_stale`), or nothing vouches for where it came from (:mod:`benchmark.stats.origin`:
     this machine's analyze wrote it, or the checkout commits it). An unreadable file is neither: it is
@@ -101,7 +101,7 @@ def deltas_to_recompute(folder: Path, root: Path, axes: Mapping[str, str] | None
     if deltas_are_stale(folder, axes):
         return True
     deltas = ResultsFolder(folder).deltas
-    return _readable(deltas) and not origin.vouched_for(deltas, root)
+    return _readable(deltas) and not origin.vouched_for(deltas)
 
 
 def _readable(path: Path) -> bool:
@@ -112,11 +112,11 @@ def _readable(path: Path) -> bool:
     return True
 
 
-def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames, root: Path) -> pd.DataFrame:
+def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.DataFrame:
     """The submission's deltas, recomputed through ``benchmark.axes`` first unless they can be read as
     they are (:func:`deltas_to_recompute`); what is written is recorded as this machine's."""
     results = ResultsFolder(folder)
-    if deltas_to_recompute(folder, root):
+    if deltas_to_recompute(folder):
         from benchmark.axes import write_deltas
 
         write_deltas(folder, variant_frames(), model=slug)
@@ -124,7 +124,7 @@ def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames, root: Pa
     return pd.read_parquet(results.deltas)
 
 
-def check_results(folder: Path, root: Path) -> None:
+def check_results(folder: Path) -> None:
     """Refuse a results folder analyze cannot read, before anything is computed or written.
 
     Deltas that will be read as they are must load with the contract's types; deltas that will be
@@ -133,7 +133,7 @@ def check_results(folder: Path, root: Path) -> None:
     types only).
     """
     results = ResultsFolder(folder)
-    if not deltas_to_recompute(folder, root):
+    if not deltas_to_recompute(folder):
         problem = parquet_problem(results.deltas, DELTA_TYPES)
         if problem is not None:
             raise SagoError(
@@ -194,13 +194,13 @@ def summary_for(
     if (
         request.slugs
         and slug not in request.slugs
-        and not deltas_to_recompute(folder, request.root)
-        and origin.vouched_for(existing, request.root, made_from=results.deltas)
+        and not deltas_to_recompute(folder)
+        and origin.vouched_for(existing, made_from=results.deltas)
     ):
         summary = load_summary(existing)
         if same_options(summary.data, request.options):
             return summary
-    deltas = load_deltas(folder, slug, variant_frames, request.root)
+    deltas = load_deltas(folder, slug, variant_frames)
     if deltas.empty:
         raise SagoError(f"{results.deltas}: no rows; re-run `sago evaluate {slug}`")
     from benchmark.axes import read_scorer_backbones
@@ -236,7 +236,7 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
     }
     for slug in slugs:
         if folders[slug].has_run():
-            check_results(folders[slug].path, request.root)
+            check_results(folders[slug].path)
     entries = []
     for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
         meta = metas[slug]

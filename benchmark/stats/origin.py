@@ -54,24 +54,22 @@ def written_here(path: Path, made_from: Path | None = None) -> bool:
         return any(line.strip() == wanted for line in handle)
 
 
-def committed(path: Path, root: Path) -> bool:
-    """True when ``path`` (a file under the submissions folder ``root``) holds the bytes this checkout's
-    ``HEAD`` commits at the same place under ``submissions/``."""
-    if not _plain(path):
+def committed(path: Path) -> bool:
+    """True when ``path``, a file ``<slug>/results/<set>/<version>/<name>`` of some submissions folder
+    (the checkout's or a copy), holds the bytes this checkout's ``HEAD`` commits at
+    ``submissions/<slug>/results/<set>/<version>/<name>``."""
+    parts = path.resolve().parts
+    if not _plain(path) or len(parts) < 6 or parts[-4] != "results":
         return False
-    try:
-        relative = path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    where = (SUBMISSIONS_DIR.relative_to(REPO_ROOT) / relative).as_posix()
+    where = (SUBMISSIONS_DIR.relative_to(REPO_ROOT) / Path(*parts[-5:])).as_posix()
     return gitrepo.committed_copy(path, where, REPO_ROOT)
 
 
-def vouched_for(path: Path, root: Path, made_from: Path | None = None) -> bool:
+def vouched_for(path: Path, made_from: Path | None = None) -> bool:
     """May analyze read ``path`` as it is? (see the module docstring)"""
     if written_here(path, made_from):
         return True
-    return committed(path, root) and (made_from is None or committed(made_from, root))
+    return committed(path) and (made_from is None or committed(made_from))
 
 
 def _plain(path: Path) -> bool:
