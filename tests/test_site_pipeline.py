@@ -18,6 +18,7 @@ from benchmark.harness.profiles import get_profile
 from benchmark.models.fake import FakeBackend
 from benchmark.provenance import sha256_file
 from benchmark.results import write_json
+from benchmark.schema import VARIANT_SCHEMA_VERSION
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
@@ -41,7 +42,7 @@ def freeze_toy_set(root: Path) -> VariantSet:
     write_json(
         folder / "manifest.json",
         {
-            "schema_version": 1,
+            "schema_version": VARIANT_SCHEMA_VERSION,  # the toy tables have every current column
             "set": "sago-v1",
             "version": "v1",
             "files": files,
