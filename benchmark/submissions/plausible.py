@@ -170,7 +170,7 @@ def _unknown_rows(records: pd.DataFrame, variants: pd.DataFrame) -> str | None:
 
 def _labels(records: pd.DataFrame, variants: pd.DataFrame) -> str | None:
     """family, place and strength as the set has them (the rerun control as the harness labels it)."""
-    expected = variants.set_index(KEY)[["family", "place", "strength"]]
+    expected = variants.drop_duplicates(KEY).set_index(KEY)[["family", "place", "strength"]]
     rerun = records["variant_id"] == RERUN_VARIANT_ID
     rows = records[~rerun.to_numpy()]
     want = expected.loc[list(zip(rows["item_id"], rows["variant_id"], strict=True))]
@@ -361,7 +361,7 @@ def copied_problem(
     """
     if variants is None:
         return None
-    prompts = variants.set_index(KEY)["prompt"]
+    prompts = variants.drop_duplicates(KEY).set_index(KEY)["prompt"]
     base = records[records["variant_id"] == BASELINE_VARIANT_ID].set_index("item_id")
     eligible = copies = 0
     for row in records.itertuples(index=False):

@@ -95,14 +95,18 @@ class KnownSet:
             path = inside(self.folder, table[0])
         except SagoError:
             return None
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > SIZE_LIMITS[RECORDS_DIR]:
+        if not path.is_file() or path.is_symlink():
             return None
-        return _variant_frame(str(path), table[1])
+        found = path.stat()
+        if found.st_size > SIZE_LIMITS[RECORDS_DIR]:
+            return None
+        return _variant_frame(str(path), table[1], found.st_size, found.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=32)
-def _variant_frame(path: str, sha256: str) -> pd.DataFrame | None:
-    """A variant table, read once per content (the key holds the hash it must have)."""
+def _variant_frame(path: str, sha256: str, size: int, mtime_ns: int) -> pd.DataFrame | None:
+    """A variant table once its bytes have the hash the manifest lists; read once per file version (the
+    key holds the file's size and time, so a changed file is hashed again)."""
     if sha256_file(Path(path)) != sha256:
         return None
     try:
