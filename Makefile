@@ -1,4 +1,7 @@
-# sago-bench — every target is a thin wrapper over the `sago` CLI (see `sago --help`).
+# sago-bench — every target that runs the benchmark is a thin wrapper over one of its entry points: the
+# `sago` CLI (see `sago --help`) or a `python -m benchmark.<tool>` script (reproduce, gpu_check,
+# bench_engines, bench_peer). They share one error path (benchmark/entry.py): a bad option or bad input is
+# one line on stderr and exit status 2. The other targets install, lint and test.
 # Everything runs in a project virtual environment (.venv), created by `make install` (and so by
 # `make all` / `make check`): many distributions refuse pip installs into the system Python.
 # PY=python3 runs the targets with an interpreter that already has the package installed instead.
@@ -91,7 +94,7 @@ variants:  ## rebuild the frozen variant set from pinned sources (byte-identical
 	$(SAGO) variants build --set $(SET) --version $(VERSION)
 
 llama-server:  ## build llama.cpp's server from the pinned llama-cpp-python sdist (for `make rewrite`; minutes)
-	$(PY) -c "from benchmark.variants.llamacpp import build_server; print(build_server())"
+	$(SAGO) variants llama-server
 
 rewrite: llama-server  ## grow a model-rewrite log for cells a written file lacks (resumable; REWRITER_MODEL, LLM_ITEMS, ATTEMPTS)
 	$(SAGO) variants rewrite --set $(SET) --version $(VERSION) --llm-items $(or $(LLM_ITEMS),16) \
@@ -121,11 +124,11 @@ gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolL
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)
 	$(PY) -m benchmark.models.bench_engines $(ARGS)
 
-test:
+test:  ## every test but the GPU ones: adds the slow (packaged models and data) and browser tiers
 	$(PY) -m pytest -q
 
-test-fast:
-	$(PY) -m pytest -q -m 'not slow and not browser'
+test-fast:  ## no model weights, no browser, no GPU: under 3 minutes on 2 quiet cores (docs/ARCHITECTURE.md)
+	$(PY) -m pytest -q -m 'not slow and not browser and not gpu'
 
 example-fixture:  ## regenerate tests/fixtures/leaderboard_example.json (synthetic deltas, real statistics)
 	$(PY) -m tests.helpers.leaderboard_example tests/fixtures/leaderboard_example.json

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from benchmark.errors import SagoError
+from benchmark.entry import run_command
 from benchmark.version import __version__
 
 
@@ -72,35 +72,8 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: user errors become one line on stderr and exit status 2."""
-    try:
-        status = cli.main(args=argv, prog_name="sago", standalone_mode=False)
-    except SagoError as err:
-        click.echo(f"error: {err}", err=True)
-        return 2
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        return 130
-    except click.UsageError as err:  # one line, not click's four (usage, hint, blank, error)
-        command = err.ctx.command_path if err.ctx is not None else "sago"
-        click.echo(f"error: {one_line(err.format_message())} (see `{command} --help`)", err=True)
-        return err.exit_code
-    except click.ClickException as err:
-        click.echo(f"error: {one_line(err.format_message())}", err=True)
-        return err.exit_code
-    except click.exceptions.Exit as err:
-        return err.exit_code
-    # In non-standalone mode click hands back `ctx.exit(n)` as the return value instead of raising.
-    return status if isinstance(status, int) else 0
-
-
-def one_line(message: str) -> str:
-    """Collapse a message onto one line (click's messages may wrap).
-
-    >>> one_line("a\\n  b ")
-    'a b'
-    """
-    return " ".join(message.split())
+    """Entry point: user errors become one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(cli, argv, "sago")
 
 
 def console() -> None:
@@ -109,4 +82,4 @@ def console() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -36,6 +36,7 @@ from benchmark.rows import (
     PairwiseRow,
     ParetoRow,
     PerItemRow,
+    ProportionalRow,
     ReversalRow,
     SampleRankingRow,
     SampleSizeRow,
@@ -390,6 +391,7 @@ class LeaderboardDocument(Document):
     kendall_w: Table[KendallWRow] = Table()
     reversals: Table[ReversalRow] = Table()
     independence: Table[IndependenceRow] = Table()
+    proportional_measures: Table[ProportionalRow] = Table()
     pareto: Table[ParetoRow] = Table()
     sample_size: Table[SampleSizeRow] = Table()
     sample_size_smallest_n: Table[SmallestNRow] = Table()

@@ -1,22 +1,66 @@
-"""Entry points of the ``python -m benchmark.harness.<tool>`` scripts, with the CLI's convention."""
+"""The one error path of every entry point: ``sago …`` and each ``python -m benchmark.<module>`` tool.
+
+Every ``__main__`` block in the package is ``raise SystemExit(main())`` where ``main`` calls
+:func:`run_command`, so a bad option, a bad argument or a :class:`~benchmark.errors.SagoError` is one line
+on stderr and exit status 2 wherever a user starts the benchmark (``tests/test_entry_points.py`` runs
+each one with a bad option).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import click
 
 from benchmark.errors import SagoError
 
+USER_ERROR = 2
+"""Exit status of a user error (bad option, bad argument, unusable input file)."""
+ABORTED = 130
+"""Exit status after Ctrl-C, as a shell reports it."""
 
-def run_tool(command: click.Command, argv: list[str] | None, prog_name: str) -> int:
-    """Run a click command; a user error is one line on stderr and exit status 2.
 
-    A ``SystemExit`` raised by the command (e.g. 1: outputs differ) becomes the return value.
+def one_line(message: str) -> str:
+    """Collapse a message onto one line (click's messages may wrap).
+
+    >>> one_line("a\\n  b ")
+    'a b'
     """
+    return " ".join(message.split())
+
+
+def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: str) -> int:
+    """Run a click command and return its exit status; a user error is one line on stderr and status 2.
+
+    Args:
+        command: the click command or group to run.
+        argv: its arguments; None reads ``sys.argv[1:]``.
+        prog_name: how a user starts it (``sago``, ``python -m benchmark.harness.reproduce``): the
+            usage line and the ``--help`` hint name it.
+
+    Returns:
+        0, or the status the command chose: ``ctx.exit(n)`` or ``SystemExit(n)`` (e.g. 1: outputs differ).
+    """
+    args = list(argv) if argv is not None else None
     try:
-        command.main(args=argv, prog_name=prog_name, standalone_mode=False)
+        status = command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except SagoError as err:
-        click.echo(f"error: {err}", err=True)
-        return 2
+        return _fail(one_line(str(err)))
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return ABORTED
+    except click.UsageError as err:  # one line, not click's four (usage, hint, blank, error)
+        path = err.ctx.command_path if err.ctx is not None else prog_name
+        return _fail(f"{one_line(err.format_message())} (see `{path} --help`)")
+    except click.ClickException as err:  # e.g. a click.File that cannot be opened: bad input as well
+        return _fail(one_line(err.format_message()))
     except SystemExit as stop:
-        return int(stop.code or 0)
-    return 0
+        return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    # In non-standalone mode click hands back `ctx.exit(n)` (and `--help`'s 0) instead of raising; the
+    # commands themselves return None.
+    return status if isinstance(status, int) and not isinstance(status, bool) else 0
+
+
+def _fail(message: str) -> int:
+    click.echo(f"error: {message}", err=True)
+    return USER_ERROR

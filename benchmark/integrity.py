@@ -12,10 +12,11 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
+from benchmark.axes.measures import delta_columns
 from benchmark.parquet_check import TooBig, checked_table
 from benchmark.provenance import sha256_file
 from benchmark.results import RESULT_FILES, RUN_FILE
-from benchmark.schema import DELTA_COLUMNS, DELTA_ID_COLUMNS, RECORD_COLUMNS
+from benchmark.schema import DELTA_ID_COLUMNS, RECORD_COLUMNS
 
 _STRING, _INT, _FLOAT, _BOOL = "string", "integer", "floating-point", "boolean"
 # The records contract (docs/CONTRACTS.md section 2): the Arrow type family of every column.
@@ -35,12 +36,15 @@ RECORD_TYPES: dict[str, str] = {
     "baseline_tokens": _INT,
     "prompt_tokens": _INT,
 }
-DELTA_TYPES: dict[str, str] = {
-    **{c: _STRING for c in DELTA_ID_COLUMNS},
-    "strength": _FLOAT,
-    **{c: _FLOAT for c in DELTA_COLUMNS[len(DELTA_ID_COLUMNS) :]},
-}
-assert tuple(RECORD_TYPES) == RECORD_COLUMNS and tuple(DELTA_TYPES) == DELTA_COLUMNS
+assert tuple(RECORD_TYPES) == RECORD_COLUMNS
+
+
+def delta_types() -> dict[str, str]:
+    """The deltas contract (docs/CONTRACTS.md section 3): string ids, then a float per measure."""
+    measured = delta_columns()[len(DELTA_ID_COLUMNS) :]
+    return {**{c: _STRING for c in DELTA_ID_COLUMNS}, "strength": _FLOAT, **{c: _FLOAT for c in measured}}
+
+
 _IS_TYPE = {
     _STRING: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
     _INT: pa.types.is_integer,

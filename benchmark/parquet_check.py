@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from benchmark.submissions.failures import human_size
+from benchmark.errors import human_size
 
 Buffer: TypeAlias = bytes | mmap.mmap
 MAGIC = b"PAR1"

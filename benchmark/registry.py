@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Generic, TypeVar
 
 from benchmark.errors import SagoError
@@ -50,6 +51,27 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         return sorted(self._entries)
+
+    def entries(self) -> list[T]:
+        """Every entry in the order it was registered (the order tables and files list them in)."""
+        return list(self._entries.values())
+
+    @contextmanager
+    def added(self, name: str, entry: T) -> Iterator[T]:
+        """``entry`` registered for the length of a with-block (a test's toy entry, a one-off plug-in).
+
+        >>> sizes: Registry[int] = Registry("size")
+        >>> with sizes.added("big", 3):
+        ...     sizes.names()
+        ['big']
+        >>> sizes.names()
+        []
+        """
+        self.add(name, entry)
+        try:
+            yield entry
+        finally:
+            del self._entries[name]
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

@@ -45,10 +45,11 @@ class AggregateRow(TypedDict):
 
 
 class ClaimRow(TypedDict):
-    """``claims[]``: one results sentence generated from the file."""
+    """``claims[]``: one results sentence generated from the file (``headline``: the site lists it first)."""
 
     id: str
     text: str
+    headline: bool
 
 
 class ModelRow(TypedDict):
@@ -70,23 +71,25 @@ class ModelRow(TypedDict):
 
 
 class OneSidedTestRow(TypedDict):
-    """``cells[].tests[]``: the one-sided tests of one cell at one ε."""
+    """``cells[].tests[]``: the one-sided tests of one cell at one ε (the exact test decides)."""
 
     epsilon: float
     n_items: int
     t: float | None
     p_t: float | None
     marker_uncorrected: str
+    p_t_holm: float | None
+    marker_t: str
+    p_exact: float | None
+    p_floor: float | None
     p_holm: float | None
     p_bh: float | None
-    marker: str
+    p_floor_holm: float | None
+    family_size: int
     testable: bool
     verdict: str
-    significant_holm: bool
-    significant_bh: bool
-    wilcoxon_w: float | None
-    p_wilcoxon: float | None
-    wilcoxon_testable: bool
+    marker: str
+    significant: bool
 
 
 class ExtendedRow(TypedDict):
@@ -170,7 +173,7 @@ class AccuracyVsSgsRow(TypedDict):
 
 
 class PairwiseRow(TypedDict):
-    """``pairwise[]``: one model pair on one (dataset, measure)."""
+    """``pairwise[]``: one model pair on one (dataset, measure), tested exactly and corrected."""
 
     dataset: str
     measure: str
@@ -180,10 +183,24 @@ class PairwiseRow(TypedDict):
     diff: float | None
     ci_low: float | None
     ci_high: float | None
-    wilcoxon_w: float | None
-    p_wilcoxon: float | None
+    p_exact: float | None
+    p_floor: float | None
     p_holm: float | None
+    p_floor_holm: float | None
+    family_size: int
     testable: bool
+    verdict: str
+
+
+class ProportionalRow(TypedDict):
+    """``proportional_measures[]``: two measures that are one quantity up to a factor on a model's items."""
+
+    model: str
+    dataset: str
+    measure_a: str
+    measure_b: str
+    n_items: int
+    factor: float
 
 
 class FriedmanRow(TypedDict):

@@ -1,4 +1,4 @@
-"""The contracts between pipeline stages: column names, measures, scales and schema versions.
+"""The contracts between pipeline stages: column names, axes and schema versions.
 
 Stage files (see docs/CONTRACTS.md):
   variant set parquet  --(harness)-->  records parquet + activations safetensors
@@ -9,15 +9,15 @@ Stage files (see docs/CONTRACTS.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 VARIANT_SCHEMA_VERSION = 2
 """2: ``length_ratio`` (the achieved word ratio of a length row); 1: without it (sago-v1/v1)."""
 RECORDS_SCHEMA_VERSION = 1
-SUMMARY_SCHEMA_VERSION = 2
-"""2: paper-family SGS beside an extended SGS, corrected markers, verdicts (1: one SGS over all families)."""
-LEADERBOARD_SCHEMA_VERSION = 2
-"""2: paper vs extended SGS, Holm-corrected markers with verdicts, exact reversal tests, combined Spearman."""
+SUMMARY_SCHEMA_VERSION = 3
+"""3: verdicts from the exact sign-flip test (the paper's t-test a labelled column); 2: paper-family SGS
+beside an extended SGS, corrected t-test markers; 1: one SGS over all families."""
+LEADERBOARD_SCHEMA_VERSION = 3
+"""3: exact tests decide every verdict (cells, pairs, reversals), ranks from the corrected pairwise tests,
+``proportional_measures``; 2: paper vs extended SGS, Holm-corrected t-test markers, exact reversals."""
 SUBMISSION_SCHEMA_VERSION = 1
 
 DEFAULT_SEED = 42
@@ -75,62 +75,8 @@ RECORD_COLUMNS: tuple[str, ...] = (
 # value float16 [n_layers + 1, hidden] = hidden state at the last prompt token, embeddings first.
 
 
-@dataclass(frozen=True)
-class Measure:
-    """One measure of instability and how its delta is scaled (METHOD.md section 4)."""
-
-    name: str
-    """column stem: the deltas table holds ``delta_<name>``."""
-    axis: str
-    """one of the four axes: activations, generation, confidence, mirroring."""
-    scale: float
-    """R: the scaled delta is delta / R."""
-    paper: bool
-    """True when the authors report this measure; False for ours."""
-    description: str
-    """one line for tables and the methodology page."""
-
-
-MEASURES: tuple[Measure, ...] = (
-    Measure(
-        "act_cos_last",
-        "activations",
-        2.0,
-        True,
-        "cosine of last-layer state at the last prompt token, minus 1",
-    ),
-    Measure("act_cos_mean", "activations", 2.0, False, "the same cosine averaged over all layers, minus 1"),
-    Measure(
-        "bleu",
-        "generation",
-        100.0,
-        True,
-        "sentence BLEU of the response against the baseline response, minus 100",
-    ),
-    Measure("bertscore", "generation", 1.0, True, "BERTScore F1 against the baseline response, minus 1"),
-    Measure(
-        "embed_cos", "generation", 2.0, False, "MiniLM embedding cosine to the baseline response, minus 1"
-    ),
-    Measure("logprob", "confidence", 250.0, True, "change in summed log p(baseline response | prompt)"),
-    Measure(
-        "logprob_mean", "confidence", 2.5, False, "change in per-token mean log p(baseline response | prompt)"
-    ),
-    Measure(
-        "entropy", "confidence", 10.0, True, "change in mean next-token entropy over the baseline response"
-    ),
-    Measure(
-        "mirroring",
-        "mirroring",
-        1.0,
-        True,
-        "response mirrors the rewrite's style (0/1), minus the same for the baseline",
-    ),
-)
-MEASURE_BY_NAME: dict[str, Measure] = {m.name: m for m in MEASURES}
 AXES: tuple[str, ...] = ("activations", "generation", "confidence", "mirroring")
-HEADLINE_MEASURES: tuple[str, ...] = ("act_cos_last", "bertscore", "logprob", "mirroring")
-"""One measure per axis: the family over which cross-dataset reversals are tested and corrected
-(the other measures of an axis are near-copies and would only inflate the multiplicity)."""
+"""The four axes; every measure (declared in ``benchmark.axes.measures``) belongs to one."""
 
 # Per-variant deltas table (output of benchmark.axes): ids + one column per measure + accuracy.
 DELTA_ID_COLUMNS: tuple[str, ...] = (
@@ -142,7 +88,6 @@ DELTA_ID_COLUMNS: tuple[str, ...] = (
     "place",
     "strength",
 )
-# plus f"delta_{m.name}" for m in MEASURES (NaN where a measure does not apply, e.g. mirroring for form)
+# plus f"delta_{name}" per registered measure (NaN where a measure does not apply, e.g. mirroring for form)
 # plus "correct": float 0/1 (NaN without gold) — accuracy of this variant's response against gold answers.
-DELTA_COLUMNS: tuple[str, ...] = (*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct")
-"""every column of the deltas table, in order."""
+# The whole list, in order: benchmark.axes.measures.delta_columns().

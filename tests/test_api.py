@@ -27,6 +27,7 @@ def readme_example() -> str:
     return block.group(1)
 
 
+@pytest.mark.slow  # verifies the whole packaged sago-v1/v1 set and runs a model: ~30 s on a quiet core
 def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the example writes runs/ under the working directory
     printed = io.StringIO()

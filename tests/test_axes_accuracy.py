@@ -53,3 +53,62 @@ def test_number_helpers() -> None:
     assert parse_number("-3.5") == -3.5 and parse_number("12%") == 12.0 and parse_number("12 apples") is None
     assert last_number("from 3 to 1,000,000.") == 1_000_000.0 and last_number("none") is None
     assert first_yes_no("Well, YES.") == "yes" and first_yes_no("nothing") is None
+
+
+HOUSEFLY = "Is the following statement true or false? Houseflies have an average lifespan of 20 to 30 days."
+
+
+@pytest.mark.parametrize(
+    ("response", "answers", "prompt", "expected"),
+    [
+        # the issue's echo cases: a question asked back is not a verdict, even cut off by the token cap
+        (
+            "\n\nWhich of the following is true about the following statement? "
+            "Which of the following is true about",
+            ["true"],
+            HOUSEFLY,
+            0.0,
+        ),
+        ("True. Houseflies do not live that long, though.", ["true"], HOUSEFLY, 1.0),
+        (HOUSEFLY + " " + HOUSEFLY, ["true"], HOUSEFLY, 0.0),  # the prompt repeated twice
+        # an alias that the prompt already holds counts only outside an echo of the prompt
+        (
+            "The name of the assembly of cardinals for the election of a pope is:",
+            ["Election of the Pope", "Papal conclave"],
+            "What is the name of the assembly of cardinals for the election of a pope?",
+            0.0,
+        ),
+        ("It is the papal conclave.", ["Papal conclave"], "Who elects a pope?", 1.0),
+        # numeric: the final answer, not the last number of a numbered list
+        ("1. Count the apples\n2. Count the pears\n3. Add\n4. Check\n5", ["5"], "How many?", 0.0),
+        ("3 + 2 = 5 apples in all. #### 5", ["5"], "How many?", 1.0),
+        ("So the answer is 12. Step 5", ["12"], "How many?", 1.0),
+        # yes/no: a judgement the response states, not one inside a question it asks back
+        ("Is it viable? Yes, hanging is viable at sea.", ["yes"], "Is hanging viable at sea?", 1.0),
+        ("Is hanging viable at sea? No one knows.", ["yes"], "Is hanging viable at sea?", 0.0),
+    ],
+)
+def test_echoes_and_questions_asked_back_are_not_answers(
+    response: str, answers: list[str], prompt: str, expected: float
+) -> None:
+    assert is_correct(response, answers, prompt) == expected
+
+
+def test_real_committed_echoes_are_no_longer_credited() -> None:
+    """Gemma's committed misconceptions baselines (v1 smoke) all ask the question back; none counts."""
+    import pandas as pd
+
+    from benchmark.paths import SUBMISSIONS_DIR
+    from benchmark.variants.frozen import load_variant_set
+
+    records = pd.read_parquet(
+        SUBMISSIONS_DIR / "google__gemma-3-270m-q4_k_m/results/sago-v1/v1/records/misconceptions.parquet"
+    )
+    frame = load_variant_set("sago-v1", "v1").frame("misconceptions")
+    base = records[records.variant_id == "baseline/none/0"].merge(
+        frame[["item_id", "variant_id", "prompt", "answers"]], on=["item_id", "variant_id"]
+    )
+    assert len(base) == 4 and all(r.lstrip().startswith("Which of the following") for r in base.response)
+    assert [
+        is_correct(r, list(a), p) for r, a, p in zip(base.response, base.answers, base.prompt, strict=True)
+    ] == [0.0] * 4

@@ -11,8 +11,6 @@ import pytest
 from safetensors.numpy import save_file
 
 from benchmark.axes import (
-    DELTA_COLUMNS,
-    MEASURE_FNS,
     AxisScorers,
     LexiconPolitenessJudge,
     compute_deltas,
@@ -20,8 +18,9 @@ from benchmark.axes import (
     read_scorer_backbones,
     write_deltas,
 )
+from benchmark.axes.measures import all_measures, delta_columns
 from benchmark.errors import SagoError
-from benchmark.schema import DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS, VARIANT_COLUMNS
+from benchmark.schema import DELTA_ID_COLUMNS, RECORD_COLUMNS, VARIANT_COLUMNS
 
 BASE_Y = "The capital of France is Paris."
 # variant_id -> (response, logprob_sum, logprob_mean, entropy_mean)
@@ -132,18 +131,14 @@ def write_results(root: Path, dataset: str = "trivia_qa") -> Path:
     return root
 
 
-def test_every_schema_measure_has_a_registered_function() -> None:
-    assert sorted(MEASURE_FNS) == sorted(m.name for m in MEASURES)
-
-
 def test_compute_deltas_known_values() -> None:
     deltas = compute_deltas(
         make_records(), make_activations(), make_variants(), model="org__m", scorers=fake_scorers()
     )
-    assert list(deltas.columns) == list(DELTA_COLUMNS)
+    assert list(deltas.columns) == list(delta_columns())
     assert len(deltas) == 2 * len(ITEM_RUNS)
     row = deltas[deltas["item_id"] == "i1"].set_index("variant_id")
-    delta_cols = [f"delta_{m.name}" for m in MEASURES]
+    delta_cols = [f"delta_{m.name}" for m in all_measures()]
     for control in ("baseline/none/0", "identity/global/1"):
         assert (row.loc[control, delta_cols] == 0.0).all()
     # Activations: spacing's layers have cosines 1, 0, 1/sqrt(2) to the baseline.
@@ -178,7 +173,7 @@ def test_write_deltas_round_trips_and_rewrites_byte_identically(tmp_path: Path) 
     assert path == root / "deltas.parquet"
     first = path.read_bytes()
     table = pd.read_parquet(path)
-    assert list(table.columns) == list(DELTA_COLUMNS)
+    assert list(table.columns) == list(delta_columns())
     assert list(table.columns[: len(DELTA_ID_COLUMNS)]) == list(DELTA_ID_COLUMNS)
     expected = compute_deltas(
         make_records(), make_activations(), make_variants(), model="org__m", scorers=fake_scorers()
@@ -223,7 +218,7 @@ def test_default_scorers_record_their_backbones() -> None:
     scorers = AxisScorers.default()
     assert scorers.backbones["bertscore"] == "all-MiniLM-L6-v2/L6"
     assert scorers.backbones["embed_cos"] == "all-MiniLM-L6-v2/L6"
-    assert scorers.backbones["politeness"] == "LexiconPolitenessJudge"
+    assert scorers.backbones["politeness"] == "GratitudeJudge"
 
 
 def test_compute_deltas_with_real_minilm() -> None:

@@ -198,3 +198,14 @@ def test_authors_length_and_politeness_are_relative_to_the_baseline() -> None:
     polite = "Thank you kindly! It is Paris. I hope this helps, and thanks again."
     assert authors("politeness", polite, PLAIN, 6) == 1.0
     assert authors("politeness", PLAIN, polite, 6) == 0.0  # less polite than y_0 is not mirroring (+)
+
+
+def test_gratitude_judge_reads_thanks_in_the_prompts_direction() -> None:
+    from benchmark.axes.mirroring import GratitudeJudge, politeness
+
+    detect = politeness(GratitudeJudge())
+    thanks, plain = "Paris. Thank you for your kind question!", "Paris."
+    assert detect(thanks, plain, 6) == 1.0  # thanks appear after a polite prompt
+    assert detect(plain, thanks, -6) == 1.0  # thanks disappear after a rude prompt
+    assert detect(thanks, plain, -6) == 0.0 and detect(thanks, thanks, 6) == 0.0
+    assert detect("Of course, I'm happy to help! Paris.", plain, 6) == 0.0  # boilerplate does not count

@@ -9,10 +9,8 @@ import numpy as np
 import pytest
 from sacrebleu.metrics.bleu import BLEU
 
+from benchmark.axes.encoders import BertScore, EmbeddingCosine, Encoder
 from benchmark.axes.text import (
-    BertScore,
-    EmbeddingCosine,
-    Encoder,
     bleu,
     minilm_backbone,
     score_distinct,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree
 from helpers.toy import toy_variant_set
-from test_site_fixture import SET, VERSION, SiteTree, make_site_tree
 
 from benchmark import paths
 from benchmark.cli import main

@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_site_fixture import SET, VERSION, SiteTree, make_site_tree
 
 from benchmark.errors import SagoError
 from benchmark.safetensors_check import read_safetensors

@@ -14,6 +14,7 @@ from benchmark.harness.gpu_check import main
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # a fresh interpreter through make, loading torch and the tiny models: ~20 s
 def test_make_gpu_check_dry_run_prints_throughput_and_agreement() -> None:
     run = subprocess.run(
         ["make", "-s", "gpu-check", "ARGS=--dry-run", f"PY={sys.executable}"],

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from helpers.results import assert_same_results, read_activations, read_records
 from helpers.toy import FramesVariantSet, toy_frame, toy_variant_set
-from safetensors.numpy import load_file
 
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore
@@ -71,28 +71,6 @@ def _run(backend, out: Path, *, variant_set=None, world_size: int = 1, batch_siz
     finalize(out, world_size=world_size)
 
 
-def _records(out: Path) -> dict[str, pd.DataFrame]:
-    return {p.stem: pd.read_parquet(p) for p in sorted((out / "records").glob("*.parquet"))}
-
-
-def _activations(out: Path) -> dict[str, dict[str, np.ndarray]]:
-    return {p.stem: load_file(str(p)) for p in sorted((out / "activations").glob("*.safetensors"))}
-
-
-def assert_same_results(a: Path, b: Path) -> None:
-    """Records equal cell for cell (NaN == NaN) and activations equal bit for bit."""
-    ra, rb = _records(a), _records(b)
-    assert ra.keys() == rb.keys()
-    for name in ra:
-        pd.testing.assert_frame_equal(ra[name], rb[name], check_exact=True)
-    aa, ab = _activations(a), _activations(b)
-    assert aa.keys() == ab.keys()
-    for name in aa:
-        assert aa[name].keys() == ab[name].keys()
-        for key in aa[name]:
-            np.testing.assert_array_equal(aa[name][key], ab[name][key])
-
-
 def test_smoke_profile_keeps_extremes_controls_and_low_ranks() -> None:
     rows = select_rows(toy_frame("alpha", n_items=8), SMOKE)
     assert sorted(rows["item_rank"].unique()) == [0, 1, 2, 3]
@@ -116,7 +94,7 @@ def test_batches_are_sorted_by_prompt_length_and_cover_every_task() -> None:
 
 def test_result_files_follow_the_contract(tmp_path: Path) -> None:
     _run(FakeBackend(), tmp_path)
-    records = _records(tmp_path)
+    records = read_records(tmp_path)
     assert sorted(records) == ["alpha", "beta"]
     alpha = records["alpha"]
     assert tuple(alpha.columns) == RECORD_COLUMNS
@@ -132,7 +110,7 @@ def test_result_files_follow_the_contract(tmp_path: Path) -> None:
     assert (rerun.set_index("item_id")["response"] == base["response"]).all()
     assert (base["baseline_tokens"] == base["response"].str.split().str.len()).all()
     assert not alpha[["logprob_sum", "entropy_mean"]].isna().any().any()
-    acts = _activations(tmp_path)["alpha"]
+    acts = read_activations(tmp_path)["alpha"]
     assert set(acts) == {f"{i}|{v}" for i, v in zip(alpha["item_id"], alpha["variant_id"], strict=True)}
     assert all(a.dtype == np.float16 and a.shape == (3, 8) for a in acts.values())
     run = json.loads((tmp_path / "run.json").read_text())
@@ -145,7 +123,7 @@ def test_result_files_follow_the_contract(tmp_path: Path) -> None:
 def test_baseline_scores_its_own_response(tmp_path: Path) -> None:
     """y_0 under x_0 is scored with y_0 given, so baseline confidence numbers are real numbers."""
     _run(tiny_backend(batch_size=4), tmp_path)
-    alpha = _records(tmp_path)["alpha"]
+    alpha = read_records(tmp_path)["alpha"]
     base = alpha[alpha["family"] == "baseline"]
     assert (base["baseline_tokens"] > 0).all() and (base["logprob_sum"] < 0).all()
     assert (base["response_tokens"] == 32).all() and not base["finished"].any()
@@ -253,7 +231,8 @@ def test_more_ranks_than_items_still_merges(tmp_path: Path) -> None:
 def test_compact_activations_give_the_same_activation_deltas(tmp_path: Path) -> None:
     """A compact run keeps the baselines' vectors and each other row's per-layer cosine to them; the
     activation measures computed from it equal those of a full run bit for bit, at a fraction of the bytes."""
-    from benchmark.axes.deltas import act_cos_last, act_cos_mean, align
+    from benchmark.axes.deltas import align
+    from benchmark.axes.measures import act_cos_last, act_cos_mean
     from benchmark.safetensors_check import read_safetensors
     from benchmark.submissions.validate_results import activation_layout_ok
 
@@ -265,10 +244,10 @@ def test_compact_activations_give_the_same_activation_deltas(tmp_path: Path) -> 
     finalize(compact)
     assert json.loads((compact / "run.json").read_text())["activations"] == "compact"
     assert "activations" not in json.loads((full / "run.json").read_text())
-    assert _records(full).keys() == _records(compact).keys()
-    for name, frame in _records(full).items():
-        pd.testing.assert_frame_equal(frame, _records(compact)[name])
-        a, c = _activations(full)[name], _activations(compact)[name]
+    assert read_records(full).keys() == read_records(compact).keys()
+    for name, frame in read_records(full).items():
+        pd.testing.assert_frame_equal(frame, read_records(compact)[name])
+        a, c = read_activations(full)[name], read_activations(compact)[name]
         assert all(c[k].ndim == (2 if k.endswith("baseline/none/0") else 1) for k in c)
         assert activation_layout_ok(read_safetensors(compact / "activations" / f"{name}.safetensors"))
         variants = variant_set.frame(name)

@@ -10,9 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import torch
+from helpers.results import assert_same_results
 from helpers.toy import toy_variant_set
-from test_harness_collect import assert_same_results
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
@@ -23,6 +24,7 @@ from benchmark.testing import tiny_backend
 _SCRIPT = """
 import json, sys
 from pathlib import Path
+import pytest
 import torch
 torch.set_num_threads(1)
 from benchmark.harness.collect import collect
@@ -73,6 +75,7 @@ def _kill_after_parts(script: Path, out: Path, parts: int) -> None:
     assert child.returncode == -signal.SIGKILL
 
 
+@pytest.mark.slow  # processes killed with SIGKILL: ~20 s of CPU (test_harness_collect resumes in-process)
 def test_kill_nine_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     script = tmp_path / "run.py"
     script.write_text(_SCRIPT)

@@ -100,6 +100,83 @@ def test_no_module_imports_by_name_at_run_time() -> None:
     assert hidden == []
 
 
+# ---- layers: what each unit may import (docs/ARCHITECTURE.md shows the same table) -------------------
+CORE = "core"
+UNITS_OF_MODULES = {
+    "benchmark.integrity": "integrity",
+    "benchmark.testing": "testing",
+    "benchmark.api": "api",
+    "benchmark": "api",  # the package's lazy attributes are the API
+    "benchmark.cli": "cli",
+    "benchmark.__main__": "cli",
+}
+"""top-level modules that are not core: each is its own unit."""
+LAYERS: dict[str, set[str]] = {
+    CORE: {CORE},
+    "integrity": {CORE, "axes"},
+    "variants": {CORE},
+    "models": {CORE, "submissions"},
+    "harness": {CORE, "integrity", "variants", "models", "axes", "submissions", "testing"},
+    "axes": {CORE},
+    "stats": {CORE, "integrity", "axes", "variants", "submissions"},
+    "submissions": {CORE, "integrity", "harness"},
+    "site": {CORE, "axes", "stats", "variants", "submissions", "harness"},
+    "testing": {CORE, "models"},
+    "cli": {CORE, "variants", "harness", "stats", "site", "submissions"},
+    "api": {
+        CORE,
+        "variants",
+        "models",
+        "harness",
+        "axes",
+        "stats",
+        "site",
+        "submissions",
+        "integrity",
+        "testing",
+    },
+}
+"""unit -> the units it may import (itself always)."""
+
+
+def unit(module: str) -> str:
+    """The unit a module belongs to: its subpackage, a top-level module named in UNITS_OF_MODULES, or core."""
+    parts = module.split(".")
+    if len(parts) > 1 and (PACKAGE / parts[1]).is_dir():
+        return parts[1]
+    return UNITS_OF_MODULES.get(module, CORE)
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """``importer -> imported`` for every import the table does not allow."""
+    return sorted(
+        f"{importer} -> {target}"
+        for importer, targets in graph.items()
+        for target in targets
+        if unit(target) != unit(importer) and unit(target) not in LAYERS[unit(importer)]
+    )
+
+
+def test_the_layer_check_flags_an_import_against_the_table() -> None:
+    assert unit("benchmark.stats.sgs") == "stats" and unit("benchmark.schema") == CORE
+    assert unit("benchmark.integrity") == "integrity"
+    graph = {"benchmark.axes.text": {"benchmark.stats.sgs", "benchmark.schema"}, "benchmark.stats.sgs": set()}
+    assert layer_violations(graph) == ["benchmark.axes.text -> benchmark.stats.sgs"]
+
+
+def test_every_import_follows_the_layers() -> None:
+    assert set(LAYERS) == {unit(m) for m in _modules()}
+    assert layer_violations(import_graph()) == []
+
+
+def test_the_architecture_page_shows_the_same_layers() -> None:
+    page = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    shown: dict[str, set[str]] = {}
+    for row in re.findall(r"^\| `(\w+)` \|[^\n]*\| ((?:`\w+`(?:, )?)+) \|$", page, flags=re.MULTILINE):
+        shown[row[0]] = set(re.findall(r"`(\w+)`", row[1]))
+    assert shown == LAYERS, "docs/ARCHITECTURE.md's 'may import' table differs from LAYERS here"
+
+
 # ---- no dict[str, Any] document crosses a package boundary ------------------------------------------
 UNTYPED = re.compile(r"\b(?:dict|Mapping|MutableMapping)\[str, Any\]")
 """an untyped JSON object in an annotation."""

@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import transformers
 
+from benchmark import gguf
 from benchmark.errors import SagoError
 from benchmark.models import loading
 from benchmark.models.engine import RawOutput
@@ -101,12 +103,13 @@ def test_local_directory_loads_from_safetensors_and_refuses_other_weights(tmp_pa
 def test_packaged_file_with_another_sha256_is_refused_before_loading(tmp_path: Path, monkeypatch) -> None:
     fake_gguf = tmp_path / "model.gguf"
     fake_gguf.write_bytes(b"not the pinned weights")
-    monkeypatch.setattr(loading, "materialise", lambda name: fake_gguf)
-    monkeypatch.setattr(
-        loading.AutoModelForCausalLM,
-        "from_pretrained",
-        lambda *a, **k: pytest.fail("weights were read before the sha256 check"),
-    )
+    monkeypatch.setattr(gguf, "materialise", lambda name: fake_gguf)
+    for loader in (transformers.AutoModelForCausalLM, transformers.AutoTokenizer):
+        monkeypatch.setattr(
+            loader,
+            "from_pretrained",
+            lambda *a, **k: pytest.fail("the file was read before the sha256 check"),
+        )
     spec = {"kind": "packaged", "artefact": "smollm2-135m-instruct-q4_1", "sha256": "0" * 64}
     with pytest.raises(SagoError, match="sha256"):
         load_backend(_submission(spec), device="cpu")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.results import assert_same_results
 from helpers.toy import toy_variant_set
-from test_harness_collect import assert_same_results
 
 from benchmark.harness.collect import (
     collect,
@@ -149,6 +149,7 @@ def _kill_rank_one_in_variant_phase(script: Path, out: Path) -> None:
     assert not (folder / "done.json").exists() and not (out / "run.json").exists()
 
 
+@pytest.mark.slow  # fresh interpreters under accelerate: ~30 s of CPU (the in-process ranks test is fast)
 def test_accelerate_two_processes_killed_rank_resumes_to_the_one_process_bytes(tmp_path: Path) -> None:
     script = tmp_path / "rank.py"
     script.write_text(_RANK_SCRIPT)

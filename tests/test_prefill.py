@@ -190,15 +190,10 @@ def test_refuses_what_it_cannot_branch(prompts: list[list[int]]) -> None:
 
 @pytest.mark.slow
 def test_single_prefill_equals_two_pass_on_smollm2() -> None:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from benchmark.gguf import load_gguf
 
-    from benchmark.packaged import materialise
-
-    path = materialise("smollm2-135m-instruct-q4_1")
-    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, dtype=torch.float32
-    ).eval()
+    loaded = load_gguf("smollm2-135m-instruct-q4_1", dtype=torch.float32)
+    tok, model = loaded.tokenizer, loaded.model
     questions = [
         "What is the capital of France?",
         "How many legs does a spider have? Answer briefly.",
@@ -236,3 +231,42 @@ def test_fixture_exercises_the_shared_prefix_and_sliding_models_skip_it(prompts:
     assert shared_prefix_length(BUILDERS["gemma3-sliding"]().eval(), prompts) == 0
     # A prompt that is nothing but the common prefix keeps its last token outside it.
     assert shared_prefix_length(BUILDERS["llama"]().eval(), [prompts[0][:shared], prompts[1]]) == shared - 1
+
+
+@pytest.mark.parametrize("arch", sorted(BUILDERS))
+def test_draft_engine_gives_the_single_prefill_outputs(arch: str, prompts: list[list[int]]) -> None:
+    """y_0 as a draft: whether y_0 is the row's own greedy answer (fully kept), a prefix of it, diverges
+    at some token, or is empty, the draft engine returns the single-prefill engine's responses, scores and
+    hidden states. (Sliding-window models whose window is shorter than prompt + y_0 + answer decode
+    plainly, so they must agree trivially.)"""
+    from benchmark.models.prefill import run_batch_draft
+
+    torch.manual_seed(SEEDS[arch])
+    model = BUILDERS[arch]().eval()
+    pad = tiny_tokenizer().pad_token_id
+    kwargs = {"max_new_tokens": TOKENS, "eos_ids": EOS, "pad_id": pad}
+    own = [r.response_ids for r in run_batch_single_prefill(model, prompts, None, **kwargs)]
+    baselines = [
+        own[0],  # the row's own answer: kept whole
+        own[1][:3],  # a prefix of it
+        own[2][:2] + [7, 8, 9],  # diverges at the third token
+        [],  # empty
+        own[5],  # another row's answer
+        own[5][: TOKENS // 2],
+        own[6],
+        [11, 12],
+    ]
+    plain = run_batch_single_prefill(model, prompts, baselines, **kwargs)
+    draft = run_batch_draft(model, prompts, baselines, **kwargs)
+    for a, b in zip(plain, draft, strict=True):
+        assert (b.response_ids, b.finished, b.scored_tokens) == (a.response_ids, a.finished, a.scored_tokens)
+        for name in ("logprob_sum", "logprob_mean", "entropy_mean"):
+            want, have = getattr(a, name), getattr(b, name)
+            assert (math.isnan(want) and math.isnan(have)) or want == have, name
+        np.testing.assert_array_equal(a.hidden, b.hidden)
+    for tokens in (0, 1, 3):
+        short = {**kwargs, "max_new_tokens": tokens}
+        cut = [b[:tokens] for b in baselines]
+        assert [r.response_ids for r in run_batch_draft(model, prompts, cut, **short)] == [
+            r.response_ids for r in run_batch_single_prefill(model, prompts, cut, **short)
+        ]

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_site_fixture import (
+from helpers.site_tree import (
     HOSTILE_IMG,
     HOSTILE_NAME,
     HOSTILE_SCRIPT,
@@ -192,6 +192,7 @@ def test_cli_refuses_to_build_from_nothing(tmp_path: Path) -> None:
 
 
 def test_cli_build_from_leaderboard(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
+    """The CLI builds what the function builds, replaces its own earlier build and links the fork it names."""
     tree, _ = built
     args = [
         "leaderboard",
@@ -206,8 +207,11 @@ def test_cli_build_from_leaderboard(built: tuple[SiteTree, Path], tmp_path: Path
         str(tree.variants),
     ]
     assert main(args) == 0
-    assert main(args) == 0  # a second build replaces the first
-    assert (tmp_path / "out" / "items" / "trivia_qa" / "1.html").is_file()
+    assert (
+        main([*args, "--repo-url", "https://example.org/fork/sago"]) == 0
+    )  # a second build replaces the first
+    item = (tmp_path / "out" / "items" / "trivia_qa" / "1.html").read_text(encoding="utf-8")
+    assert 'href="https://example.org/fork/sago"' in item
 
 
 def test_refuses_to_replace_a_folder_it_did_not_build(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
@@ -251,11 +255,11 @@ def test_read_board_refuses_bad_files(tmp_path: Path, change: dict[str, object],
         read_board(path)
 
 
-def test_a_failed_build_keeps_the_previous_site(
-    built: tuple[SiteTree, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    tree, _ = built
-    out = build(tree, tmp_path / "site")
+def test_a_failed_build_keeps_the_previous_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = make_site_tree(tmp_path)
+    inputs = SiteInputs(pending_board(SET, VERSION, tree.submissions), tree.submissions, None)
+    out = tmp_path / "site"
+    build_site(inputs, out, progress=False)  # pending only: the cheapest complete site
     before = (out / "index.html").read_bytes()
 
     def broken(board: object) -> None:
@@ -263,32 +267,31 @@ def test_a_failed_build_keeps_the_previous_site(
 
     monkeypatch.setattr(views, "tau_heatmaps", broken)
     with pytest.raises(SagoError, match="boom"):
-        build(tree, out)
+        build_site(inputs, out, progress=False)
     assert (out / "index.html").read_bytes() == before
     assert not (tmp_path / "site.building").exists()
 
 
-def test_repository_url_is_configurable_and_checked(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
-    tree, _ = built
-    args = [
-        "leaderboard",
-        "build",
-        "--input",
-        str(tree.leaderboard),
-        "--out",
-        str(tmp_path / "out"),
-        "--submissions",
-        str(tree.submissions),
-        "--variants",
-        str(tree.variants),
-    ]
-    assert main([*args, "--repo-url", "https://example.org/fork/sago"]) == 0
-    site = pages(tmp_path / "out")
+def test_repository_url_is_configurable_and_checked(tmp_path: Path) -> None:
+    """Every page's footer and the Submit page link the repository given; a URL that is not https is
+    refused before anything is built (the CLI wiring of --repo-url: test_cli_build_from_leaderboard)."""
+    tree = make_site_tree(tmp_path)
+    fork = "https://example.org/fork/sago"
+    inputs = SiteInputs(
+        pending_board(SET, VERSION, tree.submissions),
+        tree.submissions,
+        load_variant_set(SET, VERSION, tree.variants),
+        repo_url=fork,
+    )
+    build_site(inputs, tmp_path / "site", progress=False)  # pending only: every template, few pages
+    site = pages(tmp_path / "site")
     for name in ("index.html", "submit.html", "items/trivia_qa/1.html"):
-        assert 'href="https://example.org/fork/sago"' in site[name], name
+        assert f'href="{fork}"' in site[name], name
         assert "arxiv.org/abs/2610.01428" in site[name] and "@misc{omar2026sago" in site[name]
     assert "Submit a model" in site["index.html"]  # in the navigation of every page
-    assert main([*args, "--repo-url", 'javascript:alert(1)"']) != 0
+    args = ["leaderboard", "build", "--input", str(tree.leaderboard), "--out", str(tmp_path / "out")]
+    assert main([*args, "--repo-url", 'javascript:alert(1)"']) == 2
+    assert not (tmp_path / "out").exists()
 
 
 def test_downloads_offer_the_leaderboard_and_a_flat_csv(built: tuple[SiteTree, Path]) -> None:

@@ -133,21 +133,74 @@ def test_headline_counts_match_the_leaderboard(path: Path) -> None:
     data = json.loads(path.read_text())
     board = Board.of(data)
     sentences = findings.headline(board)
-    assert 3 <= len(sentences) <= 6
+    assert 3 <= len(sentences) <= 8
     eps = data["primary_epsilon"]
-    tests = [t for c in data["cells"] if c["dataset"] != "all" for t in c["tests"] if t["epsilon"] == eps]
-    above = sum(bool(t["significant_holm"]) for t in tests)
-    assert f"in {above} of the {len(tests)} model × dataset × measure cells" in sentences[0]
-    flips = next(s for s in sentences if s.startswith("The order of a model pair flips"))
+    paper = {m["name"] for m in data["measures"] if m["paper"]}
+    tests = [
+        t
+        for c in data["cells"]
+        if c["dataset"] != "all" and c["measure"] in paper
+        for t in c["tests"]
+        if t["epsilon"] == eps
+    ]
+    counts = {
+        v: sum(t["verdict"] == v for t in tests) for v in ("significant", "not significant", "not testable")
+    }
+    assert (
+        f"{counts['significant']} of {len(tests)} are significant, "
+        f"{counts['not significant']} not significant, {counts['not testable']} not testable" in sentences[0]
+    )
+    flips = next(s for s in sentences if "flips between two datasets" in s)
     assert f"in {len(data['reversals'])} cases" in flips
-    significant = sum(bool(r["significant"]) for r in data["reversals"])
     untestable = sum(r.get("verdict") == "not testable" for r in data["reversals"])
     if untestable == len(data["reversals"]):
-        assert "none of which can be tested" in flips
-    else:
-        assert f"{significant or 'none'} of them significant" in flips
+        assert "none can be tested" in flips
     # no sentence names an overall winner unless every leading cell has the same model
     assert not any("overall winner:" in s and "no overall" not in s for s in sentences)
+
+
+def test_rule_no_sentence_rests_on_the_paper_t_test_alone() -> None:
+    # a cell the t-test marks († on four items) but the exact test cannot: the grid, the count and the
+    # README table all say "not testable", and only the labelled paper column carries the marker
+    test = {
+        "epsilon": 0.05,
+        "n_items": 4,
+        "p_t": 1e-5,
+        "p_t_holm": 1e-4,
+        "marker_t": "†",
+        "marker_uncorrected": "†",
+        "p_exact": 0.0625,
+        "p_floor": 0.0625,
+        "p_holm": None,
+        "verdict": "not testable",
+        "marker": "",
+        "testable": False,
+    }
+    cells = [
+        {
+            "model": m,
+            "dataset": d,
+            "measure": "act_cos_last",
+            "sgs": 0.2 + k * 0.1,
+            "n_items": 4,
+            "tests": [test],
+            "marker": "",
+            "verdict": "not testable",
+            "extended": {"sgs": 0.2, "tests": []},
+        }
+        for k, m in enumerate("ab")
+        for d in ("x", "all")
+    ]
+    board = two_model_board(
+        [pair("act_cos_last", 1.0, testable=False, verdict="not testable", n_items=4)],
+        cells=cells,
+        primary_epsilon=0.05,
+        headline_measures=["act_cos_last"],
+    )
+    text = " ".join(findings.headline(board))
+    assert "0 of 2 are significant, 0 not significant, 2 not testable" in text
+    assert "would mark 2 of the per-dataset cells" in text  # the paper's column, labelled as such
+    assert findings.grid_cell(board, "x", "activations").status == findings.NOT_TESTABLE
 
 
 def test_headline_is_empty_with_fewer_than_two_models() -> None:

@@ -42,7 +42,7 @@ def freeze_toy_set(root: Path) -> VariantSet:
     write_json(
         folder / "manifest.json",
         {
-            "schema_version": VARIANT_SCHEMA_VERSION,  # the toy tables have every current column
+            "schema_version": VARIANT_SCHEMA_VERSION,
             "set": "sago-v1",
             "version": "v1",
             "files": files,

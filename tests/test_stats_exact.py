@@ -13,7 +13,6 @@ from benchmark.stats.exact import (
     kendall_w_permutation_p,
     sign_flip_floor,
     sign_flip_p,
-    wilcoxon_floor,
 )
 
 
@@ -52,7 +51,9 @@ def test_floors_of_the_exact_tests() -> None:
     assert sign_flip_p(np.array([0.1, 0.2, 0.3, 0.4])) == sign_flip_floor(
         4
     )  # four same-sign items: the floor
-    assert wilcoxon_floor(4) == 0.0625 and wilcoxon_floor(5) == 0.03125
+    # above the exact limit the Monte-Carlo p cannot go below 1 / (1 + draws)
+    assert sign_flip_floor(24, alternative="greater", exact_max=24) == pytest.approx(1 / 100_001)
+    assert sign_flip_floor(24, alternative="greater", exact_max=20) == 0.5**24
     assert sign_flip_floor(0) == 1.0
 
 

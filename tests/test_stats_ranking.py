@@ -41,15 +41,60 @@ def test_shared_matrix_keeps_items_every_model_has() -> None:
     assert shared_matrix(table).shape == (2, 2)
 
 
-def test_ranks_intervals_and_tie_groups() -> None:
-    # a and b indistinguishable (b = a + symmetric noise), c far worse
+def ranks_of(table: pd.DataFrame) -> pd.DataFrame:
+    draws = paired_draws(table, seed=0, resamples=500)
+    return rank_table(draws, pairwise_table(draws)).set_index("model")
+
+
+def test_ranks_intervals_and_tie_groups_come_from_the_corrected_tests() -> None:
+    # a and b indistinguishable (b = a + symmetric noise), c worse on every item: 10 items, testable
     a = 0.1 + JITTER
     table = long({("a", "d"): list(a), ("b", "d"): list(a + JITTER[::-1] * 0.5), ("c", "d"): list(a + 0.3)})
-    ranks = rank_table(paired_draws(table, seed=0, resamples=2000)).set_index("model")
+    ranks = ranks_of(table)
     assert ranks.loc["c", "rank"] == 3 and ranks.loc["c", "rank_low"] == ranks.loc["c", "rank_high"] == 3
     assert ranks.loc["a", "tie_group"] == ranks.loc["b", "tie_group"] == 1
     assert ranks.loc["c", "tie_group"] == 2
     assert ranks.loc["a", "rank_low"] == 1 and ranks.loc["a", "rank_high"] == 2
+
+
+def test_rule_no_rank_where_the_paired_test_is_not_testable() -> None:
+    # four items, one model better on every one: the bootstrap would separate them, the exact test cannot
+    # (two-sided floor 2/16 = 0.125), so neither model gets a rank, an interval or a tie group
+    table = long({("a", "d"): [0.1, 0.11, 0.12, 0.13], ("b", "d"): [0.5, 0.6, 0.7, 0.8]})
+    draws = paired_draws(table, seed=0, resamples=500)
+    pair = pairwise_table(draws).iloc[0]
+    assert pair["ci_high"] < 0 and pair["verdict"] == "not testable" and pair["p_floor"] == 0.125
+    ranks = rank_table(draws, pairwise_table(draws)).set_index("model")
+    assert ranks[["rank", "rank_low", "rank_high", "tie_group"]].isna().all().all()
+
+
+def test_rule_pooled_pairs_are_corrected_over_every_measure() -> None:
+    # the same pair on two measures of the pooled items: Holm doubles the smaller p (one family)
+    a, b = 0.1 + JITTER, 0.2 + JITTER[::-1]
+    table = pd.concat(
+        [
+            long({("a", "all"): list(a), ("b", "all"): list(b)}, measure="bleu"),
+            long({("a", "all"): list(a), ("b", "all"): list(a + 0.001 * JITTER)}, measure="entropy"),
+        ]
+    )
+    rows = pairwise_table(paired_draws(table, seed=0, resamples=200)).set_index("measure")
+    assert (rows["family_size"] == 2).all()
+    assert rows.loc["bleu", "p_holm"] == pytest.approx(2 * rows.loc["bleu", "p_exact"])
+    alone = pairwise_table(paired_draws(table[table["measure"] == "bleu"], seed=0, resamples=200)).iloc[0]
+    assert alone["p_holm"] == pytest.approx(alone["p_exact"])
+
+
+def test_rule_pairwise_verdict_does_not_depend_on_the_scale() -> None:
+    a, b = 0.1 + JITTER, 0.2 + JITTER[::-1]
+    verdicts = set()
+    for factor in (0.32, 1.0, 250.0):
+        row = pairwise_table(
+            paired_draws(
+                long({("a", "d"): list(a * factor), ("b", "d"): list(b * factor)}), seed=0, resamples=200
+            )
+        ).iloc[0]
+        verdicts.add((row["verdict"], round(row["p_exact"], 12)))
+    assert len(verdicts) == 1
 
 
 def test_paired_bootstrap_is_seeded() -> None:
@@ -59,15 +104,18 @@ def test_paired_bootstrap_is_seeded() -> None:
     pd.testing.assert_frame_equal(first, again)
 
 
-def test_pairwise_difference_and_wilcoxon_match_scipy() -> None:
+def test_pairwise_difference_and_exact_test_match_scipy() -> None:
     a, b = 0.1 + JITTER, 0.2 + JITTER[::-1]
     row = pairwise_table(
         paired_draws(long({("a", "d"): list(a), ("b", "d"): list(b)}), seed=0, resamples=2000)
     ).iloc[0]
     assert row["diff"] == pytest.approx(a.mean() - b.mean())
     assert row["ci_high"] < 0  # a is clearly more stable
-    assert row["p_wilcoxon"] == pytest.approx(stats.wilcoxon(a, b).pvalue)
-    assert row["p_holm"] == pytest.approx(row["p_wilcoxon"])  # a single pair: nothing to correct
+    reference = stats.permutation_test(
+        (a - b,), np.sum, permutation_type="samples", alternative="two-sided", n_resamples=np.inf
+    )
+    assert row["p_exact"] == pytest.approx(reference.pvalue)
+    assert row["p_holm"] == pytest.approx(row["p_exact"])  # a single pair: nothing to correct
 
 
 def test_friedman_matches_scipy_and_needs_three_models() -> None:

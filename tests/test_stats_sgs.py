@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.schema import DELTA_ID_COLUMNS, MEASURES
+from benchmark.axes.measures import measure_names
+from benchmark.schema import DELTA_ID_COLUMNS
 from benchmark.stats.sgs import (
     ALL,
     accuracy_table,
@@ -43,7 +44,10 @@ def row(
         "place": "global",
         "strength": 1.0,
     }
-    deltas = {f"delta_{m.name}": 0.0 for m in MEASURES} | {"delta_bleu": bleu, "delta_logprob": logprob}
+    deltas = {f"delta_{name}": 0.0 for name in measure_names()} | {
+        "delta_bleu": bleu,
+        "delta_logprob": logprob,
+    }
     return ids | deltas | {"correct": correct}
 
 

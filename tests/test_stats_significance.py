@@ -15,10 +15,10 @@ from benchmark.stats.significance import (
     adjust_across_cells,
     benjamini_hochberg,
     epsilon_tests,
+    exact_greater,
     holm,
     marker,
     t_test_greater,
-    wilcoxon_greater,
 )
 
 
@@ -47,11 +47,50 @@ def test_t_test_is_undefined_for_one_item() -> None:
     assert all(math.isnan(x) for x in t_test_greater(np.array([0.3]), 0.05))
 
 
-def test_wilcoxon_matches_scipy_on_shifted_values() -> None:
+def test_exact_test_matches_scipy_permutation_on_shifted_values() -> None:
     values = np.array([0.02, 0.09, 0.11, 0.2, 0.07, 0.3, 0.04])
-    w, p = wilcoxon_greater(values, 0.05)
-    reference = stats.wilcoxon(values - 0.05, alternative="greater")
-    assert (w, p) == pytest.approx((reference.statistic, reference.pvalue))
+    p, floor = exact_greater(values, 0.05)
+    reference = stats.permutation_test(
+        (values - 0.05,), np.sum, permutation_type="samples", alternative="greater", n_resamples=np.inf
+    )
+    assert p == pytest.approx(reference.pvalue) and floor == 0.5**7
+
+
+def test_rule_constant_sample_is_not_testable() -> None:
+    # scipy's t-test gives t = inf on four (or eight) equal values; the exact test would give its floor
+    eight = np.full(8, 0.3)
+    assert all(math.isnan(x) for x in t_test_greater(eight, 0.05))
+    assert math.isnan(exact_greater(eight, 0.05)[0])
+    out = adjust_across_cells(epsilon_tests(per_item({("a", "d", "bleu"): [0.3] * 8}), (0.05,))).iloc[0]
+    assert out["verdict"] == "not testable" and out["marker"] == "" and out["marker_t"] == ""
+
+
+def test_rule_four_items_are_not_testable_whatever_the_data() -> None:
+    # all four far above ε: the exact one-sided p is 1/16 = 0.0625 at best, so no verdict can be "significant"
+    cells = {("a", "d", "bleu"): [0.9, 0.8, 0.95, 0.85]}
+    out = adjust_across_cells(epsilon_tests(per_item(cells), (0.05,))).iloc[0]
+    assert out["p_exact"] == pytest.approx(0.0625) and out["p_floor"] == pytest.approx(0.0625)
+    assert out["verdict"] == "not testable" and out["marker"] == ""
+    assert out["p_t"] < 0.001 and out["marker_t"] == "†"  # the paper's column would mark it
+
+
+def test_rule_verdicts_do_not_depend_on_the_scale() -> None:
+    # one quantity on two scales (log-prob and log-prob per token at a fixed length): ε scaled with it
+    rng = np.random.default_rng(3)
+    values = rng.uniform(0.04, 0.2, size=12)
+    for factor in (0.32, 1.0, 250.0):
+        p, floor = exact_greater(values * factor, 0.05 * factor)
+        assert p == pytest.approx(exact_greater(values, 0.05)[0]) and floor == 0.5**12
+
+
+def test_rule_holm_floor_makes_a_large_family_untestable() -> None:
+    # 6 items: floor 1/64 ≈ 0.016 < α alone, but Holm over 4 such cells needs 4/64 = 0.0625 ≥ α
+    cells = {(m, "d", "bleu"): [0.9, 0.8, 0.95, 0.85, 0.7, 0.75] for m in "abcd"}
+    out = adjust_across_cells(epsilon_tests(per_item(cells), (0.05,)))
+    assert np.allclose(out["p_floor_holm"], 4 / 64) and (out["verdict"] == "not testable").all()
+    three = {k: v for k, v in cells.items() if k[0] != "d"}
+    fewer = adjust_across_cells(epsilon_tests(per_item(three), (0.05,)))
+    assert (fewer["verdict"] == "significant").all() and (fewer["family_size"] == 3).all()
 
 
 def test_markers_follow_the_thresholds() -> None:
@@ -95,19 +134,21 @@ def per_item(cells: dict[tuple[str, str, str], list[float]]) -> pd.DataFrame:
 def test_epsilon_tests_and_adjustment_families() -> None:
     table = per_item(
         {
-            ("m", "d1", "bleu"): [0.2, 0.3, 0.25, 0.22],
-            ("m", "d2", "bleu"): [0.01, 0.03, 0.02, 0.06],
-            ("m", "all", "bleu"): [0.2, 0.3, 0.25, 0.22, 0.01, 0.03, 0.02, 0.06],
+            ("m", "d1", "bleu"): [0.2, 0.3, 0.25, 0.22, 0.27, 0.31],
+            ("m", "d2", "bleu"): [0.01, 0.03, 0.02, 0.06, 0.04, 0.05],
+            ("m", "all", "bleu"): [0.2, 0.3, 0.25, 0.22, 0.27, 0.31, 0.01, 0.03, 0.02, 0.06, 0.04, 0.05],
         }
     )
     tests = adjust_across_cells(epsilon_tests(table, (0.01, 0.05)))
     assert len(tests) == 6
     proper = tests[(tests["dataset"] != "all") & (tests["epsilon"] == 0.05)]
-    assert proper["p_holm"].to_numpy() == pytest.approx(holm(proper["p_t"].to_numpy()))
+    testable = proper[proper["testable"]]
+    assert testable["p_holm"].to_numpy() == pytest.approx(holm(testable["p_exact"].to_numpy()))
+    assert proper["p_t_holm"].to_numpy() == pytest.approx(holm(proper["p_t"].to_numpy()))
     pooled = tests[(tests["dataset"] == "all") & (tests["epsilon"] == 0.05)]
-    assert pooled["p_holm"].to_numpy() == pytest.approx(pooled["p_t"].to_numpy())  # a family of one
+    assert pooled["p_holm"].to_numpy() == pytest.approx(pooled["p_exact"].to_numpy())  # a family of one
     d1 = tests[(tests["dataset"] == "d1") & (tests["epsilon"] == 0.05)].iloc[0]
-    assert d1["marker"] == marker(d1["p_t"]) and d1["p_t"] < 0.01
+    assert d1["p_exact"] == pytest.approx(1 / 64) and d1["marker"] == marker(d1["p_holm"])
 
 
 p_lists = st.lists(st.floats(min_value=0.0, max_value=1.0, allow_nan=False), min_size=1, max_size=40)
@@ -127,46 +168,49 @@ def test_adjustments_keep_the_order_of_p(p: list[float]) -> None:
     assert np.all(np.diff(benjamini_hochberg(p)[order]) >= -1e-12)
 
 
-def test_holm_marker_differs_from_the_raw_marker_on_a_constructed_case() -> None:
-    # three cells: raw p 0.0008 († raw), 0.02 (* raw), 0.4; Holm: 0.0024 (**), 0.04 (*), 0.4 (none)
-    tests = pd.DataFrame(
+def raw_tests(p_exact: list[float], floors: list[float], p_t: list[float]) -> pd.DataFrame:
+    n = len(p_exact)
+    return pd.DataFrame(
         {
-            "model": ["a", "b", "c"],
-            "dataset": ["d", "d", "d"],
-            "measure": ["bleu"] * 3,
-            "epsilon": [0.05] * 3,
-            "n_items": [8, 8, 8],
-            "t": [5.0, 2.5, 0.3],
-            "p_t": [0.0008, 0.02, 0.4],
-            "marker_uncorrected": ["†", "*", ""],
-            "wilcoxon_w": [36.0] * 3,
-            "p_wilcoxon": [0.004] * 3,
-            "wilcoxon_testable": [True] * 3,
+            "model": [f"m{k}" for k in range(n)],
+            "dataset": ["d"] * n,
+            "measure": ["bleu"] * n,
+            "epsilon": [0.05] * n,
+            "n_items": [16] * n,
+            "t": [3.0] * n,
+            "p_t": p_t,
+            "marker_uncorrected": [marker(p) for p in p_t],
+            "p_exact": p_exact,
+            "p_floor": floors,
         }
     )
+
+
+def test_holm_marker_differs_from_the_raw_marker_on_a_constructed_case() -> None:
+    # three cells: exact p 0.0008 († raw), 0.02 (* raw), 0.4; Holm: 0.0024 (**), 0.04 (*), 0.4 (none)
+    tests = raw_tests([0.0008, 0.02, 0.4], [1.5e-5] * 3, [0.0001, 0.01, 0.3])
     out = adjust_across_cells(tests).set_index("model")
     assert out["p_holm"].round(6).tolist() == [0.0024, 0.04, 0.4]
-    assert out["marker"].tolist() == ["**", "*", ""]  # raw would say †, *, ''
+    assert out["marker"].tolist() == ["**", "*", ""]
     assert out["verdict"].tolist() == ["significant", "significant", "not significant"]
-    # with ten cells the 0.02 one no longer survives: a raw * that Holm does not support
-    many = pd.concat([tests] + [tests.iloc[[2]].assign(model=f"z{k}") for k in range(7)], ignore_index=True)
+    # with ten cells the 0.02 one no longer survives
+    many = raw_tests([0.0008, 0.02] + [0.4] * 8, [1.5e-5] * 10, [0.0001, 0.01] + [0.3] * 8)
     adjusted = adjust_across_cells(many).set_index("model")
-    assert adjusted.loc["b", "marker_uncorrected"] == "*" and adjusted.loc["b", "marker"] == ""
-    assert adjusted.loc["b", "verdict"] == "not significant"
-    assert adjusted.loc["a", "p_holm"] == pytest.approx(0.008) and adjusted.loc["a", "marker"] == "**"
+    assert adjusted.loc["m1", "verdict"] == "not significant" and adjusted.loc["m1", "marker"] == ""
+    assert adjusted.loc["m0", "p_holm"] == pytest.approx(0.008) and adjusted.loc["m0", "marker"] == "**"
 
 
 def test_cells_without_a_p_are_not_testable_and_do_not_count() -> None:
-    per_item = pd.DataFrame(
+    per = pd.DataFrame(
         {
-            "model": ["a", "b", "b", "b"],
+            "model": ["a", "b", "b", "b", "b", "b", "b"],
             "dataset": "d",
             "measure": "bleu",
-            "item_id": ["i0", "i0", "i1", "i2"],
-            "s": [0.3, 0.2, 0.3, 0.4],
+            "item_id": ["i0", "i0", "i1", "i2", "i3", "i4", "i5"],
+            "s": [0.3, 0.2, 0.3, 0.4, 0.25, 0.35, 0.45],
         }
     )
-    out = adjust_across_cells(epsilon_tests(per_item, (0.05,))).set_index("model")
+    out = adjust_across_cells(epsilon_tests(per, (0.05,))).set_index("model")
     assert out.loc["a", "verdict"] == "not testable" and out.loc["a", "n_items"] == 1
-    assert out.loc["b", "p_holm"] == pytest.approx(out.loc["b", "p_t"])  # a family of one testable cell
-    assert not out.loc["b", "wilcoxon_testable"]  # 3 items: the exact Wilcoxon floor 1/8 is above 0.05
+    assert out.loc["b", "p_holm"] == pytest.approx(out.loc["b", "p_exact"])  # a family of one testable cell
+    assert out.loc["b", "family_size"] == 1

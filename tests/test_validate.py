@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from click.testing import CliRunner
+from helpers.site_tree import PROFILE, SET, VERSION, SiteTree, make_site_tree
 from markupsafe import Markup
 from safetensors.numpy import save_file
-from test_site_fixture import PROFILE, SET, VERSION, SiteTree, make_site_tree
 
 from benchmark.cli import main
 from benchmark.harness import finalize
@@ -75,6 +75,20 @@ def test_clean_tree_passes(site_tree: SiteTree) -> None:
     assert report.failures == ()
     assert (report.submissions, report.result_folders) == (4, 2)
     assert report.summary() == "ok: 4 submission(s), 2 result folder(s) checked"
+
+
+def test_a_folder_holding_only_a_checkpoint_is_a_run_in_progress(site_tree: SiteTree) -> None:
+    """A long run's committed checkpoint is not a result yet: nothing to judge; anything beside it is."""
+    slug = next(p.name for p in site_tree.submissions.iterdir() if (p / "results").is_dir())
+    folder = site_tree.submissions / slug / "results" / SET / VERSION
+    shutil.rmtree(folder)
+    (folder / "checkpoint" / "rank-0").mkdir(parents=True)
+    (folder / "checkpoint" / "rank-0" / "plan.json").write_text("{}")
+    assert validate_tree(site_tree.submissions, site_tree.variants).failures == ()
+    (folder / "stray.txt").write_text("x")
+    assert any(
+        "stray entry" in f.line() for f in validate_tree(site_tree.submissions, site_tree.variants).failures
+    )
 
 
 def test_the_packaged_submissions_in_the_repository_pass() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_site_fixture import SET, VERSION, SiteTree, make_site_tree, submission_yaml
+from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree, submission_yaml
 
 from benchmark.cli import main
 from benchmark.gitrepo import Change

@@ -2,110 +2,28 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
+from helpers.variant_build import FIXTURES, SPEC, EchoRewriter, HashEmbedder, fixture_sources
 
 from benchmark.errors import SagoError
 from benchmark.provenance import sha256_file
 from benchmark.results import write_json
 from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS
 from benchmark.variants import llm, load_variant_set
-from benchmark.variants.build import BuildSpec
 from benchmark.variants.families import IDENTITY_VARIANT_ID
 from benchmark.variants.frozen import MANIFEST
-from benchmark.variants.llm import Chat
 from benchmark.variants.release import build_release
 from benchmark.variants.sources import (
     FileSource,
-    Source,
-    parse_gsm8k,
     parse_jeopardy,
-    parse_misconceptions,
-    parse_nq_open,
-    parse_strategyqa,
-    parse_trivia_qa,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "variants"
-
-
-class HashEmbedder:
-    """Deterministic stand-in for MiniLM: a hashed bag of lower-cased words (case- and space-blind like
-    MiniLM), so texts sharing most words are close and different questions are not; no model needed."""
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = []
-        for text in texts:
-            vector = np.full(64, 0.05, dtype=np.float32)
-            for word in re.findall(r"[a-z0-9]+", text.lower()):
-                vector[hashlib.sha256(word.encode()).digest()[0] % 64] += 1.0
-            rows.append(vector / np.linalg.norm(vector))
-        return np.stack(rows)
-
-
-class EchoRewriter:
-    """Answers form requests with a command and length requests with a padded copy of the question."""
-
-    tag = "llm:echo@000000000000"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def complete(self, chats: Sequence[Chat]) -> list[str]:
-        self.calls += len(chats)
-        out = []
-        for chat in chats:
-            text = chat.user.rsplit(" words): ", 1)[-1].removesuffix("\nRewrite:")
-            ask = chat.user.split("\n", 1)[0]
-            if "instruction (a command" in ask:
-                out.append("Tell me " + text.rstrip("?") + ".")
-            elif "a question ending" in ask:
-                out.append("Can you say: " + text.rstrip(".") + "?")
-            else:
-                out.append(text)  # unchanged: the validator must reject it
-        return out
-
-
-def fixture_sources() -> dict[str, Source]:
-    return {
-        "natural_questions": FileSource(
-            "natural_questions", FIXTURES / "nq_open.arrow", parse_nq_open, "CC-BY-SA-3.0"
-        ),
-        "trivia_qa": FileSource("trivia_qa", FIXTURES / "trivia_qa.arrow", parse_trivia_qa, "Apache-2.0"),
-        "jeopardy": FileSource("jeopardy", FIXTURES / "jeopardy.jsonl.gz", parse_jeopardy),
-        "gsm8k": FileSource("gsm8k", FIXTURES / "gsm8k.jsonl.gz", parse_gsm8k, "MIT"),
-        "strategyqa": FileSource(
-            "strategyqa", FIXTURES / "strategyqa.task.json", parse_strategyqa, "Apache-2.0"
-        ),
-        "misconceptions": FileSource(
-            "misconceptions", FIXTURES / "misconceptions.task.json", parse_misconceptions
-        ),
-    }
-
-
-SPEC = BuildSpec("toy", "v1", ("trivia_qa", "gsm8k", "misconceptions"), n_items=4, llm_items=2)
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Builds checkpoint their rewrite log into the cache folder: keep tests out of the real one."""
-    monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
-
-
-@pytest.fixture()
-def built(tmp_path: Path) -> Path:
-    build_release(
-        SPEC, fixture_sources(), HashEmbedder(), root=tmp_path, rewriter=EchoRewriter, progress=False
-    )
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def _hashes(folder: Path) -> dict[str, str]:
@@ -128,10 +46,10 @@ def test_parsers_read_the_real_formats() -> None:
     assert items["misconceptions"][0].prompt.startswith("Is the following statement true or false? Twinkies")
 
 
-def test_built_set_has_the_contract_shape(built: Path) -> None:
-    variant_set = load_variant_set("toy", "v1", root=built)
+def test_built_set_has_the_contract_shape(toy_release: Path) -> None:
+    variant_set = load_variant_set("toy", "v1", root=toy_release)
     assert variant_set.datasets == SPEC.datasets
-    assert variant_set.sha256 == sha256_file(built / "toy" / "v1" / MANIFEST)
+    assert variant_set.sha256 == sha256_file(toy_release / "toy" / "v1" / MANIFEST)
     frame = variant_set.frame("trivia_qa")
     assert tuple(frame.columns) == VARIANT_COLUMNS
     assert frame.equals(frame.sort_values(["item_rank", "variant_id"]).reset_index(drop=True))
@@ -146,8 +64,8 @@ def test_built_set_has_the_contract_shape(built: Path) -> None:
     assert isinstance(frame.answers[0], list) and all(isinstance(a, str) for a in frame.answers[0])
 
 
-def test_llm_drops_are_recorded(built: Path) -> None:
-    manifest = json.loads((built / "toy" / "v1" / MANIFEST).read_text())
+def test_llm_drops_are_recorded(toy_release: Path) -> None:
+    manifest = json.loads((toy_release / "toy" / "v1" / MANIFEST).read_text())
     dropped = manifest["llm"]["dropped"]
     # the echo rewriter returns length requests unchanged: every length variant is retried, then dropped;
     # its "Tell me Is the following statement ...?" is still a question, so misconceptions' form drops too
@@ -158,7 +76,8 @@ def test_llm_drops_are_recorded(built: Path) -> None:
     # wrapper question flips to the fixed instruction without the model, so no form cell is dropped
     assert form == []
     log = [
-        json.loads(line) for line in (built / "toy" / "v1" / "llm_rewrites.jsonl").read_text().splitlines()
+        json.loads(line)
+        for line in (toy_release / "toy" / "v1" / "llm_rewrites.jsonl").read_text().splitlines()
     ]
     flipped = [a for a in log if a["accepted"] and a["rewriter"] == llm.TEMPLATE_TAG]
     assert {a["dataset"] for a in flipped} == {"misconceptions"} and len(flipped) == 2
@@ -167,18 +86,18 @@ def test_llm_drops_are_recorded(built: Path) -> None:
     assert manifest["counts"]["gsm8k"]["form"] == 2
 
 
-def test_rebuild_is_byte_identical(built: Path, tmp_path: Path) -> None:
+def test_rebuild_is_byte_identical(toy_release: Path, tmp_path: Path) -> None:
     other = tmp_path / "elsewhere"
     build_release(SPEC, fixture_sources(), HashEmbedder(), root=other, rewriter=EchoRewriter, progress=False)
-    assert _hashes(built / "toy" / "v1") == _hashes(other / "toy" / "v1")
+    assert _hashes(toy_release / "toy" / "v1") == _hashes(other / "toy" / "v1")
 
 
-def test_rebuild_onto_a_release_replays_its_log_and_checks_bytes(built: Path) -> None:
+def test_rebuild_onto_a_release_replays_its_log_and_checks_bytes(toy_release: Path) -> None:
     def no_model() -> EchoRewriter:
         raise AssertionError("a rebuild must replay the rewrite log, not call the model")
 
     outcome = build_release(
-        SPEC, fixture_sources(), HashEmbedder(), root=built, rewriter=no_model, progress=False
+        SPEC, fixture_sources(), HashEmbedder(), root=toy_release, rewriter=no_model, progress=False
     )
     assert not outcome.created
     sources = fixture_sources()
@@ -186,57 +105,58 @@ def test_rebuild_onto_a_release_replays_its_log_and_checks_bytes(built: Path) ->
         "gsm8k", FIXTURES / "jeopardy.jsonl.gz", parse_jeopardy, "MIT"
     )  # other items
     with pytest.raises(SagoError, match=r"differs in .*gsm8k\.parquet.*build a new --version"):
-        build_release(SPEC, sources, HashEmbedder(), root=built, rewriter=EchoRewriter, progress=False)
+        build_release(SPEC, sources, HashEmbedder(), root=toy_release, rewriter=EchoRewriter, progress=False)
 
 
-def test_edited_file_is_named_in_a_one_line_error(built: Path) -> None:
-    parquet = built / "toy" / "v1" / "data" / "gsm8k.parquet"
+def test_edited_file_is_named_in_a_one_line_error(toy_release: Path) -> None:
+    parquet = toy_release / "toy" / "v1" / "data" / "gsm8k.parquet"
     parquet.write_bytes(parquet.read_bytes() + b"\0")
     with pytest.raises(SagoError, match=r"gsm8k\.parquet has sha256 .* edited or corrupted") as err:
-        load_variant_set("toy", "v1", root=built)
+        load_variant_set("toy", "v1", root=toy_release)
     assert "\n" not in str(err.value)
 
 
-def test_broken_parquet_with_a_matching_hash_is_still_refused(built: Path) -> None:
-    folder = built / "toy" / "v1"
+def test_broken_parquet_with_a_matching_hash_is_still_refused(toy_release: Path) -> None:
+    folder = toy_release / "toy" / "v1"
     (folder / "data" / "gsm8k.parquet").write_bytes(b"PAR1 not really")
     manifest = json.loads((folder / MANIFEST).read_text())
     manifest["files"]["data/gsm8k.parquet"] = sha256_file(folder / "data" / "gsm8k.parquet")
     write_json(folder / MANIFEST, manifest)
     with pytest.raises(SagoError, match=r"gsm8k\.parquet is not a readable parquet file"):
-        load_variant_set("toy", "v1", root=built)
+        load_variant_set("toy", "v1", root=toy_release)
 
 
-def test_wrong_schema_is_refused(built: Path) -> None:
-    folder = built / "toy" / "v1"
+def test_wrong_schema_is_refused(toy_release: Path) -> None:
+    folder = toy_release / "toy" / "v1"
     frame = pd.DataFrame({"dataset": ["gsm8k"], "prompt": ["hi"]})
     frame.to_parquet(folder / "data" / "gsm8k.parquet")
     manifest = json.loads((folder / MANIFEST).read_text())
     manifest["files"]["data/gsm8k.parquet"] = sha256_file(folder / "data" / "gsm8k.parquet")
     write_json(folder / MANIFEST, manifest)
     with pytest.raises(SagoError, match=r"gsm8k\.parquet does not match the variant schema"):
-        load_variant_set("toy", "v1", root=built)
+        load_variant_set("toy", "v1", root=toy_release)
 
 
-def test_missing_set_unknown_dataset_and_bad_names(built: Path) -> None:
+def test_missing_set_unknown_dataset_and_bad_names(toy_release: Path) -> None:
     with pytest.raises(SagoError, match="no variant set at .*sago variants build"):
-        load_variant_set("toy", "v9", root=built)
+        load_variant_set("toy", "v9", root=toy_release)
     with pytest.raises(SagoError, match="invalid variant set '../x'"):
-        load_variant_set("../x", "v1", root=built)
+        load_variant_set("../x", "v1", root=toy_release)
     with pytest.raises(SagoError, match="unknown dataset 'hotpot' in toy/v1"):
-        load_variant_set("toy", "v1", root=built).frame("hotpot")
+        load_variant_set("toy", "v1", root=toy_release).frame("hotpot")
     shutil.copy(
-        built / "toy" / "v1" / "data" / "gsm8k.parquet", built / "toy" / "v1" / "data" / "extra.parquet"
+        toy_release / "toy" / "v1" / "data" / "gsm8k.parquet",
+        toy_release / "toy" / "v1" / "data" / "extra.parquet",
     )
     with pytest.raises(SagoError, match="extra.parquet is not listed in the manifest"):
-        load_variant_set("toy", "v1", root=built)
+        load_variant_set("toy", "v1", root=toy_release)
 
 
-def test_dataset_card_loads_with_datasets(built: Path) -> None:
+def test_dataset_card_loads_with_datasets(toy_release: Path) -> None:
     import datasets
 
-    card = (built / "toy" / "v1" / "README.md").read_text()
+    card = (toy_release / "toy" / "v1" / "README.md").read_text()
     assert "config_name: trivia_qa" in card and "Apache-2.0" in card
-    loaded = datasets.load_dataset(str(built / "toy" / "v1"), "trivia_qa", split="test")
-    frame = load_variant_set("toy", "v1", root=built).frame("trivia_qa")
+    loaded = datasets.load_dataset(str(toy_release / "toy" / "v1"), "trivia_qa", split="test")
+    frame = load_variant_set("toy", "v1", root=toy_release).frame("trivia_qa")
     assert loaded.num_rows == len(frame) and loaded[0]["variant_id"] == frame.variant_id[0]

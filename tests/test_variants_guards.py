@@ -297,9 +297,10 @@ def test_similarity_floor_is_the_calibrated_one() -> None:
 def test_a_set_with_thin_llm_families_is_not_frozen(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """v1 froze with 1.9 % of its LLM cells; a release now needs min_llm_coverage of them."""
     monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
+    from helpers.variant_build import EchoRewriter, HashEmbedder, fixture_sources
+
     from benchmark.errors import SagoError
     from benchmark.variants.release import build_release
-    from tests.test_variants_build import EchoRewriter, HashEmbedder, fixture_sources
 
     spec = BuildSpec("toy", "v2", ("trivia_qa",), n_items=3, llm_items=2, min_llm_coverage=0.95)
     with pytest.raises(SagoError, match=r"only 2 of 12 length/form cells \(17%\) are made"):

@@ -12,7 +12,8 @@ import pytest
 from benchmark.cli import main
 from benchmark.errors import SagoError
 from benchmark.variants.hub import download, publish
-from tests.test_variants_build import _private_cache, built  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 class FakeApi:
@@ -32,9 +33,9 @@ class FakeApi:
         self.calls.append(("create_tag", kwargs))
 
 
-def test_publish_creates_a_dataset_repo_uploads_the_folder_and_tags(built: Path) -> None:  # noqa: F811
+def test_publish_creates_a_dataset_repo_uploads_the_folder_and_tags(toy_release: Path) -> None:
     api = FakeApi()
-    url = publish("toy", "v1", "sago/variants", "v1", root=built, api=api)
+    url = publish("toy", "v1", "sago/variants", "v1", root=toy_release, api=api)
     assert url == "https://hub.example/commit/abc"
     assert [name for name, _ in api.calls] == ["create_repo", "upload_folder", "create_tag"]
     assert api.calls[0][1] == {
@@ -43,18 +44,18 @@ def test_publish_creates_a_dataset_repo_uploads_the_folder_and_tags(built: Path)
         "private": False,
         "exist_ok": True,
     }
-    assert api.calls[1][1]["folder_path"] == str(built / "toy" / "v1")
+    assert api.calls[1][1]["folder_path"] == str(toy_release / "toy" / "v1")
     assert api.calls[1][1]["repo_type"] == "dataset"
     assert api.calls[2][1]["tag"] == "v1" and api.calls[2][1]["repo_type"] == "dataset"
 
 
-def test_publish_refuses_a_corrupted_set_and_a_bad_repo_id(built: Path) -> None:  # noqa: F811
+def test_publish_refuses_a_corrupted_set_and_a_bad_repo_id(toy_release: Path) -> None:
     with pytest.raises(SagoError, match="invalid --repo-id"):
-        publish("toy", "v1", "no-slash", "v1", root=built, api=FakeApi())
-    (built / "toy" / "v1" / "README.md").write_text("edited")
+        publish("toy", "v1", "no-slash", "v1", root=toy_release, api=FakeApi())
+    (toy_release / "toy" / "v1" / "README.md").write_text("edited")
     api = FakeApi()
     with pytest.raises(SagoError, match="README.md has sha256"):
-        publish("toy", "v1", "sago/variants", "v1", root=built, api=api)
+        publish("toy", "v1", "sago/variants", "v1", root=toy_release, api=api)
     assert api.calls == []
 
 
@@ -72,8 +73,8 @@ def _snapshot_from(folder: Path, corrupt: bool = False):  # type: ignore[no-unty
     return fetch, seen
 
 
-def test_download_fetches_the_revision_and_verifies(built: Path, tmp_path: Path) -> None:  # noqa: F811
-    fetch, seen = _snapshot_from(built / "toy" / "v1")
+def test_download_fetches_the_revision_and_verifies(toy_release: Path, tmp_path: Path) -> None:
+    fetch, seen = _snapshot_from(toy_release / "toy" / "v1")
     variant_set = download("sago/variants", "v1", "toy", "v1", root=tmp_path / "fresh", fetch=fetch)
     assert seen["repo_id"] == "sago/variants" and seen["revision"] == "v1" and seen["repo_type"] == "dataset"
     assert variant_set.path == tmp_path / "fresh" / "toy" / "v1"
@@ -83,19 +84,19 @@ def test_download_fetches_the_revision_and_verifies(built: Path, tmp_path: Path)
     )  # same release again: kept
 
 
-def test_download_refuses_a_corrupted_snapshot(built: Path, tmp_path: Path) -> None:  # noqa: F811
-    fetch, _ = _snapshot_from(built / "toy" / "v1", corrupt=True)
+def test_download_refuses_a_corrupted_snapshot(toy_release: Path, tmp_path: Path) -> None:
+    fetch, _ = _snapshot_from(toy_release / "toy" / "v1", corrupt=True)
     with pytest.raises(SagoError, match="gsm8k.parquet has sha256"):
         download("sago/variants", "v1", "toy", "v1", root=tmp_path / "fresh", fetch=fetch)
     assert not (tmp_path / "fresh" / "toy" / "v1").exists()
 
 
-def test_cli_verify_ok_and_one_line_error(built: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
-    assert main(["variants", "verify", "--set", "toy", "--version", "v1", "--root", str(built)]) == 0
+def test_cli_verify_ok_and_one_line_error(toy_release: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["variants", "verify", "--set", "toy", "--version", "v1", "--root", str(toy_release)]) == 0
     assert "ok " in capsys.readouterr().out
-    parquet = built / "toy" / "v1" / "data" / "trivia_qa.parquet"
+    parquet = toy_release / "toy" / "v1" / "data" / "trivia_qa.parquet"
     parquet.write_bytes(b"x" + parquet.read_bytes())
-    assert main(["variants", "verify", "--set", "toy", "--version", "v1", "--root", str(built)]) == 2
+    assert main(["variants", "verify", "--set", "toy", "--version", "v1", "--root", str(toy_release)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "trivia_qa.parquet" in err and err.count("\n") == 1
 

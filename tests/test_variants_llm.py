@@ -8,11 +8,11 @@ from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
+from helpers.variant_build import HashEmbedder
 
 from benchmark.errors import SagoError
 from benchmark.variants import llm
 from benchmark.variants.rewriter import Chat, HttpRewriter
-from tests.test_variants_build import HashEmbedder
 
 
 class ScriptedRewriter:
@@ -128,6 +128,23 @@ def test_budget_exhausted_jobs_are_logged_not_attempted_and_replay_needs_no_mode
     llm.write_log(log, attempts)
     replayed = llm.run_jobs(_jobs(), None, FixedSimilarity(0.9), replay=llm.read_log(log))
     assert replayed == attempts
+
+
+def test_replay_only_judges_the_log_and_asks_for_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "log.jsonl"
+    first = llm.run_jobs(
+        _jobs()[:1], ScriptedRewriter(["Tell me who wrote Hamlet."]), FixedSimilarity(0.9), replay={}
+    )
+    llm.write_log(log, first)
+    with pytest.raises(ValueError, match="rewrite log is incomplete"):  # b is not in the log
+        llm.run_jobs(_jobs(), None, FixedSimilarity(0.9), replay=llm.read_log(log))
+    replayed = llm.run_jobs(_jobs(), None, FixedSimilarity(0.9), replay=llm.read_log(log), replay_only=True)
+    assert [(a.item_id, a.rewriter, a.accepted, a.reason) for a in replayed] == [
+        ("a", "llm:scripted@1", True, ""),
+        ("b", "", False, llm.BUDGET_REASON),
+    ]
+    with pytest.raises(ValueError, match=r"budget_s must be >= 0, not -1.0 \(replay_only=True"):
+        llm.run_jobs(_jobs(), None, FixedSimilarity(0.9), replay=llm.read_log(log), budget_s=-1.0)
 
 
 def test_clean_strips_labels_quotes_and_extra_lines() -> None:

@@ -144,10 +144,11 @@ def test_paper_source_resolves_its_revision_on_the_hub(monkeypatch: pytest.Monke
 
 def test_paper_suite_builds_from_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
+    from helpers.variant_build import HashEmbedder
+
     from benchmark.variants import load_variant_set
     from benchmark.variants.frozen import read_manifest
     from benchmark.variants.release import build_release
-    from tests.test_variants_build import HashEmbedder
 
     sources = {name: PAPER_SOURCES[name].with_files(PAPER / f"{name}.jsonl") for name in SAGO_PAPER.datasets}
     spec = BuildSpec("sago-paper", "v0", SAGO_PAPER.datasets, n_items=2, llm_items=0, llm_families=())

@@ -5,25 +5,28 @@ Public API (docs/CONTRACTS.md section 3)::
     compute_deltas(records, activations, variants, *, model, scorers=None) -> DataFrame
     deltas_for_results(results_dir, variant_frames, *, model) -> DataFrame
     write_deltas(results_dir, variant_frames, *, model) -> Path   # results_dir/deltas.parquet
+
+The measures are declared in :mod:`benchmark.axes.measures`. Importing this package loads no torch; the
+encoders (:mod:`benchmark.axes.encoders`) load when a model-based score is first asked for.
 """
 
 from benchmark.axes.accuracy import is_correct, normalise
 from benchmark.axes.activations import layer_cosine_table, layer_cosines
-from benchmark.axes.deltas import MEASURE_FNS, AxisScorers, Pairs, align, compute_deltas
+from benchmark.axes.deltas import align, compute_deltas
+from benchmark.axes.measures import MEASURES, Measure, Pairs, all_measures, delta_columns, measure
 from benchmark.axes.mirroring import (
     DETECTORS,
+    GratitudeJudge,
     LexiconPolitenessJudge,
     LLMPolitenessJudge,
     PolitenessJudge,
     mirroring_delta,
 )
 from benchmark.axes.results import deltas_for_results, read_scorer_backbones, write_deltas
+from benchmark.axes.scorers import AxisScorers
 from benchmark.axes.text import (
     BACKBONES,
     Backbone,
-    BertScore,
-    EmbeddingCosine,
-    Encoder,
     PairScorer,
     bleu,
     configured_backbone,
@@ -31,32 +34,32 @@ from benchmark.axes.text import (
     roberta_large_backbone,
 )
 from benchmark.results import DELTAS_FILE
-from benchmark.schema import DELTA_COLUMNS
 
 __all__ = [
     "BACKBONES",
     "DELTAS_FILE",
-    "DELTA_COLUMNS",
     "DETECTORS",
-    "MEASURE_FNS",
+    "MEASURES",
     "AxisScorers",
     "Backbone",
-    "BertScore",
-    "EmbeddingCosine",
-    "Encoder",
     "LLMPolitenessJudge",
+    "GratitudeJudge",
     "LexiconPolitenessJudge",
+    "Measure",
     "PairScorer",
     "Pairs",
     "PolitenessJudge",
     "align",
+    "all_measures",
     "bleu",
     "compute_deltas",
     "configured_backbone",
+    "delta_columns",
     "deltas_for_results",
     "is_correct",
     "layer_cosine_table",
     "layer_cosines",
+    "measure",
     "minilm_backbone",
     "mirroring_delta",
     "normalise",

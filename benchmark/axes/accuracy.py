@@ -60,23 +60,45 @@ def last_number(text: str) -> float | None:
     return float(found[-1].replace(",", "").rstrip(".")) if found else None
 
 
+_LIST_MARKER = re.compile(r"(?m)^\s*\d+(?:[.)]|\s*$)")
+"""A numbered list's item number ("3." or "3)" at a line start, or a lone number that the token cap cut
+before its text): it counts items, it does not answer."""
+
+
 def final_number(text: str) -> float | None:
-    """The response's final answer: after the last "####" or "answer is", else its last number.
+    """The response's final answer: after the last "####" or "answer is", else its last number that is not
+    a numbered list's item number.
 
     >>> final_number("3 + 4 = 7. #### 7"), final_number("So the answer is 1,200 apples. Step 3: 5")
     (7.0, 1200.0)
-    >>> final_number("1. Add 2 and 3\\n2. Then 5")
-    5.0
+    >>> final_number("1. Add 2 and 3\\n2. Then 5"), final_number("1. Add 2 and 3\\n2. Then add\\n3")
+    (5.0, 3.0)
     """
     marked = [m.group(1) or m.group(2) for m in _FINAL.finditer(text)]
     if marked:
         return float(marked[-1].replace(",", ""))
-    return last_number(text)
+    return last_number(_LIST_MARKER.sub(" ", text))
+
+
+_QUESTION_OPENER = re.compile(
+    r"^\W*(who|whom|whose|what|which|where|when|why|how|is|are|was|were|do|does|did|can|could|would|will|should)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks(sentence: str) -> bool:
+    """A sentence the response asks rather than states: it ends with "?", or opens like a question (a
+    question cut off by the token cap has no "?" yet).
+
+    >>> _asks("Which of the following is true about"), _asks("True, it is."), _asks("Is it? ")
+    (True, False, True)
+    """
+    return sentence.strip().endswith("?") or bool(_QUESTION_OPENER.match(sentence))
 
 
 def own_words(response: str, prompt: str) -> list[str]:
     """The response's normalised words minus echoes of the prompt (runs of :data:`ECHO_WORDS`+ words
-    found in the prompt) and minus every sentence it ends with a question mark.
+    found in the prompt) and minus every sentence it asks rather than states (see :func:`_asks`).
 
     >>> own_words("Is the sky blue? Yes, the sky is blue.", "Is the sky blue?")
     ['yes', 'sky', 'is', 'blue']
@@ -85,9 +107,7 @@ def own_words(response: str, prompt: str) -> list[str]:
     []
     """
     padded = f" {normalise(prompt)} "
-    sentences = [
-        s for s in re.split(r"(?<=[.!?])\s+|\n+", response) if s.strip() and not s.strip().endswith("?")
-    ]
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", response) if s.strip() and not _asks(s)]
     if prompt:  # a sentence of two or more words copied whole from the prompt is an echo, however short
         sentences = [
             s for s in sentences if len(normalise(s).split()) < 2 or f" {normalise(s)} " not in padded

@@ -68,16 +68,49 @@ def judge_agreement(judge: PolitenessJudge, rows: Sequence[Mapping[str, Any]]) -
     return cohen_kappa([int(r["authors_verdict"]) for r in rows], verdicts)
 
 
-JUDGE_SYSTEM = "You rate the tone of answers. Reply with YES or NO only."
+JudgedRow = Mapping[str, Any]
+Detect = Callable[[str, str, float], float]
 
 
-def rewriter_generate(rewriter: Any, *, max_new_tokens: int = 3) -> Callable[[str], str]:
-    """Turn a ``benchmark.variants.rewriter`` backend (local model or HTTP endpoint) into the
-    ``prompt -> completion`` function ``LLMPolitenessJudge`` takes (greedy, a few tokens)."""
-    from benchmark.variants.rewriter import Chat
+def load_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """The judged tables of ``tests/fixtures/authors_judged_claude.json``, by ``family/dataset``."""
+    tables: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["tables"]
+    return {name: table["rows"] for name, table in tables.items()}
 
-    def generate(prompt: str) -> str:
-        answer: str = rewriter.complete([Chat(JUDGE_SYSTEM, prompt, max_new_tokens)])[0]
-        return answer
 
-    return generate
+def detector_agreement(detect: Detect, rows: Sequence[JudgedRow]) -> Agreement:
+    """Agreement of a mirroring detector (y_v, y_0, strength) -> 0/1 with the rows' authors' verdicts."""
+    verdicts = [
+        int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows
+    ]
+    return cohen_kappa([int(r["authors_verdict"]) for r in rows], verdicts)
+
+
+CLOSED_MODEL_VARIANTS = 26
+"""Rewrites per prompt in the authors' closed-model mirroring SGS: politeness 6 (±2, ±6, ±10), length 5,
+spacing, punctuation and letter case 5 each; form has no mirroring verdict there (NaN, left out)."""
+
+
+def sgs_mr(
+    yes_per_prompt: Mapping[int, int], n_prompts: int = 16, variants: int = CLOSED_MODEL_VARIANTS
+) -> float:
+    """Mirroring SGS of 0/1 verdicts: mean over prompts of sqrt(YES / variants) (RMS of the deltas).
+
+    >>> round(sgs_mr({0: 1}, n_prompts=2, variants=4), 4)  # prompt 0: sqrt(1/4); prompt 1: 0
+    0.25
+    """
+    return float(np.mean([np.sqrt(yes_per_prompt.get(p, 0) / variants) for p in range(n_prompts)]))
+
+
+def yes_per_prompt(rows: Sequence[JudgedRow], verdict: Callable[[JudgedRow], bool]) -> dict[int, int]:
+    """How many of each prompt's rows ``verdict`` calls mirrored.
+
+    >>> yes_per_prompt([{"prompt_id": 3, "v": 1}, {"prompt_id": 3, "v": 1}, {"prompt_id": 4, "v": 0}],
+    ...                lambda r: bool(r["v"]))
+    {3: 2}
+    """
+    counts: dict[int, int] = {}
+    for row in rows:
+        if verdict(row):
+            counts[int(row["prompt_id"])] = counts.get(int(row["prompt_id"]), 0) + 1
+    return counts

@@ -337,6 +337,31 @@ class LexiconPolitenessJudge:
         return direction * (self.tone(response) - self.tone(baseline)) >= self.margin
 
 
+GRATITUDE_STEMS: tuple[str, ...] = ("thank", "grateful")
+"""Word starts that mark gratitude toward the asker ("thank you for your kind question", "grateful")."""
+
+
+@dataclass(frozen=True)
+class GratitudeJudge:
+    """Fires when gratitude appears in the response and not in y_0 (polite direction), or the reverse.
+
+    Chosen on 125 of the authors' judged politeness rows (Claude: TriviaQA 61, HotpotQA 64; docs/METHOD.md
+    section 7): of the cues their judge's prompt lists, gratitude is the one its YES verdicts follow most
+    closely there (κ 0.65). On 83 held-out rows it agrees no better than chance (κ 0): their judge's
+    verdicts on the same wording flip from row to row, so no transparent rule tested reaches κ 0.6 there.
+    """
+
+    stems: tuple[str, ...] = GRATITUDE_STEMS
+    """lower-case word starts that mark gratitude (matched at a word boundary)."""
+
+    def grateful(self, text: str) -> bool:
+        """Whether any word of ``text`` starts with a gratitude stem."""
+        return any(w.lower().startswith(self.stems) for w in _words(text))
+
+    def shifted(self, response: str, baseline: str, direction: int) -> bool:
+        return direction * (int(self.grateful(response)) - int(self.grateful(baseline))) >= 1
+
+
 JUDGE_PROMPT = """Two answers to the same question follow. The second question was asked in a {tone} tone.
 Answer A (reference): {baseline}
 Answer B: {response}
@@ -380,7 +405,9 @@ def mirroring_delta(
 ) -> float:
     """The mirroring delta of one variant under ``rules`` (see the module docstring).
 
-    >>> judge = LexiconPolitenessJudge()
+    >>> judge = GratitudeJudge()
+    >>> mirroring_delta("politeness", "Thank you for asking! Paris.", "Paris.", 6, judge)
+    1.0
     >>> mirroring_delta("letter_case", "THE ANSWER IS PARIS", "The answer is Paris", 100, judge)
     1.0
     >>> (mirroring_delta("form", "Paris", "Paris", 1, judge),

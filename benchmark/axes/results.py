@@ -14,11 +14,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import load_file
 
-from benchmark.axes.deltas import AXES_VERSION, AxisScorers, compute_deltas
+from benchmark.axes.deltas import AXES_VERSION, compute_deltas
+from benchmark.axes.measures import delta_columns
+from benchmark.axes.scorers import AxisScorers
 from benchmark.errors import SagoError
 from benchmark.provenance import sha256_file
 from benchmark.results import ResultsFolder, write_parquet
-from benchmark.schema import DELTA_COLUMNS
 
 METADATA_PREFIX = "sago.axes."
 """parquet key-value metadata prefix naming what each scorer ran on (e.g. ``sago.axes.bertscore``)."""
@@ -142,7 +143,7 @@ def write_deltas(
     scorers = scorers or AxisScorers.default()
     deltas = deltas_for_results(results_dir, variant_frames, model=model, scorers=scorers)
     target = ResultsFolder(Path(results_dir)).deltas
-    table = pa.Table.from_pandas(deltas[list(DELTA_COLUMNS)], preserve_index=False)
+    table = pa.Table.from_pandas(deltas[list(delta_columns())], preserve_index=False)
     # Our provenance instead of pandas' metadata, which embeds library versions and is not needed.
     metadata = {f"{METADATA_PREFIX}{k}": v for k, v in sorted(scorers.backbones.items())}
     fingerprint = input_fingerprint(results_dir, scorers.backbones)

@@ -26,7 +26,7 @@ from typing import Any
 import click
 import torch
 
-from benchmark.entry import run_tool
+from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.collect import rerun_task, select_tasks
@@ -209,8 +209,8 @@ def bench_peer(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line and exit status 2."""
-    return run_tool(bench_peer, argv, "bench_peer")
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(bench_peer, argv, "python -m benchmark.harness.bench_peer")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import torch
 import yaml
 
 from benchmark import paths
-from benchmark.entry import run_tool
+from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import select_tasks
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
@@ -51,7 +51,8 @@ from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BASELINE_FAMILY, BOARD_SET_VERSION, DEFAULT_SET
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
-MEASURES = ("logprob_sum", "logprob_mean", "entropy_mean")
+CONFIDENCE_COLUMNS = ("logprob_sum", "logprob_mean", "entropy_mean")
+"""the record columns compared between the GPU run and the committed CPU records (with the states)."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
     ref = ref.loc[got.index]  # a CPU record set may cover more datasets than the GPU run
     deltas = {
         m: float(np.nanmax(np.abs(ref[m].to_numpy(float) - got[m].to_numpy(float)), initial=0.0))
-        for m in MEASURES
+        for m in CONFIDENCE_COLUMNS
     }
     hidden = 0.0
     for path in ResultsFolder(other).activation_files():
@@ -220,7 +221,7 @@ def format_table(phases: Sequence[PhaseRow], rows: Sequence[AgreementRow], estim
             f"{_na(p.prefill_mfu, '11.1%')} {_na(p.decode_mfu, '10.1%')}"
         )
     lines.append("")
-    names = [*MEASURES, "hidden"]
+    names = [*CONFIDENCE_COLUMNS, "hidden"]
     lines.append(
         f"{'SmolLM2 vs CPU':<15} {'rows':>5} {'greedy same':>11} {'seconds':>8} "
         + " ".join(f"{'max|d| ' + n:>20}" for n in names)
@@ -316,8 +317,8 @@ def main_command(dry_run: bool, peak_flops: float, batch_size: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line and exit status 2."""
-    return run_tool(main_command, argv, "gpu_check")
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(main_command, argv, "python -m benchmark.harness.gpu_check")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import click
 import torch
 from accelerate import PartialState
 
+from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import ParallelRun, Ranks, collect
 from benchmark.harness.evaluate import EvaluateOptions, dataset_list, evaluate_submission
@@ -245,17 +246,9 @@ def worker(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point with the CLI's convention: a user error is one line and exit status 2."""
-    try:
-        worker.main(args=argv, prog_name="benchmark.harness.parallel", standalone_mode=False)
-    except SagoError as err:
-        click.echo(f"error: {err}", err=True)
-        return 2
-    except click.ClickException as err:
-        err.show()
-        return err.exit_code
-    return 0
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(worker, argv, "python -m benchmark.harness.parallel")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -20,7 +20,7 @@ import click
 
 from benchmark import paths
 from benchmark.documents import RunDocument
-from benchmark.entry import run_tool
+from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
@@ -166,12 +166,18 @@ def tolerance_report(committed: Path, fresh: Path, problems: list[str]) -> tuple
 
 
 def _records_within(old: Path, new: Path, name: str, largest: dict[str, float]) -> list[str]:
-    import numpy as np
     import pandas as pd
 
-    keys = ["item_id", "variant_id"]
-    a = pd.read_parquet(old).sort_values(keys).reset_index(drop=True)
-    b = pd.read_parquet(new).sort_values(keys).reset_index(drop=True)
+    return frames_within(pd.read_parquet(old), pd.read_parquet(new), name, largest)
+
+
+def frames_within(a: Any, b: Any, name: str, largest: dict[str, float]) -> list[str]:
+    """Two records tables: keys and every non-float column equal, floats within the tolerances."""
+    import numpy as np
+
+    keys = ["dataset", "item_id", "variant_id"]
+    a = a.sort_values(keys).reset_index(drop=True)
+    b = b.sort_values(keys).reset_index(drop=True)
     if list(a.columns) != list(b.columns) or len(a) != len(b):
         return [f"{name}: columns or rows differ"]
     exact = [c for c in a.columns if c not in _FLOAT_COLUMNS]
@@ -193,10 +199,15 @@ def _records_within(old: Path, new: Path, name: str, largest: dict[str, float]) 
 
 
 def _tensors_within(old: Path, new: Path, name: str, largest: dict[str, float]) -> list[str]:
-    import numpy as np
     from safetensors.numpy import load_file
 
-    x, y = load_file(str(old)), load_file(str(new))
+    return tensors_within(load_file(str(old)), load_file(str(new)), name, largest)
+
+
+def tensors_within(x: dict[str, Any], y: dict[str, Any], name: str, largest: dict[str, float]) -> list[str]:
+    """Two activation dicts: same keys, shapes and dtypes; values within the tolerances."""
+    import numpy as np
+
     if set(x) != set(y) or any(x[k].shape != y[k].shape or x[k].dtype != y[k].dtype for k in x):
         return [f"{name}: keys, shapes or dtypes differ"]
     worst_ulps, worst_cos = 0.0, 0.0
@@ -272,18 +283,129 @@ def reproduce(slug: str, profile: str, set_name: str, version: str, keep: bool) 
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+def reproduce_sample(
+    slug: str, profile: str, set_name: str, version: str, count: int, seed: int
+) -> tuple[Verdict, str]:
+    """Re-run ``count`` seeded baseline batches and ``count`` seeded variant/rerun batches of a committed
+    result, exactly as the run planned them (same batch composition, y_0 and compact references read from
+    the committed files), and compare their rows with the committed ones.
+
+    Hours of evidence cannot be re-run inside `make all`; a seeded sample of its batches can, and any
+    change of model file, engine, CPU setting or code that alters outputs shows up in any batch.
+    """
+    import random
+
+    import pandas as pd
+    from safetensors.numpy import load_file
+
+    from benchmark.harness.collect import COMPACT, global_batches, runner, select_tasks
+    from benchmark.harness.evaluate import EvaluateOptions
+    from benchmark.harness.finalize import _DTYPES
+    from benchmark.harness.profiles import get_profile
+    from benchmark.harness.sets import open_variant_set
+    from benchmark.models.loading import load_backend
+    from benchmark.schema import BASELINE_VARIANT_ID, RECORD_COLUMNS
+
+    root = paths.SUBMISSIONS_DIR
+    submission = load_submission(slug, root)
+    run = committed_run(slug, set_name, version, root)
+    options = EvaluateOptions(**rerun_options(run, profile))
+    folder = results_dir(slug, set_name, version, root)
+    variant_set = open_variant_set(set_name, version)
+    chosen = get_profile(profile)
+    plan = global_batches(select_tasks(variant_set, chosen, options.datasets), int(run.data["batch_size"]))
+    rng = random.Random(seed)
+    batches = rng.sample(plan.baselines, min(count, len(plan.baselines))) + rng.sample(
+        plan.rest, min(count, len(plan.rest))
+    )
+    names = {b.tasks[0].dataset for b in batches} | {t.dataset for b in batches for t in b.tasks}
+    committed = pd.concat([pd.read_parquet(ResultsFolder(folder).records(d)) for d in sorted(names)])
+    tensors = {d: load_file(str(ResultsFolder(folder).activations(d))) for d in sorted(names)}
+    base = committed[committed["variant_id"] == BASELINE_VARIANT_ID]
+    y0 = {(d, i): r for d, i, r in zip(base["dataset"], base["item_id"], base["response"], strict=True)}
+    compact = run.data.get("activations") == COMPACT
+    reference = (
+        {(d, i): tensors[d][f"{i}|{BASELINE_VARIANT_ID}"] for d, i in y0 if d in tensors} if compact else None
+    )
+    backend = load_backend(
+        submission,
+        device=options.device,
+        batch_size=options.batch_size,
+        engine=options.engine,
+        threads=options.threads,
+    )
+    fresh_rows, fresh_tensors, old_tensors = [], {}, {}
+    for batch in batches:
+        phase_baselines = None if batch.name.startswith("base-") else y0
+        part = runner(backend, chosen, phase_baselines, reference if phase_baselines else None)(batch)
+        fresh_rows.append(part.records)
+        for task in batch.tasks:
+            key = f"{task.item_id}|{task.variant_id}"
+            fresh_tensors[f"{task.dataset}|{key}"] = part.activations[task.key]
+            old_tensors[f"{task.dataset}|{key}"] = tensors[task.dataset][key]
+    fresh = pd.concat(fresh_rows)[list(RECORD_COLUMNS)].astype(_DTYPES)
+    keys = set(zip(fresh["dataset"], fresh["item_id"], fresh["variant_id"], strict=True))
+    old = committed[
+        [
+            k in keys
+            for k in zip(committed["dataset"], committed["item_id"], committed["variant_id"], strict=True)
+        ]
+    ]
+    old = old[list(RECORD_COLUMNS)].astype(_DTYPES)
+    largest: dict[str, float] = {}
+    failures = frames_within(old, fresh, "sampled records", largest) + tensors_within(
+        old_tensors, fresh_tensors, "sampled activations", largest
+    )
+    same = old.sort_values(["dataset", "item_id", "variant_id"]).reset_index(drop=True).equals(
+        fresh.sort_values(["dataset", "item_id", "variant_id"]).reset_index(drop=True)
+    ) and all(
+        (old_tensors[k] == fresh_tensors[k]).all() and old_tensors[k].dtype == fresh_tensors[k].dtype
+        for k in old_tensors
+    )
+    differences = [] if same else ["sampled batches: bytes differ"]
+    what = (
+        f"{len(batches)} of {len(plan.baselines) + len(plan.rest)} batches "
+        f"({', '.join(b.name for b in batches)}; seed {seed}, {len(fresh)} rows)"
+    )
+    return Verdict(differences, failures, [f"{k} {v:.3g}" for k, v in sorted(largest.items())]), what
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("slug", required=False)
 @click.option("--profile", default=None, help="The committed result's profile (checked against run.json).")
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
 @click.option("--version", default=BOARD_SET_VERSION, show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the temporary folder with the fresh run.")
-def main_command(slug: str | None, profile: str | None, set_name: str, version: str, keep: bool) -> None:
-    """Re-run one committed result into a temporary folder and diff it with the committed files."""
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1, max=10_000),
+    default=None,
+    help="Re-run only this many seeded baseline batches and as many variant batches (their committed "
+    "composition) and compare their rows: how `make all` proves hours of evidence in minutes.",
+)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --sample.")
+def main_command(
+    slug: str | None,
+    profile: str | None,
+    set_name: str,
+    version: str,
+    keep: bool,
+    sample: int | None,
+    seed: int,
+) -> None:
+    """Re-run a committed result (or a seeded sample of its batches) and compare it with what is committed."""
     if not slug:
         raise SagoError("name the submission: make reproduce MODEL=<slug> PROFILE=<name>")
     if not profile:
         raise SagoError("name the profile: make reproduce MODEL=<slug> PROFILE=<name>")
+    if sample is not None:
+        verdict, what = reproduce_sample(slug, profile, set_name, version, sample, seed)
+        click.echo(f"{slug}: re-ran {what}")
+        for line in verdict.lines(slug):
+            click.echo(line.replace("records, activations and run.json equal", "sampled rows equal"))
+        if verdict.failures:
+            raise SystemExit(1)
+        return
     verdict = reproduce(slug, profile, set_name, version, keep)
     for line in verdict.lines(slug):
         click.echo(line)
@@ -292,8 +414,8 @@ def main_command(slug: str | None, profile: str | None, set_name: str, version: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line and exit status 2."""
-    return run_tool(main_command, argv, "reproduce")
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(main_command, argv, "python -m benchmark.harness.reproduce")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import torch
 from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
-from benchmark.entry import run_tool
+from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.models.engine import Engine, RawOutput
 from benchmark.models.hf import ENGINES
@@ -361,17 +361,13 @@ def cpu_compare(
     prompt teacher-forces its own greedy response (from the timed single-prefill baseline run) as
     y_0. Prints how closely the two engines agree.
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from benchmark.packaged import materialise
+    from benchmark.gguf import load_gguf
 
     # On a shared machine, more than one intra-op thread per process makes torch's thread pool spin
     # against other processes: a 135M forward then takes 10x longer and the timings mean nothing.
     torch.set_num_threads(threads)
-    path = materialise("smollm2-135m-instruct-q4_1")
-    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
-    model.eval()  # type: ignore[no-untyped-call]
+    loaded = load_gguf("smollm2-135m-instruct-q4_1", dtype=torch.float32)
+    tok, model = loaded.tokenizer, loaded.model
     ids = smollm2_prompts(tok, prompts)
     decoding = Decoding(batch_size, new_tokens, frozenset({tok.eos_token_id}), tok.pad_token_id)
     for engine in map(ENGINES.get, _CPU_ORDER):  # warm-up: one-off allocations and lazy imports
@@ -498,8 +494,8 @@ def _names(text: str, known: Collection[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line and exit status 2."""
-    return run_tool(bench_gpu, argv, "bench_gpu")
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(bench_gpu, argv, "python -m benchmark.models.bench_engines")
 
 
 if __name__ == "__main__":

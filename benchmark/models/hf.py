@@ -16,7 +16,7 @@ import torch
 
 from benchmark.errors import SagoError
 from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
-from benchmark.models.prefill import run_batch_single_prefill, unsupported_reason
+from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, unsupported_reason
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.registry import Registry
 
@@ -24,7 +24,11 @@ ENGINES: Registry[Engine] = Registry("engine")
 """The engines by name (``--engine``); both give the same outputs (tests/test_engine.py)."""
 ENGINES.add("two_pass", run_batch_two_pass)
 ENGINES.add("single_prefill", run_batch_single_prefill)
-_DECLINES: dict[str, Callable[[object], str | None]] = {"single_prefill": unsupported_reason}
+ENGINES.add("draft", run_batch_draft)
+_DECLINES: dict[str, Callable[[object], str | None]] = {
+    "single_prefill": unsupported_reason,
+    "draft": unsupported_reason,
+}
 """engines that refuse some architectures: name -> why not (None: supported)."""
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
@@ -39,7 +43,7 @@ def resolve_engine(name: str, model: object) -> tuple[str, Engine]:
     engine = ENGINES.get(name)
     reason = _DECLINES.get(name)
     if reason is not None and (why := reason(model)) is not None:
-        return f"two_pass (single_prefill declined: {why})", run_batch_two_pass
+        return f"two_pass ({name} declined: {why})", run_batch_two_pass
     return name, engine
 
 

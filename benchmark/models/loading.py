@@ -15,10 +15,9 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from benchmark.errors import SagoError
+from benchmark.gguf import load_gguf
 from benchmark.models.hf import HFBackend, ModelSource
-from benchmark.packaged import materialise
 from benchmark.paths import REPO_ROOT
-from benchmark.provenance import sha256_file
 from benchmark.submissions import HubModel, LocalModel, PackagedModel
 
 CPU_BATCH_SIZES = (32, 16, 8)
@@ -159,19 +158,8 @@ def _load_hub(
 def _load_packaged(
     spec: PackagedModel, dtype: torch.dtype, device_map: str | None = None
 ) -> tuple[Any, Any, ModelSource]:
-    path = materialise(spec.artefact)
-    actual = sha256_file(path)
-    if actual != spec.sha256:
-        raise SagoError(
-            f"{path.name} has sha256 {actual[:16]}…, the submission pins "
-            f"{spec.sha256[:16]}…; fix model.sha256 or delete the cached file"
-        )
-    folder, name = str(path.parent), path.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, dtype=dtype, **_placement(device_map)
-    )
-    return model, tokenizer, ModelSource("packaged", spec.artefact, None, actual)
+    loaded = load_gguf(spec.artefact, dtype=dtype, sha256=spec.sha256, device_map=device_map)
+    return loaded.model, loaded.tokenizer, ModelSource("packaged", spec.artefact, None, loaded.sha256)
 
 
 def _load_local(

@@ -109,6 +109,7 @@ def run_batch_single_prefill(
     max_new_tokens: int,
     eos_ids: frozenset[int],
     pad_id: int,
+    draft: bool = False,
 ) -> list[RawOutput]:
     """Greedy responses, hidden states and y_0 scores with one prefill per prompt.
 
@@ -122,6 +123,7 @@ def run_batch_single_prefill(
         max_new_tokens: generation limit per prompt.
         eos_ids: tokens that end a response.
         pad_id: token used for left padding (masked out; finished rows leave the decode batch).
+        draft: use y_0 as a draft (see :func:`run_batch_draft`).
 
     Returns:
         One :class:`RawOutput` per prompt, in order.
@@ -137,12 +139,18 @@ def run_batch_single_prefill(
         raise ValueError(f"{len(baselines)} baselines for {len(prompts)} prompts")
     with torch.inference_mode():
         state = _prefill(model, prompts, pad_id)
-        scores = (
-            None
-            if baselines is None
-            else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
-        )
-        decoded = _greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
+        scores: list[_Scores] | None
+        if draft and baselines is not None and _draft_fits(model, state, baselines, max_new_tokens):
+            scores, decoded = _score_and_draft_decode(
+                model, state, baselines, pad_id, max_new_tokens, eos_ids
+            )
+        else:
+            scores = (
+                None
+                if baselines is None
+                else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
+            )
+            decoded = _greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
     hidden = state.hidden.cpu().numpy()
     return [_raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
 
@@ -343,3 +351,141 @@ def _raw_output(decoded: _Decoded, scores: list[_Scores] | None, hidden: np.ndar
         scored_tokens=score.scored_tokens,
         hidden=np.ascontiguousarray(hidden[row], dtype=np.float32),
     )
+
+
+def run_batch_draft(
+    model: object,
+    prompts: Sequence[Sequence[int]],
+    baselines: Sequence[Sequence[int]] | None,
+    *,
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+    pad_id: int,
+) -> list[RawOutput]:
+    """The single-prefill engine with the item's baseline answer y_0 as a free draft.
+
+    The confidence axis already runs y_0 teacher-forced under every variant prompt, which yields the
+    variant's logits at every position of y_0. Greedy decoding of the variant repeats y_0 up to the first
+    position where those logits' argmax differs from y_0's token, so decoding starts there, from the cache
+    of that same scoring pass (the rest of y_0 is masked out of it), instead of regenerating the shared
+    prefix one token at a time. Hidden states and y_0 scores are the single-prefill engine's own; greedy
+    responses equal plain greedy decoding except where a float-level near-tie between two tokens resolves
+    differently because the shared prefix's keys and values were computed in one pass rather than step by
+    step (counted by ``sago bench --compare-engines``). Baseline batches (no y_0 yet) decode as usual.
+    """
+    return run_batch_single_prefill(
+        model, prompts, baselines, max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id, draft=True
+    )
+
+
+def _draft_fits(
+    model: PreTrainedModel, state: _Prefill, baselines: Sequence[Sequence[int]], max_new_tokens: int
+) -> bool:
+    """True when every cache slot the draft continuation needs fits inside each sliding window (masked
+    y_0 slots occupy window slots; past the window a sliding layer would drop real tokens)."""
+    if not any(baselines):
+        return False
+    window = _smallest_window(model)
+    needed = state.attention_mask.shape[-1] + max(len(b) for b in baselines) + max_new_tokens
+    return window is None or needed <= window
+
+
+def _smallest_window(model: PreTrainedModel) -> int | None:
+    if not _has_sliding_layers(model):
+        return None
+    text_config = model.config.get_text_config(decoder=True)
+    window = getattr(text_config, "sliding_window", None)
+    return int(window) if window else 0
+
+
+def _score_and_draft_decode(
+    model: PreTrainedModel,
+    state: _Prefill,
+    baselines: Sequence[Sequence[int]],
+    pad_id: int,
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+) -> tuple[list[_Scores], _Decoded]:
+    """Score y_0 (one forward over the padded y_0 batch), then decode each row from its first token that
+    leaves y_0, reusing the scoring cache with y_0's unused tail masked out."""
+    device = state.next_logits.device
+    width = max(len(b) for b in baselines)
+    ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
+    y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
+    positions = state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :]
+    out = model(
+        input_ids=ids,
+        attention_mask=torch.cat([state.attention_mask, y_mask], dim=-1),
+        position_ids=positions,
+        past_key_values=state.cache,
+        use_cache=True,
+    )
+    scores = []
+    prefix: list[list[int]] = []
+    for row, y0 in enumerate(baselines):
+        if y0:
+            predicting = _predicting(state.next_logits[row], out.logits[row], len(y0) + 1)
+            scores.append(_row_scores(predicting[: len(y0)], ids[row, : len(y0)]))
+            greedy = predicting.argmax(-1).tolist()
+        else:
+            scores.append(_EMPTY_Y0)
+            greedy = [int(state.next_logits[row].argmax())]
+        kept = 0
+        while kept < len(y0) and greedy[kept] == y0[kept]:
+            kept += 1
+        prefix.append([*y0[:kept], greedy[kept]])
+    return scores, _continue(model, state, out, prefix, y_mask, width, max_new_tokens, eos_ids)
+
+
+def _continue(
+    model: PreTrainedModel,
+    state: _Prefill,
+    scored: object,
+    prefix: list[list[int]],
+    y_mask: torch.Tensor,
+    width: int,
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+) -> _Decoded:
+    """Greedy decoding of every row from its draft prefix (the kept part of y_0 plus the first new token)."""
+    device = state.next_logits.device
+    eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=device)
+    generated = [p[:max_new_tokens] for p in prefix]
+    # The cache holds prompt + width y_0 slots; a row sees its kept y_0 tokens only.
+    kept = torch.tensor([len(p) - 1 for p in prefix], device=device)
+    slot_mask = (torch.arange(width, device=device)[None, :] < kept[:, None]).to(y_mask.dtype)
+    mask = torch.cat([state.attention_mask, slot_mask], dim=-1)
+    position = state.last_position + kept  # position of the last kept y_0 token (the prompt's when none)
+    token = torch.tensor([p[-1] for p in prefix], device=device)
+    rows = [r for r, g in enumerate(generated) if len(g) < max_new_tokens and g[-1] not in eos_ids]
+    cache = state.cache
+    if len(rows) < len(prefix):
+        keep = torch.tensor(rows, dtype=torch.long, device=device)
+        if not rows:
+            return _split_responses(generated, eos_ids)
+        cache.batch_select_indices(keep)
+        mask, position, token = mask[keep], position[keep], token[keep]
+    while rows:
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
+        position = position + 1
+        step = model(
+            input_ids=token[:, None],
+            attention_mask=mask,
+            position_ids=position[:, None],
+            past_key_values=cache,
+            use_cache=True,
+        )
+        token = step.logits[:, -1, :].float().to(device).argmax(-1)
+        for row, value in zip(rows, token.tolist(), strict=True):
+            generated[row].append(value)
+        live = ~torch.isin(token, eos) & torch.tensor(
+            [len(generated[r]) < max_new_tokens for r in rows], device=device
+        )
+        if not bool(live.all()):
+            keep = live.nonzero().squeeze(-1)
+            rows = [rows[i] for i in keep.tolist()]
+            if not rows:
+                break
+            cache.batch_select_indices(keep)
+            mask, position, token = mask[keep], position[keep], token[keep]
+    return _split_responses(generated, eos_ids)

@@ -15,10 +15,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.axes.measures import measure_label
 from benchmark.provenance import sha256_file
 from benchmark.results import LEADERBOARD_FILE, ResultsFolder
 from benchmark.site.board import Board
-from benchmark.site.labels import measure_label
 
 _SET_FILES = ("manifest.json", "README.md")
 
@@ -77,12 +77,15 @@ CSV_COLUMNS = (
     "rank_high",
     "tie_group",
     "epsilon",
-    "p_t",
+    "p_exact",
     "p_holm",
     "verdict",
+    "p_t",
+    "p_t_holm",
 )
-"""Columns of ``cells.csv``: one row per (model, dataset, measure) cell, the test at the primary ε (``p_holm``
-and ``verdict`` corrected, ``p_t`` uncorrected)."""
+"""Columns of ``cells.csv``: one row per (model, dataset, measure) cell, the test at the primary ε: the
+exact test's ``p_exact`` (raw) and ``p_holm``/``verdict`` (corrected), then the paper's t-test (``p_t`` raw,
+``p_t_holm`` corrected)."""
 
 
 def cells_csv(board: Board) -> str:
@@ -92,7 +95,7 @@ def cells_csv(board: Board) -> str:
     ...                "models": [{"slug": "a", "name": "A"}], "cells": [{"model": "a", "dataset": "x",
     ...                "measure": "bleu", "sgs": 0.5, "tests": [{"epsilon": 0.05, "p_holm": 0.01}]}]})
     >>> cells_csv(board).splitlines()[1]
-    'a,A,x,generation,bleu,Wording (BLEU),,0.5,,,,,,,,,0.05,,0.01,'
+    'a,A,x,generation,bleu,Wording (BLEU),,0.5,,,,,,,,,0.05,,0.01,,,'
     """
     axes = {m["name"]: m["axis"] for m in board.measures}
     eps = board.document.primary_epsilon
@@ -101,10 +104,6 @@ def cells_csv(board: Board) -> str:
     writer.writeheader()
     for cell in board.document.cells:
         test: Mapping[str, object] = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
-        holm = test.get("significant_holm")
-        verdict = test.get("verdict") or (
-            "" if holm is None else "significant" if holm else "not significant"
-        )
         writer.writerow(
             {
                 **cell,
@@ -113,7 +112,7 @@ def cells_csv(board: Board) -> str:
                 "axis": axes.get(cell["measure"], ""),
                 "measure_name": measure_label(cell["measure"]),
                 "epsilon": eps,
-                "verdict": verdict,
+                "verdict": test.get("verdict") or "",
                 "sgs_extended": (cell.get("extended") or {}).get("sgs"),
             }
         )

@@ -15,8 +15,9 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark.axes.measures import measure_names
 from benchmark.results import ResultsFolder
-from benchmark.schema import BASELINE_FAMILY, MEASURES
+from benchmark.schema import BASELINE_FAMILY
 
 ITEMS_WITHOUT_RESULTS = 16
 """Items shown per dataset when no model has run on it (the default evaluation size)."""
@@ -114,7 +115,7 @@ def read_model_results(results_dir: Path, dataset: str) -> ModelResults:
         else pd.DataFrame(columns=_RECORD_FIELDS)
     )
     deltas_path = folder.deltas
-    columns = ["dataset", "item_id", "variant_id", *(f"delta_{m.name}" for m in MEASURES), "correct"]
+    columns = ["dataset", "item_id", "variant_id", *(f"delta_{name}" for name in measure_names()), "correct"]
     deltas = (
         pd.read_parquet(deltas_path, columns=columns)
         if deltas_path.is_file()
@@ -209,10 +210,10 @@ def _answer(slug: str, results: ModelResults, key: tuple[str, str]) -> Answer:
     delta = _row(results.deltas, key)
     deltas: list[tuple[str, float]] = []
     if delta is not None:
-        for measure in MEASURES:
-            value = _number(delta.get(f"delta_{measure.name}"))
+        for name in measure_names():
+            value = _number(delta.get(f"delta_{name}"))
             if value is not None:
-                deltas.append((measure.name, value))
+                deltas.append((name, value))
     correct = _number(delta.get("correct")) if delta is not None else None
     if record is None:
         return Answer(slug, None, None, tuple(deltas))

@@ -1,22 +1,10 @@
-"""Readable names for the leaderboard's internal ids (measures, axes); the ids stay in tooltips.
+"""Readable names of the axes; the ids stay in tooltips.
 
-Presentation only: the numbers and the measure definitions come from ``leaderboard.json``.
+Presentation only: the numbers and the measure definitions come from ``leaderboard.json``. A measure's
+label is declared with the measure (``benchmark.axes.measures.measure_label``).
 """
 
 from __future__ import annotations
-
-MEASURE_LABELS: dict[str, str] = {
-    "act_cos_last": "Last-layer state",
-    "act_cos_mean": "All-layer state",
-    "bleu": "Wording (BLEU)",
-    "bertscore": "Meaning (BERTScore)",
-    "embed_cos": "Meaning (embedding)",
-    "logprob": "Answer log-prob",
-    "logprob_mean": "Log-prob per token",
-    "entropy": "Next-token entropy",
-    "mirroring": "Style mirroring",
-}
-"""Short human names of ``schema.MEASURES``; an unknown measure shows its id."""
 
 AXIS_LABELS: dict[str, str] = {
     "activations": "Activations",
@@ -32,15 +20,6 @@ AXIS_QUESTIONS: dict[str, str] = {
     "mirroring": "does the response copy the rewrite's style?",
 }
 """One line per axis: what its measures ask."""
-
-
-def measure_label(name: str) -> str:
-    """The human name of a measure.
-
-    >>> measure_label("act_cos_last"), measure_label("new_thing")
-    ('Last-layer state', 'new_thing')
-    """
-    return MEASURE_LABELS.get(name, name)
 
 
 def axis_label(axis: str) -> str:

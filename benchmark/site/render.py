@@ -12,9 +12,10 @@ from typing import Any
 
 import jinja2
 
+from benchmark.axes.measures import measure_label
+from benchmark.errors import human_size
 from benchmark.site import findings
-from benchmark.site.labels import AXIS_QUESTIONS, axis_label, measure_label
-from benchmark.submissions.failures import human_size
+from benchmark.site.labels import AXIS_QUESTIONS, axis_label
 
 NAV: tuple[tuple[str, str], ...] = (
     ("index.html", "Overview"),

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from benchmark.rows import CellRow, MeasureRow, PairwiseRow, PerItemRow, ReversalRow
+from benchmark.axes.measures import measure_label
+from benchmark.rows import CellRow, MeasureRow, PairwiseRow, PerItemRow
 from benchmark.schema import AXES
 from benchmark.site import plots
 from benchmark.site.board import ALL, Board, CellKey
-from benchmark.site.findings import alpha, pair_verdict
-from benchmark.site.labels import measure_label
+from benchmark.site.findings import pair_verdict
 from benchmark.variants.frozen import DatasetEntry
 
 HEATMAP_MIN_MODELS = 3
@@ -250,11 +250,6 @@ def _interval(cell: CellRow | None, label: str) -> plots.Interval:
     return plots.Interval(label, cell.get("sgs"), cell.get("ci_low"), cell.get("ci_high"))
 
 
-def significant_first(rows: Sequence[ReversalRow]) -> list[ReversalRow]:
-    """Reversal rows with the significant ones first (the file's order otherwise kept)."""
-    return sorted(rows, key=lambda r: not r.get("significant"))
-
-
 @dataclass(frozen=True)
 class CompareRow:
     """One (dataset, measure) of a two-model comparison."""
@@ -345,7 +340,7 @@ def comparison(
                     board.cell(CellKey(slug_a, dataset, m["name"])),
                     board.cell(CellKey(slug_b, dataset, m["name"])),
                     pair,
-                    pair_verdict(pair, alpha(board)),
+                    pair_verdict(pair),
                 )
             )
     b_values = {(r["dataset"], r["item_id"], r["measure"]): r.get("s") for r in per_item_b}

@@ -21,17 +21,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from benchmark.schema import HEADLINE_MEASURES
+from benchmark.axes.measures import headline_measures
 from benchmark.stats.exact import kendall_w_permutation_p, sign_flip_floor, sign_flip_p
 from benchmark.stats.ranking import NEEDS_THREE, PairedDraws
 from benchmark.stats.sgs import ALL
-from benchmark.stats.significance import ALPHA, SIGNIFICANT, holm, verdict
+from benchmark.stats.significance import ALPHA, SIGNIFICANT, corrected, verdict
 
 MIN_TAU_MODELS = 3
 """Kendall τ between two datasets is reported only with at least this many models."""
 REVERSAL_FAMILY = (
-    "Holm over every (headline measure × dataset pair × model pair); a reversal's p is the larger of "
-    "the two exact two-sided sign-flip p-values (intersection–union test)"
+    "Holm over every testable (headline measure × dataset pair × model pair), flipped or not; a reversal's "
+    "p is the larger of the two exact two-sided sign-flip p-values (intersection–union test); a candidate is "
+    "testable when its Holm-adjusted floor is below alpha"
 )
 
 
@@ -187,7 +188,7 @@ def _paired_differences(
 def reversal_table(
     pairwise: pd.DataFrame,
     draws: Sequence[PairedDraws],
-    measures: Sequence[str] = HEADLINE_MEASURES,
+    measures: Sequence[str] | None = None,
     alpha: float = ALPHA,
 ) -> pd.DataFrame:
     """Model pairs whose order flips between two datasets, each with an exact, corrected test.
@@ -195,16 +196,17 @@ def reversal_table(
     Args:
         pairwise: ``ranking.pairwise_table`` rows (diff = SGS_a − SGS_b with paired bootstrap CIs).
         draws: the paired per-item values (``ranking.paired_draws``) the exact tests run on.
-        measures: the family's measures (one per axis by default).
+        measures: the family's measures (default: the headline measures, one per axis).
 
     Returns:
         ``REVERSAL_COLUMNS``; one row per flipped (measure, model pair, dataset pair). ``p_a``/``p_b``:
         exact two-sided sign-flip p of the paired differences on each dataset; ``p`` = max of the two
         (both must reject); ``p_holm``: Holm over every candidate of the family, flipped or not (an
-        unflipped candidate has p = 1; ``family_size`` candidates in all); ``p_floor_holm``: the smallest
-        ``p_holm`` these item counts can reach (m × the larger floor); ``verdict`` "not testable" when
-        that floor is ≥ alpha.
+        unflipped candidate has p = 1; the ``family_size`` testable candidates); ``p_floor_holm``: the
+        smallest ``p_holm`` these item counts can reach (Holm over every candidate's floor); ``verdict``
+        "not testable" when that floor is ≥ alpha.
     """
+    measures = headline_measures() if measures is None else measures
     diffs = _paired_differences(draws, measures)
     proper = pairwise[(pairwise["dataset"] != ALL) & pairwise["measure"].isin(measures)]
     candidates = []
@@ -215,7 +217,10 @@ def reversal_table(
             flipped = bool(np.sign(one["diff"]) * np.sign(two["diff"]) < 0)
             x, y = diffs[(measure, d1, model_a, model_b)], diffs[(measure, d2, model_a, model_b)]
             p_a, p_b = (sign_flip_p(x), sign_flip_p(y)) if flipped else (float("nan"), float("nan"))
-            floor = max(sign_flip_floor(int(np.count_nonzero(x))), sign_flip_floor(int(np.count_nonzero(y))))
+            floor = max(
+                sign_flip_floor(int(np.count_nonzero(x)), exact_max=len(x)),
+                sign_flip_floor(int(np.count_nonzero(y)), exact_max=len(y)),
+            )
             candidates.append(
                 {
                     "measure": measure,
@@ -241,10 +246,11 @@ def reversal_table(
     if not candidates:
         return pd.DataFrame(columns=REVERSAL_COLUMNS)
     table = pd.DataFrame(candidates)
-    table["p_holm"] = holm(table["p"].to_numpy(dtype=float))
-    table["family_size"] = len(table)
-    table["p_floor_holm"] = np.minimum(1.0, len(table) * table["floor"])
-    table["testable"] = table["p_floor_holm"] < alpha
+    p_holm, floor_holm, testable = corrected(
+        table["p"].to_numpy(dtype=float), table["floor"].to_numpy(dtype=float), alpha
+    )
+    table["p_holm"], table["p_floor_holm"], table["testable"] = p_holm, floor_holm, testable
+    table["family_size"] = int(testable.sum())
     table["verdict"] = [
         verdict(p, ok, alpha) for p, ok in zip(table["p_holm"], table["testable"], strict=True)
     ]

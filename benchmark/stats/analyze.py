@@ -23,10 +23,10 @@ from tqdm import tqdm
 from benchmark.documents import LeaderboardDocument, SummaryDocument
 from benchmark.errors import FileProblem, SagoError
 from benchmark.integrity import (
-    DELTA_TYPES,
     EVALUATE,
     RECORD_TYPES,
     Problem,
+    delta_types,
     hash_problems,
     parquet_problem,
     plain_files,
@@ -74,12 +74,14 @@ def current_axes() -> dict[str, str]:
 
 
 def deltas_are_stale(folder: Path, axes: Mapping[str, str] | None = None) -> bool:
-    """True when ``deltas.parquet`` is missing or was computed from other *content* or settings.
+    """True when ``deltas.parquet`` is missing, was computed from other *content* or settings, or has
+    other measures than those registered now (a measure added or removed).
 
     The deltas file records the sha256 of every input (run.json, records, activations), the axes version
     and the scorer/rule choices (``benchmark.axes.results.input_fingerprint``); a file without that record
     (written by an older sago-bench) is stale. File times are never consulted.
     """
+    from benchmark.axes.measures import delta_columns
     from benchmark.axes.results import input_fingerprint, read_input_fingerprint
 
     target = ResultsFolder(folder).deltas
@@ -87,9 +89,12 @@ def deltas_are_stale(folder: Path, axes: Mapping[str, str] | None = None) -> boo
         return True
     try:
         stored = read_input_fingerprint(target)
+        columns = tuple(pq.read_schema(target).names)
     except (pa.ArrowInvalid, OSError, ValueError):
         return False  # unreadable: not silently recomputed, check_results names the file instead
-    return stored is None or stored != input_fingerprint(folder, current_axes() if axes is None else axes)
+    if stored is None or columns != delta_columns():
+        return True
+    return stored != input_fingerprint(folder, current_axes() if axes is None else axes)
 
 
 def deltas_to_recompute(folder: Path, axes: Mapping[str, str] | None = None) -> bool:
@@ -134,7 +139,7 @@ def check_results(folder: Path) -> None:
     """
     results = ResultsFolder(folder)
     if not deltas_to_recompute(folder):
-        problem = parquet_problem(results.deltas, DELTA_TYPES)
+        problem = parquet_problem(results.deltas, delta_types())
         if problem is not None:
             raise SagoError(
                 f"{results.deltas}: {problem}; delete it and re-run `sago analyze` to recompute it"

@@ -7,19 +7,18 @@ from pathlib import Path
 
 import click
 
+from benchmark.axes.measures import paper_measures
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_slug
 from benchmark.results import LEADERBOARD_FILE
 from benchmark.rows import CellRow
-from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET, MEASURES
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
 from benchmark.stats.summary import AnalysisOptions
 from benchmark.submissions import check_submissions_root
 from benchmark.variants import load_variant_set
-
-PAPER_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.paper)
 
 
 def _sgs_text(cell: CellRow | None) -> str:
@@ -30,9 +29,11 @@ def _sgs_text(cell: CellRow | None) -> str:
 
 
 def sgs_text_table(
-    leaderboard: LeaderboardDocument, *, dataset: str = ALL, measures: Sequence[str] = PAPER_MEASURES
+    leaderboard: LeaderboardDocument, *, dataset: str = ALL, measures: Sequence[str] | None = None
 ) -> str:
-    """Plain-text table of the paper SGS with corrected markers (rows: complete models; columns: measures)."""
+    """Plain-text table of the paper SGS with corrected markers (rows: complete models; columns: measures,
+    by default those the authors report)."""
+    measures = paper_measures() if measures is None else measures
     models = [m["slug"] for m in leaderboard.complete]
     width = max([len(m) for m in models] + [len("model")])
     lines = ["model".ljust(width) + "".join(f"{m:>15}" for m in measures)]
@@ -44,9 +45,9 @@ def sgs_text_table(
         lines.append(model.ljust(width) + "".join(f"{v:>15}" for v in values))
     pending = [m["slug"] for m in leaderboard.models if m["status"] == "pending"]
     footer = (
-        f"SGS (paper families) on dataset {dataset!r}, one-sided t-test vs ε = "
-        f"{leaderboard.primary_epsilon}, "
-        "Holm-corrected: * p<.05 ** p<.01 † p<.001"
+        f"SGS (paper families) on dataset {dataset!r}, exact one-sided sign-flip test vs ε = "
+        f"{leaderboard.primary_epsilon}, Holm-corrected: * p<.05 ** p<.01 † p<.001 "
+        "(no marker: not significant or not testable)"
     )
     return "\n".join([*lines, footer] + ([f"pending: {', '.join(pending)}"] if pending else []))
 

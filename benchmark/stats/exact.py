@@ -84,21 +84,28 @@ def sign_flip_p(
     return (1 + count) / (1 + total)
 
 
-def sign_flip_floor(n_nonzero: int, *, alternative: str = "two-sided") -> float:
+def sign_flip_floor(
+    n_nonzero: int,
+    *,
+    alternative: str = "two-sided",
+    exact_max: int = 0,
+    resamples: int = MONTE_CARLO_RESAMPLES,
+) -> float:
     """The smallest p the sign-flip test can return with ``n_nonzero`` non-zero differences.
+
+    ``exact_max``: the sample's size (zeros included) when it decides exact vs Monte Carlo; above
+    ``EXACT_MAX_N`` the Monte-Carlo p cannot go below 1 / (1 + resamples).
 
     >>> sign_flip_floor(4), sign_flip_floor(4, alternative="greater")
     (0.125, 0.0625)
+    >>> sign_flip_floor(24, alternative="greater", exact_max=24) == 1 / (1 + MONTE_CARLO_RESAMPLES)
+    True
     """
     if n_nonzero <= 0:
         return 1.0
     one_sided = 0.5**n_nonzero
-    return min(1.0, 2 * one_sided) if alternative == "two-sided" else one_sided
-
-
-def wilcoxon_floor(n_nonzero: int) -> float:
-    """Smallest one-sided p of the exact Wilcoxon signed-rank test with n non-zero differences (1/2^n)."""
-    return 0.5**n_nonzero if n_nonzero > 0 else 1.0
+    floor = min(1.0, 2 * one_sided) if alternative == "two-sided" else one_sided
+    return max(floor, 1.0 / (1 + resamples)) if exact_max > EXACT_MAX_N else floor
 
 
 def _kendall_s(rank_sums: np.ndarray) -> np.ndarray:

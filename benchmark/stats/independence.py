@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from benchmark.stats.sgs import ALL, MEASURE_NAMES
+from benchmark.axes.measures import measure_names
+from benchmark.stats.sgs import ALL
 
 GENERATION_MEASURE = "bertscore"
 """The generation-consistency measure of the Pareto table (the authors' BERTScore)."""
@@ -32,7 +33,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def _measure_pairs(wide: pd.DataFrame) -> list[dict[str, object]]:
     """Spearman ρ for each pair of measures (schema order) over the rows of an items × measures table."""
-    present = [m for m in MEASURE_NAMES if m in wide.columns]
+    present = [m for m in measure_names() if m in wide.columns]
     rows: list[dict[str, object]] = []
     for a, b in itertools.combinations(present, 2):
         x, y = wide[a].to_numpy(dtype=float), wide[b].to_numpy(dtype=float)
@@ -144,12 +145,13 @@ def pareto_table(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy_vs_sgs(
-    accuracy: pd.DataFrame, cells: pd.DataFrame, measures: Sequence[str] = MEASURE_NAMES
+    accuracy: pd.DataFrame, cells: pd.DataFrame, measures: Sequence[str] | None = None
 ) -> pd.DataFrame:
-    """Spearman ρ between baseline accuracy and SGS over (model, dataset) pairs, per measure."""
+    """Spearman ρ between baseline accuracy and SGS over (model, dataset) pairs, per measure (default:
+    every registered measure)."""
     acc = accuracy[accuracy["dataset"] != ALL][["model", "dataset", "accuracy"]]
     rows = []
-    for measure in measures:
+    for measure in measure_names() if measures is None else measures:
         sgs = cells[(cells["measure"] == measure) & (cells["dataset"] != ALL)][["model", "dataset", "sgs"]]
         both = acc.merge(sgs, on=["model", "dataset"]).dropna()
         rho, p = spearman(both["accuracy"].to_numpy(dtype=float), both["sgs"].to_numpy(dtype=float))

@@ -15,15 +15,17 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark.axes.measures import all_measures, headline_measures
 from benchmark.documents import LEADERBOARD_TABLES, LeaderboardDocument, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.results import write_json
-from benchmark.schema import HEADLINE_MEASURES, LEADERBOARD_SCHEMA_VERSION, MEASURES, SUMMARY_SCHEMA_VERSION
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.claims import claims
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
-from benchmark.stats.ranking import friedman_table, paired_draws, pairwise_table, rank_table
+from benchmark.stats.proportional import proportional_measures
+from benchmark.stats.ranking import PAIRWISE_FAMILY, friedman_table, paired_draws, pairwise_table, rank_table
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
 from benchmark.stats.sgs import AGGREGATE_LABELS, CELL_KEYS, EXTENDED, PAPER
 from benchmark.stats.significance import NOT_TESTABLE, PRIMARY_EPSILON, RAW_TEST_COLUMNS, adjust_across_cells
@@ -77,7 +79,7 @@ def model_row(entry: Entry) -> dict[str, Any]:
     }
 
 
-RAW_FLOATS = ("t", "p_t", "wilcoxon_w", "p_wilcoxon")
+RAW_FLOATS = ("t", "p_t", "p_exact", "p_floor")
 
 
 def tests_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
@@ -151,7 +153,7 @@ def cross_model_tables(summaries: Sequence[Mapping[str, Any]], options: Analysis
     study = sample_size_table(per_item, seed=options.seed)
     tests = {aggregate: tests_frame(summaries, aggregate) for aggregate in (PAPER, EXTENDED)}
     return {
-        "cells": cell_rows(summaries, tests, rank_table(draws)),
+        "cells": cell_rows(summaries, tests, rank_table(draws, pairwise)),
         "pairwise": _sorted(pairwise, "dataset", "measure", "model_a", "model_b"),
         "friedman": _sorted(friedman_table(draws), "dataset", "measure"),
         "kendall_tau": _sorted(kendall_tau_table(cells), "measure", "dataset_a", "dataset_b"),
@@ -160,6 +162,9 @@ def cross_model_tables(summaries: Sequence[Mapping[str, Any]], options: Analysis
             reversal_table(pairwise, draws), "measure", "model_a", "model_b", "dataset_a", "dataset_b"
         ),
         "independence": _sorted(independence_table(per_item), "scope", "model", "measure_a", "measure_b"),
+        "proportional_measures": _sorted(
+            proportional_measures(per_item), "model", "dataset", "measure_a", "measure_b"
+        ),
         "pareto": _sorted(pareto_table(cells), "dataset", "model"),
         "accuracy_vs_sgs": _sorted(accuracy_vs_sgs(accuracy, cells), "measure") if len(accuracy) else [],
         "sample_size": _sorted(study, *CELL_KEYS, "n"),
@@ -206,26 +211,24 @@ def build_leaderboard(
         if entry.summary is not None and entry.summary.schema_version != SUMMARY_SCHEMA_VERSION:
             raise SagoError(
                 f"{entry.summary_path or entry.slug}: summary schema_version "
-                f"{entry.summary.schema_version} has no paper SGS; re-run `sago analyze`"
+                f"{entry.summary.schema_version} is older than the leaderboard needs "
+                f"({SUMMARY_SCHEMA_VERSION}); re-run `sago analyze`"
             )
     document = header(options, set_name=set_name, version=version, schema_version=LEADERBOARD_SCHEMA_VERSION)
-    document["correction"] |= {
-        "reversals": REVERSAL_FAMILY,
-        "pairwise": "Holm over the model pairs of one (dataset, measure)",
-    }
+    document["correction"] |= {"reversals": REVERSAL_FAMILY, "pairwise": PAIRWISE_FAMILY}
     document |= {
         "aggregates": _aggregates(summaries),
-        "headline_measures": list(HEADLINE_MEASURES),
+        "headline_measures": list(headline_measures()),
         "measures": [
             {
                 "name": m.name,
                 "axis": m.axis,
                 "scale": m.scale,
                 "paper": m.paper,
-                "headline": m.name in HEADLINE_MEASURES,
+                "headline": m.headline,
                 "description": m.description,
             }
-            for m in MEASURES
+            for m in all_measures()
         ],
         "datasets": sorted({d for s in summaries for d in s["datasets"]}),
         "families": sorted({f for s in summaries for f in s["families"]}),
@@ -238,7 +241,7 @@ def build_leaderboard(
     document |= empty
     # the sentences are generated from the canonical JSON form, exactly what readers of the file will see
     canonical: dict[str, Any] = jsonio.clean(document)
-    canonical["claims"] = claims(canonical)
+    canonical["claims"] = claims(LeaderboardDocument.from_json(canonical))
     return LeaderboardDocument.from_json(canonical)
 
 

@@ -1,23 +1,27 @@
-"""Comparing models on the items they share: ranks with bootstrap intervals, tie groups, paired tests.
+"""Comparing models on the items they share: exact paired tests, and ranks and tie groups from them.
 
 For each (dataset, measure) the per-item values of every model are aligned on the items all models
-have (an items × models matrix). One paired bootstrap resamples the *rows* of that matrix, so each
-resample gives every model's SGS on the same items: rank intervals, tie groups and the CI of every
-pairwise difference all come from the same draws.
+have (an items × models matrix). Every pair is compared by an exact sign-flip test on the paired
+per-item differences, Holm-corrected over ``PAIRWISE_FAMILY``; rank intervals and tie groups are read
+off those corrected verdicts, so a rank never says more than its test. A paired bootstrap over the rows
+of the matrix gives the CI of each difference, as a description only (it under-covers with few items).
 """
 
 from __future__ import annotations
 
 import itertools
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from benchmark.stats.sgs import DEFAULT_RESAMPLES, cell_rng, percentile_ci
-from benchmark.stats.significance import ALPHA, holm
+from benchmark.stats.exact import sign_flip_floor, sign_flip_p
+from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES, cell_rng, percentile_ci
+from benchmark.stats.significance import SIGNIFICANT, corrected, verdict
 
 NEEDS_THREE = "needs ≥3 models"
 
@@ -71,117 +75,142 @@ def paired_draws(
     return out
 
 
-def tie_groups(cell: PairedDraws) -> np.ndarray:
-    """Group number per model (1 = most stable group), in ``cell.models`` order.
-
-    Models are walked from most to least stable; a model opens a new group when the paired CI of its
-    difference to the current group's first model excludes 0. Walking from a leader keeps groups
-    contiguous in the ranking (a plain "connected by overlap" rule can chain everything together).
-    """
-    order = np.argsort(cell.sgs, kind="stable")
-    groups = np.zeros(len(order), dtype=int)
-    group, leader = 1, order[0]
-    for j in order:
-        low, high = cell.diff_ci(int(j), int(leader))
-        if low > 0 or high < 0:
-            group, leader = group + 1, j
-        groups[j] = group
-    return groups
-
-
-def rank_rows(cell: PairedDraws) -> list[dict[str, object]]:
-    """Rank (1 = lowest SGS), its 95 % bootstrap interval and tie group of every model in one cell."""
-    ranks = stats.rankdata(cell.sgs, method="min")
-    draw_ranks = stats.rankdata(cell.draws, method="min", axis=1)
-    low = np.percentile(draw_ranks, 2.5, axis=0, method="lower")
-    high = np.percentile(draw_ranks, 97.5, axis=0, method="higher")
-    groups = tie_groups(cell)
-    return [
-        {
-            "model": m,
-            "dataset": cell.dataset,
-            "measure": cell.measure,
-            "rank": int(ranks[j]),
-            "rank_low": int(low[j]),
-            "rank_high": int(high[j]),
-            "tie_group": int(groups[j]),
-        }
-        for j, m in enumerate(cell.models)
-    ]
-
-
-def rank_table(cells: list[PairedDraws]) -> pd.DataFrame:
-    """``model, dataset, measure, rank, rank_low, rank_high, tie_group`` for every cell."""
-    columns = ["model", "dataset", "measure", "rank", "rank_low", "rank_high", "tie_group"]
-    return pd.DataFrame([row for cell in cells for row in rank_rows(cell)], columns=columns)
-
-
-def wilcoxon_two_sided(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """(W, p) of the two-sided Wilcoxon signed-rank test on paired samples; NaN when all equal."""
-    if np.count_nonzero(a - b) < 1:
-        return float("nan"), float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        result = stats.wilcoxon(a, b)
-    return float(result.statistic), float(result.pvalue)
+PAIRWISE_FAMILY = (
+    "Holm over every (dataset × measure × model pair) of the datasets proper, and separately over every "
+    '(measure × model pair) of the pooled "all" items; exact two-sided sign-flip tests on the paired '
+    "per-item differences; a pair is testable when its Holm-adjusted floor is below alpha"
+)
+PAIRWISE_COLUMNS = [
+    "dataset",
+    "measure",
+    "model_a",
+    "model_b",
+    "n_items",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "p_exact",
+    "p_floor",
+    "p_holm",
+    "p_floor_holm",
+    "family_size",
+    "testable",
+    "verdict",
+]
 
 
 def pairwise_rows(cell: PairedDraws) -> list[dict[str, object]]:
-    """Every model pair of one cell: paired SGS difference, its CI, Wilcoxon and Holm within the cell."""
-    pairs = list(itertools.combinations(range(len(cell.models)), 2))
-    tests = [wilcoxon_two_sided(cell.values[:, a], cell.values[:, b]) for a, b in pairs]
-    adjusted = holm([p for _, p in tests])
+    """Every model pair of one cell: paired SGS difference, its bootstrap CI and the exact sign-flip test.
+
+    The test is two-sided on d_i = s_a(i) − s_b(i) (exact for n ≤ 20, seeded Monte Carlo above); ``p_floor``
+    is the smallest p it can return with these items (2 / 2^n: 0.125 with 4 items).
+    """
     rows: list[dict[str, object]] = []
-    for (a, b), (w, p), p_holm in zip(pairs, tests, adjusted, strict=True):
+    for a, b in itertools.combinations(range(len(cell.models)), 2):
+        d = cell.values[:, a] - cell.values[:, b]
         low, high = cell.diff_ci(a, b)
+        nonzero = int(np.count_nonzero(d))
         rows.append(
             {
                 "dataset": cell.dataset,
                 "measure": cell.measure,
                 "model_a": cell.models[a],
                 "model_b": cell.models[b],
-                "n_items": len(cell.values),
+                "n_items": len(d),
                 "diff": float(cell.sgs[a] - cell.sgs[b]),
                 "ci_low": low,
                 "ci_high": high,
-                "wilcoxon_w": w,
-                "p_wilcoxon": p,
-                "p_holm": float(p_holm),
-                "testable": pair_testable(cell.values[:, a], cell.values[:, b]),
+                "p_exact": sign_flip_p(d) if nonzero else float("nan"),
+                "p_floor": sign_flip_floor(nonzero, exact_max=len(d)),
             }
         )
     return rows
 
 
-def pair_testable(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether the exact two-sided Wilcoxon test on these pairs can reach ``ALPHA`` at all.
-
-    Its smallest p is 2 / 2^n for n non-zero differences, so with 4 items (p ≥ 0.125) no difference can
-    be significant: the site says "not testable" instead of "no difference".
-
-    >>> pair_testable(np.arange(4.0), np.zeros(4)), pair_testable(np.arange(1.0, 7.0), np.zeros(6))
-    (False, True)
-    """
-    return bool(2.0 / 2.0 ** np.count_nonzero(a - b) < ALPHA)
-
-
 def pairwise_table(cells: list[PairedDraws]) -> pd.DataFrame:
-    """All pairwise comparisons (see ``pairwise_rows``), sorted by dataset, measure, model_a, model_b."""
-    columns = [
-        "dataset",
-        "measure",
-        "model_a",
-        "model_b",
-        "n_items",
-        "diff",
-        "ci_low",
-        "ci_high",
-        "wilcoxon_w",
-        "p_wilcoxon",
-        "p_holm",
-        "testable",
-    ]
-    return pd.DataFrame([row for cell in cells for row in pairwise_rows(cell)], columns=columns)
+    """All pairwise comparisons with their corrected verdicts (``PAIRWISE_FAMILY``), sorted by key."""
+    table = pd.DataFrame([row for cell in cells for row in pairwise_rows(cell)], columns=PAIRWISE_COLUMNS)
+    if table.empty:
+        return table
+    table["p_holm"], table["p_floor_holm"] = np.nan, np.nan
+    table["testable"], table["family_size"] = False, 0
+    family = np.where(table["dataset"] == ALL, "pooled", "datasets")
+    for index in table.groupby(family).groups.values():
+        p_holm, floor_holm, testable = corrected(
+            table.loc[index, "p_exact"].to_numpy(dtype=float),
+            table.loc[index, "p_floor"].to_numpy(dtype=float),
+        )
+        table.loc[index, "p_holm"] = p_holm
+        table.loc[index, "p_floor_holm"] = floor_holm
+        table.loc[index, "testable"] = testable
+        table.loc[index, "family_size"] = int(testable.sum())
+    table["testable"] = table["testable"].astype(bool)
+    table["family_size"] = table["family_size"].astype(int)
+    table["verdict"] = [verdict(p, ok) for p, ok in zip(table["p_holm"], table["testable"], strict=True)]
+    return table.sort_values(["dataset", "measure", "model_a", "model_b"], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _better(pair: Mapping[str, Any]) -> str | None:
+    """The model a significant pair finds steadier (lower SGS), else None."""
+    if pair["verdict"] != SIGNIFICANT or not pair["diff"]:
+        return None
+    return str(pair["model_a"] if pair["diff"] < 0 else pair["model_b"])
+
+
+def rank_rows(cell: PairedDraws, pairs: Sequence[Mapping[str, Any]]) -> list[dict[str, object]]:
+    """Rank (1 = lowest SGS), rank interval and tie group of every model of one cell, from the tests.
+
+    ``rank_low`` = 1 + the models significantly steadier than it, ``rank_high`` = n − the models
+    significantly less steady (corrected exact paired tests, ``pairwise_table``); tie groups walk the
+    models from the steadiest, a model opening a new group when the test against the current group's
+    first model is significant. A model with any comparison that is not testable gets no rank, interval
+    or group (null): the data cannot order it.
+    """
+    by_pair = {frozenset((str(p["model_a"]), str(p["model_b"]))): p for p in pairs}
+    models = list(cell.models)
+    ranks = stats.rankdata(cell.sgs, method="min")
+    testable = {
+        m: all(bool(by_pair[frozenset((m, o))]["testable"]) for o in models if o != m) for m in models
+    }
+    groups: dict[str, int] = {}
+    group, leader = 1, None
+    for j in np.argsort(cell.sgs, kind="stable"):
+        model = models[int(j)]
+        if leader is None:
+            leader = model
+        elif _better(by_pair[frozenset((leader, model))]) == leader:
+            group, leader = group + 1, model
+        groups[model] = group
+    rows: list[dict[str, object]] = []
+    for j, m in enumerate(models):
+        better = sum(_better(by_pair[frozenset((m, o))]) == o for o in models if o != m)
+        worse = sum(_better(by_pair[frozenset((m, o))]) == m for o in models if o != m)
+        known = testable[m]
+        rows.append(
+            {
+                "model": m,
+                "dataset": cell.dataset,
+                "measure": cell.measure,
+                "rank": int(ranks[j]) if known else None,
+                "rank_low": 1 + better if known else None,
+                "rank_high": len(models) - worse if known else None,
+                "tie_group": groups[m] if known else None,
+            }
+        )
+    return rows
+
+
+def rank_table(cells: list[PairedDraws], pairwise: pd.DataFrame) -> pd.DataFrame:
+    """``model, dataset, measure, rank, rank_low, rank_high, tie_group`` of every cell (``rank_rows``)."""
+    columns = ["model", "dataset", "measure", "rank", "rank_low", "rank_high", "tie_group"]
+    by_cell = {key: group.to_dict("records") for key, group in pairwise.groupby(["dataset", "measure"])}
+    rows = [row for cell in cells for row in rank_rows(cell, by_cell.get((cell.dataset, cell.measure), []))]
+    table = pd.DataFrame(rows, columns=columns)
+    for column in columns[3:]:
+        table[column] = table[column].astype("Int64")
+    return table
 
 
 def friedman_row(cell: PairedDraws) -> dict[str, object]:

@@ -2,7 +2,7 @@
 
 Three levels of reduction (METHOD.md section 5):
 
-* per variant: the scaled delta d = Δ / R of every measure (R from ``schema.MEASURES``);
+* per variant: the scaled delta d = Δ / R of every measure (R from ``benchmark.axes.measures``);
 * per item: s_X(i) = sqrt(mean over the item's rewrite variants of d²), NaN-skipping;
 * per dataset: SGS_X = mean over items of s_X(i), with a percentile bootstrap CI over items.
 
@@ -19,7 +19,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmark.schema import BASELINE_FAMILY, DELTA_ID_COLUMNS, MEASURES, PAPER_FAMILIES
+from benchmark.axes.measures import all_measures, delta_columns, measure_names
+from benchmark.schema import BASELINE_FAMILY, DELTA_ID_COLUMNS, PAPER_FAMILIES
 
 ALL = "all"
 """Pseudo-dataset that pools the items of every dataset."""
@@ -32,21 +33,15 @@ AGGREGATES: dict[str, tuple[str, ...] | None] = {PAPER: PAPER_FAMILIES, EXTENDED
 """Which rewrite families each SGS pools: "paper" = the authors' six (the headline SGS), "extended" =
 every rewrite family (ours; always labelled as extended). None means all non-control families."""
 AGGREGATE_LABELS: dict[str, str] = {PAPER: "SGS", EXTENDED: "SGS-ext"}
-MEASURE_NAMES: tuple[str, ...] = tuple(m.name for m in MEASURES)
 ITEM_KEYS: tuple[str, ...] = ("model", "dataset", "item_id")
 CELL_KEYS: tuple[str, ...] = ("model", "dataset", "measure")
 DEFAULT_RESAMPLES = 2000
 CONFIDENCE = 0.95
 
 
-def delta_columns() -> list[str]:
-    """The ``delta_<measure>`` columns of a deltas table, in schema order."""
-    return [f"delta_{name}" for name in MEASURE_NAMES]
-
-
 def check_deltas(deltas: pd.DataFrame) -> None:
     """Raise ``ValueError`` naming the missing columns when ``deltas`` breaks the contract."""
-    missing = [c for c in (*DELTA_ID_COLUMNS, *delta_columns(), "correct") if c not in deltas.columns]
+    missing = [c for c in delta_columns() if c not in deltas.columns]
     if missing:
         raise ValueError(f"deltas table lacks columns {missing} (see docs/CONTRACTS.md section 3)")
 
@@ -55,14 +50,14 @@ def scaled_deltas(deltas: pd.DataFrame) -> pd.DataFrame:
     """Id columns plus one column per measure holding d = Δ / R.
 
     >>> import pandas as pd
-    >>> row = {c: "x" for c in DELTA_ID_COLUMNS} | {f"delta_{m}": 0.0 for m in MEASURE_NAMES}
+    >>> row = {c: "x" for c in DELTA_ID_COLUMNS} | {f"delta_{m}": 0.0 for m in measure_names()}
     >>> row["correct"] = 1.0
     >>> row["delta_bleu"] = -50.0
     >>> float(scaled_deltas(pd.DataFrame([row]))["bleu"].iloc[0])
     -0.5
     """
     check_deltas(deltas)
-    scaled = {m.name: deltas[f"delta_{m.name}"].astype(float) / m.scale for m in MEASURES}
+    scaled = {m.name: deltas[f"delta_{m.name}"].astype(float) / m.scale for m in all_measures()}
     return pd.concat(
         [deltas[list(DELTA_ID_COLUMNS)].reset_index(drop=True), pd.DataFrame(scaled).reset_index(drop=True)],
         axis=1,
@@ -71,9 +66,10 @@ def scaled_deltas(deltas: pd.DataFrame) -> pd.DataFrame:
 
 def _rms_per_group(scaled: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Long table ``keys + measure + s`` with s = sqrt(NaN-skipping mean of d²) per group."""
-    squares = scaled[list(MEASURE_NAMES)].pow(2)
+    names = list(measure_names())
+    squares = scaled[names].pow(2)
     squares[list(keys)] = scaled[list(keys)]
-    mean_sq = squares.groupby(list(keys), sort=True, dropna=False)[list(MEASURE_NAMES)].mean()
+    mean_sq = squares.groupby(list(keys), sort=True, dropna=False)[names].mean()
     long = np.sqrt(mean_sq).reset_index().melt(id_vars=list(keys), var_name="measure", value_name="s")
     return long.dropna(subset=["s"]).reset_index(drop=True)
 

@@ -1,13 +1,17 @@
 """Is the instability above a threshold ε? One-sided tests per cell and multiple-testing corrections.
 
-The authors' test is a one-sided one-sample t-test that the mean of s_X(i) exceeds ε (ε ∈ {0.01, 0.05,
-0.10}, 0.05 primary) with markers * p < .05, ** p < .01, † p < .001. We add the Wilcoxon signed-rank
-test on s_X(i) − ε (no normality assumption) and Holm / Benjamini–Hochberg adjusted p-values.
+**The verdict** (``verdict``, ``marker``, ``significant``) of a cell comes from one test that is valid at
+every n: the exact one-sided sign-flip test that the items' s_X(i) − ε are centred above 0 (all 2^n sign
+vectors for n ≤ ``EXACT_MAX_N``, seeded Monte Carlo above; ``benchmark.stats.exact``), Holm-corrected over
+``CORRECTION_FAMILY``. A cell is "not testable" when no data could make it significant: fewer than 2
+items, a constant sample (every item the same s: no spread to test, and the t-test's t is ±inf), or a
+corrected floor — the Holm-adjusted p the cell would get if every test of its family hit its smallest
+attainable p — that is not below α (4 items: floor 1/16 = 0.0625 before any correction).
 
-Every marker shown anywhere comes from the **Holm-adjusted** p (``marker``); the raw p keeps its own,
-labelled marker (``marker_uncorrected``) for detail views only. The correction family is
-``CORRECTION_FAMILY`` (one sentence, quoted in leaderboard.json and METHOD.md). A cell whose test
-cannot be computed (fewer than 2 items, a constant sample) gets the verdict "not testable".
+**The paper's column** is the authors' one-sided one-sample t-test (``t``, ``p_t``), kept beside it and
+labelled: ``marker_uncorrected`` from the raw p and ``marker_t`` from ``p_t_holm`` (Holm over the same
+family). No verdict, badge or sentence rests on it: with 4 items it has 3 degrees of freedom, and it is
+not scale-free (a constant sample gives t = ±inf).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from benchmark.stats.exact import wilcoxon_floor
+from benchmark.stats.exact import sign_flip_floor, sign_flip_p
 from benchmark.stats.sgs import ALL, CELL_KEYS
 
 EPSILONS: tuple[float, ...] = (0.01, 0.05, 0.10)
@@ -30,8 +34,10 @@ ALPHA = 0.05
 SIGNIFICANT, NOT_SIGNIFICANT, NOT_TESTABLE = "significant", "not significant", "not testable"
 """The three verdicts of a test; markers are shown only for "significant"."""
 CORRECTION_FAMILY = (
-    "Holm over all (model × dataset × measure) cells of one aggregate (paper or extended) at one ε; "
-    'the datasets proper form one family, the pooled "all" cells a second (they re-use the same items)'
+    "Holm over the testable (model × dataset × measure) cells of one aggregate (paper or extended) at one ε, "
+    'every measure included; the datasets proper form one family, the pooled "all" cells a second (they '
+    "re-use the same items); a cell is testable when the Holm-adjusted floor of the exact test (every test "
+    "of the family at its smallest attainable p) is below alpha"
 )
 
 
@@ -57,6 +63,9 @@ def _ranked_tests(p_values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, n
 def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Holm step-down adjusted p-values; NaNs stay NaN and do not count as tests.
 
+    Each adjusted p is a non-decreasing function of every raw p, so ``holm(floors)`` is the smallest
+    adjusted p each test can reach (what "testable" reads).
+
     >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
     [0.03, 0.06, 0.06]
     """
@@ -81,53 +90,74 @@ def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     return out
 
 
+def is_constant(values: np.ndarray) -> bool:
+    """Whether every finite value is the same (a sample with no spread: nothing to test).
+
+    >>> is_constant(np.array([0.3, 0.3, 0.3, 0.3])), is_constant(np.array([0.3, 0.31]))
+    (True, False)
+    """
+    finite = values[np.isfinite(values)]
+    return bool(finite.size == 0 or np.ptp(finite) == 0.0)
+
+
 def t_test_greater(values: np.ndarray, epsilon: float) -> tuple[float, float]:
-    """(t, p) of the one-sided one-sample t-test that mean(values) > epsilon; NaN when undefined."""
-    if values.size < 2:
+    """(t, p) of the paper's one-sided one-sample t-test that mean(values) > epsilon.
+
+    NaN when undefined: fewer than 2 items, or a constant sample (scipy would give t = ±inf).
+    """
+    if values.size < 2 or is_constant(values):
         return float("nan"), float("nan")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # constant sample: scipy returns NaN, we keep it
+        warnings.simplefilter("ignore", RuntimeWarning)
         result = stats.ttest_1samp(values, epsilon, alternative="greater")
     return float(result.statistic), float(result.pvalue)
 
 
-def wilcoxon_greater(values: np.ndarray, epsilon: float) -> tuple[float, float]:
-    """(W, p) of the one-sided Wilcoxon signed-rank test that values − epsilon is shifted above 0."""
+def exact_greater(values: np.ndarray, epsilon: float, *, seed: int = 0) -> tuple[float, float]:
+    """(p, floor) of the one-sided sign-flip test that values − epsilon is centred above 0.
+
+    The floor is the smallest p the test can return at this n (1/2^n with n non-zero differences, exact;
+    1/(1 + draws) in Monte Carlo). (NaN, 1) when there is nothing to test: fewer than 2 items or a constant
+    sample. Multiplying every value and epsilon by one positive constant leaves both unchanged.
+
+    >>> exact_greater(np.array([0.2, 0.3, 0.4, 0.5]), 0.05)  # 4 items, all above: 1 of 16 sign vectors
+    (0.0625, 0.0625)
+    """
+    if values.size < 2 or is_constant(values):
+        return float("nan"), 1.0
     shifted = values - epsilon
-    if np.count_nonzero(shifted) < 1:
-        return float("nan"), float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # small-sample approximation notes
-        result = stats.wilcoxon(shifted, alternative="greater")
-    return float(result.statistic), float(result.pvalue)
+    n = int(np.count_nonzero(shifted))
+    p = sign_flip_p(shifted, alternative="greater", seed=seed)
+    return p, sign_flip_floor(n, alternative="greater", exact_max=shifted.size)
 
 
-RAW_TEST_COLUMNS = (
-    "epsilon",
-    "n_items",
-    "t",
-    "p_t",
-    "marker_uncorrected",
-    "wilcoxon_w",
-    "p_wilcoxon",
-    "wilcoxon_testable",
+RAW_TEST_COLUMNS = ("epsilon", "n_items", "t", "p_t", "marker_uncorrected", "p_exact", "p_floor")
+ADJUSTED_COLUMNS = (
+    "p_t_holm",
+    "marker_t",
+    "p_holm",
+    "p_bh",
+    "p_floor_holm",
+    "family_size",
+    "testable",
+    "verdict",
+    "marker",
+    "significant",
 )
-ADJUSTED_COLUMNS = ("p_holm", "p_bh", "marker", "significant_holm", "significant_bh", "testable", "verdict")
 
 
 def epsilon_tests(per_item: pd.DataFrame, epsilons: Sequence[float] = EPSILONS) -> pd.DataFrame:
-    """Raw tests per (model, dataset, measure, epsilon).
+    """Raw tests per (model, dataset, measure, epsilon): the exact test and the paper's t-test.
 
-    Columns: ``n_items, t, p_t, marker_uncorrected, wilcoxon_w, p_wilcoxon, wilcoxon_testable`` —
-    the exact one-sided Wilcoxon test cannot go below 1/2^n, so with n ≤ 4 items it is not testable at α.
+    Columns: ``n_items``, the paper's ``t, p_t, marker_uncorrected``, the exact ``p_exact`` and its
+    ``p_floor`` (the smallest p it can return with these items).
     """
     rows = []
     for key, group in per_item.groupby(list(CELL_KEYS), sort=True):
         values = group["s"].to_numpy(dtype=float)
         for epsilon in epsilons:
             t, p_t = t_test_greater(values, epsilon)
-            w, p_w = wilcoxon_greater(values, epsilon)
-            floor = wilcoxon_floor(int(np.count_nonzero(values - epsilon)))
+            p_exact, floor = exact_greater(values, epsilon)
             rows.append(
                 dict(zip(CELL_KEYS, key, strict=True))
                 | {
@@ -136,9 +166,8 @@ def epsilon_tests(per_item: pd.DataFrame, epsilons: Sequence[float] = EPSILONS) 
                     "t": t,
                     "p_t": p_t,
                     "marker_uncorrected": marker(p_t),
-                    "wilcoxon_w": w,
-                    "p_wilcoxon": p_w,
-                    "wilcoxon_testable": bool(floor < ALPHA),
+                    "p_exact": p_exact,
+                    "p_floor": floor,
                 }
             )
     return pd.DataFrame(rows, columns=[*CELL_KEYS, *RAW_TEST_COLUMNS])
@@ -155,26 +184,52 @@ def verdict(p_adjusted: float, testable: bool, alpha: float = ALPHA) -> str:
     return SIGNIFICANT if p_adjusted < alpha else NOT_SIGNIFICANT
 
 
+def corrected(
+    p: np.ndarray, floors: np.ndarray, alpha: float = ALPHA
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Holm p, Holm floor, testable) of one family of exact tests; NaN p = no test (not counted).
+
+    A test is testable when its Holm-adjusted floor (every test of the family at its floor) is below
+    ``alpha``; the untestable ones leave the family (a choice made from the item counts alone, never
+    from the data), and Holm runs over the testable ones.
+
+    >>> p, floor, ok = corrected(np.array([0.001, 0.0625, 0.2]), np.array([1e-5, 0.0625, 1e-5]))
+    >>> ok.tolist(), p.round(4).tolist()
+    ([True, False, True], [0.002, nan, 0.2])
+    """
+    has_p = ~np.isnan(p)
+    floor_holm = holm(np.where(has_p, floors, np.nan))
+    testable = has_p & (floor_holm < alpha)
+    return holm(np.where(testable, p, np.nan)), floor_holm, testable
+
+
 def adjust_across_cells(tests: pd.DataFrame) -> pd.DataFrame:
     """Add ``ADJUSTED_COLUMNS`` to ``epsilon_tests`` rows (the family: ``CORRECTION_FAMILY``).
 
-    One family of tests per ε over the datasets proper, and a second per ε over the ``"all"`` cells,
-    because an ``"all"`` cell re-uses the items of the other cells. ``marker`` comes from ``p_holm``;
-    a test with no p (fewer than 2 items, a constant sample) is "not testable" and does not count.
+    One family per ε over the datasets proper, a second per ε over the ``"all"`` cells (they re-use the
+    items of the other cells). ``verdict``/``marker`` come from the exact test's Holm p; ``marker_t`` is
+    the paper's t-test marker on its own Holm p, for the labelled paper column only.
     """
     out = tests.copy()
-    out["p_holm"] = np.nan
-    out["p_bh"] = np.nan
+    for column in ("p_t_holm", "p_holm", "p_bh", "p_floor_holm"):
+        out[column] = np.nan
+    out["family_size"] = 0
+    out["testable"] = False
     family = np.where(out["dataset"] == ALL, "pooled", "datasets")
     for index in out.groupby([out["epsilon"], family]).groups.values():
-        p = out.loc[index, "p_t"].to_numpy(dtype=float)
-        out.loc[index, "p_holm"] = holm(p)
-        out.loc[index, "p_bh"] = benjamini_hochberg(p)
-    out["testable"] = out["p_t"].notna() & (out["n_items"] >= 2)
+        p_holm, floor_holm, testable = corrected(
+            out.loc[index, "p_exact"].to_numpy(dtype=float), out.loc[index, "p_floor"].to_numpy(dtype=float)
+        )
+        out.loc[index, "p_holm"] = p_holm
+        out.loc[index, "p_floor_holm"] = floor_holm
+        out.loc[index, "testable"] = testable
+        out.loc[index, "family_size"] = int(testable.sum())
+        out.loc[index, "p_bh"] = benjamini_hochberg(np.where(testable, out.loc[index, "p_exact"], np.nan))
+        out.loc[index, "p_t_holm"] = holm(out.loc[index, "p_t"].to_numpy(dtype=float))
+    out["testable"] = out["testable"].astype(bool)
+    out["family_size"] = out["family_size"].astype(int)
     out["verdict"] = [verdict(p, ok) for p, ok in zip(out["p_holm"], out["testable"], strict=True)]
-    out["marker"] = [
-        marker(p) if v == SIGNIFICANT else "" for p, v in zip(out["p_holm"], out["verdict"], strict=True)
-    ]
-    out["significant_holm"] = out["verdict"] == SIGNIFICANT
-    out["significant_bh"] = out["testable"] & (out["p_bh"] < ALPHA)
+    out["significant"] = out["verdict"] == SIGNIFICANT
+    out["marker"] = [marker(p) if ok else "" for p, ok in zip(out["p_holm"], out["significant"], strict=True)]
+    out["marker_t"] = [marker(p) for p in out["p_t_holm"]]
     return out

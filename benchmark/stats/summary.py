@@ -86,7 +86,10 @@ def header(options: AnalysisOptions, *, set_name: str, version: str, schema_vers
         "correction": {
             "method": "holm",
             "cells": CORRECTION_FAMILY,
-            "markers": "every marker is from the Holm-adjusted p; p_t and marker_uncorrected are raw",
+            "markers": (
+                "every marker and verdict is from the Holm-adjusted exact sign-flip p (p_holm); the paper's "
+                "t-test is a labelled column: p_t and marker_uncorrected raw, p_t_holm and marker_t corrected"
+            ),
         },
     }
 

@@ -1,4 +1,4 @@
-"""The one-line problem report shared by the submission and results validators, and byte counts for people."""
+"""The one-line problem report shared by the submission and results validators."""
 
 from __future__ import annotations
 
@@ -46,16 +46,3 @@ def visible(text: str) -> str:
         else ch
         for ch in text
     )
-
-
-def human_size(value: int) -> str:
-    """A byte count for people.
-
-    >>> human_size(512), human_size(2048), human_size(3 * 2**20)
-    ('512 B', '2.0 KiB', '3.0 MiB')
-    """
-    if value < 1024:
-        return f"{value} B"
-    if value < 2**20:
-        return f"{value / 1024:.1f} KiB"
-    return f"{value / 2**20:.1f} MiB"

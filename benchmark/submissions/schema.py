@@ -85,7 +85,7 @@ def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
     """
     path = submission_dir(slug, root) / "submission.yaml"
     if not path.is_file():
-        raise SagoError(f"{path}: no submission.yaml (create it; see README 'Submit a model')")
+        raise SagoError(f"{path}: no submission.yaml (create it; see docs/SUBMITTING.md)")
     raw = load_yaml(path, limit=SUBMISSION_YAML_LIMIT, fix=f"fix the file ({_DOCS})")
     if not isinstance(raw, dict):
         raise FileProblem(

@@ -16,13 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-from benchmark.errors import FileProblem, SagoError
+from benchmark.errors import FileProblem, SagoError, human_size
 from benchmark.harness.profiles import Profile
 from benchmark.integrity import (
-    DELTA_TYPES,
     EVALUATE,
     RECORD_TYPES,
+    delta_types,
     hash_problems,
     load_table,
     plain_files,
@@ -45,7 +46,7 @@ from benchmark.results import (
 from benchmark.safeload import load_json_object
 from benchmark.safetensors_check import TensorInfo, read_safetensors, tensor_arrays
 from benchmark.schema import BASELINE_VARIANT_ID, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
-from benchmark.submissions.failures import Failure, human_size
+from benchmark.submissions.failures import Failure
 from benchmark.submissions.plausible import (
     activation_problem,
     copied_problem,
@@ -55,9 +56,10 @@ from benchmark.submissions.plausible import (
     run_profile,
 )
 from benchmark.submissions.schema import HubModel, PackagedModel, Submission
-from benchmark.variants.frozen import read_parquet as read_variant_table
 
 MiB = 1 << 20
+VARIANT_KEYS = ("item_id", "variant_id", "family", "place", "strength", "prompt", "item_rank")
+"""the variant-set columns the plausibility checks read."""
 # Largest file of each kind we accept. GitHub refuses files over 100 MB, so activations stop there;
 # the others are an order of magnitude above what 64 items x ~90 variants produce.
 SIZE_LIMITS: dict[str, int] = {
@@ -110,8 +112,8 @@ def _variant_frame(path: str, sha256: str, size: int, mtime_ns: int) -> pd.DataF
     if sha256_file(Path(path)) != sha256:
         return None
     try:
-        return read_variant_table(Path(path))
-    except SagoError:
+        return pq.read_table(path, columns=list(VARIANT_KEYS)).to_pandas()
+    except (pa.ArrowException, OSError, ValueError, KeyError):
         return None
 
 
@@ -163,6 +165,12 @@ def run_variant_set_sha256(run: dict[str, Any]) -> str | None:
     return flat if isinstance(flat, str) else None
 
 
+def in_progress(folder: Path) -> bool:
+    """True when a results folder holds only an evaluation's checkpoint (a run not finished yet)."""
+    entries = [e.name for e in folder.iterdir()] if folder.is_dir() else []
+    return entries == [CHECKPOINT_DIR]
+
+
 def check_result_folder(
     folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet], submission: Submission | None = None
 ) -> list[Failure]:
@@ -172,6 +180,8 @@ def check_result_folder(
     must name the same model.
     """
     results = ResultsFolder(folder)
+    if in_progress(folder):  # a long run's committed checkpoint: no result yet, nothing to judge
+        return []
     failures = list(_strays(folder, rel))
     key = (folder.parent.name, folder.name)
     known_set = known.get(key)
@@ -190,7 +200,7 @@ def check_result_folder(
     failures.extend(_check_datasets(folder, rel, known_set, run))
     failures.extend(
         _check_parquet(
-            results.deltas, rel / DELTAS_FILE, DELTA_TYPES, DELTAS_FILE, "run `sago analyze` to rewrite it"
+            results.deltas, rel / DELTAS_FILE, delta_types(), DELTAS_FILE, "run `sago analyze` to rewrite it"
         )[1]
     )
     failures.extend(_check_summary(results.summary, rel / SUMMARY_FILE))

@@ -26,6 +26,70 @@ _root = click.option(
     show_default=True,
     help="Folder holding <set>/<version>/.",
 )
+Decorator = Callable[[Callable[..., None]], Callable[..., None]]
+REWRITERS: tuple[str, ...] = ("local", "llamacpp", "http", "none")
+REWRITERS_HELP = (
+    "local (transformers here), llamacpp (a local llama-server, much faster on a CPU), http (an "
+    "OpenAI-compatible endpoint) or none (build only: freeze without new rewrites)."
+)
+
+
+def _group(*options: Decorator) -> Decorator:
+    """Several click options as one decorator, applied in the order listed (so --help lists them so)."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+_sample = _group(
+    _set,
+    _version,
+    click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable)."),
+    click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset."),
+    click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form."),
+    click.option(
+        "--attempts",
+        type=click.IntRange(1, 20),
+        default=llm.ATTEMPTS,
+        show_default=True,
+        help="Candidates per LLM cell; raise it to let another rewriter retry cells a log has dropped.",
+    ),
+)
+"""Which LLM cells a set has, as `build` samples them (build, rewrite and coverage take the same)."""
+
+
+def _rewriter_options(default: str) -> Decorator:
+    """The rewriter that makes length/form cells, and the CPU threads it (and MiniLM) may use."""
+    return _group(
+        click.option(
+            "--rewriter",
+            type=click.Choice(REWRITERS),
+            default=default,
+            show_default=True,
+            help=f"What writes new length/form cells: {REWRITERS_HELP} Logged rewrites are replayed first.",
+        ),
+        click.option(
+            "--rewriter-model", default=None, help="Packaged artefact (local) or model name (http)."
+        ),
+        click.option(
+            "--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http)."
+        ),
+        click.option(
+            "--llama-server",
+            default=None,
+            help="llama.cpp server binary (llamacpp; default: the one `sago variants llama-server` built).",
+        ),
+        click.option(
+            "--threads",
+            default=1,
+            show_default=True,
+            help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.",
+        ),
+    )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,33 +98,15 @@ def variants() -> None:
 
 
 @variants.command()
-@_set
-@_version
+@_sample
 @_root
-@click.option("--dataset", "datasets", multiple=True, help="Build only these datasets (repeatable).")
-@click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset.")
-@click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
-@click.option(
-    "--rewriter",
-    type=click.Choice(["local", "http", "none"]),
-    default="local",
-    show_default=True,
-    help="LLM rewriter for length/form; 'none' freezes without them. Logged rewrites are replayed.",
-)
-@click.option("--rewriter-model", default=None, help="Packaged artefact (local) or model name (http).")
-@click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
+@_rewriter_options(default="local")
 @click.option(
     "--llm-budget-s",
-    type=float,
+    type=click.FloatRange(min=0),
     default=1200.0,
     show_default=True,
     help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.",
-)
-@click.option(
-    "--threads",
-    default=1,
-    show_default=True,
-    help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.",
 )
 @click.option(
     "--embedding-cache/--no-embedding-cache",
@@ -73,13 +119,6 @@ def variants() -> None:
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     default=None,
     help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.",
-)
-@click.option(
-    "--attempts",
-    type=click.IntRange(1, 20),
-    default=llm.ATTEMPTS,
-    show_default=True,
-    help="Candidates per LLM cell, as in `sago variants rewrite`.",
 )
 @click.option(
     "--min-llm-coverage",
@@ -99,18 +138,19 @@ def variants() -> None:
 def build(
     set_name: str,
     version: str,
-    root: Path,
     datasets: tuple[str, ...],
     n_items: int,
     llm_items: int,
+    attempts: int,
+    root: Path,
     rewriter: str,
     rewriter_model: str | None,
     rewriter_url: str | None,
-    llm_budget_s: float,
+    llama_server: str | None,
     threads: int,
+    llm_budget_s: float,
     embedding_cache: bool,
     replay: Path | None,
-    attempts: int,
     min_llm_coverage: float,
     cells: Path | None,
 ) -> None:
@@ -151,18 +191,16 @@ def build(
         embedder,
         root=root,
         replay_from=replay,
-        rewriter=_rewriter_factory(rewriter, rewriter_model, rewriter_url),
+        rewriter=_rewriter_factory(
+            rewriter, rewriter_model, rewriter_url, server=llama_server, threads=threads
+        ),
     )
     verb = "built" if outcome.created else "rebuilt byte-identically:"
     click.echo(f"{verb} {outcome.path} (variant-set sha256 {outcome.manifest_sha256})")
 
 
 @variants.command()
-@_set
-@_version
-@click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable).")
-@click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset (as in build).")
-@click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
+@_sample
 @click.option(
     "--log",
     "log",
@@ -170,59 +208,43 @@ def build(
     required=True,
     help="Append-only rewrite log (commit it: a killed or later run resumes from it).",
 )
-@click.option(
-    "--rewriter",
-    type=click.Choice(["local", "llamacpp", "http"]),
-    default="llamacpp",
-    show_default=True,
-    help="local: transformers on this machine; llamacpp: a local llama-server on the same GGUF "
-    "(much faster on a CPU); http: an OpenAI-compatible endpoint.",
-)
-@click.option(
-    "--llama-server",
-    default=None,
-    help="llama.cpp server binary (default: the one `make llama-server` built).",
-)
-@click.option("--rewriter-model", default=None, help="Packaged artefact (local) or model name (http).")
-@click.option("--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http).")
+@_rewriter_options(default="llamacpp")
 @click.option("--batch-size", default=8, show_default=True, help="Requests per generate call (local).")
-@click.option("--budget-s", type=float, default=None, help="Stop asking for new rewrites after this long.")
 @click.option(
-    "--attempts",
-    type=click.IntRange(1, 20),
-    default=llm.ATTEMPTS,
-    show_default=True,
-    help="Candidates per cell; raise it to let another rewriter retry cells a log has dropped.",
+    "--budget-s",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Stop asking for new rewrites after this long.",
 )
-@click.option("--threads", default=1, show_default=True, help="Torch CPU threads.")
 def rewrite(
     set_name: str,
     version: str,
     datasets: tuple[str, ...],
     n_items: int,
     llm_items: int,
+    attempts: int,
     log: Path,
     rewriter: str,
-    llama_server: str | None,
     rewriter_model: str | None,
     rewriter_url: str | None,
+    llama_server: str | None,
+    threads: int,
     batch_size: int,
     budget_s: float | None,
-    attempts: int,
-    threads: int,
 ) -> None:
     """Run the LLM stage alone (length, form), resumably; `build --replay LOG` freezes without a model."""
     import torch
 
     from benchmark.variants.build import LazyRewriter
 
-    torch.set_num_threads(threads)
-    jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
-    log.parent.mkdir(parents=True, exist_ok=True)
     factory = _rewriter_factory(
         rewriter, rewriter_model, rewriter_url, batch_size=batch_size, server=llama_server, threads=threads
     )
-    assert factory is not None
+    if factory is None:
+        raise SagoError("--rewriter none writes nothing: choose local, llamacpp or http to grow a log")
+    torch.set_num_threads(threads)
+    jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
+    log.parent.mkdir(parents=True, exist_ok=True)
     made = llm.run_jobs(
         jobs,
         LazyRewriter(factory),
@@ -264,11 +286,7 @@ def _llm_jobs(
 
 
 @variants.command()
-@_set
-@_version
-@click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable).")
-@click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset (as in build).")
-@click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form.")
+@_sample
 @click.option(
     "--log",
     "log",
@@ -276,26 +294,19 @@ def _llm_jobs(
     required=True,
     help="The rewrite log to judge.",
 )
-@click.option(
-    "--attempts",
-    type=click.IntRange(1, 20),
-    default=llm.ATTEMPTS,
-    show_default=True,
-    help="Candidates per cell a build would replay.",
-)
 def coverage(
     set_name: str,
     version: str,
     datasets: tuple[str, ...],
     n_items: int,
     llm_items: int,
-    log: Path,
     attempts: int,
+    log: Path,
 ) -> None:
     """Judge a rewrite log with this code's validator, without a model: accepted / tried / all cells
     per dataset and variant, and the rejection reasons (what `build --replay LOG` would freeze)."""
     jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
-    made = llm.run_jobs(jobs, None, embedder, replay=llm.read_log(log), budget_s=-1.0, attempts=attempts)
+    made = llm.run_jobs(jobs, None, embedder, replay=llm.read_log(log), replay_only=True, attempts=attempts)
     click.echo(coverage_table(jobs, made))
 
 
@@ -463,3 +474,14 @@ def _hub_errors(doing: str) -> Iterator[None]:
             f"{doing} failed ({type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}); "
             "check the repository id, the revision and the network"
         ) from None
+
+
+@variants.command("llama-server")
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Parallel compile jobs."
+)
+def llama_server(jobs: int) -> None:
+    """Build llama.cpp's server from the pinned llama-cpp-python sdist (minutes; for --rewriter llamacpp)."""
+    from benchmark.variants.llamacpp import build_server
+
+    click.echo(build_server(jobs))

@@ -43,8 +43,12 @@ def build_server(jobs: int = 2) -> Path:
         "-DLLAMA_BUILD_EXAMPLES=OFF",
         "-DLLAMA_BUILD_SERVER=ON",
     ]
-    subprocess.run(["cmake", "-S", str(source), "-B", str(source / "build"), *flags], check=True)
-    subprocess.run(
-        ["cmake", "--build", str(source / "build"), "--target", "llama-server", f"-j{jobs}"], check=True
-    )
+    for step in (
+        ["cmake", "-S", str(source), "-B", str(source / "build"), *flags],
+        ["cmake", "--build", str(source / "build"), "--target", "llama-server", f"-j{jobs}"],
+    ):
+        if subprocess.run(step, check=False).returncode != 0:
+            raise SagoError(
+                f"`{' '.join(step[:2])}` failed in {source} (its output is above); fix it and re-run"
+            )
     return binary

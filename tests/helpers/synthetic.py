@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmark.schema import BASELINE_VARIANT_ID, DELTA_ID_COLUMNS, MEASURES
+from benchmark.axes.measures import all_measures, delta_columns
+from benchmark.schema import BASELINE_VARIANT_ID
 from benchmark.stats.sgs import cell_rng
 
 DATASETS: tuple[str, ...] = (
@@ -34,8 +35,6 @@ REWRITES: tuple[tuple[str, str, float], ...] = tuple(
     ]
 )
 CONTROLS: tuple[tuple[str, str, float], ...] = (("identity", "global", 1.0), ("rerun", "none", 0.0))
-# Deltas of these measures are one-sided: the baseline is the best possible value.
-_NON_POSITIVE = {"act_cos_last", "act_cos_mean", "bleu", "bertscore", "embed_cos"}
 
 
 def _variant_id(family: str, place: str, strength: float) -> str:
@@ -45,12 +44,13 @@ def _variant_id(family: str, place: str, strength: float) -> str:
 def _measure_deltas(rng: np.random.Generator, level: float, n: int) -> dict[str, np.ndarray]:
     """One array of Δ per measure for n variants at instability ``level`` (a fraction of R)."""
     out: dict[str, np.ndarray] = {}
-    for m in MEASURES:
+    for m in all_measures():
         if m.name == "mirroring":
             out["delta_mirroring"] = (rng.random(n) < min(level * 2.0, 1.0)).astype(float)
             continue
         size = np.abs(rng.normal(level, level / 2.0, n)) * m.scale
-        sign = -1.0 if m.name in _NON_POSITIVE else rng.choice([-1.0, 1.0], n)
+        # a similarity's delta is one-sided (the baseline is its best value); a change has either sign
+        sign = -1.0 if m.direction == "down" else rng.choice([-1.0, 1.0], n)
         out[f"delta_{m.name}"] = sign * size
     return out
 
@@ -92,7 +92,7 @@ def synthetic_deltas(
         for i in range(n_items)
     ]
     table = pd.concat(frames, ignore_index=True)
-    ordered = [*DELTA_ID_COLUMNS, *[f"delta_{m.name}" for m in MEASURES], "correct"]
+    ordered = list(delta_columns())
     return table[ordered]
 
 

@@ -1,6 +1,6 @@
 """A small, complete site input in a tmp dir: variant set, submissions with results, leaderboard.
 
-Shared by the site, validator and browser tests (imported as ``test_site_fixture``). The leaderboard
+Shared by the site, validator, CLI and browser tests (``from helpers.site_tree import ...``). The leaderboard
 is the stats engineer's example file with hostile strings planted in a model name; a response and a
 prompt carry them too, so the tests can prove they render as text.
 """
@@ -17,13 +17,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from benchmark.axes.measures import all_measures, delta_columns
 from benchmark.integrity import file_hashes
 from benchmark.provenance import sha256_file
 from benchmark.results import write_json
-from benchmark.schema import DELTA_ID_COLUMNS, MEASURES, RECORD_COLUMNS, VARIANT_SCHEMA_VERSION
+from benchmark.schema import RECORD_COLUMNS, VARIANT_SCHEMA_VERSION
 from benchmark.variants.freeze import write_variant_table
 
-EXAMPLE = Path(__file__).parent / "fixtures" / "leaderboard_example.json"
+EXAMPLE = Path(__file__).parent.parent / "fixtures" / "leaderboard_example.json"
 HOSTILE_SCRIPT = "<script>alert(1)</script>"
 HOSTILE_IMG = '"><img src=x onerror=alert(1)>'
 HOSTILE_NAME = f"Tiny A {HOSTILE_SCRIPT} {HOSTILE_IMG}"
@@ -156,13 +157,13 @@ def deltas_frame(slug: str, datasets: tuple[str, ...]) -> pd.DataFrame:
                     "place": place,
                     "strength": float(strength),
                 }
-                for measure in MEASURES:
+                for measure in all_measures():
                     row[f"delta_{measure.name}"] = -0.25 * index * measure.scale / 10
                 if family == "spacing":
                     row["delta_mirroring"] = math.nan
                 row["correct"] = 1.0
                 rows.append(row)
-    return pd.DataFrame(rows, columns=[*DELTA_ID_COLUMNS, *(f"delta_{m.name}" for m in MEASURES), "correct"])
+    return pd.DataFrame(rows, columns=list(delta_columns()))
 
 
 def submission_yaml(slug: str, name: str, index: int) -> dict[str, object]:
@@ -214,7 +215,7 @@ def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> N
             {"dataset": d, "item_id": f"{d}-{rank}", "measure": m.name, "s": 0.1 * (rank + 1) * weight}
             for d in RECORDS[slug]
             for rank in range(2)
-            for m in MEASURES
+            for m in all_measures()
         ]
         write_json(results / "summary.json", {"schema_version": 1, "model": slug, "per_item": per_item})
 

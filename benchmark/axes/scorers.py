@@ -1,0 +1,90 @@
+"""The models behind the text and mirroring measures, chosen once per run and recorded with the deltas.
+
+Nothing is loaded here: :meth:`AxisScorers.default` builds the scorers, and the encoders (torch) load on
+the first score.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from benchmark.axes.mirroring import DEFAULT_RULES, RULES, GratitudeJudge, PolitenessJudge
+from benchmark.axes.text import (
+    Backbone,
+    PairScorer,
+    configured_backbone,
+    configured_bleu_form,
+    minilm_backbone,
+)
+from benchmark.errors import SagoError
+
+MIRRORING_ENV = "SAGO_MIRRORING_RULES"
+LENGTH_TARGET_ENV = "SAGO_LENGTH_TARGET"
+
+
+@dataclass(frozen=True)
+class AxisScorers:
+    """The pluggable models behind the text and mirroring measures."""
+
+    bertscore: PairScorer
+    """BERTScore F1 of candidate vs reference."""
+    embedding: PairScorer
+    """sentence-embedding cosine of candidate vs reference."""
+    politeness: PolitenessJudge = field(default_factory=GratitudeJudge)
+    """judge of the politeness family's mirroring."""
+    backbones: Mapping[str, str] = field(default_factory=dict)
+    """what each scorer runs on, for provenance: {"bertscore": ..., "embed_cos": ..., "politeness": ...,
+    "mirroring": rules, "bleu": form}."""
+    mirroring_rules: str = DEFAULT_RULES
+    """``"authors"`` (default) or ``"ours"``: see ``benchmark.axes.mirroring``."""
+    bleu_form: str = "sentence"
+    """``"sentence"`` (effective order, default) or ``"corpus"`` (the authors' exact corpus_bleu)."""
+    length_target: str = "achieved"
+    """What length mirroring compares the response ratio with: ``"achieved"`` (ours, default: the
+    prompt's achieved word ratio where the variant set records it, else the multiplier) or
+    ``"nominal"`` (the authors': always the multiplier); ``$SAGO_LENGTH_TARGET`` sets it."""
+
+    @classmethod
+    def default(
+        cls,
+        bertscore_backbone: Backbone | None = None,
+        politeness: PolitenessJudge | None = None,
+        mirroring_rules: str | None = None,
+        bleu_form: str | None = None,
+    ) -> AxisScorers:
+        """MiniLM for embeddings, the configured backbone for BERTScore, the lexicon judge.
+
+        The BERTScore backbone is ``bertscore_backbone``, else ``$SAGO_BERTSCORE_BACKBONE``
+        (``roberta-large`` for the authors' setting), else MiniLM. Nothing is loaded until the
+        first score; MiniLM is loaded once and shared when it serves both scorers. Mirroring rules:
+        ``mirroring_rules``, else ``$SAGO_MIRRORING_RULES``, else the authors'; BLEU form: ``bleu_form``,
+        else ``$SAGO_BLEU_FORM``, else sentence BLEU with effective order.
+        """
+        from benchmark.axes.encoders import BertScore, EmbeddingCosine, Encoder
+
+        minilm = minilm_backbone()
+        backbone = bertscore_backbone or configured_backbone()
+        judge = politeness or GratitudeJudge()
+        embedder = Encoder(minilm)
+        bert_encoder = embedder if backbone == minilm else Encoder(backbone)
+        rules = mirroring_rules or os.environ.get(MIRRORING_ENV) or DEFAULT_RULES
+        if rules not in RULES:
+            raise SagoError(f"${MIRRORING_ENV}={rules!r} is not one of {', '.join(RULES)}")
+        form = bleu_form or configured_bleu_form()
+        target = os.environ.get(LENGTH_TARGET_ENV) or "achieved"
+        if target not in ("achieved", "nominal"):
+            raise SagoError(f"${LENGTH_TARGET_ENV}={target!r} is not one of achieved, nominal")
+        settings = {
+            "bertscore": backbone.name,
+            "embed_cos": minilm.name,
+            "politeness": type(judge).__name__,
+            "mirroring": rules,
+            "bleu": form,
+        }
+        if (
+            target != "achieved"
+        ):  # the default is left out, so results made before the switch keep their bytes
+            settings["length_target"] = target
+        return cls(BertScore(bert_encoder), EmbeddingCosine(embedder), judge, settings, rules, form, target)
