@@ -142,12 +142,15 @@ def build_site(
     variants: Path = VARIANTS_DIR,
     progress: bool = True,
 ) -> Path:
-    """``sago leaderboard build``: render the static site of ``leaderboard`` into ``out``; returns ``out``."""
+    """``sago leaderboard build``: render the static site of ``leaderboard`` into ``out`` (with a board for
+    each other frozen version of its set under ``versions/<version>/``); returns ``out``."""
     from benchmark.site.board import read_board
     from benchmark.site.build import SiteInputs
     from benchmark.site.build import build_site as render
+    from benchmark.site.cli import other_boards
 
     board = read_board(leaderboard)
     variant_set = _load_variant_set(board.data["set"], board.data["version"], variants)
-    render(SiteInputs(board, submissions, variant_set), out, progress=progress)
+    others = other_boards(board, leaderboard, submissions, variants)
+    render(SiteInputs(board, submissions, variant_set), out, progress=progress, others=others)
     return out

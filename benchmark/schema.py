@@ -76,6 +76,19 @@ RECORD_COLUMNS: tuple[str, ...] = (
 
 
 AXES: tuple[str, ...] = ("activations", "generation", "confidence", "mirroring")
+AXIS_LABELS: dict[str, str] = {axis: axis.capitalize() for axis in AXES}
+"""The human name of each axis (the site, the README's sentences)."""
+
+
+def axis_label(axis: str) -> str:
+    """The human name of an axis.
+
+    >>> axis_label("generation")
+    'Generation'
+    """
+    return AXIS_LABELS.get(axis, axis)
+
+
 """The four axes; every measure (declared in ``benchmark.axes.measures``) belongs to one."""
 
 # Per-variant deltas table (output of benchmark.axes): ids + one column per measure + accuracy.

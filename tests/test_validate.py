@@ -130,7 +130,8 @@ def test_unknown_key_is_a_schema_error(site_tree: SiteTree) -> None:
 
 def test_unpinned_hub_revision(site_tree: SiteTree) -> None:
     edit_yaml(site_tree, "acme__tiny-b", model={"kind": "hub", "id": "acme/tiny-b", "revision": "main"})
-    only(site_tree, "acme__tiny-b/submission.yaml", "model.hub.revision")
+    line = only(site_tree, "acme__tiny-b/submission.yaml", "'revision' under 'model' is 'main'")
+    assert "hub" not in line.split(" — ")[0]  # the kind is a value the file has, never part of a key
 
 
 def test_local_model_is_refused(site_tree: SiteTree) -> None:
@@ -350,8 +351,8 @@ def test_duplicate_key_is_refused(site_tree: SiteTree) -> None:
 def test_all_digit_revision_gets_a_hint_to_quote_it(site_tree: SiteTree) -> None:
     text = valid_yaml_text(site_tree, "acme__tiny-c")
     write_yaml_text(site_tree, "acme__tiny-c", re.sub(r"revision: .*", "revision: " + "1234567890" * 4, text))
-    line = only(site_tree, "acme__tiny-c/submission.yaml", "model.hub.revision")
-    assert "read the value as a number: put it in quotes" in line
+    line = only(site_tree, "acme__tiny-c/submission.yaml", "'revision' under 'model'")
+    assert "which YAML read as a number, not as text — put the value in quotes" in line
 
 
 def test_empty_submission_yaml(site_tree: SiteTree) -> None:

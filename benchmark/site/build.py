@@ -8,7 +8,7 @@ come only from validated slugs, dataset names and integer item ranks.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -22,18 +22,24 @@ from benchmark.errors import SagoError
 from benchmark.paths import check_name, replace_folder
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.rows import PerItemRow
-from benchmark.site import findings, views
+from benchmark.schema import DEFAULT_SET_VERSION
+from benchmark.site import findings, overview, views
 from benchmark.site.board import Board
 from benchmark.site.cite import DEFAULT_REPO_URL, Citation
 from benchmark.site.downloads import Download, copy_downloads
+from benchmark.site.facts import ModelFacts, all_facts
 from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
 from benchmark.site.render import environment, root_of
 from benchmark.site.runinfo import read_runs, run_header
+from benchmark.site.stack import label_cells
+from benchmark.site.submit import EXAMPLE_FOLDER, EXAMPLE_YAML, EvaluationPlan, evaluation_plan
+from benchmark.site.versions import BoardLink, Change, board_folder, board_links, changelog, snapshot_name
+from benchmark.submissions.fields import describe_fields
 from benchmark.variants.frozen import VariantSet
 
 MARKER = ".sago-site"
 """File that marks a folder as built by this code, so a rebuild may replace it."""
-STATIC = ("site.css", "sort.js", "filter.js", "favicon.svg")
+STATIC = ("site.css", "sort.js", "filter.js", "copy.js", "favicon.svg")
 
 
 @dataclass(frozen=True)
@@ -90,45 +96,126 @@ class _Writer:
         )
         target = self.out / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(html, encoding="utf-8")
+        target.write_text(label_cells(html), encoding="utf-8")
         self.pages.append(path)
 
 
-def build_site(inputs: SiteInputs, out: Path, *, progress: bool = True) -> BuildReport:
+def _version(inputs: SiteInputs) -> str:
+    return str(inputs.board.data["version"])
+
+
+def build_site(
+    inputs: SiteInputs, out: Path, *, progress: bool = True, others: Sequence[SiteInputs] = ()
+) -> BuildReport:
     """Render the whole site into ``out`` (replaced only if an earlier build made it).
 
     Args:
-        inputs: the leaderboard, submissions and variant set to render.
+        inputs: the published board (its leaderboard, submissions and variant set): the site's root.
         out: target folder, e.g. ``leaderboard/site``.
         progress: show a progress bar over the item pages.
+        others: the boards of the set's other versions, each written under ``versions/<version>/``.
     """
+    boards = [inputs, *others]
+    versions = [_version(b) for b in boards]
+    if len(set(versions)) != len(versions):
+        raise SagoError(f"two boards for one variant-set version: {', '.join(sorted(versions))}")
     staging = _prepare(out)
-    board = inputs.board
-    version = str(board.data.get("generator", {}).get("version", ""))
-    writer = _Writer(
-        staging,
-        {
-            "board": board,
-            "set": board.data.get("set", ""),
-            "version": board.data.get("version", ""),
-            "header": run_header(board, read_runs(board, inputs.submissions_root)),
-            "cite": Citation(inputs.repo_url, version),
-        },
+    published = _version(inputs)
+    evaluated = {_version(b): len(b.board.complete) for b in boards}
+    sets = {_version(b): b.variants.sha256 for b in boards if b.variants is not None}
+    shared = _Shared(
+        changelog(str(inputs.board.data["set"]), sets, inputs.submissions_root), _plan(inputs, boards)
     )
+    pages: list[str] = []
     try:
-        set_dir = inputs.variants.path if inputs.variants else None
-        downloads = copy_downloads(board, inputs.submissions_root, set_dir, staging)
-        items = _all_items(inputs, progress=progress)
-        _summary_pages(writer, inputs, downloads)
-        _model_and_dataset_pages(writer, inputs, items)
-        _compare_pages(writer, inputs, items)
-        _item_pages(writer, inputs, items)
-        _copy_static(staging)
+        for board in boards:
+            folder = board_folder(_version(board), published)
+            links = board_links(_version(board), published, evaluated)
+            written = _render_board(board, staging / folder, links, shared, progress=progress)
+            pages += [folder + page for page in written]
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # the previous site stays as it was
         raise
     _swap(staging, out)
-    return _report(out, writer.pages)
+    return _report(out, pages)
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every board of the site shows alike."""
+
+    changes: list[Change]
+    """the changelog."""
+    plan: EvaluationPlan | None
+    """what a new submission is run with (None without the variant set it would run on)."""
+
+
+def _plan(inputs: SiteInputs, boards: Sequence[SiteInputs]) -> EvaluationPlan | None:
+    """The plan on the version new models are evaluated on (else the published board's set)."""
+    chosen = next((b for b in boards if _version(b) == DEFAULT_SET_VERSION and b.variants), inputs)
+    if chosen.variants is None:
+        return None
+    runs = read_runs(inputs.board, inputs.submissions_root)
+    return evaluation_plan(chosen.variants, runs, list(inputs.board.models))
+
+
+def _render_board(
+    inputs: SiteInputs, folder: Path, links: list[BoardLink], shared: _Shared, *, progress: bool
+) -> list[str]:
+    """Every page of one board into ``folder``; returns their paths relative to it.
+
+    The board of another version with no results yet gets no item pages: its prompts are in its downloads,
+    and a hundred prompt-only pages per version would outweigh the rest of the site.
+    """
+    board = inputs.board
+    version = str(board.data.get("generator", {}).get("version", ""))
+    header = run_header(board, read_runs(board, inputs.submissions_root))
+    facts = all_facts(board, inputs.submissions_root)
+    writer = _Writer(
+        folder,
+        {
+            "board": board,
+            "set": board.data.get("set", ""),
+            "version": board.data.get("version", ""),
+            "header": header,
+            "cite": Citation(inputs.repo_url, version),
+            "boards": links,
+            "facts": facts,
+            "snapshot": snapshot_name(str(board.data["set"]), str(board.data["version"]), header.run_dates),
+        },
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    set_dir = inputs.variants.path if inputs.variants else None
+    snapshot = writer.common["snapshot"]
+    downloads = copy_downloads(board, inputs.submissions_root, set_dir, folder, snapshot=snapshot)
+    published = next(link for link in links if link.current).published
+    items = _all_items(inputs, progress=progress) if published or board.complete else {}
+    _summary_pages(writer, inputs, downloads, facts)
+    writer.page(
+        "changelog.html",
+        "changelog.html.j2",
+        title="Changelog",
+        description="What was added to the SAGO leaderboard and when, with each result's variant-set hash.",
+        changes=shared.changes,
+    )
+    writer.page(
+        "submit.html",
+        "submit.html.j2",
+        title="Submit a model",
+        description=(
+            "How to put a model on the SAGO leaderboard: install, write submission.yaml, validate it, open "
+            "a pull request; what the maintainers run and where the result appears."
+        ),
+        plan=shared.plan,
+        fields=describe_fields(),
+        example_yaml=EXAMPLE_YAML,
+        example_folder=EXAMPLE_FOLDER,
+    )
+    _model_and_dataset_pages(writer, inputs, items)
+    _compare_pages(writer, inputs, items)
+    _item_pages(writer, inputs, items)
+    _copy_static(folder)
+    return writer.pages
 
 
 def _copy_static(site: Path) -> None:
@@ -140,14 +227,25 @@ def _copy_static(site: Path) -> None:
     (site / MARKER).write_text("built by `sago leaderboard build`; safe to delete and rebuild\n")
 
 
-def _summary_pages(writer: _Writer, inputs: SiteInputs, downloads: list[Download]) -> None:
+def _summary_pages(
+    writer: _Writer,
+    inputs: SiteInputs,
+    downloads: list[Download],
+    facts: dict[str, ModelFacts],
+) -> None:
     board = inputs.board
     writer.page(
         "index.html",
         "overview.html.j2",
         title="Overview",
+        description=(
+            f"{len(board.complete)} evaluated models on the variant set {board.data['set']}/"
+            f"{board.data['version']}: how much each one's behaviour changes when a question is rewritten "
+            "without changing its meaning, per axis and dataset, with 95 % intervals and no overall score."
+        ),
         headline=findings.headline(board),
         grid=findings.grid(board),
+        table=overview.leaderboard_table(board, facts),
     )
     writer.page(
         "reversals.html",
@@ -173,7 +271,6 @@ def _summary_pages(writer: _Writer, inputs: SiteInputs, downloads: list[Download
         infos={d: inputs.dataset_info(d) for d in board.datasets},
     )
     writer.page("methodology.html", "methodology.html.j2", title="Methodology")
-    writer.page("submit.html", "submit.html.j2", title="Submit a model")
     writer.page("downloads.html", "downloads.html.j2", title="Downloads", downloads=downloads)
 
 
@@ -185,6 +282,10 @@ def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[st
             f"models/{slug}.html",
             "model.html.j2",
             title=model.get("name") or slug,
+            description=(
+                f"{board.name(slug)} on the SAGO leaderboard: its instability on every measure and dataset, "
+                "what the model is, and its raw outputs."
+            ),
             model=model,
             profile=views.profile_plot(board, slug) if model.get("status") == "complete" else None,
         )
@@ -194,6 +295,10 @@ def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[st
             f"datasets/{dataset}.html",
             "dataset.html.j2",
             title=dataset,
+            description=(
+                f"{dataset} on the SAGO leaderboard: every model's instability per axis and measure, the "
+                "paired tests, accuracy at the baseline prompt, and where the dataset comes from."
+            ),
             dataset=dataset,
             tables=tables,
             by_rank=views.cells_by_rank,
@@ -208,16 +313,25 @@ def _compare_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[It
     ranks = {(d, item.item_id): item.rank for d, found in items.items() for item in found}
     per_item = {m["slug"]: _per_item(inputs, m["slug"]) for m in board.complete}
     comparisons = [
-        views.comparison(board, a, b, per_item[a], per_item[b], ranks) for a, b in views.model_pairs(board)
+        views.comparison(board, a, b, per_item[a], per_item[b], ranks)
+        for a, b in views.model_pairs(board, both_orders=True)
     ]
     writer.page(
-        "compare/index.html", "compare_index.html.j2", title="Compare two models", comparisons=comparisons
+        "compare/index.html",
+        "compare_index.html.j2",
+        title="Compare two models",
+        comparisons=comparisons,
+        pairs=views.model_pairs(board),
     )
     for pair in comparisons:
         writer.page(
             f"compare/{pair.page}",
             "compare.html.j2",
             title=f"{board.name(pair.slug_a)} vs {board.name(pair.slug_b)}",
+            description=(
+                f"{board.name(pair.slug_a)} and {board.name(pair.slug_b)} side by side on every dataset and "
+                "measure of the SAGO leaderboard, with paired tests and the items where they differ most."
+            ),
             pair=pair,
         )
 

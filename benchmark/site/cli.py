@@ -9,12 +9,13 @@ import jinja2
 
 from benchmark.errors import SagoError
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
-from benchmark.results import LEADERBOARD_FILE
+from benchmark.results import LEADERBOARD_FILE, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
-from benchmark.submissions import check_submissions_root
+from benchmark.site.versions import frozen_versions
+from benchmark.submissions import check_submissions_root, list_slugs
 from benchmark.variants.frozen import VariantSet, load_variant_set, set_dir
 
 
@@ -91,8 +92,9 @@ def build(
     board = _board(input_path, set_name, version, submissions_root)
     # The leaderboard names the set its numbers come from; prompts must come from the same one.
     variants = _variants(board.data["set"], board.data["version"], variants_root)
+    others = other_boards(board, input_path, submissions_root, variants_root, repo_url)
     try:
-        report = build_site(SiteInputs(board, submissions_root, variants, repo_url), out)
+        report = build_site(SiteInputs(board, submissions_root, variants, repo_url), out, others=others)
     except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
         # read_board checks the shape the site needs; this names a row it did not foresee.
         raise SagoError(
@@ -125,6 +127,56 @@ def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> B
             err=True,
         )
     return board
+
+
+def other_boards(
+    board: Board,
+    published: Path,
+    submissions_root: Path,
+    variants_root: Path,
+    repo_url: str = DEFAULT_REPO_URL,
+) -> list[SiteInputs]:
+    """The boards of the set's other frozen versions (``board`` is the published one, read from
+    ``published``), each with its verified variant set; shared by the CLI and ``benchmark.build_site``."""
+    set_name = str(board.data["set"])
+    return [
+        SiteInputs(
+            _version_board(published, set_name, other, submissions_root),
+            submissions_root,
+            _variants(set_name, other, variants_root),
+            repo_url,
+        )
+        for other in frozen_versions(set_name, variants_root)
+        if other != board.data["version"]
+    ]
+
+
+def _version_board(published: Path, set_name: str, version: str, submissions_root: Path) -> Board:
+    """The board of another version: its kept leaderboard (``versions/<set>/<version>/`` beside the
+    published one) or, when it has none yet, every submission listed as pending."""
+    kept = published.parent / "versions" / set_name / version / LEADERBOARD_FILE
+    if kept.is_file():
+        board = read_board(kept)
+        if (board.data["set"], board.data["version"]) == (set_name, version):
+            return board
+        raise SagoError(
+            f"{kept} is for {board.data['set']}/{board.data['version']}, not {set_name}/{version}; "
+            "move it to the folder of its own version"
+        )
+    evaluated = [
+        s
+        for s in list_slugs(submissions_root)
+        if results_dir(s, set_name, version, submissions_root).is_dir()
+    ]
+    if evaluated:
+        click.echo(
+            f"note: {set_name}/{version} has results of {len(evaluated)} model(s) but no leaderboard "
+            f"at {kept}; "
+            f"its board lists every model as pending (run `sago analyze --version {version}` and move its "
+            "leaderboard.json there)",
+            err=True,
+        )
+    return pending_board(set_name, version, submissions_root)
 
 
 def _variants(set_name: str, version: str, root: Path) -> VariantSet:

@@ -40,7 +40,12 @@ class Download:
 
 
 def copy_downloads(
-    board: Board, submissions_root: Path, variants_dir: Path | None, site: Path
+    board: Board,
+    submissions_root: Path,
+    variants_dir: Path | None,
+    site: Path,
+    *,
+    snapshot: str | None = None,
 ) -> list[Download]:
     """Copy every downloadable file under ``site/downloads/`` and describe it.
 
@@ -49,8 +54,9 @@ def copy_downloads(
         submissions_root: the ``submissions/`` folder.
         variants_dir: ``variants/<set>/<version>/`` or None.
         site: the site folder being built.
+        snapshot: file name of a dated copy of ``leaderboard.json`` to offer too (None: none).
     """
-    found = _write_tables(board, site)
+    found = _write_tables(board, site, snapshot)
     if variants_dir is not None and variants_dir.is_dir():
         found += _copy(variants_dir, _set_files(variants_dir), "variants", site)
     for model in board.complete:
@@ -119,14 +125,13 @@ def cells_csv(board: Board) -> str:
     return buffer.getvalue()
 
 
-def _write_tables(board: Board, site: Path) -> list[Download]:
-    """``leaderboard.json`` (as read) and ``cells.csv`` under ``downloads/``."""
+def _write_tables(board: Board, site: Path, snapshot: str | None) -> list[Download]:
+    """``leaderboard.json`` (as read), its dated copy ``snapshot`` and ``cells.csv`` under ``downloads/``."""
     folder = site / "downloads"
     folder.mkdir(parents=True, exist_ok=True)
-    texts = {
-        LEADERBOARD_FILE: json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-        "cells.csv": cells_csv(board),
-    }
+    board_text = json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    texts = {LEADERBOARD_FILE: board_text, **({snapshot: board_text} if snapshot else {})}
+    texts["cells.csv"] = cells_csv(board)
     found = []
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")

@@ -97,15 +97,3 @@ def markdown(board: Board) -> str:
     ''
     """
     return "".join(f"- {sentence}\n" for sentence in headline(board))
-
-
-if __name__ == "__main__":  # python -m benchmark.site.findings [leaderboard.json]
-    import sys
-    from pathlib import Path
-
-    from benchmark.paths import LEADERBOARD_DIR
-    from benchmark.results import LEADERBOARD_FILE
-    from benchmark.site.board import read_board
-
-    source = Path(sys.argv[1]) if len(sys.argv) > 1 else LEADERBOARD_DIR / LEADERBOARD_FILE
-    print(markdown(read_board(source)), end="")

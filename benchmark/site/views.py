@@ -6,8 +6,9 @@ lookups and the selection logic is testable without rendering HTML.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from markupsafe import Markup
 
@@ -118,12 +119,26 @@ def _pair_matrix(
 
 @dataclass(frozen=True)
 class Figure:
-    """An inline SVG plus the measure or scope it belongs to."""
+    """A plot drawn twice, for wide screens and for phones, plus the measure or scope it belongs to."""
 
     label: str
     """what the figure is about (a measure name, a dataset)."""
-    svg: Markup
-    """the inline ``<svg>`` element."""
+    wide: Markup
+    """the inline ``<svg>`` for screens wider than a phone."""
+    narrow: Markup
+    """the same plot :data:`plots.NARROW_WIDTH` wide, so its text stays legible on a 390 px phone."""
+
+    @property
+    def svg(self) -> Markup:
+        """Both variants; the stylesheet shows the one that fits the screen."""
+        return Markup('<div class="plot-wide">{}</div><div class="plot-narrow">{}</div>').format(
+            self.wide, self.narrow
+        )
+
+
+def _both(draw: Callable[..., Markup], *args: Any, key: str, **kwargs: Any) -> tuple[Markup, Markup]:
+    """``draw`` at its normal size and as the narrow variant (its own SVG ids)."""
+    return draw(*args, key=key, **kwargs), draw(*args, key=f"{key}-narrow", narrow=True, **kwargs)
 
 
 def tau_heatmaps(board: Board) -> list[Figure]:
@@ -141,14 +156,15 @@ def tau_heatmaps(board: Board) -> list[Figure]:
             f"Kendall tau-b between the model rankings of each pair of datasets on {label}; "
             "1 = same order, -1 = reversed; the same numbers are in the table below."
         )
-        svg = plots.pair_heatmap(
+        wide, narrow = _both(
+            plots.pair_heatmap,
             matrix,
             board.datasets,
             key=f"tau-{measure['name']}",
             title=f"Ranking agreement between datasets: {label}",
             desc=desc,
         )
-        figures.append(Figure(measure["name"], svg))
+        figures.append(Figure(measure["name"], wide, narrow))
     return figures
 
 
@@ -176,16 +192,15 @@ def independence_heatmap(board: Board) -> Figure | None:
         f"Spearman rho between the per-item instability of every two measures, {how}; "
         "1 = the two measures rank items the same way, 0 = unrelated."
     )
-    return Figure(
-        "combined" if combined else "pooled",
-        plots.pair_heatmap(
-            matrix,
-            [measure_label(n) for n in names],
-            key="independence",
-            title="How much do two measures agree about which items are unstable?",
-            desc=desc,
-        ),
+    wide, narrow = _both(
+        plots.pair_heatmap,
+        matrix,
+        [measure_label(n) for n in names],
+        key="independence",
+        title="How much do two measures agree about which items are unstable?",
+        desc=desc,
     )
+    return Figure("combined" if combined else "pooled", wide, narrow)
 
 
 def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
@@ -203,17 +218,16 @@ def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
         "points are "
         "Pareto-optimal. Table below."
     )
-    return Figure(
-        dataset,
-        plots.scatter(
-            points,
-            key=f"pareto-{dataset}",
-            title="Is the steadier generator the worse mirror?",
-            desc=desc,
-            xlabel="SGS meaning (BERTScore), lower = steadier",
-            ylabel="SGS style mirroring, lower = steadier",
-        ),
+    wide, narrow = _both(
+        plots.scatter,
+        points,
+        key=f"pareto-{dataset}",
+        title="Is the steadier generator the worse mirror?",
+        desc=desc,
+        xlabel="SGS meaning (BERTScore), lower = steadier",
+        ylabel="SGS style mirroring, lower = steadier",
     )
+    return Figure(dataset, wide, narrow)
 
 
 def profile_plot(board: Board, slug: str) -> Figure | None:
@@ -232,16 +246,15 @@ def profile_plot(board: Board, slug: str) -> Figure | None:
         "bootstrap intervals; SGS is the mean instability of an item divided by the measure's scale R, so "
         "measures share one axis; lower is steadier. The profile table lists every number."
     )
-    return Figure(
-        slug,
-        plots.intervals(
-            series,
-            key=f"profile-{slug}",
-            title=f"Instability of {board.name(slug)}",
-            desc=desc,
-            xlabel="SGS (instability divided by the measure's scale; lower = steadier)",
-        ),
+    wide, narrow = _both(
+        plots.intervals,
+        series,
+        key=f"profile-{slug}",
+        title=f"Instability of {board.name(slug)}",
+        desc=desc,
+        xlabel="SGS (instability divided by the measure's scale; lower = steadier)",
     )
+    return Figure(slug, wide, narrow)
 
 
 def _interval(cell: CellRow | None, label: str) -> plots.Interval:
@@ -266,6 +279,33 @@ class CompareRow:
     """the ``pairwise[]`` row of the two (its diff is SGS of the file's model_a minus model_b)."""
     verdict: tuple[str, str | None]
     """(status, steadier slug) of the paired test of the two (findings.pair_verdict)."""
+    diff: Difference
+    """SGS of the page's first model minus its second, with its interval (the pair row, read that way)."""
+
+
+class Difference(NamedTuple):
+    """A difference of two models' SGS with its 95 % interval, in the order a page shows them."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+
+
+def oriented(pair: PairwiseRow | None, first: str) -> Difference:
+    """The pair row's difference as ``first`` minus the other model: a pair row stores model_a − model_b
+    (slugs sorted), so for the other order the difference and its interval change sign.
+
+    >>> row = {"model_a": "a", "model_b": "b", "diff": -0.5, "ci_low": -0.75, "ci_high": -0.25}
+    >>> oriented(row, "a"), oriented(row, "b")
+    (Difference(value=-0.5, low=-0.75, high=-0.25), Difference(value=0.5, low=0.25, high=0.75))
+    """
+    if pair is None:
+        return Difference(None, None, None)
+    value, low, high = pair.get("diff"), pair.get("ci_low"), pair.get("ci_high")
+    if pair.get("model_a") == first:
+        return Difference(value, low, high)
+    flip = [None if v is None else -float(v) for v in (value, high, low)]
+    return Difference(*flip)
 
 
 @dataclass(frozen=True)
@@ -291,9 +331,9 @@ class Comparison:
     """Everything the page of one model pair shows."""
 
     slug_a: str
-    """first model (sorted slugs)."""
+    """the model the reader picked first (shown first everywhere on the page)."""
     slug_b: str
-    """second model."""
+    """the model picked second."""
     rows: list[CompareRow]
     """every dataset (then all) × measure."""
     items: list[ItemDifference]
@@ -305,10 +345,11 @@ class Comparison:
         return f"{self.slug_a}--{self.slug_b}.html"
 
 
-def model_pairs(board: Board) -> list[tuple[str, str]]:
-    """Every pair of complete models, sorted slugs."""
+def model_pairs(board: Board, *, both_orders: bool = False) -> list[tuple[str, str]]:
+    """Every pair of complete models, sorted slugs (with ``both_orders``, each pair both ways round)."""
     slugs = sorted(m["slug"] for m in board.complete)
-    return [(a, b) for i, a in enumerate(slugs) for b in slugs[i + 1 :]]
+    pairs = [(a, b) for i, a in enumerate(slugs) for b in slugs[i + 1 :]]
+    return [*pairs, *((b, a) for a, b in pairs)] if both_orders else pairs
 
 
 def comparison(
@@ -330,8 +371,9 @@ def comparison(
     rows = []
     for dataset in dataset_choices(board):
         for m in board.measures:
+            low, high = sorted((slug_a, slug_b))
             pair = board.document.pairwise.first(
-                dataset=dataset, measure=m["name"], model_a=slug_a, model_b=slug_b
+                dataset=dataset, measure=m["name"], model_a=low, model_b=high
             )
             rows.append(
                 CompareRow(
@@ -341,6 +383,7 @@ def comparison(
                     board.cell(CellKey(slug_b, dataset, m["name"])),
                     pair,
                     pair_verdict(pair),
+                    oriented(pair, slug_a),
                 )
             )
     b_values = {(r["dataset"], r["item_id"], r["measure"]): r.get("s") for r in per_item_b}

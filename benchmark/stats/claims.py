@@ -29,7 +29,7 @@ from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import LEADERBOARD_FILE
 from benchmark.rows import CellRow, ClaimRow, OneSidedTestRow
-from benchmark.site.labels import axis_label
+from benchmark.schema import axis_label
 from benchmark.stats.sgs import ALL
 from benchmark.stats.verdicts import (
     NO_DATA,

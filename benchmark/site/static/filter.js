@@ -30,13 +30,27 @@
     input.addEventListener("input", function () { apply(input, target); });
   });
 
+  // <select data-show-one="ID">: of the elements [data-choice] inside #ID, show only the one chosen.
+  document.querySelectorAll("select[data-show-one]").forEach(function (select) {
+    const box = document.getElementById(select.getAttribute("data-show-one"));
+    if (!box) return;
+    const show = function () {
+      box.querySelectorAll("[data-choice]").forEach(function (part) {
+        part.hidden = part.getAttribute("data-choice") !== select.value;
+      });
+    };
+    select.addEventListener("change", show);
+    const wrapper = select.closest("[hidden]");
+    if (wrapper) wrapper.hidden = false;
+    show();
+  });
+
   const picker = document.getElementById("compare-picker");
   if (picker) {
     const pages = {};
     picker.getAttribute("data-pairs").split(";").forEach(function (entry) {
       const parts = entry.split(" ");
-      pages[parts[0] + " " + parts[1]] = parts[2];
-      pages[parts[1] + " " + parts[0]] = parts[2];
+      pages[parts[0] + " " + parts[1]] = parts[2];  // one page per order: the first pick is shown first
     });
     const go = document.getElementById("compare-go");
     const update = function () {

@@ -1,5 +1,6 @@
 // Sortable tables without a framework: click a header of a table.sortable to sort by that column.
-// Cells may carry data-sort (a number or text); empty values always sort last.
+// Cells may carry data-sort (a number or text); empty values always sort last. On a phone, where the
+// stylesheet turns each row into a block and hides the header row, a "Sort by" menu does the same.
 "use strict";
 (function () {
   function value(row, index) {
@@ -13,8 +14,7 @@
     if (!Number.isNaN(x) && !Number.isNaN(y)) return x - y;
     return a.localeCompare(b);
   }
-  function sortBy(table, header, index) {
-    const ascending = header.getAttribute("aria-sort") !== "ascending";
+  function sortBy(table, header, index, ascending) {
     table.querySelectorAll("th[aria-sort]").forEach(function (th) { th.removeAttribute("aria-sort"); });
     header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
     const body = table.tBodies[0];
@@ -26,16 +26,43 @@
     });
     rows.forEach(function (row) { body.appendChild(row); });
   }
+  function menu(table, headers) {
+    const label = document.createElement("label");
+    label.className = "sort-menu";
+    label.appendChild(document.createTextNode("Sort by "));
+    const select = document.createElement("select");
+    select.appendChild(new Option("the order on the page", ""));
+    headers.forEach(function (th, index) {
+      const copy = th.cloneNode(true);
+      copy.querySelectorAll(".unit").forEach(function (unit) { unit.remove(); });
+      const name = copy.textContent.replace(/\s+/g, " ").trim();
+      select.appendChild(new Option(name + ", low to high", index + " up"));
+      select.appendChild(new Option(name + ", high to low", index + " down"));
+    });
+    select.addEventListener("change", function () {
+      if (!select.value) return;
+      const parts = select.value.split(" ");
+      const index = Number(parts[0]);
+      sortBy(table, headers[index], index, parts[1] === "up");
+    });
+    label.appendChild(select);
+    const anchor = table.closest(".scroll") || table;
+    anchor.parentNode.insertBefore(label, anchor);
+  }
   function setUp(table) {
     const head = table.tHead;
     if (!head || !table.tBodies.length) return;
-    Array.from(head.rows[head.rows.length - 1].cells).forEach(function (th, index) {
+    const headers = Array.from(head.rows[head.rows.length - 1].cells);
+    headers.forEach(function (th, index) {
       const button = document.createElement("button");
       button.type = "button";
       while (th.firstChild) button.appendChild(th.firstChild);
       th.appendChild(button);
-      button.addEventListener("click", function () { sortBy(table, th, index); });
+      button.addEventListener("click", function () {
+        sortBy(table, th, index, th.getAttribute("aria-sort") !== "ascending");
+      });
     });
+    if (table.tBodies[0].rows.length > 1) menu(table, headers);
   }
   document.querySelectorAll("table.sortable").forEach(setUp);
 })();

@@ -1,0 +1,120 @@
+"""The overview's leaderboard table: one row per model, one table per dataset choice.
+
+Each row holds the model's headline measure of every axis with its interval, its baseline accuracy, the
+items it was evaluated on and what the model is (:mod:`benchmark.site.facts`). Every number is a value
+of ``leaderboard.json`` picked out for that dataset (``"all"`` pools every item); nothing is summed
+across axes, so the table has no overall score to sort by (see :data:`NO_COMPOSITE`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from benchmark.rows import CellRow, MeasureRow
+from benchmark.site.board import ALL, Board, CellKey
+from benchmark.site.facts import ModelFacts, Truncation
+from benchmark.site.views import dataset_choices, headline_measures
+
+NO_COMPOSITE = (
+    "There is no overall score and no overall rank: the four axes measure different things, and a sum or "
+    "average of them would hide both the trade-offs between axes and the reversals between datasets. "
+    "Sort by the column that matters for your use."
+)
+"""Why the table has no composite column (the methodology's "no overall winner")."""
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One model on one dataset choice."""
+
+    slug: str
+    """submission slug."""
+    name: str
+    """display name."""
+    complete: bool
+    """has results (a pending model shows its facts and no numbers)."""
+    cells: Mapping[str, CellRow | None]
+    """the ``cells[]`` row of each headline measure, by measure name."""
+    accuracy: float | None
+    """share of baseline responses judged correct (``accuracy[]``)."""
+    items: int | None
+    """items the model was evaluated on here (largest ``n_items`` of its cells)."""
+    facts: ModelFacts
+    """what the model is."""
+    truncation: Truncation | None
+    """responses cut at the token cap on this dataset choice."""
+
+
+@dataclass(frozen=True)
+class DatasetTable:
+    """The table for one dataset choice."""
+
+    dataset: str
+    """dataset name or ``"all"``."""
+    rows: list[TableRow]
+    """every model, by display name."""
+
+    @property
+    def evaluated(self) -> list[TableRow]:
+        """Rows with at least one number."""
+        return [r for r in self.rows if r.items is not None]
+
+    @property
+    def item_range(self) -> tuple[int, int] | None:
+        """Fewest and most items behind a model's numbers (None when no model has any)."""
+        counts = [r.items for r in self.evaluated if r.items is not None]
+        return (min(counts), max(counts)) if counts else None
+
+
+@dataclass(frozen=True)
+class LeaderboardTable:
+    """Everything the overview's table shows."""
+
+    measures: list[MeasureRow]
+    """the headline measure of each axis (columns)."""
+    tables: list[DatasetTable]
+    """``"all"`` first, then each dataset."""
+    pending: int
+    """models submitted but not evaluated."""
+
+
+def table_measures(board: Board) -> list[MeasureRow]:
+    """The file's ``headline_measures`` (one per axis), else the first paper measure of each axis."""
+    named = [str(n) for n in board.data.get("headline_measures") or []]
+    found = [m for n in named if (m := board.measures.first(name=n)) is not None]
+    return found or headline_measures(board)
+
+
+def _row(board: Board, dataset: str, slug: str, measures: list[MeasureRow], facts: ModelFacts) -> TableRow:
+    cells = {m["name"]: board.cell(CellKey(slug, dataset, m["name"])) for m in measures}
+    counts = [c["n_items"] for c in cells.values() if c is not None and c.get("n_items") is not None]
+    accuracy = board.document.accuracy.first(model=slug, dataset=dataset)
+    model = board.models.first(slug=slug)
+    return TableRow(
+        slug,
+        board.name(slug),
+        bool(model and model.get("status") == "complete"),
+        cells,
+        accuracy.get("accuracy") if accuracy else None,
+        max(counts) if counts else None,
+        facts,
+        facts.truncation.get(dataset),
+    )
+
+
+def leaderboard_table(board: Board, facts: Mapping[str, ModelFacts]) -> LeaderboardTable:
+    """One table per dataset choice (``"all"`` first), one row per model of the board.
+
+    Args:
+        board: the leaderboard.
+        facts: :func:`benchmark.site.facts.all_facts` of the board.
+    """
+    measures = table_measures(board)
+    slugs = sorted((m["slug"] for m in board.models), key=lambda s: (board.name(s).lower(), s))
+    tables = [
+        DatasetTable(dataset, [_row(board, dataset, slug, measures, facts[slug]) for slug in slugs])
+        for dataset in dataset_choices(board) or [ALL]  # a board with no results still lists its models
+    ]
+    pending = sum(1 for m in board.models if m.get("status") != "complete")
+    return LeaderboardTable(measures, tables, pending)

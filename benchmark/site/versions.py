@@ -1,0 +1,183 @@
+"""One board per variant-set version, the links between them, and the changelog of committed results.
+
+A variant set is frozen per version (``variants/<set>/<version>/``) and results are made against one
+version, so each version has its own board. The published board (``--version``) is the site's root;
+every other frozen version of the set is a complete board under ``versions/<version>/``. The changelog
+lists what was added when, from the committed ``run.json`` files (their finishing date, profile and the
+variant-set hash each run read) and the frozen sets' manifests; it computes no statistic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark.documents import RunDocument
+from benchmark.errors import SagoError
+from benchmark.paths import check_name
+from benchmark.results import ResultsFolder
+from benchmark.submissions import list_slugs, load_submission
+from benchmark.variants.frozen import MANIFEST
+
+VERSIONS_DIR = "versions"
+"""Folder of the site that holds the boards of the other versions."""
+
+
+@dataclass(frozen=True)
+class BoardLink:
+    """One board as the version switcher of a page lists it."""
+
+    version: str
+    """variant-set version, e.g. ``v2``."""
+    href: str
+    """the board's root relative to the current board's root (``""``, ``versions/v2/``, ``../../``)."""
+    current: bool
+    """the board the page belongs to."""
+    published: bool
+    """the site's root board (the one ``sago leaderboard build --version`` names)."""
+    evaluated: int
+    """models with results on this board."""
+
+
+def board_folder(version: str, published: str) -> str:
+    """Where a version's board lives inside the site.
+
+    >>> board_folder("v1", "v1"), board_folder("v2", "v1")
+    ('', 'versions/v2/')
+    """
+    return "" if version == published else f"{VERSIONS_DIR}/{check_name(version, 'version')}/"
+
+
+def board_links(current: str, published: str, evaluated: dict[str, int]) -> list[BoardLink]:
+    """Every board, as seen from the board of ``current``; ``evaluated``: version -> evaluated models.
+
+    >>> [(b.version, b.href) for b in board_links("v2", "v1", {"v1": 2, "v2": 0})]
+    [('v1', '../../'), ('v2', '')]
+    """
+    here = board_folder(current, published)
+    back = "../" * here.count("/")
+    return [
+        BoardLink(
+            version,
+            "" if version == current else back + board_folder(version, published),
+            version == current,
+            version == published,
+            count,
+        )
+        for version, count in sorted(evaluated.items())
+    ]
+
+
+def frozen_versions(set_name: str, variants_root: Path) -> list[str]:
+    """Versions of ``set_name`` with a manifest under ``variants_root`` (sorted)."""
+    folder = variants_root / check_name(set_name, "variant set")
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_dir() and not p.is_symlink() and (p / MANIFEST).is_file() and _safe(p.name)
+    )
+
+
+def _safe(name: str) -> bool:
+    try:
+        check_name(name, "version")
+    except SagoError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Change:
+    """One line of the changelog."""
+
+    date: str | None
+    """YYYY-MM-DD the run finished (None: a frozen set or a pending submission, undated)."""
+    version: str | None
+    """the variant-set version it concerns (None: a submission not evaluated on any)."""
+    what: str
+    """``"evaluated"``, ``"frozen"`` or ``"submitted"``."""
+    slug: str | None
+    """the submission (None for a variant set)."""
+    name: str
+    """model display name, or the set's ``set/version``."""
+    profile: str | None
+    """evaluation profile of a run."""
+    prompts: int | None
+    """prompts the run answered (sum of run.json ``counts``)."""
+    sha256: str | None
+    """variant-set hash: the one a run recorded, or the manifest's own for a frozen set."""
+
+
+def _name(slug: str, root: Path) -> str:
+    try:
+        return load_submission(slug, root).name
+    except SagoError:
+        return slug
+
+
+def _prompts(run: RunDocument) -> int | None:
+    counts = run.data.get("counts")
+    if not isinstance(counts, dict):
+        return None
+    values = [v for v in counts.values() if isinstance(v, int) and not isinstance(v, bool)]
+    return sum(values) if values else None
+
+
+def _run_change(slug: str, name: str, version: str, folder: ResultsFolder) -> Change | None:
+    try:
+        run = folder.read_run()
+    except SagoError:
+        return None  # the validator reports it
+    return Change(
+        (run.finished_at or "")[:10] or None,
+        version,
+        "evaluated",
+        slug,
+        name,
+        run.profile_name,
+        _prompts(run),
+        run.variant_set_sha256 or run.nested_variant_set_sha256,
+    )
+
+
+def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) -> list[Change]:
+    """Runs newest first, then each frozen set (newest version first), then submissions without results.
+
+    Args:
+        set_name: the variant set, e.g. ``sago-v1``.
+        sets: version -> sha256 of its manifest, for every frozen version with a board.
+        submissions_root: the ``submissions/`` folder whose committed ``run.json`` files are listed.
+    """
+    runs: list[Change] = []
+    evaluated: set[str] = set()
+    slugs = list_slugs(submissions_root)
+    for slug in slugs:
+        name = _name(slug, submissions_root)
+        for version in sorted(sets):
+            folder = ResultsFolder.of(slug, set_name, version, submissions_root)
+            if folder.run.is_file() and (change := _run_change(slug, name, version, folder)):
+                runs.append(change)
+                evaluated.add(slug)
+    runs.sort(key=lambda c: (c.date or "", c.version or "", c.name), reverse=True)
+    frozen = [
+        Change(None, v, "frozen", None, f"{set_name}/{v}", None, None, sets[v])
+        for v in sorted(sets, reverse=True)
+    ]
+    waiting = [
+        Change(None, None, "submitted", slug, _name(slug, submissions_root), None, None, None)
+        for slug in slugs
+        if slug not in evaluated and (submissions_root / slug / "submission.yaml").is_file()
+    ]
+    return runs + frozen + waiting
+
+
+def snapshot_name(set_name: str, version: str, dates: Sequence[str]) -> str | None:
+    """File name of the dated copy of leaderboard.json: dated by its newest run (None without runs).
+
+    >>> snapshot_name("sago-v1", "v1", ["2026-11-29", "2026-11-30"])
+    'leaderboard-sago-v1-v1-2026-11-30.json'
+    """
+    return f"leaderboard-{set_name}-{version}-{max(dates)}.json" if dates else None
