@@ -35,7 +35,7 @@ BENCH_VENV ?= .bench-venv
 
 .PHONY: all check lint setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite \
-	bench bench-peer bench-gpu gpu-check test test-fast example-fixture
+	bench bench-peer peer-venv test-lm-eval bench-gpu gpu-check test test-fast example-fixture
 
 all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
 	$(SAGO) variants verify --set $(SET) --version v1 --expected-sha256 $(V1_SHA256)
@@ -113,10 +113,15 @@ bench:  ## harness overhead vs bare model work, CPU, SmolLM2
 reproduce:  ## re-run one committed result (MODEL=<slug> PROFILE=<name>) into a temp dir and diff it with the committed files
 	$(PY) -m benchmark.harness.reproduce $(MODEL) --profile $(PROFILE) --set $(SET) --version $(or $(RESULT_VERSION),$(BOARD_VERSION)) $(ARGS)
 
-bench-peer:  ## `sago bench` vs lm-evaluation-harness generate_until on the same prompts (own venv .bench-venv)
+peer-venv:  ## .bench-venv: sago-bench with lm-evaluation-harness pinned (the `peer` extra), never in .venv
 	test -x $(BENCH_VENV)/bin/python || $(SYSTEM_PY) -m venv --system-site-packages $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -q torch==2.13.0 -e '.[peer]'
+
+bench-peer: peer-venv  ## `sago bench` vs lm-evaluation-harness generate_until on the same prompts (own venv .bench-venv)
 	$(BENCH_VENV)/bin/python -m benchmark.harness.bench_peer --threads $(THREADS) $(ARGS)
+
+test-lm-eval: peer-venv  ## the README's lm-eval block for real: export, lm_eval on SmolLM2 (GGUF, offline), import, compare with sago
+	SAGO_LM_EVAL_PYTHON=$(BENCH_VENV)/bin/python $(PY) -m pytest -q -m slow tests/test_lmeval_slow.py
 
 gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolLM2 smoke on GPU vs committed CPU records (ARGS=--dry-run on a CPU)
 	$(PY) -m benchmark.harness.gpu_check $(ARGS)

@@ -30,6 +30,10 @@ def _command(name: str) -> click.Command | None:
         from benchmark.site.cli import leaderboard
 
         return leaderboard
+    if name in ("export", "import"):
+        from benchmark.lmeval import cli as lmeval_cli
+
+        return lmeval_cli.export if name == "export" else lmeval_cli.import_
     if name == "submissions":
         from benchmark.submissions.cli import submissions
 
@@ -45,6 +49,8 @@ _HELP = {
     "analyze": "Compute instability (SGS), significance, rankings and reversals from stored records.",
     "leaderboard": "Render the static leaderboard site from committed results.",
     "submissions": "Validate submission folders and their results.",
+    "export": "Write a variant set as lm-evaluation-harness tasks (`sago export lm-eval`).",
+    "import": "Score lm-evaluation-harness sample logs on the response-only axes (`sago import lm-eval`).",
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Self, cast
 
@@ -165,6 +165,9 @@ class RunDocument(Document):
     """``timings.finished_at``: when the last rank finished (ISO 8601)."""
     nested_variant_set_sha256: str | None = None
     """``variant_set.sha256``: where older run.json files recorded the set's hash."""
+    not_measured: Mapping[str, str] = field(default_factory=dict)
+    """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
+    Empty for every harness run; a result with entries is response-only and stays off the board."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "run") -> Self:
@@ -179,6 +182,7 @@ class RunDocument(Document):
             "files" in data,
             _text(_object(data, "timings"), "finished_at"),
             _text(_object(data, "variant_set"), "sha256"),
+            {str(k): str(v) for k, v in _object(data, "not_measured").items()},
         )
 
     @property

@@ -76,6 +76,10 @@ RECORD_COLUMNS: tuple[str, ...] = (
 
 
 AXES: tuple[str, ...] = ("activations", "generation", "confidence", "mirroring")
+"""The four axes; every measure (declared in ``benchmark.axes.measures``) belongs to one."""
+RESPONSE_AXES: tuple[str, ...] = ("generation", "mirroring")
+"""The axes computed from the response texts alone: all that a run outside the harness (lm-eval) gives;
+the other axes' measures need the model itself (``benchmark.axes.measures.model_measures``)."""
 AXIS_LABELS: dict[str, str] = {axis: axis.capitalize() for axis in AXES}
 """The human name of each axis (the site, the README's sentences)."""
 
@@ -88,8 +92,6 @@ def axis_label(axis: str) -> str:
     """
     return AXIS_LABELS.get(axis, axis)
 
-
-"""The four axes; every measure (declared in ``benchmark.axes.measures``) belongs to one."""
 
 # Per-variant deltas table (output of benchmark.axes): ids + one column per measure + accuracy.
 DELTA_ID_COLUMNS: tuple[str, ...] = (

@@ -374,6 +374,31 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
         lambda t: (t.submissions / SLUG / "results" / SET / VERSION / "run.json").write_text("[1, 2"),
         "not valid JSON",
     ),
+    # lm-evaluation-harness: export and import
+    (
+        "export lm-eval unknown dataset",
+        ["export", "lm-eval", "--version", VERSION, "--datasets", "nosuch", "--out", f"{T}/tasks"],
+        nothing,
+        "unknown dataset",
+    ),
+    (
+        "export lm-eval over a folder of other files",
+        ["export", "lm-eval", "--version", VERSION, "--out", f"{T}/leaderboard"],
+        nothing,
+        "which an export does not write",
+    ),
+    (
+        "import lm-eval not a samples file",
+        ["import", "lm-eval", f"{T}/leaderboard/leaderboard.json", "--version", VERSION, "--out", f"{T}/x"],
+        nothing,
+        "not an lm-eval samples file",
+    ),
+    (
+        "import lm-eval into the submissions folder",
+        ["import", "lm-eval", f"{T}/s.jsonl", "--version", VERSION, "--out", f"{T}/submissions/{SLUG}/x"],
+        nothing,
+        "stays off the board",
+    ),
 ]
 
 
@@ -417,7 +442,9 @@ def test_bad_input_is_one_line_and_changes_nothing(
 
 def test_the_matrix_covers_every_command() -> None:
     covered = {
-        (c[1][0], c[1][1]) if c[1][0] in ("variants", "leaderboard", "submissions") else (c[1][0],)
+        (c[1][0], c[1][1])
+        if c[1][0] in ("variants", "leaderboard", "submissions", "export", "import")
+        else (c[1][0],)
         for c in CASES
     }
     assert covered >= {
@@ -430,6 +457,8 @@ def test_the_matrix_covers_every_command() -> None:
         ("variants", "download"),
         ("submissions", "validate"),
         ("submissions", "rehash"),
+        ("export", "lm-eval"),
+        ("import", "lm-eval"),
     }
 
 

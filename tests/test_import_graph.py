@@ -122,7 +122,8 @@ LAYERS: dict[str, set[str]] = {
     "submissions": {CORE, "integrity", "harness"},
     "site": {CORE, "axes", "stats", "variants", "submissions", "harness"},
     "testing": {CORE, "models"},
-    "cli": {CORE, "variants", "harness", "stats", "site", "submissions"},
+    "lmeval": {CORE, "integrity", "axes", "harness", "stats", "variants"},
+    "cli": {CORE, "variants", "harness", "stats", "site", "submissions", "lmeval"},
     "api": {
         CORE,
         "variants",

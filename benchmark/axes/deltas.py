@@ -8,7 +8,7 @@ judge) live in :class:`~benchmark.axes.scorers.AxisScorers`, built once per run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 import pandas as pd
@@ -78,10 +78,13 @@ def compute_deltas(
     *,
     model: str,
     scorers: AxisScorers | None = None,
+    not_measured: Collection[str] = (),
 ) -> pd.DataFrame:
     """The deltas table (columns :func:`benchmark.axes.measures.delta_columns`) for one model's records.
 
-    Every record row gets a row, controls included; the baseline row has all deltas 0.
+    Every record row gets a row, controls included; the baseline row has all deltas 0, except on the
+    measures named in ``not_measured`` (a run that did not record what they need, e.g. one imported
+    from lm-eval): those are NaN on every row, the baseline's too, never 0.
     """
     scorers = scorers or AxisScorers.default()
     pairs = align(records, variants, activations)
@@ -90,6 +93,9 @@ def compute_deltas(
     out["strength"] = out["strength"].astype(float)
     is_baseline = (pairs.frame["variant_id"] == BASELINE_VARIANT_ID).to_numpy()
     for measure in all_measures():
+        if measure.name in not_measured:
+            out[f"delta_{measure.name}"] = np.nan
+            continue
         values = np.asarray(measure.delta(pairs, scorers), dtype=np.float64)
         out[f"delta_{measure.name}"] = np.where(is_baseline, 0.0, values)
     out["correct"] = [

@@ -27,7 +27,7 @@ from benchmark.axes.mirroring import mirroring_delta
 from benchmark.axes.scorers import AxisScorers
 from benchmark.axes.text import bleu, score_distinct
 from benchmark.registry import Registry
-from benchmark.schema import AXES, BASELINE_VARIANT_ID, DELTA_ID_COLUMNS
+from benchmark.schema import AXES, BASELINE_VARIANT_ID, DELTA_ID_COLUMNS, RESPONSE_AXES
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,12 @@ def headline_measures() -> tuple[str, ...]:
 def paper_measures() -> tuple[str, ...]:
     """The measures the authors report."""
     return tuple(m.name for m in all_measures() if m.paper)
+
+
+def model_measures() -> tuple[str, ...]:
+    """The measures that need the model itself (hidden states, log-probabilities, entropies): every
+    measure outside ``schema.RESPONSE_AXES``."""
+    return tuple(m.name for m in all_measures() if m.axis not in RESPONSE_AXES)
 
 
 def delta_columns() -> tuple[str, ...]:

@@ -115,6 +115,8 @@ def deltas_for_results(
     if not record_files:
         raise SagoError(f"no records under {folder.records_dir}; run `sago evaluate` first")
     scorers = scorers or AxisScorers.default()
+    # A run that recorded only responses (imported from lm-eval) names what it could not measure.
+    not_measured = tuple(folder.read_run().not_measured) if folder.run.is_file() else ()
     tables = []
     for path in record_files:
         dataset = path.stem
@@ -126,7 +128,14 @@ def deltas_for_results(
         activations = load_activations(folder.activations(dataset))
         records = pd.read_parquet(path)
         tables.append(
-            compute_deltas(records, activations, variant_frames[dataset], model=model, scorers=scorers)
+            compute_deltas(
+                records,
+                activations,
+                variant_frames[dataset],
+                model=model,
+                scorers=scorers,
+                not_measured=not_measured,
+            )
         )
     deltas = pd.concat(tables, ignore_index=True)
     return deltas.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)

@@ -138,6 +138,7 @@ def check_results(folder: Path) -> None:
     types only).
     """
     results = ResultsFolder(folder)
+    refuse_response_only(results)
     if not deltas_to_recompute(folder):
         problem = parquet_problem(results.deltas, delta_types())
         if problem is not None:
@@ -160,6 +161,20 @@ def check_results(folder: Path) -> None:
     if problems:
         first = problems[0]
         raise SagoError(f"{folder / first.path}: {first.problem}; {first.fix}")
+
+
+def refuse_response_only(results: ResultsFolder) -> None:
+    """A result that names measures it could not measure (an lm-eval import) stays off the board."""
+    try:
+        missing = results.read_run().not_measured if results.run.is_file() else {}
+    except SagoError:
+        return  # an unreadable run.json is reported where the run's inputs are checked
+    if missing:
+        raise SagoError(
+            f"{results.run}: a response-only result ({next(iter(missing.values()))}: "
+            f"{', '.join(sorted(missing))}) stays off the board; move it out of the submissions folder "
+            "(its summary.json is already written) and let `sago evaluate` measure all four axes"
+        )
 
 
 def default_variant_frames(set_name: str, version: str) -> VariantFrames:

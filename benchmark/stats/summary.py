@@ -200,6 +200,7 @@ def summarize(
     version: str,
     options: AnalysisOptions = DEFAULT_OPTIONS,
     axes: Mapping[str, str] | None = None,
+    not_measured: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The summary document of one submission on one variant set (pure; nothing is written).
 
@@ -209,6 +210,8 @@ def summarize(
         set_name: variant set name; version: its version.
         options: seed, resamples, epsilons.
         axes: how the deltas were scored (mirroring rules, politeness judge, BLEU form, backbones).
+        not_measured: measure -> why the run could not measure it (its deltas are NaN, so it has no
+            cell); written as ``not_measured`` only when given, so harness results keep their bytes.
     """
     deltas = _single_model(deltas, model)
     paper_items, paper = aggregate_tables(deltas, PAPER, options)
@@ -222,18 +225,46 @@ def summarize(
     )
     proper = extended_items[extended_items["dataset"] != ALL]
     document = header(options, set_name=set_name, version=version, schema_version=SUMMARY_SCHEMA_VERSION)
-    return document | {
-        "model": model,
-        "axes": dict(axes or {}),
-        "aggregates": aggregate_rows(deltas),
-        "datasets": sorted(proper["dataset"].unique()),
-        "families": sorted(set(deltas["family"].unique()) - CONTROL_FAMILIES),
-        "cells": nest_cells(paper, extended, noise),
-        "per_family": jsonio.records(per_family),
-        "noise_floor": jsonio.records(noise),
-        "accuracy": jsonio.records(accuracy_table(deltas)),
-        "per_item": per_item_rows(paper_items, extended_items),
-    }
+    return (
+        document
+        | {
+            "model": model,
+            "axes": dict(axes or {}),
+            "aggregates": aggregate_rows(deltas),
+            "datasets": sorted(proper["dataset"].unique()),
+            "families": sorted(set(deltas["family"].unique()) - CONTROL_FAMILIES),
+            "cells": nest_cells(paper, extended, noise),
+            "per_family": jsonio.records(per_family),
+            "noise_floor": jsonio.records(noise),
+            "accuracy": jsonio.records(accuracy_table(deltas)),
+            "per_item": per_item_rows(paper_items, extended_items),
+        }
+        | ({"not_measured": dict(sorted(not_measured.items()))} if not_measured else {})
+    )
+
+
+def summary_document(
+    deltas: pd.DataFrame,
+    *,
+    model: str,
+    set_name: str,
+    version: str,
+    options: AnalysisOptions = DEFAULT_OPTIONS,
+    axes: Mapping[str, str] | None = None,
+    not_measured: Mapping[str, str] | None = None,
+) -> SummaryDocument:
+    """:func:`summarize` as the typed document other packages read and write."""
+    return SummaryDocument.from_json(
+        summarize(
+            deltas,
+            model=model,
+            set_name=set_name,
+            version=version,
+            options=options,
+            axes=axes,
+            not_measured=not_measured,
+        )
+    )
 
 
 def write_summary(results_dir: Path, document: SummaryDocument) -> Path:

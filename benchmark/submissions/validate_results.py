@@ -298,6 +298,16 @@ def _check_run_json(
                 "re-run `sago evaluate` on the released variant set",
             )
         )
+    missing = run.get("not_measured")
+    if isinstance(missing, dict) and missing:
+        failures.append(
+            Failure(
+                str(rel),
+                f"a response-only result ({', '.join(sorted(map(str, missing)))} not measured) "
+                "stays off the board",
+                "commit only submission.yaml; the maintainers run `sago evaluate` for all four axes",
+            )
+        )
     if submission is not None:
         failures.extend(_check_run_model(run, rel, submission))
     profile = run_profile(run)

@@ -1,0 +1,229 @@
+"""``sago export lm-eval``: a frozen variant set as lm-evaluation-harness tasks, one per dataset.
+
+Each task reads the set's parquet file directly (``dataset_path: parquet``) and keeps exactly the rows
+``sago evaluate --profile P`` runs, through a pyarrow filter on ``item_rank`` and ``variant_id`` (a
+profile's choice of levels is a function of the variant id: checked here against ``select_rows`` before
+anything is written). One document is one (item, variant) row with every column carried through, so
+the sample logs name ``item_id``, ``variant_id``, ``family``, ``place``, ``strength`` and the gold
+``answers``. Generation is greedy with the profile's token cap and no stop string but the model's end
+of sequence, as in the harness. The task's ``metadata.sago`` pins the variant set by its sha256, and
+``sago import lm-eval`` refuses samples whose task does not carry a known one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import yaml
+
+from benchmark.errors import SagoError
+from benchmark.harness.profiles import Profile, select_rows
+from benchmark.paths import replace_folder
+from benchmark.provenance import sha256_file
+from benchmark.results import write_text
+from benchmark.variants.frozen import VariantSet
+
+EXPORT_FORMAT = 1
+"""version of the ``metadata.sago`` block; the import refuses a newer one."""
+LM_EVAL_PIN = "lm_eval==0.4.13"
+"""the lm-eval release the export is tested with (the ``peer`` extra)."""
+README = "README.md"
+EXPORT_FILES = re.compile(r"^(?:[a-z0-9_]+\.yaml|README\.md)$")
+"""what an export folder holds; a folder with anything else is not replaced."""
+
+
+@dataclass(frozen=True)
+class ExportedTask:
+    """One lm-eval task written by the export."""
+
+    name: str
+    """lm-eval task name, e.g. ``sago_v1_v2_smoke_trivia_qa``."""
+    dataset: str
+    """the variant set's dataset."""
+    rows: int
+    """documents: the (item, variant) rows of the profile."""
+    config: dict[str, object]
+    """the task's YAML content."""
+
+
+def name_part(text: str) -> str:
+    """A set, version or profile name as a piece of an lm-eval task name.
+
+    >>> name_part("sago-v1"), name_part("v2")
+    ('sago_v1', 'v2')
+    """
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def group_name(variant_set: VariantSet, profile: Profile) -> str:
+    """The lm-eval group over every exported dataset, e.g. ``sago_v1_v2_smoke``."""
+    return "_".join(name_part(p) for p in (variant_set.name, variant_set.version, profile.name))
+
+
+def selection_filters(frame: pd.DataFrame, profile: Profile) -> list[list[object]]:
+    """pyarrow filters (disjunctive normal form) that keep exactly ``select_rows(frame, profile)``."""
+    chosen = select_rows(frame, profile)
+    filters: list[list[object]] = [["item_rank", "<", profile.items_per_dataset]]
+    if not profile.all_strengths:
+        filters.append(["variant_id", "in", sorted(set(chosen["variant_id"]))])
+    return filters
+
+
+def check_filters(path: Path, frame: pd.DataFrame, profile: Profile, filters: list[list[object]]) -> int:
+    """Refuse filters that would not give lm-eval exactly the profile's rows; returns the row count."""
+    table = pq.read_table(path, columns=["item_id", "variant_id"], filters=[tuple(f) for f in filters])
+    found = zip(table.column("item_id").to_pylist(), table.column("variant_id").to_pylist(), strict=True)
+    filtered = sorted(found)
+    chosen = select_rows(frame, profile)
+    wanted = sorted(zip(chosen["item_id"], chosen["variant_id"], strict=True))
+    if filtered != wanted:
+        raise SagoError(
+            f"{path.name}: the exported filter selects {len(filtered)} rows, the {profile.name} profile "
+            f"{len(wanted)}; this set cannot be exported for that profile (report it)"
+        )
+    return len(wanted)
+
+
+def sago_metadata(
+    variant_set: VariantSet, profile: Profile, dataset: str, rows: int, data: Path
+) -> dict[str, object]:
+    """The task's ``metadata.sago``: what the import checks (set, hash, profile, dataset, rows)."""
+    return {
+        "export": EXPORT_FORMAT,
+        "set": variant_set.name,
+        "version": variant_set.version,
+        "variant_set_sha256": variant_set.sha256,
+        "dataset": dataset,
+        "data_sha256": sha256_file(data),
+        "profile": profile.name,
+        "max_new_tokens": profile.max_new_tokens,
+        "rows": rows,
+    }
+
+
+def task_config(variant_set: VariantSet, profile: Profile, dataset: str) -> ExportedTask:
+    """The lm-eval task of one dataset under one profile."""
+    data = (variant_set.path / variant_set.entries[dataset].file).resolve()
+    frame = variant_set.frame(dataset)
+    filters = selection_filters(frame, profile)
+    rows = check_filters(data, frame, profile, filters)
+    name = f"{group_name(variant_set, profile)}_{name_part(dataset)}"
+    config: dict[str, object] = {
+        "task": name,
+        "dataset_path": "parquet",
+        "dataset_kwargs": {"data_files": {"test": str(data)}, "filters": filters},
+        "test_split": "test",
+        "output_type": "generate_until",
+        "doc_to_text": "prompt",  # a column name: lm-eval passes the text through untouched
+        "doc_to_target": "answers",
+        "num_fewshot": 0,
+        # greedy, the profile's token cap, and no stop string: lm-eval adds the model's end of sequence
+        "generation_kwargs": {
+            "until": [],
+            "max_gen_toks": profile.max_new_tokens,
+            "do_sample": False,
+            "temperature": 0.0,
+        },
+        "metric_list": [
+            {
+                "metric": "exact_match",
+                "aggregation": "mean",
+                "higher_is_better": True,
+                "ignore_case": True,
+                "ignore_punctuation": True,
+            }
+        ],
+        "metadata": {
+            "version": EXPORT_FORMAT,
+            "sago": sago_metadata(variant_set, profile, dataset, rows, data),
+        },
+    }
+    return ExportedTask(name, dataset, rows, config)
+
+
+def group_config(
+    variant_set: VariantSet, profile: Profile, tasks: Sequence[ExportedTask]
+) -> dict[str, object]:
+    """The group over the exported tasks (exact match pooled over every document)."""
+    return {
+        "group": group_name(variant_set, profile),
+        "task": [t.name for t in tasks],
+        "aggregate_metric_list": [{"metric": "exact_match", "aggregation": "mean", "weight_by_size": True}],
+        "metadata": {
+            "version": EXPORT_FORMAT,
+            "sago": {
+                "export": EXPORT_FORMAT,
+                "set": variant_set.name,
+                "version": variant_set.version,
+                "variant_set_sha256": variant_set.sha256,
+                "profile": profile.name,
+            },
+        },
+    }
+
+
+def readme(variant_set: VariantSet, profile: Profile, out: Path, tasks: Sequence[ExportedTask]) -> str:
+    """How to run the exported group in lm-eval and bring the samples back."""
+    group = group_name(variant_set, profile)
+    return (
+        f"# {group}: {variant_set.name}/{variant_set.version} as lm-evaluation-harness tasks\n\n"
+        f"Written by `sago export lm-eval` ({profile.name} profile: {sum(t.rows for t in tasks)} documents, "
+        f"greedy, {profile.max_new_tokens} new tokens). Variant-set sha256: `{variant_set.sha256}`.\n\n"
+        "```bash\n"
+        f"lm_eval --model hf --model_args pretrained=MODEL,dtype=float32,add_bos_token=False \\\n"
+        f"  --include_path {out} --tasks {group} --apply_chat_template \\\n"
+        "  --log_samples --output_path lm-eval-out --batch_size 8\n"
+        f"sago import lm-eval lm-eval-out/*/samples_{group}_*.jsonl "
+        f"--set {variant_set.name} --version {variant_set.version} --out RESULTS_DIR\n"
+        "```\n\n"
+        "Leave out `--apply_chat_template` (and `add_bos_token=False`) for a model evaluated with "
+        "`chat_template: never` or one without a chat template; pass no `--system_instruction`, "
+        "`--num_fewshot`, `--gen_kwargs` or `--limit`: sago evaluates one user turn, zero-shot, every row.\n"
+    )
+
+
+def export_lm_eval(
+    variant_set: VariantSet, profile: Profile, out: Path, *, datasets: Sequence[str] | None = None
+) -> list[Path]:
+    """Write one task YAML per dataset, the group YAML and a README into ``out``; return the YAML paths.
+
+    The files are written into a scratch folder that replaces ``out`` in one swap; an ``out`` that holds
+    anything an export does not write is refused, so nothing of the user's is overwritten.
+    """
+    chosen = list(datasets or variant_set.datasets)
+    unknown = sorted(set(chosen) - set(variant_set.datasets))
+    if unknown:
+        raise SagoError(
+            f"--datasets: unknown dataset {unknown[0]!r}; {variant_set.name}/{variant_set.version} "
+            f"has {', '.join(variant_set.datasets)}"
+        )
+    check_out(out)
+    tasks = [task_config(variant_set, profile, d) for d in chosen]
+    group = group_config(variant_set, profile, tasks)
+    staging = out.with_name(f".{out.name}.exporting")
+    documents = [(f"{t.name}.yaml", t.config) for t in tasks] + [(f"{group['group']}.yaml", group)]
+    for name, document in documents:
+        write_text(staging / name, yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100))
+    write_text(staging / README, readme(variant_set, profile, out.resolve(), tasks))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    replace_folder(staging, out)
+    return [out / name for name, _ in documents]
+
+
+def check_out(out: Path) -> None:
+    """``out`` may be absent, empty, or an earlier export; anything else is refused in one line."""
+    if out.exists() and not out.is_dir():
+        raise SagoError(f"--out {out}: is a file; name a folder for the task files")
+    strangers = (
+        sorted(p.name for p in out.iterdir() if not EXPORT_FILES.fullmatch(p.name)) if out.is_dir() else []
+    )
+    if strangers:
+        raise SagoError(
+            f"--out {out}: holds {strangers[0]!r}, which an export does not write; "
+            "name an empty or new folder"
+        )
