@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -267,24 +268,38 @@ def _forge_deltas(path: Path) -> None:
     pq.write_table(forged, path)
 
 
-def test_committed_deltas_are_read_and_a_forged_copy_is_recomputed(tmp_path: Path) -> None:
-    """On the committed results: a copy byte-equal to what HEAD commits is read as it is; the same file
-    with every delta zeroed and the right input fingerprint is not."""
-    from benchmark.gitrepo import top_level
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_committed_deltas_are_read_and_a_forged_copy_is_recomputed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a checkout (a real git repository): deltas byte-equal to what HEAD commits are read as they are,
+    in the checkout or in a copy of it; the same file with every delta zeroed and the right input
+    fingerprint is not, committed nowhere and written by no analyze here."""
     from benchmark.stats.analyze import deltas_to_recompute
 
-    if top_level(SUBMISSIONS_DIR) is None:
-        pytest.skip("not a git checkout: nothing is committed")
-    source = sorted(SUBMISSIONS_DIR.glob("*/results/sago-v1/v1/deltas.parquet"))[0].parent
-    root = tmp_path / "submissions"
-    folder = root / source.relative_to(SUBMISSIONS_DIR)
-    shutil.copytree(source, folder)
-    assert not deltas_are_stale(folder) and not deltas_to_recompute(folder)
-    _forge_deltas(folder / "deltas.parquet")
-    assert not deltas_are_stale(folder)  # the fingerprint alone would let it through
-    assert deltas_to_recompute(folder)
-    origin.remember(folder / "deltas.parquet")  # what this machine's analyze wrote is read back
-    assert not deltas_to_recompute(folder)
+    repo = tmp_path / "checkout"
+    folder = repo / "submissions" / COMPLETE[0] / "results" / "sago-v1" / "v1"
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text("{}")
+    deltas = synthetic_deltas(example_levels(COMPLETE, datasets=("d1",)), n_items=6, seed=2)
+    table = pa.Table.from_pandas(deltas[deltas["model"] == COMPLETE[0]], preserve_index=False)
+    stamp = json.dumps(input_fingerprint(folder, current_axes()).to_json(), sort_keys=True)
+    pq.write_table(table.replace_schema_metadata({INPUTS_KEY: stamp}), folder / "deltas.parquet")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "maintainers' result"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=repo, check=True
+        )
+    monkeypatch.setattr(origin, "REPO_ROOT", repo)
+    monkeypatch.setattr(origin, "SUBMISSIONS_DIR", repo / "submissions")
+    copy = tmp_path / "copy" / folder.relative_to(repo)
+    shutil.copytree(folder, copy)
+    assert not deltas_are_stale(folder) and not deltas_to_recompute(folder) and not deltas_to_recompute(copy)
+    for forged in (folder, copy):
+        _forge_deltas(forged / "deltas.parquet")
+        assert not deltas_are_stale(forged)  # the fingerprint alone would let it through
+        assert deltas_to_recompute(forged)
+    origin.remember(copy / "deltas.parquet")  # what this machine's analyze wrote is read back
+    assert not deltas_to_recompute(copy)
 
 
 @pytest.mark.slow
