@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.toy import JaccardScorer
 from safetensors.numpy import save_file
 
 from benchmark.axes import (
@@ -38,21 +39,6 @@ ITEM_RUNS = {
         1.5,
     ),
 }
-
-
-class JaccardScorer:
-    """Word-set overlap: a fast, deterministic stand-in for MiniLM."""
-
-    def score(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray:
-        def words(t: str) -> set[str]:
-            return set(t.lower().split())
-
-        return np.array(
-            [
-                len(words(c) & words(r)) / len(words(c) | words(r))
-                for c, r in zip(candidates, references, strict=False)
-            ]
-        )
 
 
 def fake_scorers() -> AxisScorers:

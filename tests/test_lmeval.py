@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers.lmeval import GREEDY, option, run_readme, write_lm_eval_output
-from test_axes_deltas import JaccardScorer
+from helpers.toy import JaccardScorer
 
 import benchmark
 from benchmark.axes import AxisScorers, LexiconPolitenessJudge, read_scorer_backbones, write_deltas

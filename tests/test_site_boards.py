@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_site_fixture import SET, VERSION, SiteTree, make_site_tree, write_variant_set
+from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree, write_variant_set
 
 import benchmark
 from benchmark.cli import main

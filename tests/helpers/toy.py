@@ -7,9 +7,10 @@ signed politeness), at a fraction of its size.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from benchmark.provenance import sha256_bytes
@@ -96,3 +97,18 @@ def toy_variant_set(datasets: tuple[str, ...] = ("alpha", "beta"), n_items: int 
     frames = {name: toy_frame(name, n_items) for name in datasets}
     digest = sha256_bytes("".join(f.to_json() for f in frames.values()).encode())
     return FramesVariantSet(digest, frames)
+
+
+class JaccardScorer:
+    """Word-set overlap: a fast, deterministic stand-in for MiniLM (BERTScore and embedding cosine)."""
+
+    def score(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray:
+        def words(t: str) -> set[str]:
+            return set(t.lower().split())
+
+        return np.array(
+            [
+                len(words(c) & words(r)) / len(words(c) | words(r))
+                for c, r in zip(candidates, references, strict=False)
+            ]
+        )
