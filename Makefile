@@ -28,6 +28,9 @@ ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_
 # (hence, rarely, a greedy token) depend on the thread count. `make all` runs the models side by side.
 THREADS ?= 1
 JOBS ?= 2
+# A pull request's base commit (e.g. origin/main): `make check` / `make validate` then also refuse any
+# change the pull request makes besides one submission's submission.yaml and README.md.
+BASE ?=
 BENCH_VENV ?= .bench-venv
 
 .PHONY: all check lint setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
@@ -49,7 +52,7 @@ all: setup  ## main job on a fresh machine: re-run the default submissions (CPU)
 
 check: setup  ## the test command on a fresh machine: lint, validate submissions, then the whole test suite
 	$(MAKE) --no-print-directory lint PY=$(PY)
-	$(SAGO) submissions validate
+	$(SAGO) submissions validate $(if $(BASE),--base $(BASE))
 	$(PY) -m pytest -q
 
 lint:  ## ruff (E, W, F, I, B, UP, SIM; 110 columns) on the package and tests, mypy --strict on the package
@@ -102,7 +105,7 @@ variants-verify:
 	$(SAGO) variants verify --set $(SET) --version $(VERSION)
 
 validate:
-	$(SAGO) submissions validate
+	$(SAGO) submissions validate $(if $(BASE),--base $(BASE))
 
 bench:  ## harness overhead vs bare model work, CPU, SmolLM2
 	$(SAGO) bench --model huggingfacetb__smollm2-135m-instruct-q4_1 --profile bench --threads $(THREADS)

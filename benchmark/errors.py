@@ -1,4 +1,5 @@
-"""One exception type for every failure a user can cause; the CLI prints it as one line."""
+"""One exception type for every failure a user can cause (the CLI prints it as one line), and the byte
+counts such messages quote."""
 
 
 class SagoError(Exception):
@@ -19,3 +20,16 @@ class FileProblem(SagoError):
     def __init__(self, path: object, problem: str, fix: str) -> None:
         self.path, self.problem, self.fix = str(path), problem, fix
         super().__init__(f"{path}: {problem}; {fix}")
+
+
+def human_size(value: int) -> str:
+    """A byte count for people.
+
+    >>> human_size(512), human_size(2048), human_size(3 * 2**20)
+    ('512 B', '2.0 KiB', '3.0 MiB')
+    """
+    if value < 1024:
+        return f"{value} B"
+    if value < 2**20:
+        return f"{value / 1024:.1f} KiB"
+    return f"{value / 2**20:.1f} MiB"

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from benchmark.axes.measures import delta_columns
+from benchmark.parquet_check import TooBig, checked_table
 from benchmark.provenance import sha256_file
 from benchmark.results import RESULT_FILES, RUN_FILE
 from benchmark.schema import DELTA_ID_COLUMNS, RECORD_COLUMNS
@@ -131,25 +131,28 @@ def parquet_problem(path: Path, types: dict[str, str], *, dataset: str | None = 
     """Why ``path`` is not a table with exactly ``types``' columns and types (None when it is).
 
     With ``dataset``, every row's ``dataset`` value must be that name. Only float columns may hold nulls.
+    The file is opened within :data:`benchmark.parquet_check.TABLE_LIMITS` (rows, row groups, footer,
+    decoded size, longest value), checked before anything is decoded.
     """
+    return load_table(path, types, dataset=dataset)[1]
+
+
+def load_table(
+    path: Path, types: dict[str, str], *, dataset: str | None = None
+) -> tuple[pa.Table | None, str | None]:
+    """The table of ``path`` when :func:`parquet_problem` finds nothing wrong, else (None, the problem)."""
     try:
-        table = pq.read_table(path)
+        table = checked_table(path, list(types))
+    except TooBig as err:
+        return None, str(err)
     except (pa.ArrowException, OSError, ValueError, IndexError, MemoryError) as err:
-        return f"does not load as parquet ({type(err).__name__})"
-    names = table.column_names
-    missing = [c for c in types if c not in names]
-    extra = [c for c in names if c not in types]
-    details = ([f"missing {', '.join(missing)}"] if missing else []) + (
-        [f"unexpected {', '.join(extra)}"] if extra else []
-    )
-    if details:
-        return f"wrong columns ({'; '.join(details)})"
+        return None, f"does not load as parquet ({type(err).__name__})"
     for column, family in types.items():
         kind = table.schema.field(column).type
         if not _IS_TYPE[family](kind):
-            return f"column {column} is {kind}, not {family}"
+            return None, f"column {column} is {str(kind)[:40]}, not {family}"
         if family != _FLOAT and table.column(column).null_count:
-            return f"column {column} has missing values"
+            return None, f"column {column} has missing values"
     if dataset is not None and table.num_rows and set(table.column("dataset").to_pylist()) != {dataset}:
-        return f"rows of another dataset than {dataset!r}"
-    return None
+        return None, f"rows of another dataset than {dataset!r}"
+    return table, None

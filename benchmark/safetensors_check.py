@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from benchmark.errors import FileProblem
 from benchmark.safeload import parse_json
@@ -37,6 +40,8 @@ ITEM_SIZE: dict[str, int] = {
     "U64": 8,
     "F64": 8,
 }
+NUMPY_TYPES: dict[str, str] = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
+"""dtypes :func:`tensor_arrays` maps to numpy."""
 MAX_HEADER = 64 << 20
 FIX = "re-run `sago evaluate` to rewrite it"
 
@@ -127,3 +132,20 @@ def _check_tiling(path: Path, tensors: dict[str, TensorInfo], data_bytes: int) -
         raise FileProblem(
             path, f"safetensors header describes {position} data bytes, the file holds {data_bytes}", FIX
         )
+
+
+def tensor_arrays(path: Path, tensors: Mapping[str, TensorInfo]) -> dict[str, np.ndarray]:
+    """Read-only numpy views of the float tensors of a checked file (:func:`read_safetensors`), mapped
+    from the file rather than read: only what is looked at is paged in."""
+    with open(path, "rb") as handle:
+        (length,) = struct.unpack("<Q", handle.read(8))
+    data = (
+        np.memmap(path, dtype=np.uint8, mode="r", offset=8 + length)
+        if any(t.end > t.begin for t in tensors.values())
+        else np.zeros(0, dtype=np.uint8)
+    )
+    return {
+        name: data[t.begin : t.end].view(NUMPY_TYPES[t.dtype]).reshape(t.shape)
+        for name, t in tensors.items()
+        if t.dtype in NUMPY_TYPES
+    }

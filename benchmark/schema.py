@@ -47,6 +47,11 @@ BASELINE_FAMILY = "baseline"
 PAPER_FAMILIES: tuple[str, ...] = ("politeness", "spacing", "punctuation", "letter_case", "length", "form")
 """The authors' six rewrite families: the headline SGS pools exactly these (METHOD.md section 5)."""
 BASELINE_VARIANT_ID = "baseline/none/0"
+IDENTITY_FAMILY = "identity"
+"""control family of the variant set: the baseline prompt unchanged (numerical noise floor)."""
+RERUN_FAMILY, RERUN_VARIANT_ID = "rerun", "rerun/none/0"
+"""control rows the harness adds to the records (not in the variant set): the baseline prompt re-run in a
+batch of another size."""
 
 # One row per (item, variant) a model ran on. Activations live beside it in safetensors.
 RECORD_COLUMNS: tuple[str, ...] = (

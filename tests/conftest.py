@@ -1,4 +1,5 @@
-"""Shared test configuration: keep hub access off in tests, and the fixtures several modules use.
+"""Shared test configuration: keep hub access off in tests, give each test its own record of what
+`sago analyze` wrote, and the fixtures several modules use.
 
 Builders and other helpers live in ``tests/helpers/`` (imported as ``from helpers.<module> import …``);
 a test module never imports another test module.
@@ -27,3 +28,12 @@ def toy_release(tmp_path: Path, private_cache: Path) -> Path:
     from helpers.variant_build import build_toy_release  # the builder's imports only where a set is built
 
     return build_toy_release(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def _own_analyze_registry(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with an empty record of what `sago analyze` wrote, kept out of the user's cache."""
+    from benchmark.stats import origin
+
+    path = tmp_path_factory.mktemp("analyze-registry") / origin.REGISTRY
+    monkeypatch.setattr(origin, "registry", lambda: path)

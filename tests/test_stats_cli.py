@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +20,7 @@ from benchmark.axes.results import INPUTS_KEY, input_fingerprint, read_input_fin
 from benchmark.cli import main
 from benchmark.paths import SUBMISSIONS_DIR
 from benchmark.schema import RECORDS_SCHEMA_VERSION
+from benchmark.stats import origin
 from benchmark.stats.analyze import current_axes, deltas_are_stale
 
 COMPLETE = ("acme__m-a", "acme__m-b")
@@ -43,10 +46,12 @@ def submissions(tmp_path: Path) -> Path:
 
 
 def write_fresh_deltas(results: Path, deltas: pd.DataFrame) -> None:
-    """deltas.parquet stamped with its inputs' fingerprint, as `write_deltas` would (so it is not stale)."""
+    """deltas.parquet stamped with its inputs' fingerprint and recorded as this machine's, as analyze's
+    `write_deltas` would leave it (so it is read as it is, not recomputed)."""
     table = pa.Table.from_pandas(deltas, preserve_index=False)
     stamp = json.dumps(input_fingerprint(results, current_axes()).to_json(), sort_keys=True)
     pq.write_table(table.replace_schema_metadata({INPUTS_KEY: stamp}), results / "deltas.parquet")
+    origin.remember(results / "deltas.parquet")
 
 
 def analyze(root: Path, out: Path, *extra: str) -> int:
@@ -221,3 +226,119 @@ def test_the_api_returns_the_typed_leaderboard_it_wrote(submissions: Path, tmp_p
         if (c["model"], c["dataset"], c["measure"]) == ("acme__m-b", "all", "bertscore")
     )
     assert [m["slug"] for m in board.complete] == list(COMPLETE)
+
+
+# ---------------------------------------------------------------------------------------------------
+# analyze never reads a derived file whose origin it cannot vouch for.
+
+
+def _zeroed(value: object) -> object:
+    """A forged summary: every SGS and per-item s set to 0 (the perfect model)."""
+    if isinstance(value, dict):
+        return {k: 0.0 if k in ("sgs", "s", "s_extended") else _zeroed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_zeroed(v) for v in value]
+    return value
+
+
+def test_a_forged_summary_is_not_read_under_slug(submissions: Path, tmp_path: Path) -> None:
+    out = tmp_path / "leaderboard.json"
+    assert analyze(submissions, out) == 0
+    honest_board = out.read_bytes()
+    results = submissions / "acme__m-a" / "results" / "sago-v1" / "v1"
+    summary = results / "summary.json"
+    honest = summary.read_bytes()
+    summary.write_text(json.dumps(_zeroed(json.loads(honest))), encoding="utf-8")
+    assert analyze(submissions, out, "--slug", "acme__m-b") == 0  # acme__m-a is left out, yet recomputed
+    assert summary.read_bytes() == honest
+    assert out.read_bytes() == honest_board
+    # the control: the same forgery, recorded as this machine's own, is read, and it would have mattered
+    summary.write_text(json.dumps(_zeroed(json.loads(honest))), encoding="utf-8")
+    origin.remember(summary, made_from=results / "deltas.parquet")
+    assert analyze(submissions, out, "--slug", "acme__m-b") == 0
+    assert out.read_bytes() != honest_board
+
+
+def _forge_deltas(path: Path) -> None:
+    """Every delta 0 (a perfect model), keeping the file's metadata: the input fingerprint stays right."""
+    table = pq.read_table(path)
+    frame = table.to_pandas()
+    for column in frame.columns:
+        if column.startswith("delta_"):
+            frame[column] = frame[column].where(frame[column].isna(), 0.0)
+    forged = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(table.schema.metadata)
+    pq.write_table(forged, path)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_committed_deltas_are_read_and_a_forged_copy_is_recomputed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a checkout (a real git repository): deltas byte-equal to what HEAD commits are read as they are,
+    in the checkout or in a copy of it; the same file with every delta zeroed and the right input
+    fingerprint is not, committed nowhere and written by no analyze here."""
+    from benchmark.stats.analyze import deltas_to_recompute
+
+    repo = tmp_path / "checkout"
+    folder = repo / "submissions" / COMPLETE[0] / "results" / "sago-v1" / "v1"
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text("{}")
+    deltas = synthetic_deltas(example_levels(COMPLETE, datasets=("d1",)), n_items=6, seed=2)
+    table = pa.Table.from_pandas(deltas[deltas["model"] == COMPLETE[0]], preserve_index=False)
+    stamp = json.dumps(input_fingerprint(folder, current_axes()).to_json(), sort_keys=True)
+    pq.write_table(table.replace_schema_metadata({INPUTS_KEY: stamp}), folder / "deltas.parquet")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "maintainers' result"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=repo, check=True
+        )
+    monkeypatch.setattr(origin, "REPO_ROOT", repo)
+    monkeypatch.setattr(origin, "SUBMISSIONS_DIR", repo / "submissions")
+    copy = tmp_path / "copy" / folder.relative_to(repo)
+    shutil.copytree(folder, copy)
+    assert not deltas_are_stale(folder) and not deltas_to_recompute(folder) and not deltas_to_recompute(copy)
+    for forged in (folder, copy):
+        _forge_deltas(forged / "deltas.parquet")
+        assert not deltas_are_stale(forged)  # the fingerprint alone would let it through
+        assert deltas_to_recompute(forged)
+    origin.remember(copy / "deltas.parquet")  # what this machine's analyze wrote is read back
+    assert not deltas_to_recompute(copy)
+
+
+@pytest.mark.slow
+def test_a_forged_deltas_file_with_the_right_fingerprint_is_not_used(tmp_path: Path) -> None:
+    """records → (MiniLM) deltas → summary → leaderboard; then the deltas are replaced by a perfect model's
+    with the right fingerprint, and analyze recomputes them from the records."""
+    from benchmark.schema import VARIANT_COLUMNS
+    from benchmark.stats.analyze import AnalyzeRequest, run_analysis
+    from benchmark.stats.summary import AnalysisOptions
+
+    root = tmp_path / "submissions"
+    slug = COMPLETE[0]
+    folder = root / slug / "results" / "sago-v1" / "v1"
+    (folder / "records").mkdir(parents=True)
+    meta = {k: v for k, v in example_submission(slug).items() if v is not None}
+    (root / slug / "submission.yaml").write_text(yaml.safe_dump(meta))
+    rows = []
+    for item, answer in {"i1": "Paris is the capital.", "i2": "Water boils at 100 degrees."}.items():
+        variants = {"baseline/none/0": answer, "politeness/prefix/4": "Thanks for asking! " + answer}
+        rows += record_rows(item, variants | {"letter_case/global/50": answer.upper()})
+    pd.DataFrame(rows).to_parquet(folder / "records" / "trivia_qa.parquet")
+    (folder / "run.json").write_text(json.dumps({"schema_version": RECORDS_SCHEMA_VERSION}))
+    frame = pd.DataFrame(
+        [
+            {c: None for c in VARIANT_COLUMNS}
+            | {"item_id": i, "variant_id": "baseline/none/0", "family": "baseline", "answers": ["x"]}
+            for i in ("i1", "i2")
+        ]
+    )
+    out = tmp_path / "lb.json"
+    request = AnalyzeRequest("sago-v1", "v1", root=root, out=out, options=AnalysisOptions(resamples=200))
+    run_analysis(request, variant_frames=lambda: {"trivia_qa": frame})
+    deltas, honest_board = folder / "deltas.parquet", out.read_bytes()
+    honest = deltas.read_bytes()
+    _forge_deltas(deltas)
+    assert not deltas_are_stale(folder)
+    board = run_analysis(request, variant_frames=lambda: {"trivia_qa": frame})
+    assert deltas.read_bytes() == honest and out.read_bytes() == honest_board
+    bleu = board.cells.first(dataset="trivia_qa", measure="bleu")
+    assert bleu is not None and (bleu["sgs"] or 0) > 0  # not the forged perfect 0

@@ -7,15 +7,20 @@ import os
 import re
 import shutil
 import struct
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from click.testing import CliRunner
-from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree
+from helpers.site_tree import PROFILE, SET, VERSION, SiteTree, make_site_tree
 from markupsafe import Markup
 from safetensors.numpy import save_file
 
@@ -540,3 +545,423 @@ def test_bidi_controls_never_reach_a_page() -> None:
     )
     assert not any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in html)
     assert "gnp.exe" in html
+
+
+def test_a_hidden_folder_under_submissions_is_refused(site_tree: SiteTree) -> None:
+    stash = site_tree.submissions / ".stash"
+    stash.mkdir()
+    (stash / "blob.bin").write_bytes(b"\0" * 1024)
+    only(site_tree, ".stash", "hidden folder under submissions/")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Plausibility: numbers no run produces, and files that would cost the validator its memory.
+
+
+def edit_records(
+    tree: SiteTree, change: Callable[[pd.DataFrame], pd.DataFrame], dataset: str = "alpaca"
+) -> None:
+    """Rewrite tiny-a's records of ``dataset``, then record the new hashes and row count in run.json (a
+    forger re-hashes: the content checks must catch it on their own)."""
+    path = results(tree) / "records" / f"{dataset}.parquet"
+    frame = change(pd.read_parquet(path))
+    frame.to_parquet(path, index=False)
+    edit_run(
+        tree, counts={**json.loads((results(tree) / "run.json").read_text())["counts"], dataset: len(frame)}
+    )
+    rehash(tree)
+
+
+def edit_run(tree: SiteTree, **changes: object) -> None:
+    path = results(tree) / "run.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def distinct_activations(tree: SiteTree, *, compact: bool = False) -> dict[str, np.ndarray]:
+    """Activations of tiny-a/alpaca as a model gives them: a different state for every prompt."""
+    rng = np.random.default_rng(7)
+    arrays: dict[str, np.ndarray] = {}
+    for key in activation_keys():
+        if compact and not key.endswith("|baseline/none/0"):
+            arrays[key] = rng.uniform(0.5, 1.0, 3)
+        else:
+            arrays[key] = rng.standard_normal((3, 4)).astype("float16")
+    folder = results(tree) / "activations"
+    folder.mkdir(exist_ok=True)
+    save_file(arrays, str(folder / "alpaca.safetensors"))
+    rehash(tree)
+    return arrays
+
+
+def copy_baselines(frame: pd.DataFrame) -> pd.DataFrame:
+    """The fabricated-perfect model: every row answers and scores exactly as its item's baseline."""
+    base = frame[frame["variant_id"] == "baseline/none/0"].set_index("item_id")
+    copied = frame.copy()
+    for column in ("response", "response_tokens", "finished", "logprob_sum", "logprob_mean", "entropy_mean"):
+        copied[column] = copied["item_id"].map(base[column]).astype(frame[column].dtype)
+    return copied
+
+
+def test_honest_activations_pass(site_tree: SiteTree) -> None:
+    distinct_activations(site_tree)
+    assert lines(site_tree) == []
+    distinct_activations(site_tree, compact=True)
+    assert lines(site_tree) == []
+
+
+def test_the_fabricated_perfect_model_is_refused(site_tree: SiteTree) -> None:
+    arrays = distinct_activations(site_tree)
+    edit_records(site_tree, copy_baselines)  # log-probs copied, hidden states still the model's: passes
+    assert lines(site_tree) == []
+    for key in activation_keys():
+        item = key.split("|")[0]
+        arrays[key] = arrays[f"{item}|baseline/none/0"]
+    save_file(arrays, str(results(site_tree) / "activations" / "alpaca.safetensors"))
+    rehash(site_tree)
+    line = only(site_tree, f"{RESULTS}/records/alpaca.parquet", "4 of 4 rewritten prompts have log-probs")
+    assert "look copied, not run" in line
+
+
+def test_the_fabricated_perfect_model_without_activations_is_refused(site_tree: SiteTree) -> None:
+    edit_records(site_tree, copy_baselines)
+    only(site_tree, f"{RESULTS}/records/alpaca.parquet", "4 of 4 rewritten prompts")
+
+
+SMOL = "huggingfacetb__smollm2-135m-instruct-q4_1"
+
+
+@pytest.fixture
+def committed_copy(tmp_path: Path) -> Path:
+    """SmolLM2's committed smoke result and the v1 set, copied to a tree of their own; returns the result."""
+    from benchmark.paths import SUBMISSIONS_DIR, VARIANTS_DIR
+
+    shutil.copytree(VARIANTS_DIR / "sago-v1" / "v1", tmp_path / "variants" / "sago-v1" / "v1")
+    shutil.copytree(SUBMISSIONS_DIR / SMOL, tmp_path / "submissions" / SMOL)
+    return tmp_path / "submissions" / SMOL / "results" / "sago-v1" / "v1"
+
+
+def committed_lines(folder: Path) -> list[str]:
+    root = folder.parents[3]
+    return [f.line() for f in validate_tree(root, root.parent / "variants").failures]
+
+
+def test_a_committed_result_passes_and_its_fabricated_copy_does_not(committed_copy: Path) -> None:
+    """The rule on a real model's records: SmolLM2's committed smoke result passes; the same result with
+    every rewrite's numbers and hidden state copied from its baseline, re-hashed, is refused."""
+    from safetensors.numpy import load_file
+
+    assert committed_lines(committed_copy) == []
+    for dataset in ("gsm8k", "trivia_qa"):
+        records = committed_copy / "records" / f"{dataset}.parquet"
+        copy_baselines(pd.read_parquet(records)).to_parquet(records, index=False)
+        arrays = load_file(str(committed_copy / "activations" / f"{dataset}.safetensors"))
+        for key in arrays:
+            arrays[key] = arrays[f"{key.split('|')[0]}|baseline/none/0"]
+        save_file(arrays, str(committed_copy / "activations" / f"{dataset}.safetensors"))
+    finalize.rehash(committed_copy)
+    found = committed_lines(committed_copy)
+    assert [line.split(": ")[0] for line in found] == [
+        f"submissions/{SMOL}/results/sago-v1/v1/records/{d}.parquet" for d in ("gsm8k", "trivia_qa")
+    ], found
+    assert all("163 of 163 rewritten prompts" in line for line in found), found
+
+
+def test_a_paper_profile_over_smoke_records(committed_copy: Path) -> None:
+    run = json.loads((committed_copy / "run.json").read_text())
+    paper = {"name": "paper", "items_per_dataset": 16, "all_strengths": True, "max_new_tokens": 100}
+    (committed_copy / "run.json").write_text(json.dumps({**run, "profile": {**paper, "description": "x"}}))
+    found = committed_lines(committed_copy)
+    assert len(found) == 6, found
+    assert all(
+        "rows differ from what run.json's profile 'paper' selects (16 items per dataset" in x for x in found
+    )
+    assert all(re.search(r"\): \d+ missing, 0 extra — ", x) for x in found), found
+
+
+def test_nan_and_infinity_in_records(site_tree: SiteTree) -> None:
+    def poison(frame: pd.DataFrame) -> pd.DataFrame:
+        frame.loc[2, "logprob_sum"] = float("nan")
+        return frame
+
+    edit_records(site_tree, poison)
+    only(
+        site_tree,
+        f"{RESULTS}/records/alpaca.parquet",
+        "logprob_sum of row 'alpaca-0|politeness/prefix/2' is nan",
+    )
+
+    def infinite(frame: pd.DataFrame) -> pd.DataFrame:
+        frame.loc[2, "logprob_sum"] = frame.loc[2, "logprob_mean"] * 5  # the NaN undone
+        frame.loc[1, "entropy_mean"] = float("inf")
+        return frame
+
+    edit_records(site_tree, infinite)
+    only(
+        site_tree,
+        f"{RESULTS}/records/alpaca.parquet",
+        "entropy_mean of row 'alpaca-0|identity/global/1' is inf",
+    )
+
+
+def test_nan_where_the_contract_allows_it(site_tree: SiteTree) -> None:
+    """An empty baseline answer: its log-prob sum is 0 and its mean and entropy are NaN, in every row."""
+
+    def empty_baseline(frame: pd.DataFrame) -> pd.DataFrame:
+        item = frame["item_id"] == "alpaca-0"
+        frame.loc[item & (frame["variant_id"] == "baseline/none/0"), ["response", "response_tokens"]] = [
+            "",
+            0,
+        ]
+        frame.loc[item, ["baseline_tokens", "logprob_sum"]] = [0, 0.0]
+        frame.loc[item, ["logprob_mean", "entropy_mean"]] = float("nan")
+        return frame
+
+    edit_records(site_tree, empty_baseline)
+    assert lines(site_tree) == []
+
+
+@pytest.mark.parametrize(
+    "shape, model, words",
+    [
+        ((3, 4), {"n_layers": 5, "hidden_size": 4}, "tensors are [3, 4], but run.json's model has"),
+        ((0, 4), None, "tensors of shape [0, 4] are empty"),
+        ((3, 4), {"n_layers": 2, "hidden_size": 4}, None),
+    ],
+    ids=["layers differ from the model", "zero-size", "as the model"],
+)
+def test_activation_shapes_follow_the_model(
+    site_tree: SiteTree, shape: tuple[int, int], model: dict[str, int] | None, words: str | None
+) -> None:
+    rng = np.random.default_rng(1)
+    folder = results(site_tree) / "activations"
+    folder.mkdir()
+    save_file(
+        {k: rng.standard_normal(shape).astype("float16") for k in activation_keys()},
+        str(folder / "alpaca.safetensors"),
+    )
+    rehash(site_tree)
+    if model is not None:
+        run = json.loads((results(site_tree) / "run.json").read_text())
+        edit_run(site_tree, model={**run["model"], **model})
+    if words is None:
+        assert lines(site_tree) == []
+    else:
+        only(site_tree, f"{RESULTS}/activations/alpaca.safetensors", words)
+
+
+def test_activations_that_no_model_produces(site_tree: SiteTree) -> None:
+    arrays = distinct_activations(site_tree)
+    arrays = {k: np.full_like(v, np.nan) for k, v in arrays.items()}
+    save_file(arrays, str(results(site_tree) / "activations" / "alpaca.safetensors"))
+    rehash(site_tree)
+    only(site_tree, f"{RESULTS}/activations/alpaca.safetensors", "holds NaN")
+    arrays = distinct_activations(site_tree, compact=True)
+    arrays["alpaca-1|spacing/suffix/5"] = np.array([1.0, 1.5, 0.2])
+    save_file(arrays, str(results(site_tree) / "activations" / "alpaca.safetensors"))
+    rehash(site_tree)
+    only(site_tree, f"{RESULTS}/activations/alpaca.safetensors", "outside [-1, 1]")
+    arrays["alpaca-1|spacing/suffix/5"] = np.array([1.0, 0.5])
+    save_file(arrays, str(results(site_tree) / "activations" / "alpaca.safetensors"))
+    rehash(site_tree)
+    only(site_tree, f"{RESULTS}/activations/alpaca.safetensors", "neither float16")
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (
+            lambda f: f.replace({"item_id": {"alpaca-1": "alpaca-99"}}),
+            "item 'alpaca-99' is not in the variant set",
+        ),
+        (
+            lambda f: f.replace({"variant_id": {"spacing/suffix/5": "spacing/suffix/50"}}),
+            "variant 'spacing/suffix/50' of item 'alpaca-0' is not in the variant set",
+        ),
+        (
+            lambda f: pd.concat([f, f.iloc[[3]]], ignore_index=True),
+            "has more than one row for 'alpaca-0|spacing",
+        ),
+        (lambda f: f[f["variant_id"] != "baseline/none/0"], "item 'alpaca-0' has no baseline row"),
+        (lambda f: f[f["item_id"] == "alpaca-0"], "rows differ from what run.json's profile 'smoke' selects"),
+        (lambda f: f.assign(place="global"), "has another family, place or strength than the variant set"),
+        (lambda f: f.assign(response_tokens=-3, baseline_tokens=-3), "response_tokens -3 of row"),
+        (
+            lambda f: f.assign(response_tokens=500, baseline_tokens=500),
+            "over the profile's max_new_tokens 32",
+        ),
+        (lambda f: f.assign(finished=False), "did not finish yet stopped after 5 of 32 tokens"),
+        (lambda f: f.assign(logprob_mean=-0.1), "logprob_mean is not logprob_sum / baseline_tokens"),
+        (
+            lambda f: f.assign(baseline_tokens=4, logprob_mean=f["logprob_sum"] / 4),
+            "is not its baseline answer",
+        ),
+    ],
+    ids=[
+        "unknown item",
+        "unknown variant",
+        "duplicate row",
+        "no baseline rows",
+        "fewer items than the profile",
+        "labels",
+        "negative tokens",
+        "tokens over the cap",
+        "unfinished short answer",
+        "inconsistent mean",
+        "baseline tokens",
+    ],
+)
+def test_records_no_run_produces(
+    site_tree: SiteTree, change: Callable[[pd.DataFrame], pd.DataFrame], words: str
+) -> None:
+    edit_records(site_tree, change)
+    only(site_tree, f"{RESULTS}/records/alpaca.parquet", words)
+
+
+def test_a_profile_that_does_not_match_the_rows(site_tree: SiteTree) -> None:
+    edit_run(site_tree, profile={**PROFILE, "items_per_dataset": 1})
+    found = lines(site_tree)
+    assert len(found) == 2, found  # tiny-a's two datasets
+    assert all("rows differ from what run.json's profile 'smoke' selects (1 items" in x for x in found), found
+    assert all(": 0 missing, 4 extra — " in x for x in found), found
+
+
+def test_dates_in_the_future_or_out_of_order(site_tree: SiteTree) -> None:
+    edit_run(site_tree, timings={"finished_at": "9999-12-31T00:00:00+00:00"})
+    only(site_tree, f"{RESULTS}/run.json", "timings.finished_at 9999-12-31T00:00:00+00:00 is in the future")
+    edit_run(
+        site_tree, timings={"started_at": "2026-11-30T02:00:00+00:00", "finished_at": "2026-11-30T01:00:00"}
+    )
+    only(site_tree, f"{RESULTS}/run.json", "started_at is after finished_at")
+    edit_run(site_tree, timings={"finished_at": "yesterday"})
+    only(site_tree, f"{RESULTS}/run.json", "is not an ISO-8601 date")
+
+
+def test_records_that_cover_other_datasets_than_run_json_says(site_tree: SiteTree) -> None:
+    edit_run(site_tree, datasets=["alpaca"])
+    only(site_tree, f"{RESULTS}/records", "records are not the datasets run.json's 'datasets' names")
+    edit_run(site_tree, datasets="all")
+    assert lines(site_tree) == []
+
+
+# The files below would cost the validator gigabytes if it decoded them: each is refused from what it
+# says about itself (footer, page headers, dictionary lengths) in a child process whose peak memory is read.
+
+
+def _records_table(tree: SiteTree) -> pa.Table:
+    return pq.read_table(results(tree) / "records" / "alpaca.parquet")
+
+
+def _many_rows(tree: SiteTree, path: Path, rows: int, **options: object) -> None:
+    table = _records_table(tree)
+    pq.write_table(pa.concat_tables([table] * (rows // table.num_rows)), path, **options)  # type: ignore[arg-type]
+
+
+def _decoded_bomb(tree: SiteTree, path: Path) -> None:
+    """~2 GB once decoded: 40 row groups of one 50 MiB response each, zstd-compressed to a few KB each."""
+    table = _records_table(tree).slice(0, 1)
+    with pq.ParquetWriter(path, table.schema, compression="zstd", use_dictionary=False) as writer:
+        for _ in range(40):
+            writer.write_table(
+                table.set_column(6, "response", pa.array(["a" * (50 << 20)], table.column(6).type))
+            )
+
+
+def _dictionary_bomb(tree: SiteTree, path: Path) -> None:
+    """One 60 KiB answer repeated in 40,000 rows: 2.4 GB as plain strings, a few KB on disk."""
+    table = pa.concat_tables([_records_table(tree).slice(0, 1)] * 40_000)
+    answer = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(40_000, dtype="int32")), pa.array(["b" * 61_440])
+    )
+    # no stored arrow schema: a reader sees a plain string column (dictionary-encoded pages) and would
+    # materialise every row's copy
+    pq.write_table(table.set_column(6, "response", answer), path, compression="zstd", store_schema=False)
+
+
+def _long_response(tree: SiteTree, path: Path) -> None:
+    table = _records_table(tree)
+    responses = table.column("response").to_pylist()
+    responses[0] = "c" * (20 << 20)
+    pq.write_table(
+        table.set_column(6, "response", pa.array(responses, table.column(6).type)), path, compression="zstd"
+    )
+
+
+def _extra_columns(tree: SiteTree, path: Path) -> None:
+    table = _records_table(tree)
+    zeros = pa.array(np.zeros(table.num_rows))
+    pq.write_table(
+        pa.table(
+            {**{n: table.column(n) for n in table.column_names}, **{f"x{i}": zeros for i in range(20_000)}}
+        ),
+        path,
+    )
+
+
+@pytest.mark.parametrize(
+    "write, words",
+    [
+        (_decoded_bomb, "decodes to 2000.0 MiB by its own metadata, over the 256.0 MiB limit"),
+        (_dictionary_bomb, "has string values that decode to more than 256.0 MiB"),
+        (_long_response, "holds a 20.0 MiB string value, over the 64.0 KiB limit"),
+        (_extra_columns, "footer, over the 1.0 MiB limit"),
+        (
+            lambda t, p: _many_rows(t, p, 8752, row_group_size=1),
+            "has a 12.9 MiB footer, over the 1.0 MiB limit",
+        ),
+        (lambda t, p: _many_rows(t, p, 800, row_group_size=8), "has 100 row groups, over the limit of 64"),
+        (lambda t, p: _many_rows(t, p, 1_000_000), "has 1000000 rows, over the limit of 50000"),
+    ],
+    ids=[
+        "decoded-size bomb",
+        "dictionary bomb",
+        "20 MB response",
+        "20,000 extra columns",
+        "8,752 row groups",
+        "100 row groups",
+        "10**6 rows",
+    ],
+)
+def test_hostile_parquet_is_refused_in_bounded_time_and_memory(
+    site_tree: SiteTree, write: Callable[[SiteTree, Path], None], words: str
+) -> None:
+    path = results(site_tree) / "records" / "alpaca.parquet"
+    write(site_tree, path)
+    assert path.stat().st_size <= validate_results.SIZE_LIMITS["records"]  # the size limit lets it through
+    rehash(site_tree)
+    script = (  # VmHWM: this process's peak resident memory (ru_maxrss would carry pytest's across exec)
+        "import re, sys, time; from pathlib import Path\n"
+        "from benchmark.submissions.validate import validate_tree\n"
+        "started = time.perf_counter()\n"
+        "lines = [f.line() for f in validate_tree(Path(sys.argv[1]), Path(sys.argv[2])).failures]\n"
+        "peak = re.search(r'VmHWM:\\s+(\\d+)', Path('/proc/self/status').read_text()).group(1)\n"
+        "print(time.perf_counter() - started, peak)\n"
+        "print('\\n'.join(lines))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(site_tree.submissions), str(site_tree.variants)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    stats, *found = done.stdout.splitlines()
+    seconds, peak_kib = stats.split()
+    assert found == [
+        line for line in found if line.startswith(f"submissions/{RESULTS}/records/alpaca.parquet: ")
+    ]
+    assert len(found) == 1 and words in found[0] and len(found[0]) < 300, found
+    assert float(seconds) < 10 and int(peak_kib) < 600 * 1024, (seconds, peak_kib)
+    print(f"{words}: {float(seconds):.2f} s, peak {int(peak_kib) // 1024} MiB")  # shown with -s
+
+
+def test_lying_page_sizes_are_caught_by_the_page_walk(
+    site_tree: SiteTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the footer's (honest) sizes, the page headers read from the file still refuse the bomb."""
+    from benchmark import parquet_check
+
+    monkeypatch.setattr(parquet_check, "_check_stated_sizes", lambda metadata, limits: None)
+    path = results(site_tree) / "records" / "alpaca.parquet"
+    _decoded_bomb(site_tree, path)
+    rehash(site_tree)
+    only(site_tree, f"{RESULTS}/records/alpaca.parquet", "has pages that decompress to more than 256.0 MiB")

@@ -39,14 +39,12 @@ from benchmark.harness.profiles import Profile, select_rows
 from benchmark.harness.sets import VariantSetLike, checked_frame
 from benchmark.models.protocol import ModelBackend, VariantOutput, VariantRequest
 from benchmark.results import CHECKPOINT_DIR, DONE_FILE, PLAN_FILE, write_json
-from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, RECORD_COLUMNS
+from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, RECORD_COLUMNS, RERUN_FAMILY, RERUN_VARIANT_ID
 
 FULL = "full"
 """Activations setting: every row's hidden-state vectors are kept."""
 COMPACT = "compact"
 """Activations setting: baselines keep their vectors, every other row its per-layer cosine to them."""
-RERUN_FAMILY = "rerun"
-RERUN_VARIANT_ID = "rerun/none/0"
 SHARDING = "batch"
 """recorded in each rank's plan: a checkpoint of an earlier version's item-sharded collection is refused."""
 # Backend description fields that change outputs; a checkpoint made with other values is refused.

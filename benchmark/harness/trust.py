@@ -11,9 +11,9 @@ finished parts so a fresh clone can resume it: what is committed on main was rev
 from __future__ import annotations
 
 import secrets
-import subprocess
 from pathlib import Path
 
+from benchmark import gitrepo
 from benchmark.paths import REPO_ROOT, cache_dir
 
 REGISTRY = "started-checkpoints.txt"
@@ -40,19 +40,7 @@ def started_here(token: object) -> bool:
 
 def committed_unchanged(path: Path, root: Path = REPO_ROOT) -> bool:
     """True when ``path`` is tracked by git in ``root`` and has no uncommitted change."""
-    try:
-        relative = path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    try:
-        tracked = _git(root, "ls-files", "--error-unmatch", "--", str(relative)) == 0
-        return tracked and _git(root, "diff", "--quiet", "HEAD", "--", str(relative)) == 0
-    except OSError:  # no git: nothing is committed
-        return False
-
-
-def _git(root: Path, *args: str) -> int:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False).returncode
+    return gitrepo.committed_unchanged(path, root)
 
 
 def trusted(plan: Path, token: object) -> bool:

@@ -13,11 +13,11 @@ from typing import Any
 import jinja2
 
 from benchmark.axes.measures import measure_label
+from benchmark.errors import human_size
 from benchmark.site import findings
 from benchmark.site.facts import percent
 from benchmark.site.labels import AXIS_QUESTIONS, axis_label, stand_in_reason
 from benchmark.site.overview import NO_COMPOSITE
-from benchmark.submissions.failures import human_size
 
 NAV: tuple[tuple[str, str], ...] = (
     ("index.html", "Overview"),

@@ -1,7 +1,10 @@
 """``sago analyze`` end to end: deltas (if stale) → summary per submission → combined leaderboard.
 
 Reads top to bottom: find submissions, bring each complete one's deltas up to date, summarise it,
-then build the leaderboard from every summary plus the pending submissions' metadata.
+then build the leaderboard from every summary plus the pending submissions' metadata. Nothing derived is
+taken on trust: deltas and summaries are read back only when their origin is known (this machine's
+analyze wrote them, or the checkout commits them: :mod:`benchmark.stats.origin`) and are recomputed
+otherwise.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from benchmark.integrity import (
 from benchmark.results import ACTIVATIONS_SUFFIX, RECORDS_SUFFIX, ResultsFolder
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
+from benchmark.stats import origin
 from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
@@ -93,25 +97,49 @@ def deltas_are_stale(folder: Path, axes: Mapping[str, str] | None = None) -> boo
     return stored != input_fingerprint(folder, current_axes() if axes is None else axes)
 
 
+def deltas_to_recompute(folder: Path, axes: Mapping[str, str] | None = None) -> bool:
+    """True when analyze computes ``deltas.parquet`` afresh instead of reading it: it is missing or stale
+    (:func:`deltas_are_stale`), or nothing vouches for where it came from (:mod:`benchmark.stats.origin`:
+    this machine's analyze wrote it, or the checkout commits it). An unreadable file is neither: it is
+    reported by :func:`check_results`, never silently replaced.
+    """
+    if deltas_are_stale(folder, axes):
+        return True
+    deltas = ResultsFolder(folder).deltas
+    return _readable(deltas) and not origin.vouched_for(deltas)
+
+
+def _readable(path: Path) -> bool:
+    try:
+        pq.read_schema(path)
+    except (pa.ArrowException, OSError, ValueError):
+        return False
+    return True
+
+
 def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.DataFrame:
-    """The submission's deltas, recomputed through ``benchmark.axes`` first when stale."""
-    if deltas_are_stale(folder):
+    """The submission's deltas, recomputed through ``benchmark.axes`` first unless they can be read as
+    they are (:func:`deltas_to_recompute`); what is written is recorded as this machine's."""
+    results = ResultsFolder(folder)
+    if deltas_to_recompute(folder):
         from benchmark.axes import write_deltas
 
         write_deltas(folder, variant_frames(), model=slug)
-    return pd.read_parquet(ResultsFolder(folder).deltas)
+        origin.remember(results.deltas)
+    return pd.read_parquet(results.deltas)
 
 
 def check_results(folder: Path) -> None:
     """Refuse a results folder analyze cannot read, before anything is computed or written.
 
-    Fresh deltas must load with the contract's types; stale ones are recomputed, so then the inputs
-    are checked: files changed since run.json hashed them, untyped records, malformed activations
-    (results from before run.json had hashes are checked for types only).
+    Deltas that will be read as they are must load with the contract's types; deltas that will be
+    recomputed are not read, so then the inputs are checked: files changed since run.json hashed them,
+    untyped records, malformed activations (results from before run.json had hashes are checked for
+    types only).
     """
     results = ResultsFolder(folder)
     refuse_response_only(results)
-    if not deltas_are_stale(folder):
+    if not deltas_to_recompute(folder):
         problem = parquet_problem(results.deltas, delta_types())
         if problem is not None:
             raise SagoError(
@@ -175,15 +203,26 @@ def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
 def summary_for(
     slug: str, folder: Path, request: AnalyzeRequest, variant_frames: VariantFrames
 ) -> SummaryDocument:
-    """Recompute (selected or missing) or load (otherwise) the summary of one complete submission."""
-    existing = ResultsFolder(folder).summary
-    if request.slugs and slug not in request.slugs and existing.is_file():
+    """Recompute (selected or missing) or load (otherwise) the summary of one complete submission.
+
+    A stored summary is read only for a submission ``--slug`` leaves out, and only when it is vouched for
+    together with the deltas it was made from (:func:`benchmark.stats.origin.vouched_for`), those deltas
+    need no recomputing, and its options are the requested ones; anything else is recomputed.
+    """
+    results = ResultsFolder(folder)
+    existing = results.summary
+    if (
+        request.slugs
+        and slug not in request.slugs
+        and not deltas_to_recompute(folder)
+        and origin.vouched_for(existing, made_from=results.deltas)
+    ):
         summary = load_summary(existing)
         if same_options(summary.data, request.options):
             return summary
     deltas = load_deltas(folder, slug, variant_frames)
     if deltas.empty:
-        raise SagoError(f"{ResultsFolder(folder).deltas}: no rows; re-run `sago evaluate {slug}`")
+        raise SagoError(f"{results.deltas}: no rows; re-run `sago evaluate {slug}`")
     from benchmark.axes import read_scorer_backbones
 
     # Written by run_analysis once every submission has been analysed: a failure leaves no file changed.
@@ -194,7 +233,7 @@ def summary_for(
             set_name=request.set_name,
             version=request.version,
             options=request.options,
-            axes=read_scorer_backbones(ResultsFolder(folder).deltas),
+            axes=read_scorer_backbones(results.deltas),
         )
     )
 
@@ -240,9 +279,8 @@ def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None =
     )
     for entry in entries:
         if entry.summary is not None:
-            write_summary(
-                ResultsFolder.of(entry.slug, request.set_name, request.version, request.root).path,
-                entry.summary,
-            )
+            results = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root)
+            write_summary(results.path, entry.summary)
+            origin.remember(results.summary, made_from=results.deltas)
     write_leaderboard(request.out, document)
     return document

@@ -60,7 +60,8 @@ def sgs_text_table(
     "slugs",
     multiple=True,
     metavar="SLUG",
-    help="Re-analyse only this submission (repeatable); the leaderboard still combines all.",
+    help="Re-analyse only this submission (repeatable); the leaderboard still combines all, reading the "
+    "others' summaries only where this machine's analyze wrote them or the checkout commits them.",
 )
 @click.option(
     "--out",
@@ -96,8 +97,9 @@ def analyze(
     """Compute SGS, significance, rankings and reversals; write summary.json files and the leaderboard.
 
     For every submission with complete results (run.json present) the deltas are recomputed when
-    missing or computed from other inputs (sha256 of run.json, records, activations) or settings
-    (axes version, mirroring rules, BLEU form, scorer backbones), then summary.json is written;
+    missing, computed from other inputs (sha256 of run.json, records, activations) or settings
+    (axes version, mirroring rules, BLEU form, scorer backbones), or of unknown origin (neither written
+    by this machine's analyze nor committed in the checkout), then summary.json is written;
     pending submissions are listed in the leaderboard with status "pending".
     """
     # Refuse a set that is not here (or fails its hashes) before anything is written: a typo in

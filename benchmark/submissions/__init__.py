@@ -3,6 +3,7 @@
 - :mod:`benchmark.submissions.schema`: the YAML a person writes (pydantic, ``extra="forbid"``).
 - :mod:`benchmark.submissions.validate`: ``sago submissions validate`` over the whole tree.
 - :mod:`benchmark.submissions.validate_results`: the checks of one ``results/<set>/<version>/`` folder.
+- :mod:`benchmark.submissions.changes`: ``validate --base REF``, what a pull request may change (git).
 - :mod:`benchmark.submissions.failures`: the one-line problem report both validators produce.
 - :mod:`benchmark.submissions.cli`: the ``submissions`` command group (``validate``, ``rehash``).
 

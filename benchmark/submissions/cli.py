@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -34,10 +35,26 @@ def submissions() -> None:
     show_default="variants",
     help="Folder of frozen variant sets results must refer to.",
 )
+@click.option(
+    "--base",
+    metavar="REF",
+    default=None,
+    help="Also check what the working tree changes against this commit (a pull request's base, e.g. "
+    "origin/main): only one submission's submission.yaml and README.md, no results, no variant sets.",
+)
 @click.pass_context
-def validate(ctx: click.Context, root: Path, variants_root: Path) -> None:
+def validate(ctx: click.Context, root: Path, variants_root: Path, base: str | None) -> None:
     """Check every submission and result folder; one line per problem, exit status 1 if any."""
+    changes = None
+    if base is not None:  # first: a bad --base is one line before anything else is read
+        from benchmark.submissions.changes import validate_changes
+
+        changes = validate_changes(root, variants_root, base)
     report = validate_tree(root, variants_root)
+    if changes is not None:  # one line per path: what the change may not do, else what the tree shows
+        named = {f.path for f in changes[0]}
+        rest = tuple(f for f in report.failures if f.path not in named)
+        report = replace(report, failures=(*changes[0], *rest), changed=changes[1])
     for failure in report.failures:
         click.echo(failure.line())
     click.echo(report.summary(), err=not report.ok)

@@ -1,7 +1,8 @@
-"""The one-line problem report shared by the submission and results validators, and byte counts for people."""
+"""The one-line problem report shared by the submission and results validators."""
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 
@@ -21,18 +22,27 @@ class Failure:
 
         >>> Failure("submissions/a__b", "no submission.yaml", "add one").line()
         'submissions/a__b: no submission.yaml — add one'
+
+        A path comes from a pull request, so its control and format characters are escaped: a newline
+        in a folder name cannot start a line of its own (a forged ``ok:``), nor can a bidi control
+        reorder what a reader sees.
+
+        >>> Failure("a\nok: b\u202e", "stray", "remove it").line()
+        'a\\nok: b\\u202e: stray — remove it'
         """
-        return f"{self.path}: {self.problem} — {self.fix}"
+        return f"{visible(self.path)}: {self.problem} — {self.fix}"
 
 
-def human_size(value: int) -> str:
-    """A byte count for people.
+def visible(text: str) -> str:
+    """``text`` with every control or format character (Unicode Cc, Cf), and undecodable bytes kept as
+    surrogates (Cs), written as a backslash escape.
 
-    >>> human_size(512), human_size(2048), human_size(3 * 2**20)
-    ('512 B', '2.0 KiB', '3.0 MiB')
+    >>> visible("ok\tname\u200b")
+    'ok\\tname\\u200b'
     """
-    if value < 1024:
-        return f"{value} B"
-    if value < 2**20:
-        return f"{value / 1024:.1f} KiB"
-    return f"{value / 2**20:.1f} MiB"
+    return "".join(
+        ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs")
+        else ch
+        for ch in text
+    )

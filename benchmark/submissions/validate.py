@@ -44,6 +44,8 @@ class Report:
     """submission folders seen."""
     result_folders: int
     """``results/<set>/<version>/`` folders seen."""
+    changed: int | None = None
+    """paths changed against ``--base`` (None: no comparison was asked for)."""
 
     @property
     def ok(self) -> bool:
@@ -53,7 +55,11 @@ class Report:
     def summary(self) -> str:
         """One line for the end of the CLI output."""
         verdict = "ok" if self.ok else f"{len(self.failures)} problem(s)"
-        return f"{verdict}: {self.submissions} submission(s), {self.result_folders} result folder(s) checked"
+        compared = "" if self.changed is None else f", {self.changed} changed path(s) against the base"
+        return (
+            f"{verdict}: {self.submissions} submission(s), {self.result_folders} result folder(s) checked"
+            + compared
+        )
 
 
 def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
@@ -86,7 +92,15 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
                         "move it into a submission folder or delete it",
                     )
                 )
-        elif not entry.name.startswith("."):
+        elif entry.name.startswith("."):
+            failures.append(
+                Failure(
+                    str(rel),
+                    "hidden folder under submissions/",
+                    "delete it: submissions/ holds only submission folders",
+                )
+            )
+        else:
             submissions += 1
             found, folders = _check_submission(entry, rel, known, seen)
             failures.extend(found)

@@ -7,24 +7,28 @@ readable, with a schema version this code knows and made on a variant set that e
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchmark.errors import FileProblem, SagoError
+from benchmark.errors import FileProblem, SagoError, human_size
+from benchmark.harness.profiles import Profile
 from benchmark.integrity import (
     EVALUATE,
     RECORD_TYPES,
     delta_types,
     hash_problems,
-    parquet_problem,
+    load_table,
     plain_files,
 )
-from benchmark.paths import check_name
+from benchmark.paths import check_name, inside
 from benchmark.provenance import sha256_file
 from benchmark.results import (
     ACTIVATIONS_DIR,
@@ -40,12 +44,22 @@ from benchmark.results import (
     ResultsFolder,
 )
 from benchmark.safeload import load_json_object
-from benchmark.safetensors_check import TensorInfo, read_safetensors
+from benchmark.safetensors_check import TensorInfo, read_safetensors, tensor_arrays
 from benchmark.schema import BASELINE_VARIANT_ID, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
-from benchmark.submissions.failures import Failure, human_size
+from benchmark.submissions.failures import Failure
+from benchmark.submissions.plausible import (
+    activation_problem,
+    copied_problem,
+    date_problem,
+    model_shape,
+    records_problem,
+    run_profile,
+)
 from benchmark.submissions.schema import HubModel, PackagedModel, Submission
 
 MiB = 1 << 20
+VARIANT_KEYS = ("item_id", "variant_id", "family", "place", "strength", "prompt", "item_rank")
+"""the variant-set columns the plausibility checks read."""
 # Largest file of each kind we accept. GitHub refuses files over 100 MB, so activations stop there;
 # the others are an order of magnitude above what 64 items x ~90 variants produce.
 SIZE_LIMITS: dict[str, int] = {
@@ -69,6 +83,38 @@ class KnownSet:
     """sha256 values that identify the set (the manifest's own hash, and a declared one)."""
     datasets: frozenset[str]
     """dataset names the manifest lists."""
+    folder: Path | None = None
+    """the set's folder (None: not known)."""
+    tables: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """dataset -> (its table's path in the folder, the sha256 the manifest lists for it)."""
+
+    def frame(self, dataset: str) -> pd.DataFrame | None:
+        """The set's table of ``dataset`` when it is the file the manifest hashes (None otherwise)."""
+        table = self.tables.get(dataset)
+        if self.folder is None or table is None:
+            return None
+        try:
+            path = inside(self.folder, table[0])
+        except SagoError:
+            return None
+        if not path.is_file() or path.is_symlink():
+            return None
+        found = path.stat()
+        if found.st_size > SIZE_LIMITS[RECORDS_DIR]:
+            return None
+        return _variant_frame(str(path), table[1], found.st_size, found.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=32)
+def _variant_frame(path: str, sha256: str, size: int, mtime_ns: int) -> pd.DataFrame | None:
+    """A variant table once its bytes have the hash the manifest lists; read once per file version (the
+    key holds the file's size and time, so a changed file is hashed again)."""
+    if sha256_file(Path(path)) != sha256:
+        return None
+    try:
+        return pq.read_table(path, columns=list(VARIANT_KEYS)).to_pandas()
+    except (pa.ArrowException, OSError, ValueError, KeyError):
+        return None
 
 
 def known_variant_sets(variants_root: Path) -> dict[tuple[str, str], KnownSet]:
@@ -91,8 +137,23 @@ def known_variant_sets(variants_root: Path) -> dict[tuple[str, str], KnownSet]:
         if isinstance(declared, str):
             hashes.add(declared)
         names = frozenset(str(d) for d in datasets) if isinstance(datasets, dict) else frozenset()
-        known[(manifest.parent.parent.name, manifest.parent.name)] = KnownSet(frozenset(hashes), names)
+        known[(manifest.parent.parent.name, manifest.parent.name)] = KnownSet(
+            frozenset(hashes), names, manifest.parent, _tables(data)
+        )
     return known
+
+
+def _tables(manifest: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """dataset -> (table file, its sha256) as a manifest lists them (entries that do not parse: none)."""
+    datasets, files = manifest.get("datasets"), manifest.get("files")
+    if not isinstance(datasets, dict) or not isinstance(files, dict):
+        return {}
+    found = {}
+    for name, entry in datasets.items():
+        file = entry.get("file") if isinstance(entry, dict) else None
+        if isinstance(file, str) and isinstance(files.get(file), str):
+            found[str(name)] = (file, str(files[file]))
+    return found
 
 
 def run_variant_set_sha256(run: dict[str, Any]) -> str | None:
@@ -136,16 +197,13 @@ def check_result_folder(
     failures.extend(found)
     if run is not None:
         failures.extend(_check_hashes(folder, rel, run))
-    datasets = known_set.datasets if known_set is not None else None
-    failures.extend(_check_records(folder, rel, datasets, run))
+    failures.extend(_check_datasets(folder, rel, known_set, run))
     failures.extend(
         _check_parquet(
             results.deltas, rel / DELTAS_FILE, delta_types(), DELTAS_FILE, "run `sago analyze` to rewrite it"
-        )
+        )[1]
     )
     failures.extend(_check_summary(results.summary, rel / SUMMARY_FILE))
-    for path in plain_files(results.activations_dir, ACTIVATIONS_SUFFIX):
-        failures.extend(_check_activations(path, rel / ACTIVATIONS_DIR / path.name, folder, datasets))
     return failures
 
 
@@ -252,6 +310,10 @@ def _check_run_json(
         )
     if submission is not None:
         failures.extend(_check_run_model(run, rel, submission))
+    profile = run_profile(run)
+    for problem in (profile if isinstance(profile, str) else None, date_problem(run)):
+        if problem is not None:
+            failures.append(Failure(str(rel), problem, "regenerate it with `sago evaluate`"))
     return run, failures
 
 
@@ -276,10 +338,12 @@ def _check_hashes(folder: Path, rel: Path, run: dict[str, Any]) -> list[Failure]
     return [Failure(str(rel / p.path), p.problem, p.fix) for p in hash_problems(folder, run.get("files"))]
 
 
-def _check_records(
-    folder: Path, rel: Path, datasets: frozenset[str] | None, run: dict[str, Any] | None
+def _check_datasets(
+    folder: Path, rel: Path, known_set: KnownSet | None, run: dict[str, Any] | None
 ) -> list[Failure]:
-    files = plain_files(ResultsFolder(folder).records_dir, RECORDS_SUFFIX)
+    """Every dataset's records, with its activations beside them, then activations without records."""
+    results = ResultsFolder(folder)
+    files = plain_files(results.records_dir, RECORDS_SUFFIX)
     if not files:
         return [
             Failure(
@@ -288,38 +352,96 @@ def _check_records(
                 "commit the records written by `sago evaluate`",
             )
         ]
-    counts = run.get("counts") if run is not None else None
-    failures: list[Failure] = []
+    failures = _coverage(rel / RECORDS_DIR, {p.stem for p in files}, known_set, run)
     for path in files:
-        where = rel / RECORDS_DIR / path.name
-        if datasets is not None and path.stem not in datasets:
-            failures.append(
-                Failure(
-                    str(where),
-                    f"dataset {path.stem!r} is not in this variant set",
-                    "evaluate only the set's datasets",
-                )
-            )
-            continue
-        found = _check_parquet(path, where, RECORD_TYPES, RECORDS_DIR, EVALUATE, dataset=path.stem)
-        rows = None if found or not isinstance(counts, dict) else pq.read_metadata(path).num_rows
-        if rows is not None and isinstance(counts, dict) and counts.get(path.stem) != rows:
-            found = [Failure(str(where), "row count differs from run.json's counts", EVALUATE)]
-        failures.extend(found)
+        failures.extend(_check_dataset(path, rel, folder, known_set, run))
+    for path in plain_files(results.activations_dir, ACTIVATIONS_SUFFIX):
+        if not results.records(path.stem).is_file():
+            where = rel / ACTIVATIONS_DIR / path.name
+            failures.append(Failure(str(where), "has no readable records file beside it", EVALUATE))
     return failures
+
+
+def _coverage(
+    where: Path, found: set[str], known_set: KnownSet | None, run: dict[str, Any] | None
+) -> list[Failure]:
+    """The datasets with records are the ones run.json says were run ("all": the set's)."""
+    said = run.get("datasets") if run is not None else None
+    if said == "all" and known_set is not None and known_set.datasets:
+        expected = set(known_set.datasets)
+    elif isinstance(said, list) and all(isinstance(d, str) for d in said):
+        expected = set(said)
+    else:
+        return []  # not recorded (older runs), or reported elsewhere
+    if found == expected:
+        return []
+    missing, extra = sorted(expected - found), sorted(found - expected)
+    return [
+        Failure(
+            str(where),
+            f"records are not the datasets run.json's 'datasets' names (missing {len(missing)}: "
+            f"{', '.join(missing[:3])[:80]}; extra {len(extra)}: {', '.join(extra[:3])[:80]})",
+            EVALUATE,
+        )
+    ]
+
+
+def _check_dataset(
+    path: Path, rel: Path, folder: Path, known_set: KnownSet | None, run: dict[str, Any] | None
+) -> list[Failure]:
+    """One dataset: its records file, its activations, and whether the two look run rather than made."""
+    where = rel / RECORDS_DIR / path.name
+    datasets = known_set.datasets if known_set is not None else None
+    if datasets is not None and path.stem not in datasets:
+        return [
+            Failure(
+                str(where),
+                f"dataset {path.stem!r} is not in this variant set",
+                "evaluate only the set's datasets",
+            )
+        ]
+    table, failures = _check_parquet(path, where, RECORD_TYPES, RECORDS_DIR, EVALUATE, dataset=path.stem)
+    if table is None:
+        return failures
+    counts = run.get("counts") if run is not None else None
+    if isinstance(counts, dict) and counts.get(path.stem) != table.num_rows:
+        return [Failure(str(where), "row count differs from run.json's counts", EVALUATE)]
+    records = table.to_pandas()
+    frame = known_set.frame(path.stem) if known_set is not None else None
+    if known_set is not None and known_set.folder is not None and frame is None:
+        return [
+            Failure(
+                str(where),
+                f"the variant set's table of {path.stem!r} is missing or differs from its manifest",
+                "restore the released set (`sago variants verify` names the file)",
+            )
+        ]
+    profile = run_profile(run) if run is not None else None
+    problem = records_problem(records, frame, profile if isinstance(profile, Profile) else None)
+    if problem is not None:
+        return [Failure(str(where), problem, EVALUATE)]
+    activations = ResultsFolder(folder).activations(path.stem)
+    arrays = None
+    if activations.is_file() and not activations.is_symlink():
+        keys = set(zip(records["item_id"], records["variant_id"], strict=True))
+        arrays, found = _check_activations(activations, rel / ACTIVATIONS_DIR / activations.name, keys, run)
+        if found:
+            return found
+    problem = copied_problem(records, frame, arrays)
+    return [] if problem is None else [Failure(str(where), problem, EVALUATE)]
 
 
 def _check_parquet(
     path: Path, rel: Path, types: dict[str, str], kind: str, fix: str, *, dataset: str | None = None
-) -> list[Failure]:
-    """A parquet file (when present) is within its limit, loads, and has exactly the contract's columns."""
+) -> tuple[pa.Table | None, list[Failure]]:
+    """A parquet file (when present) within its limits, loaded with exactly the contract's columns."""
     if not path.is_file() or path.is_symlink():
-        return []
+        return None, []
     big = _too_big(path, rel, kind)
     if big is not None:
-        return [big]
-    problem = parquet_problem(path, types, dataset=dataset)
-    return [] if problem is None else [Failure(str(rel), problem, fix)]
+        return None, [big]
+    table, problem = load_table(path, types, dataset=dataset)
+    return table, [] if problem is None else [Failure(str(rel), problem, fix)]
 
 
 def _check_summary(path: Path, rel: Path) -> list[Failure]:
@@ -340,25 +462,20 @@ def activation_layout_ok(tensors: Mapping[str, TensorInfo]) -> bool:
     return all(t.dtype == "F64" and t.shape == (layers,) for k, t in tensors.items() if k not in vectors)
 
 
-def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[str] | None) -> list[Failure]:
-    """A fully parsed safetensors file of float16 [layers, hidden] arrays, one per record of its dataset."""
+def _check_activations(
+    path: Path, rel: Path, keys: set[tuple[str, str]], run: dict[str, Any] | None
+) -> tuple[dict[str, np.ndarray] | None, list[Failure]]:
+    """A fully parsed safetensors file: float16 [layers + 1, hidden] arrays (or compact cosines), one per
+    record, shaped as run.json's model, with plausible values. Returns the arrays (mapped, not read) too."""
     big = _too_big(path, rel, ACTIVATIONS_DIR)
     if big is not None:
-        return [big]
-    if datasets is not None and path.stem not in datasets:
-        return [
-            Failure(
-                str(rel),
-                f"dataset {path.stem!r} is not in this variant set",
-                "evaluate only the set's datasets",
-            )
-        ]
+        return None, [big]
     try:
         tensors = read_safetensors(path)
     except FileProblem as err:
-        return [Failure(str(rel), err.problem, err.fix)]
+        return None, [Failure(str(rel), err.problem, err.fix)]
     if not activation_layout_ok(tensors):
-        return [
+        return None, [
             Failure(
                 str(rel),
                 "tensors are neither float16 [layers + 1, hidden] of one shape (full) nor, for compact "
@@ -366,13 +483,8 @@ def _check_activations(path: Path, rel: Path, folder: Path, datasets: frozenset[
                 EVALUATE,
             )
         ]
-    records = ResultsFolder(folder).records(path.stem)
-    try:
-        table = pq.read_table(records, columns=["item_id", "variant_id"])
-    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError):
-        return [Failure(str(rel), "has no readable records file beside it", EVALUATE)]
-    items, variants = table.column("item_id").to_pylist(), table.column("variant_id").to_pylist()
-    keys = {f"{i}|{v}" for i, v in zip(items, variants, strict=True)}
-    if set(tensors) != keys:
-        return [Failure(str(rel), "keys differ from the records' item_id|variant_id", EVALUATE)]
-    return []
+    if set(tensors) != {f"{i}|{v}" for i, v in keys}:
+        return None, [Failure(str(rel), "keys differ from the records' item_id|variant_id", EVALUATE)]
+    arrays = tensor_arrays(path, tensors)
+    problem = activation_problem(tensors, arrays, model_shape(run) if run is not None else None)
+    return arrays, [] if problem is None else [Failure(str(rel), problem, EVALUATE)]

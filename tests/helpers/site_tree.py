@@ -119,10 +119,14 @@ def write_variant_set(root: Path, version: str = VERSION) -> Path:
 
 
 def records_frame(dataset: str, slug: str) -> pd.DataFrame:
-    """Records with RECORD_COLUMNS; item 1's politeness response of tiny-a carries the hostile script."""
+    """Records with RECORD_COLUMNS; item 1's politeness response of tiny-a carries the hostile script.
+
+    The confidence numbers move with the prompt as a model's do (the validator refuses rewrites whose
+    log-probs are copied from the baseline), and the mean is the sum over the baseline's 5 tokens.
+    """
     rows = []
     for rank in range(2):
-        for variant_id in VARIANTS:
+        for k, variant_id in enumerate(VARIANTS):
             family, place, strength = variant_id.split("/")
             response = f"{slug} answers {variant_id}"
             if slug == "acme__tiny-a" and rank == 1 and family == "politeness":
@@ -138,9 +142,9 @@ def records_frame(dataset: str, slug: str) -> pd.DataFrame:
                     "response": response,
                     "response_tokens": 5,
                     "finished": True,
-                    "logprob_sum": -3.0,
-                    "logprob_mean": -0.6,
-                    "entropy_mean": 1.2,
+                    "logprob_sum": -3.0 - 0.5 * k,
+                    "logprob_mean": (-3.0 - 0.5 * k) / 5,
+                    "entropy_mean": 1.2 + 0.1 * k,
                     "baseline_tokens": 5,
                     "prompt_tokens": 12,
                 }

@@ -1,0 +1,149 @@
+"""What git says about the checkout: which files are committed, and what a change adds against a base.
+
+Two trust decisions rest on it. What the checkout's ``HEAD`` commits was made or reviewed by the
+maintainers (a pull request may not change results: :mod:`benchmark.submissions.changes`), so a derived
+file byte for byte equal to the committed one may be read as it is. And a pull request is judged by the
+paths it adds, modifies or deletes against its base. Every call is ``git`` run as a subprocess with a time
+limit; no git, no repository or an unknown commit reads as "nothing is committed" where a yes/no is asked,
+and as a one-line :class:`SagoError` where a comparison was requested.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark.errors import SagoError
+
+TIMEOUT_S = 60
+SYMLINK_MODE, SUBMODULE_MODE, DELETED_MODE = "120000", "160000", "000000"
+
+
+def git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git args`` in ``root``; OSError when git is missing, SubprocessError on the time limit."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}  # read-only: never take the index lock
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, timeout=TIMEOUT_S, check=False, env=env
+    )
+
+
+def _ok(root: Path, *args: str) -> bytes | None:
+    """stdout of a successful ``git args``; None on any failure (no git, no repository, non-zero status)."""
+    try:
+        done = git(root, *args)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def top_level(path: Path) -> Path | None:
+    """The working tree that holds ``path`` (a folder), or None outside a git checkout."""
+    out = _ok(path, "rev-parse", "--show-toplevel")
+    return Path(os.fsdecode(out.strip())) if out else None
+
+
+def committed_copy(path: Path, repo_path: str, root: Path) -> bool:
+    """True when the file ``path`` holds exactly the bytes ``HEAD`` of the checkout ``root`` commits at
+    ``repo_path`` (a path relative to ``root``). The file itself may live anywhere, e.g. a copy."""
+    if not path.is_file() or path.is_symlink():
+        return False
+    committed = _ok(root, "rev-parse", "--verify", "--quiet", f"HEAD:{repo_path}")
+    # --path: the clean filters of repo_path apply, so the id is the one git would store for these bytes
+    found = _ok(root, "hash-object", f"--path={repo_path}", "--", str(path.resolve()))
+    return committed is not None and found is not None and committed.strip() == found.strip()
+
+
+def committed_unchanged(path: Path, root: Path) -> bool:
+    """True when ``path`` (inside the checkout ``root``) is tracked and equal to what ``HEAD`` commits."""
+    try:
+        relative = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return committed_copy(path, relative.as_posix(), root)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path a change adds, modifies or deletes (renames count as a deletion and an addition)."""
+
+    status: str
+    """``A`` added, ``M`` modified, ``D`` deleted, ``T`` type changed (file <-> link)."""
+    path: str
+    """relative to the checkout's top, ``/``-separated, undecodable bytes kept as surrogates."""
+    mode: str
+    """git mode after the change (``100644``, ``100755``, ``120000`` link, ``160000`` submodule);
+    ``000000`` for a deletion."""
+
+
+def merge_base(root: Path, ref: str) -> str:
+    """The commit a branch based on ``ref`` started from (``ref`` itself when HEAD contains it)."""
+    if not ref or ref.startswith("-"):
+        raise SagoError(f"--base {ref!r} is not a git revision; pass e.g. origin/main")
+    if top_level(root) is None:
+        raise SagoError(
+            f"{root} is not inside a git checkout; --base compares commits, so clone the repository"
+        )
+    commit = _ok(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if commit is None:
+        raise SagoError(
+            f"--base {ref[:80]!r} names no commit in this checkout; fetch it first (git fetch origin main)"
+        )
+    base = _ok(root, "merge-base", commit.decode().strip(), "HEAD")
+    if base is None:
+        raise SagoError(
+            f"--base {ref[:80]!r} shares no history with HEAD; fetch the full history (git fetch --unshallow)"
+        )
+    return base.decode().strip()
+
+
+def changes_since(root: Path, base: str, pathspecs: tuple[str, ...]) -> list[Change]:
+    """Every path under ``pathspecs`` (relative to the checkout's top) that differs between the commit
+    ``base`` and the working tree: tracked changes, committed or not, and untracked files git does not
+    ignore (what the next commit could carry). Sorted by path."""
+    top = top_level(root)
+    if top is None:
+        raise SagoError(f"{root} is not inside a git checkout; --base compares commits")
+    specs = ("--", *(f":(top,literal){p}" for p in pathspecs))
+    tracked = _ok(
+        top, "diff", "--raw", "-z", "--no-renames", "--no-ext-diff", "--ignore-submodules=none", base, *specs
+    )
+    untracked = _ok(top, "ls-files", "-z", "--others", "--exclude-standard", *specs)
+    if tracked is None or untracked is None:
+        raise SagoError(f"git could not compare {top} with {base[:12]}; check that git works in the checkout")
+    found = _parse_raw(tracked)
+    for raw in untracked.split(b"\0"):
+        if raw:
+            path = os.fsdecode(raw)
+            found.append(Change("A", path, _worktree_mode(top / path)))
+    return sorted(found, key=lambda c: c.path)
+
+
+def _parse_raw(out: bytes) -> list[Change]:
+    """``git diff --raw -z``: ``:<old mode> <new mode> <old id> <new id> <status>\\0<path>\\0`` per path."""
+    fields = out.split(b"\0")
+    changes = []
+    for head, raw in zip(fields[0::2], fields[1::2], strict=False):
+        if not head.startswith(b":"):
+            continue
+        _, new_mode, _, _, status = head[1:].decode().split(" ")
+        changes.append(Change(status[:1], os.fsdecode(raw), new_mode))
+    return changes
+
+
+def _worktree_mode(path: Path) -> str:
+    """The git mode an untracked path would be committed with."""
+    if path.is_symlink():
+        return SYMLINK_MODE
+    if path.is_dir():  # an untracked nested repository: git lists its folder
+        return SUBMODULE_MODE
+    return "100755" if os.access(path, os.X_OK) else "100644"
+
+
+def paths_at(root: Path, commit: str, folder: str) -> frozenset[str]:
+    """Every file path ``commit`` holds under ``folder`` (relative to the checkout's top)."""
+    out = _ok(root, "ls-tree", "-r", "-z", "--name-only", "--full-tree", commit, "--", folder)
+    if out is None:
+        raise SagoError(f"git could not list {folder} at {commit[:12]}; check that git works in the checkout")
+    return frozenset(os.fsdecode(p) for p in out.split(b"\0") if p)

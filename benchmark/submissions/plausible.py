@@ -1,0 +1,400 @@
+"""Could these records have come from running a model? Checks of what a results folder's files *say*.
+
+The results validator first makes sure every file is the right kind of file, within its limits, with the
+contract's columns and the hashes run.json records. That still lets numbers through that no run produces,
+and some of them break the pipeline later (a NaN stops analyze, a missing baseline makes every delta
+undefined, a shape no model has makes a measure silently empty) or fake a model's standing. Each function
+here returns the first such problem of one records file, in words, or None:
+
+- :func:`run_profile` and :func:`date_problem`: run.json's evaluation profile and its dates;
+- :func:`records_problem`: one row per (item, variant) of the recorded variant set, baselines present,
+  labels as the set has them, exactly the rows the profile selects, token counts within the profile's
+  cap, finite numbers (NaN only where the contract allows it), confidence numbers that agree;
+- :func:`activation_problem`: tensors shaped as run.json's model, with values a model can produce;
+- :func:`copied_problem`: the fabricated-perfect model (see its docstring for the rule).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pandas as pd
+
+from benchmark.harness.profiles import Profile, select_rows
+from benchmark.safetensors_check import TensorInfo
+from benchmark.schema import (
+    BASELINE_FAMILY,
+    BASELINE_VARIANT_ID,
+    IDENTITY_FAMILY,
+    RERUN_FAMILY,
+    RERUN_VARIANT_ID,
+)
+
+KEY = ["item_id", "variant_id"]
+CLOCK_SKEW = timedelta(hours=1)
+"""how far a run.json date may lie ahead of this machine's clock (two machines' clocks disagree a little)."""
+COSINE_SLACK = 1e-9
+"""how far past ±1 a stored cosine may round."""
+COPY_SHARE, COPY_MIN = 0.25, 2
+"""a dataset is refused as copied when at least this share (and this many) of its rewritten prompts are
+exact copies of their baseline (see :func:`copied_problem`)."""
+
+
+def _row(item: object, variant: object) -> str:
+    """A row's key for a message, cut and quoted (it comes from the file)."""
+    return repr(f"{item}|{variant}"[:100])
+
+
+# ---- run.json ---------------------------------------------------------------------------------------
+
+
+def run_profile(run: Mapping[str, object]) -> Profile | str:
+    """The evaluation profile run.json records (its own parameters, not the registry's), or the problem."""
+    data = run.get("profile")
+    if not isinstance(data, dict):
+        return "has no profile object; regenerate it with `sago evaluate`"
+    items, strengths, tokens = (
+        data.get("items_per_dataset"),
+        data.get("all_strengths"),
+        data.get("max_new_tokens"),
+    )
+    every = data.get("every_level_of", [])
+    if not (_count(items) and isinstance(strengths, bool) and _count(tokens)):
+        return "profile needs items_per_dataset and max_new_tokens (integers ≥ 1) and all_strengths (boolean)"
+    if not isinstance(every, list) or not all(isinstance(f, str) for f in every):
+        return "profile every_level_of is not a list of family names"
+    name, description = data.get("name"), data.get("description")
+    return Profile(
+        str(name)[:40] if name is not None else "unnamed",
+        int(items),  # type: ignore[arg-type]
+        strengths,
+        int(tokens),  # type: ignore[arg-type]
+        str(description)[:200] if description is not None else "",
+        tuple(every),
+    )
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def date_problem(run: Mapping[str, object], now: datetime | None = None) -> str | None:
+    """run.json's ``timings.started_at`` / ``finished_at``: ISO-8601 dates, in order, not in the future."""
+    timings = run.get("timings")
+    if not isinstance(timings, dict):
+        return None  # older runs recorded none; the site says "not recorded"
+    now = now or datetime.now(UTC)
+    found: dict[str, datetime] = {}
+    for key in ("started_at", "finished_at"):
+        value = timings.get(key)
+        if value is None:
+            continue
+        try:
+            when = datetime.fromisoformat(str(value))
+        except ValueError:
+            return f"timings.{key} {str(value)[:40]!r} is not an ISO-8601 date"
+        when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+        if when > now + CLOCK_SKEW:
+            return f"timings.{key} {when.isoformat()} is in the future"
+        found[key] = when
+    if len(found) == 2 and found["started_at"] > found["finished_at"]:
+        return "timings.started_at is after finished_at"
+    return None
+
+
+# ---- records ----------------------------------------------------------------------------------------
+
+
+def records_problem(
+    records: pd.DataFrame, variants: pd.DataFrame | None, profile: Profile | None
+) -> str | None:
+    """The first thing in one dataset's records that no run of ``profile`` on ``variants`` produces.
+
+    ``variants`` is the set's frame of this dataset (None: the set could not be read, so its checks are
+    skipped); ``profile`` is run.json's (None: malformed, reported on run.json).
+    """
+    checks: list[Callable[[], str | None]] = [lambda: _duplicates(records), lambda: _baselines(records)]
+    if variants is not None:
+        checks += [lambda: _unknown_rows(records, variants), lambda: _labels(records, variants)]
+        if profile is not None:
+            checks.append(lambda: _profile_rows(records, variants, profile))
+    checks += [
+        lambda: _token_counts(records, profile.max_new_tokens if profile is not None else None),
+        lambda: _finite(records),
+        lambda: _confidence(records),
+        lambda: _baseline_tokens(records),
+    ]
+    for check in checks:
+        problem = check()
+        if problem is not None:
+            return problem
+    return None
+
+
+def _first(records: pd.DataFrame, mask: pd.Series) -> pd.Series:
+    return records[mask.to_numpy()].iloc[0]
+
+
+def _duplicates(records: pd.DataFrame) -> str | None:
+    twice = records.duplicated(KEY)
+    if not twice.any():
+        return None
+    row = _first(records, twice)
+    return f"has more than one row for {_row(row.item_id, row.variant_id)} (one per item and variant)"
+
+
+def _baselines(records: pd.DataFrame) -> str | None:
+    with_baseline = set(records.loc[records["variant_id"] == BASELINE_VARIANT_ID, "item_id"])
+    missing = sorted(set(records["item_id"]) - with_baseline)
+    if not missing:
+        return None
+    return (
+        f"item {str(missing[0])[:60]!r} has no baseline row ({BASELINE_VARIANT_ID}); "
+        f"{len(missing)} item(s) lack one"
+    )
+
+
+def _unknown_rows(records: pd.DataFrame, variants: pd.DataFrame) -> str | None:
+    items = set(variants["item_id"])
+    known = set(zip(variants["item_id"], variants["variant_id"], strict=True))
+    for item, variant in zip(records["item_id"], records["variant_id"], strict=True):
+        if item not in items:
+            return f"item {str(item)[:60]!r} is not in the variant set"
+        if variant != RERUN_VARIANT_ID and (item, variant) not in known:
+            return f"variant {str(variant)[:60]!r} of item {str(item)[:60]!r} is not in the variant set"
+    return None
+
+
+def _labels(records: pd.DataFrame, variants: pd.DataFrame) -> str | None:
+    """family, place and strength as the set has them (the rerun control as the harness labels it)."""
+    expected = variants.drop_duplicates(KEY).set_index(KEY)[["family", "place", "strength"]]
+    rerun = records["variant_id"] == RERUN_VARIANT_ID
+    rows = records[~rerun.to_numpy()]
+    want = expected.loc[list(zip(rows["item_id"], rows["variant_id"], strict=True))]
+    differs = (
+        (rows["family"].to_numpy() != want["family"].to_numpy())
+        | (rows["place"].to_numpy() != want["place"].to_numpy())
+        | (rows["strength"].to_numpy() != want["strength"].to_numpy())
+    )
+    controls = records[rerun.to_numpy()]
+    bad_control = (
+        (controls["family"] != RERUN_FAMILY) | (controls["place"] != "none") | (controls["strength"] != 0.0)
+    )
+    if differs.any():
+        row = rows[differs].iloc[0]
+    elif bad_control.any():
+        row = _first(controls, bad_control)
+    else:
+        return None
+    return (
+        f"row {_row(row.item_id, row.variant_id)} has another family, place or strength than the variant set"
+    )
+
+
+def _profile_rows(records: pd.DataFrame, variants: pd.DataFrame, profile: Profile) -> str | None:
+    selected = select_rows(variants, profile)
+    want = set(zip(selected["item_id"], selected["variant_id"], strict=True))
+    ran = {
+        (i, v)
+        for i, v in zip(records["item_id"], records["variant_id"], strict=True)
+        if v != RERUN_VARIANT_ID
+    }
+    if ran == want:
+        return None
+    levels = "every level" if profile.all_strengths else "the weakest and strongest level"
+    if profile.every_level_of:
+        levels += f" (every level of {', '.join(profile.every_level_of)})"
+    return (
+        f"rows differ from what run.json's profile {profile.name!r} selects ({profile.items_per_dataset} "
+        f"items per dataset, {levels}): {len(want - ran)} missing, {len(ran - want)} extra"
+    )
+
+
+def _token_counts(records: pd.DataFrame, cap: int | None) -> str | None:
+    for column in ("response_tokens", "baseline_tokens", "prompt_tokens"):
+        negative = records[column] < 0
+        if negative.any():
+            row = _first(records, negative)
+            return f"{column} {row[column]} of row {_row(row.item_id, row.variant_id)} is negative"
+    empty = records["prompt_tokens"] < 1
+    if empty.any():
+        row = _first(records, empty)
+        return f"prompt_tokens of row {_row(row.item_id, row.variant_id)} is 0 (a prompt has a token)"
+    if cap is None:
+        return None
+    for column in ("response_tokens", "baseline_tokens"):
+        over = records[column] > cap
+        if over.any():
+            row = _first(records, over)
+            return (
+                f"{column} {row[column]} of row {_row(row.item_id, row.variant_id)} is over the "
+                f"profile's max_new_tokens {cap}"
+            )
+    cut_short = ~records["finished"].astype(bool) & (records["response_tokens"] < cap)
+    if cut_short.any():
+        row = _first(records, cut_short)
+        return (
+            f"row {_row(row.item_id, row.variant_id)} did not finish yet stopped after "
+            f"{row.response_tokens} of {cap} tokens"
+        )
+    return None
+
+
+def _finite(records: pd.DataFrame) -> str | None:
+    """No infinity anywhere; NaN only in logprob_mean and entropy_mean of an empty baseline answer (the
+    mean of no tokens), as the engines write it."""
+    for column in ("strength", "logprob_sum", "logprob_mean", "entropy_mean"):
+        values = records[column].astype(float)
+        bad = np.isinf(values)
+        if column in ("strength", "logprob_sum"):
+            bad |= np.isnan(values)
+        else:
+            bad |= np.isnan(values) & (records["baseline_tokens"] > 0)
+        if bad.any():
+            row = _first(records, bad)
+            allowed = (
+                "" if column in ("strength", "logprob_sum") else " (NaN only for an empty baseline answer)"
+            )
+            return f"{column} of row {_row(row.item_id, row.variant_id)} is {row[column]}{allowed}"
+    return None
+
+
+def _confidence(records: pd.DataFrame) -> str | None:
+    """Log-probabilities are ≤ 0, entropies ≥ 0, and the mean is the sum over the baseline's tokens."""
+    total, mean = records["logprob_sum"].astype(float), records["logprob_mean"].astype(float)
+    entropy, tokens = records["entropy_mean"].astype(float), records["baseline_tokens"]
+    scored = tokens > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = total / tokens.where(scored, 1)
+    problems = {
+        "logprob_sum is positive (a log-probability is ≤ 0)": total > 1e-6,
+        "entropy_mean is negative": entropy < -1e-6,
+        "logprob_mean is not logprob_sum / baseline_tokens": scored
+        & ((mean - expected).abs() > 1e-9 * np.maximum(1.0, expected.abs())),
+        "has log-probs although its baseline answer is empty": ~scored
+        & ((total != 0) | mean.notna() | entropy.notna()),
+    }
+    for words, mask in problems.items():
+        if mask.any():
+            row = _first(records, mask)
+            return f"row {_row(row.item_id, row.variant_id)}: {words}"
+    return None
+
+
+def _baseline_tokens(records: pd.DataFrame) -> str | None:
+    """Every row of an item teacher-forces the same baseline answer: its baseline_tokens is the baseline
+    row's response_tokens."""
+    base = records[records["variant_id"] == BASELINE_VARIANT_ID].set_index("item_id")["response_tokens"]
+    expected = records["item_id"].map(base)
+    differs = expected.notna() & (records["baseline_tokens"] != expected)
+    if not differs.any():
+        return None
+    row = _first(records, differs)
+    return (
+        f"baseline_tokens of row {_row(row.item_id, row.variant_id)} is not its baseline answer's "
+        "response_tokens"
+    )
+
+
+# ---- activations ------------------------------------------------------------------------------------
+
+
+def model_shape(run: Mapping[str, object]) -> tuple[int, int] | None:
+    """(layers + 1, hidden size) of the model run.json describes, when it records both."""
+    model = run.get("model")
+    if not isinstance(model, dict):
+        return None
+    layers, hidden = model.get("n_layers"), model.get("hidden_size")
+    if isinstance(layers, int) and isinstance(hidden, int) and _count(layers) and _count(hidden):
+        return layers + 1, hidden
+    return None
+
+
+def activation_problem(
+    tensors: Mapping[str, TensorInfo], arrays: Mapping[str, np.ndarray], shape: tuple[int, int] | None
+) -> str | None:
+    """Shapes as the model's (when run.json records it; else one non-empty shape) and plausible values:
+    hidden states hold no NaN (±inf is float16's overflow of a real, large state), stored cosines lie in
+    [-1, 1] or are NaN (a zero vector)."""
+    vectors = [t for t in tensors.values() if len(t.shape) == 2]
+    found = vectors[0].shape if vectors else None
+    if found is not None and (0 in found):
+        return f"tensors of shape {list(found)} are empty"
+    if shape is not None and found is not None and found != shape:
+        return f"tensors are {list(found)}, but run.json's model has [layers + 1, hidden] = {list(shape)}"
+    rows = shape[0] if shape is not None else (found[0] if found is not None else None)
+    for name, info in tensors.items():
+        if len(info.shape) == 1 and rows is not None and info.shape != (rows,):
+            return f"cosine row {name[:80]!r} has {info.shape[0]} layers, not {rows}"
+        values = arrays[name]
+        if len(info.shape) == 2 and np.isnan(values).any():
+            return f"hidden state {name[:80]!r} holds NaN"
+        if len(info.shape) == 1 and (np.abs(values[~np.isnan(values)]) > 1 + COSINE_SLACK).any():
+            return f"cosine row {name[:80]!r} holds values outside [-1, 1]"
+    return None
+
+
+# ---- the fabricated-perfect model ------------------------------------------------------------------
+
+
+def copied_problem(
+    records: pd.DataFrame, variants: pd.DataFrame | None, arrays: Mapping[str, np.ndarray] | None
+) -> str | None:
+    """Refuse records whose rewritten prompts were answered by copying the baseline.
+
+    The only way to reach SGS 0 on every measure without running the model is to give every rewrite its
+    baseline's numbers: the same log-probability and entropy of y_0 and the same hidden state (copying the
+    response alone leaves the other measures moving, and cannot be told from a model that answers
+    consistently). A real model never does that for a prompt that differs: the last prompt token's hidden
+    state at every layer after the embedding, and the log-probability of y_0 given the prompt, change with
+    any other token before them (in the committed results: 0 of 1,956 rewritten prompts). Two prompts can
+    still render to the same tokens (a chat template that trims whitespace), so one dataset is refused only
+    when at least a quarter of its rewritten prompts, and at least two, are exact copies.
+
+    A copy: a row outside the controls (baseline, identity, rerun) whose variant-set prompt differs from its
+    item's baseline prompt, whose item's baseline answer is not empty (an empty y_0 has no log-probs to
+    compare), and whose logprob_sum, logprob_mean, entropy_mean and (when there are activations) hidden
+    state equal the baseline row's bit for bit (compact results: every stored cosine is 1).
+    """
+    if variants is None:
+        return None
+    prompts = variants.drop_duplicates(KEY).set_index(KEY)["prompt"]
+    base = records[records["variant_id"] == BASELINE_VARIANT_ID].set_index("item_id")
+    eligible = copies = 0
+    for row in records.itertuples(index=False):
+        if row.family in (BASELINE_FAMILY, IDENTITY_FAMILY, RERUN_FAMILY) or row.item_id not in base.index:
+            continue
+        baseline = base.loc[row.item_id]
+        if baseline.response_tokens == 0 or prompts.get((row.item_id, row.variant_id)) == prompts.get(
+            (row.item_id, BASELINE_VARIANT_ID)
+        ):
+            continue
+        eligible += 1
+        same = all(
+            _same(getattr(row, c), baseline[c]) for c in ("logprob_sum", "logprob_mean", "entropy_mean")
+        )
+        if same and arrays is not None:
+            same = _same_state(arrays, row.item_id, row.variant_id)
+        copies += same
+    if copies < max(COPY_MIN, math.ceil(COPY_SHARE * eligible)):
+        return None
+    return (
+        f"{copies} of {eligible} rewritten prompts have log-probs and hidden states identical to their "
+        "baseline's, which a model does not produce for a different prompt: the rows look copied, not run"
+    )
+
+
+def _same(a: float, b: float) -> bool:
+    return bool(a == b or (math.isnan(a) and math.isnan(b)))
+
+
+def _same_state(arrays: Mapping[str, np.ndarray], item: str, variant: str) -> bool:
+    mine, theirs = arrays.get(f"{item}|{variant}"), arrays.get(f"{item}|{BASELINE_VARIANT_ID}")
+    if mine is None or theirs is None:
+        return False
+    if mine.ndim == 1:  # compact: per-layer cosine to the baseline
+        return bool(np.all(np.abs(mine - 1.0) <= 1e-12))
+    return mine.shape == theirs.shape and mine.tobytes() == theirs.tobytes()

@@ -1,0 +1,300 @@
+"""`sago submissions validate --base REF`: what a pull request may change, judged with real git.
+
+Each test builds the fixture checkout in a temporary git repository, commits it as the base (``main``),
+then makes a pull request's change on a branch and runs the CLI as CI would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree, submission_yaml
+
+from benchmark.cli import main
+from benchmark.gitrepo import Change
+from benchmark.harness import finalize
+from benchmark.provenance import sha256_file
+from benchmark.submissions.changes import Layout, change_failures
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+RESULTS = f"submissions/acme__tiny-a/results/{SET}/{VERSION}"
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> SiteTree:
+    """The fixture checkout committed on ``main``, with the branch ``pr`` checked out."""
+    tree = make_site_tree(tmp_path / "checkout")
+    git(tree.root, "init", "-q", "-b", "main")
+    git(tree.root, "add", "-A")
+    git(tree.root, "commit", "-q", "-m", "base")
+    git(tree.root, "checkout", "-q", "-b", "pr")
+    return tree
+
+
+def validate(tree: SiteTree, capsys: pytest.CaptureFixture[str], base: str = "main") -> tuple[int, list[str]]:
+    """Exit status and the output lines of the CLI run from the checkout's root, as in CI."""
+    status = main(
+        ["submissions", "validate", "--root", str(tree.submissions), "--variants", str(tree.variants)]
+        + ["--base", base]
+    )
+    captured = capsys.readouterr()
+    return status, (captured.out + captured.err).splitlines()
+
+
+def problems(lines: list[str]) -> dict[str, str]:
+    """path -> the rest of its line, for the failure lines (the summary line is dropped)."""
+    found = {}
+    for line in lines[:-1]:
+        path, _, rest = line.partition(": ")
+        assert path not in found, lines  # one line per offending path
+        found[path] = rest
+    return found
+
+
+def add_submission(tree: SiteTree, slug: str, *, readme: bool = True) -> None:
+    folder = tree.submissions / slug
+    folder.mkdir()
+    (folder / "submission.yaml").write_text(yaml.safe_dump(submission_yaml(slug, "New model", 9)))
+    if readme:
+        (folder / "README.md").write_text("# New model\n")
+
+
+def commit(tree: SiteTree, message: str = "change") -> None:
+    git(tree.root, "add", "-A")
+    git(tree.root, "commit", "-q", "-m", message)
+
+
+def test_a_new_submission_passes(repo: SiteTree, capsys: pytest.CaptureFixture[str]) -> None:
+    add_submission(repo, "acme__new-model")
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 0, lines
+    assert lines == ["ok: 5 submission(s), 2 result folder(s) checked, 2 changed path(s) against the base"]
+
+
+def test_editing_an_existing_submission_yaml_and_its_readme_passes(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = repo.submissions / "acme__tiny-c" / "submission.yaml"
+    path.write_text(path.read_text() + "notes: quantised by the lab\n")
+    (path.parent / "README.md").write_text("more\n")  # not committed: the working tree counts too
+    status, lines = validate(repo, capsys)
+    assert status == 0, lines
+
+
+def test_a_pull_request_that_rewrites_another_submissions_results(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hostile case: records rewritten, then re-hashed into run.json so the tree validator is content."""
+    records = repo.submissions / "acme__tiny-a" / "results" / SET / VERSION / "records" / "alpaca.parquet"
+    frame = pd.read_parquet(records)
+    frame["response"] = frame["response"].where(frame["variant_id"] != "spacing/suffix/5", "same")
+    frame.to_parquet(records, index=False)
+    finalize.rehash(records.parent.parent)
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 1
+    assert problems(lines) == {
+        f"{RESULTS}/records/alpaca.parquet": "changes a result — results are written only by the "
+        "maintainers' own evaluation; drop this change",
+        f"{RESULTS}/run.json": "changes a result — results are written only by the maintainers' own "
+        "evaluation; drop this change",
+    }
+    assert (
+        lines[-1]
+        == "2 problem(s): 4 submission(s), 2 result folder(s) checked, 2 changed path(s) against the base"
+    )
+
+
+def test_a_hidden_folder_with_a_blob_and_links(repo: SiteTree, capsys: pytest.CaptureFixture[str]) -> None:
+    stash = repo.submissions / ".stash"
+    stash.mkdir()
+    (stash / "blob.bin").write_bytes(os.urandom(1 << 16))
+    (stash / "link").symlink_to("/etc/passwd")
+    (repo.submissions / "acme__tiny-b" / ".hidden.yaml").write_text("x: 1\n")
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 1
+    found = problems(lines)
+    for path in (
+        "submissions/.stash/blob.bin",
+        "submissions/.stash/link",
+        "submissions/acme__tiny-b/.hidden.yaml",
+    ):
+        assert found.pop(path).startswith("hidden file or folder under submissions/ — "), lines
+    # the tree validator names the hidden folder on its own, without git
+    assert found == {
+        "submissions/.stash": "hidden folder under submissions/ — delete it: submissions/ holds only "
+        "submission folders"
+    }, lines
+
+
+def test_a_fake_variant_set_and_an_edited_manifest(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A set the maintainers never released, and a released manifest edited to declare its old hash."""
+    shutil.copytree(repo.variants / SET / VERSION, repo.variants / SET / "v9")
+    manifest = repo.variants / SET / VERSION / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["sha256"] = sha256_file(manifest)  # results made on the old manifest still match it
+    manifest.write_text(json.dumps(data))
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 1
+    found = problems(lines)
+    edited = f"variants/{SET}/{VERSION}/manifest.json"
+    assert found.pop(edited).startswith("changes a file of a frozen variant set — "), lines
+    assert found and all(p.startswith(f"variants/{SET}/v9/") for p in found), lines
+    assert all(rest.startswith("adds a file of a frozen variant set — ") for rest in found.values())
+
+
+def test_only_one_submission_per_pull_request(repo: SiteTree, capsys: pytest.CaptureFixture[str]) -> None:
+    add_submission(repo, "acme__one", readme=False)
+    add_submission(repo, "acme__two", readme=False)
+    status, lines = validate(repo, capsys)
+    assert status == 1
+    assert problems(lines) == {
+        f"submissions/acme__{n}/submission.yaml": "the change adds or edits 2 submissions "
+        "(acme__one, acme__two) — open one pull request per submission"
+        for n in ("one", "two")
+    }
+
+
+def test_readme_of_a_submission_the_change_does_not_edit(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo.submissions / "acme__tiny-b" / "README.md").write_text("I did not write this model\n")
+    status, lines = validate(repo, capsys)
+    assert status == 1
+    assert list(problems(lines).items()) == [
+        (
+            "submissions/acme__tiny-b/README.md",
+            "adds the README of a submission the change does not edit — change README.md together with "
+            "the submission.yaml of the submission you add or edit",
+        )
+    ]
+
+
+def test_removing_a_submission_or_adding_stray_files(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo.submissions / "acme__tiny-c" / "submission.yaml").unlink()
+    shutil.rmtree(repo.submissions / "acme__tiny-c")
+    (repo.submissions / "notes.txt").write_text("x")
+    add_submission(repo, "acme__new-model")
+    (repo.submissions / "acme__new-model" / "weights.bin").write_bytes(b"\0")
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 1
+    found = problems(lines)
+    assert found["submissions/acme__tiny-c/submission.yaml"].startswith("removes a submission — ")
+    assert found["submissions/notes.txt"].startswith("adds a file other than a submission's ")
+    assert found["submissions/acme__new-model/weights.bin"].startswith(
+        "adds a file other than a submission's "
+    )
+
+
+def test_a_linked_submission_yaml(repo: SiteTree, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = repo.submissions / "acme__linked"
+    folder.mkdir()
+    (folder / "submission.yaml").symlink_to(repo.submissions / "acme__tiny-c" / "submission.yaml")
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 1
+    assert problems(lines)["submissions/acme__linked/submission.yaml"].startswith("is a symbolic link — ")
+
+
+def test_changes_made_on_the_base_after_the_branch_are_not_blamed(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """main moves on (the maintainers commit new results) after the pull request branched off."""
+    git(repo.root, "checkout", "-q", "main")
+    (repo.submissions / "acme__tiny-a" / "results" / SET / VERSION / "summary.json").write_text(
+        '{"schema_version": 1}'
+    )
+    commit(repo, "maintainers: new summary")
+    git(repo.root, "checkout", "-q", "pr")
+    add_submission(repo, "acme__new-model")
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 0, lines
+
+
+def test_a_newline_in_a_path_cannot_forge_an_ok_line(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = repo.submissions / "acme__x\nok: 9 submission(s)"
+    folder.mkdir()
+    (folder / "submission.yaml").write_text("x: 1\n")
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 1
+    assert not any(line.startswith("ok:") for line in lines), lines
+    assert any(
+        line.startswith("submissions/acme__x\\nok: 9 submission(s)/submission.yaml: ") for line in lines
+    )
+
+
+@pytest.mark.parametrize(
+    "base, words",
+    [("nosuch", "names no commit in this checkout"), ("--help", "is not a git revision")],
+)
+def test_a_bad_base_is_one_line(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str], base: str, words: str
+) -> None:
+    status, lines = validate(repo, capsys, base=base)
+    assert status == 2
+    assert len(lines) == 1 and lines[0].startswith("error: --base ") and words in lines[0], lines
+
+
+def test_outside_a_checkout_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = make_site_tree(tmp_path)
+    status, lines = validate(tree, capsys)
+    assert status == 2
+    assert len(lines) == 1 and "is not inside a git checkout" in lines[0], lines
+
+
+def test_the_rules_on_their_own() -> None:
+    """The pure rule function: every status and mode, without git."""
+    layout = Layout("submissions", "variants")
+    base = frozenset({"submissions/acme__old/submission.yaml"})
+    changes = [
+        Change("M", "submissions/acme__old/submission.yaml", "100644"),
+        Change("A", "submissions/acme__old/README.md", "100644"),
+        Change("D", "submissions/acme__gone/README.md", "000000"),
+        Change("A", "submissions/acme__old/results/s/v/run.json", "100644"),
+        Change("D", "submissions/acme__z/results/s/v/records/a.parquet", "000000"),
+        Change("T", "variants/s/v/manifest.json", "120000"),
+        Change("A", "submissions/Bad__Name/submission.yaml", "100644"),
+    ]
+    lines = [f.line() for f in change_failures(changes, layout, base)]
+    assert lines == [
+        "submissions/Bad__Name/submission.yaml: folder name is not a valid slug — rename it '<org>__<model>' "
+        "(lower-case letters, digits, '.', '-', single '_')",
+        "submissions/acme__gone/README.md: removes the README of a submission the change does not add — "
+        "change README.md together with the submission.yaml of the submission you add or edit",
+        "submissions/acme__old/results/s/v/run.json: adds a result — results are written only by the "
+        "maintainers' own evaluation; drop this change",
+        "submissions/acme__z/results/s/v/records/a.parquet: removes a result — results are written only by "
+        "the maintainers' own evaluation; drop this change",
+        "variants/s/v/manifest.json: changes a file of a frozen variant set — variant sets change only in a "
+        "maintainers' release; drop this change",
+    ]
