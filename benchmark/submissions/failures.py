@@ -18,7 +18,7 @@ class Failure:
     """what the submitter should do about it."""
 
     def line(self) -> str:
-        """The one-line form printed by the CLI.
+        r"""The one-line form printed by the CLI.
 
         >>> Failure("submissions/a__b", "no submission.yaml", "add one").line()
         'submissions/a__b: no submission.yaml — add one'
@@ -34,7 +34,7 @@ class Failure:
 
 
 def visible(text: str) -> str:
-    """``text`` with every control or format character (Unicode Cc, Cf), and undecodable bytes kept as
+    r"""``text`` with every control or format character (Unicode Cc, Cf), and undecodable bytes kept as
     surrogates (Cs), written as a backslash escape.
 
     >>> visible("ok\tname\u200b")
