@@ -606,6 +606,10 @@ def test_copy_button_copies_a_whole_hash(site: Path, page: tuple[object, Watch])
     assert button.is_visible() and len(button.get_attribute("data-copy")) == 64
     assert code.evaluate("e => e.getBoundingClientRect().width") < 160  # shortened on screen
     button.click()
+    # the label changes when the clipboard's promise settles, which a loaded machine may delay
+    browser_page.wait_for_function(  # type: ignore[attr-defined]
+        "() => document.querySelector('button.copy').textContent !== 'copy'", timeout=10_000
+    )
     assert button.inner_text() == "copied"
     assert watch.errors == []
 
