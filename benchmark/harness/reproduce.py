@@ -322,7 +322,7 @@ def reproduce_sample(
     batches = rng.sample(plan.baselines, min(count, len(plan.baselines))) + rng.sample(
         plan.rest, min(count, len(plan.rest))
     )
-    names = {b.tasks[0].dataset for b in batches} | {t.dataset for b in batches for t in b.tasks}
+    names = {t.dataset for b in batches for t in b.tasks}
     committed = pd.concat([pd.read_parquet(ResultsFolder(folder).records(d)) for d in sorted(names)])
     tensors = {d: load_file(str(ResultsFolder(folder).activations(d))) for d in sorted(names)}
     base = committed[committed["variant_id"] == BASELINE_VARIANT_ID]

@@ -434,13 +434,12 @@ def _score_and_draft_decode(
         while kept < len(y0) and greedy[kept] == y0[kept]:
             kept += 1
         prefix.append([*y0[:kept], greedy[kept]])
-    return scores, _continue(model, state, out, prefix, y_mask, width, max_new_tokens, eos_ids)
+    return scores, _continue(model, state, prefix, y_mask, width, max_new_tokens, eos_ids)
 
 
 def _continue(
     model: PreTrainedModel,
     state: _Prefill,
-    scored: object,
     prefix: list[list[int]],
     y_mask: torch.Tensor,
     width: int,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -395,11 +396,7 @@ def summary(cells: Sequence[Cell]) -> dict[str, object]:
         made = sorted(
             c.ratio for c in cells if c.variant_id == f"length/global/{m:g}" and c.accepted() and c.ratio
         )
-        ratios[f"length/global/{m:g}"] = (
-            made[len(made) // 2]
-            if len(made) % 2
-            else (round((made[len(made) // 2 - 1] + made[len(made) // 2]) / 2, 4) if made else None)
-        )
+        ratios[f"length/global/{m:g}"] = round(statistics.median(made), 4) if made else None
     return {
         "cells": len(cells),
         "made": sum(c.status() == "made" for c in cells),
