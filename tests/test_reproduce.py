@@ -10,6 +10,7 @@ import pytest
 
 from benchmark.harness.reproduce import diff_results, main, rerun_options
 from benchmark.results import ResultsFolder
+from benchmark.schema import BASELINE_VARIANT_ID
 
 COMMITTED = (
     Path(__file__).resolve().parents[1]
@@ -136,3 +137,114 @@ def test_a_rerun_under_another_cpu_capability_is_identical_or_within_tolerance(t
     verdict = compare(tmp_path / "avx2", tmp_path / "default")
     assert verdict.failures == [], verdict.failures
     assert "equal" in verdict.lines("tiny")[0]
+
+
+SAMPLE_SLUG = "local__tiny"
+
+
+@pytest.fixture(scope="module")
+def tiny_result(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A submissions folder holding a tiny local model's smoke result on one dataset of the frozen v2 set."""
+    import yaml
+
+    from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
+    from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+
+    model = tmp_path_factory.mktemp("tiny-model")
+    tiny_llama().save_pretrained(model, safe_serialization=True)
+    tiny_tokenizer().save_pretrained(model)
+    root = tmp_path_factory.mktemp("submissions")
+    (root / SAMPLE_SLUG).mkdir()
+    (root / SAMPLE_SLUG / "submission.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "Tiny",
+                "model": {"kind": "local", "path": str(model)},
+                "license": "MIT",
+                "parameters": 100000,
+                "contact": "tests",
+            }
+        )
+    )
+    options = EvaluateOptions(
+        set_name="sago-v1",
+        version="v2",
+        profile="smoke",
+        device="cpu",
+        batch_size=4,
+        engine="single_prefill",
+        threads=1,
+        datasets=("gsm8k",),
+        force=False,
+        progress=False,
+    )
+    evaluate_submission(SAMPLE_SLUG, options, root=root)
+    return root
+
+
+@pytest.fixture
+def sample_root(tiny_result: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the tiny result (a test may tamper with it) as the submissions folder."""
+    from benchmark import paths
+
+    root = tmp_path / "submissions"
+    shutil.copytree(tiny_result, root)
+    monkeypatch.setattr(paths, "SUBMISSIONS_DIR", root)
+    return root
+
+
+SAMPLE = [SAMPLE_SLUG, "--profile", "smoke", "--version", "v2", "--sample", "2", "--seed", "3"]
+
+
+def test_a_sampled_rerun_of_an_untouched_result_is_identical(
+    sample_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make all` proves hours of evidence by re-running seeded batches with their committed composition:
+    on an untouched result the sampled rows are equal, and the same seed picks the same batches."""
+    assert main(SAMPLE) == 0
+    first = capsys.readouterr().out
+    assert "re-ran 3 of 49 batches (base-00000, var-" in first and "seed 3" in first
+    assert f"{SAMPLE_SLUG}: sampled rows equal the committed result" in first
+    assert main(SAMPLE) == 0
+    assert capsys.readouterr().out == first
+    assert main([*SAMPLE[:-1], "4"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] != first.splitlines()[0]
+
+
+def _records(root: Path) -> Path:
+    return root / SAMPLE_SLUG / "results" / "sago-v1" / "v2" / "records" / "gsm8k.parquet"
+
+
+def test_a_sampled_rerun_finds_a_changed_response_or_float(
+    sample_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A committed result whose rows were edited fails the sampled re-run (exit 1, the column named): a
+    changed response anywhere the sample reaches, or a log-prob moved beyond the tolerance."""
+    path = _records(sample_root)
+    original = pd.read_parquet(path)
+    edited = original.copy()
+    edited.loc[edited["variant_id"] != BASELINE_VARIANT_ID, "response"] = "forged"
+    edited.to_parquet(path, index=False)
+    assert main(SAMPLE) == 1
+    assert "response differ" in capsys.readouterr().out
+
+    edited = original.copy()
+    edited["logprob_sum"] = edited["logprob_sum"] - 0.5
+    edited.to_parquet(path, index=False)
+    assert main(SAMPLE) == 1
+    assert "logprob_sum beyond tolerance" in capsys.readouterr().out
+
+
+def test_a_sampled_rerun_finds_changed_compact_activations(
+    sample_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The per-layer cosines of a compact result are compared too."""
+    from safetensors.numpy import load_file, save_file
+
+    path = _records(sample_root).parents[1] / "activations" / "gsm8k.safetensors"
+    tensors = load_file(str(path))
+    save_file(
+        {k: (v if k.endswith(f"|{BASELINE_VARIANT_ID}") else v * 0.5) for k, v in tensors.items()}, str(path)
+    )
+    assert main(SAMPLE) == 1
+    assert "activations" in capsys.readouterr().out
