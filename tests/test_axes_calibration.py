@@ -16,7 +16,10 @@ import numpy as np
 import pytest
 
 from benchmark.axes.calibration import (
+    CANDIDATES,
+    choose,
     cohen_kappa,
+    cross_validated,
     detector_agreement,
     judge_agreement,
     load_reference,
@@ -24,12 +27,13 @@ from benchmark.axes.calibration import (
     sgs_mr,
     yes_per_prompt,
 )
-from benchmark.axes.mirroring import (
+from benchmark.axes.mirroring import length, politeness
+from benchmark.axes.politeness import (
+    CourtesyCueJudge,
+    CourtesyMarkerJudge,
     GratitudeJudge,
     LexiconPolitenessJudge,
     PolitenessJudge,
-    length,
-    politeness,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -162,3 +166,54 @@ def test_mirroring_sgs_on_the_authors_rows(tables: dict[str, list[dict[str, obje
     assert sgs(LexiconPolitenessJudge(), ours_length) == pytest.approx(0.2909, abs=5e-5)  # before, 2.32×
     assert sgs(GratitudeJudge(), lambda r: bool(r["authors_verdict"])) == pytest.approx(0.0939, abs=5e-5)
     assert not math.isnan(authors)
+
+
+def tuning_groups(tables: dict[str, list[dict[str, object]]]) -> dict[str, list[dict[str, object]]]:
+    """The tuning rows (every Claude politeness row), by dataset: the only rows a parameter is chosen on."""
+    return {
+        "trivia_qa": load_reference(FIXTURE) + tables["politeness/trivia_qa"],
+        "hotpot_qa": tables["politeness/hotpot_qa"],
+        "natural_questions": tables["politeness/natural_questions"],
+    }
+
+
+def test_each_candidates_parameter_is_chosen_on_the_tuning_rows_alone(
+    tables: dict[str, list[dict[str, object]]],
+) -> None:
+    groups = tuning_groups(tables)
+    rows = [r for group in groups.values() for r in group]
+    assert len(rows) == 208
+    chosen = {name: choose(grid, rows) for name, grid in CANDIDATES.items()}
+    assert chosen == {
+        "GratitudeJudge": "",
+        "LexiconPolitenessJudge": "margin 4",
+        "CourtesyCueJudge": "min_change 1",
+        "CourtesyMarkerJudge": "min_change 2",
+    }
+    # the judge classes' defaults are the chosen parameters
+    assert CANDIDATES["CourtesyCueJudge"][chosen["CourtesyCueJudge"]] == CourtesyCueJudge()
+    assert CANDIDATES["CourtesyMarkerJudge"][chosen["CourtesyMarkerJudge"]] == CourtesyMarkerJudge()
+    kappas = {name: cohen_kappa_of(grid[chosen[name]], rows) for name, grid in CANDIDATES.items()}
+    assert kappas == pytest.approx(
+        {
+            "GratitudeJudge": 0.578,
+            "LexiconPolitenessJudge": 0.468,
+            "CourtesyCueJudge": 0.551,
+            "CourtesyMarkerJudge": 0.469,
+        },
+        abs=5e-4,
+    )
+    folds = {name: cross_validated(grid, groups).kappa for name, grid in CANDIDATES.items()}
+    assert folds == pytest.approx(
+        {
+            "GratitudeJudge": 0.578,
+            "LexiconPolitenessJudge": 0.341,
+            "CourtesyCueJudge": 0.551,
+            "CourtesyMarkerJudge": 0.329,
+        },
+        abs=5e-4,
+    )
+
+
+def cohen_kappa_of(judge: PolitenessJudge, rows: list[dict[str, object]]) -> float:
+    return judge_agreement(judge, rows).kappa

@@ -8,8 +8,6 @@ import pytest
 
 from benchmark.axes.mirroring import (
     DETECTORS,
-    LexiconPolitenessJudge,
-    LLMPolitenessJudge,
     abnormal_case_percent,
     extra_spaces,
     mark_surplus,
@@ -18,6 +16,7 @@ from benchmark.axes.mirroring import (
     repeated_marks,
     space_surplus,
 )
+from benchmark.axes.politeness import LexiconPolitenessJudge, LLMPolitenessJudge
 
 PLAIN = "The capital of France is Paris. It has been the capital since the tenth century, roughly."
 JUDGE = LexiconPolitenessJudge()
@@ -201,7 +200,8 @@ def test_authors_length_and_politeness_are_relative_to_the_baseline() -> None:
 
 
 def test_gratitude_judge_reads_thanks_in_the_prompts_direction() -> None:
-    from benchmark.axes.mirroring import GratitudeJudge, politeness
+    from benchmark.axes.mirroring import politeness
+    from benchmark.axes.politeness import GratitudeJudge
 
     detect = politeness(GratitudeJudge())
     thanks, plain = "Paris. Thank you for your kind question!", "Paris."

@@ -17,7 +17,32 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.axes.mirroring import PolitenessJudge, politeness
+from benchmark.axes.mirroring import politeness
+from benchmark.axes.politeness import (
+    CourtesyCueJudge,
+    CourtesyMarkerJudge,
+    GratitudeJudge,
+    LexiconPolitenessJudge,
+    PolitenessJudge,
+)
+
+TUNING, HELD_OUT = "tuning", "held_out"
+"""The split of the authors' judged politeness rows, fixed before any parameter was chosen and written in
+each fixture table's ``split`` field. Tuning: every Claude Sonnet 4.6 row (TriviaQA 96, HotpotQA 64,
+Natural Questions 48), all of which earlier work had already read. Held out: the Gemini 2.5 Flash rows of
+the same three datasets from the same commit and judge code, transcribed only after the candidates and
+their parameters below were committed."""
+
+CANDIDATES: dict[str, dict[str, PolitenessJudge]] = {
+    "GratitudeJudge": {"": GratitudeJudge()},
+    "LexiconPolitenessJudge": {
+        f"margin {m:g}": LexiconPolitenessJudge(margin=m) for m in (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 6)
+    },
+    "CourtesyCueJudge": {f"min_change {k}": CourtesyCueJudge(min_change=k) for k in (1, 2, 3, 4)},
+    "CourtesyMarkerJudge": {f"min_change {k}": CourtesyMarkerJudge(min_change=k) for k in (1, 2, 3, 4)},
+}
+"""Each candidate judge with its parameter grid; the parameter is the one :func:`choose` picks on the
+tuning rows (ties: the first listed), and the judge class's default is set to it."""
 
 
 @dataclass(frozen=True)
@@ -114,3 +139,73 @@ def yes_per_prompt(rows: Sequence[JudgedRow], verdict: Callable[[JudgedRow], boo
         if verdict(row):
             counts[int(row["prompt_id"])] = counts.get(int(row["prompt_id"]), 0) + 1
     return counts
+
+
+def verdicts(judge: PolitenessJudge, rows: Sequence[JudgedRow]) -> list[int]:
+    """The 0/1 verdicts of ``judge`` on ``rows``, scored as the mirroring delta scores it."""
+    detect = politeness(judge)
+    return [int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows]
+
+
+def choose(candidates: Mapping[str, PolitenessJudge], rows: Sequence[JudgedRow]) -> str:
+    """The candidate with the highest κ on ``rows`` (the first listed wins a tie).
+
+    >>> from benchmark.axes.politeness import CourtesyCueJudge
+    >>> row = {"response_pert": "Thanks! Paris.", "response_orig": "Paris.", "strength": 6}
+    >>> row["authors_verdict"] = 1
+    >>> quiet = {**row, "response_pert": "Paris!", "authors_verdict": 0}
+    >>> choose({"one": CourtesyCueJudge(min_change=1), "two": CourtesyCueJudge(min_change=2)}, [row, quiet])
+    'one'
+    """
+    reference = [int(r["authors_verdict"]) for r in rows]
+    scores = {name: cohen_kappa(reference, verdicts(judge, rows)).kappa for name, judge in candidates.items()}
+    return max(scores, key=lambda name: -np.inf if np.isnan(scores[name]) else scores[name])
+
+
+def cross_validated(
+    candidates: Mapping[str, PolitenessJudge], groups: Mapping[str, Sequence[JudgedRow]]
+) -> Agreement:
+    """Leave-one-group-out agreement: each group is judged by the candidate chosen on the other groups.
+
+    The parameter of a judge is chosen on tuning rows; this says how well that choice carries to a group
+    (a dataset) it was not chosen on, without touching the held-out rows.
+    """
+    reference: list[int] = []
+    judged: list[int] = []
+    for name, rows in groups.items():
+        others = [r for other, rest in groups.items() if other != name for r in rest]
+        reference += [int(r["authors_verdict"]) for r in rows]
+        judged += verdicts(candidates[choose(candidates, others)], rows)
+    return cohen_kappa(reference, judged)
+
+
+def kappa_interval(
+    reference: Sequence[int],
+    judged: Sequence[int],
+    clusters: Sequence[object],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """95 % percentile bootstrap interval of Cohen's κ, resampling whole clusters (prompts).
+
+    The rows of one prompt share its baseline response y_0, so they are resampled together; resamples
+    whose κ is undefined (a constant rater) are dropped.
+
+    >>> lo, hi = kappa_interval([0, 1] * 20, [0, 1] * 20, list(range(40)))
+    >>> (lo, hi)
+    (1.0, 1.0)
+    """
+    ids = sorted(set(clusters), key=str)
+    members = {c: [i for i, x in enumerate(clusters) if x == c] for c in ids}
+    a, b = np.asarray(reference, dtype=int), np.asarray(judged, dtype=int)
+    rng = np.random.default_rng(seed)
+    kappas = []
+    for _ in range(resamples):
+        picked = rng.integers(0, len(ids), size=len(ids))
+        index = [i for p in picked for i in members[ids[p]]]
+        k = cohen_kappa(a[index].tolist(), b[index].tolist()).kappa
+        if not np.isnan(k):
+            kappas.append(k)
+    low, high = np.percentile(kappas, [2.5, 97.5])
+    return float(low), float(high)

@@ -10,7 +10,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from benchmark.axes.mirroring import DEFAULT_RULES, RULES, GratitudeJudge, PolitenessJudge
+from benchmark.axes.mirroring import DEFAULT_RULES, RULES
+from benchmark.axes.politeness import GratitudeJudge, PolitenessJudge
 from benchmark.axes.text import (
     Backbone,
     PairScorer,
