@@ -28,10 +28,12 @@ from benchmark.axes.politeness import (
 
 TUNING, HELD_OUT = "tuning", "held_out"
 """The split of the authors' judged politeness rows, fixed before any parameter was chosen and written in
-each fixture table's ``split`` field. Tuning: every Claude Sonnet 4.6 row (TriviaQA 96, HotpotQA 64,
-Natural Questions 48), all of which earlier work had already read. Held out: the Gemini 2.5 Flash rows of
-the same three datasets from the same commit and judge code, transcribed only after the candidates and
-their parameters below were committed."""
+each fixture table's ``split`` field. Tuning: every Claude Sonnet 4.6 row of TriviaQA (96), HotpotQA (64) and
+Natural Questions (48), all of which earlier work had already read. Held out, transcribed only after the
+candidates and their parameters below were committed: the Gemini 2.5 Flash rows of the same three datasets
+(288, same commit and judge code), and, because those hold a single YES (κ cannot tell judges apart on
+them; added before any candidate was scored on a held-out row), Claude Sonnet 4.6's rows of two datasets no
+tuning row comes from, SimpleQA-verified and TruthfulQA, at strength +2, +6 and +10 (96)."""
 
 CANDIDATES: dict[str, dict[str, PolitenessJudge]] = {
     "GratitudeJudge": {"": GratitudeJudge()},
