@@ -31,9 +31,13 @@ TUNING, HELD_OUT = "tuning", "held_out"
 each fixture table's ``split`` field. Tuning: every Claude Sonnet 4.6 row of TriviaQA (96), HotpotQA (64) and
 Natural Questions (48), all of which earlier work had already read. Held out, transcribed only after the
 candidates and their parameters below were committed: the Gemini 2.5 Flash rows of the same three datasets
-(288, same commit and judge code), and, because those hold a single YES (κ cannot tell judges apart on
-them; added before any candidate was scored on a held-out row), Claude Sonnet 4.6's rows of two datasets no
-tuning row comes from, SimpleQA-verified and TruthfulQA, at strength +2, +6 and +10 (96)."""
+(288, same commit and judge code). Those hold a single YES, so before any candidate was scored on a held-out
+row the held-out set was extended with open-model rows the same judge scored (their ``mirroring_rate``, the
+verdict after the cue guard): every row whose CSV record starts in characters 400,000-447,999 of
+``results/politeness/run_multi_natural_questions_20260422_000930`` (Qwen2.5-7B) and of
+``results/politeness/run_multi_hotpot_qa_20260420_012947`` (Llama-3.1-8B), a slice chosen by position, not by
+content. (The closed-model SimpleQA-verified and TruthfulQA tables publish no verdict: their
+``mirroring_rate`` is empty.)"""
 
 CANDIDATES: dict[str, dict[str, PolitenessJudge]] = {
     "GratitudeJudge": {"": GratitudeJudge()},
