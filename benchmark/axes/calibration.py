@@ -10,7 +10,7 @@ direction) and the authors' verdict. A judge is scored with the same rule the mi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,6 +185,25 @@ def cross_validated(
     return cohen_kappa(reference, judged)
 
 
+def cluster_resamples(clusters: Sequence[object], resamples: int, seed: int) -> Iterator[list[int]]:
+    """Row indices of ``resamples`` bootstrap samples that draw whole clusters (prompts) with replacement.
+
+    >>> [len(rows) for rows in cluster_resamples(["a", "a", "b"], 3, seed=0)]
+    [2, 3, 4]
+    """
+    ids = sorted(set(clusters), key=str)
+    members = {c: [i for i, x in enumerate(clusters) if x == c] for c in ids}
+    rng = np.random.default_rng(seed)
+    for _ in range(resamples):
+        yield [i for p in rng.integers(0, len(ids), size=len(ids)) for i in members[ids[p]]]
+
+
+def _percentiles(values: Sequence[float]) -> tuple[float, float]:
+    kept = [v for v in values if not np.isnan(v)]  # a resample with a constant rater has no κ
+    low, high = np.percentile(kept, [2.5, 97.5])
+    return float(low), float(high)
+
+
 def kappa_interval(
     reference: Sequence[int],
     judged: Sequence[int],
@@ -198,20 +217,48 @@ def kappa_interval(
     The rows of one prompt share its baseline response y_0, so they are resampled together; resamples
     whose κ is undefined (a constant rater) are dropped.
 
-    >>> lo, hi = kappa_interval([0, 1] * 20, [0, 1] * 20, list(range(40)))
-    >>> (lo, hi)
+    >>> kappa_interval([0, 1] * 20, [0, 1] * 20, list(range(40)))
     (1.0, 1.0)
     """
-    ids = sorted(set(clusters), key=str)
-    members = {c: [i for i, x in enumerate(clusters) if x == c] for c in ids}
     a, b = np.asarray(reference, dtype=int), np.asarray(judged, dtype=int)
-    rng = np.random.default_rng(seed)
-    kappas = []
-    for _ in range(resamples):
-        picked = rng.integers(0, len(ids), size=len(ids))
-        index = [i for p in picked for i in members[ids[p]]]
-        k = cohen_kappa(a[index].tolist(), b[index].tolist()).kappa
-        if not np.isnan(k):
-            kappas.append(k)
-    low, high = np.percentile(kappas, [2.5, 97.5])
-    return float(low), float(high)
+    return _percentiles(
+        [
+            cohen_kappa(a[rows].tolist(), b[rows].tolist()).kappa
+            for rows in cluster_resamples(clusters, resamples, seed)
+        ]
+    )
+
+
+def kappa_difference_interval(
+    reference: Sequence[int],
+    first: Sequence[int],
+    second: Sequence[int],
+    clusters: Sequence[object],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """95 % paired cluster-bootstrap interval of κ(first) − κ(second) against the same reference rows.
+
+    >>> kappa_difference_interval([0, 1] * 20, [0, 1] * 20, [0, 0] * 20, list(range(40)))  # perfect vs chance
+    (1.0, 1.0)
+    """
+    a, b, c = (np.asarray(x, dtype=int) for x in (reference, first, second))
+    differences = [
+        cohen_kappa(a[rows].tolist(), b[rows].tolist()).kappa
+        - cohen_kappa(a[rows].tolist(), c[rows].tolist()).kappa
+        for rows in cluster_resamples(clusters, resamples, seed)
+    ]
+    return _percentiles(differences)
+
+
+def split_tables(path: Path, split: str) -> dict[str, list[dict[str, Any]]]:
+    """The politeness tables of a judged fixture whose ``split`` field is ``split`` (``TUNING``/``HELD_OUT``).
+
+    A fixture holds either ``tables`` (each with its own ``split``) or one table's ``rows`` with a
+    top-level ``split``, named after the file.
+    """
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if "tables" not in document:
+        return {path.stem: document["rows"]} if document.get("split") == split else {}
+    return {name: t["rows"] for name, t in document["tables"].items() if t.get("split") == split}

@@ -114,10 +114,9 @@ GRATITUDE_STEMS: tuple[str, ...] = ("thank", "grateful")
 class GratitudeJudge:
     """Fires when gratitude appears in the response and not in y_0 (polite direction), or the reverse.
 
-    Chosen on 125 of the authors' judged politeness rows (Claude: TriviaQA 61, HotpotQA 64; docs/METHOD.md
-    section 7): of the cues their judge's prompt lists, gratitude is the one its YES verdicts follow most
-    closely there (κ 0.65). On 83 held-out rows it agrees no better than chance (κ 0): their judge's
-    verdicts on the same wording flip from row to row, so no transparent rule tested reaches κ 0.6 there.
+    The default before the held-out test of docs/METHOD.md section 7: κ 0.58 with the authors' judge on the
+    208 Claude tuning rows, 0.02 on the 377 held-out rows (other models thank the asker rarely, or echo the
+    prompt's own thanks).
     """
 
     stems: tuple[str, ...] = GRATITUDE_STEMS
@@ -206,6 +205,9 @@ please / thank you / apologies, warmth), one regular expression each, matched in
 class CourtesyMarkerJudge:
     """Counts the kinds of courtesy marker (``COURTESY_MARKERS``) present in y_v and in y_0; fires when the
     number of kinds moves by ``min_change`` in the prompt's direction.
+
+    The default judge: the highest κ with the authors' judge on the held-out rows of docs/METHOD.md
+    section 7 (0.41, 95 % interval 0.15-0.62), level with ``CourtesyCueJudge`` (0.41) within that interval.
 
     >>> judge = CourtesyMarkerJudge()
     >>> judge.shifted("Hello! Happy to help. Paris.", "Paris.", +1), judge.shifted("Hi! Paris.", "Paris.", +1)
