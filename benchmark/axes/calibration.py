@@ -1,9 +1,10 @@
 """How well does a politeness judge agree with the authors' judge? Cohen's κ and the confusion matrix.
 
-The reference is a compact excerpt of the authors' published, judged politeness rows
-(``tests/fixtures/authors_politeness_claude_trivia_qa.json``, provenance inside). Each row holds the
-baseline response y_0, the response y_v to the rewritten prompt, the strength (its sign is the
-direction) and the authors' verdict. A judge is scored with the same rule the mirroring delta uses:
+The reference is the authors' published, judged politeness rows, transcribed with provenance into
+``tests/fixtures/authors_politeness_claude_trivia_qa.json``, ``authors_judged_claude.json`` (tuning rows) and
+``authors_judged_held_out.json`` (held-out rows; the split: ``TUNING``/``HELD_OUT`` below). Each row holds the
+baseline response y_0, the response y_v to the rewritten prompt, the strength (its sign is the direction) and
+the authors' verdict. A judge is scored with the same rule the mirroring delta uses:
 ``politeness(judge)(y_v, y_0, strength)`` (relative to y_0, never negative).
 """
 
