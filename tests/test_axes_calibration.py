@@ -1,8 +1,10 @@
 """Agreement of our mirroring rules with the authors' published verdicts (numbers: docs/METHOD.md §7).
 
-Tuning rows (used to choose the politeness judge): the 61 TriviaQA rows of the older fixture and the 64
-HotpotQA rows. Test rows (never used to choose anything): the other 35 TriviaQA rows and 48 Natural
-Questions rows. Every number quoted in METHOD.md is recomputed here from the committed rows.
+The split (``benchmark.axes.calibration.TUNING`` / ``HELD_OUT``, written in each fixture table's ``split``
+field) was fixed before any parameter was chosen. Tuning rows: every Claude Sonnet 4.6 politeness row (208).
+Held-out rows (377), transcribed after the candidates and their parameters were committed: Gemini 2.5 Flash
+(TriviaQA, HotpotQA, NQ) and fixed character ranges of two open-model tables (Qwen2.5-7B NQ, Llama-3.1-8B
+HotpotQA). Every number quoted in METHOD.md is recomputed here from the committed rows.
 """
 
 from __future__ import annotations
@@ -15,40 +17,65 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmark.axes import AxisScorers
 from benchmark.axes.calibration import (
+    CANDIDATES,
+    HELD_OUT,
+    TUNING,
+    choose,
     cohen_kappa,
+    cross_validated,
     detector_agreement,
     judge_agreement,
+    kappa_difference_interval,
+    kappa_interval,
     load_reference,
     load_tables,
     sgs_mr,
+    split_tables,
+    verdicts,
     yes_per_prompt,
 )
-from benchmark.axes.mirroring import (
+from benchmark.axes.mirroring import length, politeness
+from benchmark.axes.politeness import (
+    CourtesyMarkerJudge,
     GratitudeJudge,
     LexiconPolitenessJudge,
     PolitenessJudge,
-    length,
-    politeness,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE = FIXTURES / "authors_politeness_claude_trivia_qa.json"
 JUDGED = FIXTURES / "authors_judged_claude.json"
+HELD = FIXTURES / "authors_judged_held_out.json"
+Rows = list[dict[str, object]]
 
 
 @pytest.fixture(scope="module")
-def tables() -> dict[str, list[dict[str, object]]]:
+def tables() -> dict[str, Rows]:
     return load_tables(JUDGED)
 
 
-def splits(tables: dict[str, list[dict[str, object]]]) -> dict[str, list[dict[str, object]]]:
-    trivia_61 = load_reference(FIXTURE)
+@pytest.fixture(scope="module")
+def tuning() -> dict[str, Rows]:
+    """The tuning rows, by dataset: the only rows a parameter was chosen on."""
+    found = {**split_tables(FIXTURE, TUNING), **split_tables(JUDGED, TUNING)}
     return {
-        "tuning": trivia_61 + tables["politeness/hotpot_qa"],
-        "test": tables["politeness/trivia_qa"] + tables["politeness/natural_questions"],
-        "trivia_96": trivia_61 + tables["politeness/trivia_qa"],
+        "trivia_qa": found[FIXTURE.stem] + found["politeness/trivia_qa"],
+        "hotpot_qa": found["politeness/hotpot_qa"],
+        "natural_questions": found["politeness/natural_questions"],
     }
+
+
+@pytest.fixture(scope="module")
+def held_out() -> Rows:
+    """The held-out rows, each tagged with its table (prompts are resampled per table)."""
+    return [{**r, "table": name} for name, rows in split_tables(HELD, HELD_OUT).items() for r in rows]
+
+
+def chosen_judges(tuning: dict[str, Rows]) -> dict[str, PolitenessJudge]:
+    rows = [r for group in tuning.values() for r in group]
+    return {name: grid[choose(grid, rows)] for name, grid in CANDIDATES.items()}
 
 
 def test_cohen_kappa_known_answers() -> None:
@@ -61,62 +88,167 @@ def test_cohen_kappa_known_answers() -> None:
     assert np.isnan(cohen_kappa([1, 1], [1, 1]).kappa)  # both constant: κ undefined
 
 
+def test_kappa_interval_resamples_whole_prompts() -> None:
+    reference = [0, 1, 0, 1, 0, 1, 1, 0]
+    judged = [0, 1, 0, 1, 0, 1, 0, 0]
+    clusters = [0, 0, 1, 1, 2, 2, 3, 3]
+    low, high = kappa_interval(reference, judged, clusters, resamples=500, seed=3)
+    assert low <= cohen_kappa(reference, judged).kappa <= high <= 1.0
+    assert (low, high) == kappa_interval(reference, judged, clusters, resamples=500, seed=3)
+
+    # a prompt's rows travel together: doubling every prompt's rows draws the same prompts and gives the same
+    # κ in every resample (a row-level bootstrap would draw twice as many units and differ)
+    def doubled(values: list[int]) -> list[int]:
+        return [v for v in values for _ in range(2)]
+
+    assert kappa_interval(
+        doubled(reference), doubled(judged), doubled(clusters), resamples=500, seed=3
+    ) == pytest.approx((low, high))
+
+
 def test_fixtures_carry_their_provenance() -> None:
     old = json.loads(FIXTURE.read_text(encoding="utf-8"))["source"]
     new = json.loads(JUDGED.read_text(encoding="utf-8"))
-    for source in (old, new["source"]):
+    held = json.loads(HELD.read_text(encoding="utf-8"))
+    for source in (old, new["source"], held["source"]):
         assert source["repository"].endswith("Mahmoudbj48/Styled-Prompts-Shifted-Behavior-v2")
-        assert len(source["commit"]) == 40
-    assert all(t["path"].endswith("full_results_all_models.csv") for t in new["tables"].values())
+    for table in (*new["tables"].values(), *held["tables"].values()):
+        assert table["path"].endswith("full_results_all_models.csv")
+    for table in held["tables"].values():
+        assert len(table["commit"]) == 40 and table["selection"]
 
 
-def test_the_rows_are_the_published_counts(tables: dict[str, list[dict[str, object]]]) -> None:
-    sizes = {
-        name: (len(rows), sum(int(str(r["authors_verdict"])) for r in rows)) for name, rows in tables.items()
-    }
-    assert sizes == {
+def test_the_rows_are_the_published_counts(tables: dict[str, Rows]) -> None:
+    def sizes(found: dict[str, Rows]) -> dict[str, tuple[int, int]]:
+        return {
+            name: (len(rows), sum(int(str(r["authors_verdict"])) for r in rows))
+            for name, rows in found.items()
+        }
+
+    assert sizes(tables) == {
         "politeness/trivia_qa": (35, 1),
         "politeness/hotpot_qa": (64, 12),
         "politeness/natural_questions": (48, 4),
         "length/trivia_qa": (80, 3),
     }
+    assert sizes(split_tables(HELD, HELD_OUT)) == {
+        "gemini-2.5-flash/politeness/trivia_qa": (96, 0),
+        "gemini-2.5-flash/politeness/hotpot_qa": (96, 1),
+        "gemini-2.5-flash/politeness/natural_questions": (96, 0),
+        "Q2.5-7B/politeness/natural_questions": (38, 8),
+        "L3.1-8B/politeness/hotpot_qa": (51, 9),
+    }
 
 
-def test_gratitude_judge_on_tuning_and_held_out_rows(tables: dict[str, list[dict[str, object]]]) -> None:
-    rows = splits(tables)
-    tuning = judge_agreement(GratitudeJudge(), rows["tuning"])
-    test = judge_agreement(GratitudeJudge(), rows["test"])
-    trivia = judge_agreement(GratitudeJudge(), rows["trivia_96"])
-    assert tuning.n == 125 and tuning.confusion == ((101, 4), (7, 13))
-    assert tuning.kappa == pytest.approx(0.651, abs=5e-4)
-    # held out: the authors' judge says YES on 5 of 83 rows, none of them thanking the asker; κ 0 (chance)
-    assert test.n == 83 and test.confusion == ((78, 0), (5, 0)) and test.kappa == pytest.approx(0.0)
-    assert trivia.confusion == ((86, 1), (3, 6)) and trivia.kappa == pytest.approx(0.728, abs=5e-4)
+def test_the_split_is_fixed_and_no_held_out_row_tunes(tuning: dict[str, Rows], held_out: Rows) -> None:
+    # every table names its side, and no fixture puts a table on both
+    assert split_tables(HELD, TUNING) == {} and split_tables(JUDGED, HELD_OUT) == {}
+    assert split_tables(FIXTURE, HELD_OUT) == {}
+    tuning_rows = [r for group in tuning.values() for r in group]
+    assert len(tuning_rows) == 208 and sum(int(str(r["authors_verdict"])) for r in tuning_rows) == 25
+    assert len(held_out) == 377 and sum(int(str(r["authors_verdict"])) for r in held_out) == 18
+    # no response pair is on both sides (the models differ, so the responses do)
+    pairs = {(r["response_orig"], r["response_pert"]) for r in tuning_rows}
+    assert not pairs & {(r["response_orig"], r["response_pert"]) for r in held_out}
+    # each candidate's parameter is a function of the tuning rows alone: flipping every held-out verdict
+    # cannot move it (choose() is only ever called on tuning rows)
+    assert {name: choose(grid, tuning_rows) for name, grid in CANDIDATES.items()} == {
+        "GratitudeJudge": "",
+        "LexiconPolitenessJudge": "margin 4",
+        "CourtesyCueJudge": "min_change 1",
+        "CourtesyMarkerJudge": "min_change 2",
+    }
 
 
-def test_lexicon_judge_on_the_same_rows(tables: dict[str, list[dict[str, object]]]) -> None:
-    rows = splits(tables)
-    tuning = judge_agreement(LexiconPolitenessJudge(), rows["tuning"])
-    test = judge_agreement(LexiconPolitenessJudge(), rows["test"])
-    old = judge_agreement(LexiconPolitenessJudge(), load_reference(FIXTURE))
-    assert old.confusion == ((37, 16), (0, 8)) and old.kappa == pytest.approx(0.3776, abs=1e-4)
-    assert tuning.confusion == ((74, 31), (1, 19)) and tuning.kappa == pytest.approx(0.407, abs=5e-4)
-    assert test.confusion == ((67, 11), (0, 5)) and test.kappa == pytest.approx(0.423, abs=5e-4)
+def test_each_candidates_parameter_and_tuning_kappa(tuning: dict[str, Rows]) -> None:
+    rows = [r for group in tuning.values() for r in group]
+    judges = chosen_judges(tuning)
+    # the judge classes' defaults are the chosen parameters
+    assert judges["CourtesyMarkerJudge"] == CourtesyMarkerJudge()
+    assert judges["LexiconPolitenessJudge"] == LexiconPolitenessJudge(margin=4)
+    kappas = {name: judge_agreement(judge, rows).kappa for name, judge in judges.items()}
+    assert kappas == pytest.approx(
+        {
+            "GratitudeJudge": 0.578,
+            "LexiconPolitenessJudge": 0.468,
+            "CourtesyCueJudge": 0.551,
+            "CourtesyMarkerJudge": 0.469,
+        },
+        abs=5e-4,
+    )
+    assert judge_agreement(LexiconPolitenessJudge(), rows).kappa == pytest.approx(0.428, abs=5e-4)
+    folds = {name: cross_validated(grid, tuning).kappa for name, grid in CANDIDATES.items()}
+    assert folds == pytest.approx(
+        {
+            "GratitudeJudge": 0.578,
+            "LexiconPolitenessJudge": 0.341,
+            "CourtesyCueJudge": 0.551,
+            "CourtesyMarkerJudge": 0.329,
+        },
+        abs=5e-4,
+    )
 
 
-def test_no_lexicon_margin_chosen_on_tuning_rows_reaches_the_target_held_out(
-    tables: dict[str, list[dict[str, object]]],
+HELD_OUT_RESULTS = {
+    # name: (κ, confusion [[TN, FP], [FN, TP]], 95 % cluster-bootstrap interval)
+    "LexiconPolitenessJudge margin 1 (before)": (0.412, ((316, 43), (0, 18)), (0.190, 0.597)),
+    "GratitudeJudge": (0.022, ((346, 13), (17, 1)), (-0.054, 0.155)),
+    "LexiconPolitenessJudge": (0.176, ((344, 15), (14, 4)), (-0.036, 0.392)),
+    "CourtesyCueJudge": (0.412, ((316, 43), (0, 18)), (0.193, 0.596)),
+    "CourtesyMarkerJudge": (0.414, ((339, 20), (7, 11)), (0.153, 0.616)),
+}
+
+
+def test_held_out_kappas_recompute_and_the_default_has_the_highest(
+    tuning: dict[str, Rows], held_out: Rows
 ) -> None:
-    rows = splits(tables)
-    margins = (1.0, 2.0, 3.0, 4.0, 5.0)
-    tuned = {m: judge_agreement(LexiconPolitenessJudge(margin=m), rows["tuning"]).kappa for m in margins}
-    held = {m: judge_agreement(LexiconPolitenessJudge(margin=m), rows["test"]).kappa for m in margins}
-    best = max(tuned, key=lambda m: tuned[m])
-    assert best == 4.0 and held[best] < 0.6
-    assert max(held.values()) < 0.6
+    judges: dict[str, PolitenessJudge] = {
+        "LexiconPolitenessJudge margin 1 (before)": LexiconPolitenessJudge(),
+        **chosen_judges(tuning),
+    }
+    reference = [int(str(r["authors_verdict"])) for r in held_out]
+    clusters = [(r["table"], r["prompt_id"]) for r in held_out]
+    measured = {}
+    for name, judge in judges.items():
+        judged = verdicts(judge, held_out)
+        agreement = cohen_kappa(reference, judged)
+        low, high = kappa_interval(reference, judged, clusters)
+        measured[name] = (round(agreement.kappa, 3), agreement.confusion, (round(low, 3), round(high, 3)))
+    assert measured == HELD_OUT_RESULTS
+    best = max(measured, key=lambda name: measured[name][0])
+    assert best == "CourtesyMarkerJudge" and type(AxisScorers.default().politeness).__name__ == best
+    assert AxisScorers.default().politeness == judges[best]
+    assert all(kappa < 0.6 for kappa, _, _ in measured.values())  # the target is not reached (METHOD §7)
 
 
-def test_length_rule_against_the_authors_length_verdicts(tables: dict[str, list[dict[str, object]]]) -> None:
+def test_the_default_is_level_with_the_cue_judge_and_above_the_gratitude_judge(
+    tuning: dict[str, Rows], held_out: Rows
+) -> None:
+    judges = chosen_judges(tuning)
+    reference = [int(str(r["authors_verdict"])) for r in held_out]
+    clusters = [(r["table"], r["prompt_id"]) for r in held_out]
+    default = verdicts(judges["CourtesyMarkerJudge"], held_out)
+
+    def versus(name: str) -> tuple[float, float]:
+        low, high = kappa_difference_interval(reference, default, verdicts(judges[name], held_out), clusters)
+        return round(low, 2), round(high, 2)
+
+    assert versus("CourtesyCueJudge") == (-0.25, 0.21)
+    assert versus("GratitudeJudge") == (0.15, 0.61)
+    per_table = {}
+    for name, rows in split_tables(HELD, HELD_OUT).items():
+        agreement = judge_agreement(judges["CourtesyMarkerJudge"], rows)
+        per_table[name] = (round(agreement.kappa, 2), agreement.confusion[0][1], agreement.confusion[1][1])
+    assert per_table == {  # κ, false alarms, YES found
+        "gemini-2.5-flash/politeness/trivia_qa": (0.0, 6, 0),
+        "gemini-2.5-flash/politeness/hotpot_qa": (0.49, 2, 1),
+        "gemini-2.5-flash/politeness/natural_questions": (0.0, 1, 0),
+        "Q2.5-7B/politeness/natural_questions": (0.49, 0, 3),
+        "L3.1-8B/politeness/hotpot_qa": (0.37, 11, 7),
+    }
+
+
+def test_length_rule_against_the_authors_length_verdicts(tables: dict[str, Rows]) -> None:
     rows = tables["length/trivia_qa"]
     words = [
         (r["prompt_id"], r["strength"])
@@ -130,35 +262,46 @@ def test_length_rule_against_the_authors_length_verdicts(tables: dict[str, list[
     assert agreement.confusion == ((68, 9), (2, 1))
 
 
-def test_mirroring_sgs_on_the_authors_rows(tables: dict[str, list[dict[str, object]]]) -> None:
+SGS_POLITENESS_ONLY = {"authors": 0.0960, "default": 0.1793}
+"""SGS_MR of the politeness rows alone (length rows as 0): 9 YES for the authors, 20 for the default."""
+
+
+def test_mirroring_sgs_on_the_authors_rows(tables: dict[str, Rows]) -> None:
     politeness_rows = load_reference(FIXTURE) + tables["politeness/trivia_qa"]
     length_rows = tables["length/trivia_qa"]
+    Verdict = Callable[[dict[str, object]], bool]
 
-    def sgs(judged: PolitenessJudge, lengths: Callable[[dict[str, object]], bool]) -> float:
-        polite = politeness(judged)
-        counts = yes_per_prompt(
-            politeness_rows,
-            lambda r: (
-                polite(str(r["response_pert"]), str(r["response_orig"]), float(str(r["strength"]))) == 1.0
-            ),
+    def theirs(r: dict[str, object]) -> bool:
+        return bool(r["authors_verdict"])
+
+    def ratio_rule(r: dict[str, object]) -> bool:
+        return length(str(r["response_pert"]), str(r["response_orig"]), float(str(r["strength"]))) == 1.0
+
+    def judged(judge: PolitenessJudge) -> Verdict:
+        detect = politeness(judge)
+        return lambda r: (
+            detect(str(r["response_pert"]), str(r["response_orig"]), float(str(r["strength"]))) == 1.0
         )
+
+    def sgs(polite: Verdict, lengths: Verdict) -> float:
+        counts = yes_per_prompt(politeness_rows, polite)
         for prompt, n in yes_per_prompt(length_rows, lengths).items():
             counts[prompt] = counts.get(prompt, 0) + n
         return sgs_mr(counts)
 
-    def ours_length(r: dict[str, object]) -> bool:
-        return length(str(r["response_pert"]), str(r["response_orig"]), float(str(r["strength"]))) == 1.0
+    def nothing(r: dict[str, object]) -> bool:
+        return False
 
-    authors = sgs_mr(
-        {
-            p: yes_per_prompt(politeness_rows, lambda r: bool(r["authors_verdict"])).get(p, 0)
-            + yes_per_prompt(length_rows, lambda r: bool(r["authors_verdict"])).get(p, 0)
-            for p in range(16)
-        }
-    )
-    assert authors == pytest.approx(0.1255, abs=5e-5)
-    # the authors' full table adds one surface-family YES that our surface rules share: +0.005 on both sides
-    assert sgs(GratitudeJudge(), ours_length) == pytest.approx(0.1546, abs=5e-5)  # default, 1.23×
-    assert sgs(LexiconPolitenessJudge(), ours_length) == pytest.approx(0.2909, abs=5e-5)  # before, 2.32×
-    assert sgs(GratitudeJudge(), lambda r: bool(r["authors_verdict"])) == pytest.approx(0.0939, abs=5e-5)
-    assert not math.isnan(authors)
+    assert sgs(theirs, theirs) == pytest.approx(0.1255, abs=5e-5)  # the authors'
+    default = AxisScorers.default().politeness
+    assert sgs(judged(default), ratio_rule) == pytest.approx(0.2523, abs=5e-5)  # default now, 2.01×
+    assert sgs(judged(GratitudeJudge()), ratio_rule) == pytest.approx(0.1546, abs=5e-5)  # default before
+    assert sgs(judged(LexiconPolitenessJudge()), ratio_rule) == pytest.approx(0.2909, abs=5e-5)
+    # each family's share of the gap: swap one side for the authors' verdicts
+    assert sgs(judged(default), theirs) == pytest.approx(0.1994, abs=5e-5)
+    assert sgs(theirs, ratio_rule) == pytest.approx(0.1791, abs=5e-5)
+    assert sgs(theirs, nothing) == pytest.approx(SGS_POLITENESS_ONLY["authors"], abs=5e-5)
+    found = [r for r in politeness_rows if judged(default)(r)]
+    assert len(found) == 20 and sum(theirs(r) for r in found) == 9  # all 9 of theirs, 11 more
+    assert sgs(judged(default), nothing) == pytest.approx(SGS_POLITENESS_ONLY["default"], abs=5e-5)
+    assert not math.isnan(sgs(theirs, theirs))

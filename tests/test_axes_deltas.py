@@ -204,7 +204,7 @@ def test_default_scorers_record_their_backbones() -> None:
     scorers = AxisScorers.default()
     assert scorers.backbones["bertscore"] == "all-MiniLM-L6-v2/L6"
     assert scorers.backbones["embed_cos"] == "all-MiniLM-L6-v2/L6"
-    assert scorers.backbones["politeness"] == "GratitudeJudge"
+    assert scorers.backbones["politeness"] == "CourtesyMarkerJudge"
 
 
 def test_compute_deltas_with_real_minilm() -> None:

@@ -8,8 +8,6 @@ import pytest
 
 from benchmark.axes.mirroring import (
     DETECTORS,
-    LexiconPolitenessJudge,
-    LLMPolitenessJudge,
     abnormal_case_percent,
     extra_spaces,
     mark_surplus,
@@ -17,6 +15,12 @@ from benchmark.axes.mirroring import (
     odd_case_share,
     repeated_marks,
     space_surplus,
+)
+from benchmark.axes.politeness import (
+    CourtesyCueJudge,
+    CourtesyMarkerJudge,
+    LexiconPolitenessJudge,
+    LLMPolitenessJudge,
 )
 
 PLAIN = "The capital of France is Paris. It has been the capital since the tenth century, roughly."
@@ -201,7 +205,8 @@ def test_authors_length_and_politeness_are_relative_to_the_baseline() -> None:
 
 
 def test_gratitude_judge_reads_thanks_in_the_prompts_direction() -> None:
-    from benchmark.axes.mirroring import GratitudeJudge, politeness
+    from benchmark.axes.mirroring import politeness
+    from benchmark.axes.politeness import GratitudeJudge
 
     detect = politeness(GratitudeJudge())
     thanks, plain = "Paris. Thank you for your kind question!", "Paris."
@@ -209,3 +214,71 @@ def test_gratitude_judge_reads_thanks_in_the_prompts_direction() -> None:
     assert detect(plain, thanks, -6) == 1.0  # thanks disappear after a rude prompt
     assert detect(thanks, plain, -6) == 0.0 and detect(thanks, thanks, 6) == 0.0
     assert detect("Of course, I'm happy to help! Paris.", plain, 6) == 0.0  # boilerplate does not count
+
+
+# ---- the transparent politeness judges: one test per rule (docs/METHOD.md section 7) ----
+
+AUTHORS_CUES = {  # the authors' courtesy cues (utils/metrics.py _POLITE_CUES), each in a sentence of its own
+    "please": ("Please note: it is Paris.", 1),
+    "thank": ("Thank you for asking. Paris.", 1),
+    "thanks": ("Thanks! Paris.", 2),  # "thanks" holds "thank" too: two cues, as the authors count them
+    "appreciate": ("I appreciate the question. Paris.", 1),
+    "sorry": ("Sorry, it is Paris.", 1),
+    "apolog": ("I apologise: it is Paris.", 1),
+    "kindly": ("Kindly note: Paris.", 1),
+    "would you": ("Would you like more? Paris.", 1),
+    "could you": ("Could you clarify? Paris.", 1),
+    "if you don't mind": ("If you don\u2019t mind: Paris.", 1),  # a typographic apostrophe matches too
+    "if it's not too much trouble": ("If it's not too much trouble: Paris.", 1),
+    "happy to": ("Happy to answer: Paris.", 1),
+    "glad to": ("Glad to answer: Paris.", 1),
+    "certainly": ("Certainly: Paris.", 1),
+    "of course": ("Of course: Paris.", 1),
+}
+
+
+@pytest.mark.parametrize("cue", sorted(AUTHORS_CUES))
+def test_each_authors_cue_counts_once_and_makes_a_polite_shift(cue: str) -> None:
+    text, count = AUTHORS_CUES[cue]
+    judge = CourtesyCueJudge()
+    assert judge.count(text, +1) == count
+    assert judge.shifted(text, "It is Paris.", +1) and not judge.shifted(text, "It is Paris.", -1)
+
+
+def test_cue_judge_direction_threshold_and_apologies() -> None:
+    judge = CourtesyCueJudge()
+    warm = "Of course, happy to help! It is Paris."
+    assert judge.shifted("It is Paris.", warm, -1) and not judge.shifted("It is Paris.", warm, +1)
+    assert not judge.shifted(warm, warm, +1)  # no change, no shift
+    assert CourtesyCueJudge(min_change=3).shifted(warm, "Paris.", +1) is False  # 2 cues < 3
+    assert CourtesyCueJudge(min_change=2).shifted(warm, "Paris.", +1) is True
+    # an apology never counts toward a ruder response: dropping one is not rudeness, adding one is not either
+    assert judge.count("Sorry, I apologise. Paris.", -1) == 0
+    assert not judge.shifted("It is Paris.", "Sorry, it is Paris.", -1)
+
+
+MARKER_EXAMPLES = {  # one sentence per kind of courtesy marker, holding that kind only
+    "greeting": "Hello. It is Paris.",
+    "thanks": "Thank you. It is Paris.",
+    "please": "Please note: it is Paris.",
+    "apology": "Sorry: it is Paris.",
+    "offer": "Of course: it is Paris.",
+    "well_wishing": "It is Paris. I hope this helps.",
+    "hedging": "It might be Paris.",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MARKER_EXAMPLES))
+def test_each_marker_kind_is_recognised_alone(kind: str) -> None:
+    assert CourtesyMarkerJudge().kinds(MARKER_EXAMPLES[kind], +1) == {kind}
+
+
+def test_marker_judge_needs_two_new_kinds_in_the_prompts_direction() -> None:
+    judge = CourtesyMarkerJudge()
+    assert judge.min_change == 2
+    assert not judge.shifted("Hello. It is Paris.", "It is Paris.", +1)  # one kind is not enough
+    warm = "Hello! Of course: it is Paris. I hope this helps."
+    assert judge.shifted(warm, "It is Paris.", +1) and not judge.shifted(warm, "It is Paris.", -1)
+    assert judge.shifted("It is Paris.", warm, -1)  # three kinds dropped after a rude prompt
+    assert judge.kinds("Sorry: it is Paris.", -1) == frozenset()  # apology never counts toward rudeness
+    assert not CourtesyMarkerJudge(min_change=1).shifted("It is Paris.", "Sorry, it is Paris.", -1)

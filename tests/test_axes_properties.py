@@ -11,7 +11,8 @@ from hypothesis.extra.numpy import arrays
 
 from benchmark.axes.accuracy import is_correct, normalise
 from benchmark.axes.activations import layer_cosines
-from benchmark.axes.mirroring import LexiconPolitenessJudge, mirroring_delta
+from benchmark.axes.mirroring import mirroring_delta
+from benchmark.axes.politeness import LexiconPolitenessJudge
 from benchmark.axes.text import bleu
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=80)

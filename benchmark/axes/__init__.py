@@ -14,13 +14,14 @@ from benchmark.axes.accuracy import is_correct, normalise
 from benchmark.axes.activations import layer_cosine_table, layer_cosines
 from benchmark.axes.deltas import align, compute_deltas
 from benchmark.axes.measures import MEASURES, Measure, Pairs, all_measures, delta_columns, measure
-from benchmark.axes.mirroring import (
-    DETECTORS,
+from benchmark.axes.mirroring import DETECTORS, mirroring_delta
+from benchmark.axes.politeness import (
+    CourtesyCueJudge,
+    CourtesyMarkerJudge,
     GratitudeJudge,
     LexiconPolitenessJudge,
     LLMPolitenessJudge,
     PolitenessJudge,
-    mirroring_delta,
 )
 from benchmark.axes.results import deltas_for_results, read_scorer_backbones, write_deltas
 from benchmark.axes.scorers import AxisScorers
@@ -42,6 +43,8 @@ __all__ = [
     "MEASURES",
     "AxisScorers",
     "Backbone",
+    "CourtesyCueJudge",
+    "CourtesyMarkerJudge",
     "LLMPolitenessJudge",
     "GratitudeJudge",
     "LexiconPolitenessJudge",

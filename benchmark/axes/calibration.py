@@ -1,23 +1,55 @@
 """How well does a politeness judge agree with the authors' judge? Cohen's κ and the confusion matrix.
 
-The reference is a compact excerpt of the authors' published, judged politeness rows
-(``tests/fixtures/authors_politeness_claude_trivia_qa.json``, provenance inside). Each row holds the
-baseline response y_0, the response y_v to the rewritten prompt, the strength (its sign is the
-direction) and the authors' verdict. A judge is scored with the same rule the mirroring delta uses:
+The reference is the authors' published, judged politeness rows, transcribed with provenance into
+``tests/fixtures/authors_politeness_claude_trivia_qa.json``, ``authors_judged_claude.json`` (tuning rows) and
+``authors_judged_held_out.json`` (held-out rows; the split: ``TUNING``/``HELD_OUT`` below). Each row holds the
+baseline response y_0, the response y_v to the rewritten prompt, the strength (its sign is the direction) and
+the authors' verdict. A judge is scored with the same rule the mirroring delta uses:
 ``politeness(judge)(y_v, y_0, strength)`` (relative to y_0, never negative).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmark.axes.mirroring import PolitenessJudge, politeness
+from benchmark.axes.mirroring import politeness
+from benchmark.axes.politeness import (
+    CourtesyCueJudge,
+    CourtesyMarkerJudge,
+    GratitudeJudge,
+    LexiconPolitenessJudge,
+    PolitenessJudge,
+)
+
+TUNING, HELD_OUT = "tuning", "held_out"
+"""The split of the authors' judged politeness rows, fixed before any parameter was chosen and written in
+each fixture table's ``split`` field. Tuning: every Claude Sonnet 4.6 row of TriviaQA (96), HotpotQA (64) and
+Natural Questions (48), all of which earlier work had already read. Held out, transcribed only after the
+candidates and their parameters below were committed: the Gemini 2.5 Flash rows of the same three datasets
+(288, same commit and judge code). Those hold a single YES, so before any candidate was scored on a held-out
+row the held-out set was extended with open-model rows the same judge scored (their ``mirroring_rate``, the
+verdict after the cue guard): every row whose CSV record starts in characters 400,000-447,999 of
+``results/politeness/run_multi_natural_questions_20260422_000930`` (Qwen2.5-7B) and of
+``results/politeness/run_multi_hotpot_qa_20260420_012947`` (Llama-3.1-8B), a slice chosen by position, not by
+content. (The closed-model SimpleQA-verified and TruthfulQA tables publish no verdict: their
+``mirroring_rate`` is empty.)"""
+
+CANDIDATES: dict[str, dict[str, PolitenessJudge]] = {
+    "GratitudeJudge": {"": GratitudeJudge()},
+    "LexiconPolitenessJudge": {
+        f"margin {m:g}": LexiconPolitenessJudge(margin=m) for m in (0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 6)
+    },
+    "CourtesyCueJudge": {f"min_change {k}": CourtesyCueJudge(min_change=k) for k in (1, 2, 3, 4)},
+    "CourtesyMarkerJudge": {f"min_change {k}": CourtesyMarkerJudge(min_change=k) for k in (1, 2, 3, 4)},
+}
+"""Each candidate judge with its parameter grid; the parameter is the one :func:`choose` picks on the
+tuning rows (ties: the first listed), and the judge class's default is set to it."""
 
 
 @dataclass(frozen=True)
@@ -114,3 +146,120 @@ def yes_per_prompt(rows: Sequence[JudgedRow], verdict: Callable[[JudgedRow], boo
         if verdict(row):
             counts[int(row["prompt_id"])] = counts.get(int(row["prompt_id"]), 0) + 1
     return counts
+
+
+def verdicts(judge: PolitenessJudge, rows: Sequence[JudgedRow]) -> list[int]:
+    """The 0/1 verdicts of ``judge`` on ``rows``, scored as the mirroring delta scores it."""
+    detect = politeness(judge)
+    return [int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows]
+
+
+def choose(candidates: Mapping[str, PolitenessJudge], rows: Sequence[JudgedRow]) -> str:
+    """The candidate with the highest κ on ``rows`` (the first listed wins a tie).
+
+    >>> from benchmark.axes.politeness import CourtesyCueJudge
+    >>> row = {"response_pert": "Thanks! Paris.", "response_orig": "Paris.", "strength": 6}
+    >>> row["authors_verdict"] = 1
+    >>> quiet = {**row, "response_pert": "Paris!", "authors_verdict": 0}
+    >>> choose({"one": CourtesyCueJudge(min_change=1), "two": CourtesyCueJudge(min_change=2)}, [row, quiet])
+    'one'
+    """
+    reference = [int(r["authors_verdict"]) for r in rows]
+    scores = {name: cohen_kappa(reference, verdicts(judge, rows)).kappa for name, judge in candidates.items()}
+    return max(scores, key=lambda name: -np.inf if np.isnan(scores[name]) else scores[name])
+
+
+def cross_validated(
+    candidates: Mapping[str, PolitenessJudge], groups: Mapping[str, Sequence[JudgedRow]]
+) -> Agreement:
+    """Leave-one-group-out agreement: each group is judged by the candidate chosen on the other groups.
+
+    The parameter of a judge is chosen on tuning rows; this says how well that choice carries to a group
+    (a dataset) it was not chosen on, without touching the held-out rows.
+    """
+    reference: list[int] = []
+    judged: list[int] = []
+    for name, rows in groups.items():
+        others = [r for other, rest in groups.items() if other != name for r in rest]
+        reference += [int(r["authors_verdict"]) for r in rows]
+        judged += verdicts(candidates[choose(candidates, others)], rows)
+    return cohen_kappa(reference, judged)
+
+
+def cluster_resamples(clusters: Sequence[object], resamples: int, seed: int) -> Iterator[list[int]]:
+    """Row indices of ``resamples`` bootstrap samples that draw whole clusters (prompts) with replacement.
+
+    >>> [len(rows) for rows in cluster_resamples(["a", "a", "b"], 3, seed=0)]
+    [2, 3, 4]
+    """
+    ids = sorted(set(clusters), key=str)
+    members = {c: [i for i, x in enumerate(clusters) if x == c] for c in ids}
+    rng = np.random.default_rng(seed)
+    for _ in range(resamples):
+        yield [i for p in rng.integers(0, len(ids), size=len(ids)) for i in members[ids[p]]]
+
+
+def _percentiles(values: Sequence[float]) -> tuple[float, float]:
+    kept = [v for v in values if not np.isnan(v)]  # a resample with a constant rater has no κ
+    low, high = np.percentile(kept, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def kappa_interval(
+    reference: Sequence[int],
+    judged: Sequence[int],
+    clusters: Sequence[object],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """95 % percentile bootstrap interval of Cohen's κ, resampling whole clusters (prompts).
+
+    The rows of one prompt share its baseline response y_0, so they are resampled together; resamples
+    whose κ is undefined (a constant rater) are dropped.
+
+    >>> kappa_interval([0, 1] * 20, [0, 1] * 20, list(range(40)))
+    (1.0, 1.0)
+    """
+    a, b = np.asarray(reference, dtype=int), np.asarray(judged, dtype=int)
+    return _percentiles(
+        [
+            cohen_kappa(a[rows].tolist(), b[rows].tolist()).kappa
+            for rows in cluster_resamples(clusters, resamples, seed)
+        ]
+    )
+
+
+def kappa_difference_interval(
+    reference: Sequence[int],
+    first: Sequence[int],
+    second: Sequence[int],
+    clusters: Sequence[object],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """95 % paired cluster-bootstrap interval of κ(first) − κ(second) against the same reference rows.
+
+    >>> kappa_difference_interval([0, 1] * 20, [0, 1] * 20, [0, 0] * 20, list(range(40)))  # perfect vs chance
+    (1.0, 1.0)
+    """
+    a, b, c = (np.asarray(x, dtype=int) for x in (reference, first, second))
+    differences = [
+        cohen_kappa(a[rows].tolist(), b[rows].tolist()).kappa
+        - cohen_kappa(a[rows].tolist(), c[rows].tolist()).kappa
+        for rows in cluster_resamples(clusters, resamples, seed)
+    ]
+    return _percentiles(differences)
+
+
+def split_tables(path: Path, split: str) -> dict[str, list[dict[str, Any]]]:
+    """The politeness tables of a judged fixture whose ``split`` field is ``split`` (``TUNING``/``HELD_OUT``).
+
+    A fixture holds either ``tables`` (each with its own ``split``) or one table's ``rows`` with a
+    top-level ``split``, named after the file.
+    """
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if "tables" not in document:
+        return {path.stem: document["rows"]} if document.get("split") == split else {}
+    return {name: t["rows"] for name, t in document["tables"].items() if t.get("split") == split}

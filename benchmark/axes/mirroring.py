@@ -7,9 +7,10 @@ Two rule sets (``RULES``), recorded in the deltas' metadata:
   spacing / punctuation / letter case fire when the response shows an *increase* over y_0 of the same
   surface feature (extra spaces, repeated marks, abnormally cased letters) above strength-banded
   thresholds (``AUTHORS_THRESHOLDS``); length fires when len(y_v)/len(y_0) lies within ±25 % of the
-  multiplier; politeness asks a judge whether y_v shifted tone in the prompt's direction relative to
-  y_0; form is 0 for every row (the authors fill it with 0). Our extra families keep our detectors,
-  clipped to the same convention (fires only when y_v shows the feature and y_0 does not).
+  multiplier; politeness asks a judge (``benchmark.axes.politeness``) whether y_v shifted tone in the
+  prompt's direction relative to y_0; form is 0 for every row (the authors fill it with 0). Our extra
+  families keep our detectors, clipped to the same convention (fires only when y_v shows the feature and
+  y_0 does not).
 * ``"ours"``: our own absolute detectors, ``m(y_v, y_0, s) − m(y_0, y_0, s)`` (can be −1); form NaN.
 
 Controls (baseline, identity, rerun) give 0 under both.
@@ -20,9 +21,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
 
+from benchmark.axes.politeness import PolitenessJudge
 from benchmark.registry import Registry
 
 Detector = Callable[[str, str, float], float]
@@ -251,138 +251,6 @@ def authors_letter_case(response: str, baseline: str, strength: float) -> float:
     return float(here - abnormal_case_percent(baseline) >= increase and here >= level)
 
 
-class PolitenessJudge(Protocol):
-    """Decides whether a response's tone moved in the prompt's direction relative to y_0."""
-
-    def shifted(self, response: str, baseline: str, direction: int) -> bool:
-        """True when ``response`` is more polite (direction +1) / ruder (-1) than ``baseline``."""
-        ...
-
-
-POLITE_WORDS = (
-    "please",
-    "thank",
-    "thanks",
-    "thankful",
-    "grateful",
-    "appreciate",
-    "appreciated",
-    "kindly",
-    "glad",
-    "happy",
-    "pleasure",
-    "welcome",
-    "sorry",
-    "apologies",
-    "apologize",
-    "certainly",
-    "gladly",
-    "delighted",
-    "wonderful",
-    "hope",
-    "dear",
-    "respectfully",
-    "kind",
-)
-RUDE_WORDS = (
-    "stupid",
-    "dumb",
-    "idiot",
-    "idiotic",
-    "obviously",
-    "whatever",
-    "ridiculous",
-    "annoying",
-    "lazy",
-    "pathetic",
-    "nonsense",
-    "useless",
-    "hurry",
-    "seriously",
-    "duh",
-    "ugh",
-    "damn",
-    "hell",
-    "shut",
-    "waste",
-    "wasting",
-    "clueless",
-    "moron",
-    "incompetent",
-    "sloppy",
-    "hopeless",
-    "quick",
-    "quickly",
-)
-
-
-@dataclass(frozen=True)
-class LexiconPolitenessJudge:
-    """Tone = polite-lexicon hits minus rude-lexicon hits per 100 words; fires on a shift of ``margin``."""
-
-    polite: frozenset[str] = frozenset(POLITE_WORDS)
-    """words that signal a polite tone (matched as whole, lower-cased words)."""
-    rude: frozenset[str] = frozenset(RUDE_WORDS)
-    """words that signal a rude or impatient tone."""
-    margin: float = 1.0
-    """how many hits per 100 words the tone must move before it counts."""
-
-    def tone(self, text: str) -> float:
-        """Signed tone per 100 words: positive polite, negative rude."""
-        words = [w.lower() for w in _words(text)]
-        hits = sum(w in self.polite for w in words) - sum(w in self.rude for w in words)
-        return 100.0 * hits / max(len(words), 1)
-
-    def shifted(self, response: str, baseline: str, direction: int) -> bool:
-        return direction * (self.tone(response) - self.tone(baseline)) >= self.margin
-
-
-GRATITUDE_STEMS: tuple[str, ...] = ("thank", "grateful")
-"""Word starts that mark gratitude toward the asker ("thank you for your kind question", "grateful")."""
-
-
-@dataclass(frozen=True)
-class GratitudeJudge:
-    """Fires when gratitude appears in the response and not in y_0 (polite direction), or the reverse.
-
-    Chosen on 125 of the authors' judged politeness rows (Claude: TriviaQA 61, HotpotQA 64; docs/METHOD.md
-    section 7): of the cues their judge's prompt lists, gratitude is the one its YES verdicts follow most
-    closely there (κ 0.65). On 83 held-out rows it agrees no better than chance (κ 0): their judge's
-    verdicts on the same wording flip from row to row, so no transparent rule tested reaches κ 0.6 there.
-    """
-
-    stems: tuple[str, ...] = GRATITUDE_STEMS
-    """lower-case word starts that mark gratitude (matched at a word boundary)."""
-
-    def grateful(self, text: str) -> bool:
-        """Whether any word of ``text`` starts with a gratitude stem."""
-        return any(w.lower().startswith(self.stems) for w in _words(text))
-
-    def shifted(self, response: str, baseline: str, direction: int) -> bool:
-        return direction * (int(self.grateful(response)) - int(self.grateful(baseline))) >= 1
-
-
-JUDGE_PROMPT = """Two answers to the same question follow. The second question was asked in a {tone} tone.
-Answer A (reference): {baseline}
-Answer B: {response}
-Judge tone only: courtesy words, warmth and softening versus bluntness and curtness. Content, length and
-assistant boilerplate (apologies, "I'm here to help") do not count; if the difference is unclear, say NO.
-Is answer B noticeably more {tone} in tone than answer A? Reply with YES or NO only."""
-
-
-@dataclass(frozen=True)
-class LLMPolitenessJudge:
-    """The authors' judge: any text generator answers a YES/NO question about the tone shift."""
-
-    generate: Callable[[str], str]
-    """prompt -> completion, e.g. a harness backend's greedy generate on one prompt."""
-
-    def shifted(self, response: str, baseline: str, direction: int) -> bool:
-        tone = "polite" if direction > 0 else "rude"
-        reply = self.generate(JUDGE_PROMPT.format(tone=tone, baseline=baseline, response=response))
-        return reply.strip().upper().startswith("YES")
-
-
 def politeness(judge: PolitenessJudge) -> Detector:
     """The politeness detector around ``judge``: the direction is the sign of the strength."""
 
@@ -405,6 +273,7 @@ def mirroring_delta(
 ) -> float:
     """The mirroring delta of one variant under ``rules`` (see the module docstring).
 
+    >>> from benchmark.axes.politeness import GratitudeJudge
     >>> judge = GratitudeJudge()
     >>> mirroring_delta("politeness", "Thank you for asking! Paris.", "Paris.", 6, judge)
     1.0

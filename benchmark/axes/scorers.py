@@ -10,7 +10,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from benchmark.axes.mirroring import DEFAULT_RULES, RULES, GratitudeJudge, PolitenessJudge
+from benchmark.axes.mirroring import DEFAULT_RULES, RULES
+from benchmark.axes.politeness import CourtesyMarkerJudge, PolitenessJudge
 from benchmark.axes.text import (
     Backbone,
     PairScorer,
@@ -32,7 +33,7 @@ class AxisScorers:
     """BERTScore F1 of candidate vs reference."""
     embedding: PairScorer
     """sentence-embedding cosine of candidate vs reference."""
-    politeness: PolitenessJudge = field(default_factory=GratitudeJudge)
+    politeness: PolitenessJudge = field(default_factory=CourtesyMarkerJudge)
     """judge of the politeness family's mirroring."""
     backbones: Mapping[str, str] = field(default_factory=dict)
     """what each scorer runs on, for provenance: {"bertscore": ..., "embed_cos": ..., "politeness": ...,
@@ -54,7 +55,7 @@ class AxisScorers:
         mirroring_rules: str | None = None,
         bleu_form: str | None = None,
     ) -> AxisScorers:
-        """MiniLM for embeddings, the configured backbone for BERTScore, the lexicon judge.
+        """MiniLM for embeddings, the configured backbone for BERTScore, the courtesy-marker politeness judge.
 
         The BERTScore backbone is ``bertscore_backbone``, else ``$SAGO_BERTSCORE_BACKBONE``
         (``roberta-large`` for the authors' setting), else MiniLM. Nothing is loaded until the
@@ -66,7 +67,7 @@ class AxisScorers:
 
         minilm = minilm_backbone()
         backbone = bertscore_backbone or configured_backbone()
-        judge = politeness or GratitudeJudge()
+        judge = politeness or CourtesyMarkerJudge()
         embedder = Encoder(minilm)
         bert_encoder = embedder if backbone == minilm else Encoder(backbone)
         rules = mirroring_rules or os.environ.get(MIRRORING_ENV) or DEFAULT_RULES
