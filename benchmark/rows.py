@@ -52,6 +52,34 @@ class ClaimRow(TypedDict):
     headline: bool
 
 
+class TruncationRow(TypedDict):
+    """``models[].run.truncated[]``: responses that stopped at the token cap in one dataset."""
+
+    dataset: str
+    cut: int
+    total: int
+
+
+class RunRow(TypedDict):
+    """``models[].run``: what a complete model is and how its result was made (docs/LEADERBOARD_JSON.md)."""
+
+    tuning: str | None
+    tuning_declared: bool
+    prompt_format: str | None
+    quantisation: str | None
+    dtype: str | None
+    profile: str | None
+    items_per_dataset: int | None
+    token_cap: int | None
+    engine: str | None
+    batch_size: int | None
+    threads: int | None
+    wall_seconds: float | None
+    model_seconds: float | None
+    peak_rss_mib: float | None
+    truncated: list[TruncationRow]
+
+
 class ModelRow(TypedDict):
     """``models[]``: one submission folder, complete or pending."""
 
@@ -68,6 +96,7 @@ class ModelRow(TypedDict):
     notes: str | None
     summary: str | None
     n_items: int | None
+    run: RunRow | None
 
 
 class OneSidedTestRow(TypedDict):

@@ -15,7 +15,7 @@ RECORDS_SCHEMA_VERSION = 1
 SUMMARY_SCHEMA_VERSION = 3
 """3: verdicts from the exact sign-flip test (the paper's t-test a labelled column); 2: paper-family SGS
 beside an extended SGS, corrected t-test markers; 1: one SGS over all families."""
-LEADERBOARD_SCHEMA_VERSION = 3
+LEADERBOARD_SCHEMA_VERSION = 4
 """3: exact tests decide every verdict (cells, pairs, reversals), ranks from the corrected pairwise tests,
 ``proportional_measures``; 2: paper vs extended SGS, Holm-corrected t-test markers, exact reversals."""
 SUBMISSION_SCHEMA_VERSION = 1

@@ -72,13 +72,15 @@ def test_golden_summary_and_leaderboard_load_and_write_the_same_bytes() -> None:
         assert jsonio.dumps(loaded.to_json()) == (GOLDEN / name).read_text(encoding="utf-8")
     summary = load_summary(GOLDEN / "summary_v2.json")
     assert summary.model == "acme__golden" and summary.per_item.rows[0]["item_id"]
-    board = load_leaderboard(GOLDEN / "leaderboard_v3.json")
+    board = load_leaderboard(GOLDEN / "leaderboard_v4.json")
     assert board.models.rows[0]["slug"] == "acme__golden" and board.primary_epsilon == 0.05
+    run = board.models.rows[0]["run"]
+    assert run is not None and run["token_cap"] == 48 and run["truncated"][-1]["dataset"] == "all"
 
 
 def test_the_leaderboards_tables_are_typed_and_indexed() -> None:
-    board = LeaderboardDocument.read(GOLDEN / "leaderboard_v3.json")
-    raw = _object(GOLDEN / "leaderboard_v3.json")
+    board = LeaderboardDocument.read(GOLDEN / "leaderboard_v4.json")
+    raw = _object(GOLDEN / "leaderboard_v4.json")
     assert list(board.cells) == raw["cells"] and list(board.reversals) == raw["reversals"]
     cell = raw["cells"][-1]
     found = board.cells.first(model=cell["model"], dataset=cell["dataset"], measure=cell["measure"])
@@ -101,14 +103,14 @@ def test_the_leaderboards_tables_are_typed_and_indexed() -> None:
     ],
 )
 def test_a_malformed_table_is_refused_with_one_line(change: dict[str, object], message: str) -> None:
-    board = _object(GOLDEN / "leaderboard_v3.json") | change
+    board = _object(GOLDEN / "leaderboard_v4.json") | change
     with pytest.raises(SagoError) as err:
         LeaderboardDocument.from_json(board, "lb.json")
     assert _one_line(err) == f"lb.json: {message}; re-run `sago analyze`"
 
 
 def test_a_leaderboard_without_a_key_readers_need_is_refused() -> None:
-    board = _object(GOLDEN / "leaderboard_v3.json")
+    board = _object(GOLDEN / "leaderboard_v4.json")
     del board["markers"]
     document = LeaderboardDocument.from_json(board, "lb.json")
     with pytest.raises(SagoError, match=r"^lb.json: leaderboard key 'markers' is missing or not a list"):
@@ -127,12 +129,12 @@ def _one_line(err: pytest.ExceptionInfo[SagoError]) -> str:
 
 
 def test_an_older_leaderboard_is_refused_with_one_line(tmp_path: Path) -> None:
-    board = _object(GOLDEN / "leaderboard_v3.json") | {"schema_version": 1}
+    board = _object(GOLDEN / "leaderboard_v3.json")
     path = write_json(tmp_path / "leaderboard.json", board, jsonio.dumps)
     with pytest.raises(SagoError) as err:
         load_leaderboard(path)
     assert _one_line(err).endswith(
-        "leaderboard schema_version 1 is older than this sago-bench reads (3); re-run `sago analyze`"
+        "leaderboard schema_version 3 is older than this sago-bench reads (4); re-run `sago analyze`"
     )
 
 
@@ -142,7 +144,7 @@ def test_an_older_leaderboard_is_refused_with_one_line(tmp_path: Path) -> None:
         (RunDocument, "run_v1.json"),
         (PlanDocument, "plan_v1.json"),
         (SummaryDocument, "summary_v2.json"),
-        (LeaderboardDocument, "leaderboard_v3.json"),
+        (LeaderboardDocument, "leaderboard_v4.json"),
     ],
 )
 def test_a_newer_version_is_refused_with_one_line(document: type[RunDocument], golden: str) -> None:

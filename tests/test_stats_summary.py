@@ -129,7 +129,7 @@ def test_newer_schema_versions_are_refused(tmp_path: Path, summaries: list[dict[
 def test_older_leaderboards_are_refused_with_a_rerun_hint(tmp_path: Path) -> None:
     (tmp_path / "lb.json").write_text(jsonio.dumps({"schema_version": 1, "cells": []}))
     with pytest.raises(
-        SagoError, match=r"schema_version 1 is older than this sago-bench reads \(3\); re-run"
+        SagoError, match=r"schema_version 1 is older than this sago-bench reads \(4\); re-run"
     ) as err:
         load_leaderboard(tmp_path / "lb.json")
     assert "\n" not in str(err.value)

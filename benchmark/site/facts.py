@@ -1,34 +1,23 @@
 """What each model is: size, base or instruct, prompt format, quantisation, token cap and truncation.
 
-``leaderboard.json`` carries what ``submission.yaml`` says (name, parameters, dtype, the chat-template
-setting); what actually happened in the run is in ``run.json`` (template applied or raw prompt, dtype,
-token cap) and the records (how many responses stopped at the cap). This module reads those committed
-files and counts; it computes no statistic. A file that is missing or unreadable leaves its fact as
-``None`` ("not recorded" on the page), never an error: the validator reports broken results.
+``leaderboard.json`` carries them: ``models[].run`` (written by ``sago analyze`` from submission.yaml,
+run.json and the records: :mod:`benchmark.stats.facts`). This module turns that block into the site's
+``ModelFacts``; it counts from the files itself only for a model row without it (a pending model, whose
+declared facts come from submission.yaml).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import pyarrow.parquet as pq
-
-from benchmark.documents import RunDocument
 from benchmark.errors import SagoError
-from benchmark.packaged import ARTEFACTS
-from benchmark.results import ResultsFolder
-from benchmark.rows import ModelRow
-from benchmark.site.board import ALL, Board
+from benchmark.rows import ModelRow, RunRow
+from benchmark.site.board import Board
+from benchmark.stats.facts import prompt_format, quantisation, tuning_from_name
 from benchmark.submissions import Submission, load_submission
-
-_GGUF_TYPE = re.compile(r"[._-]((?:i?q\d+(?:_[a-z0-9]+)*)|bf16|f16|f32)\.gguf$", re.IGNORECASE)
-_INSTRUCT_WORDS = re.compile(r"(?:^|[^a-z])(instruct|chat|it)(?:[^a-z]|$)", re.IGNORECASE)
-_BASE_WORD = re.compile(r"(?:^|[^a-z])base(?:[^a-z]|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -89,79 +78,6 @@ def readable_count(value: int | None) -> str:
     return str(value)
 
 
-def tuning_from_name(*names: str) -> str | None:
-    """``"instruct"`` or ``"base"`` when a name says so (``-Instruct``, ``chat``, ``-it``, ``base``).
-
-    >>> tuning_from_name("SmolLM2-135M-Instruct"), tuning_from_name("Gemma 3 270M base")
-    ('instruct', 'base')
-    >>> tuning_from_name("gpt2") is None
-    True
-    """
-    text = " ".join(names)
-    if _INSTRUCT_WORDS.search(text):
-        return "instruct"
-    return "base" if _BASE_WORD.search(text) else None
-
-
-def gguf_type(filename: str) -> str | None:
-    """The quantisation type in a GGUF file name.
-
-    >>> gguf_type("SmolLM2-135M.Q4_1.gguf"), gguf_type("gemma-3-270m-q4_k_m.gguf"), gguf_type("x.bin")
-    ('Q4_1', 'Q4_K_M', None)
-    """
-    found = _GGUF_TYPE.search(filename)
-    return found.group(1).upper() if found else None
-
-
-def _quantisation(submission: Submission | None) -> str | None:
-    """``GGUF <type>`` for a packaged GGUF file, ``none`` for Hub safetensors weights."""
-    if submission is None:
-        return None
-    model = submission.model
-    if model.kind == "hub":
-        return "none"
-    if model.kind == "packaged" and model.artefact in ARTEFACTS:
-        found = gguf_type(ARTEFACTS.get(model.artefact).filename)
-        return f"GGUF {found}" if found else "GGUF"
-    return None
-
-
-def _prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
-    """What the run did (run.json ``model.chat_template``), else what the submission asks for."""
-    applied = _model_field(run, "chat_template")
-    if applied == "applied":
-        return "chat template"
-    if applied == "raw prompt":
-        return "raw"
-    return {"always": "chat template", "never": "raw", "auto": "chat template if it has one"}.get(
-        setting or ""
-    )
-
-
-def _model_field(run: RunDocument | None, key: str) -> Any:
-    model = run.data.get("model") if run else None
-    return model.get(key) if isinstance(model, Mapping) else None
-
-
-def truncation(folder: ResultsFolder) -> dict[str, Truncation]:
-    """Responses cut at the token cap, per dataset and ``"all"``, from ``records/*.parquet``.
-
-    Only the ``finished`` column is read (False: the response reached ``max_new_tokens``).
-    """
-    found: dict[str, Truncation] = {}
-    for path in folder.record_files():
-        if path.is_symlink():
-            continue  # never follow a link out of a submission folder
-        try:
-            finished = pq.read_table(path, columns=["finished"]).column("finished").to_pylist()
-        except (OSError, ValueError, KeyError):
-            continue  # the validator reports unreadable records
-        found[path.stem] = Truncation(sum(1 for f in finished if f is False), len(finished))
-    if found:
-        found[ALL] = Truncation(sum(t.cut for t in found.values()), sum(t.total for t in found.values()))
-    return found
-
-
 def _submission(slug: str, root: Path) -> Submission | None:
     try:
         return load_submission(slug, root)
@@ -169,38 +85,52 @@ def _submission(slug: str, root: Path) -> Submission | None:
         return None  # `sago submissions validate` reports it
 
 
-def _run(model: ModelRow, board: Board, root: Path) -> tuple[ResultsFolder, RunDocument | None]:
-    folder = ResultsFolder.of(model["slug"], board.data["set"], board.data["version"], root)
-    if model.get("status") != "complete":
-        return folder, None
-    try:
-        return folder, folder.read_run()
-    except SagoError:
-        return folder, None
+def _parameters(model: ModelRow) -> int | None:
+    value = model.get("parameters")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def model_facts(board: Board, model: ModelRow, submissions_root: Path) -> ModelFacts:
-    """The facts of one model of ``board`` from its submission.yaml, run.json and records."""
+def _from_run(model: ModelRow, run: RunRow) -> ModelFacts:
+    """The facts ``sago analyze`` stored in the row."""
+    return ModelFacts(
+        model["slug"],
+        _parameters(model),
+        run["tuning"],
+        run["tuning_declared"],
+        run["prompt_format"],
+        run["quantisation"],
+        run["dtype"],
+        run["token_cap"],
+        {t["dataset"]: Truncation(t["cut"], t["total"]) for t in run["truncated"]},
+    )
+
+
+def _declared(model: ModelRow, submissions_root: Path) -> ModelFacts:
+    """What submission.yaml and the model's names say, for a row without a ``run`` block."""
     submission = _submission(model["slug"], submissions_root)
-    folder, run = _run(model, board, submissions_root)
     declared = getattr(submission, "tuning", None)
     names = [str(model.get("name") or ""), model["slug"]]
     if submission is not None:
         names.append(getattr(submission.model, "id", "") or getattr(submission.model, "artefact", ""))
-    dtype = _model_field(run, "dtype") or model.get("dtype")
-    cap = run.profile.max_new_tokens if run and run.profile else None
-    parameters = model.get("parameters")
+    dtype = model.get("dtype")
     return ModelFacts(
         model["slug"],
-        parameters if isinstance(parameters, int) and not isinstance(parameters, bool) else None,
+        _parameters(model),
         declared or tuning_from_name(*names),
         declared is not None,
-        _prompt_format(run, str(model.get("chat_template") or "")),
-        _quantisation(submission),
+        prompt_format(None, str(model.get("chat_template") or "")),
+        quantisation(submission),
         str(dtype) if dtype else None,
-        cap,
-        truncation(folder) if run is not None else {},
+        None,
     )
+
+
+def model_facts(board: Board, model: ModelRow, submissions_root: Path) -> ModelFacts:
+    """The facts of one model of ``board``: its stored ``run`` block, else what it declares."""
+    run = model.get("run")
+    if model.get("status") == "complete" and isinstance(run, Mapping):
+        return _from_run(model, run)
+    return _declared(model, submissions_root)
 
 
 def all_facts(board: Board, submissions_root: Path) -> dict[str, ModelFacts]:

@@ -35,6 +35,7 @@ from benchmark.results import ACTIVATIONS_SUFFIX, RECORDS_SUFFIX, ResultsFolder
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
 from benchmark.stats import origin
+from benchmark.stats.facts import run_row
 from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
@@ -266,7 +267,7 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
             continue
         summary = summary_for(slug, results.path, request, variant_frames)
         relative = results.summary.relative_to(request.root.resolve().parent).as_posix()
-        entries.append(Entry(slug, meta, summary, relative))
+        entries.append(Entry(slug, meta, summary, relative, run_row(meta, results, (meta.name, slug))))
     return entries
 
 

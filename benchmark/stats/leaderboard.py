@@ -19,6 +19,7 @@ from benchmark.axes.measures import all_measures, headline_measures
 from benchmark.documents import LEADERBOARD_TABLES, LeaderboardDocument, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.results import write_json
+from benchmark.rows import RunRow
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import jsonio
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
@@ -54,6 +55,8 @@ class Entry:
     """its summary on this variant set, or None while results are pending."""
     summary_path: str | None
     """repo-relative path of that summary (None while pending)."""
+    run: RunRow | None = None
+    """how the result was made (:func:`benchmark.stats.facts.run_row`; None while pending)."""
 
 
 def model_row(entry: Entry) -> dict[str, Any]:
@@ -76,6 +79,7 @@ def model_row(entry: Entry) -> dict[str, Any]:
         "notes": meta.get("notes"),
         "summary": entry.summary_path,
         "n_items": n_items,
+        "run": entry.run if entry.summary is not None else None,
     }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from benchmark.documents import LeaderboardDocument, SummaryDocument
 from benchmark.results import SUMMARY_FILE, write_json
+from benchmark.rows import RunRow, TruncationRow
 from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
@@ -23,6 +24,35 @@ from .synthetic import example_levels, synthetic_deltas
 
 MODELS: tuple[str, ...] = ("acme__tiny-a", "acme__tiny-b", "acme__tiny-c")
 PENDING = "acme__tiny-pending"
+
+
+def example_run(slug: str) -> RunRow:
+    """A made-up ``models[].run`` block: an evidence run whose share of capped responses grows per model."""
+    step = MODELS.index(slug)
+    datasets = ("gsm8k", "jeopardy", "misconceptions", "natural_questions", "strategyqa", "trivia_qa")
+    truncated: list[TruncationRow] = [
+        {"dataset": d, "cut": 10 * step + i, "total": 280} for i, d in enumerate(datasets)
+    ]
+    truncated.append(
+        {"dataset": "all", "cut": sum(t["cut"] for t in truncated), "total": 280 * len(datasets)}
+    )
+    return {
+        "tuning": "instruct" if step else "base",
+        "tuning_declared": step == 2,
+        "prompt_format": "chat template" if step else "raw",
+        "quantisation": "GGUF Q4_K_M",
+        "dtype": "float32",
+        "profile": "evidence",
+        "items_per_dataset": 16,
+        "token_cap": 48,
+        "engine": "single_prefill",
+        "batch_size": 16,
+        "threads": 1,
+        "wall_seconds": 3600.0 * (step + 1),
+        "model_seconds": 3400.0 * (step + 1),
+        "peak_rss_mib": 2800.0 + 500 * step,
+        "truncated": truncated,
+    }
 
 
 def validated_submission(slug: str) -> Submission:
@@ -58,7 +88,7 @@ def example_leaderboard(
         )
         path = f"submissions/{slug}/results/{set_name}/{version}/{SUMMARY_FILE}"
         on_disk = SummaryDocument.from_json(json.loads(jsonio.dumps(summary)))
-        entries.append(Entry(slug, validated_submission(slug), on_disk, path))
+        entries.append(Entry(slug, validated_submission(slug), on_disk, path, example_run(slug)))
     return build_leaderboard(entries, set_name=set_name, version=version, options=options)
 
 

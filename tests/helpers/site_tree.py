@@ -11,6 +11,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -231,6 +232,20 @@ def write_submissions(root: Path, manifest: Path, board: dict[str, object]) -> N
         write_json(results / "summary.json", {"schema_version": 1, "model": slug, "per_item": per_item})
 
 
+def _recount_runs(board: dict[str, Any], submissions: Path) -> None:
+    """Each complete model's ``run`` block as ``sago analyze`` would count it from the files just written
+    (the example's own blocks are made up), so the site's facts can be checked against the files."""
+    from benchmark.results import ResultsFolder
+    from benchmark.stats.facts import run_row
+    from benchmark.submissions import load_submission
+
+    for model in board["models"]:
+        if model["status"] == "complete":
+            slug = model["slug"]
+            folder = ResultsFolder.of(slug, board["set"], board["version"], submissions)
+            model["run"] = run_row(load_submission(slug, submissions), folder, (model["name"], slug))
+
+
 def make_site_tree(root: Path) -> SiteTree:
     """Write the whole fixture under ``root``."""
     board = json.loads(EXAMPLE.read_text(encoding="utf-8"))
@@ -239,6 +254,7 @@ def make_site_tree(root: Path) -> SiteTree:
             model["name"] = HOSTILE_NAME
     manifest = write_variant_set(root / "variants")
     write_submissions(root / "submissions", manifest, board)
+    _recount_runs(board, root / "submissions")
     leaderboard = root / "leaderboard" / "leaderboard.json"
     leaderboard.parent.mkdir(parents=True)
     leaderboard.write_text(json.dumps(board, ensure_ascii=False, sort_keys=True), encoding="utf-8")

@@ -1,0 +1,188 @@
+"""How each evaluated model ran: the ``models[].run`` block of leaderboard.json.
+
+A reader of a stability number needs to know what produced it: a base model given raw prompts behaves
+differently from an instruct model given its chat template, and a response cut at the token cap cannot
+be judged correct. ``submission.yaml`` says what was asked for; ``run.json`` and the records say what
+happened. This module reads those committed files and counts; it computes no statistic. A file that is
+missing or unreadable leaves its fact as None ("not recorded"): the validator reports broken results.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from benchmark.documents import RunDocument
+from benchmark.errors import SagoError
+from benchmark.packaged import ARTEFACTS
+from benchmark.results import ResultsFolder
+from benchmark.rows import RunRow, TruncationRow
+from benchmark.submissions import Submission
+
+ALL_DATASETS = "all"
+"""the ``dataset`` of the row that counts every dataset together."""
+
+_GGUF_TYPE = re.compile(r"[._-]((?:i?q\d+(?:_[a-z0-9]+)*)|bf16|f16|f32)\.gguf$", re.IGNORECASE)
+_INSTRUCT_WORDS = re.compile(r"(?:^|[^a-z])(instruct|chat|it)(?:[^a-z]|$)", re.IGNORECASE)
+_BASE_WORD = re.compile(r"(?:^|[^a-z])base(?:[^a-z]|$)", re.IGNORECASE)
+
+
+def tuning_from_name(*names: str) -> str | None:
+    """``"instruct"`` or ``"base"`` when a name says so (``-Instruct``, ``chat``, ``-it``, ``base``).
+
+    >>> tuning_from_name("SmolLM2-135M-Instruct"), tuning_from_name("Gemma 3 270M base")
+    ('instruct', 'base')
+    >>> tuning_from_name("gpt2") is None
+    True
+    """
+    text = " ".join(names)
+    if _INSTRUCT_WORDS.search(text):
+        return "instruct"
+    return "base" if _BASE_WORD.search(text) else None
+
+
+def gguf_type(filename: str) -> str | None:
+    """The quantisation type in a GGUF file name.
+
+    >>> gguf_type("SmolLM2-135M.Q4_1.gguf"), gguf_type("gemma-3-270m-q4_k_m.gguf"), gguf_type("x.bin")
+    ('Q4_1', 'Q4_K_M', None)
+    """
+    found = _GGUF_TYPE.search(filename)
+    return found.group(1).upper() if found else None
+
+
+def quantisation(submission: Submission | None) -> str | None:
+    """``GGUF <type>`` for a packaged GGUF file, ``none`` for Hub safetensors weights."""
+    if submission is None:
+        return None
+    model = submission.model
+    if model.kind == "hub":
+        return "none"
+    if model.kind == "packaged" and model.artefact in ARTEFACTS:
+        found = gguf_type(ARTEFACTS.get(model.artefact).filename)
+        return f"GGUF {found}" if found else "GGUF"
+    return None
+
+
+def prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
+    """What the run did (run.json ``model.chat_template``), else what the submission asks for.
+
+    >>> prompt_format(None, "never"), prompt_format(None, "auto")
+    ('raw', 'chat template if it has one')
+    """
+    applied = model_field(run, "chat_template")
+    if applied == "applied":
+        return "chat template"
+    if applied == "raw prompt":
+        return "raw"
+    return {"always": "chat template", "never": "raw", "auto": "chat template if it has one"}.get(
+        setting or ""
+    )
+
+
+def model_field(run: RunDocument | None, key: str) -> Any:
+    """``run.json``'s ``model.<key>`` (None: not recorded)."""
+    model = run.data.get("model") if run else None
+    return model.get(key) if isinstance(model, Mapping) else None
+
+
+def truncation(folder: ResultsFolder) -> list[TruncationRow]:
+    """Responses cut at the token cap, per dataset and then ``"all"``, from ``records/*.parquet``.
+
+    Only the ``finished`` column is read (False: the response reached ``max_new_tokens``).
+    """
+    found: list[TruncationRow] = []
+    for path in folder.record_files():
+        if path.is_symlink():
+            continue  # never follow a link out of a submission folder
+        try:
+            finished = pq.read_table(path, columns=["finished"]).column("finished").to_pylist()
+        except (OSError, ValueError, KeyError):
+            continue  # the validator reports unreadable records
+        found.append(
+            {"dataset": path.stem, "cut": sum(1 for f in finished if f is False), "total": len(finished)}
+        )
+    if found:
+        found.append(
+            {
+                "dataset": ALL_DATASETS,
+                "cut": sum(t["cut"] for t in found),
+                "total": sum(t["total"] for t in found),
+            }
+        )
+    return found
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _integer(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def wall_seconds(timings: Mapping[str, Any]) -> float | None:
+    """Seconds from the first rank's start to the last rank's finish (None: not recorded).
+
+    A resumed run counts the time it was stopped too: ``model_seconds`` is the compute alone.
+
+    >>> wall_seconds({"started_at": "2026-11-30T11:29:06+00:00", "finished_at": "2026-11-30T11:43:57+00:00"})
+    891.0
+    """
+    try:
+        started = datetime.fromisoformat(str(timings["started_at"]))
+        finished = datetime.fromisoformat(str(timings["finished_at"]))
+    except (KeyError, ValueError):
+        return None
+    return (finished - started).total_seconds()
+
+
+def read_run(folder: ResultsFolder) -> RunDocument | None:
+    """The folder's run.json, or None when it is missing or unreadable."""
+    if not folder.has_run():
+        return None
+    try:
+        return folder.read_run()
+    except SagoError:
+        return None
+
+
+def run_row(submission: Submission, folder: ResultsFolder, names: tuple[str, ...] = ()) -> RunRow:
+    """The ``models[].run`` block of one complete model from its submission.yaml, run.json and records.
+
+    ``names`` are further names the model goes by (its board name, slug), searched for "instruct" or
+    "base" when submission.yaml declares no ``tuning``.
+    """
+    run = read_run(folder)
+    data: Mapping[str, Any] = run.data if run else {}
+    timings, hardware = _object(data, "timings"), _object(data, "hardware")
+    declared = getattr(submission, "tuning", None)
+    model = submission.model
+    known = [*names, getattr(model, "id", "") or "", getattr(model, "artefact", "") or ""]
+    dtype = model_field(run, "dtype") or submission.dtype
+    return {
+        "tuning": declared or tuning_from_name(*known),
+        "tuning_declared": declared is not None,
+        "prompt_format": prompt_format(run, submission.chat_template),
+        "quantisation": quantisation(submission),
+        "dtype": str(dtype) if dtype else None,
+        "profile": run.profile_name if run else None,
+        "items_per_dataset": run.profile.items_per_dataset if run and run.profile else None,
+        "token_cap": run.profile.max_new_tokens if run and run.profile else None,
+        "engine": str(data["engine"]) if isinstance(data.get("engine"), str) else None,
+        "batch_size": _integer(data.get("batch_size")),
+        "threads": _integer(hardware.get("torch_threads")),
+        "wall_seconds": wall_seconds(timings),
+        "model_seconds": _number(timings.get("model_seconds")),
+        "peak_rss_mib": _number(timings.get("peak_rss_mib")),
+        "truncated": truncation(folder) if run else [],
+    }
