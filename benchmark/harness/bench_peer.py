@@ -26,6 +26,7 @@ from typing import Any
 import click
 import torch
 
+from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.bench import BenchResult, bench
@@ -158,11 +159,11 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
 @click.option("--profile", default="bench", show_default=True)
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
-@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--threads", type=options.THREADS, default=1, show_default=True)
 @click.option(
     "--batch-size",
     "batch_sizes",
-    type=click.IntRange(min=1),
+    type=options.BATCH_SIZE,
     multiple=True,
     default=(8, 32),
     show_default=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from benchmark import paths
+from benchmark import options, paths
 from benchmark.errors import SagoError
 from benchmark.harness.evaluate import (
     EvaluateOptions,
@@ -44,7 +44,7 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
             ),
             click.option(
                 "--batch-size",
-                type=click.IntRange(min=1),
+                type=options.BATCH_SIZE,
                 default=None,
                 help="Prompts per batch (default on CPU: 32, 16 or 8 by model size; automatic on GPU).",
             ),
@@ -54,7 +54,7 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
             ),
             click.option(
                 "--threads",
-                type=click.IntRange(min=1),
+                type=options.THREADS,
                 default=None,
                 help="CPU threads for torch (default: all cores).",
             ),
@@ -77,7 +77,7 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @click.option(
     "--num-processes",
-    type=click.IntRange(min=1),
+    type=options.PROCESSES,
     default=1,
     show_default=True,
     help="Data-parallel ranks (accelerate launch; one GPU each, or CPU shares over gloo).",

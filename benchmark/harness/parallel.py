@@ -29,6 +29,7 @@ import click
 import torch
 from accelerate import PartialState
 
+from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import ParallelRun, Ranks, collect
@@ -205,10 +206,10 @@ def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) 
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
 @click.option("--profile", default="smoke", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=None)
+@click.option("--batch-size", type=options.BATCH_SIZE, default=None)
 @click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets.")
 @click.option("--engine", default="single_prefill", show_default=True)
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads per rank.")
+@click.option("--threads", type=options.THREADS, default=None, help="CPU threads per rank.")
 @click.option("--force", is_flag=True)
 @click.option("--no-progress", is_flag=True)
 @click.option(

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from benchmark import paths
+from benchmark import options, paths
 from benchmark.documents import RunDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
@@ -387,7 +387,7 @@ def reproduce_sample(
     help="Re-run only this many seeded baseline batches and as many variant batches (their committed "
     "composition) and compare their rows: how `make all` proves hours of evidence in minutes.",
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --sample.")
+@click.option("--seed", type=options.SEED, default=0, show_default=True, help="Seed of --sample.")
 def main_command(
     slug: str | None,
     profile: str | None,

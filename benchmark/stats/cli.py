@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from benchmark import options
 from benchmark.axes.measures import paper_measures
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
@@ -77,13 +78,14 @@ def sgs_text_table(
     show_default="submissions",
     help="Folder holding the submission folders.",
 )
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=options.SEED, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--resamples",
-    type=click.IntRange(min=100),
+    type=options.RESAMPLES,
     default=DEFAULT_RESAMPLES,
     show_default=True,
-    help="Bootstrap resamples per interval (published numbers use ≥ 2000).",
+    help="Bootstrap resamples per interval (published numbers use ≥ 2000; memory is resamples × items × "
+    "8 bytes per cell).",
 )
 def analyze(
     set_name: str,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from benchmark import options
 from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
@@ -49,8 +50,16 @@ _sample = _group(
     _set,
     _version,
     click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable)."),
-    click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset."),
-    click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form."),
+    click.option(
+        "--n-items", type=options.ITEMS, default=64, show_default=True, help="Items sampled per dataset."
+    ),
+    click.option(
+        "--llm-items",
+        type=options.SOME_ITEMS,
+        default=16,
+        show_default=True,
+        help="Items (by rank) that get length/form.",
+    ),
     click.option(
         "--attempts",
         type=click.IntRange(1, 20),
@@ -85,6 +94,7 @@ def _rewriter_options(default: str) -> Decorator:
         ),
         click.option(
             "--threads",
+            type=options.THREADS,
             default=1,
             show_default=True,
             help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.",
@@ -103,7 +113,7 @@ def variants() -> None:
 @_rewriter_options(default="local")
 @click.option(
     "--llm-budget-s",
-    type=click.FloatRange(min=0),
+    type=options.SECONDS,
     default=1200.0,
     show_default=True,
     help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.",
@@ -122,7 +132,7 @@ def variants() -> None:
 )
 @click.option(
     "--min-llm-coverage",
-    type=click.FloatRange(0, 1),
+    type=options.SHARE,
     default=0.95,
     show_default=True,
     help="Refuse to freeze a set where fewer length/form cells than this share are made.",
@@ -209,10 +219,16 @@ def build(
     help="Append-only rewrite log (commit it: a killed or later run resumes from it).",
 )
 @_rewriter_options(default="llamacpp")
-@click.option("--batch-size", default=8, show_default=True, help="Requests per generate call (local).")
+@click.option(
+    "--batch-size",
+    type=options.BATCH_SIZE,
+    default=8,
+    show_default=True,
+    help="Requests per generate call (local).",
+)
 @click.option(
     "--budget-s",
-    type=click.FloatRange(min=0),
+    type=options.SECONDS,
     default=None,
     help="Stop asking for new rewrites after this long.",
 )
@@ -477,9 +493,7 @@ def _hub_errors(doing: str) -> Iterator[None]:
 
 
 @variants.command("llama-server")
-@click.option(
-    "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Parallel compile jobs."
-)
+@click.option("--jobs", type=options.THREADS, default=2, show_default=True, help="Parallel compile jobs.")
 def llama_server(jobs: int) -> None:
     """Build llama.cpp's server from the pinned llama-cpp-python sdist (minutes; for --rewriter llamacpp)."""
     from benchmark.variants.llamacpp import build_server
