@@ -21,7 +21,7 @@ import click
 from benchmark import options, paths
 from benchmark.documents import RunDocument
 from benchmark.entry import run_command
-from benchmark.errors import SagoError
+from benchmark.errors import SagoError, visible
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.submissions import load_submission
@@ -405,14 +405,14 @@ def main_command(
     if sample is not None:
         verdict, what = reproduce_sample(slug, profile, set_name, version, sample, seed)
         click.echo(f"{slug}: re-ran {what}")
-        for line in verdict.lines(slug):
-            click.echo(line.replace("records, activations and run.json equal", "sampled rows equal"))
+        for line in verdict.lines(slug):  # file and column names come from the results folder
+            click.echo(visible(line.replace("records, activations and run.json equal", "sampled rows equal")))
         if verdict.failures:
             raise SystemExit(1)
         return
     verdict = reproduce(slug, profile, set_name, version, keep)
     for line in verdict.lines(slug):
-        click.echo(line)
+        click.echo(visible(line))
     if verdict.failures:
         raise SystemExit(1)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import jinja2
 
-from benchmark.errors import SagoError
+from benchmark.errors import SagoError, visible
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
 from benchmark.results import LEADERBOARD_FILE, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
@@ -122,8 +122,10 @@ def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> B
     board = read_board(path)
     if (board.data["set"], board.data["version"]) != (set_name, version):
         click.echo(
-            f"note: {path} is for {board.data['set']}/{board.data['version']}, "
-            f"not {set_name}/{version}; rendering what it holds",
+            visible(
+                f"note: {path} is for {board.data['set']}/{board.data['version']}, "
+                f"not {set_name}/{version}; rendering what it holds"
+            ),
             err=True,
         )
     return board

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from benchmark import options
-from benchmark.errors import SagoError
+from benchmark.errors import SagoError, visible
 from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants import llm
@@ -420,10 +420,8 @@ def list_sets(root: Path) -> None:
             problems.append(err)
             continue
         counts = manifest["datasets"]
-        click.echo(
-            f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}: {len(counts)} datasets, "
-            f"{sum(d['rows'] for d in counts.values())} rows"
-        )
+        name = visible(f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}")  # folder names
+        click.echo(f"{name}: {len(counts)} datasets, {sum(d['rows'] for d in counts.values())} rows")
     if problems:
         raise SagoError(
             f"{problems[0]}" + (f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else "")
