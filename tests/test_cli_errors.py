@@ -264,7 +264,12 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
     ("build leaderboard not JSON", BUILD, write_board("{oops"), "not valid JSON"),
     ("build leaderboard empty", BUILD, write_board(""), "empty"),
     ("build leaderboard deeply nested", BUILD, write_board("[" * 100000 + "]" * 100000), "nested"),
-    ("build variant set missing", BUILD, lambda t: shutil.rmtree(t.variants / SET), "not found"),
+    (
+        "build variant set missing",
+        BUILD,
+        lambda t: shutil.rmtree(t.variants / SET),
+        "no such frozen variant set",
+    ),
     # variants verify / list / publish / download
     *[
         (f"verify manifest {name}", ["variants", "verify", *VARIANTS], corrupt, "manifest.json")

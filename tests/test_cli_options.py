@@ -100,3 +100,60 @@ def test_an_absurd_number_is_one_line(
     status = main(argv)
     err = capsys.readouterr().err.strip()
     assert status == 2 and err.startswith("error: ") and needle in err and "\n" not in err, err
+
+
+# ---- an unknown --set or --version is an error everywhere -------------------------------------------
+MODEL = "huggingfacetb__smollm2-135m-instruct-q4_1"
+T = "{tmp}"
+UNKNOWN_SET: dict[str, list[str]] = {
+    "sago analyze": ["analyze", "--out", f"{T}/lb.json"],
+    "sago evaluate": ["evaluate", "--all"],
+    "sago bench": ["bench", "--model", MODEL],
+    "sago checkpoint-files": ["checkpoint-files", MODEL],
+    "sago leaderboard build": ["leaderboard", "build", "--out", f"{T}/site"],
+    "sago export lm-eval": ["export", "lm-eval", "--out", f"{T}/tasks"],
+    "sago import lm-eval": ["import", "lm-eval", f"{T}/s.jsonl", "--out", f"{T}/x"],
+    "sago variants build": ["variants", "build", "--rewriter", "none"],
+    "sago variants rewrite": ["variants", "rewrite", "--log", f"{T}/log.jsonl"],
+    "sago variants coverage": ["variants", "coverage", "--log", "README.md"],
+    "sago variants verify": ["variants", "verify"],
+    "sago variants publish": ["variants", "publish", "--repo-id", "a/b", "--tag", "v1"],
+    "benchmark.harness.reproduce:main_command": ["harness.reproduce", MODEL, "--profile", "smoke"],
+    "benchmark.harness.bench_peer:bench_peer": ["harness.bench_peer"],
+    "benchmark.harness.parallel:worker": ["harness.parallel", MODEL],
+}
+"""Each command with a --set option, with the other arguments it needs (before the bad set is given)."""
+FETCHES = {"sago variants download": "it fetches a set that is not here yet; the hub says whether it exists"}
+MAKES_VERSION = {"sago variants build", "sago variants rewrite", "sago variants coverage"}
+"""--version names the version these make (a new one is the point); their --set must be a known suite."""
+
+
+def _commands_with_a_set() -> set[str]:
+    return {path for path, c in COMMANDS.items() if any(p.name == "set_name" for p in c.params)}
+
+
+def test_every_command_with_a_set_option_is_tried() -> None:
+    assert _commands_with_a_set() == set(UNKNOWN_SET) | set(FETCHES)
+
+
+CASES = [
+    (command, option, value)
+    for command in sorted(UNKNOWN_SET)
+    for option, value in [("--set", "nosuch"), ("--version", "v999")]
+    if not (option == "--version" and command in MAKES_VERSION)
+]
+
+
+@pytest.mark.parametrize("command, option, value", CASES)
+def test_an_unknown_set_or_version_is_one_line(
+    command: str, option: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [a.replace(T, str(tmp_path)) for a in UNKNOWN_SET[command]] + [option, value]
+    if command.startswith("sago "):
+        status = main(argv)
+    else:
+        status = importlib.import_module(f"benchmark.{argv[0]}").main(argv[1:])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and err.startswith("error: ") and "\n" not in err, err
+    assert value in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "nothing is written"

@@ -182,6 +182,7 @@ def bench_peer(
     datasets: str | None,
 ) -> None:
     """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
+    variant_set = open_variant_set(set_name, version)  # a bad --set fails before anything loads
     require_lm_eval()
     chosen = get_profile(profile)
     backend = load_backend(load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0])
@@ -189,7 +190,6 @@ def bench_peer(
         raise SagoError("bench-peer needs a Hugging Face model")
     subset = tuple(n.strip() for n in datasets.split(",") if n.strip()) if datasets else None
     texts = rendered_requests(backend, profile, set_name, version, subset)
-    variant_set = open_variant_set(set_name, version)
     rows = []
     for size in batch_sizes:
         lm = peer_model(backend, size)

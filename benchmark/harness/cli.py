@@ -204,7 +204,9 @@ def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str) -> Non
     """
     from benchmark.harness.checkpoint import PartStore
     from benchmark.results import ResultsFolder
+    from benchmark.variants.frozen import read_manifest, set_dir
 
+    read_manifest(set_dir(set_name, version))  # an unknown set or version is an error, not an empty list
     for slug in slugs:
         folder = ResultsFolder(results_dir(check_slug(slug), set_name, version, paths.SUBMISSIONS_DIR))
         for rank in sorted(folder.checkpoint.glob("rank-*")) if folder.checkpoint.is_dir() else []:

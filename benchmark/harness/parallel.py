@@ -143,6 +143,7 @@ def evaluate_distributed(slug: str, options: EvaluateOptions, *, root: Path | No
 
     Records are byte-identical to a one-process run with the same batch size and the same thread count.
     """
+    variant_set = open_variant_set(options.set_name, options.version)  # a bad --set fails first
     state = _accelerate_state()
     threads = options.threads or max(1, (os.cpu_count() or 1) // state.num_processes)
     mine = replace(
@@ -156,7 +157,7 @@ def evaluate_distributed(slug: str, options: EvaluateOptions, *, root: Path | No
         mine,
         root=root,
         ranks=_ranks(state),
-        variant_set=open_variant_set(options.set_name, options.version),
+        variant_set=variant_set,
         provenance=lambda: _provenance(state),
     )
 

@@ -88,6 +88,7 @@ def build(
     check_submissions_root(submissions_root, "--submissions")
     if not variants_root.is_dir():
         raise SagoError(f"--variants {variants_root} is not a folder; pass the folder of frozen variant sets")
+    _check_set(set_name, version, variants_root)
     _check_out(out)
     board = _board(input_path, set_name, version, submissions_root)
     # The leaderboard names the set its numbers come from; prompts must come from the same one.
@@ -102,6 +103,19 @@ def build(
             f"({type(err).__name__}: {str(err)[:120]}); run `sago analyze` to rewrite it"
         ) from None
     click.echo(f"wrote {out}: {report.line()}")
+
+
+def _check_set(set_name: str, version: str, variants_root: Path) -> None:
+    """--set and --version must name a frozen set: a typo must fail, not render some other board."""
+    if version not in frozen_versions(set_name, variants_root):
+        present = sorted(
+            f"{m.parent.parent.name}/{m.parent.name}" for m in variants_root.glob("*/*/manifest.json")
+        )
+        raise SagoError(
+            f"--set {set_name} --version {version}: no such frozen variant set under {variants_root} "
+            f"(there: {', '.join(present) or 'none'}); pass one of those or fetch it with "
+            "`sago variants download`"
+        )
 
 
 def _check_out(out: Path) -> None:
