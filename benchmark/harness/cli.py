@@ -204,9 +204,12 @@ def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str) -> Non
     """
     from benchmark.harness.checkpoint import PartStore
     from benchmark.results import ResultsFolder
-    from benchmark.variants.frozen import read_manifest, set_dir
+    from benchmark.variants.frozen import MANIFEST, set_dir
 
-    read_manifest(set_dir(set_name, version))  # an unknown set or version is an error, not an empty list
+    if not (set_dir(set_name, version) / MANIFEST).is_file():  # a typo is an error, not an empty list
+        raise SagoError(
+            f"no variant set {set_name}/{version} under variants/; pass a set `sago variants list` shows"
+        )
     for slug in slugs:
         folder = ResultsFolder(results_dir(check_slug(slug), set_name, version, paths.SUBMISSIONS_DIR))
         for rank in sorted(folder.checkpoint.glob("rank-*")) if folder.checkpoint.is_dir() else []:

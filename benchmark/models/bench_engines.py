@@ -32,6 +32,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
+from benchmark.gitrepo import refuse_tracked
 from benchmark.models.engine import Engine, RawOutput
 from benchmark.models.hf import ENGINES
 
@@ -457,6 +458,8 @@ def bench_gpu(
     json_path: Path | None,
 ) -> None:
     """Throughput of the engines on random-weight 1B/8B Llama shapes (GPU), or the CPU checks."""
+    if json_path is not None:  # before minutes of timing
+        refuse_tracked(json_path, "--json", own=lambda _: False, writes="a measurements file of its own")
     if compare_on_cpu:
         rows = cpu_compare()
     else:

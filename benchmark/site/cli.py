@@ -8,11 +8,12 @@ import click
 import jinja2
 
 from benchmark.errors import SagoError, visible
+from benchmark.gitrepo import refuse_tracked, tracked_under
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
 from benchmark.results import LEADERBOARD_FILE, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site.board import Board, pending_board, read_board
-from benchmark.site.build import SiteInputs, build_site
+from benchmark.site.build import MARKER, SiteInputs, build_site
 from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
 from benchmark.site.versions import frozen_versions
 from benchmark.submissions import check_submissions_root, list_slugs
@@ -123,6 +124,9 @@ def _check_out(out: Path) -> None:
         raise SagoError(f"--out {out} is a file; pass a folder for the site")
     if not out.parent.is_dir():
         raise SagoError(f"--out {out}: the folder {out.parent} does not exist; create it or fix the path")
+    # A committed site carries its committed marker; tracked files anywhere else are not the site's.
+    committed_site = bool(tracked_under(out / MARKER))
+    refuse_tracked(out, "--out", own=lambda _: committed_site, writes=f"a site folder, marked by {MARKER}")
 
 
 def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> Board:

@@ -11,6 +11,7 @@ import click
 
 from benchmark import options
 from benchmark.errors import SagoError, visible
+from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants import llm
@@ -258,6 +259,7 @@ def rewrite(
     )
     if factory is None:
         raise SagoError("--rewriter none writes nothing: choose local, llamacpp or http to grow a log")
+    refuse_tracked(log, "--log", own=lambda p: is_rewrite_log(log, p), writes="a rewrite log (*.jsonl)")
     torch.set_num_threads(threads)
     jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -274,6 +276,17 @@ def rewrite(
     )
     accepted = {(a.dataset, a.item_id, a.variant_id) for a in made if a.accepted}
     click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(made)} attempts); log {log}")
+
+
+def is_rewrite_log(log: Path, tracked: str) -> bool:
+    """A committed file ``--log`` may append to: a rewrite log, not the maintainers' written cells and
+    not the frozen copy inside a released set (its manifest hashes it)."""
+    name = Path(tracked).name
+    return (
+        name.endswith(".jsonl")
+        and not name.endswith(".cells.jsonl")
+        and not (log.parent / "manifest.json").exists()
+    )
 
 
 def written_cells_path(set_name: str, version: str) -> Path | None:
