@@ -139,6 +139,19 @@ def test_a_full_disk_while_building_the_site_keeps_the_old_site(
     assert snapshot(world.root) == before
 
 
+def test_a_full_disk_during_an_export_leaves_no_half_folder(
+    world: SiteTree, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = snapshot(world.root)
+    failing_write(monkeypatch, lambda p: p.name.startswith(".README.md"), errno.ENOSPC)
+    argv = ["export", "lm-eval", "--version", VERSION, "--out", str(world.root / "tasks")]
+    err = one_line_error(main(argv), capsys)
+    assert "tasks" in err and "README.md" in err and "ENOSPC" in err, err
+    assert snapshot(world.root) == before and sorted(p.name for p in world.root.iterdir()) == sorted(
+        ["leaderboard", "site", "submissions", "variants"]
+    )
+
+
 def test_another_os_error_is_not_disguised(world: SiteTree, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the machine's state (full, read-only, refused) is a one-line error; any other OSError is a bug
     and keeps its traceback."""

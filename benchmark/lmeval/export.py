@@ -13,6 +13,7 @@ of sequence, as in the harness. The task's ``metadata.sago`` pins the variant se
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,12 +208,18 @@ def export_lm_eval(
     tasks = [task_config(variant_set, profile, d) for d in chosen]
     group = group_config(variant_set, profile, tasks)
     staging = out.with_name(f".{out.name}.exporting")
+    shutil.rmtree(staging, ignore_errors=True)  # what a killed export left
     documents = [(f"{t.name}.yaml", t.config) for t in tasks] + [(f"{group['group']}.yaml", group)]
-    for name, document in documents:
-        write_text(staging / name, yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100))
-    write_text(staging / README, readme(variant_set, profile, out.resolve(), tasks))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    replace_folder(staging, out)
+    try:
+        for name, document in documents:
+            write_text(
+                staging / name, yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+            )
+        write_text(staging / README, readme(variant_set, profile, out.resolve(), tasks))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        replace_folder(staging, out)
+    finally:  # a failure (a full disk) leaves no half-written folder beside ``out``
+        shutil.rmtree(staging, ignore_errors=True)
     return [out / name for name, _ in documents]
 
 
