@@ -3,7 +3,9 @@
 Every ``__main__`` block in the package is ``raise SystemExit(main())`` where ``main`` calls
 :func:`run_command`, so a bad option, a bad argument or a :class:`~benchmark.errors.SagoError` is one line
 on stderr and exit status 2 wherever a user starts the benchmark (``tests/test_entry_points.py`` runs
-each one with a bad option).
+each one with a bad option). So is a full disk or a folder the command may not write (``ENOSPC``,
+``EACCES``, ``EROFS``: :func:`benchmark.errors.disk_problem`); every writer stages its output beside the
+target and renames it only when complete, so such a failure leaves the files as they were.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 
 import click
 
-from benchmark.errors import SagoError
+from benchmark.errors import SagoError, disk_problem, visible
 
 USER_ERROR = 2
 """Exit status of a user error (bad option, bad argument, unusable input file)."""
@@ -27,6 +29,16 @@ def one_line(message: str) -> str:
     'a b'
     """
     return " ".join(message.split())
+
+
+def shown(message: str) -> str:
+    r"""A message as printed: click's wrapping collapsed, then every control or format character left
+    (an escape sequence, a bidi control in a path) escaped so the line shows what it says.
+
+    >>> shown("no folder 'a\x1b[1A\u202eb'")
+    "no folder 'a\\x1b[1A\\u202eb'"
+    """
+    return visible(one_line(message))
 
 
 def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: str) -> int:
@@ -45,15 +57,20 @@ def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: s
     try:
         status = command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except SagoError as err:
-        return _fail(one_line(str(err)))
+        return _fail(shown(str(err)))
+    except OSError as err:  # a full disk or a read-only folder: the machine's state, not a bug
+        problem = disk_problem(err)
+        if problem is None:
+            raise
+        return _fail(problem)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return ABORTED
     except click.UsageError as err:  # one line, not click's four (usage, hint, blank, error)
         path = err.ctx.command_path if err.ctx is not None else prog_name
-        return _fail(f"{one_line(err.format_message())} (see `{path} --help`)")
+        return _fail(f"{shown(err.format_message())} (see `{path} --help`)")
     except click.ClickException as err:  # e.g. a click.File that cannot be opened: bad input as well
-        return _fail(one_line(err.format_message()))
+        return _fail(shown(err.format_message()))
     except SystemExit as stop:
         return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
     # In non-standalone mode click hands back `ctx.exit(n)` (and `--help`'s 0) instead of raising; the

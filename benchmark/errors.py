@@ -1,5 +1,8 @@
-"""One exception type for every failure a user can cause (the CLI prints it as one line), and the byte
-counts such messages quote."""
+"""One exception type for every failure a user can cause (the CLI prints it as one line), the byte counts
+such messages quote, and the escaping that keeps a printed name on its line."""
+
+import errno
+import unicodedata
 
 
 class SagoError(Exception):
@@ -33,3 +36,53 @@ def human_size(value: int) -> str:
     if value < 2**20:
         return f"{value / 1024:.1f} KiB"
     return f"{value / 2**20:.1f} MiB"
+
+
+def visible(text: str) -> str:
+    r"""``text`` with every control or format character (Unicode Cc, Cf), and undecodable bytes kept as
+    surrogates (Cs), written as a backslash escape.
+
+    Names printed on a terminal come from pull requests and model outputs: a newline would start a line
+    of its own (a forged ``ok:``), an escape sequence could move the cursor or erase a line, and a bidi
+    control (U+202E, U+200F, U+061C) or an invisible one (U+200B) changes what a reader sees.
+
+    >>> visible("ok\tname\u200b")
+    'ok\\tname\\u200b'
+    >>> visible("a\nok: b\x1b[2K")
+    'a\\nok: b\\x1b[2K'
+    """
+    return "".join(
+        ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs")
+        else ch
+        for ch in text
+    )
+
+
+_DISK_FIXES = {
+    errno.ENOSPC: "the disk is full; free space and re-run",
+    errno.EDQUOT: "the disk quota is used up; free space and re-run",
+    errno.EFBIG: "the file is larger than this file system allows; write elsewhere",
+    errno.EROFS: "the file system is read-only; pass a writable path or remount it",
+    errno.EACCES: "permission denied; check the path's permissions or pass a writable one",
+    errno.EPERM: "the operation is not permitted; check the path's permissions or pass a writable one",
+}
+"""The ``OSError`` numbers that are the machine's state, not a bug: a full disk, a read-only folder."""
+
+
+def disk_problem(err: OSError) -> str | None:
+    """One line naming the path a write (or read) failed on and what to do, for a full disk or a
+    permission problem; None for any other ``OSError`` (a bug, shown with its traceback).
+
+    >>> disk_problem(OSError(errno.ENOSPC, "No space left on device", "out/a.json"))
+    'out/a.json: no space left on device (ENOSPC): the disk is full; free space and re-run'
+    >>> disk_problem(FileNotFoundError(errno.ENOENT, "No such file", "x")) is None
+    True
+    """
+    number = err.errno
+    if number is None or number not in _DISK_FIXES:
+        return None
+    paths = [str(p) for p in (err.filename, err.filename2) if p is not None]
+    where = " -> ".join(visible(p) for p in paths) if paths else "a write (no path reported)"
+    name = errno.errorcode.get(number, str(number))
+    return f"{where}: {(err.strerror or name).lower()} ({name}): {_DISK_FIXES[number]}"

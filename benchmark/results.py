@@ -197,9 +197,19 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     try:
         write(tmp)
         os.replace(tmp, path)
+    except OSError as err:
+        raise naming(err, path) from err
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def naming(err: OSError, path: Path) -> OSError:
+    """``err`` as a failure to write ``path`` (a full disk reported on a hidden temporary file, or by a
+    library that names no file, says which output could not be written)."""
+    if err.errno is None:
+        return err
+    return OSError(err.errno, err.strerror or os.strerror(err.errno), str(path))
 
 
 def write_text(path: Path, text: str) -> Path:

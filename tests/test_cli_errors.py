@@ -16,17 +16,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree
+from helpers.checkout import install_site_tree, snapshot
+from helpers.site_tree import SET, VERSION, SiteTree
 from helpers.toy import toy_variant_set
 
-from benchmark import paths
 from benchmark.cli import main
 from benchmark.errors import SagoError
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.models.fake import FakeBackend
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION as LB_VERSION
-from benchmark.site.build import MARKER
-from benchmark.variants import frozen as freeze
 
 SLUG = "acme__tiny-a"
 
@@ -80,27 +78,9 @@ def test_one_line_errors(argv: list[str], needle: str, capsys: pytest.CaptureFix
 # The matrix: command x bad input on a fixture checkout.
 
 
-def snapshot(root: Path) -> dict[str, str]:
-    """sha256 of every file under ``root`` (the 'before' and 'after' of each case)."""
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SiteTree:
-    """Fixture checkout + a site a previous build made; evaluate and the variant reader look here."""
-    tree = make_site_tree(tmp_path)
-    (tmp_path / "site").mkdir()
-    (tmp_path / "site" / MARKER).write_text("built\n")
-    (tmp_path / "site" / "index.html").write_text("the published site\n")
-    monkeypatch.setattr(paths, "SUBMISSIONS_DIR", tree.submissions)
-    defaults = freeze.load_variant_set.__defaults__
-    assert defaults is not None
-    monkeypatch.setattr(freeze.load_variant_set, "__defaults__", (*defaults[:-1], tree.variants))
-    return tree
+    return install_site_tree(tmp_path, monkeypatch)
 
 
 def manifest_path(tree: SiteTree) -> Path:
@@ -284,7 +264,12 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
     ("build leaderboard not JSON", BUILD, write_board("{oops"), "not valid JSON"),
     ("build leaderboard empty", BUILD, write_board(""), "empty"),
     ("build leaderboard deeply nested", BUILD, write_board("[" * 100000 + "]" * 100000), "nested"),
-    ("build variant set missing", BUILD, lambda t: shutil.rmtree(t.variants / SET), "not found"),
+    (
+        "build variant set missing",
+        BUILD,
+        lambda t: shutil.rmtree(t.variants / SET),
+        "no such frozen variant set",
+    ),
     # variants verify / list / publish / download
     *[
         (f"verify manifest {name}", ["variants", "verify", *VARIANTS], corrupt, "manifest.json")

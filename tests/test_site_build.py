@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from helpers.site_tree import (
     HOSTILE_IMG,
@@ -84,6 +86,29 @@ def test_hostile_strings_are_escaped_everywhere(built: tuple[SiteTree, Path]) ->
     assert f"Sure! {escaped}" in item  # the response
     assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt; Question 1 of trivia_qa?" in item  # the prompt
     assert HOSTILE_NAME and HOSTILE_IMG  # planted by the fixture
+
+
+CONTROLS = "\u200f\u061c\u200b\u202e\x1b[2K\r\u2066"
+"""format and control characters a name or a response may carry: bidi marks, an invisible space, an
+override, a terminal escape, a carriage return, an isolate."""
+
+
+def test_control_and_format_characters_are_shown_as_escapes(tmp_path: Path) -> None:
+    tree = make_site_tree(tmp_path)
+    board = json.loads(tree.leaderboard.read_text(encoding="utf-8"))
+    next(m for m in board["models"] if m["slug"] == "acme__tiny-b")["name"] = f"Tiny{CONTROLS}B"
+    tree.leaderboard.write_text(json.dumps(board, ensure_ascii=False), encoding="utf-8")
+    records = tree.submissions / "acme__tiny-a" / "results" / SET / VERSION / "records" / "trivia_qa.parquet"
+    frame = pd.read_parquet(records)
+    frame.loc[frame["item_id"] == "trivia_qa-1", "response"] = f"line one\nline{CONTROLS}two"
+    frame.to_parquet(records, index=False)
+    site = build(tree, tmp_path / "site")
+    for name, html in pages(site).items():
+        raw = {c for c in html if unicodedata.category(c) in ("Cc", "Cf") and c not in "\n\t"}
+        assert not raw, (name, raw)
+    shown = "\\u200f\\u061c\\u200b\\u202e\\x1b[2K\\r\\u2066"
+    assert f"Tiny{shown}B" in pages(site)["models/acme__tiny-b.html"]
+    assert f"line one\nline{shown}two" in pages(site)["items/trivia_qa/1.html"]  # the newline stays
 
 
 def test_links_are_relative_and_resolve(built: tuple[SiteTree, Path]) -> None:

@@ -254,6 +254,29 @@ def test_cells_csv_has_one_row_per_cell_with_the_files_values() -> None:
     assert float(first["p_holm"]) == test["p_holm"]
 
 
+@pytest.mark.parametrize(
+    "name, shown",
+    [
+        ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
+        ("+1+1", "'+1+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "\\t=1"),  # a tab or carriage return that would hide a formula is a visible escape
+        ("\r=1", "\\r=1"),
+    ],
+)
+def test_a_formula_in_a_model_name_is_text_in_cells_csv_and_numbers_stay_numbers(
+    name: str, shown: str
+) -> None:
+    data = json.loads(EXAMPLE.read_text())
+    slug = data["cells"][0]["model"]
+    next(m for m in data["models"] if m["slug"] == slug)["name"] = name
+    data["cells"][0]["sgs"] = -0.25
+    first = next(csv.DictReader(io.StringIO(cells_csv(Board.of(data)))))
+    assert first["model_name"] == shown  # shown as the text it is, never run
+    assert first["sgs"] == "-0.25" and float(first["sgs"]) == -0.25  # a negative number is still a number
+
+
 def test_numbers_keep_significant_digits_and_real_minus_signs() -> None:
     assert num(0.0199804) == "0.0200"  # not "0.02"
     assert num(0.0175, like=0.0199804) == "0.0175" and num(0.1, like=0.0199804) == "0.1000"

@@ -184,7 +184,22 @@ def test_symbolic_link_is_refused(site_tree: SiteTree) -> None:
 def test_results_on_an_unknown_variant_set(site_tree: SiteTree) -> None:
     source = results(site_tree)
     shutil.copytree(source, source.parent.parent / "other-set" / "v9")
-    only(site_tree, "acme__tiny-a/results/other-set/v9", "does not exist in variants/")
+    line = only(site_tree, "acme__tiny-a/results/other-set/v9", "other-set/v9 is not among the frozen sets")
+    assert "(sago-v1/v1)" in line and "--variants" in line
+
+
+def test_a_missing_variants_folder_is_named_not_blamed_on_the_results(
+    site_tree: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = site_tree.root / "nosuch"
+    status = main(
+        ["submissions", "validate", "--root", str(site_tree.submissions), "--variants", str(missing)]
+    )
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == "", captured.out
+    assert captured.err.strip() == (
+        f"error: --variants {missing} is not a folder; pass the folder of frozen variant sets (variants/)"
+    )
 
 
 def test_unsafe_result_folder_name(site_tree: SiteTree) -> None:

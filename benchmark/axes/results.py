@@ -141,6 +141,29 @@ def deltas_for_results(
     return deltas.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)
 
 
+def deltas_table(
+    results_dir: Path,
+    variant_frames: Mapping[str, pd.DataFrame],
+    *,
+    model: str,
+    scorers: AxisScorers | None = None,
+) -> pa.Table:
+    """The table ``deltas.parquet`` holds: the deltas with what the scorers ran on and the fingerprint
+    of their inputs as metadata (write it with :data:`DELTAS_OPTIONS`)."""
+    scorers = scorers or AxisScorers.default()
+    deltas = deltas_for_results(results_dir, variant_frames, model=model, scorers=scorers)
+    table = pa.Table.from_pandas(deltas[list(delta_columns())], preserve_index=False)
+    # Our provenance instead of pandas' metadata, which embeds library versions and is not needed.
+    metadata = {f"{METADATA_PREFIX}{k}": v for k, v in sorted(scorers.backbones.items())}
+    fingerprint = input_fingerprint(results_dir, scorers.backbones)
+    metadata[INPUTS_KEY] = json.dumps(fingerprint.to_json(), sort_keys=True)
+    return table.replace_schema_metadata(metadata)
+
+
+DELTAS_OPTIONS: dict[str, str] = {"compression": "zstd"}
+"""How a deltas table is written (:func:`pyarrow.parquet.write_table` options)."""
+
+
 def write_deltas(
     results_dir: Path,
     variant_frames: Mapping[str, pd.DataFrame],
@@ -149,16 +172,8 @@ def write_deltas(
     scorers: AxisScorers | None = None,
 ) -> Path:
     """Compute and write ``results_dir/deltas.parquet``; the same inputs give the same bytes."""
-    scorers = scorers or AxisScorers.default()
-    deltas = deltas_for_results(results_dir, variant_frames, model=model, scorers=scorers)
-    target = ResultsFolder(Path(results_dir)).deltas
-    table = pa.Table.from_pandas(deltas[list(delta_columns())], preserve_index=False)
-    # Our provenance instead of pandas' metadata, which embeds library versions and is not needed.
-    metadata = {f"{METADATA_PREFIX}{k}": v for k, v in sorted(scorers.backbones.items())}
-    fingerprint = input_fingerprint(results_dir, scorers.backbones)
-    metadata[INPUTS_KEY] = json.dumps(fingerprint.to_json(), sort_keys=True)
-    table = table.replace_schema_metadata(metadata)
-    return write_parquet(target, table, compression="zstd")
+    table = deltas_table(results_dir, variant_frames, model=model, scorers=scorers)
+    return write_parquet(ResultsFolder(Path(results_dir)).deltas, table, **DELTAS_OPTIONS)
 
 
 def read_scorer_backbones(path: Path) -> dict[str, str]:

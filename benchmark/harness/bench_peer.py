@@ -26,6 +26,7 @@ from typing import Any
 import click
 import torch
 
+from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.bench import BenchResult, bench
@@ -158,11 +159,11 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
 @click.option("--profile", default="bench", show_default=True)
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
-@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--threads", type=options.THREADS, default=1, show_default=True)
 @click.option(
     "--batch-size",
     "batch_sizes",
-    type=click.IntRange(min=1),
+    type=options.BATCH_SIZE,
     multiple=True,
     default=(8, 32),
     show_default=True,
@@ -181,6 +182,7 @@ def bench_peer(
     datasets: str | None,
 ) -> None:
     """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
+    variant_set = open_variant_set(set_name, version)  # a bad --set fails before anything loads
     require_lm_eval()
     chosen = get_profile(profile)
     backend = load_backend(load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0])
@@ -188,7 +190,6 @@ def bench_peer(
         raise SagoError("bench-peer needs a Hugging Face model")
     subset = tuple(n.strip() for n in datasets.split(",") if n.strip()) if datasets else None
     texts = rendered_requests(backend, profile, set_name, version, subset)
-    variant_set = open_variant_set(set_name, version)
     rows = []
     for size in batch_sizes:
         lm = peer_model(backend, size)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from benchmark import paths
+from benchmark import options, paths
 from benchmark.errors import SagoError
 from benchmark.harness.evaluate import (
     EvaluateOptions,
@@ -44,7 +44,7 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
             ),
             click.option(
                 "--batch-size",
-                type=click.IntRange(min=1),
+                type=options.BATCH_SIZE,
                 default=None,
                 help="Prompts per batch (default on CPU: 32, 16 or 8 by model size; automatic on GPU).",
             ),
@@ -54,7 +54,7 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
             ),
             click.option(
                 "--threads",
-                type=click.IntRange(min=1),
+                type=options.THREADS,
                 default=None,
                 help="CPU threads for torch (default: all cores).",
             ),
@@ -77,7 +77,7 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @click.option(
     "--num-processes",
-    type=click.IntRange(min=1),
+    type=options.PROCESSES,
     default=1,
     show_default=True,
     help="Data-parallel ranks (accelerate launch; one GPU each, or CPU shares over gloo).",
@@ -204,7 +204,12 @@ def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str) -> Non
     """
     from benchmark.harness.checkpoint import PartStore
     from benchmark.results import ResultsFolder
+    from benchmark.variants.frozen import MANIFEST, set_dir
 
+    if not (set_dir(set_name, version) / MANIFEST).is_file():  # a typo is an error, not an empty list
+        raise SagoError(
+            f"no variant set {set_name}/{version} under variants/; pass a set `sago variants list` shows"
+        )
     for slug in slugs:
         folder = ResultsFolder(results_dir(check_slug(slug), set_name, version, paths.SUBMISSIONS_DIR))
         for rank in sorted(folder.checkpoint.glob("rank-*")) if folder.checkpoint.is_dir() else []:

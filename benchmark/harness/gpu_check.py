@@ -30,7 +30,7 @@ import pandas as pd
 import torch
 import yaml
 
-from benchmark import paths
+from benchmark import options, paths
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import select_tasks
@@ -309,8 +309,20 @@ def _copy_submission(root: Path) -> Path:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--dry-run", is_flag=True, help="CPU, tiny model, seconds: checks every code path.")
-@click.option("--peak-flops", default=DEFAULT_PEAK_FLOPS, show_default=True, help="chip's dense bf16 FLOP/s")
-@click.option("--batch-size", default=64, show_default=True, help="prompts per batch on the GPU shapes")
+@click.option(
+    "--peak-flops",
+    type=options.FLOPS,
+    default=DEFAULT_PEAK_FLOPS,
+    show_default=True,
+    help="chip's dense bf16 FLOP/s",
+)
+@click.option(
+    "--batch-size",
+    type=options.BATCH_SIZE,
+    default=64,
+    show_default=True,
+    help="prompts per batch on the GPU shapes",
+)
 def main_command(dry_run: bool, peak_flops: float, batch_size: int) -> None:
     """Random-init 1B/8B throughput with prefill/decode MFU, then SmolLM2 on the GPU vs the CPU records."""
     click.echo(gpu_check(dry_run, peak_flops, batch_size))

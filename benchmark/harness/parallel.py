@@ -29,6 +29,7 @@ import click
 import torch
 from accelerate import PartialState
 
+from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import ParallelRun, Ranks, collect
@@ -142,6 +143,7 @@ def evaluate_distributed(slug: str, options: EvaluateOptions, *, root: Path | No
 
     Records are byte-identical to a one-process run with the same batch size and the same thread count.
     """
+    variant_set = open_variant_set(options.set_name, options.version)  # a bad --set fails first
     state = _accelerate_state()
     threads = options.threads or max(1, (os.cpu_count() or 1) // state.num_processes)
     mine = replace(
@@ -155,7 +157,7 @@ def evaluate_distributed(slug: str, options: EvaluateOptions, *, root: Path | No
         mine,
         root=root,
         ranks=_ranks(state),
-        variant_set=open_variant_set(options.set_name, options.version),
+        variant_set=variant_set,
         provenance=lambda: _provenance(state),
     )
 
@@ -205,10 +207,10 @@ def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) 
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
 @click.option("--profile", default="smoke", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=None)
+@click.option("--batch-size", type=options.BATCH_SIZE, default=None)
 @click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets.")
 @click.option("--engine", default="single_prefill", show_default=True)
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads per rank.")
+@click.option("--threads", type=options.THREADS, default=None, help="CPU threads per rank.")
 @click.option("--force", is_flag=True)
 @click.option("--no-progress", is_flag=True)
 @click.option(

@@ -18,10 +18,10 @@ from typing import Any
 
 import click
 
-from benchmark import paths
+from benchmark import options, paths
 from benchmark.documents import RunDocument
 from benchmark.entry import run_command
-from benchmark.errors import SagoError
+from benchmark.errors import SagoError, visible
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.submissions import load_submission
@@ -387,7 +387,7 @@ def reproduce_sample(
     help="Re-run only this many seeded baseline batches and as many variant batches (their committed "
     "composition) and compare their rows: how `make all` proves hours of evidence in minutes.",
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --sample.")
+@click.option("--seed", type=options.SEED, default=0, show_default=True, help="Seed of --sample.")
 def main_command(
     slug: str | None,
     profile: str | None,
@@ -405,14 +405,14 @@ def main_command(
     if sample is not None:
         verdict, what = reproduce_sample(slug, profile, set_name, version, sample, seed)
         click.echo(f"{slug}: re-ran {what}")
-        for line in verdict.lines(slug):
-            click.echo(line.replace("records, activations and run.json equal", "sampled rows equal"))
+        for line in verdict.lines(slug):  # file and column names come from the results folder
+            click.echo(visible(line.replace("records, activations and run.json equal", "sampled rows equal")))
         if verdict.failures:
             raise SystemExit(1)
         return
     verdict = reproduce(slug, profile, set_name, version, keep)
     for line in verdict.lines(slug):
-        click.echo(line)
+        click.echo(visible(line))
     if verdict.failures:
         raise SystemExit(1)
 

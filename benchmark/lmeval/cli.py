@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from benchmark.axes.measures import all_measures
+from benchmark.errors import visible
 from benchmark.harness.profiles import PROFILES, get_profile
 from benchmark.paths import check_name
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
@@ -92,7 +93,7 @@ def summary_text(summary: object) -> str:
     data = summary if isinstance(summary, dict) else {}
     missing = data.get("not_measured", {})
     cells = {c["measure"]: c for c in data.get("cells", []) if c.get("dataset") == ALL}
-    lines = [f"SGS on all items (paper families), model {data.get('model')}:"]
+    lines = [f"SGS on all items (paper families), model {visible(str(data.get('model')))}:"]
     for measure in all_measures():
         cell = cells.get(measure.name)
         if measure.name in missing:

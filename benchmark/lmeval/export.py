@@ -13,6 +13,7 @@ of sequence, as in the harness. The task's ``metadata.sago`` pins the variant se
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from benchmark.errors import SagoError
+from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.profiles import Profile, select_rows
 from benchmark.paths import replace_folder
 from benchmark.provenance import sha256_file
@@ -206,12 +208,18 @@ def export_lm_eval(
     tasks = [task_config(variant_set, profile, d) for d in chosen]
     group = group_config(variant_set, profile, tasks)
     staging = out.with_name(f".{out.name}.exporting")
+    shutil.rmtree(staging, ignore_errors=True)  # what a killed export left
     documents = [(f"{t.name}.yaml", t.config) for t in tasks] + [(f"{group['group']}.yaml", group)]
-    for name, document in documents:
-        write_text(staging / name, yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100))
-    write_text(staging / README, readme(variant_set, profile, out.resolve(), tasks))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    replace_folder(staging, out)
+    try:
+        for name, document in documents:
+            write_text(
+                staging / name, yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+            )
+        write_text(staging / README, readme(variant_set, profile, out.resolve(), tasks))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        replace_folder(staging, out)
+    finally:  # a failure (a full disk) leaves no half-written folder beside ``out``
+        shutil.rmtree(staging, ignore_errors=True)
     return [out / name for name, _ in documents]
 
 
@@ -219,6 +227,7 @@ def check_out(out: Path) -> None:
     """``out`` may be absent, empty, or an earlier export; anything else is refused in one line."""
     if out.exists() and not out.is_dir():
         raise SagoError(f"--out {out}: is a file; name a folder for the task files")
+    refuse_tracked(out, "--out", own=lambda _: False, writes="task files into a folder of its own")
     strangers = (
         sorted(p.name for p in out.iterdir() if not EXPORT_FILES.fullmatch(p.name)) if out.is_dir() else []
     )

@@ -27,6 +27,7 @@ from benchmark.axes.results import read_scorer_backbones, write_deltas
 from benchmark.axes.scorers import AxisScorers
 from benchmark.documents import RunDocument, SummaryDocument
 from benchmark.errors import SagoError
+from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.profiles import Profile, get_profile, select_rows
 from benchmark.integrity import file_hashes
 from benchmark.lmeval.export import LM_EVAL_PIN
@@ -127,6 +128,7 @@ def check_out(out: Path) -> None:
         )
     if out.exists() and not out.is_dir():
         raise SagoError(f"--out {out}: is a file; name a folder for the results")
+    refuse_tracked(out, "--out", own=lambda _: False, writes="a results folder of its own")
     if out.is_dir() and any(out.iterdir()):
         folder = ResultsFolder(out)
         earlier = folder.run.is_file() and bool(folder.read_run().not_measured)

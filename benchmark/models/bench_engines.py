@@ -29,8 +29,10 @@ import torch
 from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
+from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
+from benchmark.gitrepo import refuse_tracked
 from benchmark.models.engine import Engine, RawOutput
 from benchmark.models.hf import ENGINES
 
@@ -413,11 +415,29 @@ def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequenc
 )
 @click.option("--shapes", default="llama-1b,llama-8b", show_default=True, help=f"of {sorted(SHAPES)}")
 @click.option("--engines", default="two_pass,single_prefill", show_default=True)
-@click.option("--batch-size", default=32, show_default=True)
-@click.option("--prompts", default=128, show_default=True, help="prompts timed per model and engine")
-@click.option("--new-tokens", default=100, show_default=True)
-@click.option("--baseline-tokens", default=100, show_default=True, help="length of y_0 (0: baseline phase)")
-@click.option("--peak-flops", default=DEFAULT_PEAK_FLOPS, show_default=True, help="chip's dense bf16 FLOP/s")
+@click.option("--batch-size", type=options.BATCH_SIZE, default=32, show_default=True)
+@click.option(
+    "--prompts",
+    type=options.PROMPTS,
+    default=128,
+    show_default=True,
+    help="prompts timed per model and engine",
+)
+@click.option("--new-tokens", type=options.TOKENS, default=100, show_default=True)
+@click.option(
+    "--baseline-tokens",
+    type=options.SOME_TOKENS,
+    default=100,
+    show_default=True,
+    help="length of y_0 (0: baseline phase)",
+)
+@click.option(
+    "--peak-flops",
+    type=options.FLOPS,
+    default=DEFAULT_PEAK_FLOPS,
+    show_default=True,
+    help="chip's dense bf16 FLOP/s",
+)
 @click.option(
     "--json",
     "json_path",
@@ -438,6 +458,8 @@ def bench_gpu(
     json_path: Path | None,
 ) -> None:
     """Throughput of the engines on random-weight 1B/8B Llama shapes (GPU), or the CPU checks."""
+    if json_path is not None:  # before minutes of timing
+        refuse_tracked(json_path, "--json", own=lambda _: False, writes="a measurements file of its own")
     if compare_on_cpu:
         rows = cpu_compare()
     else:

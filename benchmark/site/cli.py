@@ -7,12 +7,13 @@ from pathlib import Path
 import click
 import jinja2
 
-from benchmark.errors import SagoError
+from benchmark.errors import SagoError, visible
+from benchmark.gitrepo import refuse_tracked, tracked_under
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
 from benchmark.results import LEADERBOARD_FILE, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site.board import Board, pending_board, read_board
-from benchmark.site.build import SiteInputs, build_site
+from benchmark.site.build import MARKER, SiteInputs, build_site
 from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
 from benchmark.site.versions import frozen_versions
 from benchmark.submissions import check_submissions_root, list_slugs
@@ -88,6 +89,7 @@ def build(
     check_submissions_root(submissions_root, "--submissions")
     if not variants_root.is_dir():
         raise SagoError(f"--variants {variants_root} is not a folder; pass the folder of frozen variant sets")
+    _check_set(set_name, version, variants_root)
     _check_out(out)
     board = _board(input_path, set_name, version, submissions_root)
     # The leaderboard names the set its numbers come from; prompts must come from the same one.
@@ -104,11 +106,27 @@ def build(
     click.echo(f"wrote {out}: {report.line()}")
 
 
+def _check_set(set_name: str, version: str, variants_root: Path) -> None:
+    """--set and --version must name a frozen set: a typo must fail, not render some other board."""
+    if version not in frozen_versions(set_name, variants_root):
+        present = sorted(
+            f"{m.parent.parent.name}/{m.parent.name}" for m in variants_root.glob("*/*/manifest.json")
+        )
+        raise SagoError(
+            f"--set {set_name} --version {version}: no such frozen variant set under {variants_root} "
+            f"(there: {', '.join(present) or 'none'}); pass one of those or fetch it with "
+            "`sago variants download`"
+        )
+
+
 def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise SagoError(f"--out {out} is a file; pass a folder for the site")
     if not out.parent.is_dir():
         raise SagoError(f"--out {out}: the folder {out.parent} does not exist; create it or fix the path")
+    # A committed site carries its committed marker; tracked files anywhere else are not the site's.
+    committed_site = bool(tracked_under(out / MARKER))
+    refuse_tracked(out, "--out", own=lambda _: committed_site, writes=f"a site folder, marked by {MARKER}")
 
 
 def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> Board:
@@ -122,8 +140,10 @@ def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> B
     board = read_board(path)
     if (board.data["set"], board.data["version"]) != (set_name, version):
         click.echo(
-            f"note: {path} is for {board.data['set']}/{board.data['version']}, "
-            f"not {set_name}/{version}; rendering what it holds",
+            visible(
+                f"note: {path} is for {board.data['set']}/{board.data['version']}, "
+                f"not {set_name}/{version}; rendering what it holds"
+            ),
             err=True,
         )
     return board

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.axes.measures import measure_label
+from benchmark.errors import visible
 from benchmark.provenance import sha256_file
 from benchmark.results import LEADERBOARD_FILE, ResultsFolder
 from benchmark.site.board import Board
@@ -94,6 +95,27 @@ exact test's ``p_exact`` (raw) and ``p_holm``/``verdict`` (corrected), then the 
 ``p_t_holm`` corrected)."""
 
 
+FORMULA_STARTS = ("=", "+", "-", "@")
+"""What a spreadsheet reads as the start of a formula."""
+
+
+def neutral_cell(value: object) -> object:
+    r"""A CSV cell a spreadsheet shows as the text it is.
+
+    Text (names and labels: every ``str`` value) has its control and format characters written as
+    escapes, as everywhere on the site — so a leading tab or carriage return, which can hide a formula,
+    becomes a visible ``\t`` — and text that starts like a formula gets a leading apostrophe
+    (``=HYPERLINK(…)`` is shown, not run). Numbers are never touched, so a negative number stays a number.
+
+    >>> neutral_cell("=HYPERLINK(1)"), neutral_cell("-2+3"), neutral_cell(-0.25), neutral_cell("\t=1")
+    ("'=HYPERLINK(1)", "'-2+3", -0.25, '\\t=1')
+    """
+    if not isinstance(value, str):
+        return value
+    text = visible(value)
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
 def cells_csv(board: Board) -> str:
     """Every cell of the leaderboard as CSV text (no statistic computed: the file's values, flattened).
 
@@ -110,18 +132,17 @@ def cells_csv(board: Board) -> str:
     writer.writeheader()
     for cell in board.document.cells:
         test: Mapping[str, object] = next((t for t in cell.get("tests", []) if t.get("epsilon") == eps), {})
-        writer.writerow(
-            {
-                **cell,
-                **test,
-                "model_name": board.name(cell["model"]),
-                "axis": axes.get(cell["measure"], ""),
-                "measure_name": measure_label(cell["measure"]),
-                "epsilon": eps,
-                "verdict": test.get("verdict") or "",
-                "sgs_extended": (cell.get("extended") or {}).get("sgs"),
-            }
-        )
+        row = {
+            **cell,
+            **test,
+            "model_name": board.name(cell["model"]),
+            "axis": axes.get(cell["measure"], ""),
+            "measure_name": measure_label(cell["measure"]),
+            "epsilon": eps,
+            "verdict": test.get("verdict") or "",
+            "sgs_extended": (cell.get("extended") or {}).get("sgs"),
+        }
+        writer.writerow({k: neutral_cell(v) for k, v in row.items()})
     return buffer.getvalue()
 
 

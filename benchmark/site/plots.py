@@ -24,6 +24,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import BoundaryNorm
 from matplotlib.figure import Figure
 
+from benchmark.errors import visible
+
 _INK = "#0a0b0c"  # sentinel: replaced by currentColor in the written SVG
 _STYLE: Any = {  # Any: matplotlib types rcParams keys as a Literal union
     "svg.fonttype": "none",
@@ -111,12 +113,13 @@ def _compact(svg: str) -> str:
 
 
 def _plain(text: str) -> str:
-    r"""Text matplotlib shows as written: a ``$`` would otherwise start mathtext.
+    r"""Text matplotlib shows as written: a ``$`` would otherwise start mathtext, and a control or format
+    character (a bidi override in a model name) is drawn as its visible escape, as on the rest of the page.
 
-    >>> _plain("US$ 5")
-    'US\\$ 5'
+    >>> _plain("US$ 5\u200f")
+    'US\\$ 5\\u200f'
     """
-    return text.replace("$", "\\$")
+    return visible(text).replace("$", "\\$")
 
 
 def _finite(value: float | None) -> TypeGuard[float]:
@@ -182,11 +185,11 @@ def heatmap(
         _annotate(ax, values, shown, vmin, vmax, digits=1 if narrow and size > 4 else 2)
         ax.set_xticks(
             [j + 0.5 for j in range(len(cols))],
-            cols,
+            [visible(c) for c in cols],
             rotation=90 if narrow else 40,
             ha="center" if narrow else "right",
         )
-        ax.set_yticks([i + 0.5 for i in range(len(rows))], rows)
+        ax.set_yticks([i + 0.5 for i in range(len(rows))], [visible(r) for r in rows])
         ax.tick_params(length=0)
         if lower_triangle:
             ax.spines[["top", "right"]].set_visible(False)

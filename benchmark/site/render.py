@@ -8,12 +8,15 @@ SVG drawn by :mod:`benchmark.site.plots`.
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from benchmark.axes.measures import measure_label
-from benchmark.errors import human_size
+from benchmark.errors import human_size, visible
 from benchmark.site import findings
 from benchmark.site.facts import percent
 from benchmark.site.labels import AXIS_QUESTIONS, axis_label, stand_in_reason
@@ -155,15 +158,29 @@ def root_of(path: str) -> str:
     return "../" * path.count("/")
 
 
-# Bidirectional embedding/override/isolate controls: in a model name they can make text read in another
-# order than it is stored (e.g. a slug that displays as someone else's), so the site never emits them.
-BIDI_CONTROLS = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)], "\ufffd")
+# Control and format characters (Unicode Cc, Cf) never reach a page as themselves: a bidi control
+# (U+202E, U+200F, U+061C) can make a name read in another order than it is stored (a slug that displays
+# as someone else's), an invisible one (U+200B, U+2060) makes two names look alike. Each is shown as a
+# visible escape (``\u200f``). Newline and tab stay: a page lays them out as white space (line breaks
+# in the prompt and response blocks, the BibTeX), they cannot hide or reorder anything, and escaping them
+# would mangle every multi-line response.
+_SUSPECT = re.compile(r"[^\x20-\x7e\n\t]")
+"""a character that may be a control or format character (everything outside printable ASCII): the
+scan runs at C speed and only these are looked up."""
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return visible(char) if unicodedata.category(char) in ("Cc", "Cf", "Cs") else char
 
 
 def neutral_text(value: Any) -> Any:
-    """Every ``{{ }}`` output goes through here: bidi controls become U+FFFD (escaping happens after).
+    r"""Every ``{{ }}`` output goes through here (escaping happens after): control and format characters
+    become visible escapes, in plain text and in ``Markup`` alike (the escapes are plain ASCII).
 
-    >>> neutral_text("evil\u202egnp.exe"), neutral_text(3)
-    ('evil\ufffdgnp.exe', 3)
+    >>> neutral_text("evil\u202egnp.exe\u200b"), neutral_text("a\nb\x1b"), neutral_text(3)
+    ('evil\\u202egnp.exe\\u200b', 'a\nb\\x1b', 3)
     """
-    return value.translate(BIDI_CONTROLS) if isinstance(value, str) else value
+    if isinstance(value, Markup):
+        return Markup(_SUSPECT.sub(_shown, str(value)))
+    return _SUSPECT.sub(_shown, value) if isinstance(value, str) else value

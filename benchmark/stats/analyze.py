@@ -5,6 +5,10 @@ then build the leaderboard from every summary plus the pending submissions' meta
 taken on trust: deltas and summaries are read back only when their origin is known (this machine's
 analyze wrote them, or the checkout commits them: :mod:`benchmark.stats.origin`) and are recomputed
 otherwise.
+
+Every output (deltas, summaries, the leaderboard) is written all or none (:mod:`benchmark.staging`):
+staged beside its target, renamed only when all are written, the leaderboard last. A failure, a full
+disk included, leaves every file as it was; a run killed while renaming is finished by the next one.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+import click
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -34,16 +39,11 @@ from benchmark.integrity import (
 from benchmark.results import ACTIVATIONS_SUFFIX, RECORDS_SUFFIX, ResultsFolder
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
-from benchmark.stats import origin
+from benchmark.staging import Staged, recover
+from benchmark.stats import jsonio, origin
 from benchmark.stats.facts import run_row
-from benchmark.stats.leaderboard import Entry, build_leaderboard, write_leaderboard
-from benchmark.stats.summary import (
-    DEFAULT_OPTIONS,
-    AnalysisOptions,
-    load_summary,
-    summarize,
-    write_summary,
-)
+from benchmark.stats.leaderboard import Entry, build_leaderboard
+from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, load_summary, summarize
 from benchmark.submissions import list_slugs, load_submission
 
 VariantFrames = Callable[[], Mapping[str, pd.DataFrame]]
@@ -118,16 +118,29 @@ def _readable(path: Path) -> bool:
     return True
 
 
-def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames) -> pd.DataFrame:
-    """The submission's deltas, recomputed through ``benchmark.axes`` first unless they can be read as
-    they are (:func:`deltas_to_recompute`); what is written is recorded as this machine's."""
-    results = ResultsFolder(folder)
-    if deltas_to_recompute(folder):
-        from benchmark.axes import write_deltas
+class Deltas(NamedTuple):
+    """A submission's deltas and the file they were read from (the staged file when recomputed)."""
 
-        write_deltas(folder, variant_frames(), model=slug)
-        origin.remember(results.deltas)
-    return pd.read_parquet(results.deltas)
+    frame: pd.DataFrame
+    """the table."""
+    path: Path
+    """``deltas.parquet``, or its staged sibling until the run commits."""
+
+
+def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames, staged: Staged) -> Deltas:
+    """The submission's deltas, recomputed through ``benchmark.axes`` first unless they can be read as
+    they are (:func:`deltas_to_recompute`); a recomputed table is staged, not yet written."""
+    results = ResultsFolder(folder)
+    path = results.deltas
+    if deltas_to_recompute(folder):
+        from benchmark.axes.results import DELTAS_OPTIONS, deltas_table
+
+        table = deltas_table(folder, variant_frames(), model=slug)
+        path = staged.write(results.deltas, lambda tmp: pq.write_table(table, tmp, **DELTAS_OPTIONS))
+        # Recorded now, before the rename: the registry holds content hashes, the same for the staged
+        # file and the final one (a run that fails later leaves a record of bytes no file holds).
+        origin.remember(path)
+    return Deltas(pd.read_parquet(path), path)
 
 
 def check_results(folder: Path) -> None:
@@ -202,9 +215,10 @@ def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
 
 
 def summary_for(
-    slug: str, folder: Path, request: AnalyzeRequest, variant_frames: VariantFrames
-) -> SummaryDocument:
-    """Recompute (selected or missing) or load (otherwise) the summary of one complete submission.
+    slug: str, folder: Path, request: AnalyzeRequest, variant_frames: VariantFrames, staged: Staged
+) -> tuple[SummaryDocument, Path]:
+    """Recompute (selected or missing) or load (otherwise) the summary of one complete submission; also
+    the deltas file it was made from (staged when recomputed).
 
     A stored summary is read only for a submission ``--slug`` leaves out, and only when it is vouched for
     together with the deltas it was made from (:func:`benchmark.stats.origin.vouched_for`), those deltas
@@ -220,23 +234,23 @@ def summary_for(
     ):
         summary = load_summary(existing)
         if same_options(summary.data, request.options):
-            return summary
-    deltas = load_deltas(folder, slug, variant_frames)
-    if deltas.empty:
+            return summary, results.deltas
+    deltas = load_deltas(folder, slug, variant_frames, staged)
+    if deltas.frame.empty:
         raise SagoError(f"{results.deltas}: no rows; re-run `sago evaluate {slug}`")
     from benchmark.axes import read_scorer_backbones
 
-    # Written by run_analysis once every submission has been analysed: a failure leaves no file changed.
-    return SummaryDocument.from_json(
+    document = SummaryDocument.from_json(
         summarize(
-            deltas,
+            deltas.frame,
             model=slug,
             set_name=request.set_name,
             version=request.version,
             options=request.options,
-            axes=read_scorer_backbones(results.deltas),
+            axes=read_scorer_backbones(deltas.path),
         )
     )
+    return document, deltas.path
 
 
 def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
@@ -246,8 +260,11 @@ def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
         raise SagoError(f"no submission folder for {', '.join(unknown)}; see `ls submissions/`")
 
 
-def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> list[Entry]:
-    """One ``Entry`` per submission folder: complete ones with a fresh summary, others pending."""
+def collect_entries(
+    request: AnalyzeRequest, variant_frames: VariantFrames, staged: Staged
+) -> tuple[list[Entry], dict[str, Path]]:
+    """One ``Entry`` per submission folder: complete ones with a fresh summary, others pending; and per
+    complete submission the deltas file its summary was made from."""
     slugs = list_slugs(request.root)
     check_slugs(request.slugs, slugs)
     # Every input is checked before anything is computed or written: one bad file fails the run early.
@@ -258,30 +275,58 @@ def collect_entries(request: AnalyzeRequest, variant_frames: VariantFrames) -> l
     for slug in slugs:
         if folders[slug].has_run():
             check_results(folders[slug].path)
-    entries = []
+    entries, made_from = [], {}
     for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
         meta = metas[slug]
         results = folders[slug]
         if not results.has_run():
             entries.append(Entry(slug, meta, None, None))
             continue
-        summary = summary_for(slug, results.path, request, variant_frames)
+        summary, made_from[slug] = summary_for(slug, results.path, request, variant_frames, staged)
         relative = results.summary.relative_to(request.root.resolve().parent).as_posix()
         entries.append(Entry(slug, meta, summary, relative, run_row(meta, results, (meta.name, slug))))
-    return entries
+    return entries, made_from
+
+
+JOURNAL = "analyze-staged.json"
+"""The journal of analyze's staged outputs, beside the record of what it wrote (this machine's cache)."""
+
+
+def journal() -> Path:
+    """Where analyze keeps the plan of its renames until they are done (:mod:`benchmark.staging`)."""
+    return origin.registry().with_name(JOURNAL)
 
 
 def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None = None) -> LeaderboardDocument:
-    """Write every summary and the leaderboard; return the leaderboard document."""
+    """Write every summary and the leaderboard, all or none; return the leaderboard document."""
+    finished = recover(journal())  # a run killed while renaming its outputs is finished first
+    if finished:
+        click.echo(f"note: finished renaming {finished} output(s) of an analyze that was killed", err=True)
     frames = variant_frames or default_variant_frames(request.set_name, request.version)
-    entries = collect_entries(request, frames)
-    document = build_leaderboard(
-        entries, set_name=request.set_name, version=request.version, options=request.options
-    )
-    for entry in entries:
-        if entry.summary is not None:
-            results = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root)
-            write_summary(results.path, entry.summary)
-            origin.remember(results.summary, made_from=results.deltas)
-    write_leaderboard(request.out, document)
+    staged = Staged(journal())
+    try:
+        entries, made_from = collect_entries(request, frames, staged)
+        document = build_leaderboard(
+            entries, set_name=request.set_name, version=request.version, options=request.options
+        )
+        for entry in entries:
+            if entry.summary is not None:
+                stage_summary(entry, made_from[entry.slug], request, staged)
+        staged.write(request.out, lambda tmp: _write_json(tmp, document.to_json()))  # renamed last
+        staged.commit()
+    except BaseException:
+        staged.discard()
+        raise
     return document
+
+
+def stage_summary(entry: Entry, deltas: Path, request: AnalyzeRequest, staged: Staged) -> None:
+    """Stage one summary and record it, with the deltas it came from, as this machine's analyze's."""
+    assert entry.summary is not None
+    document = entry.summary.to_json()
+    target = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root).summary
+    origin.remember(staged.write(target, lambda tmp: _write_json(tmp, document)), made_from=deltas)
+
+
+def _write_json(path: Path, document: Mapping[str, Any]) -> None:
+    path.write_text(jsonio.dumps(document), encoding="utf-8")

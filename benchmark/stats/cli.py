@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import click
 
+from benchmark import options
 from benchmark.axes.measures import paper_measures
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
+from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_slug
 from benchmark.results import LEADERBOARD_FILE
 from benchmark.rows import CellRow
@@ -77,13 +79,14 @@ def sgs_text_table(
     show_default="submissions",
     help="Folder holding the submission folders.",
 )
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=options.SEED, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--resamples",
-    type=click.IntRange(min=100),
+    type=options.RESAMPLES,
     default=DEFAULT_RESAMPLES,
     show_default=True,
-    help="Bootstrap resamples per interval (published numbers use ≥ 2000).",
+    help="Bootstrap resamples per interval (published numbers use ≥ 2000; memory is resamples × items × "
+    "8 bytes per cell).",
 )
 def analyze(
     set_name: str,
@@ -111,6 +114,9 @@ def analyze(
             f"--out {out}: {'is a folder' if out.is_dir() else f'the folder {out.parent} does not exist'}; "
             "pass a file path in an existing folder"
         )
+    refuse_tracked(
+        out, "--out", own=lambda p: PurePosixPath(p).name == LEADERBOARD_FILE, writes=LEADERBOARD_FILE
+    )
     request = AnalyzeRequest(
         set_name=check_name(set_name, "variant set"),
         version=check_name(version, "version"),

@@ -22,6 +22,7 @@ from pathlib import Path
 from benchmark import gitrepo
 from benchmark.paths import REPO_ROOT, SUBMISSIONS_DIR, cache_dir
 from benchmark.provenance import sha256_file
+from benchmark.results import naming
 
 REGISTRY = "analyze-wrote.txt"
 NOTHING = "-"
@@ -40,8 +41,11 @@ def _entry(path: Path, made_from: Path | None) -> str:
 
 def remember(path: Path, made_from: Path | None = None) -> None:
     """Record that this machine's analyze wrote ``path`` (from ``made_from``), as the bytes are now."""
-    with open(registry(), "a", encoding="utf-8") as handle:
-        handle.write(_entry(path, made_from) + "\n")
+    try:
+        with open(registry(), "a", encoding="utf-8") as handle:
+            handle.write(_entry(path, made_from) + "\n")
+    except OSError as err:  # a full disk: name the registry, not "a write"
+        raise naming(err, registry()) from err
 
 
 def written_here(path: Path, made_from: Path | None = None) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchmark.errors import SagoError
+from benchmark.errors import SagoError, visible
 from benchmark.paths import SUBMISSIONS_DIR, VARIANTS_DIR
 from benchmark.results import RUN_FILE
 from benchmark.submissions.schema import submission_dir
@@ -88,4 +88,4 @@ def rehash(slugs: tuple[str, ...], root: Path) -> None:
             raise SagoError(f"{slug}: no results/<set>/<version>/run.json under {root}; nothing to rehash")
     for found in folders.values():
         for folder in found:
-            click.echo(f"{folder}: {len(rehash_folder(folder))} file(s) hashed into run.json")
+            click.echo(visible(f"{folder}: {len(rehash_folder(folder))} file(s) hashed into run.json"))

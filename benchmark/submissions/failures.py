@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
+
+from benchmark.errors import visible
 
 
 @dataclass(frozen=True)
@@ -23,26 +24,11 @@ class Failure:
         >>> Failure("submissions/a__b", "no submission.yaml", "add one").line()
         'submissions/a__b: no submission.yaml — add one'
 
-        A path comes from a pull request, so its control and format characters are escaped: a newline
-        in a folder name cannot start a line of its own (a forged ``ok:``), nor can a bidi control
-        reorder what a reader sees.
+        A path comes from a pull request, and a problem may quote a value from it, so the whole line's
+        control and format characters are escaped: a newline in a folder name cannot start a line of its
+        own (a forged ``ok:``), nor can a bidi control reorder what a reader sees.
 
-        >>> Failure("a\nok: b\u202e", "stray", "remove it").line()
-        'a\\nok: b\\u202e: stray — remove it'
+        >>> Failure("a\nok: b\u202e", "stray 'x\ry'", "remove it").line()
+        "a\\nok: b\\u202e: stray 'x\\ry' — remove it"
         """
-        return f"{visible(self.path)}: {self.problem} — {self.fix}"
-
-
-def visible(text: str) -> str:
-    r"""``text`` with every control or format character (Unicode Cc, Cf), and undecodable bytes kept as
-    surrogates (Cs), written as a backslash escape.
-
-    >>> visible("ok\tname\u200b")
-    'ok\\tname\\u200b'
-    """
-    return "".join(
-        ch.encode("unicode_escape", "backslashreplace").decode("ascii")
-        if unicodedata.category(ch) in ("Cc", "Cf", "Cs")
-        else ch
-        for ch in text
-    )
+        return visible(f"{self.path}: {self.problem} — {self.fix}")

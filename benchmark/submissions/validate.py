@@ -74,6 +74,10 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
     """
     if not root.is_dir():
         raise SagoError(f"{root} is not a folder; pass --root pointing at the submissions folder")
+    if not variants_root.is_dir():  # else every result would be blamed for a set that is merely elsewhere
+        raise SagoError(
+            f"--variants {variants_root} is not a folder; pass the folder of frozen variant sets (variants/)"
+        )
     label = Path(root.name)
     known = known_variant_sets(variants_root)
     failures: list[Failure] = []

@@ -186,11 +186,12 @@ def check_result_folder(
     key = (folder.parent.name, folder.name)
     known_set = known.get(key)
     if known_set is None:
+        present = ", ".join(f"{s}/{v}" for s, v in sorted(known)) or "none"
         failures.append(
             Failure(
                 str(rel),
-                f"variant set {key[0]}/{key[1]} does not exist in variants/",
-                "evaluate on a released set (e.g. sago-v1/v1)",
+                f"variant set {key[0]}/{key[1]} is not among the frozen sets ({present})",
+                "evaluate on a released set, or pass --variants the folder that holds this one",
             )
         )
     run, found = _check_run_json(results.run, rel / RUN_FILE, known_set, submission)

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import click
 
-from benchmark.errors import SagoError
+from benchmark import options
+from benchmark.errors import SagoError, visible
+from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants import llm
@@ -49,8 +51,16 @@ _sample = _group(
     _set,
     _version,
     click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable)."),
-    click.option("--n-items", default=64, show_default=True, help="Items sampled per dataset."),
-    click.option("--llm-items", default=16, show_default=True, help="Items (by rank) that get length/form."),
+    click.option(
+        "--n-items", type=options.ITEMS, default=64, show_default=True, help="Items sampled per dataset."
+    ),
+    click.option(
+        "--llm-items",
+        type=options.SOME_ITEMS,
+        default=16,
+        show_default=True,
+        help="Items (by rank) that get length/form.",
+    ),
     click.option(
         "--attempts",
         type=click.IntRange(1, 20),
@@ -85,6 +95,7 @@ def _rewriter_options(default: str) -> Decorator:
         ),
         click.option(
             "--threads",
+            type=options.THREADS,
             default=1,
             show_default=True,
             help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.",
@@ -103,7 +114,7 @@ def variants() -> None:
 @_rewriter_options(default="local")
 @click.option(
     "--llm-budget-s",
-    type=click.FloatRange(min=0),
+    type=options.SECONDS,
     default=1200.0,
     show_default=True,
     help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.",
@@ -122,7 +133,7 @@ def variants() -> None:
 )
 @click.option(
     "--min-llm-coverage",
-    type=click.FloatRange(0, 1),
+    type=options.SHARE,
     default=0.95,
     show_default=True,
     help="Refuse to freeze a set where fewer length/form cells than this share are made.",
@@ -209,10 +220,16 @@ def build(
     help="Append-only rewrite log (commit it: a killed or later run resumes from it).",
 )
 @_rewriter_options(default="llamacpp")
-@click.option("--batch-size", default=8, show_default=True, help="Requests per generate call (local).")
+@click.option(
+    "--batch-size",
+    type=options.BATCH_SIZE,
+    default=8,
+    show_default=True,
+    help="Requests per generate call (local).",
+)
 @click.option(
     "--budget-s",
-    type=click.FloatRange(min=0),
+    type=options.SECONDS,
     default=None,
     help="Stop asking for new rewrites after this long.",
 )
@@ -242,6 +259,7 @@ def rewrite(
     )
     if factory is None:
         raise SagoError("--rewriter none writes nothing: choose local, llamacpp or http to grow a log")
+    refuse_tracked(log, "--log", own=lambda p: is_rewrite_log(log, p), writes="a rewrite log (*.jsonl)")
     torch.set_num_threads(threads)
     jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -258,6 +276,17 @@ def rewrite(
     )
     accepted = {(a.dataset, a.item_id, a.variant_id) for a in made if a.accepted}
     click.echo(f"{len(accepted)}/{len(jobs)} cells accepted ({len(made)} attempts); log {log}")
+
+
+def is_rewrite_log(log: Path, tracked: str) -> bool:
+    """A committed file ``--log`` may append to: a rewrite log, not the maintainers' written cells and
+    not the frozen copy inside a released set (its manifest hashes it)."""
+    name = Path(tracked).name
+    return (
+        name.endswith(".jsonl")
+        and not name.endswith(".cells.jsonl")
+        and not (log.parent / "manifest.json").exists()
+    )
 
 
 def written_cells_path(set_name: str, version: str) -> Path | None:
@@ -404,10 +433,8 @@ def list_sets(root: Path) -> None:
             problems.append(err)
             continue
         counts = manifest["datasets"]
-        click.echo(
-            f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}: {len(counts)} datasets, "
-            f"{sum(d['rows'] for d in counts.values())} rows"
-        )
+        name = visible(f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}")  # folder names
+        click.echo(f"{name}: {len(counts)} datasets, {sum(d['rows'] for d in counts.values())} rows")
     if problems:
         raise SagoError(
             f"{problems[0]}" + (f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else "")
@@ -477,9 +504,7 @@ def _hub_errors(doing: str) -> Iterator[None]:
 
 
 @variants.command("llama-server")
-@click.option(
-    "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Parallel compile jobs."
-)
+@click.option("--jobs", type=options.THREADS, default=2, show_default=True, help="Parallel compile jobs.")
 def llama_server(jobs: int) -> None:
     """Build llama.cpp's server from the pinned llama-cpp-python sdist (minutes; for --rewriter llamacpp)."""
     from benchmark.variants.llamacpp import build_server

@@ -30,11 +30,20 @@ def build_server(jobs: int = 2) -> Path:
         raise SagoError("building llama-server needs cmake and a C++ compiler (apt-get install cmake g++)")
     source = binary.parent.parent.parent
     prefix = packaged.LLAMA_CPP.filename.removesuffix(".tar.gz") + "/vendor/llama.cpp/"
-    with tarfile.open(packaged.dist_path(packaged.LLAMA_CPP)) as tar:
+    archive = packaged.dist_path(packaged.LLAMA_CPP)
+    with tarfile.open(archive) as tar:
         for member in tar.getmembers():
-            if member.name.startswith(prefix) and (member.isfile() or member.isdir()):
-                member.name = member.name[len(prefix) :]
-                tar.extract(member, source, filter="data")
+            if member.name.rstrip("/") == prefix.rstrip("/") or not member.name.startswith(prefix):
+                continue
+            if member.isfile() or member.isdir():
+                # a plain relative name (no '..', not absolute), and tarfile's "data" filter as well
+                member.name = packaged.member_path(member.name, prefix).as_posix()
+                try:
+                    tar.extract(member, source, filter="data")
+                except tarfile.FilterError as err:
+                    raise SagoError(
+                        f"{archive.name}: member {member.name!r} refused ({err}); not extracted"
+                    ) from None
     flags = [
         "-DCMAKE_BUILD_TYPE=Release",
         "-DGGML_NATIVE=ON",

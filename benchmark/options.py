@@ -1,0 +1,60 @@
+"""Bounds of the numeric command-line options, shared by every command.
+
+Every integer or float option of every command takes one of these types (``tests/test_cli_options.py``
+walks them all), so a value out of range is one line before anything is allocated or written — not a
+175 TiB bootstrap array from ``--resamples 1000000000000`` — and ``--help`` shows each range (click
+appends it, e.g. ``[100<=x<=100000]``). The upper bounds are far above any useful value and below what
+fits in memory or time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+SEED = click.IntRange(0, 2**32 - 1)
+"""a random seed (numpy's seed sequence takes non-negative integers; 32 bits is plenty)."""
+THREADS = click.IntRange(1, 1024)
+"""CPU threads for torch or a build."""
+BATCH_SIZE = click.IntRange(1, 4096)
+"""prompts (or requests) per batch."""
+PROCESSES = click.IntRange(1, 64)
+"""data-parallel ranks of one run."""
+RESAMPLES = click.IntRange(100, 100_000)
+"""bootstrap resamples per interval; memory is resamples × items × 8 bytes per cell."""
+ITEMS = click.IntRange(1, 100_000)
+"""items sampled per dataset."""
+SOME_ITEMS = click.IntRange(0, 100_000)
+"""items that get an optional treatment (0: none)."""
+TOKENS = click.IntRange(1, 32_768)
+"""new tokens per response."""
+SOME_TOKENS = click.IntRange(0, 32_768)
+"""tokens of an optional part (0: none)."""
+PROMPTS = click.IntRange(1, 1_000_000)
+"""prompts timed by a benchmark."""
+
+
+class FiniteRange(click.FloatRange):
+    """A :class:`click.FloatRange` that also refuses NaN (click's range test lets it through: every
+    comparison with NaN is false).
+
+    >>> FiniteRange(0, 1).convert("nan", None, None)
+    Traceback (most recent call last):
+    click.exceptions.BadParameter: 'nan' is not a number.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and math.isnan(number):
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        return number
+
+
+SECONDS = FiniteRange(0, 7 * 24 * 3600)
+"""a wall-clock budget: up to a week."""
+SHARE = FiniteRange(0, 1)
+"""a proportion."""
+FLOPS = FiniteRange(1e9, 1e18)
+"""a chip's peak FLOP/s (a GFLOP/s to an EFLOP/s)."""

@@ -1,0 +1,141 @@
+"""Several outputs written all or none: each goes to a hidden sibling of its target first, and only when
+every one is written (and flushed to disk) are they renamed over their targets, in the order staged.
+
+A journal in this machine's cache records the plan, so a run killed at any point is finished or undone
+by the next one (:func:`recover`):
+
+- killed while writing: no target has changed; the journal says ``writing`` and the next run deletes the
+  hidden ``.<name>.staged`` files it lists;
+- killed while renaming (a loop of ``os.replace`` calls, milliseconds): the journal says ``renaming``, and
+  the next run renames what is left before it does anything else. Until then a reader may see some new
+  outputs beside old ones; the last output staged is renamed last, so when it is new, all are.
+
+A power cut is covered too: the staged files are flushed with ``fsync`` before the journal says
+``renaming``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmark.errors import SagoError
+from benchmark.results import naming, write_text
+from benchmark.safeload import load_json_object
+
+WRITING, RENAMING = "writing", "renaming"
+
+
+def staged_path(target: Path) -> Path:
+    """The hidden sibling an output is written to before it is renamed over ``target``."""
+    return target.with_name(f".{target.name}.staged")
+
+
+class Staged:
+    """Outputs of one run, staged beside their targets until :meth:`commit` (see the module docstring).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> staged = Staged(folder / "journal.json")
+    >>> _ = staged.write(folder / "a.txt", lambda tmp: tmp.write_text("new"))
+    >>> (folder / "a.txt").exists()
+    False
+    >>> staged.commit()
+    >>> (folder / "a.txt").read_text(), (folder / "journal.json").exists()
+    ('new', False)
+    """
+
+    def __init__(self, journal: Path) -> None:
+        self.journal = journal
+        self._pending: dict[Path, Path] = {}  # target -> its staged file, in the order staged
+        self._renaming = False
+
+    def write(self, target: Path, write: Callable[[Path], object]) -> Path:
+        """Call ``write`` on the staged file of ``target`` and return that file (read it back from there).
+
+        A full disk or a refused write raises ``OSError`` naming ``target``.
+        """
+        target = target.absolute()
+        staged = staged_path(target)
+        self._pending[target] = staged
+        self._record(WRITING)  # first: a kill during the write leaves a journal that names the file
+        try:
+            write(staged)
+        except OSError as err:
+            raise naming(err, target) from err
+        return staged
+
+    def commit(self) -> None:
+        """Rename every staged file over its target (the journal first says so, for :func:`recover`)."""
+        for target, staged in self._pending.items():
+            try:
+                with open(staged, "rb") as handle:
+                    os.fsync(handle.fileno())
+            except OSError as err:
+                raise naming(err, target) from err
+        self._record(RENAMING)
+        self._renaming = True
+        for target, staged in self._pending.items():
+            os.replace(staged, target)
+        self._pending.clear()
+        self.journal.unlink(missing_ok=True)
+
+    def discard(self) -> None:
+        """Delete every staged file: the targets stay as they were. Once the renames have begun (an
+        interrupt inside :meth:`commit`), nothing is deleted: the journal lets the next run finish them."""
+        if self._renaming:
+            return
+        for staged in self._pending.values():
+            staged.unlink(missing_ok=True)
+        self._pending.clear()
+        self.journal.unlink(missing_ok=True)
+
+    def _record(self, state: str) -> None:
+        renames = [[str(staged), str(target)] for target, staged in self._pending.items()]
+        write_text(self.journal, json.dumps({"pid": os.getpid(), "state": state, "renames": renames}) + "\n")
+
+
+def recover(journal: Path) -> int:
+    """Finish (``renaming``) or undo (``writing``) the outputs of a run that was killed; return how many
+    files were renamed. A journal of a process still running is an error: two runs would mix outputs.
+    """
+    if not journal.is_file():
+        return 0
+    plan = load_json_object(journal, limit=2**20, fix="delete it and re-run")
+    pid, state, renames = plan.get("pid"), plan.get("state"), plan.get("renames")
+    pairs = renames if isinstance(renames, list) else None
+    # Only a target's own staged sibling is ever renamed or deleted, whatever the journal says.
+    if pairs is None or not all(
+        isinstance(p, list)
+        and len(p) == 2
+        and all(isinstance(s, str) for s in p)
+        and Path(p[0]) == staged_path(Path(p[1]))
+        for p in pairs
+    ):
+        raise SagoError(f"{journal}: not a journal of staged outputs; delete it and re-run")
+    if isinstance(pid, int) and pid > 0 and pid != os.getpid() and _running(pid):
+        raise SagoError(
+            f"another run (pid {pid}) is writing its outputs ({journal}); wait for it to finish, or delete "
+            "the journal if that process is not this program"
+        )
+    renamed = 0
+    for staged, target in (map(Path, p) for p in pairs):
+        if state == RENAMING and staged.is_file():
+            os.replace(staged, target)
+            renamed += 1
+        else:
+            staged.unlink(missing_ok=True)
+    journal.unlink()
+    return renamed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
