@@ -20,6 +20,12 @@ BOARD_VERSION ?= v1
 V1_SHA256 ?= f1ec4540ba799cfe4d8c8365d13e1de2cd0b17414e7c5fcb1d424404ad50658b
 V2_SHA256 ?= dc0e25db066996cd35282735deb5dc9e5d211ee5d3e8f8d9b13a3d5a86df4891
 PROFILE ?= smoke
+# The board's committed results: their profile, and how `make all` proves them. SAMPLE=K re-runs K seeded
+# baseline batches and K variant batches of each (their committed composition) instead of the whole run:
+# hours of evidence cannot be re-run in the main job's 30 minutes (empty: re-run everything).
+BOARD_PROFILE ?= smoke
+SAMPLE ?=
+SEED ?= 0
 MODEL ?=
 # The default submissions `make all` re-runs and diffs with their committed results (every committed
 # result is analysed and rebuilt into the site).
@@ -79,7 +85,8 @@ evaluate:  ## evaluate every submission without results (or MODEL=slug), then an
 	$(SAGO) analyze --set $(SET) --version $(VERSION)
 
 reproduce-one/%:  ## re-run one committed result with its own settings into a temporary folder and diff it (used by `make all`)
-	$(PY) -m benchmark.harness.reproduce $* --profile $(PROFILE) --set $(SET) --version $(BOARD_VERSION)
+	$(PY) -m benchmark.harness.reproduce $* --profile $(BOARD_PROFILE) --set $(SET) --version $(BOARD_VERSION) \
+		$(if $(SAMPLE),--sample $(SAMPLE) --seed $(SEED))
 
 evaluate-one/%:  ## re-evaluate one submission from scratch, replacing its results
 	$(SAGO) evaluate $* --force --set $(SET) --version $(VERSION) --profile $(PROFILE) --threads $(THREADS)
