@@ -84,7 +84,12 @@ def test_a_folder_holding_only_a_checkpoint_is_a_run_in_progress(site_tree: Site
     shutil.rmtree(folder)
     (folder / "checkpoint" / "rank-0").mkdir(parents=True)
     (folder / "checkpoint" / "rank-0" / "plan.json").write_text("{}")
-    assert validate_tree(site_tree.submissions, site_tree.variants).failures == ()
+    report = validate_tree(site_tree.submissions, site_tree.variants)
+    assert report.failures == ()
+    assert (report.result_folders, report.in_progress) == (1, 1)  # counted apart, never as "checked"
+    assert report.summary() == (
+        "ok: 4 submission(s), 1 result folder(s) checked (+1 in progress: checkpoint only)"
+    )
     (folder / "stray.txt").write_text("x")
     assert any(
         "stray entry" in f.line() for f in validate_tree(site_tree.submissions, site_tree.variants).failures

@@ -46,6 +46,8 @@ class Report:
     """``results/<set>/<version>/`` folders seen."""
     changed: int | None = None
     """paths changed against ``--base`` (None: no comparison was asked for)."""
+    in_progress: int = 0
+    """result folders holding only a committed checkpoint (a run still going: no run.json yet)."""
 
     @property
     def ok(self) -> bool:
@@ -56,8 +58,10 @@ class Report:
         """One line for the end of the CLI output."""
         verdict = "ok" if self.ok else f"{len(self.failures)} problem(s)"
         compared = "" if self.changed is None else f", {self.changed} changed path(s) against the base"
+        going = f" (+{self.in_progress} in progress: checkpoint only)" if self.in_progress else ""
         return (
             f"{verdict}: {self.submissions} submission(s), {self.result_folders} result folder(s) checked"
+            + going
             + compared
         )
 
@@ -82,7 +86,7 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
     known = known_variant_sets(variants_root)
     failures: list[Failure] = []
     seen: dict[str, str] = {}  # identity of the weights -> slug that claimed them first
-    submissions = results = 0
+    submissions = results = in_progress = 0
     for entry in sorted(root.iterdir()):
         rel = label / entry.name
         if entry.is_symlink():
@@ -106,26 +110,32 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
             )
         else:
             submissions += 1
-            found, folders = _check_submission(entry, rel, known, seen)
+            found, folders, going = _check_submission(entry, rel, known, seen)
             failures.extend(found)
             results += folders
-    return Report(tuple(failures), submissions, results)
+            in_progress += going
+    return Report(tuple(failures), submissions, results, in_progress=in_progress)
 
 
 def _check_submission(
     folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet], seen: dict[str, str]
-) -> tuple[list[Failure], int]:
-    """All checks of one submission folder; returns the failures and the number of result folders."""
+) -> tuple[list[Failure], int, int]:
+    """All checks of one submission folder; returns the failures, the number of complete result folders
+    and the number of folders with a checkpoint only (a run in progress)."""
     try:
         slug = check_slug(folder.name)
     except SagoError:
-        return [
-            Failure(
-                str(rel),
-                "folder name is not a valid slug",
-                "rename it '<org>__<model>' (lower-case letters, digits, '.', '-', single '_')",
-            )
-        ], 0
+        return (
+            [
+                Failure(
+                    str(rel),
+                    "folder name is not a valid slug",
+                    "rename it '<org>__<model>' (lower-case letters, digits, '.', '-', single '_')",
+                )
+            ],
+            0,
+            0,
+        )
     failures = list(_links_and_strays(folder, rel))
     yaml_path = folder / "submission.yaml"
     has_results = (folder / "results").exists()
@@ -138,18 +148,21 @@ def _check_submission(
                 "add submission.yaml as described in docs/SUBMITTING.md",
             )
         )
-        return failures, 0
+        return failures, 0, 0
     found, submission = _check_submission_yaml(folder.parent, slug, rel, seen)
     failures.extend(found)
-    folders = 0
+    folders = going = 0
     for version_dir in _result_folders(folder / "results", rel / "results", failures):
-        folders += 1
+        if (version_dir / "run.json").exists():
+            folders += 1
+        else:
+            going += 1
         failures.extend(
             check_result_folder(
                 version_dir, rel / "results" / version_dir.parent.name / version_dir.name, known, submission
             )
         )
-    return failures, folders
+    return failures, folders, going
 
 
 def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:

@@ -23,11 +23,15 @@
   document.querySelectorAll("button.copy[data-copy]").forEach(function (button) {
     button.hidden = false;
     button.addEventListener("click", function () {
+      // the label resets 2 s after the clipboard answers (a slow permission prompt must not reset it first)
+      function show(label) {
+        button.textContent = label;
+        setTimeout(function () { button.textContent = "copy"; }, 2000);
+      }
       copy(button.getAttribute("data-copy")).then(
-        function () { button.textContent = "copied"; },
-        function () { button.textContent = "select and copy"; }
+        function () { show("copied"); },
+        function () { show("select and copy"); }
       );
-      setTimeout(function () { button.textContent = "copy"; }, 2000);
     });
   });
 })();
