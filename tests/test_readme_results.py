@@ -58,3 +58,30 @@ def test_a_readme_without_markers_is_refused() -> None:
     with pytest.raises(ValueError, match="no results markers"):
         replace_block("# README\n", "x")
     assert replace_block(f"a\n{BEGIN}\nold\n{END}\nb", "new") == f"a\n{BEGIN}\nnew\n{END}\nb"
+
+
+def test_the_runs_table_counts_what_the_committed_records_hold() -> None:
+    """The README's "what the numbers rest on" row of each model: its cap share and baseline accuracy are
+    recounted here from the committed files (records' ``finished``, the baseline rows' ``correct`` in
+    deltas.parquet)."""
+    import pandas as pd
+
+    from benchmark.schema import BASELINE_VARIANT_ID
+
+    board = load_leaderboard(COMMITTED)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for model in board.complete:
+        summary = model["summary"]
+        assert summary is not None
+        records = pd.concat(
+            pd.read_parquet(p) for p in sorted((ROOT / summary).parent.glob("records/*.parquet"))
+        )
+        cut, total = int((~records["finished"]).sum()), len(records)
+        deltas = pd.read_parquet((ROOT / summary).parent / "deltas.parquet")
+        baseline = deltas[deltas["variant_id"] == BASELINE_VARIANT_ID]
+        right = int(baseline["correct"].fillna(False).astype(bool).sum())
+        row = next(
+            line for line in readme.splitlines() if line.startswith(f"| {board.name(model['slug'])} | ")
+        )
+        assert f"| {cut} of {total} ({100 * cut / total:.1f} %) responses |" in row
+        assert f"| {right} of {len(baseline)} ({100 * right / len(baseline):.1f} %) items |" in row

@@ -28,7 +28,7 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.rows import CellRow, ClaimRow, OneSidedTestRow
+from benchmark.rows import CellRow, ClaimRow, OneSidedTestRow, RunRow
 from benchmark.schema import axis_label
 from benchmark.stats.sgs import ALL
 from benchmark.stats.verdicts import (
@@ -414,6 +414,64 @@ def sgs_table(document: LeaderboardDocument, *, extended: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _share(part: int, whole: int) -> str:
+    """``k of n (p %)``.
+
+    >>> _share(722, 1045), _share(0, 0)
+    ('722 of 1045 (69.1 %)', '–')
+    """
+    return f"{part} of {whole} ({100 * part / whole:.1f} %)" if whole else "\u2013"
+
+
+def _duration(seconds: float | None) -> str:
+    """Whole minutes, or hours and minutes.
+
+    >>> _duration(891.0), _duration(9000.0), _duration(None)
+    ('15 min', '2 h 30 min', '–')
+    """
+    if seconds is None:
+        return "\u2013"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
+
+
+def _run_cells(run: RunRow, n_items: int | None) -> list[str]:
+    """The table's cells of one ``models[].run`` block, accuracy aside."""
+    cut = next((t for t in run["truncated"] if t["dataset"] == ALL), None)
+    items, memory = run["items_per_dataset"], run["peak_rss_mib"]
+    return [
+        run["tuning"] or "\u2013",
+        run["prompt_format"] or "\u2013",
+        f"{run['quantisation'] or '?'}, {run['dtype'] or '?'}",
+        run["profile"] or "\u2013",
+        f"{items} per dataset ({n_items} in all)" if items else "\u2013",
+        str(run["token_cap"] or "\u2013"),
+        _share(cut["cut"], cut["total"]) + " responses" if cut else "\u2013",
+        _duration(run["wall_seconds"]),
+        f"{run['threads'] or '?'}, {run['batch_size'] or '?'}",
+        f"{memory / 1024:.1f} GiB" if memory else "not recorded",
+    ]
+
+
+def runs_table(document: LeaderboardDocument) -> str:
+    """Markdown table of what every complete model is and how its committed result was made
+    (``models[].run`` and ``accuracy[]``): what each number above rests on."""
+    head = (
+        "| model | tuning | prompt | weights | profile | items | token cap | cut at the cap | "
+        "baseline accuracy | wall time | threads, batch | peak memory |"
+    )
+    lines = [head, "|---" * head.count(" | ") + "|---|"]
+    for model in document.complete:
+        accuracy = document.accuracy.first(model=model["slug"], dataset=ALL)
+        value, n = (accuracy.get("accuracy"), int(accuracy["n_items"])) if accuracy else (None, 0)
+        right = _share(round(float(value) * n), n) + " items" if value is not None else "\u2013"
+        run = model.get("run")
+        described = _run_cells(run, model.get("n_items")) if run else ["not recorded"] * 10
+        cells = [document.name(model["slug"]), *described[:7], right, *described[7:]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def results_markdown(document: LeaderboardDocument) -> str:
     """The README's results block: both SGS tables and every stored claim."""
     texts = list(document.claims) or claims(document)
@@ -427,6 +485,9 @@ def results_markdown(document: LeaderboardDocument) -> str:
     )
     return "\n\n".join(
         [
+            f"What the numbers rest on: {len(document.complete)} models, each on its committed result "
+            "(`models[].run` in leaderboard.json; a response cut at the token cap is judged as it stands):",
+            runs_table(document),
             "SGS on all items (the paper's six families). " + legend,
             sgs_table(document),
             "SGS-ext (every rewrite family, ours) for comparison:",
