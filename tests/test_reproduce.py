@@ -248,3 +248,17 @@ def test_a_sampled_rerun_finds_changed_compact_activations(
     )
     assert main(SAMPLE) == 1
     assert "activations" in capsys.readouterr().out
+
+
+def test_a_sampled_rerun_with_the_draft_engine_equals_the_committed_single_prefill_rows(
+    sample_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--engine draft` re-runs the sampled batches with the baseline answer as a free draft: its greedy
+    outputs, log-probs and cosines must be the committed single-prefill engine's; an unknown engine is one
+    line before any model loads."""
+    assert main([*SAMPLE, "--engine", "draft"]) == 0
+    out = capsys.readouterr().out
+    assert "engine draft instead of the committed single_prefill" in out
+    assert "sampled rows equal the committed result" in out or "equal within tolerance" in out
+    assert main([*SAMPLE, "--engine", "warp"]) == 2
+    assert "warp" in capsys.readouterr().err

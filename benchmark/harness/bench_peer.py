@@ -33,7 +33,7 @@ from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.collect import rerun_task, select_tasks
 from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
-from benchmark.models.hf import HFBackend
+from benchmark.models.hf import ENGINES, HFBackend
 from benchmark.models.loading import load_backend
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
@@ -172,6 +172,12 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
 @click.option(
     "--datasets", default=None, help="Comma-separated subset of the set's datasets (a shorter sample)."
 )
+@click.option(
+    "--engine",
+    default="single_prefill",
+    show_default=True,
+    help="The harness's engine (single_prefill, two_pass, draft); the peer only generates.",
+)
 def bench_peer(
     slug: str,
     profile: str,
@@ -180,12 +186,16 @@ def bench_peer(
     threads: int,
     batch_sizes: tuple[int, ...],
     datasets: str | None,
+    engine: str,
 ) -> None:
     """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
     variant_set = open_variant_set(set_name, version)  # a bad --set fails before anything loads
+    ENGINES.get(engine)
     require_lm_eval()
     chosen = get_profile(profile)
-    backend = load_backend(load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0])
+    backend = load_backend(
+        load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0], engine=engine
+    )
     if not isinstance(backend, HFBackend):
         raise SagoError("bench-peer needs a Hugging Face model")
     subset = tuple(n.strip() for n in datasets.split(",") if n.strip()) if datasets else None
@@ -202,8 +212,9 @@ def bench_peer(
         rows.append(PeerRow(size, len(texts), peer, peer_cpu, harness))
         click.echo(format_rows(rows[-1:], threads), err=True)  # progress on stderr
     click.echo(
-        f"model {slug}, profile {profile} ({chosen.max_new_tokens} new tokens), torch threads "
-        f"{torch.get_num_threads()}; ratio = sago bench (all four axes) / lm-eval generate_until; "
+        f"model {slug}, engine {engine}, profile {profile} ({chosen.max_new_tokens} new tokens), "
+        f"torch threads {torch.get_num_threads()}; "
+        "ratio = sago bench (all four axes) / lm-eval generate_until; "
         "floor = plain greedy generate over the same batches; cpu = process CPU seconds"
     )
     click.echo(format_rows(rows, threads))

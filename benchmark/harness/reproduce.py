@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +25,9 @@ from benchmark.errors import SagoError, visible
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.submissions import load_submission
+
+if TYPE_CHECKING:
+    from benchmark.harness.evaluate import EvaluateOptions
 
 # run.json fields that a faithful re-run reproduces (timings, git commit and hardware may differ).
 _DETERMINED = (
@@ -97,8 +100,9 @@ def rerun_options(document: RunDocument, profile: str) -> dict[str, Any]:
     }
 
 
-def diff_results(committed: Path, fresh: Path) -> list[str]:
-    """One line per difference between two result folders (empty: identical outputs)."""
+def diff_results(committed: Path, fresh: Path, ignore: tuple[str, ...] = ()) -> list[str]:
+    """One line per difference between two result folders (empty: identical outputs); run.json fields
+    in ``ignore`` are not compared (the engine, when a re-run tries another one on purpose)."""
     problems = []
     for pattern in _OUTPUT_GLOBS:
         names = sorted(
@@ -112,7 +116,7 @@ def diff_results(committed: Path, fresh: Path) -> list[str]:
             elif old.read_bytes() != new.read_bytes():
                 problems.append(f"{name}: bytes differ ({_how_much(old, new)})")
     old_run, new_run = (ResultsFolder(d).read_run().data for d in (committed, fresh))
-    changed = [k for k in _DETERMINED if old_run.get(k) != new_run.get(k)]
+    changed = [k for k in _DETERMINED if k not in ignore and old_run.get(k) != new_run.get(k)]
     if changed:
         problems.append(f"run.json: {', '.join(changed)} differ")
     return problems
@@ -253,21 +257,36 @@ class Verdict:
         return self.failures
 
 
-def compare(committed: Path, fresh: Path) -> Verdict:
+def compare(committed: Path, fresh: Path, ignore: tuple[str, ...] = ()) -> Verdict:
     """Byte comparison, then the tolerance check of whatever differs."""
-    differences = diff_results(committed, fresh)
+    differences = diff_results(committed, fresh, ignore)
     failures, largest = tolerance_report(committed, fresh, differences)
     return Verdict(differences, failures, largest)
 
 
-def reproduce(slug: str, profile: str, set_name: str, version: str, keep: bool) -> Verdict:
-    """Re-run ``slug``'s committed result into a temporary folder and compare it with the committed one."""
-    from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
+def _options(run: RunDocument, profile: str, engine: str | None) -> EvaluateOptions:
+    """The committed run's settings, with another engine where ``engine`` names one (checked here)."""
+    from benchmark.harness.evaluate import EvaluateOptions
+    from benchmark.models.hf import ENGINES
+
+    chosen = rerun_options(run, profile)
+    if engine is not None:
+        ENGINES.get(engine)  # an unknown name is one line, before any model loads
+        chosen["engine"] = engine
+    return EvaluateOptions(**chosen)
+
+
+def reproduce(
+    slug: str, profile: str, set_name: str, version: str, keep: bool, engine: str | None = None
+) -> Verdict:
+    """Re-run ``slug``'s committed result into a temporary folder and compare it with the committed one
+    (with ``engine`` instead of the committed engine: do its outputs equal the committed ones?)."""
+    from benchmark.harness.evaluate import evaluate_submission
 
     root = paths.SUBMISSIONS_DIR
     load_submission(slug, root)
     run = committed_run(slug, set_name, version, root)
-    options = EvaluateOptions(**rerun_options(run, profile))
+    options = _options(run, profile, engine)
     scratch = Path(tempfile.mkdtemp(prefix=f"sago-reproduce-{slug}-"))
     try:
         (scratch / slug).mkdir()
@@ -278,7 +297,9 @@ def reproduce(slug: str, profile: str, set_name: str, version: str, keep: bool) 
         )
         evaluate_submission(slug, options, root=scratch)
         return compare(
-            results_dir(slug, set_name, version, root), results_dir(slug, set_name, version, scratch)
+            results_dir(slug, set_name, version, root),
+            results_dir(slug, set_name, version, scratch),
+            ("engine",) if engine is not None else (),
         )
     finally:
         if keep:
@@ -288,7 +309,7 @@ def reproduce(slug: str, profile: str, set_name: str, version: str, keep: bool) 
 
 
 def reproduce_sample(
-    slug: str, profile: str, set_name: str, version: str, count: int, seed: int
+    slug: str, profile: str, set_name: str, version: str, count: int, seed: int, engine: str | None = None
 ) -> tuple[Verdict, str]:
     """Re-run ``count`` seeded baseline batches and ``count`` seeded variant/rerun batches of a committed
     result, exactly as the run planned them (same batch composition, y_0 and compact references read from
@@ -303,7 +324,6 @@ def reproduce_sample(
     from safetensors.numpy import load_file
 
     from benchmark.harness.collect import COMPACT, global_batches, runner, select_tasks
-    from benchmark.harness.evaluate import EvaluateOptions
     from benchmark.harness.finalize import _DTYPES
     from benchmark.harness.profiles import get_profile
     from benchmark.harness.sets import open_variant_set
@@ -313,7 +333,7 @@ def reproduce_sample(
     root = paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
     run = committed_run(slug, set_name, version, root)
-    options = EvaluateOptions(**rerun_options(run, profile))
+    options = _options(run, profile, engine)
     folder = results_dir(slug, set_name, version, root)
     variant_set = open_variant_set(set_name, version)
     chosen = get_profile(profile)
@@ -369,7 +389,9 @@ def reproduce_sample(
     differences = [] if same else ["sampled batches: bytes differ"]
     what = (
         f"{len(batches)} of {len(plan.baselines) + len(plan.rest)} batches "
-        f"({', '.join(b.name for b in batches)}; seed {seed}, {len(fresh)} rows)"
+        f"({', '.join(b.name for b in batches)}; seed {seed}, {len(fresh)} rows, engine {options.engine}"
+        + (f" instead of the committed {run.data.get('engine')}" if engine is not None else "")
+        + ")"
     )
     return Verdict(differences, failures, [f"{k} {v:.3g}" for k, v in sorted(largest.items())]), what
 
@@ -388,6 +410,12 @@ def reproduce_sample(
     "composition) and compare their rows: how `make all` proves hours of evidence in minutes.",
 )
 @click.option("--seed", type=options.SEED, default=0, show_default=True, help="Seed of --sample.")
+@click.option(
+    "--engine",
+    default=None,
+    help="Re-run with this engine instead of the committed one (e.g. draft): are its outputs the "
+    "committed engine's? Default: the committed run's own engine.",
+)
 def main_command(
     slug: str | None,
     profile: str | None,
@@ -396,6 +424,7 @@ def main_command(
     keep: bool,
     sample: int | None,
     seed: int,
+    engine: str | None,
 ) -> None:
     """Re-run a committed result (or a seeded sample of its batches) and compare it with what is committed."""
     if not slug:
@@ -403,14 +432,14 @@ def main_command(
     if not profile:
         raise SagoError("name the profile: make reproduce MODEL=<slug> PROFILE=<name>")
     if sample is not None:
-        verdict, what = reproduce_sample(slug, profile, set_name, version, sample, seed)
+        verdict, what = reproduce_sample(slug, profile, set_name, version, sample, seed, engine)
         click.echo(f"{slug}: re-ran {what}")
         for line in verdict.lines(slug):  # file and column names come from the results folder
             click.echo(visible(line.replace("records, activations and run.json equal", "sampled rows equal")))
         if verdict.failures:
             raise SystemExit(1)
         return
-    verdict = reproduce(slug, profile, set_name, version, keep)
+    verdict = reproduce(slug, profile, set_name, version, keep, engine)
     for line in verdict.lines(slug):
         click.echo(visible(line))
     if verdict.failures:
