@@ -17,6 +17,7 @@ from pathlib import Path
 from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import VARIANTS_DIR, check_name, check_slug
+from benchmark.results import RUN_FILE
 from benchmark.submissions.failures import Failure
 from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
@@ -153,7 +154,7 @@ def _check_submission(
     failures.extend(found)
     folders = going = 0
     for version_dir in _result_folders(folder / "results", rel / "results", failures):
-        if (version_dir / "run.json").exists():
+        if (version_dir / RUN_FILE).exists():
             folders += 1
         else:
             going += 1
