@@ -248,6 +248,25 @@ def test_cli_build_from_leaderboard(built: tuple[SiteTree, Path], tmp_path: Path
     assert 'href="https://example.org/fork/sago"' in item
 
 
+def test_cli_defaults_follow_the_paths_module_when_the_command_runs(
+    built: tuple[SiteTree, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defaults are resolved at call time: with benchmark.paths pointed at a toy tree, a build without
+    --input/--out/--submissions/--variants reads and writes there, never this checkout's committed site."""
+    from benchmark import paths
+
+    tree, _ = built
+    leaderboard = tmp_path / "leaderboard"
+    leaderboard.mkdir()
+    (leaderboard / "leaderboard.json").write_bytes(tree.leaderboard.read_bytes())
+    monkeypatch.setattr(paths, "LEADERBOARD_DIR", leaderboard)
+    monkeypatch.setattr(paths, "SUBMISSIONS_DIR", tree.submissions)
+    monkeypatch.setattr(paths, "VARIANTS_DIR", tree.variants)
+    board = json.loads(tree.leaderboard.read_text(encoding="utf-8"))
+    assert main(["leaderboard", "build", "--set", board["set"], "--version", board["version"]]) == 0
+    assert (leaderboard / "site" / "index.html").is_file()
+
+
 def test_refuses_to_replace_a_folder_it_did_not_build(built: tuple[SiteTree, Path], tmp_path: Path) -> None:
     tree, _ = built
     (tmp_path / "precious").mkdir()

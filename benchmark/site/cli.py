@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 import jinja2
 
+from benchmark import paths
 from benchmark.errors import SagoError, visible
 from benchmark.gitrepo import refuse_tracked, tracked_under
-from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_name
+from benchmark.paths import check_name
 from benchmark.results import LEADERBOARD_FILE, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site.board import Board, pending_board, read_board
@@ -32,14 +33,16 @@ def leaderboard() -> None:
     "--input",
     "input_path",
     type=click.Path(path_type=Path),
-    default=LEADERBOARD_DIR / LEADERBOARD_FILE,
+    # callables: resolved when the command runs, so a test (or embedding code) that points
+    # benchmark.paths elsewhere never writes into this checkout's committed site
+    default=lambda: paths.LEADERBOARD_DIR / LEADERBOARD_FILE,
     show_default=f"leaderboard/{LEADERBOARD_FILE}",
     help="Leaderboard written by `sago analyze`.",
 )
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
-    default=LEADERBOARD_DIR / "site",
+    default=lambda: paths.LEADERBOARD_DIR / "site",
     show_default="leaderboard/site",
     help="Folder to write (replaced if an earlier build made it).",
 )
@@ -47,7 +50,7 @@ def leaderboard() -> None:
     "--submissions",
     "submissions_root",
     type=click.Path(path_type=Path),
-    default=SUBMISSIONS_DIR,
+    default=lambda: paths.SUBMISSIONS_DIR,
     show_default="submissions",
     help="Submissions folder (records for the item browser).",
 )
@@ -55,7 +58,7 @@ def leaderboard() -> None:
     "--variants",
     "variants_root",
     type=click.Path(path_type=Path),
-    default=VARIANTS_DIR,
+    default=lambda: paths.VARIANTS_DIR,
     show_default="variants",
     help="Folder of frozen variant sets.",
 )
