@@ -652,12 +652,20 @@ SMOL = "huggingfacetb__smollm2-135m-instruct-q4_1"
 
 @pytest.fixture
 def committed_copy(tmp_path: Path) -> Path:
-    """SmolLM2's committed smoke result and the v1 set, copied to a tree of their own; returns the result."""
+    """SmolLM2's committed smoke result and the v1 set, copied to a tree of their own; returns the result.
+
+    Only the v1 result travels: the submission's results on other sets (v2's evidence run) would be
+    validated too, and against a set this tree does not hold.
+    """
     from benchmark.paths import SUBMISSIONS_DIR, VARIANTS_DIR
 
+    result = Path("results") / "sago-v1" / "v1"
     shutil.copytree(VARIANTS_DIR / "sago-v1" / "v1", tmp_path / "variants" / "sago-v1" / "v1")
-    shutil.copytree(SUBMISSIONS_DIR / SMOL, tmp_path / "submissions" / SMOL)
-    return tmp_path / "submissions" / SMOL / "results" / "sago-v1" / "v1"
+    shutil.copytree(
+        SUBMISSIONS_DIR / SMOL, tmp_path / "submissions" / SMOL, ignore=shutil.ignore_patterns("results")
+    )
+    shutil.copytree(SUBMISSIONS_DIR / SMOL / result, tmp_path / "submissions" / SMOL / result)
+    return tmp_path / "submissions" / SMOL / result
 
 
 def committed_lines(folder: Path) -> list[str]:
