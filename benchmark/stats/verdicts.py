@@ -243,7 +243,7 @@ def lower_first(label: str) -> str:
 def reversal_sentence(document: LeaderboardDocument, reversal: Reversal) -> str:
     """One reversal as a sentence a newcomer can read.
 
-    >>> d = LeaderboardDocument.from_json({"schema_version": 3, "models": [{"slug": "a", "name": "A"},
+    >>> d = LeaderboardDocument.from_json({"schema_version": 4, "models": [{"slug": "a", "name": "A"},
     ...     {"slug": "b", "name": "B"}]})
     >>> r = Reversal("entropy", "a", "b", "gsm8k", "jeopardy", 0.0059, 0.0144, True, True,
     ...              (None, None), (None, None), {})
