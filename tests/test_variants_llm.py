@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import threading
 from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -300,3 +301,15 @@ def test_a_candidate_that_repeats_another_cells_text_is_rejected_and_retried() -
         ("length/global/3", 0, False, "same text as length/global/2"),
         ("length/global/3", 1, True, ""),
     ]
+
+
+def test_a_file_that_is_not_a_rewrite_log_is_one_line(tmp_path: pathlib.Path) -> None:
+    """A written-cells file or a broken line passed as --log names the file and line, no traceback."""
+    log = tmp_path / "cells.jsonl"
+    log.write_text('{"dataset": "gsm8k", "cell": "x0.25"}\n', encoding="utf-8")
+    with pytest.raises(SagoError, match=r"cells.jsonl:1: not a rewrite attempt") as err:
+        llm.read_log(log)
+    assert "\n" not in str(err.value)
+    log.write_text("\n{broken\n", encoding="utf-8")
+    with pytest.raises(SagoError, match=r"cells.jsonl:2: not JSON"):
+        llm.read_log(log)

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from benchmark.errors import SagoError
+
 
 @dataclass(frozen=True)
 class Attempt:
@@ -41,8 +43,25 @@ def read_log(path: Path | None) -> dict[LogKey, Attempt]:
     """
     if path is None or not path.exists():
         return {}
-    attempts = [Attempt(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+    attempts = [
+        _attempt(path, number, line)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if line.strip()
+    ]
     return {(a.dataset, a.item_id, a.variant_id, a.attempt, a.original): a for a in attempts}
+
+
+def _attempt(path: Path, number: int, line: str) -> Attempt:
+    """One log line as an attempt; a line that is not one (e.g. a written-cells file passed by mistake)
+    is a one-line error naming the file and line."""
+    try:
+        return Attempt(**json.loads(line))
+    except (json.JSONDecodeError, TypeError) as err:
+        reason = "not JSON" if isinstance(err, json.JSONDecodeError) else "not a rewrite attempt"
+        raise SagoError(
+            f"{path}:{number}: {reason} (a rewrite log holds one attempt per line, as `sago variants "
+            "rewrite` writes them); pass the rewrite log, not another file"
+        ) from None
 
 
 def _line(attempt: Attempt) -> str:
