@@ -152,17 +152,24 @@ def paths_at(root: Path, commit: str, folder: str) -> frozenset[str]:
 
 def tracked_under(path: Path) -> list[str]:
     """The files git tracks at ``path`` (a file) or under it (a folder) in the checkout that holds it,
-    relative to that checkout's top; [] outside a checkout or without git. Links are followed first, so
-    a link to a tracked file counts as that file."""
-    anchor = path if path.is_dir() else path.parent
-    top = top_level(anchor) if anchor.is_dir() else None
+    relative to that checkout's top; [] outside a checkout or without git.
+
+    The path is made absolute and resolved first (links followed, ``..`` folded even through folders
+    that do not exist yet), so ``new/../README.md`` and a link to a tracked file count as that file; the
+    match ignores case, since on a case-insensitive file system ``readme.md`` *is* ``README.md``.
+    """
+    path = Path(os.path.realpath(path))
+    anchor = path
+    while not anchor.is_dir() and anchor != anchor.parent:
+        anchor = anchor.parent
+    top = top_level(anchor)
     if top is None:
         return []
     try:
-        relative = path.resolve().relative_to(top.resolve())
+        relative = path.relative_to(top.resolve())
     except ValueError:
         return []
-    spec = f":(top,literal){relative.as_posix()}" if relative.parts else ":(top)."
+    spec = f":(top,literal,icase){relative.as_posix()}" if relative.parts else ":(top)."
     out = _ok(top, "ls-files", "-z", "--", spec)
     return sorted(os.fsdecode(p) for p in out.split(b"\0") if p) if out else []
 

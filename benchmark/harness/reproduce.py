@@ -433,7 +433,7 @@ def main_command(
         raise SagoError("name the profile: make reproduce MODEL=<slug> PROFILE=<name>")
     if sample is not None:
         verdict, what = reproduce_sample(slug, profile, set_name, version, sample, seed, engine)
-        click.echo(f"{slug}: re-ran {what}")
+        click.echo(visible(f"{slug}: re-ran {what}"))
         for line in verdict.lines(slug):  # file and column names come from the results folder
             click.echo(visible(line.replace("records, activations and run.json equal", "sampled rows equal")))
         if verdict.failures:

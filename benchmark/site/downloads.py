@@ -107,13 +107,17 @@ def neutral_cell(value: object) -> object:
     becomes a visible ``\t`` — and text that starts like a formula gets a leading apostrophe
     (``=HYPERLINK(…)`` is shown, not run). Numbers are never touched, so a negative number stays a number.
 
+    Leading spaces do not hide a formula either (an import that trims spaces would run it).
+
     >>> neutral_cell("=HYPERLINK(1)"), neutral_cell("-2+3"), neutral_cell(-0.25), neutral_cell("\t=1")
     ("'=HYPERLINK(1)", "'-2+3", -0.25, '\\t=1')
+    >>> neutral_cell("  =1+1")
+    "'  =1+1"
     """
     if not isinstance(value, str):
         return value
     text = visible(value)
-    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+    return f"'{text}" if text.lstrip(" ").startswith(FORMULA_STARTS) else text
 
 
 def cells_csv(board: Board) -> str:

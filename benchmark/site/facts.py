@@ -129,7 +129,10 @@ def model_facts(board: Board, model: ModelRow, submissions_root: Path) -> ModelF
     """The facts of one model of ``board``: its stored ``run`` block, else what it declares."""
     run = model.get("run")
     if model.get("status") == "complete" and isinstance(run, Mapping):
-        return _from_run(model, run)
+        try:
+            return _from_run(model, run)
+        except (KeyError, TypeError, AttributeError):
+            pass  # a block of another shape: show what the model declares (facts "not recorded")
     return _declared(model, submissions_root)
 
 

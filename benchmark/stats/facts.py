@@ -118,7 +118,12 @@ def truncation(folder: ResultsFolder) -> list[TruncationRow]:
 
 
 def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer too large for a float is no timing
+        return None
 
 
 def _integer(value: object) -> int | None:
@@ -141,9 +146,9 @@ def wall_seconds(timings: Mapping[str, Any]) -> float | None:
     try:
         started = datetime.fromisoformat(str(timings["started_at"]))
         finished = datetime.fromisoformat(str(timings["finished_at"]))
-    except (KeyError, ValueError):
+        return (finished - started).total_seconds()
+    except (KeyError, ValueError, TypeError):  # missing, malformed, or one stamp without a time zone
         return None
-    return (finished - started).total_seconds()
 
 
 def read_run(folder: ResultsFolder) -> RunDocument | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -285,7 +286,7 @@ def is_rewrite_log(log: Path, tracked: str) -> bool:
     return (
         name.endswith(".jsonl")
         and not name.endswith(".cells.jsonl")
-        and not (log.parent / "manifest.json").exists()
+        and not (Path(os.path.realpath(log)).parent / "manifest.json").exists()
     )
 
 

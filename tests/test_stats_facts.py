@@ -1,0 +1,71 @@
+"""The run facts of leaderboard.json (``models[].run``) and the site's reading of them: odd inputs read as
+"not recorded", never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmark.results import ResultsFolder
+from benchmark.site.facts import model_facts
+from benchmark.stats.facts import _number, run_row, wall_seconds
+from benchmark.submissions import Submission
+
+SUBMISSION = Submission.model_validate(
+    {
+        "name": "Tiny Instruct",
+        "model": {"kind": "hub", "id": "acme/tiny-instruct", "revision": "0" * 40},
+        "license": "MIT",
+        "parameters": 1000,
+        "contact": "tests",
+    }
+)
+
+
+def test_timings_that_cannot_be_subtracted_or_floated_are_not_recorded() -> None:
+    assert (
+        wall_seconds({"started_at": "2026-11-30T11:29:06+00:00", "finished_at": "2026-11-30T11:43:57"})
+        is None
+    )
+    assert wall_seconds({"started_at": "soon", "finished_at": "later"}) is None
+    assert wall_seconds({}) is None
+    assert _number(10**400) is None and _number(True) is None and _number(2) == 2.0
+
+
+def test_a_folder_without_a_run_records_nothing_but_what_the_submission_declares(tmp_path: Path) -> None:
+    row = run_row(SUBMISSION, ResultsFolder(tmp_path), ("Tiny Instruct", "acme__tiny"))
+    assert (row["tuning"], row["tuning_declared"], row["quantisation"]) == ("instruct", False, "none")
+    assert row["token_cap"] is None and row["truncated"] == [] and row["wall_seconds"] is None
+
+
+def test_the_site_falls_back_when_a_run_block_has_another_shape(tmp_path: Path) -> None:
+    model = {
+        "slug": "acme__tiny",
+        "name": "Tiny Instruct",
+        "status": "complete",
+        "parameters": 1000,
+        "run": {},
+    }
+    facts = model_facts(None, model, tmp_path)  # type: ignore[arg-type]
+    assert facts.token_cap is None and facts.truncation == {} and facts.tuning == "instruct"
+    model["run"] = {
+        **run_row(SUBMISSION, ResultsFolder(tmp_path)),
+        "truncated": [{"dataset": "x", "cut": "3"}],
+    }
+    assert model_facts(None, model, tmp_path).truncation == {}  # type: ignore[arg-type]
+
+
+def test_a_path_through_a_folder_that_does_not_exist_still_finds_the_tracked_file() -> None:
+    """`--out new/../README.md` is README.md, and so is `readme.md` (a case-insensitive disk)."""
+    import shutil
+
+    import pytest
+
+    from benchmark.gitrepo import tracked_under
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or tracked_under(root / "README.md") != ["README.md"]:
+        pytest.skip("not a git checkout")
+    assert tracked_under(root / "nonexistent" / ".." / "README.md") == ["README.md"]
+    assert tracked_under(root / "readme.md") == ["README.md"]
+    assert "benchmark/gitrepo.py" in tracked_under(root / "nonexistent" / ".." / "benchmark")
+    assert not (root / "nonexistent").exists()
