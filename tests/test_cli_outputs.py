@@ -62,6 +62,8 @@ def test_analyze_does_not_overwrite_the_readme(
 ) -> None:
     argv = ["analyze", "--submissions-dir", str(checkout.submissions), "--resamples", "100"]
     refused([*argv, "--out", str(checkout.root / "README.md")], capsys, checkout, "would overwrite README.md")
+    # in another case: the same file on a case-insensitive disk
+    refused([*argv, "--out", str(checkout.root / "readme.md")], capsys, checkout, "would overwrite README.md")
 
 
 def test_analyze_may_replace_a_committed_leaderboard(
@@ -87,6 +89,10 @@ def test_export_and_import_do_not_replace_tracked_folders(
 ) -> None:
     export = ["export", "lm-eval", "--version", "v1", "--out", str(checkout.root / "docs")]
     refused(export, capsys, checkout, "would overwrite docs/README.md (and 1 more)")
+    # through a folder that does not exist yet (the export would create it, then replace docs/)
+    sneaky = [*export[:-1], str(checkout.root / "new" / ".." / "docs")]
+    refused(sneaky, capsys, checkout, "would overwrite docs/README.md (and 1 more)")
+    assert not (checkout.root / "new").exists()
     samples = checkout.root / "samples.jsonl"
     imported = ["import", "lm-eval", str(samples), "--version", "v1", "--out", str(checkout.root / "docs")]
     refused(imported, capsys, checkout, "would overwrite docs/README.md")

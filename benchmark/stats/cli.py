@@ -54,6 +54,23 @@ def sgs_text_table(
     return "\n".join([*lines, footer] + ([f"pending: {', '.join(pending)}"] if pending else []))
 
 
+def _board_file(tracked: str) -> bool:
+    """A tracked file analyze may replace: the published board, or a kept board of another version —
+    never a copy inside the built site (its downloads) or any other leaderboard.json.
+
+    >>> _board_file("leaderboard/leaderboard.json")
+    True
+    >>> _board_file("leaderboard/versions/sago-v1/v1/leaderboard.json")
+    True
+    >>> _board_file("leaderboard/site/downloads/leaderboard.json"), _board_file("README.md")
+    (False, False)
+    """
+    parts = PurePosixPath(tracked).parts
+    return parts == ("leaderboard", LEADERBOARD_FILE) or (
+        len(parts) == 5 and parts[:2] == ("leaderboard", "versions") and parts[-1] == LEADERBOARD_FILE
+    )
+
+
 @click.command("analyze")
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
 @click.option("--version", default=BOARD_SET_VERSION, show_default=True, help="Variant set version.")
@@ -114,9 +131,7 @@ def analyze(
             f"--out {out}: {'is a folder' if out.is_dir() else f'the folder {out.parent} does not exist'}; "
             "pass a file path in an existing folder"
         )
-    refuse_tracked(
-        out, "--out", own=lambda p: PurePosixPath(p).name == LEADERBOARD_FILE, writes=LEADERBOARD_FILE
-    )
+    refuse_tracked(out, "--out", own=_board_file, writes=f"{LEADERBOARD_FILE} of a board")
     request = AnalyzeRequest(
         set_name=check_name(set_name, "variant set"),
         version=check_name(version, "version"),
