@@ -10,15 +10,17 @@ by the next one (:func:`recover`):
   the next run renames what is left before it does anything else. Until then a reader may see some new
   outputs beside old ones; the last output staged is renamed last, so when it is new, all are.
 
-A power cut is covered too: the staged files are flushed with ``fsync`` before the journal says
-``renaming``.
+The staged files are flushed with ``fsync`` before the journal says ``renaming``; the journal and the
+folders are not, so after a power cut (not a kill) some new outputs may sit beside old ones until the next
+run rewrites them. Two runs at once are refused by a lock held for the whole run (:func:`exclusive`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmark.errors import SagoError
@@ -129,6 +131,26 @@ def recover(journal: Path) -> int:
             staged.unlink(missing_ok=True)
     journal.unlink()
     return renamed
+
+
+@contextmanager
+def exclusive(journal: Path) -> Iterator[None]:
+    """Hold an exclusive lock beside ``journal`` for a whole run: a second run started at the same moment
+    is refused in one line (the journal's pid check alone only sees a run that already wrote it)."""
+    import fcntl
+
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    with journal.with_name(journal.name + ".lock").open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SagoError(
+                f"another run is writing its outputs (it holds {handle.name}); wait for it to finish"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _running(pid: int) -> bool:

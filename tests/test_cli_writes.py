@@ -250,3 +250,18 @@ def test_a_journal_never_renames_or_deletes_another_file(tmp_path: Path) -> None
     with pytest.raises(Exception, match="not a journal of staged outputs"):
         recover(journal)
     assert victim.read_text() == "keep"
+
+
+def test_a_second_run_started_at_the_same_moment_is_refused(tmp_path: Path) -> None:
+    """The journal's pid check sees only a run that already wrote its journal; the lock held for the whole
+    run also refuses one that starts while the other is still computing."""
+    from benchmark.errors import SagoError
+    from benchmark.staging import exclusive
+
+    journal = tmp_path / "cache" / "analyze-staged.json"
+    with exclusive(journal):
+        with pytest.raises(SagoError, match="another run is writing its outputs") as err, exclusive(journal):
+            pass
+        assert "\n" not in str(err.value)
+    with exclusive(journal):  # released when the run ends
+        pass

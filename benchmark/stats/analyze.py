@@ -39,7 +39,7 @@ from benchmark.integrity import (
 from benchmark.results import ACTIVATIONS_SUFFIX, RECORDS_SUFFIX, ResultsFolder
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
-from benchmark.staging import Staged, recover
+from benchmark.staging import Staged, exclusive, recover
 from benchmark.stats import jsonio, origin
 from benchmark.stats.facts import run_row
 from benchmark.stats.leaderboard import Entry, build_leaderboard
@@ -299,6 +299,11 @@ def journal() -> Path:
 
 def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None = None) -> LeaderboardDocument:
     """Write every summary and the leaderboard, all or none; return the leaderboard document."""
+    with exclusive(journal()):
+        return _analysis(request, variant_frames)
+
+
+def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> LeaderboardDocument:
     finished = recover(journal())  # a run killed while renaming its outputs is finished first
     if finished:
         click.echo(f"note: finished renaming {finished} output(s) of an analyze that was killed", err=True)
