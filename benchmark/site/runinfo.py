@@ -38,6 +38,34 @@ class ProfileRun:
     """slugs run with this profile."""
 
     @property
+    def shortfall(self) -> str:
+        """What this profile runs less of than the paper's setting, in words ('' when nothing).
+
+        >>> for part in ProfileRun("smoke", 4, False, 32, True, ()).shortfall.split("; "):
+        ...     print(part)
+        4 items per dataset (the paper: 16), so many comparisons cannot reach significance
+        only the weakest and strongest level of each rewrite
+        up to 32 new tokens (the paper: 100)
+        >>> ProfileRun("evidence", 16, False, 48, True, ()).shortfall.split("; ")[0]
+        'only the weakest and strongest level of each rewrite'
+        """
+        paper = get_profile(REFERENCE_PROFILE)
+        parts = []
+        if self.items_per_dataset is None or self.items_per_dataset < paper.items_per_dataset:
+            parts.append(
+                f"{self.items_per_dataset if self.items_per_dataset is not None else '?'} items per dataset "
+                f"(the paper: {paper.items_per_dataset}), so many comparisons cannot reach significance"
+            )
+        if self.all_strengths is not True:
+            parts.append("only the " + self.strengths if self.all_strengths is False else self.strengths)
+        if self.max_new_tokens is None or self.max_new_tokens < paper.max_new_tokens:
+            parts.append(
+                f"up to {self.max_new_tokens if self.max_new_tokens is not None else '?'} new tokens "
+                f"(the paper: {paper.max_new_tokens})"
+            )
+        return "; ".join(parts)
+
+    @property
     def strengths(self) -> str:
         """The strength levels in words."""
         if self.all_strengths is None:
