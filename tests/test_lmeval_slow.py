@@ -98,7 +98,7 @@ def test_lm_eval_on_smollm2_gives_the_numbers_of_a_sago_run(
         set_name="sago-v1",
         version="v2",
         axes=read_scorer_backbones(ResultsFolder(sago).deltas),
-        not_measured=not_measured_map,
+        not_measured=not_measured_map(),
     )
 
     ours, theirs = records(imported), records(sago)
