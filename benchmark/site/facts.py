@@ -16,7 +16,7 @@ from pathlib import Path
 from benchmark.errors import SagoError
 from benchmark.rows import ModelRow, RunRow
 from benchmark.site.board import Board
-from benchmark.stats.facts import prompt_format, quantisation, tuning_from_name
+from benchmark.stats.facts import prompt_format, quantisation, tuning_of
 from benchmark.submissions import Submission, load_submission
 
 
@@ -108,16 +108,13 @@ def _from_run(model: ModelRow, run: RunRow) -> ModelFacts:
 def _declared(model: ModelRow, submissions_root: Path) -> ModelFacts:
     """What submission.yaml and the model's names say, for a row without a ``run`` block."""
     submission = _submission(model["slug"], submissions_root)
-    declared = getattr(submission, "tuning", None)
-    names = [str(model.get("name") or ""), model["slug"]]
-    if submission is not None:
-        names.append(getattr(submission.model, "id", "") or getattr(submission.model, "artefact", ""))
+    tuning, declared = tuning_of(submission, (str(model.get("name") or ""), model["slug"]))
     dtype = model.get("dtype")
     return ModelFacts(
         model["slug"],
         _parameters(model),
-        declared or tuning_from_name(*names),
-        declared is not None,
+        tuning,
+        declared,
         prompt_format(None, str(model.get("chat_template") or "")),
         quantisation(submission),
         str(dtype) if dtype else None,

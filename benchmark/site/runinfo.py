@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchmark.documents import RunDocument, RunProfile
-from benchmark.errors import SagoError
 from benchmark.harness.profiles import get_profile
 from benchmark.results import ResultsFolder
 from benchmark.site.board import Board
+from benchmark.stats.facts import read_run
 
 REFERENCE_PROFILE = "paper"
 
@@ -103,10 +103,9 @@ def read_runs(board: Board, submissions_root: Path) -> dict[str, RunDocument]:
     runs: dict[str, RunDocument] = {}
     for model in board.complete:
         folder = ResultsFolder.of(model["slug"], board.data["set"], board.data["version"], submissions_root)
-        try:
-            runs[model["slug"]] = folder.read_run()
-        except SagoError:
-            continue  # the validator reports it; the header says the profile is not recorded
+        # an unreadable one: the validator reports it; the header says the profile is not recorded
+        if (run := read_run(folder)) is not None:
+            runs[model["slug"]] = run
     return runs
 
 

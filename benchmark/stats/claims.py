@@ -435,40 +435,54 @@ def _duration(seconds: float | None) -> str:
     return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
 
 
-def _run_cells(run: RunRow, n_items: int | None) -> list[str]:
-    """The table's cells of one ``models[].run`` block, accuracy aside."""
+RUN_COLUMNS = (
+    "tuning",
+    "prompt",
+    "weights",
+    "profile",
+    "items",
+    "token cap",
+    "cut at the cap",
+    "baseline accuracy",
+    "wall time",
+    "threads, batch",
+    "peak memory",
+)
+"""The columns of :func:`runs_table` after the model's name."""
+
+
+def _run_cells(run: RunRow, n_items: int | None) -> dict[str, str]:
+    """The table's cells of one ``models[].run`` block (every column but the accuracy)."""
     cut = next((t for t in run["truncated"] if t["dataset"] == ALL), None)
     items, memory = run["items_per_dataset"], run["peak_rss_mib"]
-    return [
-        run["tuning"] or "\u2013",
-        run["prompt_format"] or "\u2013",
-        f"{run['quantisation'] or '?'}, {run['dtype'] or '?'}",
-        run["profile"] or "\u2013",
-        f"{items} per dataset ({n_items} in all)" if items else "\u2013",
-        str(run["token_cap"] or "\u2013"),
-        _share(cut["cut"], cut["total"]) + " responses" if cut else "\u2013",
-        _duration(run["wall_seconds"]),
-        f"{run['threads'] or '?'}, {run['batch_size'] or '?'}",
-        f"{memory / 1024:.1f} GiB" if memory else "not recorded",
-    ]
+    return {
+        "tuning": run["tuning"] or "\u2013",
+        "prompt": run["prompt_format"] or "\u2013",
+        "weights": f"{run['quantisation'] or '?'}, {run['dtype'] or '?'}",
+        "profile": run["profile"] or "\u2013",
+        "items": f"{items} per dataset ({n_items} in all)" if items else "\u2013",
+        "token cap": str(run["token_cap"] or "\u2013"),
+        "cut at the cap": _share(cut["cut"], cut["total"]) + " responses" if cut else "\u2013",
+        "wall time": _duration(run["wall_seconds"]),
+        "threads, batch": f"{run['threads'] or '?'}, {run['batch_size'] or '?'}",
+        "peak memory": f"{memory / 1024:.1f} GiB" if memory else "not recorded",
+    }
 
 
 def runs_table(document: LeaderboardDocument) -> str:
     """Markdown table of what every complete model is and how its committed result was made
     (``models[].run`` and ``accuracy[]``): what each number above rests on."""
-    head = (
-        "| model | tuning | prompt | weights | profile | items | token cap | cut at the cap | "
-        "baseline accuracy | wall time | threads, batch | peak memory |"
-    )
-    lines = [head, "|---" * head.count(" | ") + "|---|"]
+    lines = ["| model | " + " | ".join(RUN_COLUMNS) + " |", "|---" * (len(RUN_COLUMNS) + 1) + "|"]
     for model in document.complete:
         accuracy = document.accuracy.first(model=model["slug"], dataset=ALL)
         value, n = (accuracy.get("accuracy"), int(accuracy["n_items"])) if accuracy else (None, 0)
-        right = _share(round(float(value) * n), n) + " items" if value is not None else "\u2013"
         run = model.get("run")
-        described = _run_cells(run, model.get("n_items")) if run else ["not recorded"] * 10
-        cells = [document.name(model["slug"]), *described[:7], right, *described[7:]]
-        lines.append("| " + " | ".join(cells) + " |")
+        cells = _run_cells(run, model.get("n_items")) if run else {}
+        cells["baseline accuracy"] = (
+            _share(round(float(value) * n), n) + " items" if value is not None else "\u2013"
+        )
+        row = [document.name(model["slug"]), *(cells.get(c, "not recorded") for c in RUN_COLUMNS)]
+        lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ missing or unreadable leaves its fact as None ("not recorded"): the validator re
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -117,7 +117,8 @@ def truncation(folder: ResultsFolder) -> list[TruncationRow]:
     return found
 
 
-def _number(value: object) -> float | None:
+def _number(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None
     try:
@@ -126,7 +127,8 @@ def _number(value: object) -> float | None:
         return None
 
 
-def _integer(value: object) -> int | None:
+def _integer(data: Mapping[str, Any], key: str) -> int | None:
+    value = data.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -151,6 +153,17 @@ def wall_seconds(timings: Mapping[str, Any]) -> float | None:
         return None
 
 
+def tuning_of(submission: Submission | None, names: Sequence[str]) -> tuple[str | None, bool]:
+    """``(tuning, declared)``: submission.yaml's ``tuning`` when it declares one, else "instruct" or
+    "base" as the model's names say (``names`` plus its Hub id or packaged artefact), else None."""
+    declared = getattr(submission, "tuning", None)
+    if declared is not None:
+        return declared, True
+    model = submission.model if submission is not None else None
+    known = [*names, getattr(model, "id", "") or "", getattr(model, "artefact", "") or ""]
+    return tuning_from_name(*known), False
+
+
 def read_run(folder: ResultsFolder) -> RunDocument | None:
     """The folder's run.json, or None when it is missing or unreadable."""
     if not folder.has_run():
@@ -169,25 +182,23 @@ def run_row(submission: Submission, folder: ResultsFolder, names: tuple[str, ...
     """
     run = read_run(folder)
     data: Mapping[str, Any] = run.data if run else {}
-    timings, hardware = _object(data, "timings"), _object(data, "hardware")
-    declared = getattr(submission, "tuning", None)
-    model = submission.model
-    known = [*names, getattr(model, "id", "") or "", getattr(model, "artefact", "") or ""]
+    timings = _object(data, "timings")
+    tuning, declared = tuning_of(submission, names)
     dtype = model_field(run, "dtype") or submission.dtype
     return {
-        "tuning": declared or tuning_from_name(*known),
-        "tuning_declared": declared is not None,
+        "tuning": tuning,
+        "tuning_declared": declared,
         "prompt_format": prompt_format(run, submission.chat_template),
         "quantisation": quantisation(submission),
         "dtype": str(dtype) if dtype else None,
         "profile": run.profile_name if run else None,
         "items_per_dataset": run.profile.items_per_dataset if run and run.profile else None,
         "token_cap": run.profile.max_new_tokens if run and run.profile else None,
-        "engine": str(data["engine"]) if isinstance(data.get("engine"), str) else None,
-        "batch_size": _integer(data.get("batch_size")),
-        "threads": _integer(hardware.get("torch_threads")),
+        "engine": data["engine"] if isinstance(data.get("engine"), str) else None,
+        "batch_size": _integer(data, "batch_size"),
+        "threads": _integer(_object(data, "hardware"), "torch_threads"),
         "wall_seconds": wall_seconds(timings),
-        "model_seconds": _number(timings.get("model_seconds")),
-        "peak_rss_mib": _number(timings.get("peak_rss_mib")),
+        "model_seconds": _number(timings, "model_seconds"),
+        "peak_rss_mib": _number(timings, "peak_rss_mib"),
         "truncated": truncation(folder) if run else [],
     }

@@ -17,7 +17,6 @@ from pathlib import Path
 from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import VARIANTS_DIR, check_name, check_slug
-from benchmark.results import RUN_FILE
 from benchmark.submissions.failures import Failure
 from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
@@ -28,7 +27,12 @@ from benchmark.submissions.schema import (
     SubmissionInvalid,
     load_submission,
 )
-from benchmark.submissions.validate_results import KnownSet, check_result_folder, known_variant_sets
+from benchmark.submissions.validate_results import (
+    KnownSet,
+    check_result_folder,
+    in_progress,
+    known_variant_sets,
+)
 
 # Files allowed at the top of submissions/ and inside one submission folder.
 ROOT_FILES = frozenset({"README.md", ".gitkeep"})
@@ -154,10 +158,10 @@ def _check_submission(
     failures.extend(found)
     folders = going = 0
     for version_dir in _result_folders(folder / "results", rel / "results", failures):
-        if (version_dir / RUN_FILE).exists():
-            folders += 1
-        else:
+        if in_progress(version_dir):
             going += 1
+        else:
+            folders += 1
         failures.extend(
             check_result_folder(
                 version_dir, rel / "results" / version_dir.parent.name / version_dir.name, known, submission
