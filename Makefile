@@ -12,10 +12,10 @@ VENV_FLAGS ?=
 PY ?= $(VENV)/bin/python
 SAGO ?= $(PY) -m benchmark
 SET ?= sago-v1
-# New builds and evaluations use v2; the published board (and `make all`) reads v1's committed smoke
-# results until the v2 evidence runs are complete.
+# New builds and evaluations use v2; so does the published board (and `make all`): the v2 evidence results.
+# v1's smoke board is kept at leaderboard/versions/sago-v1/v1/leaderboard.json.
 VERSION ?= v2
-BOARD_VERSION ?= v1
+BOARD_VERSION ?= v2
 # The published hashes (README): `make all` refuses any other set.
 V1_SHA256 ?= f1ec4540ba799cfe4d8c8365d13e1de2cd0b17414e7c5fcb1d424404ad50658b
 V2_SHA256 ?= dc0e25db066996cd35282735deb5dc9e5d211ee5d3e8f8d9b13a3d5a86df4891
@@ -23,13 +23,13 @@ PROFILE ?= smoke
 # The board's committed results: their profile, and how `make all` proves them. SAMPLE=K re-runs K seeded
 # baseline batches and K variant batches of each (their committed composition) instead of the whole run:
 # hours of evidence cannot be re-run in the main job's 30 minutes (empty: re-run everything).
-BOARD_PROFILE ?= smoke
-SAMPLE ?=
+BOARD_PROFILE ?= evidence
+SAMPLE ?= 2
 SEED ?= 0
 MODEL ?=
 # The default submissions `make all` re-runs and diffs with their committed results (every committed
 # result is analysed and rebuilt into the site).
-ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_k_m
+ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_k_m qwen__qwen2.5-coder-0.5b-instruct-q4_k_m
 # One torch thread per model run: the committed results were made this way, and float reductions
 # (hence, rarely, a greedy token) depend on the thread count. `make all` runs the models side by side.
 THREADS ?= 1

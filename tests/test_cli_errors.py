@@ -120,6 +120,9 @@ def nothing(tree: SiteTree) -> None:
 
 NO_GPU = "cuda" if not torch.cuda.is_available() else "cuda:99"
 T = "{root}"  # replaced by the tmp folder
+ON = ["--version", VERSION]
+"""The fixture's set version (the commands default to the published board's): last in every command line,
+so the cases below may cut the lists at fixed places."""
 EVALUATE = ["evaluate", SLUG, "--force", "--no-progress", "--version", VERSION]
 BUILD = [
     "leaderboard",
@@ -132,6 +135,7 @@ BUILD = [
     f"{T}/submissions",
     "--variants",
     f"{T}/variants",
+    *ON,
 ]
 ANALYZE = [
     "analyze",
@@ -141,6 +145,7 @@ ANALYZE = [
     f"{T}/leaderboard/leaderboard.json",
     "--resamples",
     "100",
+    *ON,
 ]
 VARIANTS = ["--root", f"{T}/variants", "--version", VERSION]
 MALFORMED_MANIFESTS = {
@@ -176,25 +181,25 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
     # analyze: inputs and output checked first
     (
         "analyze missing --submissions-dir",
-        ["analyze", "--submissions-dir", f"{T}/typo", "--out", f"{T}/lb.json"],
+        ["analyze", "--submissions-dir", f"{T}/typo", "--out", f"{T}/lb.json", *ON],
         nothing,
         "not a folder",
     ),
     (
         "analyze empty --submissions-dir",
-        ["analyze", "--submissions-dir", f"{T}/leaderboard", "--out", f"{T}/lb.json"],
+        ["analyze", "--submissions-dir", f"{T}/leaderboard", "--out", f"{T}/lb.json", *ON],
         nothing,
         "no submission folders",
     ),
     (
         "analyze --out in a missing folder",
-        ["analyze", "--submissions-dir", f"{T}/submissions", "--out", f"{T}/missing/dir/x.json"],
+        ["analyze", "--submissions-dir", f"{T}/submissions", "--out", f"{T}/missing/dir/x.json", *ON],
         nothing,
         "does not exist",
     ),
     (
         "analyze --out is a folder",
-        ["analyze", "--submissions-dir", f"{T}/submissions", "--out", f"{T}/site"],
+        ["analyze", "--submissions-dir", f"{T}/submissions", "--out", f"{T}/site", *ON],
         nothing,
         "directory",
     ),
@@ -214,7 +219,7 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
         nothing,
         "not a folder",
     ),
-    ("build --variants typo", [*BUILD[:8], "--variants", f"{T}/typo"], nothing, "not a folder"),
+    ("build --variants typo", [*BUILD[:8], "--variants", f"{T}/typo", *ON], nothing, "not a folder"),
     (
         "build empty --submissions",
         [*BUILD[:6], "--submissions", f"{T}/site", *BUILD[8:]],

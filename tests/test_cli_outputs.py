@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers.checkout import install_site_tree, snapshot
-from helpers.site_tree import SiteTree
+from helpers.site_tree import VERSION, SiteTree
 
 from benchmark.cli import main
 from benchmark.gitrepo import tracked_under
@@ -60,7 +60,8 @@ def test_tracked_under_lists_a_file_a_folder_and_nothing_outside(checkout: SiteT
 def test_analyze_does_not_overwrite_the_readme(
     checkout: SiteTree, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["analyze", "--submissions-dir", str(checkout.submissions), "--resamples", "100"]
+    argv = ["analyze", "--version", VERSION, "--submissions-dir", str(checkout.submissions)]
+    argv += ["--resamples", "100"]
     refused([*argv, "--out", str(checkout.root / "README.md")], capsys, checkout, "would overwrite README.md")
     # in another case: the same file on a case-insensitive disk
     refused([*argv, "--out", str(checkout.root / "readme.md")], capsys, checkout, "would overwrite README.md")
@@ -70,14 +71,16 @@ def test_analyze_may_replace_a_committed_leaderboard(
     checkout: SiteTree, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TQDM_DISABLE", "1")
-    argv = ["analyze", "--submissions-dir", str(checkout.submissions), "--resamples", "100"]
+    argv = ["analyze", "--version", VERSION, "--submissions-dir", str(checkout.submissions)]
+    argv += ["--resamples", "100"]
     assert main([*argv, "--out", str(checkout.leaderboard)]) == 0, capsys.readouterr().err
 
 
 def test_the_site_goes_only_where_a_site_is_committed(
     checkout: SiteTree, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    build = ["leaderboard", "build", "--input", str(checkout.leaderboard), "--submissions"]
+    build = ["leaderboard", "build", "--version", VERSION, "--input", str(checkout.leaderboard)]
+    build += ["--submissions"]
     build += [str(checkout.submissions), "--variants", str(checkout.variants), "--out"]
     (checkout.root / "docs" / MARKER).write_text("planted\n")  # a marker git does not track
     refused([*build, str(checkout.root / "docs")], capsys, checkout, "would overwrite docs/README.md")

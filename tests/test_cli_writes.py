@@ -33,6 +33,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SiteTree:
 def analyze_argv(tree: SiteTree) -> list[str]:
     return [
         "analyze",
+        "--version",
+        VERSION,  # the fixture's set version, not the board's default
         "--submissions-dir",
         str(tree.submissions),
         "--out",
@@ -132,7 +134,8 @@ def test_a_full_disk_while_building_the_site_keeps_the_old_site(
 ) -> None:
     before = snapshot(world.root)
     failing_write(monkeypatch, lambda p: p.name == "models.html", errno.ENOSPC)
-    argv = ["leaderboard", "build", "--input", str(world.leaderboard), "--out", str(world.root / "site")]
+    argv = ["leaderboard", "build", "--version", VERSION, "--input", str(world.leaderboard)]
+    argv += ["--out", str(world.root / "site")]
     argv += ["--submissions", str(world.submissions), "--variants", str(world.variants)]
     err = one_line_error(main(argv), capsys)
     assert "models.html" in err and "ENOSPC" in err and "free space" in err, err

@@ -25,9 +25,20 @@ RESULTS = sorted(
 )
 
 
-def test_packaged_models_have_committed_results() -> None:
-    slugs = {p.parts[-4] for p in RESULTS}
-    assert {"huggingfacetb__smollm2-135m-instruct-q4_1", "google__gemma-3-270m-q4_k_m"} <= slugs
+def test_the_default_submissions_have_committed_evidence_results() -> None:
+    """Every model `make all` proves (the Makefile's ALL_MODELS) has a committed result on the board's
+    version, made with the evidence profile's 16 items per dataset."""
+    import json
+    import re
+
+    makefile = (SUBMISSIONS_DIR.parent / "Makefile").read_text(encoding="utf-8")
+    found = re.search(r"^ALL_MODELS \?= (.+)$", makefile, flags=re.MULTILINE)
+    assert found is not None
+    defaults = set(found.group(1).split())
+    assert len(defaults) >= 3 and defaults <= {p.parts[-4] for p in RESULTS}
+    for folder in RESULTS:
+        profile = json.loads((folder / "run.json").read_text(encoding="utf-8"))["profile"]
+        assert (profile["name"], profile["items_per_dataset"]) == ("evidence", 16)
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import pytest
 
 from benchmark.harness.reproduce import diff_results, main, rerun_options
 from benchmark.results import ResultsFolder
-from benchmark.schema import BASELINE_VARIANT_ID
+from benchmark.schema import BASELINE_VARIANT_ID, BOARD_SET_VERSION
 
 COMMITTED = (
     Path(__file__).resolve().parents[1]
@@ -62,9 +62,14 @@ def test_settings_come_from_run_json_and_a_wrong_profile_is_refused(
         run["engine"],
         run["hardware"]["torch_threads"],
     )
-    assert main(["huggingfacetb__smollm2-135m-instruct-q4_1", "--profile", "paper"]) == 2
+    slug = COMMITTED.parents[2].name
+    assert main([slug, "--profile", "paper", "--version", COMMITTED.name]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"use PROFILE={run['profile']['name']}" in err
+    # without --version the published board's result is the one checked (v2: the evidence profile)
+    board = ResultsFolder(COMMITTED.parent / BOARD_SET_VERSION).read_run().to_json()["profile"]["name"]
+    assert board != "paper" and main([slug, "--profile", "paper"]) == 2
+    assert f"use PROFILE={board}" in capsys.readouterr().err
     assert main(["--profile", "smoke"]) == 2
     assert "MODEL=<slug>" in capsys.readouterr().err
 

@@ -13,13 +13,15 @@ from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree, write_vari
 
 import benchmark
 from benchmark.cli import main
-from benchmark.paths import LEADERBOARD_DIR
+from benchmark.paths import LEADERBOARD_DIR, VARIANTS_DIR
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site import overview
 from benchmark.site.board import ALL, CellKey, pending_board, read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.facts import all_facts, readable_count
 from benchmark.site.render import num
 from benchmark.site.stack import label_cells
+from benchmark.site.versions import frozen_versions
 from benchmark.site.views import comparison
 from benchmark.variants.frozen import load_variant_set
 
@@ -198,14 +200,21 @@ def test_the_committed_site_explains_its_stand_in_datasets() -> None:
     assert "gsm8k stands in for Alpaca (long-form answers)." in gsm8k
     assert "Alpaca&#39;s open instructions are not available from PyPI" in gsm8k
     assert "is one of the datasets of the paper" in page(site, "datasets/trivia_qa.html")
-    assert (site / "versions" / "v2" / "index.html").is_file()  # the frozen v2 set has its own board
+    others = [v for v in frozen_versions(DEFAULT_SET, VARIANTS_DIR) if v != BOARD_SET_VERSION]
+    assert others  # v1's smoke board is kept beside the published one
+    for version in others:  # every other frozen version of the set has its own board
+        assert (site / "versions" / version / "index.html").is_file()
+    assert not (site / "versions" / BOARD_SET_VERSION).exists()  # the published version is the root
 
 
 def test_cli_and_api_build_every_version_alike(
     two_versions: tuple[SiteTree, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tree, site = two_versions
-    folders = ["--submissions", str(tree.submissions), "--variants", str(tree.variants)]
+    folders = [
+        *("--set", SET, "--version", VERSION),  # the fixture's published version, not the default board's
+        *("--submissions", str(tree.submissions), "--variants", str(tree.variants)),
+    ]
     assert (
         main(
             [

@@ -231,6 +231,7 @@ def test_cli_build_from_leaderboard(built: tuple[SiteTree, Path], tmp_path: Path
     args = [
         "leaderboard",
         "build",
+        *("--set", SET, "--version", VERSION),  # the fixture's version (the default is the board's)
         "--input",
         str(tree.leaderboard),
         "--out",

@@ -21,9 +21,12 @@ from benchmark.site.items import ModelResults, item_views
 from benchmark.site.render import num, signed
 from benchmark.site.runinfo import run_header
 from benchmark.site.views import comparison
+from benchmark.stats.claims import claims
 
 EXAMPLE = Path(__file__).parent / "fixtures" / "leaderboard_example.json"
 COMMITTED = Path(__file__).parent.parent / "leaderboard" / "leaderboard.json"
+KEPT_V1 = Path(__file__).parent.parent / "leaderboard" / "versions" / "sago-v1" / "v1" / "leaderboard.json"
+"""v1's board (two models' smoke results), kept on the site beside the published one."""
 MEASURES = [
     {"name": "act_cos_last", "axis": "activations", "scale": 2.0, "paper": True, "description": "d"},
     {"name": "act_cos_mean", "axis": "activations", "scale": 2.0, "paper": False, "description": "d"},
@@ -128,12 +131,11 @@ def numbers_in(text: str) -> list[int]:
     return [int(w) for w in text.replace(",", " ").replace("(", " ").split() if w.isdigit()]
 
 
-@pytest.mark.parametrize("path", [EXAMPLE, COMMITTED])
+@pytest.mark.parametrize("path", [EXAMPLE, COMMITTED, KEPT_V1])
 def test_headline_counts_match_the_leaderboard(path: Path) -> None:
     data = json.loads(path.read_text())
     board = Board.of(data)
     sentences = findings.headline(board)
-    assert 3 <= len(sentences) <= 8
     eps = data["primary_epsilon"]
     paper = {m["name"] for m in data["measures"] if m["paper"]}
     tests = [
@@ -150,13 +152,17 @@ def test_headline_counts_match_the_leaderboard(path: Path) -> None:
         f"{counts['significant']} of {len(tests)} are significant, "
         f"{counts['not significant']} not significant, {counts['not testable']} not testable" in sentences[0]
     )
+    # no sentence names an overall winner unless every leading cell has the same model
+    assert not any("overall winner:" in s and "no overall" not in s for s in sentences)
+    if len(board.complete) < 2:  # a board whose other models still run: its verdicts, no comparison
+        assert not any("flips between two datasets" in s or "steadier" in s for s in sentences)
+        return
+    assert 3 <= len(sentences) <= 8
     flips = next(s for s in sentences if "flips between two datasets" in s)
     assert f"in {len(data['reversals'])} cases" in flips
     untestable = sum(r.get("verdict") == "not testable" for r in data["reversals"])
     if untestable == len(data["reversals"]):
         assert "none can be tested" in flips
-    # no sentence names an overall winner unless every leading cell has the same model
-    assert not any("overall winner:" in s and "no overall" not in s for s in sentences)
 
 
 def test_rule_no_sentence_rests_on_the_paper_t_test_alone() -> None:
@@ -203,11 +209,22 @@ def test_rule_no_sentence_rests_on_the_paper_t_test_alone() -> None:
     assert findings.grid_cell(board, "x", "activations").status == findings.NOT_TESTABLE
 
 
-def test_headline_is_empty_with_fewer_than_two_models() -> None:
-    board = Board.of(
-        {"models": [{"slug": "a", "status": "complete"}], "datasets": ["x"], "measures": MEASURES}
-    )
-    assert findings.headline(board) == []
+def test_one_model_headline_states_its_verdicts_and_compares_nothing() -> None:
+    """With one complete model the headline is the instability verdict the README states too, and no
+    sentence compares models; without cells there is nothing to say."""
+    one = {"models": [{"slug": "a", "name": "Model A", "status": "complete"}], "datasets": ["x"]}
+    assert findings.headline(Board.of({**one, "measures": MEASURES})) == []
+    test = {"epsilon": 0.05, "n_items": 16, "p_floor": 1.5e-5, "verdict": "significant", "marker_t": "*"}
+    cells = [
+        {"model": "a", "dataset": d, "measure": "act_cos_last", "sgs": 0.3, "n_items": 16, "tests": [test]}
+        for d in ("x", "all")
+    ]
+    board = Board.of({**one, "measures": MEASURES, "cells": cells, "primary_epsilon": 0.05})
+    sentences = findings.headline(board)
+    assert sentences == [c["text"] for c in claims(board.document) if c["headline"]]
+    assert len(sentences) == 1 and sentences[0].startswith("Is instability above ε = 0.05?")
+    assert "1 of 1 are significant, 0 not significant, 0 not testable" in sentences[0]
+    assert not any(word in s for s in sentences for word in ("steadier", "flips", "winner", "Model A"))
 
 
 def _run(**fields: object) -> RunDocument:

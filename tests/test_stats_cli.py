@@ -19,12 +19,14 @@ from helpers.synthetic import example_levels, synthetic_deltas
 from benchmark.axes.results import INPUTS_KEY, input_fingerprint, read_input_fingerprint
 from benchmark.cli import main
 from benchmark.paths import SUBMISSIONS_DIR
-from benchmark.schema import RECORDS_SCHEMA_VERSION
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET, RECORDS_SCHEMA_VERSION
 from benchmark.stats import origin
 from benchmark.stats.analyze import current_axes, deltas_are_stale
 
 COMPLETE = ("acme__m-a", "acme__m-b")
 PENDING = "acme__m-later"
+RESULTS = Path("results") / DEFAULT_SET / BOARD_SET_VERSION
+"""Where the fixture's results lie: the set version `sago analyze` reads when given none."""
 
 
 @pytest.fixture
@@ -38,7 +40,7 @@ def submissions(tmp_path: Path) -> Path:
         meta = {k: v for k, v in example_submission(slug).items() if v is not None}
         (folder / "submission.yaml").write_text(yaml.safe_dump(meta))
         if slug in COMPLETE:
-            results = folder / "results" / "sago-v1" / "v1"
+            results = folder / RESULTS
             results.mkdir(parents=True)
             (results / "run.json").write_text("{}")
             write_fresh_deltas(results, deltas[deltas["model"] == slug])
@@ -71,9 +73,9 @@ def test_analyze_writes_summaries_and_a_reproducible_leaderboard(
         "acme__m-b": "complete",
         "acme__m-later": "pending",
     }
-    summary = submissions / "acme__m-a" / "results" / "sago-v1" / "v1" / "summary.json"
+    summary = submissions / "acme__m-a" / RESULTS / "summary.json"
     assert json.loads(summary.read_text())["model"] == "acme__m-a"
-    assert board["models"][0]["summary"] == "submissions/acme__m-a/results/sago-v1/v1/summary.json"
+    assert board["models"][0]["summary"] == f"submissions/acme__m-a/{RESULTS.as_posix()}/summary.json"
     first = out.read_bytes()
     assert analyze(submissions, out, "--slug", "acme__m-b") == 0
     assert out.read_bytes() == first
@@ -245,7 +247,7 @@ def test_a_forged_summary_is_not_read_under_slug(submissions: Path, tmp_path: Pa
     out = tmp_path / "leaderboard.json"
     assert analyze(submissions, out) == 0
     honest_board = out.read_bytes()
-    results = submissions / "acme__m-a" / "results" / "sago-v1" / "v1"
+    results = submissions / "acme__m-a" / RESULTS
     summary = results / "summary.json"
     honest = summary.read_bytes()
     summary.write_text(json.dumps(_zeroed(json.loads(honest))), encoding="utf-8")

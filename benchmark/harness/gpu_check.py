@@ -48,9 +48,11 @@ from benchmark.models.bench_engines import (
     random_prompts,
 )
 from benchmark.results import ResultsFolder, results_dir
-from benchmark.schema import BASELINE_FAMILY, BOARD_SET_VERSION, DEFAULT_SET
+from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
+REFERENCE_VERSION = "v1"
+"""The set version of the committed CPU smoke results (full activations) the GPU run is compared with."""
 CONFIDENCE_COLUMNS = ("logprob_sum", "logprob_mean", "entropy_mean")
 """the record columns compared between the GPU run and the committed CPU records (with the states)."""
 
@@ -161,9 +163,9 @@ def run_smollm2(
     root = scratch / dtype
     (root / slug).mkdir(parents=True)
     (root / slug / "submission.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    # compares with the committed CPU records, which are on the board's set version, full activations
+    # compares with the committed CPU smoke records of v1 (full activations)
     options = EvaluateOptions(
-        version=BOARD_SET_VERSION,
+        version=REFERENCE_VERSION,
         profile=profile,
         device=device,
         datasets=datasets,
@@ -173,7 +175,7 @@ def run_smollm2(
         activations="full",
     )
     evaluate_submission(slug, options, root=root)
-    return results_dir(slug, DEFAULT_SET, BOARD_SET_VERSION, root)
+    return results_dir(slug, DEFAULT_SET, REFERENCE_VERSION, root)
 
 
 def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> AgreementRow:
@@ -253,7 +255,7 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int) -> str:
         shapes, dtype = [SHAPES["llama-1b"], SHAPES["llama-8b"]], torch.bfloat16
         workload = Workload(4 * batch_size, batch_size, 40, 120, 100, 100, seed=0)
     phases = [bench_phases(s, workload, device=device, dtype=dtype, peak_flops=peak_flops) for s in shapes]
-    tasks = select_tasks(open_variant_set(DEFAULT_SET, BOARD_SET_VERSION), get_profile("paper"), None)
+    tasks = select_tasks(open_variant_set(DEFAULT_SET, REFERENCE_VERSION), get_profile("paper"), None)
     paper = len(tasks) + sum(t.family == BASELINE_FAMILY for t in tasks)  # + the rerun controls
     estimate = (
         f"ESTIMATE (extrapolated from the {phases[-1].model} row, not measured): the paper profile's "
@@ -268,7 +270,7 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int) -> str:
 
 
 def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
-    committed = results_dir(SMOLLM2, DEFAULT_SET, BOARD_SET_VERSION)
+    committed = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION)
     rows = []
     for dtype in ("float32", "bfloat16"):
         began = time.perf_counter()
@@ -281,7 +283,7 @@ def _dry_agreement(scratch: Path) -> list[AgreementRow]:
     """The comparison code path on the CPU: the tiny model in float32 (reference) and bfloat16."""
     from benchmark.testing import tiny_backend
 
-    dataset = open_variant_set(DEFAULT_SET, BOARD_SET_VERSION).datasets[:1]
+    dataset = open_variant_set(DEFAULT_SET, REFERENCE_VERSION).datasets[:1]
     folders, seconds = {}, {}
     for dtype, torch_dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
         backend = tiny_backend(batch_size=4)
@@ -291,13 +293,13 @@ def _dry_agreement(scratch: Path) -> list[AgreementRow]:
         evaluate_submission(
             SMOLLM2,
             EvaluateOptions(
-                version=BOARD_SET_VERSION, profile="bench", datasets=dataset, force=True, progress=False
+                version=REFERENCE_VERSION, profile="bench", datasets=dataset, force=True, progress=False
             ),
             root=_copy_submission(root),
             backend=backend,
         )
         seconds[dtype] = time.perf_counter() - began
-        folders[dtype] = results_dir(SMOLLM2, DEFAULT_SET, BOARD_SET_VERSION, root)
+        folders[dtype] = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, root)
     return [agreement(folders["float32"], folders[d], d, seconds[d]) for d in folders]
 
 

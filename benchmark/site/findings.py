@@ -80,12 +80,12 @@ def reversal_sentence(board: Board, reversal: Reversal) -> str:
 
 
 def headline(board: Board) -> list[str]:
-    """The stored headline sentences (``claims`` with ``headline`` true); empty with fewer than two models.
+    """The stored headline sentences (``claims`` with ``headline`` true), whatever the number of models.
 
-    A file whose ``claims`` were not stored (examples built by hand) gets them from the same engine.
+    The engine decides what is a headline: the comparisons between models only with two or more, the
+    instability verdicts with one too (the README quotes them, and the site says the same). A file whose
+    ``claims`` were not stored (examples built by hand) gets them from the same engine.
     """
-    if len(board.complete) < 2 or not board.datasets:
-        return []
     stored = list(board.document.claims) or claims.claims(board.document)
     return [c["text"] for c in stored if c.get("headline")]
 
