@@ -6,7 +6,16 @@ their last bits between CPUs, and a byte-for-byte reproduction made on another m
 three at AVX2 makes a run's floats the same on every x86-64 CPU that has AVX2 (the committed results were
 made on an AVX2-only CPU, so they are what this setting reproduces). The variables only act when they are
 set before torch loads, so :func:`pin` runs when :mod:`benchmark` is imported; a value the user set
-already is kept, and :func:`describe` records what was in force.
+already is kept, and :func:`setting` is what run.json records as in force. ``reproduce`` re-runs a result
+under the setting its run.json recorded (:func:`apply_recorded`), whatever the environment says.
+
+Which variable matters was measured on an AVX-512 AMD EPYC by re-running two seeded batches of the
+committed v1 smoke results (made on an AVX2-only CPU) with one variable at a time left at its native
+value: only ``ATEN_CPU_CAPABILITY`` changes bits (SmolLM2 and Gemma: log-probs and activations differ
+within tolerance, responses identical); ``MKL_CBWR`` and ``ONEDNN_MAX_CPU_ISA`` change nothing for these
+models (torch's CPU linear layers here do not reach MKL or oneDNN paths that depend on the ISA). Both
+stay in the setting because other models or torch builds may reach those libraries; they cost nothing
+when unused. README "Reproducibility" gives the speed cost.
 """
 
 from __future__ import annotations
@@ -37,6 +46,44 @@ def pin() -> bool:
 def setting() -> dict[str, str]:
     """The values of the setting's variables in this process ('' where unset)."""
     return {name: os.environ.get(name, "") for name in CPU_SETTING}
+
+
+def parse_recorded(text: str) -> dict[str, str]:
+    """The setting a run.json hardware block recorded (``"ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 …"``);
+    names outside :data:`CPU_SETTING` and values that are not a plain word are ignored.
+
+    >>> parse_recorded("ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 LD_PRELOAD=x ONEDNN_MAX_CPU_ISA=")
+    {'ATEN_CPU_CAPABILITY': 'avx2', 'MKL_CBWR': 'AVX2', 'ONEDNN_MAX_CPU_ISA': ''}
+    """
+    recorded: dict[str, str] = {}
+    for part in text.split():
+        name, _, value = part.partition("=")
+        if name in CPU_SETTING and re.fullmatch(r"[A-Za-z0-9_,]*", value):
+            recorded[name] = value
+    return recorded
+
+
+def apply_recorded(text: str) -> str | None:
+    """Put the recorded setting into this process's environment so a re-run is made under it.
+
+    Returns a line saying what changed (None when nothing recorded or nothing differs). Raises
+    RuntimeError when it differs but torch is already imported: the variables would no longer act.
+    An empty recorded value unsets its variable (it was not set for the committed run).
+    """
+    recorded = parse_recorded(text)
+    differs = {name: value for name, value in recorded.items() if os.environ.get(name, "") != value}
+    if not differs:
+        return None
+    if "torch" in sys.modules:
+        raise RuntimeError("torch is already imported: the recorded CPU setting cannot act in this process")
+    for name, value in differs.items():
+        if value:
+            os.environ[name] = value
+        else:
+            os.environ.pop(name, None)
+    return "re-running under the committed run's CPU setting: " + " ".join(
+        f"{k}={v}" for k, v in differs.items()
+    )
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[str, tuple[str, ...]]:

@@ -267,3 +267,61 @@ def test_a_sampled_rerun_with_the_draft_engine_equals_the_committed_single_prefi
     assert "sampled rows equal the committed result" in out or "equal within tolerance" in out
     assert main([*SAMPLE, "--engine", "warp"]) == 2
     assert "warp" in capsys.readouterr().err
+
+
+APPLY_RECORDED = """
+import os
+os.environ["ATEN_CPU_CAPABILITY"] = "default"
+from benchmark import cpu
+print(cpu.apply_recorded("ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2"))
+print(cpu.apply_recorded("ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2"))
+import torch
+print(torch.backends.cpu.get_cpu_capability())
+try:
+    cpu.apply_recorded("ATEN_CPU_CAPABILITY=default")
+except RuntimeError as error:
+    print("refused:", error)
+"""
+
+
+def test_a_rerun_is_made_under_the_cpu_setting_its_run_json_recorded() -> None:
+    """A user's own ATEN_CPU_CAPABILITY wins for a new run, but a re-run of a committed result takes the
+    setting that result recorded (set before torch loads, so torch's kernels follow it); once torch is
+    loaded a different setting cannot act and is refused, not silently ignored."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", APPLY_RECORDED], capture_output=True, text=True, check=True)
+    lines = done.stdout.strip().splitlines()
+    assert lines == [
+        "re-running under the committed run's CPU setting: ATEN_CPU_CAPABILITY=avx2",
+        "None",
+        "AVX2",
+        "refused: torch is already imported: the recorded CPU setting cannot act in this process",
+    ], done.stdout
+
+
+def test_a_recorded_setting_only_names_the_harness_variables() -> None:
+    """run.json is read back into the environment, so only the three variables, with plain values, pass."""
+    from benchmark import cpu
+
+    assert cpu.parse_recorded("LD_PRELOAD=/tmp/x.so ATEN_CPU_CAPABILITY=avx2;rm MKL_CBWR=AVX2") == {
+        "MKL_CBWR": "AVX2"
+    }
+
+
+def test_a_sampled_rerun_says_when_the_committed_setting_cannot_act(
+    sample_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a process that already loaded torch under another setting, the re-run still runs and says which
+    setting it used (the verdict is then the tolerance comparison's)."""
+    import json
+
+    run = _records(sample_root).parents[1] / "run.json"
+    document = json.loads(run.read_text())
+    document["hardware"]["cpu_setting"] = "ATEN_CPU_CAPABILITY=sse41 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2"
+    run.write_text(json.dumps(document))
+    import torch  # noqa: F401  (the test process has torch loaded, as any in-process caller would)
+
+    main(SAMPLE)
+    assert "note: torch is already imported" in capsys.readouterr().out

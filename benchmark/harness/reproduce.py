@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from benchmark import options, paths
+from benchmark import cpu, options, paths
 from benchmark.documents import RunDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError, visible
@@ -264,6 +264,24 @@ def compare(committed: Path, fresh: Path, ignore: tuple[str, ...] = ()) -> Verdi
     return Verdict(differences, failures, largest)
 
 
+def use_committed_setting(run: RunDocument) -> None:
+    """Make the re-run under the CPU setting the committed run recorded (a user's environment does not
+    override it here: a result is re-made under its own setting). Results made before the setting was
+    recorded keep the harness's default. Must run before torch loads; when torch already has, the re-run
+    goes on under this process's setting and says so."""
+    hardware = run.data.get("hardware")
+    recorded = hardware.get("cpu_setting") if isinstance(hardware, dict) else None
+    if not isinstance(recorded, str):
+        return
+    try:
+        line = cpu.apply_recorded(recorded)
+    except RuntimeError as error:
+        click.echo(visible(f"note: {error}; the re-run uses this process's setting {cpu.setting()}"))
+        return
+    if line:
+        click.echo(visible(line))
+
+
 def _options(run: RunDocument, profile: str, engine: str | None) -> EvaluateOptions:
     """The committed run's settings, with another engine where ``engine`` names one (checked here)."""
     from benchmark.harness.evaluate import EvaluateOptions
@@ -287,6 +305,7 @@ def reproduce(
     load_submission(slug, root)
     run = committed_run(slug, set_name, version, root)
     options = _options(run, profile, engine)
+    use_committed_setting(run)
     scratch = Path(tempfile.mkdtemp(prefix=f"sago-reproduce-{slug}-"))
     try:
         (scratch / slug).mkdir()
@@ -334,6 +353,7 @@ def reproduce_sample(
     submission = load_submission(slug, root)
     run = committed_run(slug, set_name, version, root)
     options = _options(run, profile, engine)
+    use_committed_setting(run)
     folder = results_dir(slug, set_name, version, root)
     variant_set = open_variant_set(set_name, version)
     chosen = get_profile(profile)
