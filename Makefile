@@ -50,9 +50,9 @@ all: setup  ## main job on a fresh machine: re-run the default submissions (CPU)
 	$(SAGO) analyze --set $(SET) --version $(BOARD_VERSION)
 	$(SAGO) leaderboard build --set $(SET) --version $(BOARD_VERSION)
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
-	  if git diff --quiet -- leaderboard submissions; then \
+	  if [ -z "$$(git status --porcelain -- leaderboard submissions)" ]; then \
 	    echo "summaries, leaderboard.json and leaderboard/site/ equal the committed files"; \
-	  else git diff --stat -- leaderboard submissions; echo "the files above differ from the committed ones"; fi; \
+	  else git status --short -- leaderboard submissions; echo "the files above differ from the committed ones (or are new)"; exit 1; fi; \
 	fi
 	@echo "site: leaderboard/site/index.html"
 
