@@ -445,6 +445,7 @@ RUN_COLUMNS = (
     "cut at the cap",
     "baseline accuracy",
     "wall time",
+    "model time",
     "threads, batch",
     "peak memory",
 )
@@ -464,6 +465,8 @@ def _run_cells(run: RunRow, n_items: int | None) -> dict[str, str]:
         "token cap": str(run["token_cap"] or "\u2013"),
         "cut at the cap": _share(cut["cut"], cut["total"]) + " responses" if cut else "\u2013",
         "wall time": _duration(run["wall_seconds"]),
+        # a resumed run's wall time spans its pauses; the model's own seconds do not
+        "model time": _duration(run["model_seconds"]),
         "threads, batch": f"{run['threads'] or '?'}, {run['batch_size'] or '?'}",
         "peak memory": f"{memory / 1024:.1f} GiB" if memory else "not recorded",
     }
