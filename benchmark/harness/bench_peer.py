@@ -105,14 +105,17 @@ def peer_model(backend: HFBackend, batch_size: int) -> Any:
         tokenizer=backend.tokenizer,
         batch_size=batch_size,
         device=str(backend.model.device),
-        add_bos_token=False,
+        # A chat-templated text already carries its BOS; a raw prompt gets the tokenizer's special tokens
+        # from the harness (Gemma's <bos>), so the peer must add them too.
+        add_bos_token=not backend.uses_chat_template,
     )
 
 
 def check_same_tokens(lm: Any, backend: HFBackend, texts: Sequence[str], prompts: Sequence[str]) -> None:
     """The peer must read exactly the token ids the harness reads."""
     for text, prompt in zip(texts, prompts, strict=True):
-        if list(lm.tok_encode(text, add_special_tokens=False)) != backend.render(prompt):
+        # tok_encode's default is what generate_until uses: special tokens exactly when add_bos_token
+        if list(lm.tok_encode(text)) != backend.render(prompt):
             raise SagoError(
                 "lm-eval tokenizes a rendered prompt differently from the harness; "
                 "the comparison would not be like for like"
