@@ -13,19 +13,37 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmark.axes.calibration import tuning_groups, verdicts
+from benchmark.axes import AxisScorers
+from benchmark.axes.calibration import (
+    cohen_kappa,
+    held_out_rows,
+    kappa_difference_interval,
+    load_reference,
+    load_tables,
+    tuning_groups,
+    verdicts,
+)
 from benchmark.axes.llm_calibration import margin, measure
 from benchmark.axes.llm_judge import (
+    JUDGE_MODEL,
+    MEASURED_THRESHOLDS,
     LogitPolitenessJudge,
     LogitScorer,
+    PackagedScorer,
+    Score,
     ScoreCache,
     answer_ids,
     choose_threshold,
     instructions,
+    packaged_judge,
+    prompt_digest,
     row_text,
 )
+from benchmark.axes.politeness import CourtesyMarkerJudge
+from benchmark.axes.scorers import POLITENESS_ENV
 from benchmark.errors import SagoError
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+from benchmark.packaged import ARTEFACTS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 POLITE = "Of course, happy to help! It is Paris. I hope this helps."
@@ -153,3 +171,89 @@ def test_measure_scores_the_judge_class_as_the_mirroring_delta_does() -> None:
     assert report["tuning"]["n"] == 208 and report["held_out"]["n"] == 377
     assert sum(sum(row) for row in report["held_out"]["confusion"]) == 377
     assert report["sgs_mr"]["authors"] == pytest.approx(0.1255, abs=5e-5)
+
+
+MEASURED = {
+    # model: (threshold, tuning κ and confusion, leave-one-dataset-out κ, held-out κ, confusion, interval,
+    #         SGS_MR with the ratio rule / with the authors' length verdicts / politeness rows alone)
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": (
+        -0.6793,
+        (0.5958, ((163, 20), (3, 22))),
+        0.5269,
+        (0.2614, ((338, 21), (11, 7)), (0.003, 0.523)),
+        (0.2293, 0.1752, 0.154),
+    ),
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": (
+        0.1291,
+        (0.6404, ((177, 6), (9, 16))),
+        0.5187,
+        (0.4966, ((338, 21), (4, 14)), (0.207, 0.705)),
+        (0.1874, 0.1345, 0.1049),
+    ),
+}
+"""docs/METHOD.md §7.1, recomputed from the committed per-row margins."""
+
+
+def committed_margins(model: str) -> Score:
+    """The model's margins as committed; a row that is not there fails (the prompt or the rows changed)."""
+    path = FIXTURES / f"llm_judge_margins_{model}.json"
+    tag = f"{model}:{ARTEFACTS.get(model).sha256}"
+    assert json.loads(path.read_text(encoding="utf-8"))["tag"] == tag  # the pinned weights, no other
+
+    def not_committed(response: str, baseline: str, direction: int) -> float:
+        raise AssertionError(f"no committed margin for {response[:40]!r}: re-measure {model}")
+
+    return ScoreCache.open(path, tag).wrap(not_committed)
+
+
+@pytest.mark.parametrize("model", sorted(MEASURED))
+def test_measured_numbers_recompute_from_the_committed_margins(model: str) -> None:
+    report = measure(committed_margins(model), FIXTURES)
+    threshold, (kappa, confusion), cv, (held, held_confusion, interval), sgs = MEASURED[model]
+    assert report["threshold"] == threshold == MEASURED_THRESHOLDS[model]
+    assert (report["tuning"]["kappa"], report["tuning"]["confusion"]) == (kappa, confusion)
+    assert report["tuning"]["cv"]["kappa"] == cv
+    assert (report["held_out"]["kappa"], report["held_out"]["confusion"]) == (held, held_confusion)
+    assert report["held_out"]["interval"] == interval
+    found = report["sgs_mr"]
+    assert (found["ratio_rule"], found["authors_length"], found["politeness_only"]) == sgs
+    assert found["authors"] == pytest.approx(0.1255, abs=5e-5)
+    assert report["rows_asked"] == 130  # of 585: the guard answers the others without the model
+
+
+def test_the_larger_model_has_the_highest_held_out_kappa_level_with_the_default() -> None:
+    held = held_out_rows(FIXTURES)
+    reference = [int(r["authors_verdict"]) for r in held]
+    clusters = [(r["table"], r["prompt_id"]) for r in held]
+    judge = LogitPolitenessJudge(committed_margins(JUDGE_MODEL), MEASURED_THRESHOLDS[JUDGE_MODEL])
+    llm = verdicts(judge, held)
+    default = verdicts(CourtesyMarkerJudge(), held)
+    assert cohen_kappa(reference, llm).kappa > cohen_kappa(reference, default).kappa  # 0.497 > 0.414
+    low, high = kappa_difference_interval(reference, llm, default, clusters)
+    assert (round(low, 2), round(high, 2)) == (-0.19, 0.38)  # not a significant gain
+    assert cohen_kappa(reference, llm).kappa < 0.6  # the target is not reached either
+    # on the authors' 96 Claude/TriviaQA politeness rows it says YES 11 times (theirs 9, the default 20)
+    tables = load_tables(FIXTURES / "authors_judged_claude.json")
+    rows = (
+        load_reference(FIXTURES / "authors_politeness_claude_trivia_qa.json") + tables["politeness/trivia_qa"]
+    )
+    said = verdicts(judge, rows)
+    assert (sum(said), sum(s and r["authors_verdict"] for s, r in zip(said, rows, strict=True))) == (11, 8)
+
+
+def test_the_llm_judge_is_opt_in_through_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(POLITENESS_ENV, raising=False)
+    assert AxisScorers.default().politeness == CourtesyMarkerJudge()
+    assert AxisScorers.default().backbones["politeness"] == "CourtesyMarkerJudge"  # results keep their bytes
+    monkeypatch.setenv(POLITENESS_ENV, "llm")
+    scorers = AxisScorers.default()
+    judge = scorers.politeness
+    assert isinstance(judge, LogitPolitenessJudge) and judge.threshold == MEASURED_THRESHOLDS[JUDGE_MODEL]
+    assert isinstance(judge.score, PackagedScorer) and not judge.score.loaded  # nothing loaded yet
+    label = scorers.backbones["politeness"]
+    assert JUDGE_MODEL in label and prompt_digest() in label  # another model or prompt: other deltas
+    monkeypatch.setenv(POLITENESS_ENV, "gpt")
+    with pytest.raises(SagoError, match=POLITENESS_ENV):
+        AxisScorers.default()
+    with pytest.raises(SagoError, match="no politeness threshold"):
+        packaged_judge("smollm2-135m-instruct-q4_1")

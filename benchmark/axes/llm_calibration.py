@@ -11,13 +11,14 @@ SGS_MR on the authors' Claude/TriviaQA rows.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import click
 
 from benchmark.axes.calibration import (
     JUDGED_FIXTURE,
@@ -41,6 +42,8 @@ from benchmark.axes.llm_judge import (
     load_scorer,
 )
 from benchmark.axes.mirroring import length
+from benchmark.entry import run_command
+from benchmark.packaged import ARTEFACTS
 from benchmark.paths import REPO_ROOT
 
 Row = Mapping[str, Any]
@@ -81,7 +84,7 @@ def cross_validated(
 
 
 def authors_sgs(
-    fixtures: Path, polite: Callable[[Row], bool], closed_length: Callable[[Row], bool]
+    fixtures: Path, polite: Callable[[Row], bool], closed_length: Callable[[Row], bool] | None = None
 ) -> dict[str, float]:
     """SGS_MR on the authors' Claude/TriviaQA rows with ``polite`` deciding the 96 politeness rows, and
     the length rows decided by our ratio rule / by the authors' verdicts / by ``closed_length`` (their
@@ -102,17 +105,22 @@ def authors_sgs(
             counts[prompt] = counts.get(prompt, 0) + n
         return round(sgs_mr(counts), 4)
 
-    return {
+    found = {
         "ratio_rule": sgs(polite, ratio_rule),
         "authors_length": sgs(polite, theirs),
-        "closed_model_length": sgs(polite, closed_length),
         "politeness_only": sgs(polite, None),
         "authors": sgs(theirs, theirs),
     }
+    return found if closed_length is None else found | {"closed_model_length": sgs(polite, closed_length)}
 
 
-def measure(score: Score, fixtures: Path) -> dict[str, Any]:
-    """The whole report for one scorer (see the module docstring)."""
+def measure(score: Score, fixtures: Path, *, closed_length: bool = False) -> dict[str, Any]:
+    """The whole report for one scorer (see the module docstring).
+
+    With ``closed_length`` the 80 length rows are also judged as the authors' closed-model pipeline judges
+    them (``calibration.closed_model_length``: this judge, without its guard, at int(multiplier)); that asks
+    the model about 48 more rows.
+    """
     groups = tuning_groups(fixtures)
     tuning = [r for g in groups.values() for r in g]
     held = held_out_rows(fixtures)
@@ -124,64 +132,83 @@ def measure(score: Score, fixtures: Path) -> dict[str, Any]:
     low, high = kappa_interval(
         [int(r["authors_verdict"]) for r in held], held_judged, [(r["table"], r["prompt_id"]) for r in held]
     )
-    per_table = {
-        table: agreement(
-            [r for r in held if r["table"] == table],
-            [v for r, v in zip(held, held_judged, strict=True) if r["table"] == table],
-        )
-        for table in dict.fromkeys(r["table"] for r in held)
-    }
-    asked = sum(not math.isnan(m) for m in (*tuning_margins, *held_margins))
-
-    def polite(r: Row) -> bool:
-        return bool(verdicts([margin(score, r)], threshold)[0])
-
-    closed = closed_model_length(LogitPolitenessJudge(score, threshold, guard=False))
-
-    def closed_length(r: Row) -> bool:
-        return closed(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
-
-    length_rows = load_tables(fixtures / JUDGED_FIXTURE)["length/trivia_qa"]
-
-    return {
+    report = {
         "threshold": round(threshold, 4),
         "tuning": {
             **agreement(tuning, verdicts(tuning_margins, threshold)),
             "cv": cross_validated(groups, by_group),
         },
         "held_out": {**agreement(held, held_judged), "interval": (round(low, 3), round(high, 3))},
-        "held_out_per_table": per_table,
+        "held_out_per_table": _per_table(held, held_judged),
         "held_out_at_zero": agreement(held, verdicts(held_margins, 0.0)),
-        "length_closed_model": agreement(length_rows, [int(closed_length(r)) for r in length_rows]),
-        "sgs_mr": authors_sgs(fixtures, polite, closed_length),
-        "rows_asked": asked,
+        "rows_asked": sum(not math.isnan(m) for m in (*tuning_margins, *held_margins)),
+    }
+
+    def polite(r: Row) -> bool:
+        return bool(verdicts([margin(score, r)], threshold)[0])
+
+    lengths = _closed_length(LogitPolitenessJudge(score, threshold, guard=False)) if closed_length else None
+    report["sgs_mr"] = authors_sgs(fixtures, polite, lengths)
+    if lengths is not None:
+        rows = load_tables(fixtures / JUDGED_FIXTURE)["length/trivia_qa"]
+        report["length_closed_model"] = agreement(rows, [int(lengths(r)) for r in rows])
+    return report
+
+
+def _per_table(held: Sequence[Row], judged: Sequence[int]) -> dict[str, dict[str, Any]]:
+    tables = dict.fromkeys(str(r["table"]) for r in held)
+    return {
+        table: agreement(
+            [r for r in held if r["table"] == table],
+            [v for r, v in zip(held, judged, strict=True) if r["table"] == table],
+        )
+        for table in tables
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmark.axes.llm_calibration", description=__doc__)
-    parser.add_argument(
-        "--model", required=True, help="a packaged artefact, e.g. qwen2.5-coder-0.5b-instruct-q4_k_m"
-    )
-    parser.add_argument("--cache", type=Path, required=True, help="JSON file of per-row margins (reused)")
-    parser.add_argument("--fixtures", type=Path, default=REPO_ROOT / "tests" / "fixtures")
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
-    scorer, tag = load_scorer(args.model, threads=args.threads)
-    cache = ScoreCache.open(args.cache, f"{args.model}:{tag}")
-    before = len(cache.scores)
+def _closed_length(judge: LogitPolitenessJudge) -> Callable[[Row], bool]:
+    rule = closed_model_length(judge)
+    return lambda r: rule(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--model", required=True, help="A packaged artefact, e.g. qwen2.5-coder-1.5b-instruct-q4_k_m.")
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="JSON file of per-row margins: read when present, written at the end.",
+)
+@click.option(
+    "--fixtures",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=REPO_ROOT / "tests" / "fixtures",
+    show_default=True,
+)
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--closed-model-length", is_flag=True, help="Also judge the length rows as the authors' closed runs."
+)
+def main_command(model: str, cache: Path, fixtures: Path, threads: int, closed_model_length: bool) -> None:
+    """Measure a packaged instruct model as politeness judge; the report is JSON on stdout."""
+    margins = ScoreCache.open(cache, f"{model}:{ARTEFACTS.get(model).sha256}")  # refuses before loading
+    scorer = load_scorer(model, threads=threads)
+    before = len(margins.scores)
     try:
-        report = measure(cache.wrap(scorer), args.fixtures)
+        report = measure(margins.wrap(scorer), fixtures, closed_length=closed_model_length)
     finally:
-        cache.save()
-    computed = len(cache.scores) - before
-    report |= {"model": args.model, "threads": args.threads, "rows_computed_now": computed}
+        margins.save()
+    computed = len(margins.scores) - before
+    report |= {"model": model, "threads": threads, "rows_computed_now": computed}
     if computed:  # wall time of the model calls alone (loading and the bootstrap left out)
-        report["model_seconds"] = round(cache.seconds, 1)
-        report["seconds_per_computed_row"] = round(cache.seconds / computed, 2)
-    json.dump(report, sys.stdout, indent=1)
-    print()
-    return 0
+        report["model_seconds"] = round(margins.seconds, 1)
+        report["seconds_per_computed_row"] = round(margins.seconds / computed, 2)
+    click.echo(json.dumps(report, indent=1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: a user error is one line on stderr and exit status 2."""
+    return run_command(main_command, argv, "python -m benchmark.axes.llm_calibration")
 
 
 if __name__ == "__main__":

@@ -284,15 +284,74 @@ def choose_threshold(margins: Sequence[float], reference: Sequence[int]) -> floa
     return best
 
 
-def load_scorer(artefact: str, *, threads: int = 1) -> tuple[LogitScorer, str]:
-    """The packaged GGUF model ``artefact`` as a :class:`LogitScorer` (float32, ``threads`` CPU threads,
-    deterministic), with the sha256 of its file as the cache tag."""
+def load_scorer(artefact: str, *, threads: int | None = 1) -> LogitScorer:
+    """The packaged GGUF model ``artefact`` (its pinned sha256 checked) as a :class:`LogitScorer`, in float32;
+    ``threads`` sets torch's CPU threads (1: the measurement's deterministic setting; None: left as is)."""
     import torch
 
     from benchmark.gguf import load_gguf
     from benchmark.packaged import ARTEFACTS
 
-    torch.set_num_threads(threads)
-    pinned = ARTEFACTS.get(artefact).sha256
-    loaded = load_gguf(artefact, dtype=torch.float32, sha256=pinned)
-    return LogitScorer(loaded.model, loaded.tokenizer), str(pinned or loaded.path.name)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    loaded = load_gguf(artefact, dtype=torch.float32, sha256=ARTEFACTS.get(artefact).sha256)
+    return LogitScorer(loaded.model, loaded.tokenizer)
+
+
+MEASURED_THRESHOLDS: dict[str, float] = {
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": 0.1291,
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": -0.6793,
+}
+"""The threshold chosen on the 208 tuning rows for each measured packaged model (docs/METHOD.md §7.1;
+``tests/test_axes_llm_judge.py`` recomputes them from the committed margins). No margin lies within 0.004
+of either, so the rounding moves no verdict."""
+JUDGE_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+"""The model behind ``$SAGO_POLITENESS_JUDGE=llm``: the higher held-out κ of the two measured."""
+
+
+def prompt_digest() -> str:
+    """12 hex digits of sha256 over everything the judge says and reads, for provenance.
+
+    A changed instruction, question or answer spelling gives another digest, so results scored with
+    another prompt are told apart.
+    """
+    text = json.dumps([INSTRUCTIONS, QUESTIONS, YES_WORDS, NO_WORDS], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+class PackagedScorer:
+    """A :class:`LogitScorer` over a packaged model, loaded on the first row it scores.
+
+    Building the scorers of a run (``AxisScorers.default``) then loads nothing, and a run whose
+    politeness rows all lack a courtesy cue never loads the model.
+    """
+
+    def __init__(self, artefact: str) -> None:
+        self.artefact = artefact
+        self._scorer: LogitScorer | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded yet."""
+        return self._scorer is not None
+
+    def __call__(self, response: str, baseline: str, direction: int) -> float:
+        if self._scorer is None:
+            self._scorer = load_scorer(self.artefact, threads=None)  # the run's thread setting stands
+        return self._scorer(response, baseline, direction)
+
+
+def packaged_judge(artefact: str = JUDGE_MODEL) -> tuple[LogitPolitenessJudge, str]:
+    """The measured judge over ``artefact`` at its tuned threshold, and the label results record for it.
+
+    Raises:
+        SagoError: ``artefact`` has no threshold measured on the tuning rows.
+    """
+    if artefact not in MEASURED_THRESHOLDS:
+        raise SagoError(
+            f"no politeness threshold is measured for {artefact!r} (measured: "
+            f"{', '.join(MEASURED_THRESHOLDS)}); measure it with python -m benchmark.axes.llm_calibration"
+        )
+    threshold = MEASURED_THRESHOLDS[artefact]
+    label = f"LogitPolitenessJudge({artefact}, threshold {threshold:g}, prompt {prompt_digest()})"
+    return LogitPolitenessJudge(PackagedScorer(artefact), threshold), label
