@@ -257,3 +257,27 @@ def test_the_llm_judge_is_opt_in_through_the_environment(monkeypatch: pytest.Mon
         AxisScorers.default()
     with pytest.raises(SagoError, match="no politeness threshold"):
         packaged_judge("smollm2-135m-instruct-q4_1")
+
+
+def test_per_table_kappas_the_untuned_cut_and_the_small_models_margins() -> None:
+    report = measure(committed_margins(JUDGE_MODEL), FIXTURES)
+    per_table = {
+        name: (round(found["kappa"], 2), found["confusion"][0][1], found["confusion"][1][1])
+        for name, found in report["held_out_per_table"].items()
+    }
+    assert per_table == {  # κ, false alarms, YES found
+        "gemini-2.5-flash/politeness/trivia_qa": (0.0, 3, 0),
+        "gemini-2.5-flash/politeness/hotpot_qa": (1.0, 0, 1),
+        "gemini-2.5-flash/politeness/natural_questions": (0.0, 1, 0),
+        "Q2.5-7B/politeness/natural_questions": (0.71, 3, 7),
+        "L3.1-8B/politeness/hotpot_qa": (0.23, 14, 6),
+    }
+    assert (report["held_out_at_zero"]["kappa"], report["held_out_at_zero"]["yes"]) == (0.4038, 45)
+    small = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    assert measure(committed_margins(small), FIXTURES)["held_out_per_table"]["L3.1-8B/politeness/hotpot_qa"][
+        "kappa"
+    ] == pytest.approx(-0.1333)
+    margins = sorted(
+        json.loads((FIXTURES / f"llm_judge_margins_{small}.json").read_text())["scores"].values()
+    )
+    assert sum(m >= 0 for m in margins) == 1  # the 0.5B model leans NO on all rows but one
