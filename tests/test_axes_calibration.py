@@ -23,6 +23,7 @@ from benchmark.axes.calibration import (
     HELD_OUT,
     TUNING,
     choose,
+    closed_model_length,
     cohen_kappa,
     cross_validated,
     detector_agreement,
@@ -38,6 +39,7 @@ from benchmark.axes.calibration import (
 )
 from benchmark.axes.mirroring import length, politeness
 from benchmark.axes.politeness import (
+    CourtesyCueJudge,
     CourtesyMarkerJudge,
     GratitudeJudge,
     LexiconPolitenessJudge,
@@ -262,6 +264,31 @@ def test_length_rule_against_the_authors_length_verdicts(tables: dict[str, Rows]
     assert agreement.confusion == ((68, 9), (2, 1))
 
 
+def test_the_closed_model_length_rule_asks_the_politeness_judge_at_int_multiplier(
+    tables: dict[str, Rows],
+) -> None:
+    rows = tables["length/trivia_qa"]
+
+    class Always:
+        def shifted(self, response: str, baseline: str, direction: int) -> bool:
+            assert direction == 1  # int(×1.5) = 1, int(×2) = 2, int(×3) = 3: "more polite"
+            return True
+
+    def fired(judge: PolitenessJudge) -> list[tuple[object, object]]:
+        rule = closed_model_length(judge)
+        return [
+            (r["prompt_id"], r["strength"])
+            for r in rows
+            if rule(str(r["response_pert"]), str(r["response_orig"]), float(str(r["strength"]))) == 1.0
+        ]
+
+    # a judge that always says YES is asked only at ×1.5, ×2 and ×3 (int(×0.25) = int(×0.5) = 0)
+    assert sorted({float(str(s)) for _, s in fired(Always())}) == [1.5, 2.0, 3.0]
+    assert len(fired(Always())) == 48
+    # their 3 YES carry no courtesy marker: our judges find none of them
+    assert fired(AxisScorers.default().politeness) == [] and fired(CourtesyCueJudge()) == [(10, 3.0)]
+
+
 SGS_POLITENESS_ONLY = {"authors": 0.0960, "default": 0.1793}
 """SGS_MR of the politeness rows alone (length rows as 0): 9 YES for the authors, 20 for the default."""
 
@@ -301,6 +328,14 @@ def test_mirroring_sgs_on_the_authors_rows(tables: dict[str, Rows]) -> None:
     assert sgs(judged(default), theirs) == pytest.approx(0.1994, abs=5e-5)
     assert sgs(theirs, ratio_rule) == pytest.approx(0.1791, abs=5e-5)
     assert sgs(theirs, nothing) == pytest.approx(SGS_POLITENESS_ONLY["authors"], abs=5e-5)
+    # their closed-model length pipeline with our judge in place of theirs: no length YES on these rows
+    closed = closed_model_length(default)
+
+    def closed_length(r: dict[str, object]) -> bool:
+        return closed(str(r["response_pert"]), str(r["response_orig"]), float(str(r["strength"]))) == 1.0
+
+    assert sgs(judged(default), closed_length) == pytest.approx(SGS_POLITENESS_ONLY["default"], abs=5e-5)
+    assert sgs(theirs, closed_length) == pytest.approx(SGS_POLITENESS_ONLY["authors"], abs=5e-5)
     found = [r for r in politeness_rows if judged(default)(r)]
     assert len(found) == 20 and sum(theirs(r) for r in found) == 9  # all 9 of theirs, 11 more
     assert sgs(judged(default), nothing) == pytest.approx(SGS_POLITENESS_ONLY["default"], abs=5e-5)

@@ -263,3 +263,51 @@ def split_tables(path: Path, split: str) -> dict[str, list[dict[str, Any]]]:
     if "tables" not in document:
         return {path.stem: document["rows"]} if document.get("split") == split else {}
     return {name: t["rows"] for name, t in document["tables"].items() if t.get("split") == split}
+
+
+POLITENESS_FIXTURE = "authors_politeness_claude_trivia_qa.json"
+JUDGED_FIXTURE = "authors_judged_claude.json"
+HELD_OUT_FIXTURE = "authors_judged_held_out.json"
+"""The judged fixtures under ``tests/fixtures`` (provenance in each file's ``source``)."""
+
+
+def tuning_groups(fixtures: Path) -> dict[str, list[dict[str, Any]]]:
+    """The 208 tuning rows (Claude Sonnet 4.6), by dataset: the only rows a parameter is chosen on."""
+    first = fixtures / POLITENESS_FIXTURE
+    found = {**split_tables(first, TUNING), **split_tables(fixtures / JUDGED_FIXTURE, TUNING)}
+    return {
+        "trivia_qa": found[first.stem] + found["politeness/trivia_qa"],
+        "hotpot_qa": found["politeness/hotpot_qa"],
+        "natural_questions": found["politeness/natural_questions"],
+    }
+
+
+def held_out_rows(fixtures: Path) -> list[dict[str, Any]]:
+    """The 377 held-out rows, each tagged with its ``table`` (prompts are resampled per table)."""
+    tables = split_tables(fixtures / HELD_OUT_FIXTURE, HELD_OUT)
+    return [{**r, "table": name} for name, rows in tables.items() for r in rows]
+
+
+def closed_model_length(judge: PolitenessJudge) -> Detect:
+    """The authors' *closed-model* length verdict, with ``judge`` in place of their gpt-4o-mini.
+
+    Their closed-model runs (``utils/closed_model_metrics.compute_mirroring``) send ``length_variation`` rows
+    to the politeness judge prompt (its builder has no length case) with ``int(multiplier)`` as the
+    politeness strength: ×0.25 and ×0.5 become 0, "no politeness shift expected" (NO here; all their YES
+    are at ×1.5 and above), ×1.5 becomes 1 and ×2, ×3 stay, "more polite". Their cue guard is applied only
+    to the politeness style, so a guarded judge should be passed without its guard. The ratio rule
+    (``mirroring.length``) stays the axis's rule: it is their open-model rule and measures what the family
+    rewrites; this detector exists to compare with their published closed-model rows.
+
+    >>> from benchmark.axes.politeness import CourtesyCueJudge
+    >>> rule = closed_model_length(CourtesyCueJudge())
+    >>> rule("Of course! Paris.", "Paris.", 1.5), rule("Of course! Paris.", "Paris.", 0.5)
+    (1.0, 0.0)
+    """
+    detect = politeness(judge)
+
+    def rule(response: str, baseline: str, strength: float) -> float:
+        level = int(strength)  # their prompt builder's int(strength)
+        return 0.0 if level == 0 else detect(response, baseline, float(level))
+
+    return rule

@@ -22,6 +22,11 @@ from benchmark.axes.text import (
 from benchmark.errors import SagoError
 
 MIRRORING_ENV = "SAGO_MIRRORING_RULES"
+POLITENESS_ENV = "SAGO_POLITENESS_JUDGE"
+POLITENESS_JUDGES = ("courtesy-markers", "llm")
+"""``$SAGO_POLITENESS_JUDGE``: the courtesy-marker judge (default) or the measured language-model judge
+(``benchmark.axes.llm_judge.packaged_judge``: Qwen2.5-Coder-1.5B-Instruct, loaded on the first row it
+judges); docs/METHOD.md section 7."""
 LENGTH_TARGET_ENV = "SAGO_LENGTH_TARGET"
 
 
@@ -61,13 +66,16 @@ class AxisScorers:
         (``roberta-large`` for the authors' setting), else MiniLM. Nothing is loaded until the
         first score; MiniLM is loaded once and shared when it serves both scorers. Mirroring rules:
         ``mirroring_rules``, else ``$SAGO_MIRRORING_RULES``, else the authors'; BLEU form: ``bleu_form``,
-        else ``$SAGO_BLEU_FORM``, else sentence BLEU with effective order.
+        else ``$SAGO_BLEU_FORM``, else sentence BLEU with effective order. Politeness judge: ``politeness``,
+        else the one ``$SAGO_POLITENESS_JUDGE`` names (:func:`configured_politeness`), else courtesy markers.
         """
         from benchmark.axes.encoders import BertScore, EmbeddingCosine, Encoder
 
         minilm = minilm_backbone()
         backbone = bertscore_backbone or configured_backbone()
-        judge = politeness or CourtesyMarkerJudge()
+        judge, judge_label = (
+            (politeness, type(politeness).__name__) if politeness is not None else configured_politeness()
+        )
         embedder = Encoder(minilm)
         bert_encoder = embedder if backbone == minilm else Encoder(backbone)
         rules = mirroring_rules or os.environ.get(MIRRORING_ENV) or DEFAULT_RULES
@@ -80,7 +88,7 @@ class AxisScorers:
         settings = {
             "bertscore": backbone.name,
             "embed_cos": minilm.name,
-            "politeness": type(judge).__name__,
+            "politeness": judge_label,
             "mirroring": rules,
             "bleu": form,
         }
@@ -89,3 +97,15 @@ class AxisScorers:
         ):  # the default is left out, so results made before the switch keep their bytes
             settings["length_target"] = target
         return cls(BertScore(bert_encoder), EmbeddingCosine(embedder), judge, settings, rules, form, target)
+
+
+def configured_politeness() -> tuple[PolitenessJudge, str]:
+    """The judge ``$SAGO_POLITENESS_JUDGE`` names (courtesy markers when unset) and its provenance label."""
+    name = os.environ.get(POLITENESS_ENV) or POLITENESS_JUDGES[0]
+    if name == "llm":
+        from benchmark.axes.llm_judge import packaged_judge
+
+        return packaged_judge()
+    if name != POLITENESS_JUDGES[0]:
+        raise SagoError(f"${POLITENESS_ENV}={name!r} is not one of {', '.join(POLITENESS_JUDGES)}")
+    return CourtesyMarkerJudge(), "CourtesyMarkerJudge"
