@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
+from benchmark import options
 from benchmark.axes.calibration import (
     JUDGED_FIXTURE,
     POLITENESS_FIXTURE,
@@ -185,7 +185,7 @@ def _closed_length(judge: LogitPolitenessJudge) -> Callable[[Row], bool]:
     default=REPO_ROOT / "tests" / "fixtures",
     show_default=True,
 )
-@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--threads", type=options.THREADS, default=1, show_default=True)
 @click.option(
     "--closed-model-length", is_flag=True, help="Also judge the length rows as the authors' closed runs."
 )
@@ -212,4 +212,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
