@@ -50,6 +50,18 @@ BASELINE_VARIANT_ID = "baseline/none/0"
 IDENTITY_FAMILY = "identity"
 """control family of the variant set: the baseline prompt unchanged (numerical noise floor)."""
 RERUN_FAMILY, RERUN_VARIANT_ID = "rerun", "rerun/none/0"
+
+
+def rerun_batch_size(batch_size: int) -> int:
+    """The rerun control's batch size: different from ``batch_size`` (half of it, or 2 when it is 1), so
+    the control measures what batching alone changes.
+
+    >>> rerun_batch_size(32), rerun_batch_size(1)
+    (16, 2)
+    """
+    return batch_size // 2 if batch_size > 1 else 2
+
+
 """control rows the harness adds to the records (not in the variant set): the baseline prompt re-run in a
 batch of another size."""
 

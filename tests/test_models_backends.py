@@ -201,3 +201,38 @@ def test_cpu_batch_size_follows_model_size() -> None:
         )
     assert cpu_batch_size(big_vocab) == 16
     assert cpu_batch_size(many_params) == 8
+
+
+def test_the_pooled_engine_reads_each_batch_as_four_micro_batches(tmp_path: Path) -> None:
+    """With the pooled engine a batch of 8 puts 2 rows in each forward (``forward_rows``), the default CPU
+    batch is four times the other engines' (so forwards keep their width), and a harness run of the pooled
+    engine gives the single-prefill engine's responses on the same micro-batches."""
+    from benchmark.models.pooled import POOL, micro_batches
+
+    pooled = tiny_backend(batch_size=8, engine="pooled")
+    assert pooled.engine_name == "pooled" and pooled.forward_rows == 8 // POOL == 2
+    assert tiny_backend(batch_size=8).forward_rows == 8
+    assert pooled.describe()["engine_settings"] == {"pool": POOL, "refill_fraction": 4}
+    assert "engine_settings" not in tiny_backend().describe()  # other engines' run.json bytes unchanged
+    # rerun control rows are read in micro-batches of the control's own size (half), never the baselines'
+    reruns = [VariantRequest(f"d|{i}|rerun/none/0", p, None) for i, p in enumerate(PROMPTS)]
+    baselines = [VariantRequest(f"d|{i}|baseline/none/0", p, None) for i, p in enumerate(PROMPTS)]
+    assert pooled._engine_options(reruns) == {"micro_rows": 1, "decode_rows": 2}
+    assert pooled._engine_options(baselines) == {"micro_rows": 2, "decode_rows": 2}
+    model_dir = tmp_path / "tiny"
+    tiny_llama().save_pretrained(model_dir, safe_serialization=True)
+    tiny_tokenizer().save_pretrained(model_dir)
+    choice = _submission({"kind": "local", "path": str(model_dir)})
+    default = load_backend(choice, device="cpu", threads=1).batch_size
+    assert load_backend(choice, device="cpu", threads=1, engine="pooled").batch_size == POOL * default
+    assert load_backend(choice, device="cpu", threads=1, engine="pooled", batch_size=8).batch_size == 8
+    prompts = PROMPTS + PROMPTS[::-1]  # eight: four micro-batches of two
+    scored = [VariantRequest(f"k{i}", p, "The capital of France is Paris.") for i, p in enumerate(prompts)]
+    together = pooled.run(scored, max_new_tokens=8)
+    single = tiny_backend(batch_size=2)
+    alone = {}
+    for rows in micro_batches([len(pooled.render(p)) for p in prompts]):
+        alone |= dict(zip(rows, single.run([scored[i] for i in rows], max_new_tokens=8), strict=True))
+    for a, b in zip(together, [alone[i] for i in range(len(prompts))], strict=True):
+        assert (a.response, a.logprob_sum, a.entropy_mean) == (b.response, b.logprob_sum, b.entropy_mean)
+        np.testing.assert_array_equal(a.hidden, b.hidden)

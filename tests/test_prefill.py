@@ -270,3 +270,54 @@ def test_draft_engine_gives_the_single_prefill_outputs(arch: str, prompts: list[
         assert [r.response_ids for r in run_batch_draft(model, prompts, cut, **short)] == [
             r.response_ids for r in run_batch_single_prefill(model, prompts, cut, **short)
         ]
+
+
+@pytest.mark.parametrize("arch", sorted(BUILDERS))
+def test_pooled_engine_gives_each_micro_batchs_single_prefill_outputs(
+    arch: str, prompts: list[list[int]]
+) -> None:
+    """The pooled engine reads its call as four micro-batches and decodes the unfinished rows of all of
+    them together, regrouped by tokens left (rows of different caches, left-padded to one width): every
+    row's response equals the single-prefill engine's on the row's micro-batch, and its y_0 scores and
+    hidden states are those same bits. Sliding-window models whose window the padded rows would
+    overrun decode each micro-batch alone, with the same result."""
+    from benchmark.models.pooled import micro_batches, run_batch_pooled
+
+    torch.manual_seed(SEEDS[arch])
+    model = BUILDERS[arch]().eval()
+    kwargs = {"max_new_tokens": TOKENS, "eos_ids": EOS, "pad_id": tiny_tokenizer().pad_token_id}
+    # Sixteen rows (micro-batches of 4 with different widths); y_0 kept whole, cut, diverging or empty.
+    calls = prompts + prompts[::-1]
+    own = [r.response_ids for r in run_batch_single_prefill(model, calls, None, **kwargs)]
+    baselines = [own[i] if i % 4 == 0 else own[i][: i % 5] + [7 + i] * (i % 3) for i in range(len(calls))]
+    for given in (None, baselines):
+        pooled = run_batch_pooled(model, calls, given, **kwargs)
+        found: dict[int, RawOutput] = {}
+        for rows in micro_batches([len(c) for c in calls]):
+            outs = run_batch_single_prefill(
+                model, [calls[i] for i in rows], None if given is None else [given[i] for i in rows], **kwargs
+            )
+            found |= dict(zip(rows, outs, strict=True))
+        reference = [found[i] for i in range(len(calls))]
+        assert len(pooled) == len(reference) == len(calls)
+        for a, b in zip(reference, pooled, strict=True):
+            assert (b.response_ids, b.finished, b.scored_tokens) == (
+                a.response_ids,
+                a.finished,
+                a.scored_tokens,
+            )
+            for name in ("logprob_sum", "logprob_mean", "entropy_mean"):
+                want, have = getattr(a, name), getattr(b, name)
+                assert (math.isnan(want) and math.isnan(have)) or want == have, name
+            np.testing.assert_array_equal(a.hidden, b.hidden)
+    assert {len(r) for r in own} != {TOKENS}, "some rows must stop early for the regrouping to matter"
+    for tokens in (0, 1):
+        short = {**kwargs, "max_new_tokens": tokens}
+        cut = [b[:tokens] for b in baselines]
+        expected: dict[int, list[int]] = {}
+        for rows in micro_batches([len(c) for c in calls]):
+            outs = run_batch_single_prefill(model, [calls[i] for i in rows], [cut[i] for i in rows], **short)
+            expected |= {row: out.response_ids for row, out in zip(rows, outs, strict=True)}
+        assert [r.response_ids for r in run_batch_pooled(model, calls, cut, **short)] == [
+            expected[i] for i in range(len(calls))
+        ]

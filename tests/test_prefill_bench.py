@@ -88,7 +88,7 @@ def test_without_a_gpu_the_real_run_explains_itself(capsys: pytest.CaptureFixtur
     assert main([]) == 2
     assert "--dry-run" in capsys.readouterr().err
     assert main(["--dry-run", "--engines", "three_pass"]) == 2
-    assert "choose from ['draft', 'single_prefill', 'two_pass']" in capsys.readouterr().err
+    assert "choose from ['draft', 'pooled', 'single_prefill', 'two_pass']" in capsys.readouterr().err
 
 
 @pytest.mark.gpu

@@ -325,3 +325,38 @@ def test_a_sampled_rerun_says_when_the_committed_setting_cannot_act(
 
     main(SAMPLE)
     assert "note: torch is already imported" in capsys.readouterr().out
+
+
+ORDER = """
+import os, sys
+from benchmark.harness import reproduce as r
+original = r.use_committed_setting
+def spy(run):
+    print("torch loaded before the setting:", "torch" in sys.modules)
+    original(run)
+def stop(*args, **kwargs):
+    print("setting:", os.environ["ATEN_CPU_CAPABILITY"])
+    raise SystemExit(0)
+r.use_committed_setting, r._options = spy, stop
+slug = "huggingfacetb__smollm2-135m-instruct-q4_1"
+if sys.argv[1] == "sample":
+    r.reproduce_sample(slug, "evidence", "sago-v1", "v2", 1, 0)
+else:
+    r.reproduce(slug, "evidence", "sago-v1", "v2", keep=False)
+"""
+
+
+@pytest.mark.parametrize("mode", ["full", "sample"])
+def test_both_reruns_apply_the_recorded_setting_before_anything_imports_torch(mode: str) -> None:
+    """A user's own ATEN_CPU_CAPABILITY=default must give way to the avx2 the committed v2 run recorded:
+    that only works while torch is not loaded, so neither re-run may import it first."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
+    done = subprocess.run(
+        [sys.executable, "-c", ORDER, mode], capture_output=True, text=True, check=True, env=env
+    )
+    assert "torch loaded before the setting: False" in done.stdout, done.stdout
+    assert "setting: avx2" in done.stdout, done.stdout

@@ -74,8 +74,11 @@ def bench(
     profile: Profile,
     batch_size: int,
     datasets: tuple[str, ...] | None = None,
+    floor_batch_size: int | None = None,
 ) -> BenchResult:
-    """Time the harness, then the bare work over the same prompts and batches."""
+    """Time the harness, then the bare work over the same prompts and batches (or, with
+    ``floor_batch_size``, over batches of that many prompts: the pooled engine's forwards hold a quarter
+    of its batch, so its floor is plain generation at that forward size)."""
     _warm_up(backend)
     with tempfile.TemporaryDirectory() as tmp:
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -92,7 +95,9 @@ def bench(
         harness, harness_cpu = time.perf_counter() - start, time.process_time() - start_cpu
         generated = _generated_tokens(Path(tmp))
     # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
-    batches = _same_batches(variant_set, profile, datasets, min(batch_size, backend.batch_size))
+    batches = _same_batches(
+        variant_set, profile, datasets, floor_batch_size or min(batch_size, backend.forward_rows)
+    )
     start, start_cpu = time.perf_counter(), time.process_time()
     _bare_work(backend, batches, profile.max_new_tokens)
     bare, bare_cpu = time.perf_counter() - start, time.process_time() - start_cpu

@@ -35,6 +35,7 @@ from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import ENGINES, HFBackend
 from benchmark.models.loading import load_backend
+from benchmark.models.pooled import POOL
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
 
@@ -179,7 +180,8 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
     "--engine",
     default="single_prefill",
     show_default=True,
-    help="The harness's engine (single_prefill, two_pass, draft); the peer only generates.",
+    help="The harness's engine (single_prefill, two_pass, draft, pooled); the peer only generates. With "
+    "pooled, the harness's batch is 4x --batch-size, so each forward holds --batch-size rows, as the peer's.",
 )
 def bench_peer(
     slug: str,
@@ -210,8 +212,13 @@ def bench_peer(
         check_same_tokens(lm, backend, texts[: len(tasks)], [t.prompt for t in tasks])
         time_peer(lm, texts[:2], 2)  # warm-up
         peer, peer_cpu = time_peer(lm, texts, chosen.max_new_tokens)
-        backend.batch_size = size
-        harness = bench(backend, variant_set, profile=chosen, batch_size=size, datasets=subset)
+        # The pooled engine reads each batch as POOL micro-batches: batch POOL * size puts `size` rows
+        # in each of its forwards, as the peer's batch `size` does.
+        plan = size * POOL if engine == "pooled" else size
+        backend.batch_size = plan
+        harness = bench(
+            backend, variant_set, profile=chosen, batch_size=plan, datasets=subset, floor_batch_size=size
+        )
         rows.append(PeerRow(size, len(texts), peer, peer_cpu, harness))
         click.echo(format_rows(rows[-1:], threads), err=True)  # progress on stderr
     click.echo(

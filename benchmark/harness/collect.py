@@ -39,7 +39,14 @@ from benchmark.harness.profiles import Profile, select_rows
 from benchmark.harness.sets import VariantSetLike, checked_frame
 from benchmark.models.protocol import ModelBackend, VariantOutput, VariantRequest
 from benchmark.results import CHECKPOINT_DIR, DONE_FILE, PLAN_FILE, write_json
-from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED, RECORD_COLUMNS, RERUN_FAMILY, RERUN_VARIANT_ID
+from benchmark.schema import (
+    BASELINE_FAMILY,
+    DEFAULT_SEED,
+    RECORD_COLUMNS,
+    RERUN_FAMILY,
+    RERUN_VARIANT_ID,
+    rerun_batch_size,
+)
 
 FULL = "full"
 """Activations setting: every row's hidden-state vectors are kept."""
@@ -370,11 +377,6 @@ def _tasks_of(dataset: str, rows: pd.DataFrame) -> list[Task]:
 def rerun_task(baseline: Task) -> Task:
     """The control row: the baseline prompt under the id ``rerun/none/0``."""
     return replace(baseline, variant_id=RERUN_VARIANT_ID, family=RERUN_FAMILY, place="none", strength=0.0)
-
-
-def rerun_batch_size(batch_size: int) -> int:
-    """A batch size different from ``batch_size`` (half of it, or 2 when it is 1)."""
-    return batch_size // 2 if batch_size > 1 else 2
 
 
 def plan_batches(phase: str, tasks: Sequence[Task], batch_size: int) -> list[Batch]:

@@ -286,10 +286,15 @@ def _options(run: RunDocument, profile: str, engine: str | None) -> EvaluateOpti
     """The committed run's settings, with another engine where ``engine`` names one (checked here)."""
     from benchmark.harness.evaluate import EvaluateOptions
     from benchmark.models.hf import ENGINES
+    from benchmark.models.pooled import POOL
 
     chosen = rerun_options(run, profile)
     if engine is not None:
         ENGINES.get(engine)  # an unknown name is one line, before any model loads
+        if engine == "pooled" and chosen["engine"] != "pooled":
+            # the pooled engine's forwards hold a POOL-th of its batch: this puts the committed batch's
+            # rows in each forward (the same micro-batches, but for each phase's last, shorter batch)
+            chosen["batch_size"] *= POOL
         chosen["engine"] = engine
     return EvaluateOptions(**chosen)
 
@@ -299,13 +304,13 @@ def reproduce(
 ) -> Verdict:
     """Re-run ``slug``'s committed result into a temporary folder and compare it with the committed one
     (with ``engine`` instead of the committed engine: do its outputs equal the committed ones?)."""
-    from benchmark.harness.evaluate import evaluate_submission
-
     root = paths.SUBMISSIONS_DIR
     load_submission(slug, root)
     run = committed_run(slug, set_name, version, root)
+    use_committed_setting(run)  # before anything imports torch
+    from benchmark.harness.evaluate import evaluate_submission
+
     options = _options(run, profile, engine)
-    use_committed_setting(run)
     scratch = Path(tempfile.mkdtemp(prefix=f"sago-reproduce-{slug}-"))
     try:
         (scratch / slug).mkdir()
@@ -318,7 +323,7 @@ def reproduce(
         return compare(
             results_dir(slug, set_name, version, root),
             results_dir(slug, set_name, version, scratch),
-            ("engine",) if engine is not None else (),
+            ("engine", "batch_size") if engine is not None else (),
         )
     finally:
         if keep:
@@ -339,6 +344,10 @@ def reproduce_sample(
     """
     import random
 
+    root = paths.SUBMISSIONS_DIR
+    submission = load_submission(slug, root)
+    run = committed_run(slug, set_name, version, root)
+    use_committed_setting(run)  # before anything imports torch
     import pandas as pd
     from safetensors.numpy import load_file
 
@@ -349,11 +358,7 @@ def reproduce_sample(
     from benchmark.models.loading import load_backend
     from benchmark.schema import BASELINE_VARIANT_ID, RECORD_COLUMNS
 
-    root = paths.SUBMISSIONS_DIR
-    submission = load_submission(slug, root)
-    run = committed_run(slug, set_name, version, root)
     options = _options(run, profile, engine)
-    use_committed_setting(run)
     folder = results_dir(slug, set_name, version, root)
     variant_set = open_variant_set(set_name, version)
     chosen = get_profile(profile)

@@ -8,6 +8,7 @@ engine) and decodes what comes back. On a GPU it finds its batch size by halving
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,18 +17,22 @@ import torch
 
 from benchmark.errors import SagoError
 from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
+from benchmark.models.pooled import POOL, REFILL_FRACTION, run_batch_pooled
 from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, unsupported_reason
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.registry import Registry
+from benchmark.schema import RERUN_VARIANT_ID, rerun_batch_size
 
 ENGINES: Registry[Engine] = Registry("engine")
 """The engines by name (``--engine``); both give the same outputs (tests/test_engine.py)."""
 ENGINES.add("two_pass", run_batch_two_pass)
 ENGINES.add("single_prefill", run_batch_single_prefill)
 ENGINES.add("draft", run_batch_draft)
+ENGINES.add("pooled", run_batch_pooled)
 _DECLINES: dict[str, Callable[[object], str | None]] = {
     "single_prefill": unsupported_reason,
     "draft": unsupported_reason,
+    "pooled": unsupported_reason,
 }
 """engines that refuse some architectures: name -> why not (None: supported)."""
 
@@ -99,6 +104,14 @@ class HFBackend:
         self.pad_id = _pad_id(tokenizer, self.eos_ids)
         self.device_map = device_map
 
+    @property
+    def forward_rows(self) -> int:
+        """Most prompts one forward holds: the batch size, or a :data:`POOL`-th of it for the pooled
+        engine (which reads each batch as that many micro-batches)."""
+        if self.engine is run_batch_pooled:
+            return math.ceil(self.batch_size / POOL)
+        return self.batch_size
+
     def render(self, prompt: str) -> list[int]:
         """Token ids of one user turn (chat template with generation prompt) or of the raw prompt."""
         if self.uses_chat_template:
@@ -125,17 +138,22 @@ class HFBackend:
         baselines = (
             [self.encode_response(r.baseline_response or "") for r in requests] if given == {True} else None
         )
-        raw = self._run_chunked(prompts, baselines, max_new_tokens)
+        raw = self._run_chunked(prompts, baselines, max_new_tokens, requests)
         return [self._output(r, p, o) for r, p, o in zip(requests, prompts, raw, strict=True)]
 
     def _run_chunked(
-        self, prompts: list[list[int]], baselines: list[list[int]] | None, max_new_tokens: int
+        self,
+        prompts: list[list[int]],
+        baselines: list[list[int]] | None,
+        max_new_tokens: int,
+        requests: Sequence[VariantRequest],
     ) -> list[RawOutput]:
         """Call the engine on chunks of at most ``batch_size``; halve it on GPU out-of-memory."""
         out: list[RawOutput] = []
         start = 0
         while start < len(prompts):
             stop = start + self.batch_size
+            options = self._engine_options(requests[start:stop])
             try:
                 out.extend(
                     self.engine(
@@ -145,6 +163,7 @@ class HFBackend:
                         max_new_tokens=max_new_tokens,
                         eos_ids=self.eos_ids,
                         pad_id=self.pad_id,
+                        **options,
                     )
                 )
             except torch.OutOfMemoryError:
@@ -152,6 +171,15 @@ class HFBackend:
                 continue
             start = stop
         return out
+
+    def _engine_options(self, requests: Sequence[VariantRequest]) -> dict[str, int]:
+        """Extra arguments of the engine: the pooled engine's micro-batch size and decode width (its
+        forward width; micro-batches of rerun control rows at the control's own, different size)."""
+        if self.engine is not run_batch_pooled:
+            return {}
+        reruns = all(r.key.endswith(f"|{RERUN_VARIANT_ID}") for r in requests)
+        micro = rerun_batch_size(self.forward_rows) if reruns else self.forward_rows
+        return {"micro_rows": micro, "decode_rows": self.forward_rows}
 
     def _back_off(self) -> None:
         if self.batch_size == 1:
@@ -180,7 +208,7 @@ class HFBackend:
     def describe(self) -> dict[str, object]:
         """Provenance of the model and how it was run."""
         template = getattr(self.tokenizer, "chat_template", None)
-        return {
+        described: dict[str, object] = {
             "source": self.source.kind,
             "location": self.source.location,
             "revision": self.source.revision,
@@ -202,6 +230,10 @@ class HFBackend:
             "torch_threads": torch.get_num_threads(),
             "device_map": _placement(self.model, self.device_map),
         }
+        if self.engine is run_batch_pooled:
+            # only the pooled engine records settings, so other engines' run.json bytes stay as they were
+            described["engine_settings"] = {"pool": POOL, "refill_fraction": REFILL_FRACTION}
+        return described
 
 
 def _placement(model: Any, requested: str | None) -> dict[str, object] | None:

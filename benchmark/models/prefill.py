@@ -131,12 +131,7 @@ def run_batch_single_prefill(
     Raises:
         SinglePrefillUnsupported: the architecture needs the two-pass engine.
     """
-    reason = unsupported_reason(model)
-    if reason is not None:
-        raise SinglePrefillUnsupported(reason)
-    assert isinstance(model, PreTrainedModel)
-    if baselines is not None and len(baselines) != len(prompts):
-        raise ValueError(f"{len(baselines)} baselines for {len(prompts)} prompts")
+    model = checked_model(model, prompts, baselines)
     with torch.inference_mode():
         state = _prefill(model, prompts, pad_id)
         scores: list[_Scores] | None
@@ -153,6 +148,19 @@ def run_batch_single_prefill(
             decoded = _greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
     hidden = state.hidden.cpu().numpy()
     return [_raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
+
+
+def checked_model(
+    model: object, prompts: Sequence[Sequence[int]], baselines: Sequence[Sequence[int]] | None
+) -> PreTrainedModel:
+    """``model`` once it is known to suit these engines and the baselines match the prompts."""
+    reason = unsupported_reason(model)
+    if reason is not None:
+        raise SinglePrefillUnsupported(reason)
+    assert isinstance(model, PreTrainedModel)
+    if baselines is not None and len(baselines) != len(prompts):
+        raise ValueError(f"{len(baselines)} baselines for {len(prompts)} prompts")
+    return model
 
 
 def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: int) -> _Prefill:
@@ -408,6 +416,27 @@ def _score_and_draft_decode(
 ) -> tuple[list[_Scores], _Decoded]:
     """Score y_0 (one forward over the padded y_0 batch), then decode each row from its first token that
     leaves y_0, reusing the scoring cache with y_0's unused tail masked out."""
+    drafted = score_and_draft(model, state, baselines, pad_id)
+    decoded = _continue(model, state, drafted.prefix, drafted.y_mask, drafted.width, max_new_tokens, eos_ids)
+    return drafted.scores, decoded
+
+
+class Drafted(NamedTuple):
+    """A batch after its y_0 scoring pass (the pass has appended y_0's slots to the batch's cache)."""
+
+    scores: list[_Scores]
+    prefix: list[list[int]]
+    """per row: the y_0 tokens greedy decoding repeats, then its first token that differs from y_0."""
+    y_mask: torch.Tensor
+    """long [batch, width]: 1 on each row's real y_0 slots."""
+    width: int
+    """y_0 slots appended to the cache (the longest y_0)."""
+
+
+def score_and_draft(
+    model: PreTrainedModel, state: _Prefill, baselines: Sequence[Sequence[int]], pad_id: int
+) -> Drafted:
+    """Teacher-force y_0 through the prefilled cache: y_0's scores and each row's greedy draft prefix."""
     device = state.next_logits.device
     width = max(len(b) for b in baselines)
     ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
@@ -434,7 +463,7 @@ def _score_and_draft_decode(
         while kept < len(y0) and greedy[kept] == y0[kept]:
             kept += 1
         prefix.append([*y0[:kept], greedy[kept]])
-    return scores, _continue(model, state, prefix, y_mask, width, max_new_tokens, eos_ids)
+    return Drafted(scores, prefix, y_mask, width)
 
 
 def _continue(
@@ -447,44 +476,93 @@ def _continue(
     eos_ids: frozenset[int],
 ) -> _Decoded:
     """Greedy decoding of every row from its draft prefix (the kept part of y_0 plus the first new token)."""
-    device = state.next_logits.device
-    eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=device)
     generated = [p[:max_new_tokens] for p in prefix]
-    # The cache holds prompt + width y_0 slots; a row sees its kept y_0 tokens only.
+    lane = draft_lane(state, prefix, y_mask, width, range(len(prefix)))
+    rows = [r for r, g in enumerate(generated) if len(g) < max_new_tokens and g[-1] not in eos_ids]
+    if len(rows) < len(prefix):
+        if not rows:
+            return _split_responses(generated, eos_ids)
+        lane = lane.select(torch.tensor(rows, dtype=torch.long, device=lane.token.device), rows)
+    decode_lane(model, lane, generated, max_new_tokens, eos_ids)
+    return _split_responses(generated, eos_ids)
+
+
+class Lane(NamedTuple):
+    """Rows whose greedy decoding continues from a cache: everything one decode step needs."""
+
+    cache: DynamicCache
+    """KV cache, one batch row per entry of ``rows``."""
+    mask: torch.Tensor
+    """long [rows, cache slots]: 1 on the slots a row attends to."""
+    position: torch.Tensor
+    """long [rows]: position id of the last token in each row's cache."""
+    token: torch.Tensor
+    """long [rows]: the last generated token, not yet in the cache."""
+    rows: list[int]
+    """index of each row in the caller's ``generated`` list."""
+
+    def select(self, keep: torch.Tensor, rows: list[int]) -> Lane:
+        """Only the batch rows ``keep`` (mutates the cache), now standing for ``rows``."""
+        self.cache.batch_select_indices(keep)
+        return Lane(self.cache, self.mask[keep], self.position[keep], self.token[keep], rows)
+
+
+def draft_lane(
+    state: _Prefill, prefix: list[list[int]], y_mask: torch.Tensor, width: int, rows: Sequence[int]
+) -> Lane:
+    """The lane of a scored batch: its cache holds prompt + ``width`` y_0 slots, and a row sees its kept
+    y_0 tokens only (``prefix``: the kept part of y_0 plus the first new token, per row)."""
+    device = state.next_logits.device
     kept = torch.tensor([len(p) - 1 for p in prefix], device=device)
     slot_mask = (torch.arange(width, device=device)[None, :] < kept[:, None]).to(y_mask.dtype)
     mask = torch.cat([state.attention_mask, slot_mask], dim=-1)
     position = state.last_position + kept  # position of the last kept y_0 token (the prompt's when none)
     token = torch.tensor([p[-1] for p in prefix], device=device)
-    rows = [r for r, g in enumerate(generated) if len(g) < max_new_tokens and g[-1] not in eos_ids]
-    cache = state.cache
-    if len(rows) < len(prefix):
-        keep = torch.tensor(rows, dtype=torch.long, device=device)
-        if not rows:
-            return _split_responses(generated, eos_ids)
-        cache.batch_select_indices(keep)
-        mask, position, token = mask[keep], position[keep], token[keep]
-    while rows:
-        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
-        position = position + 1
-        step = model(
-            input_ids=token[:, None],
-            attention_mask=mask,
-            position_ids=position[:, None],
-            past_key_values=cache,
-            use_cache=True,
-        )
-        token = step.logits[:, -1, :].float().to(device).argmax(-1)
-        for row, value in zip(rows, token.tolist(), strict=True):
-            generated[row].append(value)
-        live = ~torch.isin(token, eos) & torch.tensor(
-            [len(generated[r]) < max_new_tokens for r in rows], device=device
-        )
-        if not bool(live.all()):
-            keep = live.nonzero().squeeze(-1)
-            rows = [rows[i] for i in keep.tolist()]
-            if not rows:
-                break
-            cache.batch_select_indices(keep)
-            mask, position, token = mask[keep], position[keep], token[keep]
-    return _split_responses(generated, eos_ids)
+    return Lane(state.cache, mask, position, token, list(rows))
+
+
+def decode_lane(
+    model: PreTrainedModel,
+    lane: Lane,
+    generated: list[list[int]],
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+) -> None:
+    """Greedy decoding of every row of ``lane`` until it emits an end-of-sequence token or holds
+    ``max_new_tokens`` tokens; appends to ``generated[row]`` (mutates the lane's cache). A row that
+    stops leaves the batch, so later steps compute only the rows still generating."""
+    eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=lane.token.device)
+    live: Lane | None = lane
+    while live is not None:
+        live = step_lane(model, live, generated, max_new_tokens, eos)
+
+
+def step_lane(
+    model: PreTrainedModel, lane: Lane, generated: list[list[int]], max_new_tokens: int, eos: torch.Tensor
+) -> Lane | None:
+    """One greedy step of every row of ``lane``: appends each row's token to ``generated[row]`` and
+    returns the rows still generating (None when none is), their cache rows selected in place."""
+    device = lane.token.device
+    mask = torch.cat([lane.mask, torch.ones_like(lane.mask[:, :1])], dim=-1)
+    position = lane.position + 1
+    step = model(
+        input_ids=lane.token[:, None],
+        attention_mask=mask,
+        position_ids=position[:, None],
+        past_key_values=lane.cache,
+        use_cache=True,
+    )
+    token = step.logits[:, -1, :].float().to(device).argmax(-1)
+    for row, value in zip(lane.rows, token.tolist(), strict=True):
+        generated[row].append(value)
+    live = ~torch.isin(token, eos) & torch.tensor(
+        [len(generated[r]) < max_new_tokens for r in lane.rows], device=device
+    )
+    if bool(live.all()):
+        return Lane(lane.cache, mask, position, token, lane.rows)
+    keep = live.nonzero().squeeze(-1)
+    rows = [lane.rows[i] for i in keep.tolist()]
+    if not rows:
+        return None
+    lane.cache.batch_select_indices(keep)
+    return Lane(lane.cache, mask[keep], position[keep], token[keep], rows)

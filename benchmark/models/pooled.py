@@ -1,0 +1,244 @@
+"""Pooled draft engine: the draft engine, with decoding regrouped across the micro-batches of one call.
+
+Why: on a CPU a decode step costs nearly as much for a few rows as for a full batch (it reads every
+weight once), and a batch decodes for as many steps as its slowest row needs. With y_0 as a draft, many
+rows need few or no new tokens while one row in eight may need them all, so the draft engine saves
+row-steps but hardly any steps (SmolLM2, bench profile, batch 8: 1,179 decode steps plain, about 1,060
+with the draft). Here one engine call holds :data:`POOL` micro-batches. Each is read once and scores
+y_0 exactly as the draft engine does (same prefill, same scoring pass, same numbers); then every row
+still decoding, from any of the micro-batches, joins one queue, longest first, and decodes in a batch
+of the micro-batch size whose finished rows are replaced by waiting ones (continuous batching). No
+forward ever holds more rows than a micro-batch, so a run with batch ``4 * b`` reads the model as
+``b``-row batches (795 decode steps on the same work).
+
+The rows of a decode batch come from different caches: each row's cache is left-padded with masked
+slots to the widest one (masks and explicit positions make the pads invisible, as for prompt
+padding). Greedy tokens can differ from the single-prefill engine's only where a float-level near-tie
+resolves differently in another batch shape (``reproduce --engine pooled`` counts them; on SmolLM2's
+bench profile: none of 286). Sliding-window models pool only while every padded row fits inside the
+window; otherwise each micro-batch decodes alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import deque
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch.nn import functional
+from transformers import PreTrainedModel
+from transformers.cache_utils import DynamicCache
+
+from benchmark.models.engine import RawOutput
+from benchmark.models.prefill import (
+    _NOT_SCORED,
+    Lane,
+    SinglePrefillUnsupported,
+    _draft_fits,
+    _prefill,
+    _raw_output,
+    _score_baselines,
+    _Scores,
+    _smallest_window,
+    _split_responses,
+    checked_model,
+    decode_lane,
+    draft_lane,
+    score_and_draft,
+    step_lane,
+)
+
+POOL = 4
+"""micro-batches per full engine call: the backend's forwards hold a POOL-th of its batch size."""
+REFILL_FRACTION = 4
+"""waiting rows join the decode batch once a ``1 / REFILL_FRACTION`` of its places are free (each join
+copies the batch's cache, so joining one row at a time would cost more than it saves)."""
+
+
+def micro_batches(lengths: Sequence[int], size: int | None = None) -> list[list[int]]:
+    """Row indices of each micro-batch: the rows ordered by prompt length in tokens (then index), cut
+    into parts of ``size`` rows (default ``ceil(len / POOL)``), so each forward pads little.
+
+    The harness plans its batches by characters; within a batch, token counts can differ more (an
+    odd-capitalisation rewrite has more tokens per character), and re-sorting them here is free.
+
+    >>> micro_batches([5, 1, 3, 2, 9, 9, 1, 4, 2, 7])
+    [[1, 6, 3], [8, 2, 7], [0, 9, 4], [5]]
+    >>> micro_batches([])
+    []
+    """
+    count = len(lengths)
+    rows = size or max(1, math.ceil(count / POOL))
+    order = sorted(range(count), key=lambda row: (lengths[row], row))
+    return [order[start : start + rows] for start in range(0, count, rows)]
+
+
+def run_batch_pooled(
+    model: object,
+    prompts: Sequence[Sequence[int]],
+    baselines: Sequence[Sequence[int]] | None,
+    *,
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+    pad_id: int,
+    micro_rows: int | None = None,
+    decode_rows: int | None = None,
+) -> list[RawOutput]:
+    """Greedy responses, hidden states and y_0 scores; see the module docstring.
+
+    Hidden states and y_0 scores of each row are the single-prefill engine's on the row's micro-batch.
+    ``micro_rows`` is the micro-batch size and ``decode_rows`` the width of the decode batch (defaults:
+    ``ceil(len(prompts) / POOL)`` both). The backend passes a :data:`POOL`-th of its batch size for both
+    (half that for the rerun control's micro-batches, which must differ from the baselines'), so a short
+    batch (a phase's last, or a few baselines) is read and decoded in one piece, not in small parts.
+
+    Raises:
+        SinglePrefillUnsupported: the architecture needs the two-pass engine.
+    """
+    model = checked_model(model, prompts, baselines)
+    parts = micro_batches([len(p) for p in prompts], micro_rows)
+    generated: list[list[int]] = [[] for _ in prompts]
+    scores: list[_Scores] = [_NOT_SCORED for _ in prompts]
+    hidden: dict[int, np.ndarray] = {}
+    lanes: list[Lane] = []
+    with torch.inference_mode():
+        for rows in parts:
+            ys = None if baselines is None else [baselines[i] for i in rows]
+            read = _read_part(model, [prompts[i] for i in rows], ys, rows, generated, pad_id, max_new_tokens)
+            hidden |= dict(zip(rows, read.hidden, strict=True))
+            for row, score in zip(rows, read.scores, strict=True):
+                scores[row] = score
+                del generated[row][max_new_tokens:]
+            lanes.append(read.lane)
+        width = decode_rows or (len(parts[0]) if parts else 1)
+        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width)
+    decoded = _split_responses(generated, eos_ids)
+    stacked = np.stack([hidden[row] for row in range(len(prompts))]) if hidden else np.zeros((0, 0, 0))
+    return [_raw_output(decoded, scores, stacked, row) for row in range(len(prompts))]
+
+
+class _Read(NamedTuple):
+    """One micro-batch after its prefill and scoring pass."""
+
+    hidden: list[np.ndarray]
+    """per row, float32 [n_layers + 1, hidden] at the last prompt token."""
+    lane: Lane
+    """its rows, ready to decode."""
+    scores: list[_Scores]
+
+
+def _read_part(
+    model: PreTrainedModel,
+    prompts: list[Sequence[int]],
+    baselines: list[Sequence[int]] | None,
+    rows: list[int],
+    generated: list[list[int]],
+    pad_id: int,
+    max_new_tokens: int,
+) -> _Read:
+    """Prefill one micro-batch, score its y_0 and start its rows, as the draft engine does.
+
+    Writes each row's first tokens (its draft prefix, or its first greedy token) into ``generated``.
+    """
+    state = _prefill(model, prompts, pad_id)
+    hidden = list(state.hidden.cpu().numpy())
+    if baselines is not None and _draft_fits(model, state, baselines, max_new_tokens):
+        drafted = score_and_draft(model, state, baselines, pad_id)
+        for row, prefix in zip(rows, drafted.prefix, strict=True):
+            generated[row] = list(prefix)
+        lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, rows)
+        return _Read(hidden, lane, drafted.scores)
+    scores = (
+        [_NOT_SCORED] * len(rows)
+        if baselines is None
+        else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
+    )
+    first = state.next_logits.argmax(-1)
+    for row, token in zip(rows, first.tolist(), strict=True):
+        generated[row] = [token]
+    return _Read(hidden, Lane(state.cache, state.attention_mask, state.last_position, first, rows), scores)
+
+
+def _pooled_decode(
+    model: PreTrainedModel,
+    lanes: list[Lane],
+    generated: list[list[int]],
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+    size: int,
+) -> None:
+    """Decode every unfinished row of every lane, in batches of ``size`` rows regrouped by tokens left."""
+    pending = [
+        (lane, index)
+        for lane in lanes
+        for index, row in enumerate(lane.rows)
+        if len(generated[row]) < max_new_tokens and generated[row][-1] not in eos_ids
+    ]
+    window = _smallest_window(model)
+    widest = max((lane.mask.shape[-1] for lane in lanes), default=0)
+    # A live row grows by up to max_new_tokens before and after a merge pads newcomers to its width.
+    if window is not None and widest + 2 * max_new_tokens > window:
+        # Padding to the widest row could push a row past a sliding window: decode each lane alone.
+        for lane in lanes:
+            mine = [index for owner, index in pending if owner is lane]
+            if mine:
+                keep = torch.tensor(mine, dtype=torch.long, device=lane.token.device)
+                alone = lane.select(keep, [lane.rows[i] for i in mine])
+                decode_lane(model, alone, generated, max_new_tokens, eos_ids)
+        return
+    # Most tokens left first (then the caller's row order): the longest rows start early, and rows
+    # that finish are replaced by the next waiting rows (continuous batching), so every step holds
+    # nearly ``size`` rows until the queue runs dry.
+    pending.sort(key=lambda pick: (len(generated[pick[0].rows[pick[1]]]), pick[0].rows[pick[1]]))
+    queue = deque(pending)
+    eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=lanes[0].token.device) if lanes else None
+    live: Lane | None = None
+    while queue or live is not None:
+        free = size - (0 if live is None else len(live.rows))
+        if queue and (live is None or free >= max(1, size // REFILL_FRACTION)):
+            joining = [queue.popleft() for _ in range(min(free, len(queue)))]
+            staying = [] if live is None else [(live, index) for index in range(len(live.rows))]
+            live = _merge(model, staying + joining)
+        assert live is not None and eos is not None
+        live = step_lane(model, live, generated, max_new_tokens, eos)
+
+
+def _merge(model: PreTrainedModel, picks: Sequence[tuple[Lane, int]]) -> Lane:
+    """One lane of the picked rows (lane, batch row): caches, masks, positions and tokens gathered, each
+    row's cache and mask left-padded with masked slots to the widest pick. The source lanes are not
+    changed."""
+    width = max(lane.mask.shape[-1] for lane, _ in picks)
+    layers = []
+    for layer in range(len(picks[0][0].cache.layers)):
+        keys, values = [], []
+        for lane, index in picks:
+            cached, cached_values = _layer_states(lane, layer)
+            pad = width - lane.mask.shape[-1]
+            keys.append(functional.pad(cached[index : index + 1], (0, 0, pad, 0)))
+            values.append(functional.pad(cached_values[index : index + 1], (0, 0, pad, 0)))
+        layers.append((torch.cat(keys), torch.cat(values)))
+    cache = DynamicCache(ddp_cache_data=layers, config=model.config)
+    mask = torch.cat(
+        [
+            functional.pad(lane.mask[index : index + 1], (width - lane.mask.shape[-1], 0))
+            for lane, index in picks
+        ]
+    )
+    position = torch.stack([lane.position[index] for lane, index in picks])
+    token = torch.stack([lane.token[index] for lane, index in picks])
+    return Lane(cache, mask, position, token, [lane.rows[index] for lane, index in picks])
+
+
+def _layer_states(lane: Lane, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Keys and values [batch, heads, slots, head_dim] of one cache layer, one slot per mask column."""
+    cached = lane.cache.layers[layer]
+    keys, values = getattr(cached, "keys", None), getattr(cached, "values", None)
+    if not isinstance(keys, torch.Tensor) or not isinstance(values, torch.Tensor):
+        raise SinglePrefillUnsupported(f"cache layer {layer} holds no key/value tensors")
+    if keys.shape[-2] != lane.mask.shape[-1]:
+        raise SinglePrefillUnsupported(f"cache layer {layer} does not hold one slot per mask column")
+    return keys, values
