@@ -321,3 +321,26 @@ def test_pooled_engine_gives_each_micro_batchs_single_prefill_outputs(
         assert [r.response_ids for r in run_batch_pooled(model, calls, cut, **short)] == [
             expected[i] for i in range(len(calls))
         ]
+
+
+def test_the_shared_prefix_is_read_once_per_model_and_gives_the_same_bits(prompts: list[list[int]]) -> None:
+    """The chat template's common start is read alone once per model; later batches copy its one-row
+    cache, and their outputs are the bits a freshly read prefix gives."""
+    torch.manual_seed(SEEDS["llama"])
+    model = BUILDERS["llama"]().eval()
+    kwargs = {"max_new_tokens": 4, "eos_ids": EOS, "pad_id": tiny_tokenizer().pad_token_id}
+    first = run_batch_single_prefill(model, prompts, None, **kwargs)
+    assert len(model.__dict__["_sago_prefix_states"]) == 1
+    calls: list[int] = []
+    forward = model.forward
+
+    def counted(*args: object, **kw: object) -> object:
+        calls.append(int(kw["input_ids"].shape[0]))  # type: ignore[attr-defined]
+        return forward(*args, **kw)
+
+    model.forward = counted  # type: ignore[method-assign]
+    again = run_batch_single_prefill(model, prompts, None, **kwargs)
+    assert 1 not in calls[:1]  # the first forward is the batch's own, not the prefix read alone
+    for a, b in zip(first, again, strict=True):
+        assert a.response_ids == b.response_ids
+        np.testing.assert_array_equal(a.hidden, b.hidden)

@@ -35,6 +35,8 @@ from benchmark.models.engine import RawOutput, left_pad
 _SUPPORTED_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
 # Shortest common prompt start worth a separate forward (a chat template's system turn is ~20-30 tokens).
 MIN_SHARED_PREFIX = 4
+_PREFIXES_KEPT = 8
+"""one-row prefix caches kept per model (a run has one chat template, so one prefix)."""
 
 
 class SinglePrefillUnsupported(ValueError):
@@ -233,19 +235,41 @@ def _has_sliding_layers(model: PreTrainedModel) -> bool:
 
 
 def _prefix_cache(model: PreTrainedModel, prefix: Sequence[int], batch: int) -> DynamicCache:
-    """The KV cache of ``prefix`` read once, repeated ``batch`` times along the batch dimension."""
-    device = model.device
-    cache = DynamicCache(config=model.config)
-    model(
-        input_ids=torch.tensor([list(prefix)], device=device),
-        attention_mask=torch.ones((1, len(prefix)), dtype=torch.long, device=device),
-        position_ids=torch.arange(len(prefix), device=device)[None, :],
-        past_key_values=cache,
-        use_cache=True,
-        logits_to_keep=1,
+    """The KV cache of ``prefix`` read once, repeated ``batch`` times along the batch dimension.
+
+    The one-row cache of each prefix is kept on the model (a chat template's system turn starts every
+    prompt of a run), so later batches copy it instead of reading the prefix again: the same bits, as
+    the prefix is always read alone.
+    """
+    known: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = model.__dict__.setdefault(
+        "_sago_prefix_states", {}
     )
-    cache.batch_repeat_interleave(batch)
-    return cache
+    states = known.get(tuple(prefix))
+    if states is None:
+        device = model.device
+        cache = DynamicCache(config=model.config)
+        model(
+            input_ids=torch.tensor([list(prefix)], device=device),
+            attention_mask=torch.ones((1, len(prefix)), dtype=torch.long, device=device),
+            position_ids=torch.arange(len(prefix), device=device)[None, :],
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        states = []
+        for layer in cache.layers:
+            keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
+            assert isinstance(keys, torch.Tensor) and isinstance(values, torch.Tensor)
+            states.append((keys, values))
+        if len(known) >= _PREFIXES_KEPT:
+            known.clear()
+        known[tuple(prefix)] = states
+    return DynamicCache(
+        ddp_cache_data=[
+            (k.repeat_interleave(batch, dim=0), v.repeat_interleave(batch, dim=0)) for k, v in states
+        ],
+        config=model.config,
+    )
 
 
 def _greedy_decode(
