@@ -85,3 +85,37 @@ def test_the_runs_table_counts_what_the_committed_records_hold() -> None:
         )
         assert f"| {cut} of {total} ({100 * cut / total:.1f} %) responses |" in row
         assert f"| {right} of {len(baseline)} ({100 * right / len(baseline):.1f} %) items |" in row
+
+
+def _bench_table(path: Path) -> dict[int, tuple[float, float, float]]:
+    """batch -> (lm-eval s, sago s, ratio) from the final table of a committed `make bench-peer` output."""
+    rows: dict[int, tuple[float, float, float]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = line.split()
+        if len(cells) == 15 and cells[0].isdigit():
+            rows[int(cells[1])] = (float(cells[3]), float(cells[5]), float(cells[10]))
+    return rows
+
+
+def test_readme_speed_figures_are_the_committed_bench_peer_tables() -> None:
+    """Each ratio the README states for a model is that model's committed `make bench-peer` row, and the
+    best-against-best figure is the two tools' fastest rows."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.findall(r"`(docs/bench/bench-peer-[a-z0-9]+\.txt)`\): ([^;]+);", readme)
+    assert len(found) == 2, "the README names both committed bench-peer tables"
+    bests = 0
+    for name, text in found:
+        table = _bench_table(ROOT / name)
+        stated = {int(b): float(r) for r, b in re.findall(r"(\d\.\d{3})× at\s+batch (\d+)", text)}
+        assert stated and stated == {b: row[2] for b, row in table.items()}, name
+        best = re.search(
+            r"each\s+tool.s\s+best:\s+sago\s+([\d.]+)\s+s,\s+lm-eval\s+([\d.]+)\s+s,\s+([\d.]+)×", text
+        )
+        if best:
+            sago, peer = min(r[1] for r in table.values()), min(r[0] for r in table.values())
+            assert (float(best[1]), float(best[2])) == (sago, peer), name
+            assert float(best[3]) == round(sago / peer, 3), name
+            bests += 1
+    assert bests == 1  # SmolLM2's best-against-best figure is checked, not skipped

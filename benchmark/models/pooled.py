@@ -3,20 +3,19 @@
 Why: on a CPU a decode step costs nearly as much for a few rows as for a full batch (it reads every
 weight once), and a batch decodes for as many steps as its slowest row needs. With y_0 as a draft, many
 rows need few or no new tokens while one row in eight may need them all, so the draft engine saves
-row-steps but hardly any steps (SmolLM2, bench profile, batch 8: 1,179 decode steps plain, about 1,060
-with the draft). Here one engine call holds :data:`POOL` micro-batches. Each is read once and scores
-y_0 exactly as the draft engine does (same prefill, same scoring pass, same numbers); then every row
-still decoding, from any of the micro-batches, joins one queue, longest first, and decodes in a batch
-of the micro-batch size whose finished rows are replaced by waiting ones (continuous batching). No
-forward ever holds more rows than a micro-batch, so a run with batch ``4 * b`` reads the model as
-``b``-row batches (795 decode steps on the same work).
+row-steps but hardly any steps. Here one engine call holds :data:`POOL` micro-batches, its rows sorted
+by prompt length in tokens. Each micro-batch is read once and scores y_0 exactly as the draft engine
+does (same prefill, same scoring pass, same numbers); then every row still decoding, from any of the
+micro-batches, joins one queue, longest first, and decodes in a batch of the forward width whose
+finished rows are replaced by waiting ones (continuous batching). No forward holds more rows than that
+width, so a run with batch ``4 * b`` reads the model as ``b``-row batches.
 
 The rows of a decode batch come from different caches: each row's cache is left-padded with masked
 slots to the widest one (masks and explicit positions make the pads invisible, as for prompt
 padding). Greedy tokens can differ from the single-prefill engine's only where a float-level near-tie
-resolves differently in another batch shape (``reproduce --engine pooled`` counts them; on SmolLM2's
-bench profile: none of 286). Sliding-window models pool only while every padded row fits inside the
-window; otherwise each micro-batch decodes alone.
+resolves differently in another batch shape (``reproduce --engine pooled`` counts them).
+Sliding-window models pool only while every padded row fits inside the window; otherwise each
+micro-batch decodes alone.
 """
 
 from __future__ import annotations
