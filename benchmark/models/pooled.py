@@ -47,8 +47,12 @@ from benchmark.models.prefill import (
     checked_model,
     decode_lane,
     draft_lane,
+    generating,
+    layer_tensors,
+    prompt_lane,
     score_and_draft,
     step_lane,
+    unfinished,
 )
 
 POOL = 4
@@ -156,10 +160,10 @@ def _read_part(
         if baselines is None
         else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
     )
-    first = state.next_logits.argmax(-1)
-    for row, token in zip(rows, first.tolist(), strict=True):
+    lane = prompt_lane(state, rows)
+    for row, token in zip(rows, lane.token.tolist(), strict=True):
         generated[row] = [token]
-    return _Read(hidden, Lane(state.cache, state.attention_mask, state.last_position, first, rows), scores)
+    return _Read(hidden, lane, scores)
 
 
 def _pooled_decode(
@@ -171,30 +175,29 @@ def _pooled_decode(
     size: int,
 ) -> None:
     """Decode every unfinished row of every lane, in batches of ``size`` rows regrouped by tokens left."""
-    pending = [
-        (lane, index)
-        for lane in lanes
-        for index, row in enumerate(lane.rows)
-        if len(generated[row]) < max_new_tokens and generated[row][-1] not in eos_ids
-    ]
     window = _smallest_window(model)
     widest = max((lane.mask.shape[-1] for lane in lanes), default=0)
     # A live row grows by up to max_new_tokens before and after a merge pads newcomers to its width.
     if window is not None and widest + 2 * max_new_tokens > window:
         # Padding to the widest row could push a row past a sliding window: decode each lane alone.
         for lane in lanes:
-            mine = [index for owner, index in pending if owner is lane]
-            if mine:
-                keep = torch.tensor(mine, dtype=torch.long, device=lane.token.device)
-                alone = lane.select(keep, [lane.rows[i] for i in mine])
+            if (alone := unfinished(lane, generated, max_new_tokens, eos_ids)) is not None:
                 decode_lane(model, alone, generated, max_new_tokens, eos_ids)
+        return
+    pending = [
+        (lane, index)
+        for lane in lanes
+        for index, row in enumerate(lane.rows)
+        if generating(generated[row], max_new_tokens, eos_ids)
+    ]
+    if not pending:
         return
     # Most tokens left first (then the caller's row order): the longest rows start early, and rows
     # that finish are replaced by the next waiting rows (continuous batching), so every step holds
     # nearly ``size`` rows until the queue runs dry.
     pending.sort(key=lambda pick: (len(generated[pick[0].rows[pick[1]]]), pick[0].rows[pick[1]]))
     queue = deque(pending)
-    eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=lanes[0].token.device) if lanes else None
+    eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=lanes[0].token.device)
     live: Lane | None = None
     while queue or live is not None:
         free = size - (0 if live is None else len(live.rows))
@@ -202,7 +205,7 @@ def _pooled_decode(
             joining = [queue.popleft() for _ in range(min(free, len(queue)))]
             staying = [] if live is None else [(live, index) for index in range(len(live.rows))]
             live = _merge(model, staying + joining)
-        assert live is not None and eos is not None
+        assert live is not None
         live = step_lane(model, live, generated, max_new_tokens, eos)
 
 
@@ -234,10 +237,7 @@ def _merge(model: PreTrainedModel, picks: Sequence[tuple[Lane, int]]) -> Lane:
 
 def _layer_states(lane: Lane, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Keys and values [batch, heads, slots, head_dim] of one cache layer, one slot per mask column."""
-    cached = lane.cache.layers[layer]
-    keys, values = getattr(cached, "keys", None), getattr(cached, "values", None)
-    if not isinstance(keys, torch.Tensor) or not isinstance(values, torch.Tensor):
-        raise SinglePrefillUnsupported(f"cache layer {layer} holds no key/value tensors")
+    keys, values = layer_tensors(lane.cache, layer)
     if keys.shape[-2] != lane.mask.shape[-1]:
         raise SinglePrefillUnsupported(f"cache layer {layer} does not hold one slot per mask column")
     return keys, values

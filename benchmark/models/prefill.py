@@ -256,11 +256,7 @@ def _prefix_cache(model: PreTrainedModel, prefix: Sequence[int], batch: int) -> 
             use_cache=True,
             logits_to_keep=1,
         )
-        states = []
-        for layer in cache.layers:
-            keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
-            assert isinstance(keys, torch.Tensor) and isinstance(values, torch.Tensor)
-            states.append((keys, values))
+        states = [layer_tensors(cache, layer) for layer in range(len(cache.layers))]
         if len(known) >= _PREFIXES_KEPT:
             known.clear()
         known[tuple(prefix)] = states
@@ -272,6 +268,14 @@ def _prefix_cache(model: PreTrainedModel, prefix: Sequence[int], batch: int) -> 
     )
 
 
+def layer_tensors(cache: DynamicCache, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Keys and values [batch, heads, slots, head_dim] of one cache layer."""
+    keys, values = getattr(cache.layers[layer], "keys", None), getattr(cache.layers[layer], "values", None)
+    if not isinstance(keys, torch.Tensor) or not isinstance(values, torch.Tensor):
+        raise SinglePrefillUnsupported(f"cache layer {layer} holds no key/value tensors")
+    return keys, values
+
+
 def _greedy_decode(
     model: PreTrainedModel, state: _Prefill, *, max_new_tokens: int, eos_ids: frozenset[int]
 ) -> _Decoded:
@@ -280,35 +284,50 @@ def _greedy_decode(
     A row that emits an end-of-sequence token leaves the batch: its cache rows, mask and position are
     dropped, so later steps only compute the rows still generating.
     """
-    device = state.next_logits.device
-    eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=device)
-    rows = list(range(state.next_logits.shape[0]))  # original row of each live batch row
-    generated: list[list[int]] = [[] for _ in rows]
-    mask, position, logits = state.attention_mask, state.last_position, state.next_logits
-    for step in range(max_new_tokens):
-        token = logits.argmax(-1)
-        for row, value in zip(rows, token.tolist(), strict=True):
-            generated[row].append(value)
-        if step == max_new_tokens - 1:
-            break
-        live = ~torch.isin(token, eos)
-        if not bool(live.all()):
-            keep = live.nonzero().squeeze(-1)
-            if keep.numel() == 0:
-                break
-            state.cache.batch_select_indices(keep)
-            mask, position, token = mask[keep], position[keep], token[keep]
-            rows = [rows[i] for i in keep.tolist()]
-        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
-        position = position + 1
-        out = model(
-            input_ids=token[:, None],
-            attention_mask=mask,
-            position_ids=position[:, None],
-            past_key_values=state.cache,
-            use_cache=True,
-        )
-        logits = out.logits[:, -1, :].float().to(device)
+    lane = prompt_lane(state, range(state.next_logits.shape[0]))
+    generated = [[token][:max_new_tokens] for token in lane.token.tolist()]
+    return _finish(model, lane, generated, max_new_tokens, eos_ids)
+
+
+def prompt_lane(state: _Prefill, rows: Sequence[int]) -> Lane:
+    """The lane of a prefilled batch: each row's first greedy token, not yet in the cache."""
+    return Lane(
+        state.cache, state.attention_mask, state.last_position, state.next_logits.argmax(-1), list(rows)
+    )
+
+
+def generating(tokens: list[int], max_new_tokens: int, eos_ids: frozenset[int]) -> bool:
+    """A row still generates while it holds fewer than ``max_new_tokens`` tokens, no end token last."""
+    return len(tokens) < max_new_tokens and tokens[-1] not in eos_ids
+
+
+def unfinished(
+    lane: Lane, generated: list[list[int]], max_new_tokens: int, eos_ids: frozenset[int]
+) -> Lane | None:
+    """The rows of ``lane`` still generating (None when none is): fewer than ``max_new_tokens`` tokens and
+    no end-of-sequence token last. Selects them in the lane's cache in place."""
+    keep = [
+        index for index, row in enumerate(lane.rows) if generating(generated[row], max_new_tokens, eos_ids)
+    ]
+    if not keep:
+        return None
+    if len(keep) == len(lane.rows):
+        return lane
+    chosen = torch.tensor(keep, dtype=torch.long, device=lane.token.device)
+    return lane.select(chosen, [lane.rows[i] for i in keep])
+
+
+def _finish(
+    model: PreTrainedModel,
+    lane: Lane,
+    generated: list[list[int]],
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+) -> _Decoded:
+    """Decode the lane's unfinished rows to the end, then cut every row at its end-of-sequence token."""
+    live = unfinished(lane, generated, max_new_tokens, eos_ids)
+    if live is not None:
+        decode_lane(model, live, generated, max_new_tokens, eos_ids)
     return _split_responses(generated, eos_ids)
 
 
@@ -502,13 +521,7 @@ def _continue(
     """Greedy decoding of every row from its draft prefix (the kept part of y_0 plus the first new token)."""
     generated = [p[:max_new_tokens] for p in prefix]
     lane = draft_lane(state, prefix, y_mask, width, range(len(prefix)))
-    rows = [r for r, g in enumerate(generated) if len(g) < max_new_tokens and g[-1] not in eos_ids]
-    if len(rows) < len(prefix):
-        if not rows:
-            return _split_responses(generated, eos_ids)
-        lane = lane.select(torch.tensor(rows, dtype=torch.long, device=lane.token.device), rows)
-    decode_lane(model, lane, generated, max_new_tokens, eos_ids)
-    return _split_responses(generated, eos_ids)
+    return _finish(model, lane, generated, max_new_tokens, eos_ids)
 
 
 class Lane(NamedTuple):
