@@ -278,9 +278,9 @@ def test_pooled_engine_gives_each_micro_batchs_single_prefill_outputs(
 ) -> None:
     """The pooled engine reads its call as four micro-batches and decodes the unfinished rows of all of
     them together, regrouped by tokens left (rows of different caches, left-padded to one width): every
-    row's response equals the single-prefill engine's on the row's micro-batch, and its y_0 scores and
-    hidden states are those same bits. Sliding-window models whose window the padded rows would
-    overrun decode each micro-batch alone, with the same result."""
+    row's response equals the single-prefill engine's on the row's micro-batch, its hidden states are
+    those same bits and its y_0 scores those numbers up to float reassociation. Sliding-window models
+    whose window the padded rows would overrun decode each micro-batch alone, with the same result."""
     from benchmark.models.pooled import micro_batches, run_batch_pooled
 
     torch.manual_seed(SEEDS[arch])
@@ -307,8 +307,12 @@ def test_pooled_engine_gives_each_micro_batchs_single_prefill_outputs(
                 a.scored_tokens,
             )
             for name in ("logprob_sum", "logprob_mean", "entropy_mean"):
+                # the pooled scoring pass applies the output layer in vocabulary slices: float
+                # reassociation only (test_the_chunked_scoring_pass_gives_the_model_logits_statistics)
                 want, have = getattr(a, name), getattr(b, name)
-                assert (math.isnan(want) and math.isnan(have)) or want == have, name
+                assert (math.isnan(want) and math.isnan(have)) or math.isclose(
+                    want, have, rel_tol=1e-5, abs_tol=1e-5
+                ), name
             np.testing.assert_array_equal(a.hidden, b.hidden)
     assert {len(r) for r in own} != {TOKENS}, "some rows must stop early for the regrouping to matter"
     for tokens in (0, 1):
@@ -344,3 +348,40 @@ def test_the_shared_prefix_is_read_once_per_model_and_gives_the_same_bits(prompt
     for a, b in zip(first, again, strict=True):
         assert a.response_ids == b.response_ids
         np.testing.assert_array_equal(a.hidden, b.hidden)
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+@pytest.mark.parametrize("chunk", [50, 384, 4096])
+def test_the_chunked_scoring_pass_gives_the_model_logits_statistics(
+    arch: str, chunk: int, prompts: list[list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pooled engine's scoring pass applies the output layer in vocabulary slices (50 leaves a short
+    last slice; 384 is the whole vocabulary; 4096 more than it): y_0's log-probabilities and entropies
+    equal those of the model's own logits within float reassociation, and the draft prefixes are equal."""
+    from benchmark.models import chunked
+    from benchmark.models.prefill import _prefill, score_and_draft
+    from benchmark.models.screen import plain_head
+
+    monkeypatch.setattr(chunked, "VOCAB_CHUNK", chunk)
+    torch.manual_seed(SEEDS[arch])
+    model = BUILDERS[arch]().eval()
+    pad = tiny_tokenizer().pad_token_id
+    own = [
+        r.response_ids
+        for r in run_batch_single_prefill(model, prompts, None, max_new_tokens=12, eos_ids=EOS, pad_id=pad)
+    ]
+    # whole, cut, diverging and empty baselines
+    baselines = [own[0], own[1][:3], own[2][:2] + [9, 9], [], own[4], own[5][:1], [11] * 5, own[7]]
+    weight = plain_head(model)
+    assert weight is not None
+    with torch.inference_mode():
+        reference = score_and_draft(model, _prefill(model, prompts, pad), baselines, pad)
+        got = chunked.score_and_draft_chunked(model, _prefill(model, prompts, pad), baselines, pad, weight)
+    assert got.prefix == reference.prefix
+    assert got.width == reference.width and torch.equal(got.y_mask, reference.y_mask)
+    for mine, theirs in zip(got.scores, reference.scores, strict=True):
+        assert mine.scored_tokens == theirs.scored_tokens
+        for name in ("logprob_sum", "logprob_mean", "entropy_mean"):
+            a, b = getattr(mine, name), getattr(theirs, name)
+            assert (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-5), name
+    assert any(p[:-1] for p in reference.prefix) and any(len(p) == 1 for p in reference.prefix)

@@ -33,9 +33,8 @@ from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.collect import rerun_task, select_tasks
 from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
-from benchmark.models.hf import ENGINES, HFBackend
+from benchmark.models.hf import ENGINES, HFBackend, engine_pool
 from benchmark.models.loading import load_backend
-from benchmark.models.pooled import POOL
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
 
@@ -214,7 +213,7 @@ def bench_peer(
         peer, peer_cpu = time_peer(lm, texts, chosen.max_new_tokens)
         # The pooled engine reads each batch as POOL micro-batches: batch POOL * size puts `size` rows
         # in each of its forwards, as the peer's batch `size` does.
-        plan = size * POOL if engine == "pooled" else size
+        plan = size * engine_pool(engine)
         backend.batch_size = plan
         harness = bench(
             backend, variant_set, profile=chosen, batch_size=plan, datasets=subset, floor_batch_size=size

@@ -20,6 +20,7 @@ from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
 from benchmark.models.pooled import POOL, REFILL_FRACTION, run_batch_pooled
 from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, unsupported_reason
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
+from benchmark.models.screen import plain_head, screened_head
 from benchmark.registry import Registry
 from benchmark.schema import RERUN_VARIANT_ID, rerun_batch_size
 
@@ -37,6 +38,17 @@ _DECLINES: dict[str, Callable[[object], str | None]] = {
 """engines that refuse some architectures: name -> why not (None: supported)."""
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
+
+
+def engine_pool(name: str) -> int:
+    """Micro-batches per call of the engine called ``name``: its forwards hold a batch's ``1 / pool``
+    rows (:data:`POOL` for the pooled engine, else 1). Batch sizes that must mean the same forward width
+    under two engines scale by it.
+
+    >>> engine_pool("pooled"), engine_pool("single_prefill")
+    (4, 1)
+    """
+    return POOL if name == "pooled" else 1
 
 
 def resolve_engine(name: str, model: object) -> tuple[str, Engine]:
@@ -108,9 +120,7 @@ class HFBackend:
     def forward_rows(self) -> int:
         """Most prompts one forward holds: the batch size, or a :data:`POOL`-th of it for the pooled
         engine (which reads each batch as that many micro-batches)."""
-        if self.engine is run_batch_pooled:
-            return math.ceil(self.batch_size / POOL)
-        return self.batch_size
+        return math.ceil(self.batch_size / engine_pool(self.engine_name))
 
     def render(self, prompt: str) -> list[int]:
         """Token ids of one user turn (chat template with generation prompt) or of the raw prompt."""
@@ -232,7 +242,14 @@ class HFBackend:
         }
         if self.engine is run_batch_pooled:
             # only the pooled engine records settings, so other engines' run.json bytes stay as they were
-            described["engine_settings"] = {"pool": POOL, "refill_fraction": REFILL_FRACTION}
+            described["engine_settings"] = {
+                "pool": POOL,
+                "refill_fraction": REFILL_FRACTION,
+                # how decode steps pick greedy tokens (benchmark/models/screen.py) and how the y_0 scoring
+                # pass reads the output layer (benchmark/models/chunked.py)
+                "greedy_head": "float16_screen" if screened_head(self.model) is not None else "model_logits",
+                "scoring_head": "vocab_chunks" if plain_head(self.model) is not None else "model_logits",
+            }
         return described
 
 

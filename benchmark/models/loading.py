@@ -16,8 +16,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from benchmark.errors import SagoError
 from benchmark.gguf import load_gguf
-from benchmark.models.hf import HFBackend, ModelSource
-from benchmark.models.pooled import POOL
+from benchmark.models.hf import HFBackend, ModelSource, engine_pool
 from benchmark.paths import REPO_ROOT
 from benchmark.submissions import HubModel, LocalModel, PackagedModel
 
@@ -80,8 +79,8 @@ def load_backend(
     model, tokenizer, source = _load(submission.model, dtype, device_map)
     model = (model if device_map else model.to(target)).eval()
     size = batch_size or (cpu_batch_size(model) if target.type == "cpu" else GPU_START_BATCH_SIZE)
-    if batch_size is None and engine == "pooled":
-        size *= POOL  # the pooled engine's forwards hold a POOL-th of each batch
+    if batch_size is None:
+        size *= engine_pool(engine)  # the pooled engine's forwards hold a POOL-th of each batch
     return HFBackend(
         model,
         tokenizer,

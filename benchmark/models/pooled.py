@@ -4,8 +4,8 @@ Why: on a CPU a decode step costs nearly as much for a few rows as for a full ba
 weight once), and a batch decodes for as many steps as its slowest row needs. With y_0 as a draft, many
 rows need few or no new tokens while one row in eight may need them all, so the draft engine saves
 row-steps but hardly any steps. Here one engine call holds :data:`POOL` micro-batches, its rows sorted
-by prompt length in tokens. Each micro-batch is read once and scores y_0 exactly as the draft engine
-does (same prefill, same scoring pass, same numbers); then every row still decoding, from any of the
+by prompt length in tokens. Each micro-batch is read once and scores y_0 as the draft engine does
+(same prefill, same scoring pass); then every row still decoding, from any of the
 micro-batches, joins one queue, longest first, and decodes in a batch of the forward width whose
 finished rows are replaced by waiting ones (continuous batching). No forward holds more rows than that
 width, so a run with batch ``4 * b`` reads the model as ``b``-row batches.
@@ -16,6 +16,13 @@ padding). Greedy tokens can differ from the single-prefill engine's only where a
 resolves differently in another batch shape (``reproduce --engine pooled`` counts them).
 Sliding-window models pool only while every padded row fits inside the window; otherwise each
 micro-batch decodes alone.
+
+Where the model's logits are a plain linear head of its final hidden state, the output layer is not
+run as one float32 product: the y_0 scoring pass applies it in vocabulary slices with running statistics
+(:mod:`benchmark.models.chunked`: y_0 scores equal up to float reassociation, no [rows, len(y_0), vocab]
+tensor), and decode steps pick tokens through a float16 screen with an error bound and a float32 pick
+among its few candidates (:mod:`benchmark.models.screen`: the float32 argmax without the full product).
+Hidden states are the prefill's own, unchanged.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from torch.nn import functional
 from transformers import PreTrainedModel
 from transformers.cache_utils import DynamicCache
 
+from benchmark.models.chunked import score_and_draft_chunked
 from benchmark.models.engine import RawOutput
 from benchmark.models.prefill import (
     _NOT_SCORED,
@@ -54,6 +62,7 @@ from benchmark.models.prefill import (
     step_lane,
     unfinished,
 )
+from benchmark.models.screen import ScreenedHead, plain_head, screened_head
 
 POOL = 4
 """micro-batches per full engine call: the backend's forwards hold a POOL-th of its batch size."""
@@ -93,7 +102,8 @@ def run_batch_pooled(
 ) -> list[RawOutput]:
     """Greedy responses, hidden states and y_0 scores; see the module docstring.
 
-    Hidden states and y_0 scores of each row are the single-prefill engine's on the row's micro-batch.
+    Hidden states of each row are the single-prefill engine's on the row's micro-batch, bit for bit; its
+    y_0 scores are too, up to float reassociation where the scoring pass runs in vocabulary slices.
     ``micro_rows`` is the micro-batch size and ``decode_rows`` the width of the decode batch (defaults:
     ``ceil(len(prompts) / POOL)`` both). The backend passes a :data:`POOL`-th of its batch size for both
     (half that for the rerun control's micro-batches, which must differ from the baselines'), so a short
@@ -118,7 +128,7 @@ def run_batch_pooled(
                 del generated[row][max_new_tokens:]
             lanes.append(read.lane)
         width = decode_rows or (len(parts[0]) if parts else 1)
-        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width)
+        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width, screened_head(model))
     decoded = _split_responses(generated, eos_ids)
     stacked = np.stack([hidden[row] for row in range(len(prompts))]) if hidden else np.zeros((0, 0, 0))
     return [_raw_output(decoded, scores, stacked, row) for row in range(len(prompts))]
@@ -150,7 +160,12 @@ def _read_part(
     state = _prefill(model, prompts, pad_id)
     hidden = list(state.hidden.cpu().numpy())
     if baselines is not None and _draft_fits(model, state, baselines, max_new_tokens):
-        drafted = score_and_draft(model, state, baselines, pad_id)
+        weight = plain_head(model)
+        drafted = (
+            score_and_draft(model, state, baselines, pad_id)
+            if weight is None
+            else score_and_draft_chunked(model, state, baselines, pad_id, weight)
+        )
         for row, prefix in zip(rows, drafted.prefix, strict=True):
             generated[row] = list(prefix)
         lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, rows)
@@ -173,8 +188,10 @@ def _pooled_decode(
     max_new_tokens: int,
     eos_ids: frozenset[int],
     size: int,
+    head: ScreenedHead | None,
 ) -> None:
-    """Decode every unfinished row of every lane, in batches of ``size`` rows regrouped by tokens left."""
+    """Decode every unfinished row of every lane, in batches of ``size`` rows regrouped by tokens left;
+    ``head``: the screened output layer that picks each token (None: the model's own logits)."""
     window = _smallest_window(model)
     widest = max((lane.mask.shape[-1] for lane in lanes), default=0)
     # A live row grows by up to max_new_tokens before and after a merge pads newcomers to its width.
@@ -182,7 +199,7 @@ def _pooled_decode(
         # Padding to the widest row could push a row past a sliding window: decode each lane alone.
         for lane in lanes:
             if (alone := unfinished(lane, generated, max_new_tokens, eos_ids)) is not None:
-                decode_lane(model, alone, generated, max_new_tokens, eos_ids)
+                decode_lane(model, alone, generated, max_new_tokens, eos_ids, head)
         return
     pending = [
         (lane, index)
@@ -206,7 +223,7 @@ def _pooled_decode(
             staying = [] if live is None else [(live, index) for index in range(len(live.rows))]
             live = _merge(model, staying + joining)
         assert live is not None
-        live = step_lane(model, live, generated, max_new_tokens, eos)
+        live = step_lane(model, live, generated, max_new_tokens, eos, head)
 
 
 def _merge(model: PreTrainedModel, picks: Sequence[tuple[Lane, int]]) -> Lane:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -29,6 +29,7 @@ from transformers import PreTrainedModel
 from transformers.cache_utils import DynamicCache
 
 from benchmark.models.engine import RawOutput, left_pad
+from benchmark.models.screen import ScreenedHead, final_hidden, greedy_tokens
 
 # Layer types whose cache is a plain (optionally windowed) KV store and whose mask depends only on
 # the distance between real tokens, so a branched cache behaves like a fresh forward.
@@ -564,32 +565,42 @@ def decode_lane(
     generated: list[list[int]],
     max_new_tokens: int,
     eos_ids: frozenset[int],
+    head: ScreenedHead | None = None,
 ) -> None:
     """Greedy decoding of every row of ``lane`` until it emits an end-of-sequence token or holds
     ``max_new_tokens`` tokens; appends to ``generated[row]`` (mutates the lane's cache). A row that
-    stops leaves the batch, so later steps compute only the rows still generating."""
+    stops leaves the batch, so later steps compute only the rows still generating. ``head``: pick
+    tokens with the screened output layer (see :func:`step_lane`)."""
     eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=lane.token.device)
     live: Lane | None = lane
     while live is not None:
-        live = step_lane(model, live, generated, max_new_tokens, eos)
+        live = step_lane(model, live, generated, max_new_tokens, eos, head)
 
 
 def step_lane(
-    model: PreTrainedModel, lane: Lane, generated: list[list[int]], max_new_tokens: int, eos: torch.Tensor
+    model: PreTrainedModel,
+    lane: Lane,
+    generated: list[list[int]],
+    max_new_tokens: int,
+    eos: torch.Tensor,
+    head: ScreenedHead | None = None,
 ) -> Lane | None:
     """One greedy step of every row of ``lane``: appends each row's token to ``generated[row]`` and
-    returns the rows still generating (None when none is), their cache rows selected in place."""
+    returns the rows still generating (None when none is), their cache rows selected in place.
+
+    With ``head`` the step runs the model without its output layer and picks each token from the final
+    hidden state with :func:`screen.greedy_tokens` (the float32 argmax without the full product)."""
     device = lane.token.device
     mask = torch.cat([lane.mask, torch.ones_like(lane.mask[:, :1])], dim=-1)
     position = lane.position + 1
-    step = model(
-        input_ids=lane.token[:, None],
-        attention_mask=mask,
-        position_ids=position[:, None],
-        past_key_values=lane.cache,
-        use_cache=True,
-    )
-    token = step.logits[:, -1, :].float().to(device).argmax(-1)
+    inputs = {
+        "input_ids": lane.token[:, None],
+        "attention_mask": mask,
+        "position_ids": position[:, None],
+        "past_key_values": lane.cache,
+        "use_cache": True,
+    }
+    token = _greedy_step(model, inputs, head).to(device)
     for row, value in zip(lane.rows, token.tolist(), strict=True):
         generated[row].append(value)
     live = ~torch.isin(token, eos) & torch.tensor(
@@ -603,3 +614,15 @@ def step_lane(
         return None
     lane.cache.batch_select_indices(keep)
     return Lane(lane.cache, mask[keep], position[keep], token[keep], rows)
+
+
+def _greedy_step(model: PreTrainedModel, inputs: dict[str, Any], head: ScreenedHead | None) -> torch.Tensor:
+    """long [rows]: the greedy token of one decode step (extends the cache in ``inputs``)."""
+    if head is None:
+        logits: torch.Tensor = model(**inputs).logits
+        return logits[:, -1, :].float().argmax(-1)
+    hidden = final_hidden(model, inputs)[:, -1, :]
+    picked = greedy_tokens(head, hidden)
+    if picked is None:  # a non-finite screen: the plain product decides
+        return torch.nn.functional.linear(hidden.float(), head.weight).argmax(-1)
+    return picked

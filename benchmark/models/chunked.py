@@ -1,0 +1,144 @@
+"""The pooled engine's y_0 scoring pass with the output layer applied a slice of the vocabulary at a time.
+
+Why: the scoring pass needs, at every position of y_0, the log-probability of y_0's token, the entropy
+and the argmax (the draft) over the full vocabulary. Reading the model's logits for that materialises a
+float32 [batch, len(y_0), vocab] tensor (1 GB for Gemma 3 at 32 rows) and then walks it several times
+per row (log-softmax, exponential, product, sum). Here the final hidden states meet the output weights
+``VOCAB_CHUNK`` tokens at a time, and each slice's logits, small enough to stay in cache, update running
+statistics (an online softmax: running maximum, sum of exponentials, their weighted sum of logits, the
+target's logit and the first argmax), so the logits are written once and read once, and positions past a
+row's y_0 are never computed.
+
+The statistics equal the model's logits' up to float32 reassociation (sums in float64 across slices;
+entropy as ``log S - T / S`` with ``S = sum exp(l - m)``, ``T = sum exp(l - m)(l - m)`` and ``m`` the
+running maximum), far inside ``reproduce``'s tolerances; the argmax is the first largest logit, as
+``torch.argmax``. Used only where logits are a plain linear head (:func:`screen.plain_head`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from transformers import PreTrainedModel
+
+from benchmark.models.prefill import _EMPTY_Y0, Drafted, _Prefill, _Scores
+from benchmark.models.screen import final_hidden
+
+VOCAB_CHUNK = 2048
+"""tokens per slice of the output layer (a slice of 1,000 positions is 8 MB of float32)."""
+
+
+class _Running:
+    """Online-softmax statistics of a set of prediction rows, updated one vocabulary slice at a time."""
+
+    def __init__(self, rows: int, targets: torch.Tensor) -> None:
+        self.top = torch.full((rows,), -math.inf)
+        self.total = torch.zeros(rows, dtype=torch.float64)  # S: sum of exp(l - top)
+        self.weighted = torch.zeros(rows, dtype=torch.float64)  # T: sum of exp(l - top) * (l - top)
+        self.target = torch.full((rows,), math.nan)
+        self.best = torch.zeros(rows, dtype=torch.long)
+        self.targets = targets  # long [rows]: the token whose logit is kept (-1: none)
+
+    def update(self, logits: torch.Tensor, start: int) -> None:
+        """Fold in float32 [rows, width] logits of vocabulary ids ``start .. start + width``."""
+        peak, where = logits.max(dim=1)
+        higher = peak > self.top  # strictly: an earlier slice keeps a tie (first index wins)
+        self.best = torch.where(higher, where + start, self.best)
+        top = torch.maximum(self.top, peak)
+        shift = (self.top - top).double()  # <= 0; -inf on the first slice, where the sums are still 0
+        scale = torch.where(torch.isfinite(shift), shift.exp(), torch.zeros_like(shift))
+        self.weighted = scale * (self.weighted + torch.where(torch.isfinite(shift), shift, 0.0) * self.total)
+        self.total = scale * self.total
+        centred = logits - top[:, None]
+        exps = centred.exp()
+        self.total += exps.sum(dim=1).double()
+        self.weighted += torch.bmm(exps[:, None, :], centred[:, :, None]).view(-1).double()  # no product copy
+        self.top = top
+        inside = (self.targets >= start) & (self.targets < start + logits.shape[1])
+        if bool(inside.any()):
+            index = inside.nonzero().squeeze(-1)
+            self.target[index] = logits[index, self.targets[index] - start]
+
+    def log_probs(self) -> torch.Tensor:
+        """float64 [rows]: log-probability of each row's target."""
+        return self.target.double() - (self.top.double() + self.total.log())
+
+    def entropies(self) -> torch.Tensor:
+        """float64 [rows]: entropy of each row's distribution."""
+        return self.total.log() - self.weighted / self.total
+
+
+def score_and_draft_chunked(
+    model: PreTrainedModel,
+    state: _Prefill,
+    baselines: Sequence[Sequence[int]],
+    pad_id: int,
+    weight: torch.Tensor,
+) -> Drafted:
+    """:func:`prefill.score_and_draft` with the output layer ``weight`` (float32 [vocab, hidden]) applied in
+    vocabulary slices to the final hidden states (see the module docstring)."""
+    device = state.next_logits.device
+    width = max(len(b) for b in baselines)
+    ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
+    y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
+    positions = state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :]
+    inputs = {
+        "input_ids": ids,
+        "attention_mask": torch.cat([state.attention_mask, y_mask], dim=-1),
+        "position_ids": positions,
+        "past_key_values": state.cache,
+        "use_cache": True,
+    }
+    hidden = final_hidden(model, inputs).float().to(device)
+    # Prediction rows: each row's prompt position (its logits came with the prefill) predicts y_0[0];
+    # y_0's position j predicts y_0[j + 1], and its last position the first token after y_0 (draft only).
+    scored = [row for row, y0 in enumerate(baselines) if y0]
+    first_targets = torch.tensor([baselines[row][0] for row in scored], dtype=torch.long)
+    queries = torch.cat([hidden[row, : len(baselines[row])] for row in scored]) if scored else hidden[:0, 0]
+    later_targets = torch.tensor(
+        [token for row in scored for token in [*baselines[row][1:], -1]], dtype=torch.long
+    )
+    first = _Running(len(scored), first_targets)
+    later = _Running(queries.shape[0], later_targets)
+    prompt_logits = state.next_logits[scored].float()
+    for start in range(0, weight.shape[0], VOCAB_CHUNK):
+        first.update(prompt_logits[:, start : start + VOCAB_CHUNK], start)
+        later.update(torch.nn.functional.linear(queries, weight[start : start + VOCAB_CHUNK]), start)
+    return _assemble(state, baselines, scored, first, later, y_mask, width)
+
+
+def _assemble(
+    state: _Prefill,
+    baselines: Sequence[Sequence[int]],
+    scored: list[int],
+    first: _Running,
+    later: _Running,
+    y_mask: torch.Tensor,
+    width: int,
+) -> Drafted:
+    """Per row: y_0's scores and its draft prefix (y_0 up to the first argmax that leaves it, then that
+    argmax), from the prediction rows' statistics."""
+    first_logp, first_entropy, first_best = first.log_probs(), first.entropies(), first.best.tolist()
+    later_logp, later_entropy, later_best = later.log_probs(), later.entropies(), later.best.tolist()
+    scores: list[_Scores] = []
+    prefix: list[list[int]] = []
+    offset = 0
+    order = {row: index for index, row in enumerate(scored)}
+    for row, y0 in enumerate(baselines):
+        if not y0:
+            scores.append(_EMPTY_Y0)
+            prefix.append([int(state.next_logits[row].argmax())])
+            continue
+        index, count = order[row], len(y0)
+        logp = float(first_logp[index] + later_logp[offset : offset + count - 1].sum())
+        entropy = float(first_entropy[index] + later_entropy[offset : offset + count - 1].sum()) / count
+        scores.append(_Scores(logp, logp / count, entropy, count))
+        greedy = [first_best[index], *later_best[offset : offset + count]]
+        kept = 0
+        while kept < count and greedy[kept] == y0[kept]:
+            kept += 1
+        prefix.append([*y0[:kept], greedy[kept]])
+        offset += count
+    return Drafted(scores, prefix, y_mask, width)
