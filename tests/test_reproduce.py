@@ -372,3 +372,19 @@ def test_both_reruns_apply_the_recorded_setting_before_anything_imports_torch(mo
     )
     assert "torch loaded before the setting: False" in done.stdout, done.stdout
     assert "setting: avx2" in done.stdout, done.stdout
+
+
+def test_another_engine_keeps_the_committed_forward_width() -> None:
+    """``--engine pooled`` on a single-prefill result puts the committed batch's rows in each forward
+    (batch x POOL); the reverse divides, never below one row."""
+    from benchmark.documents import RunDocument
+    from benchmark.harness.reproduce import _options
+    from benchmark.models.pooled import POOL
+
+    document = ResultsFolder(COMMITTED).read_run()
+    run = document.to_json()
+    assert run["engine"] != "pooled"
+    assert _options(document, run["profile"]["name"], "pooled").batch_size == POOL * run["batch_size"]
+    assert _options(document, run["profile"]["name"], None).batch_size == run["batch_size"]
+    pooled = RunDocument.from_json({**run, "engine": "pooled", "batch_size": 2})
+    assert _options(pooled, run["profile"]["name"], "single_prefill").batch_size == 1

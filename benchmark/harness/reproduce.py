@@ -298,7 +298,8 @@ def _options(run: RunDocument, profile: str, engine: str | None) -> EvaluateOpti
         ENGINES.get(engine)  # an unknown name is one line, before any model loads
         # The pooled engine's forwards hold a POOL-th of its batch: scaling the batch keeps the committed
         # batch's rows in each forward (the same micro-batches, but for each phase's last, shorter batch).
-        chosen["batch_size"] = chosen["batch_size"] * engine_pool(engine) // engine_pool(chosen["engine"])
+        scaled = chosen["batch_size"] * engine_pool(engine) // engine_pool(chosen["engine"])
+        chosen["batch_size"] = max(1, scaled)
         chosen["engine"] = engine
     return EvaluateOptions(**chosen)
 

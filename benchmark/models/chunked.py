@@ -9,9 +9,10 @@ statistics (an online softmax: running maximum, sum of exponentials, their weigh
 target's logit and the first argmax), so the logits are written once and read once, and positions past a
 row's y_0 are never computed.
 
-The statistics equal the model's logits' up to float32 reassociation (sums in float64 across slices;
-entropy as ``log S - T / S`` with ``S = sum exp(l - m)``, ``T = sum exp(l - m)(l - m)`` and ``m`` the
-running maximum), far inside ``reproduce``'s tolerances; the argmax is the first largest logit, as
+The statistics equal those of the model's logits up to float rounding, far inside ``reproduce``'s
+tolerances, and are nearer the float64 values than a float32 log-softmax over the whole vocabulary
+(sums in float64 across slices; entropy as ``log S - T / S`` with ``S = sum exp(l - m)``,
+``T = sum exp(l - m)(l - m)`` and ``m`` the running maximum); the argmax is the first largest logit, as
 ``torch.argmax``. Used only where logits are a plain linear head (:func:`screen.plain_head`).
 """
 
