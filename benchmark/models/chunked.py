@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import torch
 from transformers import PreTrainedModel
 
-from benchmark.models.prefill import _EMPTY_Y0, Drafted, _Prefill, _Scores
+from benchmark.models.prefill import _EMPTY_Y0, Drafted, _Prefill, _Scores, draft_prefix, teacher_inputs
 from benchmark.models.screen import final_hidden
 
 VOCAB_CHUNK = 2048
@@ -80,19 +80,8 @@ def score_and_draft_chunked(
 ) -> Drafted:
     """:func:`prefill.score_and_draft` with the output layer ``weight`` (float32 [vocab, hidden]) applied in
     vocabulary slices to the final hidden states (see the module docstring)."""
-    device = state.next_logits.device
-    width = max(len(b) for b in baselines)
-    ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
-    y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
-    positions = state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :]
-    inputs = {
-        "input_ids": ids,
-        "attention_mask": torch.cat([state.attention_mask, y_mask], dim=-1),
-        "position_ids": positions,
-        "past_key_values": state.cache,
-        "use_cache": True,
-    }
-    hidden = final_hidden(model, inputs).float().to(device)
+    inputs, y_mask, width = teacher_inputs(state, state.cache, baselines, pad_id)
+    hidden = final_hidden(model, inputs).float().to(state.next_logits.device)
     # Prediction rows: each row's prompt position (its logits came with the prefill) predicts y_0[0];
     # y_0's position j predicts y_0[j + 1], and its last position the first token after y_0 (draft only).
     scored = [row for row, y0 in enumerate(baselines) if y0]
@@ -137,9 +126,6 @@ def _assemble(
         entropy = float(first_entropy[index] + later_entropy[offset : offset + count - 1].sum()) / count
         scores.append(_Scores(logp, logp / count, entropy, count))
         greedy = [first_best[index], *later_best[offset : offset + count]]
-        kept = 0
-        while kept < count and greedy[kept] == y0[kept]:
-            kept += 1
-        prefix.append([*y0[:kept], greedy[kept]])
+        prefix.append(draft_prefix(y0, greedy))
         offset += count
     return Drafted(scores, prefix, y_mask, width)

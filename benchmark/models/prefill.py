@@ -351,27 +351,48 @@ def _score_baselines(
     pad_id: int,
 ) -> list[_Scores]:
     """Teacher-force each row's y_0 through its own copy of the prompt cache in one forward call."""
-    width = max((len(b) for b in baselines), default=0)
-    if width == 0:
+    if not any(baselines):
         return [_EMPTY_Y0 for _ in baselines]
-    device = state.next_logits.device
-    # y_0 is right-padded: its real tokens come straight after the prompt, padding never precedes them.
-    ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
-    y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
-    positions = state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :]
-    out = model(
-        input_ids=ids,
-        attention_mask=torch.cat([state.attention_mask, y_mask], dim=-1),
-        position_ids=positions,
-        past_key_values=cache,
-        use_cache=True,
-    )
+    inputs, _, _ = teacher_inputs(state, cache, baselines, pad_id)
+    out = model(**inputs)
+    ids = inputs["input_ids"]
     return [
         _row_scores(_predicting(state.next_logits[row], out.logits[row], len(b)), ids[row, : len(b)])
         if b
         else _EMPTY_Y0
         for row, b in enumerate(baselines)
     ]
+
+
+def teacher_inputs(
+    state: _Prefill, cache: DynamicCache, baselines: Sequence[Sequence[int]], pad_id: int
+) -> tuple[dict[str, Any], torch.Tensor, int]:
+    """Forward arguments that append each row's y_0 to ``cache`` (at least one y_0 non-empty), the long
+    [batch, width] mask of y_0's real slots, and ``width``, the longest y_0.
+
+    y_0 is right-padded: its real tokens come straight after the prompt, padding never precedes them.
+    """
+    device = state.next_logits.device
+    width = max(len(b) for b in baselines)
+    ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
+    y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
+    inputs = {
+        "input_ids": ids,
+        "attention_mask": torch.cat([state.attention_mask, y_mask], dim=-1),
+        "position_ids": state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :],
+        "past_key_values": cache,
+        "use_cache": True,
+    }
+    return inputs, y_mask, width
+
+
+def draft_prefix(y0: Sequence[int], greedy: Sequence[int]) -> list[int]:
+    """The kept part of y_0 (up to the first position whose greedy token differs from it), then that
+    greedy token; ``greedy`` holds the argmax at each of y_0's positions and one more."""
+    kept = 0
+    while kept < len(y0) and greedy[kept] == y0[kept]:
+        kept += 1
+    return [*y0[:kept], greedy[kept]]
 
 
 def _predicting(first: torch.Tensor, continued: torch.Tensor, length: int) -> torch.Tensor:
@@ -481,18 +502,9 @@ def score_and_draft(
     model: PreTrainedModel, state: _Prefill, baselines: Sequence[Sequence[int]], pad_id: int
 ) -> Drafted:
     """Teacher-force y_0 through the prefilled cache: y_0's scores and each row's greedy draft prefix."""
-    device = state.next_logits.device
-    width = max(len(b) for b in baselines)
-    ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
-    y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
-    positions = state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :]
-    out = model(
-        input_ids=ids,
-        attention_mask=torch.cat([state.attention_mask, y_mask], dim=-1),
-        position_ids=positions,
-        past_key_values=state.cache,
-        use_cache=True,
-    )
+    inputs, y_mask, width = teacher_inputs(state, state.cache, baselines, pad_id)
+    out = model(**inputs)
+    ids = inputs["input_ids"]
     scores = []
     prefix: list[list[int]] = []
     for row, y0 in enumerate(baselines):
@@ -503,10 +515,7 @@ def score_and_draft(
         else:
             scores.append(_EMPTY_Y0)
             greedy = [int(state.next_logits[row].argmax())]
-        kept = 0
-        while kept < len(y0) and greedy[kept] == y0[kept]:
-            kept += 1
-        prefix.append([*y0[:kept], greedy[kept]])
+        prefix.append(draft_prefix(y0, greedy))
     return Drafted(scores, prefix, y_mask, width)
 
 
@@ -623,6 +632,6 @@ def _greedy_step(model: PreTrainedModel, inputs: dict[str, Any], head: ScreenedH
         return logits[:, -1, :].float().argmax(-1)
     hidden = final_hidden(model, inputs)[:, -1, :]
     picked = greedy_tokens(head, hidden)
-    if picked is None:  # a non-finite screen: the plain product decides
+    if picked is None:  # a non-finite or flat screen: the plain product decides
         return torch.nn.functional.linear(hidden.float(), head.weight).argmax(-1)
     return picked

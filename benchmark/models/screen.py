@@ -118,6 +118,8 @@ def greedy_tokens(head: ScreenedHead, hidden: torch.Tensor) -> torch.Tensor | No
     rows = torch.arange(hidden.shape[0])
     # A lower bound on the largest exact logit: the screen's top token, less its own slack.
     floor = screen[rows, top] - scale * head.slack[top]
+    if not bool(torch.isfinite(floor).all()):
+        return None
     # Candidates: every token whose screen value, plus its slack, reaches that floor (first a cheap
     # superset with the widest slack, then each token's own).
     superset = screen >= (floor - scale * head.widest)[:, None]
@@ -126,7 +128,7 @@ def greedy_tokens(head: ScreenedHead, hidden: torch.Tensor) -> torch.Tensor | No
     row, token = superset.nonzero(as_tuple=True)
     keep = screen[row, token] + scale[row] * head.slack[token] >= floor[row]
     row, token = row[keep], token[keep]
-    if not bool(torch.isfinite(floor).all()) or row.numel() == 0:
+    if row.numel() == 0:
         return None
     exact = (head.weight[token] * hidden[row]).sum(dim=-1)
     best = torch.full((hidden.shape[0],), -math.inf).scatter_reduce(0, row, exact, "amax")
