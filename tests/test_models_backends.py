@@ -244,3 +244,18 @@ def test_the_pooled_engine_reads_each_batch_as_four_micro_batches(tmp_path: Path
         assert math.isclose(a.logprob_sum, b.logprob_sum, rel_tol=1e-5, abs_tol=1e-5)
         assert math.isclose(a.entropy_mean, b.entropy_mean, rel_tol=1e-5, abs_tol=1e-5)
         np.testing.assert_array_equal(a.hidden, b.hidden)
+
+
+def test_prepare_builds_the_pooled_engines_float16_head_once_and_nothing_for_other_engines() -> None:
+    """bench's warm-up calls prepare(), so the timed run does not pay the one-time float16 copy of the
+    output layer; other engines keep nothing."""
+    pooled = tiny_backend(batch_size=8, engine="pooled")
+    assert "_sago_screened_head" not in pooled.model.__dict__
+    pooled.prepare()
+    head = pooled.model.__dict__["_sago_screened_head"]
+    assert head is not None
+    pooled.prepare()
+    assert pooled.model.__dict__["_sago_screened_head"] is head
+    plain = tiny_backend(batch_size=8)
+    plain.prepare()
+    assert "_sago_screened_head" not in plain.model.__dict__

@@ -429,3 +429,28 @@ def test_the_chunked_scoring_pass_is_closer_to_float64_than_a_float32_log_softma
         errors["chunked"].append(abs(got.scores[row].logprob_sum - exact))
     assert max(errors["chunked"]) < 1e-4
     assert sum(errors["chunked"]) < sum(errors["reference"])
+
+
+def test_the_running_statistics_match_the_whole_row_with_first_index_ties() -> None:
+    """The online-softmax statistics over slices equal the whole row's: the argmax is the first index of
+    the largest logit (ties planted inside one slice and across slices, and a row whose maximum sits in
+    the last slice), and the log-probability and entropy equal float64 over the whole row."""
+    from benchmark.models.chunked import _Running
+
+    torch.manual_seed(3)
+    logits = torch.randn(5, 40) * 4
+    logits[0, [3, 5]] = 30.0  # tie inside the first slice
+    logits[1, [6, 20]] = 30.0  # tie across slices
+    logits[2, 39] = 30.0  # maximum in the last, short slice
+    logits[3] = 1.5  # a flat row: every token ties
+    targets = torch.tensor([3, 0, 39, 11, -1])
+    running = _Running(5, targets)
+    for start in range(0, 40, 7):
+        running.update(logits[:, start : start + 7].clone(), start)
+    assert running.best.tolist() == logits.argmax(dim=1).tolist() == [3, 6, 39, 0, int(logits[4].argmax())]
+    exact = torch.log_softmax(logits.double(), dim=1)
+    want = exact[torch.arange(4), targets[:4]]
+    assert torch.allclose(running.log_probs()[:4], want, atol=1e-6, rtol=0)
+    assert math.isnan(float(running.log_probs()[4]))  # no target in row 4
+    entropy = -(exact.exp() * exact).sum(dim=1)
+    assert torch.allclose(running.entropies(), entropy, atol=1e-6, rtol=0)

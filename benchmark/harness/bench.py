@@ -106,7 +106,9 @@ def bench(
 
 
 def _warm_up(backend: HFBackend) -> None:
-    """One short generate so neither timing pays first-call costs."""
+    """One short generate so neither timing pays first-call costs, and the engine's per-model setup
+    (:meth:`HFBackend.prepare`), which the peer has no counterpart of and a run pays once, like loading."""
+    backend.prepare()
     ids = backend.render("Warm up.")
     with torch.inference_mode():
         backend.model.generate(

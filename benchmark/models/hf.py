@@ -215,6 +215,12 @@ class HFBackend:
             hidden=raw.hidden,
         )
 
+    def prepare(self) -> None:
+        """Build what the engine keeps per model now, not inside the first batch: the pooled engine's
+        float16 copy of the output layer (seconds for a large vocabulary), a one-time cost like loading."""
+        if self.engine is run_batch_pooled:
+            screened_head(self.model)
+
     def describe(self) -> dict[str, object]:
         """Provenance of the model and how it was run."""
         template = getattr(self.tokenizer, "chat_template", None)
