@@ -283,3 +283,20 @@ def test_a_checkpoint_this_machine_did_not_start_is_not_resumed(tmp_path: Path, 
         start_rank(
             backend, variant_set, out, profile=SMOKE, batch_size=4, datasets=None, rank=0, world_size=1
         )
+
+
+def test_only_the_rerun_control_batches_are_run_as_the_control(tmp_path: Path) -> None:
+    """The collector tells the backend which batches hold the rerun control rows (the pooled engine cuts
+    them at another micro-batch size); every other batch, baselines and variants, is run as itself."""
+    seen: list[tuple[bool, bool]] = []
+
+    class Recording(FakeBackend):
+        def run(self, requests, *, max_new_tokens, rerun_control=False):  # type: ignore[no-untyped-def]
+            reruns = {r.key.endswith("|rerun/none/0") for r in requests}
+            assert len(reruns) == 1  # a batch is all control rows or none
+            seen.append((rerun_control, reruns.pop()))
+            return super().run(requests, max_new_tokens=max_new_tokens, rerun_control=rerun_control)
+
+    _run(Recording(), tmp_path)
+    assert all(flag == control for flag, control in seen)
+    assert (True, True) in seen and (False, False) in seen

@@ -220,10 +220,8 @@ def test_the_pooled_engine_reads_each_batch_as_four_micro_batches(tmp_path: Path
     }
     assert "engine_settings" not in tiny_backend().describe()  # other engines' run.json bytes unchanged
     # rerun control rows are read in micro-batches of the control's own size (half), never the baselines'
-    reruns = [VariantRequest(f"d|{i}|rerun/none/0", p, None) for i, p in enumerate(PROMPTS)]
-    baselines = [VariantRequest(f"d|{i}|baseline/none/0", p, None) for i, p in enumerate(PROMPTS)]
-    assert pooled._engine_options(reruns) == {"micro_rows": 1, "decode_rows": 2}
-    assert pooled._engine_options(baselines) == {"micro_rows": 2, "decode_rows": 2}
+    assert pooled._engine_options(rerun_control=True) == {"micro_rows": 1, "decode_rows": 2}
+    assert pooled._engine_options(rerun_control=False) == {"micro_rows": 2, "decode_rows": 2}
     model_dir = tmp_path / "tiny"
     tiny_llama().save_pretrained(model_dir, safe_serialization=True)
     tiny_tokenizer().save_pretrained(model_dir)

@@ -79,6 +79,27 @@ def bench(
     """Time the harness, then the bare work over the same prompts and batches (or, with
     ``floor_batch_size``, over batches of that many prompts: the pooled engine's forwards hold a quarter
     of its batch, so its floor is plain generation at that forward size)."""
+    harness, harness_cpu, generated = time_harness(backend, variant_set, profile, batch_size, datasets)
+    # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
+    batches = _same_batches(
+        variant_set, profile, datasets, floor_batch_size or min(batch_size, backend.forward_rows)
+    )
+    start, start_cpu = time.perf_counter(), time.process_time()
+    _bare_work(backend, batches, profile.max_new_tokens)
+    bare, bare_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    prompts = sum(len(b.tasks) for b in batches)
+    return BenchResult(prompts, generated, harness, bare, _peak_rss_mib(), harness_cpu, bare_cpu)
+
+
+def time_harness(
+    backend: HFBackend,
+    variant_set: VariantSetLike,
+    profile: Profile,
+    batch_size: int,
+    datasets: tuple[str, ...] | None = None,
+) -> tuple[float, float, int]:
+    """(wall s, CPU s, generated tokens) of one warmed-up harness run (collect and finalize) into a
+    temporary folder."""
     _warm_up(backend)
     with tempfile.TemporaryDirectory() as tmp:
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -92,17 +113,8 @@ def bench(
             progress=False,
         )
         finalize(Path(tmp))
-        harness, harness_cpu = time.perf_counter() - start, time.process_time() - start_cpu
-        generated = _generated_tokens(Path(tmp))
-    # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
-    batches = _same_batches(
-        variant_set, profile, datasets, floor_batch_size or min(batch_size, backend.forward_rows)
-    )
-    start, start_cpu = time.perf_counter(), time.process_time()
-    _bare_work(backend, batches, profile.max_new_tokens)
-    bare, bare_cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    prompts = sum(len(b.tasks) for b in batches)
-    return BenchResult(prompts, generated, harness, bare, _peak_rss_mib(), harness_cpu, bare_cpu)
+        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        return wall, cpu, _generated_tokens(Path(tmp))
 
 
 def _warm_up(backend: HFBackend) -> None:

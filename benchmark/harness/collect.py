@@ -87,6 +87,15 @@ class Batch:
     name: str
     tasks: tuple[Task, ...]
 
+    @property
+    def phase(self) -> str:
+        """The planner's phase: ``base``, ``var`` or ``rerun`` (the name less its number).
+
+        >>> Batch("rerun-00003", ()).phase
+        'rerun'
+        """
+        return self.name.rsplit("-", 1)[0]
+
 
 @dataclass(frozen=True)
 class RankResult:
@@ -429,7 +438,9 @@ def runner(
             outputs = _generate_and_score_baselines(backend, batch.tasks, profile.max_new_tokens)
         else:
             requests = [VariantRequest(t.key, t.prompt, baselines[t.item]) for t in batch.tasks]
-            outputs = backend.run(requests, max_new_tokens=profile.max_new_tokens)
+            outputs = backend.run(
+                requests, max_new_tokens=profile.max_new_tokens, rerun_control=batch.phase == "rerun"
+            )
         part = _part(batch, outputs, time.perf_counter() - start, backend.capabilities.hidden_states)
         if reference is None:
             return part

@@ -50,8 +50,10 @@ class FakeBackend:
         self.calls: list[int] = []
         """sizes of the batches it was given, for tests of batching and resume."""
 
-    def run(self, requests: Sequence[VariantRequest], *, max_new_tokens: int) -> list[VariantOutput]:
-        """One output per request, in order; batch composition cannot matter."""
+    def run(
+        self, requests: Sequence[VariantRequest], *, max_new_tokens: int, rerun_control: bool = False
+    ) -> list[VariantOutput]:
+        """One output per request, in order; batch composition cannot matter (nor ``rerun_control``)."""
         self.calls.append(len(requests))
         return [self._one(r, max_new_tokens) for r in requests]
 

@@ -22,7 +22,7 @@ from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, 
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.models.screen import plain_head, screened_head
 from benchmark.registry import Registry
-from benchmark.schema import RERUN_VARIANT_ID, rerun_batch_size
+from benchmark.schema import rerun_batch_size
 
 ENGINES: Registry[Engine] = Registry("engine")
 """The engines by name (``--engine``); both give the same outputs (tests/test_engine.py)."""
@@ -136,7 +136,9 @@ class HFBackend:
         """Token ids of a response text as a continuation (no special tokens)."""
         return list(self.tokenizer(response, add_special_tokens=False)["input_ids"])
 
-    def run(self, requests: Sequence[VariantRequest], *, max_new_tokens: int) -> list[VariantOutput]:
+    def run(
+        self, requests: Sequence[VariantRequest], *, max_new_tokens: int, rerun_control: bool = False
+    ) -> list[VariantOutput]:
         """Run one batch; see :class:`~benchmark.models.protocol.ModelBackend`.
 
         Either every request carries a baseline response or none does.
@@ -148,7 +150,7 @@ class HFBackend:
         baselines = (
             [self.encode_response(r.baseline_response or "") for r in requests] if given == {True} else None
         )
-        raw = self._run_chunked(prompts, baselines, max_new_tokens, requests)
+        raw = self._run_chunked(prompts, baselines, max_new_tokens, self._engine_options(rerun_control))
         return [self._output(r, p, o) for r, p, o in zip(requests, prompts, raw, strict=True)]
 
     def _run_chunked(
@@ -156,14 +158,13 @@ class HFBackend:
         prompts: list[list[int]],
         baselines: list[list[int]] | None,
         max_new_tokens: int,
-        requests: Sequence[VariantRequest],
+        options: dict[str, int],
     ) -> list[RawOutput]:
         """Call the engine on chunks of at most ``batch_size``; halve it on GPU out-of-memory."""
         out: list[RawOutput] = []
         start = 0
         while start < len(prompts):
             stop = start + self.batch_size
-            options = self._engine_options(requests[start:stop])
             try:
                 out.extend(
                     self.engine(
@@ -182,13 +183,12 @@ class HFBackend:
             start = stop
         return out
 
-    def _engine_options(self, requests: Sequence[VariantRequest]) -> dict[str, int]:
+    def _engine_options(self, rerun_control: bool) -> dict[str, int]:
         """Extra arguments of the engine: the pooled engine's micro-batch size and decode width (its
         forward width; micro-batches of rerun control rows at the control's own, different size)."""
         if self.engine is not run_batch_pooled:
             return {}
-        reruns = all(r.key.endswith(f"|{RERUN_VARIANT_ID}") for r in requests)
-        micro = rerun_batch_size(self.forward_rows) if reruns else self.forward_rows
+        micro = rerun_batch_size(self.forward_rows) if rerun_control else self.forward_rows
         return {"micro_rows": micro, "decode_rows": self.forward_rows}
 
     def _back_off(self) -> None:

@@ -67,8 +67,14 @@ class ModelBackend(Protocol):
     batch_size: int
     """prompts per engine call the backend was set up for; a run's default batch size."""
 
-    def run(self, requests: Sequence[VariantRequest], *, max_new_tokens: int) -> list[VariantOutput]:
-        """Run one batch; outputs are in request order and independent of batch composition."""
+    def run(
+        self, requests: Sequence[VariantRequest], *, max_new_tokens: int, rerun_control: bool = False
+    ) -> list[VariantOutput]:
+        """Run one batch; outputs are in request order and independent of batch composition.
+
+        ``rerun_control``: the batch is the rerun control's (baseline prompts re-run to measure what
+        batching alone changes); a backend that cuts batches into smaller forwards itself must cut this
+        one at another size than the baselines' (:func:`benchmark.schema.rerun_batch_size`)."""
         ...
 
     def describe(self) -> dict[str, object]:

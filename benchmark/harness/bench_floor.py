@@ -1,0 +1,308 @@
+"""``make bench-floor``: the least time the harness's matrix products could take on this CPU.
+
+Why: ``make bench-peer`` compares ``sago bench`` (all four axes) with lm-eval generating the same
+prompts. The four axes need a second pass that generation does not (y_0 teacher-forced under every
+variant for the confidence axis: the model's body and its full-vocabulary output layer at every position
+of y_0), so on a compute-bound CPU a ratio target can be out of reach of any implementation of the same
+work. This tool says where that line is, from measurements, not from arithmetic on nominal peaks.
+
+It runs ``sago bench`` once with hooks that count the real (unpadded) positions of every forward the
+engine makes, sorted by the shape of the matrix products they imply:
+
+- *body, wide*: prompt reads and y_0 scoring passes (many positions per forward);
+- *body, step*: decode steps (one position per row);
+- *head, wide*: the output layer over y_0's positions;
+- *head, step*: the output layer at each prompt's last position and at decode steps.
+
+Each class is then priced at the fastest single-batch rate measured here for its shapes, among MKL float32,
+oneDNN float32 and (output layer only) fbgemm's float16-weight product, which is not even exact enough
+for the harness: a generous rate. Attention, norms, activations, caches, Python and the scoring pass's
+softmax statistics are left out, so the floor is below the time of any implementation that makes these
+forwards on this CPU. ``floor / lm-eval seconds`` above a target means doing the same work faster cannot
+meet it; only doing less work could.
+
+Usage::
+
+    python -m benchmark.harness.bench_floor --model google__gemma-3-270m-q4_k_m --batch-size 32 \\
+        --peer-seconds 124.6
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+import torch
+
+from benchmark import options
+from benchmark.entry import run_command
+from benchmark.errors import SagoError
+from benchmark.harness.bench import time_harness
+from benchmark.harness.profiles import get_profile
+from benchmark.harness.sets import open_variant_set
+from benchmark.models.hf import HFBackend, engine_pool
+from benchmark.models.loading import load_backend
+from benchmark.models.screen import plain_head, screened_head
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.submissions import load_submission
+
+CLASSES = ("body, wide", "body, step", "head, wide", "head, step")
+WIDE_ROWS = 1024
+"""rows of the wide products timed (a 32-row forward's y_0 positions)."""
+
+
+@dataclass
+class Work:
+    """Real positions per class of matrix product (see the module docstring)."""
+
+    positions: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CLASSES, 0))
+
+    def add(self, kind: str, count: int) -> None:
+        self.positions[kind] += count
+
+
+def count_forward(work: Work, seq: int, real: int, rows: int, through_model: bool) -> None:
+    """Book one decoder forward of ``rows`` x ``seq`` inputs with ``real`` unpadded positions.
+
+    ``through_model``: the call came from the model's own forward, whose output layer is counted by
+    the head's hook (prompt reads keep one position per row); otherwise the engine applies the output
+    layer itself to every real position (y_0 scoring in vocabulary slices, screened decode steps).
+
+    >>> w = Work(); count_forward(w, 40, 100, 4, True); count_forward(w, 1, 4, 4, False)
+    >>> count_forward(w, 12, 30, 4, False); w.positions
+    {'body, wide': 130, 'body, step': 4, 'head, wide': 30, 'head, step': 4}
+    """
+    step = seq == 1
+    work.add("body, step" if step else "body, wide", real)
+    if not through_model:
+        work.add("head, step" if step else "head, wide", real)
+
+
+@contextmanager
+def counting(model: Any) -> Iterator[Work]:
+    """Count the work of every forward of ``model`` inside the block (hooks removed after)."""
+    work = Work()
+    inside = [0]
+    decoder, head = model.get_decoder(), model.get_output_embeddings()
+
+    def enter(*_: object) -> None:
+        inside[0] += 1
+
+    def leave(*_: object) -> None:
+        inside[0] -= 1
+
+    def body(_: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        if ids is None:
+            ids = kwargs["inputs_embeds"][..., 0]
+        rows, seq = int(ids.shape[0]), int(ids.shape[1])
+        mask = kwargs.get("attention_mask")
+        real = int(mask[:, -seq:].sum()) if isinstance(mask, torch.Tensor) else rows * seq
+        count_forward(work, seq, real, rows, inside[0] > 0)
+
+    def logits(_: object, args: tuple[Any, ...], __: object) -> None:
+        work.add("head, step", int(args[0].shape[:-1].numel()))
+
+    hooks = [
+        model.register_forward_pre_hook(enter),
+        model.register_forward_hook(leave),
+        decoder.register_forward_pre_hook(body, with_kwargs=True),
+        head.register_forward_hook(logits),
+    ]
+    try:
+        yield work
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+Product = Callable[[torch.Tensor], object]
+"""x float32 [rows, in] -> x @ w.T for a weight prepared beforehand (packing is not timed)."""
+
+
+def _mkl(weight: torch.Tensor) -> Product:
+    return lambda x: torch.nn.functional.linear(x, weight)
+
+
+def _onednn(weight: torch.Tensor) -> Product:
+    packed = weight.to_mkldnn()
+    return lambda x: torch._C._nn.mkldnn_linear(x.to_mkldnn(), packed, None).to_dense()
+
+
+def _fbgemm_fp16(weight: torch.Tensor) -> Product:
+    packed = torch.ops.quantized.linear_prepack_fp16(weight)
+    return lambda x: torch.ops.quantized.linear_dynamic_fp16(x, packed)
+
+
+BODY_KERNELS: dict[str, Callable[[torch.Tensor], Product]] = {"mkl float32": _mkl, "onednn float32": _onednn}
+HEAD_KERNELS = {**BODY_KERNELS, "fbgemm float16 weights": _fbgemm_fp16}
+
+
+def _median_seconds(run: Callable[[], object], repeats: int = 3) -> float:
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def _all(products: list[Product], inputs: list[torch.Tensor]) -> Callable[[], object]:
+    return lambda: [product(x) for product, x in zip(products, inputs, strict=True)]
+
+
+def best_rate(
+    weights: list[torch.Tensor], rows: int, kernels: dict[str, Callable[[torch.Tensor], Product]]
+) -> tuple[float, str]:
+    """(GFLOP/s, kernel): the fastest of ``kernels`` over the products of ``rows`` x in inputs with each
+    weight [out, in] of ``weights`` (one layer's linears, or slices of the output layer)."""
+    flops = sum(2 * rows * w.shape[0] * w.shape[1] for w in weights)
+    inputs = [torch.randn(rows, w.shape[1]) for w in weights]
+    rates = {}
+    for name, prepare in kernels.items():
+        products = [prepare(w.contiguous()) for w in weights]
+        rates[name] = flops / _median_seconds(_all(products, inputs)) / 1e9
+    name = max(rates, key=rates.__getitem__)
+    return rates[name], name
+
+
+def body_weights(model: Any) -> list[torch.Tensor]:
+    """The float32 weights of every linear layer in the model's decoder (its per-token parameters)."""
+    return [m.weight.float() for m in model.get_decoder().modules() if isinstance(m, torch.nn.Linear)]
+
+
+@dataclass(frozen=True)
+class FloorRow:
+    """One class of matrix product: its count, its best measured rate and the time it needs at least."""
+
+    kind: str
+    positions: int
+    gflop: float
+    rate: float
+    """GFLOP/s, the fastest kernel measured for the class's shapes."""
+    kernel: str
+
+    @property
+    def seconds(self) -> float:
+        return self.gflop / self.rate
+
+
+def floor_rows(work: Work, body: list[torch.Tensor], head: torch.Tensor, step_rows: int) -> list[FloorRow]:
+    """Price each class of ``work`` at its best rate (decoder linears ``body``, output layer ``head``)."""
+    layer = body[: len(body) // _layers(body)]  # one layer's linears stand for all (same shapes)
+    per_position = {"body": sum(2 * w.numel() for w in body) / 1e9, "head": 2 * head.numel() / 1e9}
+    # The wide output-layer products run in vocabulary slices (benchmark/models/chunked.py); 16 slices
+    # give the rate. A decode step reads the whole layer at once, so its rate is timed on all of it.
+    slices = [head[i : i + 2048] for i in range(0, min(head.shape[0], 16 * 2048), 2048)]
+    rates = {
+        "body, wide": best_rate(layer, WIDE_ROWS, BODY_KERNELS),
+        "body, step": best_rate(layer, step_rows, BODY_KERNELS),
+        "head, wide": best_rate(slices, WIDE_ROWS, HEAD_KERNELS),
+        "head, step": best_rate([head], step_rows, HEAD_KERNELS),
+    }
+    return [
+        FloorRow(
+            kind, work.positions[kind], work.positions[kind] * per_position[kind.split(",")[0]], *rates[kind]
+        )
+        for kind in CLASSES
+    ]
+
+
+def _layers(body: list[torch.Tensor]) -> int:
+    """How many identical layers the decoder's linears form (the repeats of their shape sequence).
+
+    >>> _layers([torch.zeros(2, 3), torch.zeros(3, 2)] * 4)
+    4
+    """
+    shapes = [tuple(w.shape) for w in body]
+    for period in range(1, len(shapes) + 1):
+        if len(shapes) % period == 0 and shapes == shapes[:period] * (len(shapes) // period):
+            return len(shapes) // period
+    return 1
+
+
+def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: float | None) -> str:
+    """The table: per class and in total, then the floor against sago's and the peer's measured times."""
+    lines = [
+        f"{'work':<11} {'positions':>9} {'GFLOP':>8} {'GFLOP/s':>7} {'kernel':<23} {'floor s':>7}",
+        "-" * 71,
+    ]
+    for r in rows:
+        lines.append(
+            f"{r.kind:<11} {r.positions:>9} {r.gflop:>8.0f} {r.rate:>7.1f} {r.kernel:<23} {r.seconds:>7.1f}"
+        )
+    floor = sum(r.seconds for r in rows)
+    lines.append(f"{'total':<11} {'':>9} {sum(r.gflop for r in rows):>8.0f} {'':>7} {'':<23} {floor:>7.1f}")
+    lines.append(
+        f"sago bench (this run): {harness_seconds:.1f} s; floor / sago = {floor / harness_seconds:.3f}"
+    )
+    if peer_seconds is not None:
+        ratio = floor / peer_seconds
+        lines.append(f"lm-eval generate_until (given): {peer_seconds:.1f} s; floor / lm-eval = {ratio:.3f}")
+    return "\n".join(lines)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--model", "slug", default="google__gemma-3-270m-q4_k_m", show_default=True, help="Submission slug."
+)
+@click.option("--profile", default="bench", show_default=True)
+@click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
+@click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
+@click.option(
+    "--batch-size",
+    type=options.BATCH_SIZE,
+    default=32,
+    show_default=True,
+    help="rows per forward, as bench-peer's",
+)
+@click.option(
+    "--peer-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="lm-eval's wall time on the same prompts and batch size (a bench-peer table's 'lm-eval s').",
+)
+def bench_floor(
+    slug: str, profile: str, set_name: str, version: str, batch_size: int, peer_seconds: float | None
+) -> None:
+    """Run `sago bench` (pooled engine, one thread) counting its forwards' work, then print the least time
+    that work's matrix products take at the best rates measured on this CPU."""
+    variant_set = open_variant_set(set_name, version)
+    chosen = get_profile(profile)
+    plan = batch_size * engine_pool("pooled")
+    backend = load_backend(load_submission(slug), device="cpu", threads=1, batch_size=plan, engine="pooled")
+    if not isinstance(backend, HFBackend):
+        raise SagoError("bench-floor needs a Hugging Face model")
+    head = plain_head(backend.model)
+    if head is None or screened_head(backend.model) is None:
+        raise SagoError(
+            f"{slug}: the output layer is not a plain linear head; the floor's pricing does not apply"
+        )
+    with counting(backend.model) as work:
+        seconds, _, _ = time_harness(backend, variant_set, chosen, plan)
+    click.echo(
+        f"model {slug}, engine pooled, profile {profile}, {batch_size} rows per forward, torch threads "
+        f"{torch.get_num_threads()}; positions exclude padding; rates are the fastest of the kernels "
+        "named, timed here; attention, norms, activations, caches and Python are not counted"
+    )
+    click.echo(
+        format_floor(
+            floor_rows(work, body_weights(backend.model), head, batch_size),
+            seconds,
+            peer_seconds,
+        )
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return run_command(bench_floor, argv, "python -m benchmark.harness.bench_floor")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
