@@ -37,10 +37,12 @@ def test_the_counter_books_prompt_reads_scoring_and_decode_steps_by_their_real_p
 
 
 def test_the_floor_table_adds_each_class_and_compares_with_both_times() -> None:
-    rows = [FloorRow(kind, 10, 50.0, 100.0, "mkl float32") for kind in CLASSES]
+    rows = [FloorRow(kind, 10, 50.0, 100.0, "fbgemm float16 weights", 50.0) for kind in CLASSES]
     text = format_floor(rows, harness_seconds=4.0, peer_seconds=2.5)
-    assert "total" in text and " 2.0\n" in text  # 4 classes x 0.5 s
-    assert "floor / sago = 0.500" in text and "floor / lm-eval = 0.800" in text
+    total = next(line for line in text.splitlines() if line.startswith("total")).split()
+    assert total[-2:] == ["2.0", "4.0"]  # 4 classes x 0.5 s, and x 1 s at the float32 rate
+    assert "(this run): 4.0 s; floor / that = 0.500, float32 floor / that = 1.000" in text
+    assert "(given): 2.5 s; floor / that = 0.800, float32 floor / that = 1.600" in text
     assert "lm-eval" not in format_floor(rows, harness_seconds=4.0, peer_seconds=None)
 
 

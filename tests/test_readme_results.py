@@ -119,3 +119,23 @@ def test_readme_speed_figures_are_the_committed_bench_peer_tables() -> None:
             assert float(best[3]) == round(sago / peer, 3), name
             bests += 1
     assert bests == 1  # SmolLM2's best-against-best figure is checked, not skipped
+
+
+def test_readme_floor_figures_are_the_committed_bench_floor_table() -> None:
+    """The README's `make bench-floor` figures are the committed table's totals and ratios, and the
+    lm-eval time it was given is the Gemma bench-peer table's batch-32 row."""
+    import re
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = (ROOT / "docs/bench/bench-floor-gemma.txt").read_text(encoding="utf-8")
+    total = next(line.split() for line in text.splitlines() if line.startswith("total"))
+    floor, exact = float(total[-2]), float(total[-1])
+    given = re.search(
+        r"\(given\): ([\d.]+) s; floor / that = ([\d.]+), float32 floor / that = ([\d.]+)", text
+    )
+    assert given is not None
+    peer = float(given[1])
+    assert peer == _bench_table(ROOT / "docs/bench/bench-peer-gemma.txt")[32][0]
+    assert f"{exact:.1f} s with float32 kernels alone, {given[3]}× lm-eval's {peer:.1f} s" in readme
+    assert f"{floor:.1f} s ({given[2]}×)" in readme
+    assert float(given[2]) == round(floor / peer, 3) and float(given[3]) == round(exact / peer, 3)

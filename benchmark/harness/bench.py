@@ -79,6 +79,7 @@ def bench(
     """Time the harness, then the bare work over the same prompts and batches (or, with
     ``floor_batch_size``, over batches of that many prompts: the pooled engine's forwards hold a quarter
     of its batch, so its floor is plain generation at that forward size)."""
+    warm_up(backend)
     harness, harness_cpu, generated = time_harness(backend, variant_set, profile, batch_size, datasets)
     # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
     batches = _same_batches(
@@ -98,9 +99,8 @@ def time_harness(
     batch_size: int,
     datasets: tuple[str, ...] | None = None,
 ) -> tuple[float, float, int]:
-    """(wall s, CPU s, generated tokens) of one warmed-up harness run (collect and finalize) into a
-    temporary folder."""
-    _warm_up(backend)
+    """(wall s, CPU s, generated tokens) of one harness run (collect and finalize) into a temporary
+    folder; call :func:`warm_up` first."""
     with tempfile.TemporaryDirectory() as tmp:
         start, start_cpu = time.perf_counter(), time.process_time()
         collect(
@@ -117,7 +117,7 @@ def time_harness(
         return wall, cpu, _generated_tokens(Path(tmp))
 
 
-def _warm_up(backend: HFBackend) -> None:
+def warm_up(backend: HFBackend) -> None:
     """One short generate so neither timing pays first-call costs, and the engine's per-model setup
     (:meth:`HFBackend.prepare`), which the peer has no counterpart of and a run pays once, like loading."""
     backend.prepare()
