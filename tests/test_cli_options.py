@@ -120,6 +120,7 @@ UNKNOWN_SET: dict[str, list[str]] = {
     "sago variants publish": ["variants", "publish", "--repo-id", "a/b", "--tag", "v1"],
     "benchmark.harness.reproduce:main_command": ["harness.reproduce", MODEL, "--profile", "smoke"],
     "benchmark.harness.bench_peer:bench_peer": ["harness.bench_peer"],
+    "benchmark.harness.bench_floor:bench_floor": ["harness.bench_floor"],
     "benchmark.harness.parallel:worker": ["harness.parallel", MODEL],
 }
 """Each command with a --set option, with the other arguments it needs (before the bad set is given)."""

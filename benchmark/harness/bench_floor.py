@@ -281,7 +281,7 @@ def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: flo
 )
 @click.option(
     "--peer-seconds",
-    type=click.FloatRange(min=0, min_open=True),
+    type=options.FiniteRange(min=0, max=7 * 24 * 3600, min_open=True),
     default=None,
     help="lm-eval's wall time on the same prompts and batch size (a bench-peer table's 'lm-eval s').",
 )
