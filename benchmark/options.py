@@ -54,6 +54,8 @@ class FiniteRange(click.FloatRange):
 
 SECONDS = FiniteRange(0, 7 * 24 * 3600)
 """a wall-clock budget: up to a week."""
+MEASURED_SECONDS = FiniteRange(0, 7 * 24 * 3600, min_open=True)
+"""a measured wall time, something is divided by: above zero, up to a week."""
 SHARE = FiniteRange(0, 1)
 """a proportion."""
 FLOPS = FiniteRange(1e9, 1e18)

@@ -52,3 +52,23 @@ def test_a_work_count_starts_at_zero_for_every_class() -> None:
     assert work.positions == {"body, wide": 0, "body, step": 0, "head, wide": 0, "head, step": 3}
     with pytest.raises(KeyError):
         work.add("head", 1)
+
+
+def test_floor_rows_price_each_class_from_the_models_own_layers() -> None:
+    """GFLOP per class is positions x 2 x the parameters its products touch (all decoder linears for the
+    body, the output layer for the head); the float32 rate never beats the best rate it is among."""
+    from benchmark.harness.bench_floor import HEAD_KERNELS, floor_rows, linear_weights
+
+    model = tiny_llama(2)
+    head = model.get_output_embeddings().weight.float()
+    work = Work()
+    for kind, count in zip(CLASSES, (100, 20, 60, 30), strict=True):
+        work.add(kind, count)
+    rows = {r.kind: r for r in floor_rows(work, model, head, step_rows=4)}
+    body = sum(w.numel() for w in linear_weights(model.get_decoder()))
+    assert body > sum(w.numel() for w in linear_weights(model.get_decoder().layers[0]))  # every layer counts
+    assert rows["body, wide"].gflop == pytest.approx(100 * 2 * body / 1e9)
+    assert rows["head, step"].gflop == pytest.approx(30 * 2 * head.numel() / 1e9)
+    for row in rows.values():
+        assert row.kernel in HEAD_KERNELS and 0 < row.exact_rate <= row.rate
+        assert row.seconds == pytest.approx(row.gflop / row.rate)

@@ -173,9 +173,9 @@ def rates(
     return measured
 
 
-def body_weights(model: Any) -> list[torch.Tensor]:
-    """The float32 weights of every linear layer in the model's decoder (its per-token parameters)."""
-    return [m.weight.float() for m in model.get_decoder().modules() if isinstance(m, torch.nn.Linear)]
+def linear_weights(module: torch.nn.Module) -> list[torch.Tensor]:
+    """The float32 weights of every linear layer in ``module`` (its per-token parameters)."""
+    return [m.weight.float() for m in module.modules() if isinstance(m, torch.nn.Linear)]
 
 
 @dataclass(frozen=True)
@@ -200,9 +200,11 @@ class FloorRow:
         return self.gflop / self.exact_rate
 
 
-def floor_rows(work: Work, body: list[torch.Tensor], head: torch.Tensor, step_rows: int) -> list[FloorRow]:
-    """Price each class of ``work`` at its best rate (decoder linears ``body``, output layer ``head``)."""
-    layer = body[: len(body) // _layers(body)]  # one layer's linears stand for all (same shapes)
+def floor_rows(work: Work, model: Any, head: torch.Tensor, step_rows: int) -> list[FloorRow]:
+    """Price each class of ``work`` at its best rate (the decoder of ``model``, output layer ``head``)."""
+    decoder = model.get_decoder()
+    body = linear_weights(decoder)
+    layer = linear_weights(decoder.layers[0])  # its first layer's products give the body's rates
     per_position = {"body": sum(2 * w.numel() for w in body) / 1e9, "head": 2 * head.numel() / 1e9}
     # The wide output-layer products run in vocabulary slices (benchmark/models/chunked.py); 16 slices
     # give the rate. A decode step reads the whole layer at once, so its rate is timed on all of it.
@@ -220,19 +222,6 @@ def floor_rows(work: Work, body: list[torch.Tensor], head: torch.Tensor, step_ro
         gflop = work.positions[kind] * per_position[kind.split(",")[0]]
         rows.append(FloorRow(kind, work.positions[kind], gflop, measured[kind][kernel], kernel, exact))
     return rows
-
-
-def _layers(body: list[torch.Tensor]) -> int:
-    """How many identical layers the decoder's linears form (the repeats of their shape sequence).
-
-    >>> _layers([torch.zeros(2, 3), torch.zeros(3, 2)] * 4)
-    4
-    """
-    shapes = [tuple(w.shape) for w in body]
-    for period in range(1, len(shapes) + 1):
-        if len(shapes) % period == 0 and shapes == shapes[:period] * (len(shapes) // period):
-            return len(shapes) // period
-    return 1
 
 
 def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: float | None) -> str:
@@ -281,7 +270,7 @@ def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: flo
 )
 @click.option(
     "--peer-seconds",
-    type=options.FiniteRange(min=0, max=7 * 24 * 3600, min_open=True),
+    type=options.MEASURED_SECONDS,
     default=None,
     help="lm-eval's wall time on the same prompts and batch size (a bench-peer table's 'lm-eval s').",
 )
@@ -311,7 +300,7 @@ def bench_floor(
     )
     click.echo(
         format_floor(
-            floor_rows(work, body_weights(backend.model), head, batch_size),
+            floor_rows(work, backend.model, head, batch_size),
             seconds,
             peer_seconds,
         )
