@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from benchmark.errors import SagoError
+from benchmark.models.chunked import sliced_screen
 from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
 from benchmark.models.pooled import POOL, REFILL_FRACTION, run_batch_pooled
 from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, unsupported_reason
@@ -220,6 +221,12 @@ class HFBackend:
         float16 copy of the output layer (seconds for a large vocabulary), a one-time cost like loading."""
         if self.engine is run_batch_pooled:
             screened_head(self.model)
+            sliced_screen(self.model)
+
+    def _scoring_head(self) -> str:
+        if sliced_screen(self.model) is not None:
+            return "float16_screen"
+        return "vocab_chunks" if plain_head(self.model) is not None else "model_logits"
 
     def describe(self) -> dict[str, object]:
         """Provenance of the model and how it was run."""
@@ -254,7 +261,7 @@ class HFBackend:
                 # how decode steps pick greedy tokens (benchmark/models/screen.py) and how the y_0 scoring
                 # pass reads the output layer (benchmark/models/chunked.py)
                 "greedy_head": "float16_screen" if screened_head(self.model) is not None else "model_logits",
-                "scoring_head": "vocab_chunks" if plain_head(self.model) is not None else "model_logits",
+                "scoring_head": self._scoring_head(),
             }
         return described
 

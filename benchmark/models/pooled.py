@@ -18,10 +18,12 @@ Sliding-window models pool only while every padded row fits inside the window; o
 micro-batch decodes alone.
 
 Where the model's logits are a plain linear head of its final hidden state, the output layer is not
-run as one float32 product: the y_0 scoring pass applies it in vocabulary slices with running statistics
-(:mod:`benchmark.models.chunked`: y_0 scores equal up to float reassociation, no [rows, len(y_0), vocab]
-tensor), and decode steps pick tokens through a float16 screen with an error bound and a float32 pick
-among its few candidates (:mod:`benchmark.models.screen`: the float32 argmax without the full product).
+run as one float32 product. The y_0 scoring pass applies it in vocabulary slices with running statistics
+(:mod:`benchmark.models.chunked`: no [rows, len(y_0), vocab] tensor; y_0 scores equal up to float
+reassociation, or over a vocabulary of 131,072 tokens or more, exact float32 logits where the probability
+is and a float16 screen's for the tail, within float32 log-softmax's own error). Decode steps pick tokens
+through a float16 screen with an error bound and a float32 pick among its few candidates
+(:mod:`benchmark.models.screen`: the float32 argmax without the full product).
 Hidden states are the prefill's own, unchanged.
 """
 
@@ -39,7 +41,7 @@ from torch.nn import functional
 from transformers import PreTrainedModel
 from transformers.cache_utils import DynamicCache
 
-from benchmark.models.chunked import score_and_draft_chunked
+from benchmark.models.chunked import score_and_draft_chunked, sliced_screen
 from benchmark.models.engine import RawOutput
 from benchmark.models.prefill import (
     _NOT_SCORED,
@@ -164,7 +166,7 @@ def _read_part(
         drafted = (
             score_and_draft(model, state, baselines, pad_id)
             if weight is None
-            else score_and_draft_chunked(model, state, baselines, pad_id, weight)
+            else score_and_draft_chunked(model, state, baselines, pad_id, weight, sliced_screen(model))
         )
         for row, prefix in zip(rows, drafted.prefix, strict=True):
             generated[row] = list(prefix)

@@ -1,0 +1,184 @@
+"""The screened y_0 scoring pass (large vocabularies): exact float32 logits where the probability is, the
+float16 screen's for the tail, the float32 argmax, and the exact pass wherever the screen cannot be used."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from benchmark.models import chunked
+from benchmark.models.engine import RawOutput
+from benchmark.models.pooled import run_batch_pooled
+from benchmark.models.prefill import run_batch_single_prefill
+from benchmark.models.screen import _build
+from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+
+VOCAB, HIDDEN, ROWS = 6000, 64, 320
+
+
+def _screen(monkeypatch: pytest.MonkeyPatch) -> chunked.SlicedScreen:
+    """A random 6,000-token output layer in slices of 1,024 (the last one short)."""
+    monkeypatch.setattr(chunked, "VOCAB_CHUNK", 1024)
+    torch.manual_seed(0)
+    head = _build(torch.randn(VOCAB, HIDDEN) * 0.05)
+    assert head is not None
+    return chunked.slice_head(head)
+
+
+def _queries() -> torch.Tensor:
+    """Hidden states from broad rows (logits' spread ~8) to peaked ones (~32), grouped by spread so
+    blocks of rows are alike, with an outlier channel as language models' final states have."""
+    torch.manual_seed(1)
+    queries = torch.randn(ROWS, HIDDEN) * torch.linspace(20, 80, ROWS)[:, None]
+    queries[::9, 5] *= 6
+    return queries
+
+
+def _targets(queries: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Each row's target: one of its ten likeliest tokens, a random tail token, or none (-1)."""
+    torch.manual_seed(2)
+    top = torch.nn.functional.linear(queries, weight).topk(10, dim=1).indices
+    targets = top[torch.arange(len(queries)), torch.randint(0, 10, (len(queries),))]
+    targets[::5] = torch.randint(0, VOCAB, (len(targets[::5]),))
+    targets[::13] = -1
+    return targets
+
+
+def _truth(queries: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """float64 log-probabilities of the targets and entropies, from the same float32 inputs."""
+    log_probs = torch.log_softmax(queries.double() @ weight.double().T, dim=1)
+    entropy = -(log_probs.exp() * log_probs).sum(dim=1)
+    return log_probs[torch.arange(len(targets)), targets.clamp(min=0)], entropy
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Record how many rows each call of ``chunked.<name>`` (a statistics pass) gets."""
+    calls: list[int] = []
+    original = getattr(chunked, name)
+
+    def counted(queries: torch.Tensor, *rest: object) -> chunked._Stats:
+        calls.append(queries.shape[0])
+        stats: chunked._Stats = original(queries, *rest)
+        return stats
+
+    monkeypatch.setattr(chunked, name, counted)
+    return calls
+
+
+def test_the_screened_statistics_are_the_float64_ones_within_float32_log_softmax_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Broad and peaked rows, targets among the likeliest tokens and in the tail: the argmax is the float32
+    one on every row; the targets' log-probabilities are the exact pass's within 1e-5 nats (both carry the
+    float32 target logit's own rounding, up to 6e-5 here against float64), and the entropies are within
+    5e-5 of float64 (measured 2.2e-5; the screen's tail is the difference); the screen took every row."""
+    screen = _screen(monkeypatch)
+    weight, queries = screen.head.weight, _queries()
+    targets = _targets(queries, weight)
+    calls = _spy(monkeypatch, "exact_statistics")
+    got = chunked.screened_statistics(queries, targets, screen)
+    assert calls == []
+    assert torch.equal(got.best, torch.nn.functional.linear(queries, weight).argmax(dim=1))
+    log_probs, entropy = _truth(queries, weight, targets)
+    exact = chunked.exact_statistics(queries, targets, weight)
+    scored = targets >= 0
+    assert bool(got.log_probs[~scored].isnan().all())
+    assert float((got.log_probs[scored] - exact.log_probs[scored]).abs().max()) < 1e-5
+    worst_float32 = float((exact.log_probs[scored] - log_probs[scored]).abs().max())
+    assert float((got.log_probs[scored] - log_probs[scored]).abs().max()) < worst_float32 + 1e-5
+    assert float((got.entropies - entropy).abs().max()) < 5e-5
+    # and the screen's own error is real: the tail's screen values are not the float32 logits
+    screen_values = torch.ops.quantized.linear_dynamic_fp16(queries, _build(weight).packed)  # type: ignore[union-attr]
+    assert float((screen_values - torch.nn.functional.linear(queries, weight)).abs().max()) > 1e-4
+
+
+def test_the_argmax_is_the_first_float32_maximum_on_near_ties_below_float16_resolution(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two tokens whose float16 copies are equal and whose float32 logits differ by 1e-5 of themselves, in
+    different slices: the larger float32 logit wins; two exactly equal tokens: the first index wins."""
+    screen = _screen(monkeypatch)
+    weight = screen.head.weight.clone()
+    weight[100] = weight[100].half().float()
+    weight[4000] = weight[100] + 1e-5 * weight[100]  # larger, same float16 copy
+    weight[2500] = weight[100]  # an exact tie with 100, later index
+    head = _build(weight)
+    assert head is not None
+    screen = chunked.slice_head(head)
+    queries = weight[[100, 100]].clone() * torch.tensor([[1.0], [-1.0]])
+    got = chunked.screened_statistics(queries, torch.tensor([4000, 2500]), screen)
+    full = torch.nn.functional.linear(queries, weight)
+    assert got.best.tolist() == full.argmax(dim=1).tolist()
+    assert int(got.best[0]) == 4000
+    weight[4000] = weight[100]  # now three tokens tie exactly: the first index
+    head = _build(weight)
+    assert head is not None
+    tied = chunked.screened_statistics(queries[:1], torch.tensor([100]), chunked.slice_head(head))
+    assert int(tied.best[0]) == 100
+
+
+def test_flat_and_non_finite_rows_and_wide_blocks_take_the_exact_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A row with more candidates than the cap (a zero state: every logit equal) and a row whose state is
+    not finite take the exact pass, with its statistics; so does every row of a block whose candidates'
+    union exceeds the dense share; the other rows stay screened."""
+    screen = _screen(monkeypatch)
+    weight, queries = screen.head.weight, _queries()
+    queries[40] = 0.0
+    queries[200, 3] = math.nan
+    targets = _targets(queries, weight)
+    monkeypatch.setattr(chunked, "MOST_CANDIDATES", 1000)
+    calls = _spy(monkeypatch, "exact_statistics")
+    got = chunked.screened_statistics(queries, targets, screen)
+    assert calls == [2]
+    exact = chunked.exact_statistics(queries[[40, 200]], targets[[40, 200]], weight)
+    for mine, theirs in zip(got, exact, strict=True):
+        torch.testing.assert_close(mine[[40, 200]], theirs, equal_nan=True, rtol=0, atol=1e-12)
+    assert float(got.entropies[40]) == pytest.approx(math.log(VOCAB), abs=1e-9)
+    assert bool(got.entropies[200].isnan())
+    log_probs, entropy = _truth(queries, weight, targets)
+    fine = torch.ones(ROWS, dtype=torch.bool)
+    fine[[40, 200]] = False
+    assert float((got.entropies[fine] - entropy[fine]).abs().max()) < 5e-5
+    calls.clear()
+    monkeypatch.setattr(chunked, "DENSE_SHARE", 0.0)  # every block too wide: all rows exact
+    wide = chunked.screened_statistics(queries, targets, screen)
+    assert calls == [ROWS]
+    for mine, theirs in zip(wide, chunked.exact_statistics(queries, targets, weight), strict=True):
+        torch.testing.assert_close(mine, theirs, equal_nan=True, rtol=0, atol=1e-12)
+
+
+def test_small_vocabularies_keep_the_exact_pass() -> None:
+    """A tiny Llama (384 tokens) has a decode screen but no sliced one: its scoring pass stays exact."""
+    model = tiny_llama()
+    assert chunked.sliced_screen(model) is None
+
+
+def test_the_pooled_engine_through_the_screened_pass_gives_the_single_prefill_outputs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the screened pass forced on a tiny Llama (its near-flat logits put every token within the
+    margin, so every logit is recomputed in float32): responses equal, y_0 scores within float rounding."""
+    monkeypatch.setattr(chunked, "SCREENED_MIN_VOCAB", 0)
+    monkeypatch.setattr(chunked, "DENSE_SHARE", 1.0)
+    torch.manual_seed(0)
+    model = tiny_llama().eval()
+    assert chunked.sliced_screen(model) is not None
+    calls = _spy(monkeypatch, "exact_statistics")
+    screened = _spy(monkeypatch, "screened_statistics")
+    pad = tiny_tokenizer().pad_token_id
+    kwargs = {"max_new_tokens": 6, "eos_ids": frozenset({2}), "pad_id": pad}
+    prompts = [[5 + (3 * i + j) % 90 for j in range(4 + i % 5)] for i in range(8)]
+    own = [r.response_ids for r in run_batch_single_prefill(model, prompts, None, **kwargs)]
+    baselines = [own[i] if i % 2 == 0 else own[i][:2] + [9] for i in range(len(prompts))]
+    with torch.inference_mode():
+        pooled: list[RawOutput] = run_batch_pooled(model, prompts, baselines, **kwargs)
+    assert calls == [] and sum(screened) == sum(len(y0) for y0 in baselines)
+    reference = run_batch_single_prefill(model, prompts, baselines, **kwargs)
+    for a, b in zip(reference, pooled, strict=True):
+        assert (b.response_ids, b.scored_tokens) == (a.response_ids, a.scored_tokens)
+        for name in ("logprob_sum", "logprob_mean", "entropy_mean"):
+            assert math.isclose(getattr(a, name), getattr(b, name), rel_tol=1e-5, abs_tol=1e-5), name
