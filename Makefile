@@ -41,7 +41,7 @@ BENCH_VENV ?= .bench-venv
 
 .PHONY: all check lint setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite \
-	bench bench-peer bench-floor peer-venv test-lm-eval bench-gpu gpu-check test test-fast example-fixture
+	bench bench-peer bench-floor scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check test test-fast example-fixture
 
 all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
 	$(SAGO) variants verify --set $(SET) --version v1 --expected-sha256 $(V1_SHA256)
@@ -129,6 +129,9 @@ bench-peer: peer-venv  ## `sago bench` vs lm-evaluation-harness generate_until o
 
 bench-floor:  ## least time the pooled engine's matrix products can take here (ARGS=--model SLUG --batch-size N --peer-seconds S)
 	$(PY) -m benchmark.harness.bench_floor $(ARGS)
+
+scoring-accuracy:  ## the pooled engine's screened scoring pass against float64 on real rows (ARGS=--model SLUG --positions N)
+	$(PY) -m benchmark.harness.scoring_accuracy $(ARGS)
 
 test-lm-eval: peer-venv  ## the README's lm-eval block for real: export, lm_eval on SmolLM2 (GGUF, offline), import, compare with sago
 	SAGO_LM_EVAL_PYTHON=$(BENCH_VENV)/bin/python $(PY) -m pytest -q -m slow tests/test_lmeval_slow.py

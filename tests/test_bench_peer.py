@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 
 import pytest
+from helpers.toy import toy_variant_set
 
-from benchmark.harness.bench import BenchResult
+from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.bench_peer import PeerRow, format_rows, main
+from benchmark.harness.profiles import get_profile
+from benchmark.testing import tiny_backend
 
 
 def test_ratio_is_harness_over_peer_in_wall_and_cpu_time() -> None:
@@ -34,3 +38,17 @@ def test_without_lm_eval_it_points_to_the_make_target(capsys: pytest.CaptureFixt
     assert main(["--batch-size", "8"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "make bench-peer" in err
+
+
+def test_bench_without_the_floor_times_the_harness_alone() -> None:
+    """``--no-floor``: the harness is timed over the profile's prompts, the floor's columns are NaN (and
+    shown so in the table) rather than a time that was not measured."""
+    result = bench(
+        tiny_backend(batch_size=4), toy_variant_set(), profile=get_profile("smoke"), batch_size=4, floor=False
+    )
+    assert result.prompts > 0 and result.harness_seconds > 0 and result.generated_tokens > 0
+    assert math.isnan(result.bare_seconds) and math.isnan(result.bare_cpu_seconds)
+    row = PeerRow(
+        batch_size=4, prompts=result.prompts, peer_seconds=1.0, peer_cpu_seconds=1.0, harness=result
+    )
+    assert format_rows([row], threads=1).splitlines()[-1].split()[8] == "nan"

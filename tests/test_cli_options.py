@@ -121,6 +121,7 @@ UNKNOWN_SET: dict[str, list[str]] = {
     "benchmark.harness.reproduce:main_command": ["harness.reproduce", MODEL, "--profile", "smoke"],
     "benchmark.harness.bench_peer:bench_peer": ["harness.bench_peer"],
     "benchmark.harness.bench_floor:bench_floor": ["harness.bench_floor"],
+    "benchmark.harness.scoring_accuracy:scoring_accuracy": ["harness.scoring_accuracy"],
     "benchmark.harness.parallel:worker": ["harness.parallel", MODEL],
 }
 """Each command with a --set option, with the other arguments it needs (before the bad set is given)."""

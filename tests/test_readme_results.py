@@ -136,6 +136,47 @@ def test_readme_floor_figures_are_the_committed_bench_floor_table() -> None:
     assert given is not None
     peer = float(given[1])
     assert peer == _bench_table(ROOT / "docs/bench/bench-peer-gemma.txt")[32][0]
-    assert f"{exact:.1f} s with float32 kernels alone, {given[3]}× lm-eval's {peer:.1f} s" in readme
-    assert f"{floor:.1f} s ({given[2]}×)" in readme
+    assert f"{floor:.1f} s ({given[2]}× lm-eval's {peer:.1f} s) with fbgemm's" in readme
+    assert f"{exact:.1f} s ({given[3]}×) with float32 kernels alone" in readme
     assert float(given[2]) == round(floor / peer, 3) and float(given[3]) == round(exact / peer, 3)
+
+
+def test_readme_scoring_accuracy_figures_are_the_committed_table() -> None:
+    """The README's error figures for the screened scoring pass, and float32 log-softmax's beside them,
+    are the committed `make scoring-accuracy` table's (two significant digits), as is its row count."""
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    rows = {}
+    for line in (ROOT / "docs/bench/scoring-accuracy-gemma.txt").read_text(encoding="utf-8").splitlines():
+        cells = line.rsplit(maxsplit=4)
+        if len(cells) == 5 and cells[1].isdigit():
+            rows[cells[0].strip()] = (int(cells[1]), float(cells[2]), float(cells[3]), int(cells[4]))
+    screened, plain = rows["screened (pooled engine)"], rows["float32 log_softmax"]
+
+    def short(value: float) -> str:
+        return f"{value:.1e}".replace("e-0", "e-")  # 1.3e-5, as the README writes it
+
+    assert screened[0] == screened[3] == plain[0]  # every argmax equal to float64's
+    assert f"at most {short(screened[1])} nats per token (log-probability) and {short(screened[2])}" in readme
+    assert f"is off by {short(plain[1])} and {short(plain[2])}" in readme
+    assert f"{screened[0]:,} of Gemma's bench scoring positions, every argmax float64's" in readme
+
+
+def test_readme_gemma_repeats_are_the_committed_rows_and_their_median() -> None:
+    """The README's repeated Gemma batch-32 ratios are the repeats table's rows, and the median it states
+    is the median of those and the main table's batch-32 row."""
+    import re
+    import statistics
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    ratios = [
+        float(line.split()[10])
+        for line in (ROOT / "docs/bench/bench-peer-gemma-repeats.txt")
+        .read_text(encoding="utf-8")
+        .splitlines()
+        if len(line.split()) == 15 and line.split()[0].isdigit()
+    ]
+    main = _bench_table(ROOT / "docs/bench/bench-peer-gemma.txt")[32][2]
+    stated = re.search(r"gave ([\d.]+)× and ([\d.]+)×, so that cell's median of three is ([\d.]+)×", readme)
+    assert stated is not None and len(ratios) == 2
+    assert [float(stated[1]), float(stated[2])] == ratios
+    assert float(stated[3]) == statistics.median([main, *ratios])

@@ -182,3 +182,34 @@ def test_the_pooled_engine_through_the_screened_pass_gives_the_single_prefill_ou
         assert (b.response_ids, b.scored_tokens) == (a.response_ids, a.scored_tokens)
         for name in ("logprob_sum", "logprob_mean", "entropy_mean"):
             assert math.isclose(getattr(a, name), getattr(b, name), rel_tol=1e-5, abs_tol=1e-5), name
+
+
+def test_the_accuracy_tool_sets_the_screened_pass_beside_float32_and_float64(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``make scoring-accuracy``'s table: one row per method against float64 over the kept rows, with the
+    screened pass's errors its own and the exact pass's no larger than float32 rounding gives here."""
+    from benchmark.harness import scoring_accuracy
+
+    screen = _screen(monkeypatch)
+    weight, queries = screen.head.weight, _queries()
+    targets = _targets(queries, weight)
+    kept = [(queries[:100], targets[:100]), (queries[100:], targets[100:])]
+    errors = scoring_accuracy.measure(kept, screen)
+    assert [e.method for e in errors] == [
+        "screened (pooled engine)",
+        "exact slices (float32)",
+        "float32 log_softmax",
+    ]
+    screened, exact, plain = errors
+    assert screened.argmax_equal == exact.argmax_equal == plain.argmax_equal == ROWS
+    assert 0 < screened.entropy < 5e-5 and exact.entropy < 2e-5
+    whole = chunked.screened_statistics(queries, targets, screen)
+    scored = targets >= 0
+    log_probs, _ = _truth(queries, weight, targets)
+    assert screened.log_prob == pytest.approx(
+        float((whole.log_probs[scored] - log_probs[scored]).abs().max())
+    )
+    table = scoring_accuracy.format_table(errors, ROWS, int(scored.sum())).splitlines()
+    assert len(table) == 6 and table[2].split()[-1] == str(ROWS)
+    assert 0 < scoring_accuracy.candidates_per_row(kept, screen) < VOCAB

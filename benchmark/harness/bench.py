@@ -9,6 +9,7 @@ merge — counts as overhead, so a ratio of 1.0 means the three extra axes cost 
 
 from __future__ import annotations
 
+import math
 import resource
 import sys
 import tempfile
@@ -75,12 +76,17 @@ def bench(
     batch_size: int,
     datasets: tuple[str, ...] | None = None,
     floor_batch_size: int | None = None,
+    floor: bool = True,
 ) -> BenchResult:
     """Time the harness, then the bare work over the same prompts and batches (or, with
     ``floor_batch_size``, over batches of that many prompts: the pooled engine's forwards hold a quarter
-    of its batch, so its floor is plain generation at that forward size)."""
+    of its batch, so its floor is plain generation at that forward size); ``floor=False``: the harness
+    alone (the floor's times are NaN)."""
     warm_up(backend)
     harness, harness_cpu, generated = time_harness(backend, variant_set, profile, batch_size, datasets)
+    if not floor:
+        prompts = sum(len(b.tasks) for b in _same_batches(variant_set, profile, datasets, batch_size))
+        return BenchResult(prompts, generated, harness, math.nan, _peak_rss_mib(), harness_cpu, math.nan)
     # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
     batches = _same_batches(
         variant_set, profile, datasets, floor_batch_size or min(batch_size, backend.forward_rows)
@@ -169,3 +175,24 @@ def require_hf(backend: object) -> HFBackend:
     if not isinstance(backend, HFBackend):
         raise SagoError("sago bench needs a Hugging Face backend (hub, local or packaged model)")
     return backend
+
+
+def pooled_run(
+    slug: str, set_name: str, version: str, profile: str, batch_size: int, tool: str
+) -> tuple[HFBackend, VariantSetLike, Profile, int]:
+    """What the pooled engine's measuring tools (bench-floor, scoring-accuracy) run: the submission's
+    model on the pooled engine, one thread, ``batch_size`` rows per forward (the plan is ``POOL`` times
+    that), with the variant set and profile; a bad set or profile fails before the model loads."""
+    from benchmark.harness.profiles import get_profile
+    from benchmark.harness.sets import open_variant_set
+    from benchmark.models.hf import engine_pool
+    from benchmark.models.loading import load_backend
+    from benchmark.submissions import load_submission
+
+    variant_set = open_variant_set(set_name, version)
+    chosen = get_profile(profile)
+    plan = batch_size * engine_pool("pooled")
+    backend = load_backend(load_submission(slug), device="cpu", threads=1, batch_size=plan, engine="pooled")
+    if not isinstance(backend, HFBackend):
+        raise SagoError(f"{tool} needs a Hugging Face model")
+    return backend, variant_set, chosen, plan

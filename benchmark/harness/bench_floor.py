@@ -42,14 +42,9 @@ import torch
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.harness.bench import time_harness, warm_up
-from benchmark.harness.profiles import get_profile
-from benchmark.harness.sets import open_variant_set
-from benchmark.models.hf import HFBackend, engine_pool
-from benchmark.models.loading import load_backend
+from benchmark.harness.bench import pooled_run, time_harness, warm_up
 from benchmark.models.screen import plain_head, screened_head
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.submissions import load_submission
 
 CLASSES = ("body, wide", "body, step", "head, wide", "head, step")
 WIDE_ROWS = 1024
@@ -254,20 +249,35 @@ def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: flo
     return "\n".join(lines)
 
 
+def pooled_run_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options of a tool that runs the bench profile on the pooled engine (:func:`bench.pooled_run`)."""
+    for option in reversed(
+        (
+            click.option(
+                "--model",
+                "slug",
+                default="google__gemma-3-270m-q4_k_m",
+                show_default=True,
+                help="Submission slug.",
+            ),
+            click.option("--profile", default="bench", show_default=True),
+            click.option("--set", "set_name", default=DEFAULT_SET, show_default=True),
+            click.option("--version", default=DEFAULT_SET_VERSION, show_default=True),
+            click.option(
+                "--batch-size",
+                type=options.BATCH_SIZE,
+                default=32,
+                show_default=True,
+                help="rows per forward, as bench-peer's",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--model", "slug", default="google__gemma-3-270m-q4_k_m", show_default=True, help="Submission slug."
-)
-@click.option("--profile", default="bench", show_default=True)
-@click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
-@click.option("--version", default=DEFAULT_SET_VERSION, show_default=True)
-@click.option(
-    "--batch-size",
-    type=options.BATCH_SIZE,
-    default=32,
-    show_default=True,
-    help="rows per forward, as bench-peer's",
-)
+@pooled_run_options
 @click.option(
     "--peer-seconds",
     type=options.MEASURED_SECONDS,
@@ -279,12 +289,9 @@ def bench_floor(
 ) -> None:
     """Run `sago bench` (pooled engine, one thread) counting its forwards' work, then print the least time
     that work's matrix products take at the best rates measured on this CPU."""
-    variant_set = open_variant_set(set_name, version)
-    chosen = get_profile(profile)
-    plan = batch_size * engine_pool("pooled")
-    backend = load_backend(load_submission(slug), device="cpu", threads=1, batch_size=plan, engine="pooled")
-    if not isinstance(backend, HFBackend):
-        raise SagoError("bench-floor needs a Hugging Face model")
+    backend, variant_set, chosen, plan = pooled_run(
+        slug, set_name, version, profile, batch_size, "bench-floor"
+    )
     head = plain_head(backend.model)
     if head is None or screened_head(backend.model) is None:
         raise SagoError(

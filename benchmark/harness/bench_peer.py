@@ -182,6 +182,13 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
     help="The harness's engine (single_prefill, two_pass, draft, pooled); the peer only generates. With "
     "pooled, the harness's batch is 4x --batch-size, so each forward holds --batch-size rows, as the peer's.",
 )
+@click.option(
+    "--floor/--no-floor",
+    default=True,
+    show_default=True,
+    help="Also time plain greedy generate over the same batches (the floor column; --no-floor leaves it "
+    "NaN and saves about a third of each row's time, for repeated measurements).",
+)
 def bench_peer(
     slug: str,
     profile: str,
@@ -191,6 +198,7 @@ def bench_peer(
     batch_sizes: tuple[int, ...],
     datasets: str | None,
     engine: str,
+    floor: bool,
 ) -> None:
     """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
     variant_set = open_variant_set(set_name, version)  # a bad --set fails before anything loads
@@ -216,7 +224,13 @@ def bench_peer(
         plan = size * engine_pool(engine)
         backend.batch_size = plan
         harness = bench(
-            backend, variant_set, profile=chosen, batch_size=plan, datasets=subset, floor_batch_size=size
+            backend,
+            variant_set,
+            profile=chosen,
+            batch_size=plan,
+            datasets=subset,
+            floor_batch_size=size,
+            floor=floor,
         )
         rows.append(PeerRow(size, len(texts), peer, peer_cpu, harness))
         click.echo(format_rows(rows[-1:], threads), err=True)  # progress on stderr

@@ -62,7 +62,8 @@ _CACHE_KEY = "_sago_sliced_screen"
 class _Running:
     """Online-softmax statistics of a set of prediction rows, updated one vocabulary slice at a time."""
 
-    def __init__(self, rows: int, targets: torch.Tensor) -> None:
+    def __init__(self, rows: int, targets: torch.Tensor, *, argmax: bool = True) -> None:
+        self.argmax = argmax  # False: ``best`` is not kept (the screened pass takes it from its candidates)
         self.top = torch.full((rows,), -math.inf)
         self.total = torch.zeros(rows, dtype=torch.float64)  # S: sum of exp(l - top)
         self.weighted = torch.zeros(rows, dtype=torch.float64)  # T: sum of exp(l - top) * (l - top)
@@ -76,7 +77,7 @@ class _Running:
         ``peak``: their row maxima, where the caller already has them."""
         peak = logits.amax(dim=1) if peak is None else peak
         higher = peak > self.top  # strictly: an earlier slice keeps a tie (first index wins)
-        if bool(higher.any()):
+        if self.argmax and bool(higher.any()):
             # argmax with indices costs ~10x amax per slice; only rows whose maximum moved need it
             rows = higher.nonzero().squeeze(-1)
             self.best[rows] = logits[rows].argmax(dim=1) + start
@@ -181,7 +182,7 @@ def screened_statistics(queries: torch.Tensor, targets: torch.Tensor, screen: Sl
     # 2 |x| widest (with the bound's safety factor): twice any token's screen error, so the exact argmax
     # is always a candidate (its screen value is within that of the peak's)
     margin = torch.clamp(2 * _SAFETY * queries.norm(dim=1) * screen.head.widest, min=SCREEN_MARGIN)
-    running = _Running(rows, torch.full((rows,), -1, dtype=torch.long))
+    running = _Running(rows, torch.full((rows,), -1, dtype=torch.long), argmax=False)
     found: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
     for index, packed in enumerate(screen.packed):
         start = index * screen.width
