@@ -3,12 +3,15 @@ logits are not a plain linear head."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 from transformers import Gemma2Config, Gemma2ForCausalLM, LlamaForCausalLM
 
+from benchmark.models import screen as screen_module
 from benchmark.models.prefill import Lane, _greedy_step, step_lane
-from benchmark.models.screen import _SAFETY, ScreenedHead, greedy_tokens, screened_head
+from benchmark.models.screen import _SAFETY, SLICED_MIN_ROWS, ScreenedHead, greedy_tokens, screened_head
 from benchmark.models.tiny import tiny_llama
 
 
@@ -165,3 +168,56 @@ def test_rows_and_ties_keep_the_first_index(rows: int) -> None:
     hidden = weight[7][None, :].repeat(rows, 1) * 3
     assert _pick(head, hidden).tolist() == [7] * rows
     assert torch.nn.functional.linear(hidden, weight).argmax(-1).tolist() == [7] * rows
+
+
+def _counting(calls: list[int], function: Any) -> Any:
+    def counted(head: ScreenedHead, hidden: torch.Tensor, scale: torch.Tensor) -> Any:
+        calls.append(hidden.shape[0])
+        return function(head, hidden, scale)
+
+    return counted
+
+
+def _sliced(head: ScreenedHead, width: int) -> ScreenedHead:
+    """``head`` screening ``width`` tokens at a time, as decode steps do over a large vocabulary."""
+    weight = head.weight
+    slices = tuple(
+        torch.ops.quantized.linear_prepack_fp16(weight[start : start + width].contiguous(), None)
+        for start in range(0, weight.shape[0], width)
+    )
+    return head._replace(slices=slices, slice_width=width)
+
+
+@pytest.mark.parametrize("width", [333, 1024, 8192])
+def test_screening_slice_by_slice_picks_the_same_tokens(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices of 333 (a short last one), 1,024 and more than the vocabulary: the same picks as the whole
+    screen on random and outlier states, exact ties across slices (the first index), near-ties below
+    float16's resolution, and the same refusals (a non-finite row, a flat screen)."""
+    model = _plain_head(vocab=5000, hidden=96, seed=5)
+    assert SLICED_MIN_ROWS <= 40  # the 40 rows below take the sliced screen
+    weight = _weight(model)
+    weight[4500] = weight[100]  # an exact tie across slices with token 100
+    weight[2600] = weight[2000].half().float()
+    weight[2000] = weight[2600] + 1e-5 * weight[2600]  # larger in float32, the same in float16
+    head = screened_head(model)
+    assert head is not None
+    sliced = _sliced(head, width)
+    torch.manual_seed(6)
+    hidden = torch.randn(40, 96) * torch.linspace(0.5, 40, 40)[:, None]
+    hidden[::6, 2] = 250.0
+    hidden[0], hidden[1] = weight[100] * 4, weight[2000] * 4
+    whole = _pick(head, hidden)
+    assert torch.equal(_pick(sliced, hidden), whole)
+    assert torch.equal(whole, torch.nn.functional.linear(hidden, weight).argmax(-1))
+    assert whole[:2].tolist() == [100, 2000]
+    spied: list[int] = []
+    monkeypatch.setattr(screen_module, "_sliced_superset", _counting(spied, screen_module._sliced_superset))
+    assert torch.equal(_pick(sliced, hidden), whole) and torch.equal(_pick(sliced, hidden[:8]), whole[:8])
+    assert spied == [40]  # 8 rows: the whole screen (faster below SLICED_MIN_ROWS)
+    hidden[3, 0] = float("nan")
+    assert greedy_tokens(sliced, hidden) is None
+    flat = _plain_head(vocab=5000, hidden=96, seed=7)
+    _weight(flat)[:] = _weight(flat)[0]  # every token the same logit: all are candidates
+    flat_head = screened_head(flat)
+    assert flat_head is not None
+    assert greedy_tokens(_sliced(flat_head, width), torch.randn(2, 96)) is None

@@ -10,7 +10,7 @@ import torch
 
 from benchmark.models import chunked
 from benchmark.models.engine import RawOutput
-from benchmark.models.pooled import run_batch_pooled
+from benchmark.models.pooled import _decode_head, run_batch_pooled
 from benchmark.models.prefill import run_batch_single_prefill
 from benchmark.models.screen import _build
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
@@ -161,12 +161,15 @@ def test_the_pooled_engine_through_the_screened_pass_gives_the_single_prefill_ou
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With the screened pass forced on a tiny Llama (its near-flat logits put every token within the
-    margin, so every logit is recomputed in float32): responses equal, y_0 scores within float rounding."""
+    margin, so every logit is recomputed in float32) and its decode steps screening by slices: responses
+    equal, y_0 scores within float rounding."""
     monkeypatch.setattr(chunked, "SCREENED_MIN_VOCAB", 0)
     monkeypatch.setattr(chunked, "DENSE_SHARE", 1.0)
     torch.manual_seed(0)
     model = tiny_llama().eval()
     assert chunked.sliced_screen(model) is not None
+    decode_head = _decode_head(model)  # decode steps screen slice by slice too
+    assert decode_head is not None and len(decode_head.slices) == 1
     calls = _spy(monkeypatch, "exact_statistics")
     screened = _spy(monkeypatch, "screened_statistics")
     pad = tiny_tokenizer().pad_token_id

@@ -130,7 +130,7 @@ def run_batch_pooled(
                 del generated[row][max_new_tokens:]
             lanes.append(read.lane)
         width = decode_rows or (len(parts[0]) if parts else 1)
-        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width, screened_head(model))
+        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width, _decode_head(model))
     decoded = _split_responses(generated, eos_ids)
     stacked = np.stack([hidden[row] for row in range(len(prompts))]) if hidden else np.zeros((0, 0, 0))
     return [_raw_output(decoded, scores, stacked, row) for row in range(len(prompts))]
@@ -181,6 +181,15 @@ def _read_part(
     for row, token in zip(rows, lane.token.tolist(), strict=True):
         generated[row] = [token]
     return _Read(hidden, lane, scores)
+
+
+def _decode_head(model: PreTrainedModel) -> ScreenedHead | None:
+    """The screened output layer decode steps pick tokens with, screening slice by slice where the
+    model's large vocabulary has slices (the picks are the same: :func:`screen.greedy_tokens`)."""
+    head, sliced = screened_head(model), sliced_screen(model)
+    if head is None or sliced is None:
+        return head
+    return head._replace(slices=sliced.packed, slice_width=sliced.width)
 
 
 def _pooled_decode(
