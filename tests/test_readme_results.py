@@ -161,22 +161,32 @@ def test_readme_scoring_accuracy_figures_are_the_committed_table() -> None:
     assert f"{screened[0]:,} of Gemma's bench scoring positions, every argmax float64's" in readme
 
 
-def test_readme_gemma_repeats_are_the_committed_rows_and_their_median() -> None:
-    """The README's repeated Gemma batch-32 ratios are the repeats table's rows, and the median it states
-    is the median of those and the main table's batch-32 row."""
+def test_readme_gemma_repeats_are_the_committed_rows_and_their_medians() -> None:
+    """The README's repeated Gemma batch-32 ratios are the repeats table's rows, engine by engine, each
+    median it states is that engine's three runs' (the first engine's third run is the main table's
+    batch-32 row), and lm-eval's range is the rows' own."""
     import re
     import statistics
 
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    ratios = [
-        float(line.split()[10])
-        for line in (ROOT / "docs/bench/bench-peer-gemma-repeats.txt")
-        .read_text(encoding="utf-8")
-        .splitlines()
-        if len(line.split()) == 15 and line.split()[0].isdigit()
-    ]
+    engines: dict[str, list[tuple[float, float]]] = {}
+    for line in (ROOT / "docs/bench/bench-peer-gemma-repeats.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("# engine "):
+            current = engines.setdefault(line.split()[2], [])
+        elif len(line.split()) == 15 and line.split()[0].isdigit():
+            current.append((float(line.split()[3]), float(line.split()[10])))
+    first, now = engines["ca2d3a9"], engines["5f5c359"]
+    stated = re.search(
+        r"repeated \(`docs/bench/bench-peer-gemma-repeats.txt`, without the floor column\): ([\d.]+)× and "
+        r"([\d.]+)× with the same engine \(median of three ([\d.]+)×\), then ([\d.]+)×, ([\d.]+)× and "
+        r"([\d.]+)× once decode steps screen slice by slice \(median of three ([\d.]+)×, the engine now; "
+        r"lm-eval's own time on those rows ranged ([\d.]+)-([\d.]+) s\)",
+        readme,
+    )
+    assert stated is not None
     main = _bench_table(ROOT / "docs/bench/bench-peer-gemma.txt")[32][2]
-    stated = re.search(r"gave ([\d.]+)× and ([\d.]+)×, so that cell's median of three is ([\d.]+)×", readme)
-    assert stated is not None and len(ratios) == 2
-    assert [float(stated[1]), float(stated[2])] == ratios
-    assert float(stated[3]) == statistics.median([main, *ratios])
+    assert [float(stated[i]) for i in (1, 2)] == [r for _, r in first]
+    assert float(stated[3]) == statistics.median([main, *(r for _, r in first)])
+    assert [float(stated[i]) for i in (4, 5, 6)] == [r for _, r in now]
+    assert float(stated[7]) == statistics.median(r for _, r in now)
+    assert (float(stated[8]), float(stated[9])) == (min(p for p, _ in now), max(p for p, _ in now))
