@@ -11,7 +11,14 @@ from transformers import Gemma2Config, Gemma2ForCausalLM, LlamaForCausalLM
 
 from benchmark.models import screen as screen_module
 from benchmark.models.prefill import Lane, _greedy_step, step_lane
-from benchmark.models.screen import _SAFETY, SLICED_MIN_ROWS, ScreenedHead, greedy_tokens, screened_head
+from benchmark.models.screen import (
+    _SAFETY,
+    SLICED_MIN_ROWS,
+    ScreenedHead,
+    greedy_tokens,
+    screened_head,
+    sliced,
+)
 from benchmark.models.tiny import tiny_llama
 
 
@@ -178,16 +185,6 @@ def _counting(calls: list[int], function: Any) -> Any:
     return counted
 
 
-def _sliced(head: ScreenedHead, width: int) -> ScreenedHead:
-    """``head`` screening ``width`` tokens at a time, as decode steps do over a large vocabulary."""
-    weight = head.weight
-    slices = tuple(
-        torch.ops.quantized.linear_prepack_fp16(weight[start : start + width].contiguous(), None)
-        for start in range(0, weight.shape[0], width)
-    )
-    return head._replace(slices=slices, slice_width=width)
-
-
 @pytest.mark.parametrize("width", [333, 1024, 8192])
 def test_screening_slice_by_slice_picks_the_same_tokens(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Slices of 333 (a short last one), 1,024 and more than the vocabulary: the same picks as the whole
@@ -201,23 +198,25 @@ def test_screening_slice_by_slice_picks_the_same_tokens(width: int, monkeypatch:
     weight[2000] = weight[2600] + 1e-5 * weight[2600]  # larger in float32, the same in float16
     head = screened_head(model)
     assert head is not None
-    sliced = _sliced(head, width)
+    by_slices = sliced(head, width)
     torch.manual_seed(6)
     hidden = torch.randn(40, 96) * torch.linspace(0.5, 40, 40)[:, None]
     hidden[::6, 2] = 250.0
     hidden[0], hidden[1] = weight[100] * 4, weight[2000] * 4
     whole = _pick(head, hidden)
-    assert torch.equal(_pick(sliced, hidden), whole)
+    assert torch.equal(_pick(by_slices, hidden), whole)
     assert torch.equal(whole, torch.nn.functional.linear(hidden, weight).argmax(-1))
     assert whole[:2].tolist() == [100, 2000]
     spied: list[int] = []
     monkeypatch.setattr(screen_module, "_sliced_superset", _counting(spied, screen_module._sliced_superset))
-    assert torch.equal(_pick(sliced, hidden), whole) and torch.equal(_pick(sliced, hidden[:8]), whole[:8])
+    assert torch.equal(_pick(by_slices, hidden), whole) and torch.equal(
+        _pick(by_slices, hidden[:8]), whole[:8]
+    )
     assert spied == [40]  # 8 rows: the whole screen (faster below SLICED_MIN_ROWS)
     hidden[3, 0] = float("nan")
-    assert greedy_tokens(sliced, hidden) is None
+    assert greedy_tokens(by_slices, hidden) is None
     flat = _plain_head(vocab=5000, hidden=96, seed=7)
     _weight(flat)[:] = _weight(flat)[0]  # every token the same logit: all are candidates
     flat_head = screened_head(flat)
     assert flat_head is not None
-    assert greedy_tokens(_sliced(flat_head, width), torch.randn(2, 96)) is None
+    assert greedy_tokens(sliced(flat_head, width), torch.randn(2, 96)) is None

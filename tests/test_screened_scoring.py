@@ -12,19 +12,18 @@ from benchmark.models import chunked
 from benchmark.models.engine import RawOutput
 from benchmark.models.pooled import _decode_head, run_batch_pooled
 from benchmark.models.prefill import run_batch_single_prefill
-from benchmark.models.screen import _build
+from benchmark.models.screen import ScreenedHead, _build, sliced
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 
 VOCAB, HIDDEN, ROWS = 6000, 64, 320
 
 
-def _screen(monkeypatch: pytest.MonkeyPatch) -> chunked.SlicedScreen:
+def _screen() -> ScreenedHead:
     """A random 6,000-token output layer in slices of 1,024 (the last one short)."""
-    monkeypatch.setattr(chunked, "VOCAB_CHUNK", 1024)
     torch.manual_seed(0)
     head = _build(torch.randn(VOCAB, HIDDEN) * 0.05)
     assert head is not None
-    return chunked.slice_head(head)
+    return sliced(head, 1024)
 
 
 def _queries() -> torch.Tensor:
@@ -74,8 +73,8 @@ def test_the_screened_statistics_are_the_float64_ones_within_float32_log_softmax
     one on every row; the targets' log-probabilities are the exact pass's within 1e-5 nats (both carry the
     float32 target logit's own rounding, up to 6e-5 here against float64), and the entropies are within
     5e-5 of float64 (measured 2.2e-5; the screen's tail is the difference); the screen took every row."""
-    screen = _screen(monkeypatch)
-    weight, queries = screen.head.weight, _queries()
+    screen = _screen()
+    weight, queries = screen.weight, _queries()
     targets = _targets(queries, weight)
     calls = _spy(monkeypatch, "exact_statistics")
     got = chunked.screened_statistics(queries, targets, screen)
@@ -99,14 +98,14 @@ def test_the_argmax_is_the_first_float32_maximum_on_near_ties_below_float16_reso
 ) -> None:
     """Two tokens whose float16 copies are equal and whose float32 logits differ by 1e-5 of themselves, in
     different slices: the larger float32 logit wins; two exactly equal tokens: the first index wins."""
-    screen = _screen(monkeypatch)
-    weight = screen.head.weight.clone()
+    screen = _screen()
+    weight = screen.weight.clone()
     weight[100] = weight[100].half().float()
     weight[4000] = weight[100] + 1e-5 * weight[100]  # larger, same float16 copy
     weight[2500] = weight[100]  # an exact tie with 100, later index
     head = _build(weight)
     assert head is not None
-    screen = chunked.slice_head(head)
+    screen = sliced(head, 1024)
     queries = weight[[100, 100]].clone() * torch.tensor([[1.0], [-1.0]])
     got = chunked.screened_statistics(queries, torch.tensor([4000, 2500]), screen)
     full = torch.nn.functional.linear(queries, weight)
@@ -115,7 +114,7 @@ def test_the_argmax_is_the_first_float32_maximum_on_near_ties_below_float16_reso
     weight[4000] = weight[100]  # now three tokens tie exactly: the first index
     head = _build(weight)
     assert head is not None
-    tied = chunked.screened_statistics(queries[:1], torch.tensor([100]), chunked.slice_head(head))
+    tied = chunked.screened_statistics(queries[:1], torch.tensor([100]), sliced(head, 1024))
     assert int(tied.best[0]) == 100
 
 
@@ -125,8 +124,8 @@ def test_flat_and_non_finite_rows_and_wide_blocks_take_the_exact_pass(
     """A row with more candidates than the cap (a zero state: every logit equal) and a row whose state is
     not finite take the exact pass, with its statistics; so does every row of a block whose candidates'
     union exceeds the dense share; the other rows stay screened."""
-    screen = _screen(monkeypatch)
-    weight, queries = screen.head.weight, _queries()
+    screen = _screen()
+    weight, queries = screen.weight, _queries()
     queries[40] = 0.0
     queries[200, 3] = math.nan
     targets = _targets(queries, weight)
@@ -194,8 +193,8 @@ def test_the_accuracy_tool_sets_the_screened_pass_beside_float32_and_float64(
     screened pass's errors its own and the exact pass's no larger than float32 rounding gives here."""
     from benchmark.harness import scoring_accuracy
 
-    screen = _screen(monkeypatch)
-    weight, queries = screen.head.weight, _queries()
+    screen = _screen()
+    weight, queries = screen.weight, _queries()
     targets = _targets(queries, weight)
     kept = [(queries[:100], targets[:100]), (queries[100:], targets[100:])]
     errors = scoring_accuracy.measure(kept, screen)

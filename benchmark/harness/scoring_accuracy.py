@@ -31,6 +31,7 @@ from benchmark.errors import SagoError
 from benchmark.harness.bench import pooled_run, time_harness, warm_up
 from benchmark.harness.bench_floor import pooled_run_options
 from benchmark.models import chunked
+from benchmark.models.screen import ScreenedHead
 
 _ROWS_AT_ONCE = 128
 """rows whose full float64 logits are held at once (268 MB for Gemma 3's vocabulary)."""
@@ -74,16 +75,14 @@ def reference(queries: torch.Tensor, targets: torch.Tensor, weight: torch.Tensor
     return tuple(torch.cat(p) for p in parts)
 
 
-def measure(rows: list[tuple[torch.Tensor, torch.Tensor]], screen: chunked.SlicedScreen) -> list[Errors]:
+def measure(rows: list[tuple[torch.Tensor, torch.Tensor]], screen: ScreenedHead) -> list[Errors]:
     """The table's rows: each method against float64 over the kept (queries, targets) calls."""
     queries = torch.cat([q for q, _ in rows])
     targets = torch.cat([t for _, t in rows])
-    log_prob, entropy, best, f32_log_prob, f32_entropy, f32_best = reference(
-        queries, targets, screen.head.weight
-    )
+    log_prob, entropy, best, f32_log_prob, f32_entropy, f32_best = reference(queries, targets, screen.weight)
     scored = targets >= 0
     screened = [chunked.screened_statistics(q, t, screen) for q, t in rows]
-    exact = [chunked.exact_statistics(q, t, screen.head.weight) for q, t in rows]
+    exact = [chunked.exact_statistics(q, t, screen.weight) for q, t in rows]
     found: dict[str, tuple[torch.Tensor, ...]] = {
         "screened (pooled engine)": tuple(
             torch.cat([getattr(s, n) for s in screened]) for n in chunked._Stats._fields
@@ -104,14 +103,14 @@ def measure(rows: list[tuple[torch.Tensor, torch.Tensor]], screen: chunked.Slice
     ]
 
 
-def candidates_per_row(rows: list[tuple[torch.Tensor, torch.Tensor]], screen: chunked.SlicedScreen) -> float:
+def candidates_per_row(rows: list[tuple[torch.Tensor, torch.Tensor]], screen: ScreenedHead) -> float:
     """Mean tokens per row within the margin of the screen's peak (those recomputed in float32)."""
     counts = []
     for queries, _ in rows:
         for start in range(0, queries.shape[0], _ROWS_AT_ONCE):
             block = queries[start : start + _ROWS_AT_ONCE].contiguous()
             values = torch.cat(
-                [torch.ops.quantized.linear_dynamic_fp16(block, p) for p in screen.packed], dim=1
+                [torch.ops.quantized.linear_dynamic_fp16(block, p) for p in screen.slices], dim=1
             )
             counts.append((values >= values.amax(dim=1, keepdim=True) - chunked.SCREEN_MARGIN).sum(dim=1))
     return float(torch.cat(counts).double().mean())
@@ -136,7 +135,7 @@ def format_table(errors: list[Errors], positions: int, rows_with_target: int) ->
 def _keeping(limit: int, kept: list[tuple[torch.Tensor, torch.Tensor]]) -> Callable[..., chunked._Stats]:
     original = chunked.screened_statistics
 
-    def keep(queries: torch.Tensor, targets: torch.Tensor, screen: chunked.SlicedScreen) -> chunked._Stats:
+    def keep(queries: torch.Tensor, targets: torch.Tensor, screen: ScreenedHead) -> chunked._Stats:
         kept.append((queries.clone(), targets.clone()))
         if sum(q.shape[0] for q, _ in kept) >= limit:
             raise _Enough

@@ -30,13 +30,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import torch
 from transformers import PreTrainedModel
 
 from benchmark.models.prefill import _EMPTY_Y0, Drafted, _Prefill, _Scores, draft_prefix, teacher_inputs
-from benchmark.models.screen import _SAFETY, ScreenedHead, final_hidden, screened_head
+from benchmark.models.screen import _SAFETY, ScreenedHead, final_hidden, first_largest, screened_head, sliced
 
 VOCAB_CHUNK = 2048
 """tokens per slice of the output layer (a slice of 1,000 positions is 8 MB of float32)."""
@@ -121,36 +121,19 @@ class _Stats(NamedTuple):
     """long [rows]: the first largest logit's token."""
 
 
-class SlicedScreen(NamedTuple):
-    """A large vocabulary's output layer prepared for :func:`screened_statistics`."""
-
-    head: ScreenedHead
-    """the decode screen's float32 weights and error bound."""
-    packed: tuple[Any, ...]
-    """fbgemm float16 copies of the output layer, ``width`` tokens each (cache-sized products)."""
-    width: int
-
-
-def sliced_screen(model: PreTrainedModel) -> SlicedScreen | None:
-    """The model's output layer sliced for the screened scoring pass (built once, kept on the model), or
-    None when the vocabulary is under :data:`SCREENED_MIN_VOCAB` tokens or there is no decode screen."""
+def sliced_screen(model: PreTrainedModel) -> ScreenedHead | None:
+    """The model's screened output layer with :data:`VOCAB_CHUNK`-token slices, for the screened scoring
+    pass and large-vocabulary decode steps (built once, kept on the model), or None when the vocabulary
+    is under :data:`SCREENED_MIN_VOCAB` tokens or there is no decode screen."""
     known = model.__dict__.get(_CACHE_KEY, False)
     if known is not False:
         return known  # type: ignore[no-any-return]
     head = screened_head(model)
-    screen = slice_head(head) if head is not None and head.weight.shape[0] >= SCREENED_MIN_VOCAB else None
+    screen = (
+        sliced(head, VOCAB_CHUNK) if head is not None and head.weight.shape[0] >= SCREENED_MIN_VOCAB else None
+    )
     model.__dict__[_CACHE_KEY] = screen
     return screen
-
-
-def slice_head(head: ScreenedHead) -> SlicedScreen:
-    """fbgemm float16 copies of ``head``'s output layer, :data:`VOCAB_CHUNK` tokens each."""
-    width, weight = VOCAB_CHUNK, head.weight
-    packed = tuple(
-        torch.ops.quantized.linear_prepack_fp16(weight[start : start + width].contiguous(), None)
-        for start in range(0, weight.shape[0], width)
-    )
-    return SlicedScreen(head, packed, width)
 
 
 def exact_statistics(queries: torch.Tensor, targets: torch.Tensor, weight: torch.Tensor) -> _Stats:
@@ -162,7 +145,7 @@ def exact_statistics(queries: torch.Tensor, targets: torch.Tensor, weight: torch
     return running.stats()
 
 
-def screened_statistics(queries: torch.Tensor, targets: torch.Tensor, screen: SlicedScreen) -> _Stats:
+def screened_statistics(queries: torch.Tensor, targets: torch.Tensor, screen: ScreenedHead) -> _Stats:
     """:func:`exact_statistics` through the float16 screen, for a large vocabulary.
 
     Per row with final hidden state ``x``: the screen ``s_v = x . w~_v`` (fbgemm, float16 weights, float32
@@ -176,16 +159,17 @@ def screened_statistics(queries: torch.Tensor, targets: torch.Tensor, screen: Sl
     float32 logit among the candidates, which hold every token the screen's proved error bound lets be
     the largest (as :func:`screen.greedy_tokens`), first token on ties. Rows whose screen is not finite
     or which have more than :data:`MOST_CANDIDATES` candidates, and blocks whose union exceeds
-    :data:`DENSE_SHARE` of the vocabulary, take :func:`exact_statistics`."""
-    rows, weight = queries.shape[0], screen.head.weight
+    :data:`DENSE_SHARE` of the vocabulary, take :func:`exact_statistics`. ``screen``: a head with slices
+    (:func:`sliced_screen`)."""
+    rows, weight = queries.shape[0], screen.weight
     queries = queries.float().contiguous()
     # 2 |x| widest (with the bound's safety factor): twice any token's screen error, so the exact argmax
     # is always a candidate (its screen value is within that of the peak's)
-    margin = torch.clamp(2 * _SAFETY * queries.norm(dim=1) * screen.head.widest, min=SCREEN_MARGIN)
+    margin = torch.clamp(2 * _SAFETY * queries.norm(dim=1) * screen.widest, min=SCREEN_MARGIN)
     running = _Running(rows, torch.full((rows,), -1, dtype=torch.long), argmax=False)
     found: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
-    for index, packed in enumerate(screen.packed):
-        start = index * screen.width
+    for index, packed in enumerate(screen.slices):
+        start = index * screen.slice_width
         values = torch.ops.quantized.linear_dynamic_fp16(queries, packed)
         peak = values.amax(dim=1)
         # against the running peak, which only rises: a superset of the tokens near the final peak
@@ -252,16 +236,11 @@ def _corrected(
     target = torch.full_like(top, math.nan)
     hit = token == targets[row]
     target[row[hit]] = logits[hit].double()
-    rows = top.shape[0]
-    peak = torch.full((rows,), -math.inf).scatter_reduce(0, row, logits, "amax")
-    winners = torch.nonzero(logits == peak[row]).squeeze(-1)
-    first = torch.full((rows,), row.numel(), dtype=torch.long).scatter_reduce(
-        0, row[winners], winners, "amin"
-    )
+    first = first_largest(row, logits, top.shape[0])
     best = (
         token[first.clamp(max=max(row.numel() - 1, 0))]
         if row.numel()
-        else torch.zeros(rows, dtype=torch.long)
+        else torch.zeros(top.shape[0], dtype=torch.long)
     )
     return _Stats(target - (top + total.log()), total.log() - weighted / total, best)
 
@@ -272,11 +251,11 @@ def score_and_draft_chunked(
     baselines: Sequence[Sequence[int]],
     pad_id: int,
     weight: torch.Tensor,
-    screen: SlicedScreen | None = None,
+    screen: ScreenedHead | None = None,
 ) -> Drafted:
     """:func:`prefill.score_and_draft` with the output layer ``weight`` (float32 [vocab, hidden]) applied in
     vocabulary slices to the final hidden states (see the module docstring); ``screen``: the same layer
-    sliced for :func:`screened_statistics` (None: the exact pass)."""
+    with slices for :func:`screened_statistics` (None: the exact pass)."""
     inputs, y_mask, width = teacher_inputs(state, state.cache, baselines, pad_id)
     hidden = final_hidden(model, inputs).float().to(state.next_logits.device)
     # Prediction rows: each row's prompt position (its logits came with the prefill) predicts y_0[0];

@@ -186,10 +186,7 @@ def _read_part(
 def _decode_head(model: PreTrainedModel) -> ScreenedHead | None:
     """The screened output layer decode steps pick tokens with, screening slice by slice where the
     model's large vocabulary has slices (the picks are the same: :func:`screen.greedy_tokens`)."""
-    head, sliced = screened_head(model), sliced_screen(model)
-    if head is None or sliced is None:
-        return head
-    return head._replace(slices=sliced.packed, slice_width=sliced.width)
+    return sliced_screen(model) or screened_head(model)
 
 
 def _pooled_decode(

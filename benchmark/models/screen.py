@@ -137,15 +137,31 @@ def greedy_tokens(head: ScreenedHead, hidden: torch.Tensor) -> torch.Tensor | No
     if row.numel() == 0:
         return None
     exact = (head.weight[token] * hidden[row]).sum(dim=-1)
-    best = torch.full((hidden.shape[0],), -math.inf).scatter_reduce(0, row, exact, "amax")
-    winners = torch.nonzero(exact == best[row]).squeeze(-1)
-    first = torch.full((hidden.shape[0],), row.numel(), dtype=torch.long).scatter_reduce(
-        0, row[winners], winners, "amin"
-    )
+    first = first_largest(row, exact, hidden.shape[0])
     if bool((first == row.numel()).any()):  # a row without a finite candidate
         return None
     picked: torch.Tensor = token[first]
     return picked
+
+
+def first_largest(row: torch.Tensor, values: torch.Tensor, rows: int) -> torch.Tensor:
+    """long [rows]: per row, the position in ``values`` (candidates ordered by row, then token) of its
+    largest value, the first on ties (as ``torch.argmax`` picks the lowest token); ``len(values)`` for a
+    row without a finite one."""
+    best = torch.full((rows,), -math.inf).scatter_reduce(0, row, values, "amax")
+    winners = torch.nonzero(values == best[row]).squeeze(-1)
+    return torch.full((rows,), row.numel(), dtype=torch.long).scatter_reduce(0, row[winners], winners, "amin")
+
+
+def sliced(head: ScreenedHead, width: int) -> ScreenedHead:
+    """``head`` with fbgemm float16 copies of its output layer, ``width`` tokens each (see
+    :attr:`ScreenedHead.slices`)."""
+    weight = head.weight
+    slices = tuple(
+        torch.ops.quantized.linear_prepack_fp16(weight[start : start + width].contiguous(), None)
+        for start in range(0, weight.shape[0], width)
+    )
+    return head._replace(slices=slices, slice_width=width)
 
 
 _Found = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
