@@ -35,7 +35,8 @@ ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_
 THREADS ?= 1
 JOBS ?= 2
 # A pull request's base commit (e.g. origin/main): `make check` / `make validate` then also refuse any
-# change the pull request makes besides one submission's submission.yaml and README.md.
+# change the pull request makes besides one new submission's submission.yaml and README.md, judged by the
+# base commit's own validator and gate script (.ci/gate), never the pull request's.
 BASE ?=
 BENCH_VENV ?= .bench-venv
 
@@ -56,9 +57,9 @@ all: setup  ## main job on a fresh machine: re-run the default submissions (CPU)
 	fi
 	@echo "site: leaderboard/site/index.html"
 
-check: setup  ## the test command on a fresh machine: lint, validate submissions, then the whole test suite
+check: setup  ## the test command on a fresh machine: lint, validate submissions (BASE=ref: the PR gate), then the whole test suite
 	$(MAKE) --no-print-directory lint PY=$(PY)
-	$(SAGO) submissions validate $(if $(BASE),--base $(BASE))
+	$(MAKE) --no-print-directory validate PY=$(PY)
 	$(PY) -m pytest -q
 
 lint:  ## ruff (E, W, F, I, B, UP, SIM; 110 columns) on the package and tests, mypy --strict on the package
@@ -111,8 +112,8 @@ rewrite: llama-server  ## grow a model-rewrite log for cells a written file lack
 variants-verify:
 	$(SAGO) variants verify --set $(SET) --version $(VERSION)
 
-validate:
-	$(SAGO) submissions validate $(if $(BASE),--base $(BASE))
+validate:  ## every submission; with BASE=ref also the pull-request gate, run with the base commit's own code (.ci/gate)
+	$(if $(BASE),gate=$$(mktemp) && git show '$(BASE):.ci/gate' > "$$gate" && { bash "$$gate" '$(BASE)' '$(if $(findstring /,$(PY)),$(abspath $(PY)),$(PY))'; status=$$?; rm -f "$$gate"; exit $$status; },$(SAGO) submissions validate)
 
 bench:  ## harness overhead vs bare model work, CPU, SmolLM2
 	$(SAGO) bench --model huggingfacetb__smollm2-135m-instruct-q4_1 --profile bench --threads $(THREADS)

@@ -38,9 +38,14 @@ def human_size(value: int) -> str:
     return f"{value / 2**20:.1f} MiB"
 
 
+_ESCAPED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Control, format and surrogate characters, and the line and paragraph separators U+2028/U+2029 (which
+many terminals, editors and JSON-in-JS readers treat as a line break)."""
+
+
 def visible(text: str) -> str:
-    r"""``text`` with every control or format character (Unicode Cc, Cf), and undecodable bytes kept as
-    surrogates (Cs), written as a backslash escape.
+    r"""``text`` with every control or format character (Unicode Cc, Cf), the line and paragraph
+    separators (Zl, Zp), and undecodable bytes kept as surrogates (Cs), written as a backslash escape.
 
     Names printed on a terminal come from pull requests and model outputs: a newline would start a line
     of its own (a forged ``ok:``), an escape sequence could move the cursor or erase a line, and a bidi
@@ -50,10 +55,12 @@ def visible(text: str) -> str:
     'ok\\tname\\u200b'
     >>> visible("a\nok: b\x1b[2K")
     'a\\nok: b\\x1b[2K'
+    >>> visible("name\u2028ok: forged\u2029")
+    'name\\u2028ok: forged\\u2029'
     """
     return "".join(
         ch.encode("unicode_escape", "backslashreplace").decode("ascii")
-        if unicodedata.category(ch) in ("Cc", "Cf", "Cs")
+        if unicodedata.category(ch) in _ESCAPED
         else ch
         for ch in text
     )

@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from benchmark.errors import SagoError
+
 SEED = click.IntRange(0, 2**32 - 1)
 """a random seed (numpy's seed sequence takes non-negative integers; 32 bits is plenty)."""
 THREADS = click.IntRange(1, 1024)
@@ -60,3 +62,25 @@ SHARE = FiniteRange(0, 1)
 """a proportion."""
 FLOPS = FiniteRange(1e9, 1e18)
 """a chip's peak FLOP/s (a GFLOP/s to an EFLOP/s)."""
+
+
+def dataset_list(value: str | None) -> tuple[str, ...] | None:
+    """``--datasets a,b``: the names given, or None (every dataset) when the option is not given.
+
+    An option given but naming nothing (``--datasets ''``, ``',,,'``) is an error, not "every dataset":
+    a shell variable that expanded to nothing must not start a run of all six.
+
+    >>> dataset_list(" gsm8k, jeopardy ,"), dataset_list(None)
+    (('gsm8k', 'jeopardy'), None)
+    >>> dataset_list(",,")
+    Traceback (most recent call last):
+    benchmark.errors.SagoError: --datasets ',,': names no dataset; pass names, or leave the option out for all
+    """
+    if value is None:
+        return None
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    if not names:
+        raise SagoError(
+            f"--datasets {value!r}: names no dataset; pass names, or leave the option out for all"
+        )
+    return names

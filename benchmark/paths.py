@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 from benchmark.errors import SagoError
@@ -73,3 +74,30 @@ def replace_folder(new: Path, target: Path) -> None:
         target.rename(old)
     new.rename(target)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def check_output(path: Path, option: str, *, folder: bool) -> None:
+    """Refuse an output path a command cannot safely replace, in one line and before anything is written.
+
+    It must be new, or a regular file (``folder=False``) or a folder (``folder=True``) that is not a link:
+    outputs are staged beside ``path`` and renamed over it, so ``--out /dev/full`` would replace the
+    device node. Its parent must be a folder this process can create files in (``/proc`` is not).
+    """
+    if path.is_symlink():
+        raise SagoError(f"{option} {path}: is a symbolic link; pass the path it points to or a new one")
+    if path.exists():
+        if folder and not path.is_dir():
+            raise SagoError(f"{option} {path}: is not a folder; pass a folder or a new path")
+        if not folder and not path.is_file():
+            kind = "a folder" if path.is_dir() else "a device, pipe or socket"
+            raise SagoError(f"{option} {path}: is not a regular file ({kind}); pass a file path or a new one")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise SagoError(f"{option} {path}: the folder {parent} does not exist; create it or fix the path")
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".sago-probe-"):
+            pass
+    except OSError as err:
+        raise SagoError(
+            f"{option} {path}: cannot create files in {parent} ({err.strerror or err}); pass a writable path"
+        ) from None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,3 +243,48 @@ def write_tensors(path: Path, tensors: Mapping[str, np.ndarray]) -> Path:
     """Write named arrays as safetensors (keys sorted, so equal content gives equal bytes), atomically."""
     ordered = {k: np.ascontiguousarray(tensors[k]) for k in sorted(tensors)}
     return atomic_write(path, lambda tmp: save_file(ordered, str(tmp)))
+
+
+# ---- what a killed swap leaves behind -----------------------------------------------------------------
+LEFTOVER_SUFFIXES = (".old", ".finalizing")
+"""Hidden siblings of a result folder: ``.<v>.old`` (:func:`benchmark.paths.replace_folder` killed between
+its two renames) and ``.<v>.finalizing`` (:func:`benchmark.harness.finalize.finalize` killed while
+writing)."""
+REPAIR = "sago submissions repair"
+
+
+def leftovers(root: Path = SUBMISSIONS_DIR) -> list[Path]:
+    """Every leftover folder under ``root/<slug>/results/<set>/``, sorted."""
+    return sorted(p for p in root.glob("*/results/*/.*") if p.is_dir() and p.name.endswith(LEFTOVER_SUFFIXES))
+
+
+def refuse_leftovers(root: Path, command: str) -> None:
+    """One line, before anything is read: a result folder may be missing (``.old`` holds it) or half
+    written, so ``command`` would publish a board without it or with the wrong one."""
+    found = leftovers(root)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise SagoError(
+            f"{found[0]}{more}: left by a killed evaluation, so a result folder may be missing or stale; "
+            f"run `{REPAIR}` first, then {command} again"
+        )
+
+
+def repair_leftovers(root: Path = SUBMISSIONS_DIR) -> list[str]:
+    """Finish or undo what a killed swap left; one sentence per folder.
+
+    ``.<v>.old`` beside ``<v>``: the new folder was swapped in, so the old copy goes. ``.<v>.old`` alone:
+    the kill came between the renames, so the old folder is put back. ``.<v>.finalizing``: a partial
+    copy; the checkpoint it came from is untouched, so it goes and `sago evaluate` finalizes again.
+    """
+    done = []
+    for path in leftovers(root):
+        name = path.name[1:].removesuffix(".old").removesuffix(".finalizing")
+        target = path.with_name(name)
+        if path.name.endswith(".old") and not target.exists():
+            path.rename(target)
+            done.append(f"{target}: restored from {path.name} (the swap was killed between its renames)")
+        else:
+            shutil.rmtree(path)
+            done.append(f"{path}: removed (a leftover; {target.name} is the folder in use)")
+    return done

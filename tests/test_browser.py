@@ -19,6 +19,7 @@ import functools
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -67,6 +68,32 @@ class Watch:
     errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
+    pending: set[object] = field(default_factory=set)
+    """requests neither finished nor failed yet"""
+    aborted: list[str] = field(default_factory=list)
+    """requests cancelled by the browser (net::ERR_ABORTED): the test's next navigation cancels what the
+    last page still had in flight (a favicon under load), which is not the page's fault"""
+
+    def failed(self, request: object) -> None:
+        self.pending.discard(request)
+        failure = request.failure  # type: ignore[attr-defined]
+        url = request.url  # type: ignore[attr-defined]
+        if failure == "net::ERR_ABORTED":
+            self.aborted.append(url)
+        else:
+            self.errors.append(f"failed: {url} {failure}")
+
+
+SETTLE_SECONDS = 30.0
+
+
+def settle(page: object, watch: Watch) -> None:
+    """Wait until every request the page made has finished or failed (a loaded page can still be
+    fetching its favicon), so the next navigation aborts nothing."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while watch.pending and time.monotonic() < deadline:
+        page.wait_for_timeout(10)  # type: ignore[attr-defined]
+    assert not watch.pending, [r.url for r in watch.pending]  # type: ignore[attr-defined]
 
 
 PAIR = "acme__tiny-a--acme__tiny-b.html"
@@ -134,8 +161,9 @@ def watched(context: object) -> tuple[object, Watch]:
     watch = Watch()
     opened.on("console", lambda m: watch.errors.append(m.text) if m.type == "error" else None)
     opened.on("pageerror", lambda e: watch.errors.append(str(e)))
-    opened.on("requestfailed", lambda r: watch.errors.append(f"failed: {r.url} {r.failure}"))
-    opened.on("request", lambda r: watch.requests.append(r.url))
+    opened.on("requestfailed", watch.failed)
+    opened.on("requestfinished", watch.pending.discard)
+    opened.on("request", lambda r: (watch.requests.append(r.url), watch.pending.add(r)))
 
     def on_dialog(dialog: object) -> None:
         watch.dialogs.append(dialog.message)  # type: ignore[attr-defined]
@@ -169,6 +197,7 @@ def test_every_page_loads_cleanly_and_links_resolve(site: Path, page: tuple[obje
     assert len(html_pages) > 20
     for path in html_pages:
         browser_page.goto(path.as_uri())  # type: ignore[attr-defined]
+        settle(browser_page, watch)
         links = browser_page.eval_on_selector_all(  # type: ignore[attr-defined]
             "a[href], link[href], script[src], img[src]", "els => els.map(e => e.href || e.src)"
         )
@@ -181,6 +210,9 @@ def test_every_page_loads_cleanly_and_links_resolve(site: Path, page: tuple[obje
     assert watch.errors == []
     assert watch.dialogs == []
     assert {urlparse(u).scheme for u in watch.requests} <= {"file", "data"}
+    # Every page settled before the next navigation, so nothing should be aborted; were something (a
+    # browser-internal cancel), it must at least be a file that exists (a missing one fails differently).
+    assert all(local_file(u).is_file() for u in watch.aborted if urlparse(u).scheme == "file"), watch.aborted
 
 
 def test_sort_header_reorders_the_table(site: Path, page: tuple[object, Watch]) -> None:

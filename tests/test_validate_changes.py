@@ -90,14 +90,58 @@ def test_a_new_submission_passes(repo: SiteTree, capsys: pytest.CaptureFixture[s
     assert lines == ["ok: 5 submission(s), 2 result folder(s) checked, 2 changed path(s) against the base"]
 
 
-def test_editing_an_existing_submission_yaml_and_its_readme_passes(
+def test_editing_an_existing_submission_yaml_and_its_readme_is_refused(
     repo: SiteTree, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A stranger's pull request may not rename, re-pin or re-describe a model already on the board."""
     path = repo.submissions / "acme__tiny-c" / "submission.yaml"
     path.write_text(path.read_text() + "notes: quantised by the lab\n")
     (path.parent / "README.md").write_text("more\n")  # not committed: the working tree counts too
     status, lines = validate(repo, capsys)
-    assert status == 0, lines
+    assert status == 1
+    fix = "an existing model's files are changed or withdrawn by the maintainers: open an issue"
+    assert problems(lines) == {
+        "submissions/acme__tiny-c/README.md": f"adds a file of the existing submission 'acme__tiny-c' — {fix}",
+        "submissions/acme__tiny-c/submission.yaml": "changes the file of the existing submission "
+        f"'acme__tiny-c' — {fix}",
+    }
+
+
+OUTSIDE_PATHS = [
+    "leaderboard/leaderboard.json",
+    "leaderboard/site/index.html",
+    "leaderboard/versions/sago-v1/v1/leaderboard.json",
+    "tests/test_validate.py",
+    ".ci/run",
+    ".ci/gate",
+    "Makefile",
+    "benchmark/submissions/changes.py",
+    ".github/workflows/gate.yml",
+    ".github/CODEOWNERS",
+    "Submissions/acme__sneaky/submission.yaml",
+    "pyproject.toml",
+]
+
+
+@pytest.mark.parametrize("path", OUTSIDE_PATHS)
+def test_a_submission_pull_request_that_also_changes_a_file_outside_submissions(
+    repo: SiteTree, capsys: pytest.CaptureFixture[str], path: str
+) -> None:
+    """The hostile case: a new model plus an edit to what judges it (the validator, the tests, CI), the
+    published board, or a case-variant copy of the submissions folder. Each is one line naming the path."""
+    add_submission(repo, "acme__new-model")
+    target = repo.root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text((target.read_text() if target.is_file() else "") + "\n# changed\n")
+    commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 1, lines
+    verb = "changes" if git(repo.root, "ls-tree", "main", "--", path) else "adds"
+    assert problems(lines) == {
+        path: f"{verb} a file outside submissions/ — a pull request adds one new submission's submission.yaml "
+        "and README.md under submissions/; everything else is changed by the maintainers (CODEOWNERS); "
+        "drop this change"
+    }
 
 
 def test_a_pull_request_that_rewrites_another_submissions_results(
@@ -172,25 +216,29 @@ def test_only_one_submission_per_pull_request(repo: SiteTree, capsys: pytest.Cap
     status, lines = validate(repo, capsys)
     assert status == 1
     assert problems(lines) == {
-        f"submissions/acme__{n}/submission.yaml": "the change adds or edits 2 submissions "
+        f"submissions/acme__{n}/submission.yaml": "the change adds 2 submissions "
         "(acme__one, acme__two) — open one pull request per submission"
         for n in ("one", "two")
     }
 
 
-def test_readme_of_a_submission_the_change_does_not_edit(
+def test_readme_of_a_submission_the_change_does_not_add(
     repo: SiteTree, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (repo.submissions / "acme__tiny-b" / "README.md").write_text("I did not write this model\n")
+    folder = repo.submissions / "acme__nobody"
+    folder.mkdir()
+    (folder / "README.md").write_text("a README without a model\n")
     status, lines = validate(repo, capsys)
     assert status == 1
-    assert list(problems(lines).items()) == [
-        (
-            "submissions/acme__tiny-b/README.md",
-            "adds the README of a submission the change does not edit — change README.md together with "
-            "the submission.yaml of the submission you add or edit",
-        )
-    ]
+    assert problems(lines) == {
+        "submissions/acme__tiny-b/README.md": "adds a file of the existing submission 'acme__tiny-b' — an "
+        "existing model's files are changed or withdrawn by the maintainers: open an issue",
+        "submissions/acme__nobody/README.md": "adds the README of a submission the change does not add — "
+        "add README.md together with the submission.yaml of the submission you add",
+        "submissions/acme__nobody/submission.yaml": "no submission.yaml — add submission.yaml as described "
+        "in docs/SUBMITTING.md",
+    }
 
 
 def test_removing_a_submission_or_adding_stray_files(
@@ -205,7 +253,9 @@ def test_removing_a_submission_or_adding_stray_files(
     status, lines = validate(repo, capsys)
     assert status == 1
     found = problems(lines)
-    assert found["submissions/acme__tiny-c/submission.yaml"].startswith("removes a submission — ")
+    assert found["submissions/acme__tiny-c/submission.yaml"].startswith(
+        "removes the file of the existing submission 'acme__tiny-c' — "
+    )
     assert found["submissions/notes.txt"].startswith("adds a file other than a submission's ")
     assert found["submissions/acme__new-model/weights.bin"].startswith(
         "adds a file other than a submission's "
@@ -286,13 +336,17 @@ def test_the_rules_on_their_own() -> None:
         Change("A", "submissions/Bad__Name/submission.yaml", "100644"),
     ]
     lines = [f.line() for f in change_failures(changes, layout, base)]
+    existing = "an existing model's files are changed or withdrawn by the maintainers: open an issue"
     assert lines == [
         "submissions/Bad__Name/submission.yaml: folder name is not a valid slug — rename it '<org>__<model>' "
         "(lower-case letters, digits, '.', '-', single '_')",
         "submissions/acme__gone/README.md: removes the README of a submission the change does not add — "
-        "change README.md together with the submission.yaml of the submission you add or edit",
+        "add README.md together with the submission.yaml of the submission you add",
+        f"submissions/acme__old/README.md: adds a file of the existing submission 'acme__old' — {existing}",
         "submissions/acme__old/results/s/v/run.json: adds a result — results are written only by the "
         "maintainers' own evaluation; drop this change",
+        "submissions/acme__old/submission.yaml: changes the file of the existing submission 'acme__old' — "
+        f"{existing}",
         "submissions/acme__z/results/s/v/records/a.parquet: removes a result — results are written only by "
         "the maintainers' own evaluation; drop this change",
         "variants/s/v/manifest.json: changes a file of a frozen variant set — variant sets change only in a "

@@ -9,6 +9,7 @@ import pytest
 
 from benchmark.provenance import sha256_file
 from benchmark.schema import VARIANT_COLUMNS
+from benchmark.variants.similarity import SIMILARITY_TOLERANCE
 
 pytestmark = pytest.mark.slow
 
@@ -84,8 +85,9 @@ def test_committed_set_is_intact_and_follows_the_contract() -> None:
 
 def test_committed_v2_length_and_form_rows_rebuild_from_the_written_cells(minilm) -> None:  # type: ignore[no-untyped-def]
     """Two datasets of the frozen v2, rebuilt from the pinned sources and the committed cells file, give
-    the committed tables row for row (the full rebuild, `sago variants build --version v2`, is byte-identical
-    too); every accepted cell passes the exact checks again and carries a blind reading."""
+    the committed tables row for row, every column exactly but `similarity`, which may move by one rounding
+    step on another CPU (on the freezing machine the full rebuild is byte-identical); every accepted cell
+    passes the exact checks again and carries a blind reading."""
     import pandas as pd
 
     from benchmark.paths import VARIANTS_DIR
@@ -100,7 +102,13 @@ def test_committed_v2_length_and_form_rows_rebuild_from_the_written_cells(minilm
     result = build_set(spec, {n: SAGO_V1.sources[n] for n in chosen}, minilm, progress=False)
     frozen = load_variant_set("sago-v1", "v2")
     for name in chosen:
-        pd.testing.assert_frame_equal(result.frames[name], frozen.frame(name), check_dtype=False)
+        rebuilt, committed = result.frames[name], frozen.frame(name)
+        exact = [c for c in committed.columns if c != "similarity"]
+        pd.testing.assert_frame_equal(rebuilt[exact], committed[exact], check_dtype=False)
+        # MiniLM's last float bits move with the CPU's vector width, threads and load, so a cosine that
+        # sits on a rounding boundary can land one step (1e-4) either side (docs/VARIANTS.md, "Rebuilds").
+        steps = (rebuilt.similarity - committed.similarity).abs()
+        assert (steps <= SIMILARITY_TOLERANCE).all(), steps.max()
     made = [c for c in result.written if c.status() == "made"]
     assert made and all(any(r.role == "blind" and r.accept for r in c.readings) for c in made)
     counts = {v: sum(c.variant_id == v for c in made) for v in written.CELL_IDS}

@@ -210,7 +210,7 @@ def bench_peer(
     )
     if not isinstance(backend, HFBackend):
         raise SagoError("bench-peer needs a Hugging Face model")
-    subset = tuple(n.strip() for n in datasets.split(",") if n.strip()) if datasets else None
+    subset = options.dataset_list(datasets)
     texts = rendered_requests(backend, profile, set_name, version, subset)
     rows = []
     for size in batch_sizes:

@@ -11,12 +11,12 @@ from benchmark.harness.evaluate import (
     check_options,
     check_selection,
     choose_slugs,
-    dataset_list,
     evaluate_submission,
 )
 from benchmark.harness.profiles import PROFILES, get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import ENGINES
+from benchmark.options import dataset_list
 from benchmark.paths import check_slug
 from benchmark.results import results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION

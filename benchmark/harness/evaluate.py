@@ -28,16 +28,6 @@ if TYPE_CHECKING:
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 
 
-def dataset_list(value: str | None) -> tuple[str, ...] | None:
-    """``--datasets a,b``: the names given, or None (every dataset) when none are.
-
-    >>> dataset_list(" gsm8k, jeopardy ,"), dataset_list(""), dataset_list(None)
-    (('gsm8k', 'jeopardy'), None, None)
-    """
-    names = tuple(n.strip() for n in value.split(",") if n.strip()) if value else ()
-    return names or None
-
-
 @dataclass(frozen=True)
 class EvaluateOptions:
     """How to run (the ``sago evaluate`` flags)."""
@@ -180,6 +170,7 @@ def _nothing_to_do(
         ranks.barrier()
         return False
     if not has_finished_run(out, sha256, profile, options.datasets):
+        refuse_replacing_another_run(out, label, profile.name)
         return False
     if ranks.is_main:
         click.echo(
@@ -206,6 +197,25 @@ def _run_info(
         ),
         "chat_template_setting": submission.chat_template if submission is not None else None,
     }
+
+
+def refuse_replacing_another_run(out: Path, label: str, profile: str) -> None:
+    """Without --force, a finished run of another profile, set or dataset selection in ``out`` is never
+    replaced: the defaults alone (``--profile smoke``) would otherwise overwrite a submission's hours-long
+    evidence result when this run finishes."""
+    folder = ResultsFolder(out)
+    if not folder.run.is_file():
+        return
+    try:
+        run = folder.read_run()
+    except SagoError:
+        return  # unreadable: nothing a reader could use is lost by redoing it
+    chosen = "all datasets" if run.data.get("datasets") == "all" else ", ".join(run.datasets or ())
+    raise SagoError(
+        f"{label}: {out} holds a finished {run.profile_name or 'unnamed'}-profile run ({chosen}, variant "
+        f"set {str(run.variant_set_sha256)[:12]}) that this {profile}-profile run would replace; pass "
+        f"--profile {run.profile_name} to keep it, or --force to replace it"
+    )
 
 
 def has_finished_run(

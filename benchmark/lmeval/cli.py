@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from benchmark import options
 from benchmark.axes.measures import all_measures
 from benchmark.errors import visible
 from benchmark.harness.profiles import PROFILES, get_profile
@@ -48,7 +49,7 @@ def export_lm_eval(set_name: str, version: str, profile: str, datasets: str | No
 
     chosen = get_profile(profile)
     variant_set = load_variant_set(check_name(set_name, "variant set"), check_name(version, "version"))
-    subset = [d.strip() for d in datasets.split(",") if d.strip()] if datasets else None
+    subset = options.dataset_list(datasets)
     paths = write_tasks(variant_set, chosen, out, datasets=subset)
     click.echo(
         f"wrote {len(paths) - 1} tasks and the group {paths[-1].stem} into {out} (see {out}/README.md)"

@@ -25,7 +25,7 @@ import yaml
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.profiles import Profile, select_rows
-from benchmark.paths import replace_folder
+from benchmark.paths import check_output, replace_folder
 from benchmark.provenance import sha256_file
 from benchmark.results import write_text
 from benchmark.variants.frozen import VariantSet
@@ -225,8 +225,7 @@ def export_lm_eval(
 
 def check_out(out: Path) -> None:
     """``out`` may be absent, empty, or an earlier export; anything else is refused in one line."""
-    if out.exists() and not out.is_dir():
-        raise SagoError(f"--out {out}: is a file; name a folder for the task files")
+    check_output(out, "--out", folder=True)
     refuse_tracked(out, "--out", own=lambda _: False, writes="task files into a folder of its own")
     strangers = (
         sorted(p.name for p in out.iterdir() if not EXPORT_FILES.fullmatch(p.name)) if out.is_dir() else []

@@ -32,7 +32,7 @@ from benchmark.harness.profiles import Profile, get_profile, select_rows
 from benchmark.integrity import file_hashes
 from benchmark.lmeval.export import LM_EVAL_PIN
 from benchmark.lmeval.samples import TaskSamples, read_task_samples
-from benchmark.paths import replace_folder
+from benchmark.paths import check_output, replace_folder
 from benchmark.provenance import git_commit, library_versions, sha256_file
 from benchmark.results import ResultsFolder, write_json, write_parquet
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
@@ -126,8 +126,7 @@ def check_out(out: Path) -> None:
             f"--out {out}: inside submissions/, but a response-only result stays off the board; "
             "write it elsewhere (e.g. lm-eval-results/)"
         )
-    if out.exists() and not out.is_dir():
-        raise SagoError(f"--out {out}: is a file; name a folder for the results")
+    check_output(out, "--out", folder=True)
     refuse_tracked(out, "--out", own=lambda _: False, writes="a results folder of its own")
     if out.is_dir() and any(out.iterdir()):
         folder = ResultsFolder(out)

@@ -10,8 +10,8 @@ import jinja2
 from benchmark import paths
 from benchmark.errors import SagoError, visible
 from benchmark.gitrepo import refuse_tracked, tracked_under
-from benchmark.paths import check_name
-from benchmark.results import LEADERBOARD_FILE, results_dir
+from benchmark.paths import check_name, check_output
+from benchmark.results import LEADERBOARD_FILE, refuse_leftovers, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import MARKER, SiteInputs, build_site
@@ -90,6 +90,10 @@ def build(
     if explicit and not input_path.is_file():
         raise SagoError(f"--input {input_path} does not exist; fix the path or run `sago analyze` first")
     check_submissions_root(submissions_root, "--submissions")
+    refuse_leftovers(submissions_root, "`sago leaderboard build`")
+    from benchmark.stats.analyze import refuse_pending_analysis  # the statistics load only when building
+
+    refuse_pending_analysis()
     if not variants_root.is_dir():
         raise SagoError(f"--variants {variants_root} is not a folder; pass the folder of frozen variant sets")
     _check_set(set_name, version, variants_root)
@@ -123,10 +127,7 @@ def _check_set(set_name: str, version: str, variants_root: Path) -> None:
 
 
 def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise SagoError(f"--out {out} is a file; pass a folder for the site")
-    if not out.parent.is_dir():
-        raise SagoError(f"--out {out}: the folder {out.parent} does not exist; create it or fix the path")
+    check_output(out, "--out", folder=True)
     # A committed site carries its committed marker; tracked files anywhere else are not the site's.
     committed_site = bool(tracked_under(out / MARKER))
     refuse_tracked(out, "--out", own=lambda _: committed_site, writes=f"a site folder, marked by {MARKER}")

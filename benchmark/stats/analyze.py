@@ -297,6 +297,16 @@ def journal() -> Path:
     return origin.registry().with_name(JOURNAL)
 
 
+def refuse_pending_analysis(command: str = "`sago leaderboard build`") -> None:
+    """One line when an analyze was killed while renaming its outputs: summaries and leaderboard.json
+    may then disagree, and ``command`` would publish the mix. `sago analyze` finishes the renames first."""
+    if journal().is_file():
+        raise SagoError(
+            f"{journal()}: an analyze was killed while renaming its outputs, so summaries and the "
+            f"leaderboard may disagree; run `sago analyze` (it finishes them first), then {command} again"
+        )
+
+
 def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None = None) -> LeaderboardDocument:
     """Write every summary and the leaderboard, all or none; return the leaderboard document."""
     with exclusive(journal()):

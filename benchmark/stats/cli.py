@@ -10,10 +10,9 @@ import click
 from benchmark import options
 from benchmark.axes.measures import paper_measures
 from benchmark.documents import LeaderboardDocument
-from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
-from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_slug
-from benchmark.results import LEADERBOARD_FILE
+from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_output, check_slug
+from benchmark.results import LEADERBOARD_FILE, refuse_leftovers
 from benchmark.rows import CellRow
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET
 from benchmark.stats.analyze import AnalyzeRequest, run_analysis
@@ -126,11 +125,8 @@ def analyze(
     # --version must not overwrite the leaderboard with an all-pending one.
     load_variant_set(check_name(set_name, "variant set"), check_name(version, "version"))
     check_submissions_root(submissions_dir, "--submissions-dir")  # a typo must not give an empty leaderboard
-    if out.is_dir() or not out.parent.is_dir():
-        raise SagoError(
-            f"--out {out}: {'is a folder' if out.is_dir() else f'the folder {out.parent} does not exist'}; "
-            "pass a file path in an existing folder"
-        )
+    refuse_leftovers(submissions_dir, "`sago analyze`")
+    check_output(out, "--out", folder=False)
     refuse_tracked(out, "--out", own=_board_file, writes=f"{LEADERBOARD_FILE} of a board")
     request = AnalyzeRequest(
         set_name=check_name(set_name, "variant set"),

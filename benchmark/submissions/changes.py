@@ -1,11 +1,14 @@
-"""`sago submissions validate --base REF`: a pull request adds a model, never a result.
+"""`sago submissions validate --base REF`: a pull request adds a model, and changes nothing else.
 
 The tree validator judges what the checkout holds; this judges what a pull request *changes*, with git,
-against the commit it is based on. A pull request may add one new submission (its ``submission.yaml`` and
-an optional ``README.md``) or edit the ``submission.yaml`` (and README) of one that exists. Everything else
-under ``submissions/`` and ``variants/`` is the maintainers' to write: results come only from their own
-evaluation, variant sets only from a release. So every other added, modified or deleted path there is one
-:class:`Failure` line, and so is any hidden file or folder, link or nested repository a change would bring.
+against the commit it is based on, over the whole checkout. A pull request from outside may add one new
+submission: ``submissions/<new-slug>/submission.yaml`` and an optional ``README.md`` beside it. Everything
+else is the maintainers' to write: results come only from their own evaluation, variant sets only from a
+release, an existing model's file from its maintainers, and the code, the tests, the CI scripts, the
+leaderboard and the site (which includes this validator) only through a maintainers' review. So every
+other added, modified or deleted path is one :class:`Failure` line naming it, and so is any hidden file or
+folder, link or nested repository a change would bring. CI runs this check with the *base* commit's code
+(``.ci/gate``), so a pull request cannot loosen the rules it is judged by.
 """
 
 from __future__ import annotations
@@ -28,8 +31,12 @@ from benchmark.paths import check_slug
 from benchmark.submissions.failures import Failure
 
 YAML, README, RESULTS = "submission.yaml", "README.md", "results"
-ONLY = f"a pull request adds or edits one submission's {YAML} (and {README}); drop this change"
+ONLY = f"a pull request adds one new submission's {YAML} (and {README}); drop this change"
 MAINTAINERS = "results are written only by the maintainers' own evaluation; drop this change"
+OUTSIDE = (
+    f"a pull request adds one new submission's {YAML} and {README} under submissions/; everything else "
+    "is changed by the maintainers (CODEOWNERS); drop this change"
+)
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,6 @@ class Layout:
     """normally ``submissions``."""
     variants: str
     """normally ``variants``."""
-
-    def pathspecs(self) -> tuple[str, ...]:
-        """What to ask git about."""
-        return (self.submissions, self.variants)
 
 
 def validate_changes(root: Path, variants_root: Path, ref: str) -> tuple[list[Failure], int]:
@@ -58,7 +61,7 @@ def validate_changes(root: Path, variants_root: Path, ref: str) -> tuple[list[Fa
         raise SagoError(f"--root {root} is not inside a git checkout; --base compares commits")
     layout = Layout(_relative(root, top, "--root"), _relative(variants_root, top, "--variants"))
     base = merge_base(top, ref)
-    changes = changes_since(top, base, layout.pathspecs())
+    changes = changes_since(top, base, ())  # the whole checkout: code, tests and CI are guarded too
     return change_failures(changes, layout, paths_at(top, base, layout.submissions)), len(changes)
 
 
@@ -87,14 +90,14 @@ def change_failures(changes: Iterable[Change], layout: Layout, base_files: froze
             failures[change.path] = failure
         else:
             accepted.setdefault(PurePosixPath(change.path).parts[-2], []).append(change)
-    own = sorted(slug for slug, found in accepted.items() if _yaml_change(slug, found, layout) is not None)
+    own = sorted(slug for slug, found in accepted.items() if _yaml_added(slug, found, layout))
     for slug, found in accepted.items():
         for change in found:
             failure = _slug_failure(change, slug, found, layout, base_files)
             if failure is None and len(own) > 1:
                 failure = Failure(
                     change.path,
-                    f"the change adds or edits {len(own)} submissions ({', '.join(own)})",
+                    f"the change adds {len(own)} submissions ({', '.join(own)})",
                     "open one pull request per submission",
                 )
             if failure is not None:
@@ -117,8 +120,8 @@ def _path_failure(change: Change, layout: Layout) -> Failure | None:
             "variant sets change only in a maintainers' release; drop this change",
         )
     parts = _within(change.path, layout.submissions)
-    if parts is None:  # not asked for; git was given both folders as pathspecs
-        return None
+    if parts is None:  # the code, tests, CI, leaderboard, site, a case-variant `Submissions/`, ...
+        return Failure(change.path, f"{_verb(change)} a file outside submissions/", OUTSIDE)
     if change.status != "D" and any(part.startswith(".") for part in parts):
         return Failure(change.path, "hidden file or folder under submissions/", ONLY)
     if len(parts) > 2 and parts[1] == RESULTS:
@@ -141,31 +144,31 @@ def _path_failure(change: Change, layout: Layout) -> Failure | None:
     return None
 
 
-def _yaml_change(slug: str, found: list[Change], layout: Layout) -> Change | None:
-    """The change that adds or edits ``slug``'s submission.yaml, if any (it makes the slug the change's)."""
+def _yaml_added(slug: str, found: list[Change], layout: Layout) -> bool:
+    """Whether the change adds ``slug``'s submission.yaml (it makes the slug the change's)."""
     path = f"{layout.submissions}/{slug}/{YAML}"
-    return next((c for c in found if c.path == path and c.status in ("A", "M")), None)
+    return any(c.path == path and c.status == "A" for c in found)
 
 
 def _slug_failure(
     change: Change, slug: str, found: list[Change], layout: Layout, base_files: frozenset[str]
 ) -> Failure | None:
-    """The rules of one submission folder: its yaml is added or edited, never removed; a README rides
-    along only with that."""
+    """The rules of one submission folder: a new slug's yaml is added, an existing one is never edited or
+    removed; a README rides along only with a new yaml."""
     yaml_path = f"{layout.submissions}/{slug}/{YAML}"
-    if change.path == yaml_path:
-        if change.status == "D":
-            return Failure(
-                change.path, "removes a submission", "submissions are withdrawn by the maintainers"
-            )
-        return None
-    if _yaml_change(slug, found, layout) is not None:
+    if yaml_path in base_files:
+        return Failure(
+            change.path,
+            f"{_verb(change)} {'the' if change.path == yaml_path else 'a'} file of the existing submission "
+            f"{slug!r}",
+            "an existing model's files are changed or withdrawn by the maintainers: open an issue",
+        )
+    if _yaml_added(slug, found, layout):
         return None
     return Failure(
         change.path,
-        f"{_verb(change)} the README of a submission the change does not "
-        + ("edit" if yaml_path in base_files else "add"),
-        f"change {README} together with the {YAML} of the submission you add or edit",
+        f"{_verb(change)} the README of a submission the change does not add",
+        f"add {README} together with the {YAML} of the submission you add",
     )
 
 

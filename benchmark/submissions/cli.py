@@ -9,8 +9,8 @@ import click
 
 from benchmark.errors import SagoError, visible
 from benchmark.paths import SUBMISSIONS_DIR, VARIANTS_DIR
-from benchmark.results import RUN_FILE
-from benchmark.submissions.schema import submission_dir
+from benchmark.results import RUN_FILE, repair_leftovers
+from benchmark.submissions.schema import check_submissions_root, submission_dir
 from benchmark.submissions.validate import validate_tree
 
 
@@ -60,6 +60,28 @@ def validate(ctx: click.Context, root: Path, variants_root: Path, base: str | No
     click.echo(report.summary(), err=not report.ok)
     if not report.ok:
         ctx.exit(1)
+
+
+@submissions.command("repair")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=SUBMISSIONS_DIR,
+    show_default="submissions",
+    help="Folder holding one sub-folder per submission.",
+)
+def repair(root: Path) -> None:
+    """Finish or undo what a killed evaluation left beside its result folder (.<v>.old, .<v>.finalizing).
+
+    `sago analyze` and `sago leaderboard build` refuse to run while such a folder exists. A result folder
+    moved aside is put back (with its checkpoint: `sago evaluate` then finalizes again); a partial copy
+    is removed.
+    """
+    check_submissions_root(root, "--root")
+    done = repair_leftovers(root)
+    for line in done:
+        click.echo(visible(line))
+    click.echo(f"repaired {len(done)} leftover folder(s)" if done else "nothing to repair")
 
 
 @submissions.command("rehash")

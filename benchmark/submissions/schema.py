@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from benchmark.errors import FileProblem, SagoError
 from benchmark.paths import SUBMISSIONS_DIR, check_slug, inside
@@ -22,6 +22,7 @@ from benchmark.submissions.messages import Shape, schema_problems
 
 HEX40 = r"^[0-9a-f]{40}$"
 HEX64 = r"^[0-9a-f]{64}$"
+NULL_COMMIT = "0" * 40
 
 
 class _Strict(BaseModel):
@@ -46,6 +47,13 @@ class HubModel(_Strict):
             description="the full commit id of the weights, never a branch or tag",
         ),
     ]
+
+    @field_validator("revision")
+    @classmethod
+    def _not_null(cls, revision: str) -> str:
+        if revision == NULL_COMMIT:
+            raise ValueError("forty zeros is git's null id, which names no commit: pin the weights' commit")
+        return revision
 
 
 class PackagedModel(_Strict):
@@ -102,7 +110,16 @@ class Submission(_Strict):
         Field(description="a pretrained base model or an instruction-tuned (chat) one; shown on the board"),
     ] = None
     license: Annotated[str, Field(min_length=1, max_length=80, description="the weights' licence")]
-    parameters: Annotated[int, Field(gt=0, lt=10**13, description="the number of parameters, as digits")]
+    # strict: YAML's `true` and `1.0e+8` would otherwise pass as 1 and 100000000
+    parameters: Annotated[
+        int,
+        Field(
+            strict=True,
+            gt=0,
+            lt=10**13,
+            description="unique parameters (weights shared by two layers count once), as digits",
+        ),
+    ]
     contact: Annotated[
         str,
         Field(min_length=1, max_length=200, description="an e-mail address or GitHub handle for questions"),

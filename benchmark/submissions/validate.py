@@ -18,6 +18,7 @@ from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import VARIANTS_DIR, check_name, check_slug
 from benchmark.submissions.failures import Failure
+from benchmark.submissions.lookalike import skeleton
 from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
     HubModel,
@@ -90,7 +91,7 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
     label = Path(root.name)
     known = known_variant_sets(variants_root)
     failures: list[Failure] = []
-    seen: dict[str, str] = {}  # identity of the weights -> slug that claimed them first
+    seen: dict[str, str] = {}  # weights identity, name or slug skeleton -> slug that claimed it first
     submissions = results = in_progress = 0
     for entry in sorted(root.iterdir()):
         rel = label / entry.name
@@ -215,23 +216,37 @@ def _check_submission_yaml(
         return [Failure(where, str(err), "see docs/SUBMITTING.md")], None
     failures = _check_pinning(submission, where)
     identity = weights_identity(submission)
-    if identity is not None:
-        if identity in seen:
-            failures.append(_duplicate(root, rel.parent, seen[identity], slug))
+    claims = [
+        (
+            f"weights {identity}",
+            "same weights as submission {old!r}",
+            "submit each model once; remove this folder",
+        )
+    ]
+    claims = claims if identity is not None else []
+    for what, text in (("name", submission.name), ("slug", slug)):
+        if skeleton(text):
+            claims.append(
+                (
+                    f"{what} {skeleton(text)}",
+                    f"its {what} reads like the {what} of submission {{old!r}}",
+                    f"choose a {what} a reader cannot mistake for another model's",
+                )
+            )
+    for key, problem, fix in claims:
+        if key in seen and seen[key] != slug:
+            failures.append(_duplicate(root, rel.parent, seen[key], slug, problem, fix))
         else:
-            seen[identity] = slug
+            seen.setdefault(key, slug)
     return failures, submission
 
 
-def _duplicate(root: Path, label: Path, first: str, second: str) -> Failure:
-    """Blame the newer of two submissions of the same weights (see :func:`_established`)."""
+def _duplicate(root: Path, label: Path, first: str, second: str, problem: str, fix: str) -> Failure:
+    """Blame the newer of two submissions that claim the same thing (see :func:`_established`);
+    ``problem`` names the older one as ``{old!r}``."""
     later = _established(root / second) > _established(root / first)
     old, new = (second, first) if later else (first, second)
-    return Failure(
-        str(label / new / "submission.yaml"),
-        f"same weights as submission {old!r}",
-        "submit each model once; remove this folder",
-    )
+    return Failure(str(label / new / "submission.yaml"), problem.format(old=old), fix)
 
 
 def _established(folder: Path) -> tuple[bool, bool]:

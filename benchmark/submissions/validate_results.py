@@ -156,13 +156,17 @@ def _tables(manifest: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return found
 
 
-def run_variant_set_sha256(run: dict[str, Any]) -> str | None:
-    """The variant-set sha256 a ``run.json`` claims, wherever the harness put it."""
+def variant_set_hashes(run: dict[str, Any]) -> set[str]:
+    """Every variant-set sha256 a ``run.json`` claims: ``variant_set_sha256`` (the harness now) and
+    ``variant_set.sha256`` (older files). Two different ones mean the file cannot say what it was run on."""
     nested = run.get("variant_set")
-    if isinstance(nested, dict) and isinstance(nested.get("sha256"), str):
-        return str(nested["sha256"])
+    found = (
+        {str(nested["sha256"])}
+        if isinstance(nested, dict) and isinstance(nested.get("sha256"), str)
+        else set()
+    )
     flat = run.get("variant_set_sha256")
-    return flat if isinstance(flat, str) else None
+    return found | ({flat} if isinstance(flat, str) else set())
 
 
 def in_progress(folder: Path) -> bool:
@@ -288,9 +292,18 @@ def _check_run_json(
     if run is None:
         return None, failures
     failures = _schema_version(run, rel, RECORDS_SCHEMA_VERSION)
-    claimed = run_variant_set_sha256(run)
-    if claimed is None:
+    hashes = variant_set_hashes(run)
+    claimed = min(hashes) if len(hashes) == 1 else None
+    if not hashes:
         failures.append(Failure(str(rel), "no variant-set sha256", "regenerate it with `sago evaluate`"))
+    elif claimed is None:
+        failures.append(
+            Failure(
+                str(rel),
+                "variant_set_sha256 and variant_set.sha256 differ: the run names two variant sets",
+                "regenerate it with `sago evaluate`",
+            )
+        )
     elif known_set is not None and claimed not in known_set.hashes:
         failures.append(
             Failure(

@@ -2,7 +2,8 @@
 
 Scores are frozen into the variant set, so they must come out the same on every rebuild. Each text is
 embedded on its own (a padded batch would make a vector depend on its batch neighbours in the last
-bits), and the cosine is rounded to 4 decimals so last-bit float noise across machines rarely matters.
+bits), and the cosine is rounded to 4 decimals so last-bit float noise across machines rarely matters;
+where it does (a cosine on a rounding boundary), a rebuild's value is within :data:`SIMILARITY_TOLERANCE`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ import numpy as np
 from tqdm import tqdm
 
 SIMILARITY_DECIMALS = 4
+SIMILARITY_TOLERANCE = 10.0**-SIMILARITY_DECIMALS + 1e-9
+"""How far a rebuilt ``similarity`` may sit from the frozen one: one rounding step. The cosine's last float
+bits depend on the CPU's vector width, thread count and load, so a value on a rounding boundary can round
+either way on another machine; every other column of a rebuild is byte-identical."""
 
 
 class Embedder(Protocol):
