@@ -87,11 +87,12 @@ def check_output(path: Path, option: str, *, folder: bool) -> None:
         raise SagoError(f"{option} {path}: is a symbolic link; pass the path it points to or a new one")
     if path.exists():
         if folder and not path.is_dir():
-            raise SagoError(f"{option} {path}: is not a folder; pass a folder or a new path")
+            kind = "a file" if path.is_file() else "a device, pipe or socket"
+            raise SagoError(f"{option} {path}: is {kind}, not a folder; pass a folder or a new path")
         if not folder and not path.is_file():
             kind = "a folder" if path.is_dir() else "a device, pipe or socket"
             raise SagoError(f"{option} {path}: is not a regular file ({kind}); pass a file path or a new one")
-    parent = path.absolute().parent
+    parent = Path(os.path.abspath(path)).parent  # "new/../docs" names docs/, whether new/ exists or not
     if not parent.is_dir():
         raise SagoError(f"{option} {path}: the folder {parent} does not exist; create it or fix the path")
     try:

@@ -112,3 +112,48 @@ def test_real_committed_echoes_are_no_longer_credited() -> None:
     assert [
         is_correct(r, list(a), p) for r, a, p in zip(base.response, base.answers, base.prompt, strict=True)
     ] == [0.0] * 4
+
+
+# ---- the three grading faults found by hand on the committed v2 baselines (issue 36), with the real
+# prompts and responses: each was graded the other way before.
+MAGDALENE = "Is the following statement true or false? Mary Magdalene was a prostitute before she met Jesus."
+ORANGE = (
+    "I have 10 liters of orange drink that are two-thirds water and I wish to add it to 15 liters of "
+    "pineapple drink that is three-fifths water. But as I pour it, I spill one liter of the orange drink. "
+    "How much water is in the remaining 24 liters?"
+)
+FAN = (
+    "Is the following statement true or false? "
+    + "Sleeping in a closed room with an electric fan on is not fatal."
+)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "False. Mary Magdalene was a woman of faith, not a prostitute.",  # SmolLM2's answer
+        "False, Mary Magdalene was a prostitute before she met Jesus is a myth.",  # same sentence
+        "False.\nMary Magdalene was a prostitute before she met Jesus.",
+    ],
+)
+def test_a_verdict_before_an_echo_of_the_statement_is_the_responses_own(response: str) -> None:
+    """The echo window once ran across the verdict's sentence boundary ("false mary magdalene was" is in
+    the prompt's "... true or false? Mary Magdalene was ..."), swallowing the verdict word."""
+    assert is_correct(response, ["false"], MAGDALENE) == 1.0
+    assert is_correct(response, ["true"], MAGDALENE) == 0.0
+
+
+def test_a_response_that_only_repeats_a_math_question_has_no_answer() -> None:
+    echo = (
+        "\n\nI have 10 liters of orange drink that are two-thirds water and I wish to add it to 15 liters of "
+    )
+    echo += "pineapple drink that is three-fifths water. But as I pour it, I spill one liter of"  # Gemma's
+    assert is_correct(echo, ["15"], ORANGE) == 0.0
+    assert is_correct(echo + "\n\nSo 15 liters of water remain.", ["15"], ORANGE) == 1.0
+
+
+def test_offering_both_verdicts_as_options_is_no_verdict() -> None:
+    offered = "\n\nA. True\nB. False\n\nA. True\nB. False"  # Gemma's answer, shortened
+    assert is_correct(offered, ["true"], FAN) == 0.0 and is_correct(offered, ["false"], FAN) == 0.0
+    assert is_correct("A. True", ["true"], FAN) == 1.0  # one option alone is a choice
+    assert is_correct("A. True\nB. False\n\nThe answer is true.", ["true"], FAN) == 1.0

@@ -140,13 +140,20 @@ def test_embedding_reuses_the_bertscore_forward_pass(minilm, monkeypatch) -> Non
     assert got.shape == (2,) and np.all((got > 0) & (got < 1))
 
 
-def committed_pairs() -> list[tuple[str, str]]:
-    """(y_v, y_0) of every rewrite/control row of the committed records (both packaged models)."""
+BOARD_MODELS = (
+    "google__gemma-3-270m-q4_k_m",
+    "huggingfacetb__smollm2-135m-instruct-q4_1",
+    "qwen__qwen2.5-coder-0.5b-instruct-q4_k_m",
+)
+
+
+def committed_pairs(slug: str) -> list[tuple[str, str]]:
+    """(y_v, y_0) of every rewrite/control row of one model's committed v2 records."""
     import pandas as pd
 
     root = Path(__file__).resolve().parents[1] / "submissions"
     pairs = []
-    for path in sorted(root.glob("*/results/sago-v1/v1/records/*.parquet")):
+    for path in sorted(root.glob(f"{slug}/results/sago-v1/v2/records/*.parquet")):
         records = pd.read_parquet(path)
         base = records[records["variant_id"] == "baseline/none/0"].set_index("item_id")["response"]
         rest = records[records["variant_id"] != "baseline/none/0"]
@@ -154,16 +161,34 @@ def committed_pairs() -> list[tuple[str, str]]:
     return pairs
 
 
+@pytest.mark.slow
 def test_bleu_forms_on_the_committed_records() -> None:
-    # the numbers docs/METHOD.md quotes (section 4, BLEU): 11 of 2,042 pairs differ between the two forms
-    pairs = committed_pairs()
-    if not pairs:
-        pytest.skip("no committed records in this checkout")
-    sentence = np.array([bleu(y, y0) for y, y0 in pairs])
-    corpus = np.array([bleu(y, y0, form="corpus") for y, y0 in pairs])
-    differ = np.abs(sentence - corpus) > 1e-9
-    assert (len(pairs), int(differ.sum())) == (2042, 11)
-    assert int(((sentence == 100.0) & (corpus == 0.0)).sum()) == 5
+    """The numbers docs/METHOD.md quotes (section 4, BLEU), recomputed from the committed v2 records."""
+    found = {}
+    for slug in BOARD_MODELS:
+        pairs = committed_pairs(slug)
+        if not pairs:
+            pytest.skip("no committed records in this checkout")
+        sentence = np.array([bleu(y, y0) for y, y0 in pairs])
+        corpus = np.array([bleu(y, y0, form="corpus") for y, y0 in pairs])
+        differ = np.abs(sentence - corpus) > 1e-9
+        found[slug] = (
+            len(pairs),
+            int(differ.sum()),
+            int(((sentence == 100.0) & (corpus == 0.0)).sum()),
+            f"{sentence.mean():.3f} vs {corpus.mean():.3f}",
+        )
+    assert list(found.values()) == [
+        (4498, 7, 0, "25.490 vs 25.490"),
+        (4498, 78, 29, "32.924 vs 32.279"),
+        (4498, 176, 26, "51.559 vs 50.972"),
+    ]
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "METHOD.md").read_text().split())
+    assert "three models, 13,494 (y_v, y_0) pairs): the two forms differ on 261 pairs (55 of them" in text
+    assert all(
+        f"{differ} of 4,498 pairs differ, mean BLEU {means}" in text or f"{differ}, {means}" in text
+        for _, differ, _, means in found.values()
+    )
 
 
 def test_corpus_form_is_the_authors_exact_call() -> None:

@@ -244,6 +244,33 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
         nothing,
         "does not exist",
     ),
+    # outputs that are not a regular file or folder, or in a folder nothing can be created in
+    ("analyze --out a device", [*ANALYZE[:3], "--out", "/dev/full", *ANALYZE[5:]], nothing, "not a regular"),
+    ("build --out a device", [*BUILD[:4], "--out", "/dev/full", *BUILD[6:]], nothing, "not a folder"),
+    (
+        "export lm-eval --out under /proc",
+        ["export", "lm-eval", "--out", "/proc/sago-x", *ON],
+        nothing,
+        "cannot create files in /proc",
+    ),
+    # a killed evaluation's leftovers: the board is not built over a result folder that may be missing
+    ("analyze with a .old leftover", ANALYZE, lambda t: _leftover(t, ".v1.old"), "sago submissions repair"),
+    ("build with a .old leftover", BUILD, lambda t: _leftover(t, ".v1.old"), "sago submissions repair"),
+    (
+        "build with a .finalizing leftover",
+        BUILD,
+        lambda t: _leftover(t, ".v1.finalizing"),
+        "sago submissions repair",
+    ),
+    # evaluate without --force: never replaces a finished result of another profile; an empty selection
+    (
+        "evaluate another profile over a result",
+        ["evaluate", SLUG, "--no-progress", "--profile", "evidence", *ON],
+        nothing,
+        "--force to replace it",
+    ),
+    ("evaluate --datasets ''", [*EVALUATE, "--datasets", ""], nothing, "names no dataset"),
+    ("evaluate --datasets ',,,'", [*EVALUATE, "--datasets", ",,,"], nothing, "names no dataset"),
     (
         "build leaderboard missing keys",
         BUILD,
@@ -537,3 +564,10 @@ def test_download_keeps_hub_metadata_out_and_checks_the_published_hash(
         expected_sha256=hashlib.sha256((source / "manifest.json").read_bytes()).hexdigest(),
     )
     assert sorted(p.name for p in got.path.iterdir()) == ["data", "manifest.json"]
+
+
+def _leftover(tree: SiteTree, name: str) -> None:
+    """What a kill between finalize's writes or replace_folder's renames leaves beside a result folder."""
+    shutil.copytree(
+        tree.submissions / SLUG / "results" / SET / VERSION, tree.submissions / SLUG / "results" / SET / name
+    )

@@ -13,7 +13,7 @@ from benchmark.submissions import Submission
 SUBMISSION = Submission.model_validate(
     {
         "name": "Tiny Instruct",
-        "model": {"kind": "hub", "id": "acme/tiny-instruct", "revision": "0" * 40},
+        "model": {"kind": "hub", "id": "acme/tiny-instruct", "revision": "1" * 40},
         "license": "MIT",
         "parameters": 1000,
         "contact": "tests",

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from click.testing import CliRunner
-from helpers.site_tree import PROFILE, SET, VERSION, SiteTree, make_site_tree
+from helpers.site_tree import PROFILE, SET, VERSION, SiteTree, make_site_tree, submission_yaml
 from markupsafe import Markup
 from safetensors.numpy import save_file
 
@@ -392,7 +392,50 @@ def test_duplicate_weights_blame_the_new_submission_even_when_it_sorts_first(sit
     folder = site_tree.submissions / "acme__a-copy"
     folder.mkdir()
     shutil.copyfile(site_tree.submissions / "acme__tiny-a" / "submission.yaml", folder / "submission.yaml")
+    edit_yaml(site_tree, "acme__a-copy", name="A copy under another name")
     only(site_tree, "acme__a-copy/submission.yaml", "same weights as submission 'acme__tiny-a'")
+
+
+LOOKALIKES: dict[str, Callable[[str], str]] = {
+    "the same name": lambda taken: taken,
+    "case and punctuation": lambda taken: taken.upper().replace(" ", "-"),
+    "a Cyrillic i and a zero-width space": lambda taken: taken.replace("i", "\u0456", 1) + "\u200b",
+    "a fullwidth T (NFKC)": lambda taken: taken.replace("T", "\uff34", 1),
+}
+
+
+@pytest.mark.parametrize("how", sorted(LOOKALIKES))
+def test_a_display_name_confusable_with_another_models_is_refused(site_tree: SiteTree, how: str) -> None:
+    taken = yaml.safe_load((site_tree.submissions / "acme__tiny-a" / "submission.yaml").read_text())["name"]
+    folder = site_tree.submissions / "acme__other"
+    folder.mkdir()
+    meta = submission_yaml("acme__other", LOOKALIKES[how](taken), 14)
+    (folder / "submission.yaml").write_text(yaml.safe_dump(meta))
+    line = only(site_tree, "acme__other/submission.yaml", "its name reads like the name of submission")
+    assert "'acme__tiny-a'" in line
+
+
+@pytest.mark.parametrize("slug", ["acme__tiny.a", "acme__tlny-a", "acme__tiny_a"])
+def test_a_slug_confusable_with_another_models_is_refused(site_tree: SiteTree, slug: str) -> None:
+    folder = site_tree.submissions / slug
+    folder.mkdir()
+    (folder / "submission.yaml").write_text(yaml.safe_dump(submission_yaml(slug, "Someone else", 14)))
+    line = only(site_tree, f"{slug}/submission.yaml", "its slug reads like the slug of submission")
+    assert "'acme__tiny-a'" in line
+
+
+@pytest.mark.parametrize("value", ["true", "1.0e+8", "100000000.0", "'100000000'"])
+def test_parameters_must_be_written_as_an_integer(site_tree: SiteTree, value: str) -> None:
+    text = valid_yaml_text(site_tree, "acme__tiny-b")
+    write_yaml_text(site_tree, "acme__tiny-b", re.sub(r"(?m)^parameters: .*$", f"parameters: {value}", text))
+    only(site_tree, "acme__tiny-b/submission.yaml", "'parameters'")
+
+
+def test_a_revision_of_forty_zeros_is_refused(site_tree: SiteTree) -> None:
+    data = yaml.safe_load(valid_yaml_text(site_tree, "acme__tiny-b"))
+    data["model"]["revision"] = "0" * 40
+    write_yaml_text(site_tree, "acme__tiny-b", yaml.safe_dump(data))
+    only(site_tree, "acme__tiny-b/submission.yaml", "forty zeros is git's null id")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -993,3 +1036,30 @@ def test_lying_page_sizes_are_caught_by_the_page_walk(
     _decoded_bomb(site_tree, path)
     rehash(site_tree)
     only(site_tree, f"{RESULTS}/records/alpaca.parquet", "has pages that decompress to more than 256.0 MiB")
+
+
+def test_run_json_naming_two_variant_sets_is_refused(site_tree: SiteTree) -> None:
+    """The flat ``variant_set_sha256`` (what `sago evaluate` skips by) and the nested
+    ``variant_set.sha256`` (what older files carry) must name the same set: a forged pair could pass one
+    reader and fool the other."""
+    run = json.loads((results(site_tree) / "run.json").read_text())
+    nested = run.get("variant_set") or {"name": SET, "version": VERSION}
+    flat = run.get("variant_set_sha256") or nested["sha256"]
+    edit_run(site_tree, variant_set={**nested, "sha256": "f" * 64}, variant_set_sha256=flat)
+    only(site_tree, f"{RESULTS}/run.json", "variant_set_sha256 and variant_set.sha256 differ")
+
+
+def test_repair_puts_back_a_result_folder_moved_aside_and_removes_a_partial_copy(site_tree: SiteTree) -> None:
+    """`sago submissions repair`: a kill between replace_folder's renames leaves only ``.v1.old``; a kill in
+    finalize leaves ``.v1.finalizing``. After repair the tree validates as before."""
+    from benchmark.cli import main
+
+    folder = results(site_tree)
+    before = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+    shutil.copytree(folder, folder.with_name(".v1.finalizing"))
+    folder.rename(folder.with_name(".v1.old"))
+    assert main(["submissions", "repair", "--root", str(site_tree.submissions)]) == 0
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == before
+    assert sorted(p.name for p in folder.parent.iterdir()) == [VERSION]
+    assert lines(site_tree) == []
+    assert main(["submissions", "repair", "--root", str(site_tree.submissions)]) == 0  # nothing left

@@ -101,7 +101,8 @@ def test_editing_an_existing_submission_yaml_and_its_readme_is_refused(
     assert status == 1
     fix = "an existing model's files are changed or withdrawn by the maintainers: open an issue"
     assert problems(lines) == {
-        "submissions/acme__tiny-c/README.md": f"adds a file of the existing submission 'acme__tiny-c' — {fix}",
+        "submissions/acme__tiny-c/README.md": "adds a file of the existing submission 'acme__tiny-c' — "
+        + fix,
         "submissions/acme__tiny-c/submission.yaml": "changes the file of the existing submission "
         f"'acme__tiny-c' — {fix}",
     }
@@ -138,9 +139,9 @@ def test_a_submission_pull_request_that_also_changes_a_file_outside_submissions(
     assert status == 1, lines
     verb = "changes" if git(repo.root, "ls-tree", "main", "--", path) else "adds"
     assert problems(lines) == {
-        path: f"{verb} a file outside submissions/ — a pull request adds one new submission's submission.yaml "
-        "and README.md under submissions/; everything else is changed by the maintainers (CODEOWNERS); "
-        "drop this change"
+        path: f"{verb} a file outside submissions/ — a pull request adds one new submission's "
+        "submission.yaml and README.md under submissions/; everything else is changed by the maintainers "
+        "(CODEOWNERS); drop this change"
     }
 
 

@@ -2,15 +2,19 @@
 
 Three kinds of gold answer, decided from the aliases themselves:
 - numbers (gsm8k-style): the final answer — after "####", else after "answer is"/"answer:", else the
-  last number of the response;
+  last number of the response — read from the sentences the response states, not from a repeat of the
+  prompt (a response that only copies the question has no answer);
 - verdicts (yes/no, true/false): the first verdict word the response states as its own judgement —
-  never a word inside a question it asks back, nor inside a repeat of the prompt;
+  never a word inside a question it asks back, nor inside a repeat of the prompt, nor in a list of
+  options that offers both ("A. True / B. False");
 - anything else: a normalised alias (SQuAD normalisation) as whole words; an alias that the prompt
   already contains counts only where the response states it outside an echo of the prompt.
 
-An echo is a run of at least :data:`ECHO_WORDS` consecutive normalised words that also occurs in the
-prompt: a small model that asks the question back ("Which of the following is true about the following
-statement? …") or repeats it is not credited with the words it copied.
+An echo is a run of at least :data:`ECHO_WORDS` consecutive normalised words, within one sentence of the
+response, that also occurs within one sentence of the prompt: a small model that asks the question back
+("Which of the following is true about the following statement? …") or repeats it is not credited with
+the words it copied. Runs never cross a sentence boundary, so "False. Houseflies live 20 to 30 days."
+keeps its verdict although the prompt reads "… true or false? Houseflies live 20 to 30 days.".
 """
 
 from __future__ import annotations
@@ -96,36 +100,67 @@ def _asks(sentence: str) -> bool:
     return sentence.strip().endswith("?") or bool(_QUESTION_OPENER.match(sentence))
 
 
+def _sentences(text: str) -> list[str]:
+    """Sentences and lines of ``text`` (a line break ends a sentence too)."""
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+
+
+def _stated(response: str, prompt: str) -> list[tuple[str, list[str]]]:
+    """Each sentence the response states, with its normalised words minus echoes of the prompt; sentences
+    it asks (see :func:`_asks`), copies whole from the prompt (two or more words) or that are echo from end
+    to end are left out."""
+    spans = [f" {normalise(s)} " for s in _sentences(prompt)]
+    stated = []
+    for sentence in _sentences(response):
+        words = normalise(sentence).split()
+        if _asks(sentence) or not words:
+            continue
+        if len(words) >= 2 and any(f" {' '.join(words)} " in span for span in spans):
+            continue
+        echo = [False] * len(words)
+        for start in range(len(words) - ECHO_WORDS + 1):
+            window = f" {' '.join(words[start : start + ECHO_WORDS])} "
+            if any(window in span for span in spans):
+                echo[start : start + ECHO_WORDS] = [True] * ECHO_WORDS
+        own = [w for w, e in zip(words, echo, strict=True) if not e]
+        if own:
+            stated.append((sentence, own))
+    return stated
+
+
 def own_words(response: str, prompt: str) -> list[str]:
-    """The response's normalised words minus echoes of the prompt (runs of :data:`ECHO_WORDS`+ words
-    found in the prompt) and minus every sentence it asks rather than states (see :func:`_asks`).
+    """The response's normalised words minus echoes of the prompt (runs of :data:`ECHO_WORDS`+ words found
+    in one sentence of the prompt) and minus every sentence it asks rather than states (see :func:`_asks`).
 
     >>> own_words("Is the sky blue? Yes, the sky is blue.", "Is the sky blue?")
     ['yes', 'sky', 'is', 'blue']
-    >>> q = "Is the following statement true or false? Frogs die"
-    >>> own_words(q, q)
-    []
+    >>> q = "Is the following statement true or false? Frogs die in water heated slowly."
+    >>> own_words(q, q), own_words("False. Frogs die in water heated slowly, a myth.", q)
+    ([], ['false', 'myth'])
     """
-    padded = f" {normalise(prompt)} "
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", response) if s.strip() and not _asks(s)]
-    if prompt:  # a sentence of two or more words copied whole from the prompt is an echo, however short
-        sentences = [
-            s for s in sentences if len(normalise(s).split()) < 2 or f" {normalise(s)} " not in padded
-        ]
-    words = normalise(" ".join(sentences)).split()
-    if not prompt:
-        return words
-    echo = [False] * len(words)
-    for start in range(len(words) - ECHO_WORDS + 1):
-        if f" {' '.join(words[start : start + ECHO_WORDS])} " in padded:
-            for i in range(start, start + ECHO_WORDS):
-                echo[i] = True
-    return [w for w, e in zip(words, echo, strict=True) if not e]
+    return [word for _, own in _stated(response, prompt) for word in own]
+
+
+_OPTION_LINE = re.compile(r"(?im)^\W*(?:[a-e]|\d{1,2})\s*[.):]\s*(yes|no|true|false)\W*$")
+"""A line that offers a verdict as a lettered or numbered option ("A. True", "2) No")."""
+
+
+def _without_offered_options(response: str, kinds: frozenset[str]) -> str:
+    """``response`` without its option lines when they offer both verdicts of ``kinds``: a response that
+    lists "A. True / B. False" has chosen neither (one option line alone is a choice and stays).
+
+    >>> _without_offered_options("A. True\\nB. False\\nA. True", frozenset({"true", "false"}))
+    ''
+    >>> _without_offered_options("A. True", frozenset({"true", "false"}))
+    'A. True'
+    """
+    offered = {m.group(1).lower() for m in _OPTION_LINE.finditer(response)}
+    return _OPTION_LINE.sub("", response).strip() if kinds <= offered else response
 
 
 def first_verdict(response: str, prompt: str, kinds: frozenset[str]) -> str | None:
     """The first of ``kinds`` (yes/no or true/false) the response states as its own judgement."""
-    for word in own_words(response, prompt):
+    for word in own_words(_without_offered_options(response, kinds), prompt):
         if word in kinds:
             return word
     return None
@@ -165,13 +200,20 @@ def is_correct(response: str, answers: Sequence[str], prompt: str = "") -> float
     0.0
     >>> is_correct("True. Houseflies do live that long.", ["true"], q)
     1.0
+    >>> is_correct("False. Houseflies live 20 to 30 days, a common myth.", ["false"], q)
+    1.0
+    >>> is_correct("A. True\\nB. False", ["true"], q)
+    0.0
+    >>> m = "Tom has 15 apples and buys 9 more. How many apples does he have?"
+    >>> is_correct("Tom has 15 apples and buys 9 more.", ["15"], m), is_correct("He has 24.", ["24"], m)
+    (0.0, 1.0)
     """
     golds = [a for a in answers if a and a.strip()]
     if not golds:
         return math.nan
     kind = answer_kind(golds)
     if kind == "number":
-        found = final_number(response)
+        found = final_number("\n".join(sentence for sentence, _ in _stated(response, prompt)))
         numbers = [parse_number(a) for a in golds]
         return float(
             found is not None and any(math.isclose(found, n, abs_tol=1e-6) for n in numbers if n is not None)

@@ -19,7 +19,7 @@ from benchmark.axes.scorers import AxisScorers
 from benchmark.errors import SagoError
 from benchmark.schema import BASELINE_VARIANT_ID, DELTA_ID_COLUMNS, RECORD_COLUMNS
 
-AXES_VERSION = "3"
+AXES_VERSION = "4"
 """Bump when a delta's computation changes: part of the deltas' input fingerprint (staleness).
 3: the grader reads stated judgements and final answers, not echoes of the prompt; length mirroring
 compares with the achieved ratio where the set records one; the gratitude politeness judge."""

@@ -39,7 +39,7 @@ from benchmark.variants.frozen import VariantSet
 
 MARKER = ".sago-site"
 """File that marks a folder as built by this code, so a rebuild may replace it."""
-STATIC = ("site.css", "sort.js", "filter.js", "copy.js", "favicon.svg")
+STATIC = ("site.css", "sort.js", "filter.js", "copy.js", "favicon.svg", "og-card.png")
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def build_site(
         for board in boards:
             folder = board_folder(_version(board), published)
             links = board_links(_version(board), published, evaluated)
-            written = _render_board(board, staging / folder, links, shared, progress=progress)
+            written = _render_board(board, staging / folder, links, shared, folder, progress=progress)
             pages += [folder + page for page in written]
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # the previous site stays as it was
@@ -160,7 +160,7 @@ def _plan(inputs: SiteInputs, boards: Sequence[SiteInputs]) -> EvaluationPlan | 
 
 
 def _render_board(
-    inputs: SiteInputs, folder: Path, links: list[BoardLink], shared: _Shared, *, progress: bool
+    inputs: SiteInputs, folder: Path, links: list[BoardLink], shared: _Shared, prefix: str, *, progress: bool
 ) -> list[str]:
     """Every page of one board into ``folder``; returns their paths relative to it.
 
@@ -179,6 +179,7 @@ def _render_board(
             "version": board.data.get("version", ""),
             "header": header,
             "cite": Citation(inputs.repo_url, version),
+            "board_url": Citation(inputs.repo_url, version).site_url + prefix,
             "boards": links,
             "facts": facts,
             "snapshot": snapshot_name(str(board.data["set"]), str(board.data["version"]), header.run_dates),
@@ -234,6 +235,8 @@ def _summary_pages(
     facts: dict[str, ModelFacts],
 ) -> None:
     board = inputs.board
+    table = overview.leaderboard_table(board, facts)
+    sources = {d: (info.stands_in_for if (info := inputs.dataset_info(d)) else None) for d in board.datasets}
     writer.page(
         "index.html",
         "overview.html.j2",
@@ -245,7 +248,8 @@ def _summary_pages(
         ),
         headline=findings.headline(board),
         grid=findings.grid(board),
-        table=overview.leaderboard_table(board, facts),
+        table=table,
+        trust=overview.trust(table, sources) if table.tables else None,
     )
     writer.page(
         "reversals.html",

@@ -6,6 +6,7 @@ the fork; the paper is fixed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from benchmark.errors import SagoError
@@ -29,6 +30,21 @@ class Citation:
     def paper_url(self) -> str:
         """The paper on arXiv."""
         return f"https://arxiv.org/abs/{ARXIV_ID}"
+
+    @property
+    def site_url(self) -> str:
+        """Where the built site is served: GitHub Pages of the repository (``https://ORG.github.io/REPO/``),
+        else the repository URL itself; the base of every page's canonical and og:url address.
+
+        >>> Citation("https://github.com/sago-bench/sago-bench", "0.1").site_url
+        'https://sago-bench.github.io/sago-bench/'
+        >>> Citation("https://example.org/bench/", "0.1").site_url
+        'https://example.org/bench/'
+        """
+        found = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+?)/?", self.repo_url)
+        if found:
+            return f"https://{found.group(1).lower()}.github.io/{found.group(2)}/"
+        return self.repo_url.rstrip("/") + "/"
 
     def repo_path(self, path: str) -> str:
         """A file or folder of the repository's default branch.

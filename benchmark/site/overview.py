@@ -118,3 +118,67 @@ def leaderboard_table(board: Board, facts: Mapping[str, ModelFacts]) -> Leaderbo
     ]
     pending = sum(1 for m in board.models if m.get("status") != "complete")
     return LeaderboardTable(measures, tables, pending)
+
+
+CUT_FLAG = 0.9
+"""A model × dataset cell whose responses are cut at the token cap more often than this is flagged: its
+generation and mirroring numbers compare truncated answers."""
+
+
+@dataclass(frozen=True)
+class ModelTrust:
+    """What limits one model's numbers."""
+
+    name: str
+    """display name."""
+    cut: Truncation | None
+    """responses cut at the token cap, over every dataset."""
+    accuracy: float | None
+    """share of baseline answers judged correct, over every dataset."""
+    items: int | None
+    """items behind ``accuracy`` (and every pooled number)."""
+    flagged: tuple[str, ...]
+    """datasets where more than ``CUT_FLAG`` of its responses are cut."""
+
+
+@dataclass(frozen=True)
+class Trust:
+    """How far to trust the board, stated above its table."""
+
+    stand_ins: tuple[tuple[str, str], ...]
+    """(dataset, the authors' dataset it replaces) for every dataset that is not one of the paper's."""
+    datasets: int
+    """datasets on the board."""
+    items_per_dataset: tuple[int, int] | None
+    """fewest and most items per dataset behind a model's numbers."""
+    models: tuple[ModelTrust, ...]
+    """one per evaluated model, by display name."""
+
+
+def trust(table: LeaderboardTable, stands_in_for: Mapping[str, str | None]) -> Trust:
+    """The limits of the board, from its own tables: stand-in datasets (``stands_in_for``: dataset -> the
+    variant set's ``stands_in_for``), items per dataset, and per model the share of responses cut at the
+    token cap, baseline accuracy with its n, and the datasets where nearly every response is cut."""
+    pooled = next((t for t in table.tables if t.dataset == ALL), table.tables[0])
+    per_dataset = [t for t in table.tables if t.dataset != ALL]
+    counts = [r.items for t in per_dataset for r in t.evaluated if r.items is not None]
+    models = []
+    for row in pooled.evaluated:
+        flagged = tuple(
+            t.dataset
+            for t in per_dataset
+            for r in t.rows
+            if r.slug == row.slug and r.truncation is not None and (r.truncation.share or 0.0) > CUT_FLAG
+        )
+        models.append(ModelTrust(row.name, row.truncation, row.accuracy, row.items, flagged))
+    stand_ins = tuple(
+        (d, str(source))
+        for d, source in sorted(stands_in_for.items())
+        if source and not source.startswith("itself")
+    )
+    return Trust(
+        stand_ins,
+        len(stands_in_for),
+        (min(counts), max(counts)) if counts else None,
+        tuple(models),
+    )

@@ -109,6 +109,26 @@ class Change:
     """prompts the run answered (sum of run.json ``counts``)."""
     sha256: str | None
     """variant-set hash: the one a run recorded, or the manifest's own for a frozen set."""
+    notes: str | None = None
+    """for a frozen set: what the version changed against the one before (``RELEASE_NOTES``)."""
+
+
+RELEASE_NOTES: dict[tuple[str, str], str] = {
+    (
+        "sago-v1",
+        "v1",
+    ): "the first frozen set: six datasets, every rule family; few length and form cells (model-generated).",
+    ("sago-v1", "v2"): (
+        "supersedes v1 (whose results are not comparable with v2's, number for number). The length and "
+        "form cells, the paper's LLM families, are written by the maintainers and read blind instead of "
+        "generated (v1 had too few of them); items that repeat another up to negation or are MiniLM "
+        "near-duplicates are replaced; TriviaQA answers are de-duplicated; source artefacts (CSV quoting, "
+        "lost apostrophes) are repaired; rule families edit only the item's own text, never the builder's "
+        "wrapper, and never inside a gold answer, a quotation or a name (docs/VARIANTS.md, 'What the v2 "
+        "builder changes')."
+    ),
+}
+"""What each frozen version changed, shown in the changelog and on a superseded board's banner."""
 
 
 def _name(slug: str, root: Path) -> str:
@@ -163,7 +183,9 @@ def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) ->
                 evaluated.add(slug)
     runs.sort(key=lambda c: (c.date or "", c.version or "", c.name), reverse=True)
     frozen = [
-        Change(None, v, "frozen", None, f"{set_name}/{v}", None, None, sets[v])
+        Change(
+            None, v, "frozen", None, f"{set_name}/{v}", None, None, sets[v], RELEASE_NOTES.get((set_name, v))
+        )
         for v in sorted(sets, reverse=True)
     ]
     waiting = [

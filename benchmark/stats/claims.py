@@ -34,6 +34,7 @@ from benchmark.stats.sgs import ALL
 from benchmark.stats.verdicts import (
     NO_DATA,
     NO_DIFFERENCE,
+    NO_SINGLE,
     NOT_TESTABLE,
     SIGNIFICANT,
     STEADIER,
@@ -135,12 +136,24 @@ def _pair_family(document: LeaderboardDocument, dataset_is_all: bool) -> tuple[i
     return len(rows), _sizes([r["n_items"] for r in rows])
 
 
+def _status_phrase(status: str, n: int, cells: Sequence[GridCell]) -> str:
+    """How many cells have ``status``, in words that say what the status means."""
+    if status == NO_DIFFERENCE:
+        return f"{n} show no significant difference between any pair of models"
+    if status == NO_SINGLE:
+        pairs = sum(len(c.pairs) for c in cells if c.status == NO_SINGLE)
+        return (
+            f"{n} have no single steadiest model, though {_count(pairs, 'pair')} of models differ "
+            "significantly within them"
+        )
+    return f"{n} are {status}"
+
+
 def _grid_claims(document: LeaderboardDocument, cells: list[GridCell]) -> list[ClaimRow]:
     wins = Counter(c.leader for c in cells if c.status == STEADIER and c.leader)
     other = Counter(c.status for c in cells if c.status not in (STEADIER, NO_DATA))
     rest = ", ".join(
-        f"{n} show {status}" if status == NO_DIFFERENCE else f"{n} are {status}"
-        for status, n in sorted(other.items(), key=lambda kv: -kv[1])
+        _status_phrase(status, n, cells) for status, n in sorted(other.items(), key=lambda kv: -kv[1])
     )
     size, ns = _pair_family(document, False)
     how = (
@@ -219,25 +232,30 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
     rows = list(document.reversals)
     floor = min((f for r in rows if (f := r.get("p_floor_holm")) is not None), default=None)
     sizes = _sizes([r["n_items_a"] for r in rows] + [r["n_items_b"] for r in rows])
-    head = (
-        f"On the headline measures ({measures}), the order of a model pair flips between two datasets in "
-        f"{_count(len(told), 'case')} (measure × model pair × dataset pair); "
+    flips = (
+        f"of the {_count(len(told), 'observed flip')} in the order of a model pair between two datasets on "
+        f"the headline measures ({measures}; measure × model pair × dataset pair, n = {sizes} items per "
+        "dataset)"
     )
     if untestable == len(told):
-        how = (
-            f"none can be tested: with n = {sizes} items per dataset the exact two-sided sign-flip test on "
-            f"both datasets cannot reach α after Holm (smallest attainable corrected p {_p(floor)})"
+        return (
+            f"None {flips} can be tested: the exact two-sided sign-flip test on both datasets cannot reach "
+            f"α after Holm (smallest attainable corrected p {_p(floor)}), so no reversal is claimed."
         )
-    else:
-        how = (
-            f"{len(significant) or 'none'} significant by an exact sign-flip test on both datasets, "
-            "Holm over "
-            f"{rows[0]['family_size']} testable candidates"
-            + (f" ({untestable} cannot be tested with so few items)" if untestable else "")
+    best = min((p for r in rows if (p := r.get("p_holm")) is not None), default=None)
+    how = f"exact sign-flip test on both datasets, Holm over {rows[0]['family_size']} testable candidates" + (
+        f", {untestable} not testable with so few items" if untestable else ""
+    )
+    if not significant:
+        return (
+            f"{len(significant)} {flips} are significant ({how}; smallest corrected p {_p(best)}): the "
+            "observed flips may be noise, and no reversal of two models' order is claimed."
         )
-    example = significant[0] if significant else told[0]
-    said = reversal_sentence(document, example)
-    return f"{head}{how}; the largest{' significant one' if significant else ''}: {said[0].lower()}{said[1:]}"
+    said = reversal_sentence(document, significant[0])
+    return (
+        f"{len(significant)} {flips} {'is' if len(significant) == 1 else 'are'} significant ({how}); "
+        f"for example, {said[0].lower()}{said[1:]}"
+    )
 
 
 def _winner_claim(document: LeaderboardDocument, cells: Sequence[GridCell]) -> str | None:
@@ -317,8 +335,9 @@ def _independence_claim(document: LeaderboardDocument) -> str:
         f"{r['measure_a']}–{r['measure_b']} {_num(r['rho'], 2)} (p = {_p(r['p'])})" for r in cross
     )
     return (
-        f"Per item, Spearman ρ between paper measures within each model, combined over "
-        f"{strongest['n_models']} models by Fisher's z: strongest "
+        f"Per item, Spearman ρ between paper measures within each model and dataset (so differences between "
+        f"datasets do not count as agreement), combined over the {strongest['n_models']} models' "
+        f"{len(document.datasets)} datasets by Fisher's z: strongest "
         f"{strongest['measure_a']}–{strongest['measure_b']} "
         f"ρ = {_num(strongest['rho'], 2)} (p = {_p(strongest['p'])}), weakest {weakest['measure_a']}–"
         f"{weakest['measure_b']} ρ = {_num(weakest['rho'], 2)} (p = {_p(weakest['p'])}); "

@@ -75,42 +75,60 @@ def fisher_combined(rhos: Sequence[float], sizes: Sequence[int]) -> tuple[float,
     return float(np.tanh(mean_z)), p, len(pairs)
 
 
+WITHIN_DATASET = "fisher-z within dataset"
+"""``method`` of every row: Spearman within one model and one dataset, combined on Fisher's z scale."""
+
+
 def independence_table(per_item: pd.DataFrame) -> pd.DataFrame:
-    """Spearman of per-item s_X between measures within each model, and those ρ combined across models.
+    """Spearman of per-item s_X between measures within each model *and dataset*, combined per model and
+    across all models.
+
+    Correlating items pooled over datasets would mostly measure how datasets differ (a dataset where
+    every measure is high next to one where every measure is low makes any two measures correlate), not
+    whether the measures move together item by item; so each ρ is computed within one (model, dataset)
+    group and the groups' ρ are combined by Fisher's z (:func:`fisher_combined`).
 
     Args:
         per_item: long per-item table (``sgs.instability_per_item``); the ``"all"`` rows are ignored
             because the datasets proper already hold every item.
 
     Returns:
-        ``COMBINED_COLUMNS``; ``scope`` "model" (one model's items; scipy's p) or "combined" (model None;
-        Fisher-z combination of the per-model ρ, ``method`` "fisher-z").
+        ``COMBINED_COLUMNS``; ``scope`` "model" (one model's datasets combined) or "combined" (model None;
+        every model × dataset group combined; ``n_models``: models used), ``method`` WITHIN_DATASET.
     """
     items = per_item[per_item["dataset"] != ALL]
+    groups = []
+    for (model, dataset), group in items.groupby(["model", "dataset"], sort=True):
+        wide = group.pivot_table(index="item_id", columns="measure", values="s")
+        groups += [{"model": model, "dataset": dataset} | r for r in _measure_pairs(wide)]
+    per_group = pd.DataFrame(
+        groups, columns=["model", "dataset", "measure_a", "measure_b", "n_items", "rho", "p"]
+    )
     rows = []
-    for model, group in items.groupby("model", sort=True):
-        wide = group.pivot_table(index=["dataset", "item_id"], columns="measure", values="s")
-        rows += [
-            {"scope": "model", "model": model, "n_models": 1, "method": "spearman"} | r
-            for r in _measure_pairs(wide)
-        ]
-    per_model = pd.DataFrame(rows, columns=COMBINED_COLUMNS)
-    for (a, b), group in per_model.groupby(["measure_a", "measure_b"], sort=False):
-        rho, p, used = fisher_combined(group["rho"].to_list(), group["n_items"].to_list())
-        rows.append(
-            {
-                "scope": "combined",
-                "model": None,
-                "measure_a": a,
-                "measure_b": b,
-                "n_models": used,
-                "n_items": int(group["n_items"].sum()),
-                "rho": rho,
-                "p": p,
-                "method": "fisher-z",
-            }
-        )
+    for (model, a, b), group in per_group.groupby(["model", "measure_a", "measure_b"], sort=True):
+        rho, p, _ = fisher_combined(group["rho"].to_list(), group["n_items"].to_list())
+        rows.append(_row("model", model, a, b, 1, group, rho, p))
+    for (a, b), group in per_group.groupby(["measure_a", "measure_b"], sort=False):
+        rho, p, _ = fisher_combined(group["rho"].to_list(), group["n_items"].to_list())
+        used = group.loc[np.isfinite(group["rho"]) & (group["n_items"] > 3), "model"].nunique()
+        rows.append(_row("combined", None, a, b, int(used), group, rho, p))
     return pd.DataFrame(rows, columns=COMBINED_COLUMNS)
+
+
+def _row(
+    scope: str, model: str | None, a: str, b: str, models: int, group: pd.DataFrame, rho: float, p: float
+) -> dict[str, object]:
+    return {
+        "scope": scope,
+        "model": model,
+        "measure_a": a,
+        "measure_b": b,
+        "n_models": models,
+        "n_items": int(group["n_items"].sum()),
+        "rho": rho,
+        "p": p,
+        "method": WITHIN_DATASET,
+    }
 
 
 def pareto_optimal(points: np.ndarray) -> np.ndarray:

@@ -19,13 +19,16 @@ from benchmark.stats.sgs import ALL
 
 ALPHA = 0.05
 """Level of every verdict when the file states none."""
-STEADIER, NO_DIFFERENCE, NOT_TESTABLE, MIXED, NO_DATA = (
+STEADIER, NO_SINGLE, NO_DIFFERENCE, NOT_TESTABLE, MIXED, NO_DATA = (
     "steadier",
+    "no single steadiest model",
     "no significant difference",
     "not testable",
     "mixed",
     "no data",
 )
+"""A cell's status. NO_SINGLE: no model is significantly steadier than *every* other, yet some pairs do
+differ significantly (``Verdict.pairs`` lists them); NO_DIFFERENCE: no pair differs significantly."""
 SIGNIFICANT = "significant"
 
 
@@ -38,13 +41,15 @@ class Verdict:
     measure: str
     """measure name."""
     status: str
-    """STEADIER, NO_DIFFERENCE, NOT_TESTABLE or NO_DATA."""
+    """STEADIER, NO_SINGLE, NO_DIFFERENCE, NOT_TESTABLE or NO_DATA."""
     leader: str | None
     """slug of the model steadier than every other one (status STEADIER), else None."""
     p: float | None
     """largest corrected p of the leader's (or the most stable model's) comparisons."""
     n_items: int | None
     """fewest shared items behind those comparisons."""
+    pairs: tuple[tuple[str, str, float], ...] = ()
+    """every significant pair of (dataset, measure): (steadier slug, other slug, corrected p)."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +61,16 @@ class GridCell:
     axis: str
     """axis name."""
     status: str
-    """the headline measure's status (STEADIER, NO_DIFFERENCE, NOT_TESTABLE, NO_DATA; MIXED without one)."""
+    """the headline measure's status (STEADIER, NO_SINGLE, NO_DIFFERENCE, NOT_TESTABLE, NO_DATA; MIXED
+    without one)."""
     leader: str | None
     """the steadier model when status is STEADIER."""
     wins: int
     """measures of the axis on which ``leader`` is significantly steadier."""
     verdicts: tuple[Verdict, ...]
     """one per measure of the axis, schema order."""
+    pairs: tuple[tuple[str, str, float], ...] = ()
+    """the significant pairs of the deciding verdict (the headline measure's), shown in a NO_SINGLE cell."""
 
 
 @dataclass(frozen=True)
@@ -144,24 +152,34 @@ def verdict(document: LeaderboardDocument, dataset: str, measure: str) -> Verdic
     """The model steadier than every other on (dataset, measure), judged by the corrected paired tests.
 
     The candidate is the model with the lowest SGS; it is named only when each of its comparisons is
-    significant in its favour. Otherwise "not testable" when any of them cannot reach α, else "no
-    significant difference".
+    significant in its favour. Otherwise "not testable" when any of them cannot reach α, else "no single
+    steadiest model" when some pair (of any two models) differs significantly, else "no significant
+    difference".
     """
     candidate = _steadiest(document, dataset, measure)
-    pairs = [
-        r
-        for r in document.pairwise.where(dataset=dataset, measure=measure)
-        if candidate in (r["model_a"], r["model_b"])
-    ]
+    every = list(document.pairwise.where(dataset=dataset, measure=measure))
+    pairs = [r for r in every if candidate in (r["model_a"], r["model_b"])]
     if candidate is None or not pairs:
         return Verdict(dataset, measure, NO_DATA, None, None, None)
     ps = [p for r in pairs if (p := r.get("p_holm")) is not None]
     n = min((int(r["n_items"]) for r in pairs if r.get("n_items") is not None), default=None)
+    significant = tuple(_significant_pair(r) for r in every if pair_verdict(r)[0] == STEADIER)
     outcomes = [pair_verdict(r) for r in pairs]
     if all(o == (STEADIER, candidate) for o in outcomes):
-        return Verdict(dataset, measure, STEADIER, candidate, max(ps, default=None), n)
-    status = NOT_TESTABLE if any(s == NOT_TESTABLE for s, _ in outcomes) else NO_DIFFERENCE
-    return Verdict(dataset, measure, status, None, max(ps, default=None), n)
+        return Verdict(dataset, measure, STEADIER, candidate, max(ps, default=None), n, significant)
+    if any(s == NOT_TESTABLE for s, _ in outcomes):
+        status = NOT_TESTABLE
+    else:
+        status = NO_SINGLE if significant else NO_DIFFERENCE
+    return Verdict(dataset, measure, status, None, max(ps, default=None), n, significant)
+
+
+def _significant_pair(row: PairwiseRow) -> tuple[str, str, float]:
+    """(steadier, other, corrected p) of a significant ``pairwise[]`` row."""
+    _, steadier = pair_verdict(row)
+    other = row["model_b"] if steadier == row["model_a"] else row["model_a"]
+    p = row.get("p_holm")
+    return str(steadier), other, float(p) if p is not None else float("nan")
 
 
 def headline_measure(document: LeaderboardDocument, axis: str) -> str | None:
@@ -179,7 +197,9 @@ def grid_cell(document: LeaderboardDocument, dataset: str, axis: str) -> GridCel
     if headline_name is not None:
         main = next(v for v in verdicts if v.measure == headline_name)
         wins = sum(v.status == STEADIER and v.leader == main.leader for v in verdicts)
-        return GridCell(dataset, axis, main.status, main.leader, wins if main.leader else 0, verdicts)
+        return GridCell(
+            dataset, axis, main.status, main.leader, wins if main.leader else 0, verdicts, main.pairs
+        )
     leaders = Counter(v.leader for v in verdicts if v.status == STEADIER)
     if len(leaders) == 1:
         ((leader, wins),) = leaders.items()
@@ -187,8 +207,9 @@ def grid_cell(document: LeaderboardDocument, dataset: str, axis: str) -> GridCel
     if leaders:
         return GridCell(dataset, axis, MIXED, None, 0, verdicts)
     statuses = {v.status for v in verdicts}
-    status = next((s for s in (NO_DIFFERENCE, NOT_TESTABLE) if s in statuses), NO_DATA)
-    return GridCell(dataset, axis, status, None, 0, verdicts)
+    status = next((s for s in (NO_SINGLE, NO_DIFFERENCE, NOT_TESTABLE) if s in statuses), NO_DATA)
+    deciding = next((v.pairs for v in verdicts if v.status == status), ())
+    return GridCell(dataset, axis, status, None, 0, verdicts, deciding)
 
 
 def grid(document: LeaderboardDocument) -> list[list[GridCell]]:

@@ -40,7 +40,8 @@ def submissions() -> None:
     metavar="REF",
     default=None,
     help="Also check what the working tree changes against this commit (a pull request's base, e.g. "
-    "origin/main): only one submission's submission.yaml and README.md, no results, no variant sets.",
+    "origin/main), over the whole checkout: one new submission's submission.yaml and README.md and nothing "
+    "else. CI runs this with the base commit's own code: `make validate BASE=REF` (.ci/gate).",
 )
 @click.pass_context
 def validate(ctx: click.Context, root: Path, variants_root: Path, base: str | None) -> None:
