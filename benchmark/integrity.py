@@ -13,9 +13,11 @@ from typing import NamedTuple
 import pyarrow as pa
 
 from benchmark.axes.measures import delta_columns
+from benchmark.documents import RunDocument
+from benchmark.errors import SagoError
 from benchmark.parquet_check import TooBig, checked_table
 from benchmark.provenance import sha256_file
-from benchmark.results import RESULT_FILES, RUN_FILE
+from benchmark.results import RESULT_FILES, RUN_FILE, ResultsFolder, write_json
 from benchmark.schema import DELTA_ID_COLUMNS, RECORD_COLUMNS
 
 _STRING, _INT, _FLOAT, _BOOL = "string", "integer", "floating-point", "boolean"
@@ -156,3 +158,17 @@ def load_table(
     if dataset is not None and table.num_rows and set(table.column("dataset").to_pylist()) != {dataset}:
         return None, f"rows of another dataset than {dataset!r}"
     return table, None
+
+
+def rehash(results_dir: Path) -> dict[str, str]:
+    """Record in an existing run.json the sha256 of the files beside it (for results made before hashes).
+
+    Only ``files`` changes; every other key keeps its value. Returns the new map.
+    """
+    folder = ResultsFolder(results_dir)
+    run = folder.read_run(fix="regenerate it with `sago evaluate`")
+    hashes = file_hashes(results_dir)
+    if not hashes:
+        raise SagoError(f"{results_dir}: no records or activations to hash; run `sago evaluate` first")
+    write_json(folder.run, RunDocument.from_json({**run.to_json(), "files": hashes}, folder.run).to_json())
+    return hashes

@@ -10,7 +10,7 @@ from helpers.toy import toy_variant_set
 
 from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.bench_peer import PeerRow, format_rows, main
-from benchmark.harness.profiles import get_profile
+from benchmark.profiles import get_profile
 from benchmark.testing import tiny_backend
 
 

@@ -162,7 +162,7 @@ def watched(context: object) -> tuple[object, Watch]:
     opened.on("console", lambda m: watch.errors.append(m.text) if m.type == "error" else None)
     opened.on("pageerror", lambda e: watch.errors.append(str(e)))
     opened.on("requestfailed", watch.failed)
-    opened.on("requestfinished", watch.pending.discard)
+    opened.on("requestfinished", lambda r: watch.pending.discard(r))
     opened.on("request", lambda r: (watch.requests.append(r.url), watch.pending.add(r)))
 
     def on_dialog(dialog: object) -> None:
@@ -458,7 +458,10 @@ def test_overview_table_shows_the_leaderboards_numbers_for_every_dataset(
                     assert shown == "–"
                     continue
                 low, high = num(cell["ci_low"], like=cell["sgs"]), num(cell["ci_high"], like=cell["sgs"])
-                assert shown == f"{num(cell['sgs'])} [{low}, {high}]", (dataset, slug, measure)
+                ranks = f"rank {cell['rank_low']}" + (
+                    f"–{cell['rank_high']}" if cell["rank_high"] != cell["rank_low"] else ""
+                )
+                assert shown == f"{num(cell['sgs'])} [{low}, {high}] {ranks}", (dataset, slug, measure)
                 assert float(td.get_attribute("data-sort")) == cell["sgs"]
                 checked += 1
             accuracy = board.one("accuracy", model=slug, dataset=dataset)
@@ -681,3 +684,23 @@ def test_a_phone_sorts_with_a_menu_instead_of_the_hidden_headers(
     present = [float(v) for v in sizes if v]
     assert present == sorted(present, reverse=True) and len(present) >= 2
     assert watch.errors == []
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(1280, "dark"), (390, "light")])
+def test_how_far_to_trust_stands_above_the_table_with_every_models_limits(
+    site: Path, browser: object, width: int, scheme: str
+) -> None:
+    board = json.loads((site / "leaderboard.json.src").read_text())
+    complete = [m for m in board["models"] if m.get("status") == "complete"]
+    context = context_for(browser, width, scheme)
+    opened = context.new_page()  # type: ignore[attr-defined]
+    opened.goto((site / "index.html").as_uri())
+    box = opened.locator("#trust")
+    assert box.is_visible()
+    table = opened.locator("table.leaderboard").first
+    assert box.bounding_box()["y"] < table.bounding_box()["y"]
+    text = " ".join(box.inner_text().split())
+    assert "items per dataset" in text and "responses cut" in text and "accuracy" in text
+    assert opened.locator("#trust-models > li").count() == len(complete)
+    assert opened.locator("table.matrix").count() == len(board["headline_measures"])
+    context.close()

@@ -25,8 +25,8 @@ from benchmark.harness.collect import (
     start_rank,
 )
 from benchmark.harness.finalize import finalize
-from benchmark.harness.profiles import get_profile, select_rows
 from benchmark.models.fake import FakeBackend
+from benchmark.profiles import get_profile, select_rows
 from benchmark.schema import RECORD_COLUMNS
 from benchmark.testing import tiny_backend
 

@@ -19,9 +19,9 @@ from safetensors.numpy import load_file
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
-from benchmark.harness.profiles import Profile
 from benchmark.models.hf import HFBackend
 from benchmark.models.loading import load_backend
+from benchmark.profiles import Profile
 from benchmark.submissions import load_submission
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from helpers.toy import toy_variant_set
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
-from benchmark.harness.profiles import get_profile
+from benchmark.profiles import get_profile
 from benchmark.testing import tiny_backend
 
 # The child runs the real tiny-Llama path single-threaded (thread count changes float results).
@@ -29,7 +29,7 @@ import torch
 torch.set_num_threads(1)
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
-from benchmark.harness.profiles import get_profile
+from benchmark.profiles import get_profile
 from helpers.toy import toy_variant_set
 from benchmark.testing import tiny_backend
 

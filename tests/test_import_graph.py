@@ -119,10 +119,10 @@ LAYERS: dict[str, set[str]] = {
     "harness": {CORE, "integrity", "variants", "models", "axes", "submissions", "testing"},
     "axes": {CORE},
     "stats": {CORE, "integrity", "axes", "variants", "submissions"},
-    "submissions": {CORE, "integrity", "harness"},
-    "site": {CORE, "axes", "stats", "variants", "submissions", "harness"},
+    "submissions": {CORE, "integrity"},
+    "site": {CORE, "axes", "stats", "variants", "submissions"},
     "testing": {CORE, "models"},
-    "lmeval": {CORE, "integrity", "axes", "harness", "stats", "variants"},
+    "lmeval": {CORE, "integrity", "axes", "stats", "variants"},
     "cli": {CORE, "variants", "harness", "stats", "site", "submissions", "lmeval"},
     "api": {
         CORE,

@@ -24,7 +24,6 @@ import benchmark
 from benchmark.axes import AxisScorers, LexiconPolitenessJudge, read_scorer_backbones, write_deltas
 from benchmark.axes.measures import all_measures, model_measures
 from benchmark.errors import SagoError
-from benchmark.harness.profiles import get_profile, select_rows
 from benchmark.lmeval.export import export_lm_eval
 from benchmark.lmeval.ingest import (
     NOT_MEASURED,
@@ -34,6 +33,7 @@ from benchmark.lmeval.ingest import (
     response_only,
 )
 from benchmark.models.fake import FakeBackend
+from benchmark.profiles import get_profile, select_rows
 from benchmark.results import ResultsFolder
 from benchmark.stats import jsonio
 from benchmark.stats.analyze import check_results

@@ -29,8 +29,8 @@ from benchmark.harness.collect import (
 from benchmark.harness.evaluate import EvaluateOptions
 from benchmark.harness.finalize import finalize
 from benchmark.harness.parallel import evaluate_argv, launch_command
-from benchmark.harness.profiles import get_profile
 from benchmark.models.protocol import VariantRequest
+from benchmark.profiles import get_profile
 from benchmark.testing import tiny_backend
 
 SMOKE = get_profile("smoke")
@@ -45,7 +45,7 @@ import torch
 torch.set_num_threads(1)
 from accelerate import PartialState
 from benchmark.harness.parallel import run_distributed
-from benchmark.harness.profiles import get_profile
+from benchmark.profiles import get_profile
 from helpers.toy import toy_variant_set
 from benchmark.testing import tiny_backend
 from benchmark.models.protocol import VariantRequest

@@ -14,8 +14,8 @@ from helpers.toy import toy_variant_set
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
-from benchmark.harness.profiles import get_profile
 from benchmark.models.fake import FakeBackend
+from benchmark.profiles import get_profile
 from benchmark.provenance import sha256_file
 from benchmark.results import write_json
 from benchmark.schema import VARIANT_SCHEMA_VERSION

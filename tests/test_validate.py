@@ -24,8 +24,8 @@ from helpers.site_tree import PROFILE, SET, VERSION, SiteTree, make_site_tree, s
 from markupsafe import Markup
 from safetensors.numpy import save_file
 
+from benchmark import integrity
 from benchmark.cli import main
-from benchmark.harness import finalize
 from benchmark.submissions import validate_results
 from benchmark.submissions.cli import submissions
 from benchmark.submissions.validate import validate_tree
@@ -60,7 +60,7 @@ def results(tree: SiteTree, slug: str = "acme__tiny-a") -> Path:
 
 def rehash(tree: SiteTree, slug: str = "acme__tiny-a") -> None:
     """Record the current files in run.json, so a test of a content check sees only that check fire."""
-    finalize.rehash(results(tree, slug))
+    integrity.rehash(results(tree, slug))
 
 
 def edit_yaml(tree: SiteTree, slug: str, **changes: object) -> None:
@@ -729,7 +729,7 @@ def test_a_committed_result_passes_and_its_fabricated_copy_does_not(committed_co
         for key in arrays:
             arrays[key] = arrays[f"{key.split('|')[0]}|baseline/none/0"]
         save_file(arrays, str(committed_copy / "activations" / f"{dataset}.safetensors"))
-    finalize.rehash(committed_copy)
+    integrity.rehash(committed_copy)
     found = committed_lines(committed_copy)
     assert [line.split(": ")[0] for line in found] == [
         f"submissions/{SMOL}/results/sago-v1/v1/records/{d}.parquet" for d in ("gsm8k", "trivia_qa")

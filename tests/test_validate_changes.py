@@ -17,9 +17,9 @@ import pytest
 import yaml
 from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree, submission_yaml
 
+from benchmark import integrity
 from benchmark.cli import main
 from benchmark.gitrepo import Change
-from benchmark.harness import finalize
 from benchmark.provenance import sha256_file
 from benchmark.submissions.changes import Layout, change_failures
 
@@ -153,7 +153,7 @@ def test_a_pull_request_that_rewrites_another_submissions_results(
     frame = pd.read_parquet(records)
     frame["response"] = frame["response"].where(frame["variant_id"] != "spacing/suffix/5", "same")
     frame.to_parquet(records, index=False)
-    finalize.rehash(records.parent.parent)
+    integrity.rehash(records.parent.parent)
     commit(repo)
     status, lines = validate(repo, capsys)
     assert status == 1

@@ -22,10 +22,10 @@ import torch
 from benchmark.errors import SagoError
 from benchmark.harness.collect import Batch, collect, global_batches, select_tasks
 from benchmark.harness.finalize import finalize
-from benchmark.harness.profiles import Profile
 from benchmark.harness.sets import VariantSetLike
 from benchmark.models.engine import greedy_config, left_pad, plain_greedy
 from benchmark.models.hf import HFBackend
+from benchmark.profiles import Profile
 from benchmark.results import ResultsFolder
 
 
@@ -183,10 +183,10 @@ def pooled_run(
     """What the pooled engine's measuring tools (bench-floor, scoring-accuracy) run: the submission's
     model on the pooled engine, one thread, ``batch_size`` rows per forward (the plan is ``POOL`` times
     that), with the variant set and profile; a bad set or profile fails before the model loads."""
-    from benchmark.harness.profiles import get_profile
     from benchmark.harness.sets import open_variant_set
     from benchmark.models.hf import engine_pool
     from benchmark.models.loading import load_backend
+    from benchmark.profiles import get_profile
     from benchmark.submissions import load_submission
 
     variant_set = open_variant_set(set_name, version)

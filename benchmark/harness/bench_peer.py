@@ -31,10 +31,10 @@ from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.collect import rerun_task, select_tasks
-from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import ENGINES, HFBackend, engine_pool
 from benchmark.models.loading import load_backend
+from benchmark.profiles import get_profile
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
 

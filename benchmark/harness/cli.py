@@ -13,11 +13,11 @@ from benchmark.harness.evaluate import (
     choose_slugs,
     evaluate_submission,
 )
-from benchmark.harness.profiles import PROFILES, get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import ENGINES
 from benchmark.options import dataset_list
 from benchmark.paths import check_slug
+from benchmark.profiles import PROFILES, get_profile
 from benchmark.results import results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission

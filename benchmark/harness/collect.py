@@ -35,9 +35,9 @@ from benchmark.documents import PlanDocument
 from benchmark.errors import SagoError
 from benchmark.harness import trust
 from benchmark.harness.checkpoint import Part, PartStore
-from benchmark.harness.profiles import Profile, select_rows
 from benchmark.harness.sets import VariantSetLike, checked_frame
 from benchmark.models.protocol import ModelBackend, VariantOutput, VariantRequest
+from benchmark.profiles import Profile, select_rows
 from benchmark.results import CHECKPOINT_DIR, DONE_FILE, PLAN_FILE, write_json
 from benchmark.schema import (
     BASELINE_FAMILY,

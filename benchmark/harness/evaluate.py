@@ -14,9 +14,9 @@ from benchmark import paths
 from benchmark.errors import SagoError
 from benchmark.harness.collect import ONE_PROCESS, ParallelRun, Ranks, collect, select_tasks
 from benchmark.harness.finalize import finalize
-from benchmark.harness.profiles import Profile, get_profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
+from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import list_slugs, load_submission
@@ -37,7 +37,7 @@ class EvaluateOptions:
     version: str = DEFAULT_SET_VERSION
     """variant set version."""
     profile: str = "smoke"
-    """profile name (see ``benchmark.harness.profiles``)."""
+    """profile name (see ``benchmark.profiles``)."""
     device: str | None = None
     """torch device; default CUDA when available."""
     batch_size: int | None = None

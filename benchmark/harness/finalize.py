@@ -88,20 +88,6 @@ def finalize(
     return results.run
 
 
-def rehash(results_dir: Path) -> dict[str, str]:
-    """Record in an existing run.json the sha256 of the files beside it (for results made before hashes).
-
-    Only ``files`` changes; every other key keeps its value. Returns the new map.
-    """
-    folder = ResultsFolder(results_dir)
-    run = folder.read_run(fix="regenerate it with `sago evaluate`")
-    hashes = file_hashes(results_dir)
-    if not hashes:
-        raise SagoError(f"{results_dir}: no records or activations to hash; run `sago evaluate` first")
-    write_json(folder.run, RunDocument.from_json({**run.to_json(), "files": hashes}, folder.run).to_json())
-    return hashes
-
-
 def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[PlanDocument]:
     """Each rank's plan, after checking all ranks exist, finished and agree with each other."""
     folder = results.checkpoint

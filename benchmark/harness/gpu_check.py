@@ -35,7 +35,6 @@ from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import select_tasks
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
-from benchmark.harness.profiles import get_profile
 from benchmark.harness.sets import open_variant_set
 from benchmark.models import prefill
 from benchmark.models.bench_engines import (
@@ -47,6 +46,7 @@ from benchmark.models.bench_engines import (
     matmul_params,
     random_prompts,
 )
+from benchmark.profiles import get_profile
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET
 

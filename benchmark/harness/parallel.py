@@ -35,10 +35,10 @@ from benchmark.errors import SagoError
 from benchmark.harness.collect import ParallelRun, Ranks, collect
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.finalize import finalize
-from benchmark.harness.profiles import Profile
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
 from benchmark.options import dataset_list
+from benchmark.profiles import Profile
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 
 

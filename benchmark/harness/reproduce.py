@@ -358,9 +358,9 @@ def reproduce_sample(
 
     from benchmark.harness.collect import COMPACT, global_batches, runner, select_tasks
     from benchmark.harness.finalize import _DTYPES
-    from benchmark.harness.profiles import get_profile
     from benchmark.harness.sets import open_variant_set
     from benchmark.models.loading import load_backend
+    from benchmark.profiles import get_profile
     from benchmark.schema import BASELINE_VARIANT_ID, RECORD_COLUMNS
 
     options = _options(run, profile, engine)

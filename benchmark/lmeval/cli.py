@@ -9,8 +9,8 @@ import click
 from benchmark import options
 from benchmark.axes.measures import all_measures
 from benchmark.errors import visible
-from benchmark.harness.profiles import PROFILES, get_profile
 from benchmark.paths import check_name
+from benchmark.profiles import PROFILES, get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.stats.sgs import ALL
 

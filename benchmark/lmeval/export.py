@@ -24,8 +24,8 @@ import yaml
 
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
-from benchmark.harness.profiles import Profile, select_rows
 from benchmark.paths import check_output, replace_folder
+from benchmark.profiles import Profile, select_rows
 from benchmark.provenance import sha256_file
 from benchmark.results import write_text
 from benchmark.variants.frozen import VariantSet

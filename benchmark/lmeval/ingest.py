@@ -28,11 +28,11 @@ from benchmark.axes.scorers import AxisScorers
 from benchmark.documents import RunDocument, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
-from benchmark.harness.profiles import Profile, get_profile, select_rows
 from benchmark.integrity import file_hashes
 from benchmark.lmeval.export import LM_EVAL_PIN
 from benchmark.lmeval.samples import TaskSamples, read_task_samples
 from benchmark.paths import check_output, replace_folder
+from benchmark.profiles import Profile, get_profile, select_rows
 from benchmark.provenance import git_commit, library_versions, sha256_file
 from benchmark.results import ResultsFolder, write_json, write_parquet
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchmark.documents import RunDocument, RunProfile
-from benchmark.harness.profiles import get_profile
+from benchmark.profiles import get_profile
 from benchmark.results import ResultsFolder
 from benchmark.site.board import Board
 from benchmark.stats.facts import read_run

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark.documents import RunDocument
-from benchmark.harness.profiles import Profile, get_profile, select_rows
+from benchmark.profiles import Profile, get_profile, select_rows
 from benchmark.rows import ModelRow
 from benchmark.variants.frozen import VariantSet
 

@@ -102,6 +102,12 @@ class Reversal:
     row: ReversalRow
     """the ``reversals[]`` row (CIs, p-values) for detail views."""
 
+    @property
+    def clear(self) -> bool:
+        """Both gaps' 95 % intervals lie above 0 (uncorrected: a flip may be clear and still not
+        significant after the correction over every candidate)."""
+        return all(low is not None and low > 0 for low in (self.ci_first[0], self.ci_second[0]))
+
 
 def alpha(document: LeaderboardDocument) -> float:
     """The level of every verdict: the file's ``alpha``, else ``ALPHA``."""
@@ -262,7 +268,8 @@ def lower_first(label: str) -> str:
 
 
 def reversal_sentence(document: LeaderboardDocument, reversal: Reversal) -> str:
-    """One reversal as a sentence a newcomer can read.
+    """One reversal as a sentence a newcomer can read: stated as a fact only when it is significant,
+    otherwise as what the data look like.
 
     >>> d = LeaderboardDocument.from_json({"schema_version": 4, "models": [{"slug": "a", "name": "A"},
     ...     {"slug": "b", "name": "B"}]})
@@ -270,8 +277,13 @@ def reversal_sentence(document: LeaderboardDocument, reversal: Reversal) -> str:
     ...              (None, None), (None, None), {})
     >>> reversal_sentence(d, r)
     'On next-token entropy, A is steadier on gsm8k and B on jeopardy.'
+    >>> from dataclasses import replace
+    >>> reversal_sentence(d, replace(r, significant=False))
+    'On next-token entropy, A looks steadier on gsm8k and B on jeopardy (not significant).'
     """
+    verb, caveat = ("is", "") if reversal.significant else ("looks", " (not significant)")
     return (
-        f"On {lower_first(measure_label(reversal.measure))}, {document.name(reversal.first)} is steadier on "
-        f"{reversal.dataset_first} and {document.name(reversal.second)} on {reversal.dataset_second}."
+        f"On {lower_first(measure_label(reversal.measure))}, {document.name(reversal.first)} {verb} steadier "
+        f"on {reversal.dataset_first} and {document.name(reversal.second)} on {reversal.dataset_second}"
+        f"{caveat}."
     )

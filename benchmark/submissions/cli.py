@@ -100,7 +100,7 @@ def rehash(slugs: tuple[str, ...], root: Path) -> None:
     A maintainer's one-off: it vouches for the files as they are now, so run it only on results that
     came from `sago evaluate` unchanged. New runs write the hashes themselves.
     """
-    from benchmark.harness.finalize import rehash as rehash_folder
+    from benchmark.integrity import rehash as rehash_folder
 
     folders = {
         slug: sorted(p.parent for p in submission_dir(slug, root).glob(f"results/*/*/{RUN_FILE}"))

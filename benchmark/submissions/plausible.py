@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pandas as pd
 
-from benchmark.harness.profiles import Profile, select_rows
+from benchmark.profiles import Profile, select_rows
 from benchmark.safetensors_check import TensorInfo
 from benchmark.schema import (
     BASELINE_FAMILY,

@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmark.errors import FileProblem, SagoError, human_size
-from benchmark.harness.profiles import Profile
 from benchmark.integrity import (
     EVALUATE,
     RECORD_TYPES,
@@ -29,6 +28,7 @@ from benchmark.integrity import (
     plain_files,
 )
 from benchmark.paths import check_name, inside
+from benchmark.profiles import Profile
 from benchmark.provenance import sha256_file
 from benchmark.results import (
     ACTIVATIONS_DIR,
