@@ -123,7 +123,9 @@ def test_reversals_in_words_follow_the_sign_of_the_differences() -> None:
         assert low is not None and high is not None and low <= r.gap_first <= high
         sentence = findings.reversal_sentence(board, r)
         assert sentence.index(board.name(r.first)) < sentence.index(board.name(r.second))
-        assert f"steadier on {r.dataset_first}" in sentence and sentence.endswith(f"on {r.dataset_second}.")
+        ending = f"on {r.dataset_second}." if r.significant else f"on {r.dataset_second} (not significant)."
+        assert f"steadier on {r.dataset_first}" in sentence and sentence.endswith(ending)
+        assert (" is steadier " in sentence) == r.significant  # a flip is a fact only when significant
     assert [r.significant for r in told] == sorted((r.significant for r in told), reverse=True)
 
 
@@ -155,14 +157,18 @@ def test_headline_counts_match_the_leaderboard(path: Path) -> None:
     # no sentence names an overall winner unless every leading cell has the same model
     assert not any("overall winner:" in s and "no overall" not in s for s in sentences)
     if len(board.complete) < 2:  # a board whose other models still run: its verdicts, no comparison
-        assert not any("flips between two datasets" in s or "steadier" in s for s in sentences)
+        assert not any("observed flip" in s or "steadier" in s for s in sentences)
         return
     assert 3 <= len(sentences) <= 8
-    flips = next(s for s in sentences if "flips between two datasets" in s)
-    assert f"in {len(data['reversals'])} cases" in flips
+    flips = next(s for s in sentences if "observed flip" in s)
+    told = len(data["reversals"])
+    assert f"of the {told} observed flip{'s' if told != 1 else ''} in the order of a model pair" in flips
     untestable = sum(r.get("verdict") == "not testable" for r in data["reversals"])
+    significant = sum(r.get("verdict") == "significant" for r in data["reversals"])
     if untestable == len(data["reversals"]):
-        assert "none can be tested" in flips
+        assert flips.startswith("None of the") and "can be tested" in flips
+    else:
+        assert flips.startswith(f"{significant} of the {told} observed flip")
 
 
 def test_rule_no_sentence_rests_on_the_paper_t_test_alone() -> None:

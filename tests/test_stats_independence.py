@@ -42,8 +42,28 @@ def test_independence_within_model_and_combined_by_fisher_z() -> None:
     mean_z = (np.arctanh(rho_a) + np.arctanh(rho_b)) / 2
     assert row["rho"] == pytest.approx(np.tanh(mean_z))
     assert row["p"] == pytest.approx(2 * stats.norm.sf(abs(mean_z) / np.sqrt(1.06 / 8)))
-    assert row["n_items"] == 14 and row["n_models"] == 2 and row["method"] == "fisher-z"
+    assert row["n_items"] == 14 and row["n_models"] == 2 and row["method"] == "fisher-z within dataset"
     assert pd.isna(row["model"])
+
+
+def test_independence_is_tested_within_each_dataset_not_across_them() -> None:
+    """Two datasets on which the measures are unrelated item by item, but every measure is higher on the
+    second: pooled over datasets the items would correlate strongly; within each dataset they do not."""
+    x = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    unrelated = [0.5, 0.2, 0.8, 0.1, 0.6, 0.3, 0.7, 0.4]  # Spearman ρ with x is 0
+    table = pd.concat(
+        [
+            per_item("a", {"bleu": x, "bertscore": unrelated}, dataset="low"),
+            per_item(
+                "a", {"bleu": [v + 10 for v in x], "bertscore": [v + 10 for v in unrelated]}, dataset="high"
+            ),
+        ]
+    )
+    pooled = stats.spearmanr(x + [v + 10 for v in x], unrelated + [v + 10 for v in unrelated]).statistic
+    assert pooled > 0.7
+    combined = independence_table(table).query("scope == 'combined'").iloc[0]
+    assert combined["rho"] == pytest.approx(stats.spearmanr(x, unrelated).statistic, abs=1e-12)
+    assert abs(combined["rho"]) < 0.1 and combined["p"] > 0.5 and combined["n_items"] == 16
 
 
 def test_fisher_combination_skips_models_with_too_few_items() -> None:

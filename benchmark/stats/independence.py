@@ -72,7 +72,8 @@ def fisher_combined(rhos: Sequence[float], sizes: Sequence[int]) -> tuple[float,
     weights = (np.array([n for _, n in pairs], dtype=float) - 3.0) / FISHER_VARIANCE
     mean_z = float(np.sum(weights * z) / weights.sum())
     p = float(2.0 * stats.norm.sf(abs(mean_z) * np.sqrt(weights.sum())))
-    return float(np.tanh(mean_z)), p, len(pairs)
+    rho = float(np.tanh(mean_z)) if len(pairs) > 1 else float(pairs[0][0])  # one group: its own ρ, unclipped
+    return rho, p, len(pairs)
 
 
 WITHIN_DATASET = "fisher-z within dataset"
