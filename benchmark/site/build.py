@@ -171,6 +171,7 @@ def _render_board(
     version = str(board.data.get("generator", {}).get("version", ""))
     header = run_header(board, read_runs(board, inputs.submissions_root))
     facts = all_facts(board, inputs.submissions_root)
+    cite = Citation(inputs.repo_url, version)
     writer = _Writer(
         folder,
         {
@@ -178,8 +179,8 @@ def _render_board(
             "set": board.data.get("set", ""),
             "version": board.data.get("version", ""),
             "header": header,
-            "cite": Citation(inputs.repo_url, version),
-            "board_url": Citation(inputs.repo_url, version).site_url + prefix,
+            "cite": cite,
+            "board_url": cite.site_url + prefix,
             "boards": links,
             "facts": facts,
             "snapshot": snapshot_name(str(board.data["set"]), str(board.data["version"]), header.run_dates),

@@ -13,6 +13,15 @@ from benchmark.results import RUN_FILE, repair_leftovers
 from benchmark.submissions.schema import check_submissions_root, submission_dir
 from benchmark.submissions.validate import validate_tree
 
+ROOT = click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=SUBMISSIONS_DIR,
+    show_default="submissions",
+    help="Folder holding one sub-folder per submission.",
+)
+"""The submissions folder, as every `sago submissions` command takes it."""
+
 
 @click.group("submissions")
 def submissions() -> None:
@@ -20,13 +29,7 @@ def submissions() -> None:
 
 
 @submissions.command("validate")
-@click.option(
-    "--root",
-    type=click.Path(path_type=Path),
-    default=SUBMISSIONS_DIR,
-    show_default="submissions",
-    help="Folder holding one sub-folder per submission.",
-)
+@ROOT
 @click.option(
     "--variants",
     "variants_root",
@@ -64,13 +67,7 @@ def validate(ctx: click.Context, root: Path, variants_root: Path, base: str | No
 
 
 @submissions.command("repair")
-@click.option(
-    "--root",
-    type=click.Path(path_type=Path),
-    default=SUBMISSIONS_DIR,
-    show_default="submissions",
-    help="Folder holding one sub-folder per submission.",
-)
+@ROOT
 def repair(root: Path) -> None:
     """Finish or undo what a killed evaluation left beside its result folder (.<v>.old, .<v>.finalizing).
 
@@ -87,13 +84,7 @@ def repair(root: Path) -> None:
 
 @submissions.command("rehash")
 @click.argument("slugs", nargs=-1, required=True)
-@click.option(
-    "--root",
-    type=click.Path(path_type=Path),
-    default=SUBMISSIONS_DIR,
-    show_default="submissions",
-    help="Folder holding one sub-folder per submission.",
-)
+@ROOT
 def rehash(slugs: tuple[str, ...], root: Path) -> None:
     """Record in run.json the sha256 of each results file (results made before run.json had them).
 
