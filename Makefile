@@ -1,6 +1,7 @@
 # sago-bench — every target that runs the benchmark is a thin wrapper over one of its entry points: the
-# `sago` CLI (see `sago --help`) or a `python -m benchmark.<tool>` script (reproduce, gpu_check,
-# bench_engines, bench_peer). They share one error path (benchmark/entry.py): a bad option or bad input is
+# `sago` CLI (see `sago --help`) or a `python -m benchmark.<module>` script (harness.reproduce, and the
+# performance tools of benchmark/tools/: gpu_check, bench_engines, bench_peer, bench_floor,
+# scoring_accuracy). They share one error path (benchmark/entry.py): a bad option or bad input is
 # one line on stderr and exit status 2. The other targets install, lint and test.
 # Everything runs in a project virtual environment (.venv), created by `make install` (and so by
 # `make all` / `make check`): many distributions refuse pip installs into the system Python.
@@ -41,7 +42,7 @@ BASE ?=
 BENCH_VENV ?= .bench-venv
 
 .PHONY: all check lint setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
-	llama-server rewrite \
+	llama-server rewrite api-smoke \
 	bench bench-peer bench-floor scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check test test-fast example-fixture
 
 all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
@@ -57,7 +58,7 @@ all: setup  ## main job on a fresh machine: re-run the default submissions (CPU)
 	fi
 	@echo "site: leaderboard/site/index.html"
 
-check: setup  ## the test command on a fresh machine: lint, validate submissions (BASE=ref: the PR gate), then the whole test suite
+check: setup llama-server  ## the test command on a fresh machine: lint, validate submissions (BASE=ref: the PR gate), then the whole test suite
 	$(MAKE) --no-print-directory lint PY=$(PY)
 	$(MAKE) --no-print-directory validate PY=$(PY)
 	$(PY) -m pytest -q
@@ -101,8 +102,16 @@ leaderboard:  ## render the static site into leaderboard/site/
 variants:  ## rebuild the frozen variant set from pinned sources (byte-identical)
 	$(SAGO) variants build --set $(SET) --version $(VERSION)
 
-llama-server:  ## build llama.cpp's server from the pinned llama-cpp-python sdist (for `make rewrite`; minutes)
+llama-server:  ## build llama.cpp's server from the pinned llama-cpp-python sdist (`make rewrite`, the API tests and `make api-smoke`; minutes, once)
 	$(SAGO) variants llama-server
+
+API_SLUG ?= huggingfacetb__smollm2-135m-instruct-q4_1-llama-server
+api-smoke: setup llama-server  ## the API path end to end: serve the packaged SmolLM2 with llama-server on :8094, evaluate it as an api submission (smoke), validate, analyze, build the site (~15 min)
+	$(SAGO) serve smollm2-135m-instruct-q4_1 --port 8094 -- sago evaluate $(API_SLUG) --profile smoke --version v2 $(if $(FORCE),--force)
+	$(SAGO) submissions validate
+	$(SAGO) analyze --set $(SET) --version $(BOARD_VERSION)
+	$(SAGO) leaderboard build --set $(SET) --version $(BOARD_VERSION)
+	@echo "API table: leaderboard/api_models.json, leaderboard/site/api.html"
 
 rewrite: llama-server  ## grow a model-rewrite log for cells a written file lacks (resumable; REWRITER_MODEL, LLM_ITEMS, ATTEMPTS)
 	$(SAGO) variants rewrite --set $(SET) --version $(VERSION) --llm-items $(or $(LLM_ITEMS),16) \
@@ -126,22 +135,22 @@ peer-venv:  ## .bench-venv: sago-bench with lm-evaluation-harness pinned (the `p
 	$(BENCH_VENV)/bin/python -m pip install -q torch==2.13.0 -e '.[peer]'
 
 bench-peer: peer-venv  ## `sago bench` vs lm-evaluation-harness generate_until on the same prompts (own venv .bench-venv)
-	$(BENCH_VENV)/bin/python -m benchmark.harness.bench_peer --threads $(THREADS) $(ARGS)
+	$(BENCH_VENV)/bin/python -m benchmark.tools.bench_peer --threads $(THREADS) $(ARGS)
 
 bench-floor:  ## least time the pooled engine's matrix products can take here (ARGS=--model SLUG --batch-size N --peer-seconds S)
-	$(PY) -m benchmark.harness.bench_floor $(ARGS)
+	$(PY) -m benchmark.tools.bench_floor $(ARGS)
 
 scoring-accuracy:  ## the pooled engine's screened scoring pass against float64 on real rows (ARGS=--model SLUG --positions N)
-	$(PY) -m benchmark.harness.scoring_accuracy $(ARGS)
+	$(PY) -m benchmark.tools.scoring_accuracy $(ARGS)
 
 test-lm-eval: peer-venv  ## the README's lm-eval block for real: export, lm_eval on SmolLM2 (GGUF, offline), import, compare with sago
 	SAGO_LM_EVAL_PYTHON=$(BENCH_VENV)/bin/python $(PY) -m pytest -q -m slow tests/test_lmeval_slow.py
 
 gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolLM2 smoke on GPU vs committed CPU records (ARGS=--dry-run on a CPU)
-	$(PY) -m benchmark.harness.gpu_check $(ARGS)
+	$(PY) -m benchmark.tools.gpu_check $(ARGS)
 
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)
-	$(PY) -m benchmark.models.bench_engines $(ARGS)
+	$(PY) -m benchmark.tools.bench_engines $(ARGS)
 
 test:  ## every test but the GPU ones: adds the slow (packaged models and data) and browser tiers
 	$(PY) -m pytest -q

@@ -18,18 +18,19 @@ from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, chec
 from benchmark.results import LEADERBOARD_FILE
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.stats.sgs import DEFAULT_RESAMPLES
-from benchmark.submissions import HubModel, LocalModel, PackagedModel, load_submission
+from benchmark.submissions import ApiModel, HubModel, LocalModel, PackagedModel, load_submission
 from benchmark.variants.frozen import VariantSet
 from benchmark.variants.frozen import load_variant_set as _load_variant_set
 
 _HUB_PIN = re.compile(r"^(?P<id>[^@\s]+/[^@\s]+)@(?P<revision>[0-9a-f]{40})$")
+_API = re.compile(r"^api:(?P<model>[^@\s]+)@(?P<url>https?://[^#\s]+)(?:#(?P<key_env>[A-Z_][A-Z0-9_]*))?$")
 
 
 @dataclass(frozen=True)
 class ModelRef:
     """A model to load, without a submission folder (what :func:`evaluate` makes of a string)."""
 
-    model: HubModel | PackagedModel | LocalModel
+    model: HubModel | PackagedModel | LocalModel | ApiModel
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     chat_template: Literal["auto", "always", "never"] = "auto"
 
@@ -46,9 +47,26 @@ def load_variant_set(
 
 def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
     """What a model string names: a submission slug (the packaged models are submissions, e.g.
-    ``huggingfacetb__smollm2-135m-instruct-q4_1``), a local model folder, or a Hub id pinned to a
-    commit, ``org/name@<40-hex sha>``.
+    ``huggingfacetb__smollm2-135m-instruct-q4_1``), a local model folder, a Hub id pinned to a
+    commit, ``org/name@<40-hex sha>``, or a model behind an OpenAI-compatible endpoint,
+    ``api:<model>@<base_url>[#KEY_VARIABLE]`` (the model name is its snapshot: give a dated one).
+
+    >>> model_ref("api:gpt-4o-mini-2024-07-18@https://api.openai.com#OPENAI_API_KEY").model.key_env
+    'OPENAI_API_KEY'
     """
+    api = _API.fullmatch(model)
+    if api:
+        try:
+            spec = ApiModel(
+                kind="api",
+                base_url=api["url"],
+                model=api["model"],
+                snapshot=api["model"],
+                key_env=api["key_env"],
+            )
+        except ValueError as err:
+            raise SagoError(f"model {model[:80]!r}: not a usable api:<model>@<base_url> ({err})") from None
+        return ModelRef(spec)
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", model) and (submissions / model).is_dir():
         submission = load_submission(check_slug(model), submissions)
         return ModelRef(submission.model, submission.dtype, submission.chat_template)
@@ -59,8 +77,8 @@ def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
     if pinned:
         return ModelRef(HubModel(kind="hub", id=pinned["id"], revision=pinned["revision"]))
     raise SagoError(
-        f"model {model[:80]!r} is not a submission slug, a local folder or a pinned Hub id "
-        "(org/name@<40-hex commit sha>)"
+        f"model {model[:80]!r} is not a submission slug, a local folder, a pinned Hub id "
+        "(org/name@<40-hex commit sha>) or api:<model>@<base_url>"
     )
 
 
@@ -125,7 +143,7 @@ def analyze(
 
     Returns the leaderboard as its typed document (tables of typed rows; docs/LEADERBOARD_JSON.md).
     """
-    from benchmark.stats.analyze import AnalyzeRequest, run_analysis
+    from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
     from benchmark.stats.summary import AnalysisOptions
 
     request = AnalyzeRequest(

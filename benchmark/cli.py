@@ -16,14 +16,20 @@ def _command(name: str) -> click.Command | None:
         from benchmark.variants.cli import variants
 
         return variants
-    if name in ("evaluate", "bench", "checkpoint-files"):
+    if name in ("evaluate", "checkpoint-files", "serve"):
         from benchmark.harness import cli as harness_cli
 
-        return {"evaluate": harness_cli.evaluate, "bench": harness_cli.bench}.get(
-            name, harness_cli.checkpoint_files
-        )
+        return {
+            "evaluate": harness_cli.evaluate,
+            "checkpoint-files": harness_cli.checkpoint_files,
+            "serve": harness_cli.serve,
+        }[name]
+    if name == "bench":  # a performance tool: the one command of benchmark.tools the group lists
+        from benchmark.tools.bench import bench_command
+
+        return bench_command
     if name == "analyze":
-        from benchmark.stats.cli import analyze
+        from benchmark.pipeline.cli import analyze
 
         return analyze
     if name == "leaderboard":
@@ -45,6 +51,7 @@ _HELP = {
     "variants": "Build, verify, publish and download frozen variant sets.",
     "evaluate": "Run submitted models on a variant set and store raw outputs for all four axes.",
     "bench": "Measure harness throughput and overhead against bare model work.",
+    "serve": "Serve a packaged model over the OpenAI-compatible protocol while a command runs.",
     "checkpoint-files": "List the finished checkpoint files of a long run (to commit them as they finish).",
     "analyze": "Compute instability (SGS), significance, rankings and reversals from stored records.",
     "leaderboard": "Render the static leaderboard site from committed results.",

@@ -46,11 +46,14 @@ PLAN_FILE = "plan.json"
 DONE_FILE = "done.json"
 LEADERBOARD_FILE = "leaderboard.json"
 """the combined leaderboard document (in ``leaderboard/``, beside the results folders)."""
+OWN_CONFIDENCE_DIR = "own_confidence"
+"""an API run's per-row confidence from its own tokens' log-probabilities (METHOD.md section 4.1)."""
 RECORDS_SUFFIX = ".parquet"
 ACTIVATIONS_SUFFIX = ".safetensors"
 RESULT_FILES: tuple[tuple[str, str], ...] = (
     (RECORDS_DIR, RECORDS_SUFFIX),
     (ACTIVATIONS_DIR, ACTIVATIONS_SUFFIX),
+    (OWN_CONFIDENCE_DIR, RECORDS_SUFFIX),
 )
 """harness outputs (sub-folder, suffix): one file per dataset, each hashed in run.json's ``files``."""
 DERIVED_FILES: tuple[str, ...] = (DELTAS_FILE, SUMMARY_FILE)
@@ -126,6 +129,10 @@ class ResultsFolder:
     def activations(self, dataset: str) -> Path:
         """``activations/<dataset>.safetensors``."""
         return self.activations_dir / f"{dataset}{ACTIVATIONS_SUFFIX}"
+
+    def own_confidence(self, dataset: str) -> Path:
+        """``own_confidence/<dataset>.parquet`` (API runs only)."""
+        return self.path / OWN_CONFIDENCE_DIR / f"{dataset}{RECORDS_SUFFIX}"
 
     def record_files(self) -> list[Path]:
         """Every records file, sorted (what the glob finds; links and hidden files are not filtered)."""

@@ -82,6 +82,16 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "baseline_tokens",  # int: number of tokens of y_0 that were scored
     "prompt_tokens",  # int: tokens of the rendered prompt (after the chat template)
 )
+OWN_CONFIDENCE_COLUMNS: tuple[str, ...] = (
+    "dataset",
+    "item_id",
+    "variant_id",
+    "own_tokens",  # int: tokens whose log-probability the endpoint returned (0: none returned)
+    "own_prob_mean",  # float: mean of exp(log p) over the response's own tokens, clipped to [1e-10, 1]
+    "own_entropy",  # float: −Σ p·log p over those tokens' probabilities (the authors' closed-model entropy)
+)
+"""An API run's second table (``own_confidence/<dataset>.parquet``): what a chat endpoint shows of the
+model's confidence. Not the teacher-forced columns above, and never ranked with them."""
 # The files of a results folder (and which are hashed in run.json) are named in benchmark.results.
 # Activation tensors: safetensors file per dataset, key f"{item_id}|{variant_id}",
 # value float16 [n_layers + 1, hidden] = hidden state at the last prompt token, embeddings first.

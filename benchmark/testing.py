@@ -12,13 +12,17 @@ variant set, synthetic deltas) live under ``tests/helpers/``.
 from __future__ import annotations
 
 from benchmark.models.fake import FakeBackend
-from benchmark.models.hf import HFBackend, ModelSource
+from benchmark.models.hf import EngineSpec, HFBackend, ModelSource
 
 __all__ = ["FakeBackend", "tiny_backend"]
 
 
 def tiny_backend(
-    seed: int = 0, *, batch_size: int = 4, engine: str = "single_prefill", chat_template: str = "auto"
+    seed: int = 0,
+    *,
+    batch_size: int = 4,
+    engine: str | EngineSpec = "single_prefill",
+    chat_template: str = "auto",
 ) -> HFBackend:
     """The random-init tiny Llama of ``benchmark.models.tiny`` as a backend (real code paths, fast)."""
     from benchmark.models.tiny import tiny_llama, tiny_tokenizer

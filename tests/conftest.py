@@ -33,7 +33,7 @@ def toy_release(tmp_path: Path, private_cache: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _own_analyze_registry(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with an empty record of what `sago analyze` wrote, kept out of the user's cache."""
-    from benchmark.stats import origin
+    from benchmark.pipeline import origin
 
     path = tmp_path_factory.mktemp("analyze-registry") / origin.REGISTRY
     monkeypatch.setattr(origin, "registry", lambda: path)

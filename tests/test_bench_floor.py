@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchmark.harness.bench_floor import CLASSES, FloorRow, Work, counting, format_floor
-from benchmark.models.pooled import run_batch_pooled
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+from benchmark.tools.bench_floor import CLASSES, FloorRow, Work, counting, format_floor
+from benchmark.tools.pooled import run_batch_pooled
 
 EOS = frozenset(range(40, 80))
 
@@ -57,7 +57,7 @@ def test_a_work_count_starts_at_zero_for_every_class() -> None:
 def test_floor_rows_price_each_class_from_the_models_own_layers() -> None:
     """GFLOP per class is positions x 2 x the parameters its products touch (all decoder linears for the
     body, the output layer for the head); the float32 rate never beats the best rate it is among."""
-    from benchmark.harness.bench_floor import HEAD_KERNELS, floor_rows, linear_weights
+    from benchmark.tools.bench_floor import HEAD_KERNELS, floor_rows, linear_weights
 
     model = tiny_llama(2)
     head = model.get_output_embeddings().weight.float()

@@ -8,10 +8,10 @@ import math
 import pytest
 from helpers.toy import toy_variant_set
 
-from benchmark.harness.bench import BenchResult, bench
-from benchmark.harness.bench_peer import PeerRow, format_rows, main
 from benchmark.profiles import get_profile
 from benchmark.testing import tiny_backend
+from benchmark.tools.bench import BenchResult, bench
+from benchmark.tools.bench_peer import PeerRow, format_rows, main
 
 
 def test_ratio_is_harness_over_peer_in_wall_and_cpu_time() -> None:

@@ -119,9 +119,9 @@ UNKNOWN_SET: dict[str, list[str]] = {
     "sago variants verify": ["variants", "verify"],
     "sago variants publish": ["variants", "publish", "--repo-id", "a/b", "--tag", "v1"],
     "benchmark.harness.reproduce:main_command": ["harness.reproduce", MODEL, "--profile", "smoke"],
-    "benchmark.harness.bench_peer:bench_peer": ["harness.bench_peer"],
-    "benchmark.harness.bench_floor:bench_floor": ["harness.bench_floor"],
-    "benchmark.harness.scoring_accuracy:scoring_accuracy": ["harness.scoring_accuracy"],
+    "benchmark.tools.bench_peer:bench_peer": ["tools.bench_peer"],
+    "benchmark.tools.bench_floor:bench_floor": ["tools.bench_floor"],
+    "benchmark.tools.scoring_accuracy:scoring_accuracy": ["tools.scoring_accuracy"],
     "benchmark.harness.parallel:worker": ["harness.parallel", MODEL],
 }
 """Each command with a --set option, with the other arguments it needs (before the bad set is given)."""

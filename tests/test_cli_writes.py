@@ -19,8 +19,8 @@ from helpers.checkout import install_site_tree, snapshot
 from helpers.site_tree import SET, VERSION, SiteTree
 
 from benchmark.cli import main
+from benchmark.pipeline import analyze
 from benchmark.staging import RENAMING, Staged, recover, staged_path
-from benchmark.stats import analyze
 
 SLUG = "acme__tiny-a"
 

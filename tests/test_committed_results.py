@@ -16,13 +16,16 @@ import pytest
 
 from benchmark.axes import deltas_for_results
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR
+from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
-from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.variants import load_variant_set
 
-RESULTS = sorted(
+ALL_RESULTS = sorted(
     p.parent for p in SUBMISSIONS_DIR.glob(f"*/results/{DEFAULT_SET}/{BOARD_SET_VERSION}/run.json")
 )
+API_RESULTS = [p for p in ALL_RESULTS if json.loads((p / "run.json").read_text())["model"]["source"] == "api"]
+"""results of models behind an endpoint: their own table, never the open board."""
+RESULTS = [p for p in ALL_RESULTS if p not in API_RESULTS]
 
 
 def test_the_default_submissions_have_committed_evidence_results() -> None:
@@ -65,9 +68,14 @@ def test_summaries_and_leaderboard_rebuild_byte_identically(tmp_path: Path) -> N
         (deltas.parent / "summary.json").unlink()
     out = tmp_path / "leaderboard.json"
     run_analysis(AnalyzeRequest(DEFAULT_SET, BOARD_SET_VERSION, root, out))
-    for folder in RESULTS:
+    for folder in ALL_RESULTS:
         rebuilt = root / folder.relative_to(SUBMISSIONS_DIR) / "summary.json"
         assert rebuilt.read_bytes() == (folder / "summary.json").read_bytes(), folder.parts[-4]
+    # the API table is rebuilt too, and holds exactly the API results (none of them on the board)
+    api_table = out.with_name("api_models.json")
+    assert api_table.read_bytes() == (LEADERBOARD_DIR / "api_models.json").read_bytes()
+    api_slugs = {folder.relative_to(SUBMISSIONS_DIR).parts[0] for folder in API_RESULTS}
+    assert {r["model"] for r in json.loads(api_table.read_text())["rows"]} == api_slugs
     committed = json.loads((LEADERBOARD_DIR / "leaderboard.json").read_text())
     fresh = json.loads(out.read_text())
     for doc in (committed, fresh):  # summary paths name the folder they were read from
@@ -78,3 +86,4 @@ def test_summaries_and_leaderboard_rebuild_byte_identically(tmp_path: Path) -> N
     with_results = {folder.relative_to(SUBMISSIONS_DIR).parts[0] for folder in RESULTS}
     assert {m["slug"] for m in fresh["models"] if m["status"] == "complete"} == with_results
     assert {m["status"] for m in fresh["models"] if m["slug"] not in with_results} <= {"pending"}
+    assert not api_slugs & {m["slug"] for m in fresh["models"]}

@@ -56,10 +56,12 @@ def test_the_scan_finds_the_known_tools() -> None:
         "benchmark.__main__",
         "benchmark.cli",
         "benchmark.harness.reproduce",
-        "benchmark.harness.gpu_check",
-        "benchmark.harness.bench_peer",
+        "benchmark.tools.gpu_check",
+        "benchmark.tools.bench_peer",
+        "benchmark.tools.bench_floor",
+        "benchmark.tools.scoring_accuracy",
         "benchmark.harness.parallel",
-        "benchmark.models.bench_engines",
+        "benchmark.tools.bench_engines",
         "benchmark.stats.claims",
     } <= set(ENTRY_MODULES)
 

@@ -28,9 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmark.errors import SagoError
+from benchmark.pipeline.analyze import check_results
 from benchmark.safetensors_check import read_safetensors
 from benchmark.site.board import read_board
-from benchmark.stats.analyze import check_results
 from benchmark.stats.summary import load_summary
 from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmark.harness.gpu_check import main
+from benchmark.tools.gpu_check import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

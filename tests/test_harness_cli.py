@@ -15,6 +15,7 @@ from benchmark import paths
 from benchmark.cli import main
 from benchmark.harness import cli as harness_cli
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+from benchmark.tools import bench as tools_bench
 
 SLUG = "local__tiny"
 RUN = [
@@ -56,7 +57,12 @@ def root(tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
         },
     )
     monkeypatch.setattr(paths, "SUBMISSIONS_DIR", folder)
-    monkeypatch.setattr(harness_cli, "open_variant_set", lambda s, v: toy_variant_set(("alpha",), n_items=2))
+
+    def toy(name: str, version: str) -> object:
+        return toy_variant_set(("alpha",), n_items=2)
+
+    monkeypatch.setattr(harness_cli, "open_variant_set", toy)
+    monkeypatch.setattr(tools_bench, "open_variant_set", toy)  # `sago bench` is a tool
     return folder
 
 

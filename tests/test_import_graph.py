@@ -119,11 +119,12 @@ LAYERS: dict[str, set[str]] = {
     "harness": {CORE, "integrity", "variants", "models", "axes", "submissions", "testing"},
     "axes": {CORE},
     "stats": {CORE, "integrity", "axes", "variants", "submissions"},
+    "pipeline": {CORE, "integrity", "axes", "stats", "variants", "submissions"},
     "submissions": {CORE, "integrity"},
-    "site": {CORE, "axes", "stats", "variants", "submissions"},
+    "site": {CORE, "axes", "stats", "pipeline", "variants", "submissions"},
     "testing": {CORE, "models"},
     "lmeval": {CORE, "integrity", "axes", "stats", "variants"},
-    "cli": {CORE, "variants", "harness", "stats", "site", "submissions", "lmeval"},
+    "cli": {CORE, "variants", "harness", "stats", "pipeline", "site", "submissions", "lmeval", "tools"},
     "api": {
         CORE,
         "variants",
@@ -131,13 +132,31 @@ LAYERS: dict[str, set[str]] = {
         "harness",
         "axes",
         "stats",
+        "pipeline",
         "site",
         "submissions",
         "integrity",
         "testing",
     },
+    "tools": {
+        CORE,
+        "integrity",
+        "variants",
+        "models",
+        "harness",
+        "axes",
+        "stats",
+        "pipeline",
+        "submissions",
+        "site",
+        "testing",
+        "lmeval",
+    },
 }
 """unit -> the units it may import (itself always)."""
+TOOLS = "tools"
+"""performance and evidence tools: they may import any unit below the entry points, and no runtime unit
+imports them (the ``sago`` group alone names ``sago bench``, inside the function that imports it on use)."""
 
 
 def unit(module: str) -> str:
@@ -170,6 +189,24 @@ def test_every_import_follows_the_layers() -> None:
     assert layer_violations(import_graph()) == []
 
 
+def test_no_runtime_unit_imports_the_tools() -> None:
+    """Only ``benchmark.cli`` imports a tool, and only inside a function (run when the command runs)."""
+    graph = import_graph()
+    importers = sorted(
+        m for m, targets in graph.items() if unit(m) != TOOLS and any(unit(t) == TOOLS for t in targets)
+    )
+    assert importers == ["benchmark.cli"]
+    assert all(TOOLS not in LAYERS[u] for u in LAYERS if u != "cli")
+    tree = ast.parse((PACKAGE / "cli.py").read_text(encoding="utf-8"))
+    top = {
+        alias.name if isinstance(node, ast.Import) else node.module or ""
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert not any(name.startswith("benchmark.tools") for name in top)
+
+
 def test_the_architecture_page_shows_the_same_layers() -> None:
     page = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     shown: dict[str, set[str]] = {}
@@ -185,6 +222,9 @@ JSON_EDGE: dict[str, str] = {
     "benchmark.safeload": "parses raw JSON/YAML, before any document exists",
     "benchmark.results.write_json": "serialises an object a document's to_json gave",
     "benchmark.results.plain_json": "serialises an object a document's to_json gave",
+    "benchmark.harness.collect.collect": "run_info: fields the harness copies into run.json as given",
+    "benchmark.harness.finalize.finalize": "extra: fields merged into run.json as given",
+    "benchmark.stats.api_models.ApiRow.from_json": "the API table's serialisation boundary itself",
     **{
         f"benchmark.documents.{cls}.{member}": "the documents' serialisation boundary itself"
         for cls in ("Document", "RunDocument", "PlanDocument", "SummaryDocument", "LeaderboardDocument")

@@ -33,10 +33,10 @@ from benchmark.lmeval.ingest import (
     response_only,
 )
 from benchmark.models.fake import FakeBackend
+from benchmark.pipeline.analyze import check_results
 from benchmark.profiles import get_profile, select_rows
 from benchmark.results import ResultsFolder
 from benchmark.stats import jsonio
-from benchmark.stats.analyze import check_results
 from benchmark.stats.summary import summarize
 from benchmark.submissions.validate_results import check_result_folder, known_variant_sets
 from benchmark.variants.frozen import VariantSet

@@ -140,11 +140,24 @@ def test_dtype_rules() -> None:
 
 def test_engines_resolve_by_name_and_typos_are_suggested() -> None:
     name, engine = resolve_engine("two_pass", tiny_llama())
-    assert name == "two_pass" and engine.__name__ == "run_batch_two_pass"
+    assert name == "two_pass" and engine.run.__name__ == "run_batch_two_pass"
     with pytest.raises(SagoError, match="did you mean 'two_pass'"):
         resolve_engine("two-pass", tiny_llama())
     name, engine = resolve_engine("single_prefill", tiny_llama())
     assert name.startswith(("single_prefill", "two_pass (single_prefill declined"))
+
+
+def test_a_run_offers_only_its_own_engines_and_a_tools_engine_is_given_whole() -> None:
+    """``sago evaluate --engine`` knows single_prefill, two_pass and draft; the pooled engine is a
+    performance tool's (``benchmark.tools``), passed as an engine, never by name."""
+    from benchmark.models.hf import ENGINES
+    from benchmark.tools.pooled import POOLED, TOOL_ENGINES
+
+    assert ENGINES.names() == ["draft", "single_prefill", "two_pass"]
+    with pytest.raises(SagoError, match="unknown engine 'pooled'"):
+        resolve_engine("pooled", tiny_llama())
+    assert resolve_engine(POOLED, tiny_llama()) == ("pooled", POOLED)
+    assert TOOL_ENGINES.names() == ["draft", "pooled", "single_prefill", "two_pass"]
 
 
 def test_out_of_memory_halves_the_batch_and_loses_nothing() -> None:
@@ -203,15 +216,17 @@ def test_cpu_batch_size_follows_model_size() -> None:
     assert cpu_batch_size(many_params) == 8
 
 
-def test_the_pooled_engine_reads_each_batch_as_four_micro_batches(tmp_path: Path) -> None:
-    """With the pooled engine a batch of 8 puts 2 rows in each forward (``forward_rows``), the default CPU
-    batch is four times the other engines' (so forwards keep their width), and a harness run of the pooled
-    engine gives the single-prefill engine's responses on the same micro-batches."""
-    from benchmark.models.pooled import POOL, micro_batches
+def test_the_pooled_engine_reads_each_call_as_four_forwards_of_batch_size_rows(tmp_path: Path) -> None:
+    """``batch_size`` is prompts per forward for every engine: the pooled engine's calls hold POOL such
+    forwards (a backend made for 2 rows per forward calls it on 8 prompts), its default CPU batch is the
+    other engines' per forward, and a harness run of the pooled engine gives the single-prefill engine's
+    responses on the same micro-batches."""
+    from benchmark.tools.pooled import POOL, POOLED, micro_batches
 
-    pooled = tiny_backend(batch_size=8, engine="pooled")
-    assert pooled.engine_name == "pooled" and pooled.forward_rows == 8 // POOL == 2
-    assert tiny_backend(batch_size=8).forward_rows == 8
+    pooled = tiny_backend(batch_size=2, engine=POOLED)
+    assert pooled.engine_name == "pooled" and pooled.forward_rows == 2 and pooled.batch_size == 2 * POOL == 8
+    assert pooled.describe()["batch_sizes"] == [8]
+    assert tiny_backend(batch_size=8).forward_rows == 8 == tiny_backend(batch_size=8).batch_size
     assert pooled.describe()["engine_settings"] == {
         "pool": POOL,
         "refill_fraction": 4,
@@ -227,8 +242,8 @@ def test_the_pooled_engine_reads_each_batch_as_four_micro_batches(tmp_path: Path
     tiny_tokenizer().save_pretrained(model_dir)
     choice = _submission({"kind": "local", "path": str(model_dir)})
     default = load_backend(choice, device="cpu", threads=1).batch_size
-    assert load_backend(choice, device="cpu", threads=1, engine="pooled").batch_size == POOL * default
-    assert load_backend(choice, device="cpu", threads=1, engine="pooled", batch_size=8).batch_size == 8
+    assert load_backend(choice, device="cpu", threads=1, engine=POOLED).forward_rows == default
+    assert load_backend(choice, device="cpu", threads=1, engine=POOLED, batch_size=8).batch_size == 8 * POOL
     prompts = PROMPTS + PROMPTS[::-1]  # eight: four micro-batches of two
     scored = [VariantRequest(f"k{i}", p, "The capital of France is Paris.") for i, p in enumerate(prompts)]
     together = pooled.run(scored, max_new_tokens=8)
@@ -247,7 +262,9 @@ def test_the_pooled_engine_reads_each_batch_as_four_micro_batches(tmp_path: Path
 def test_prepare_builds_the_pooled_engines_float16_head_once_and_nothing_for_other_engines() -> None:
     """bench's warm-up calls prepare(), so the timed run does not pay the one-time float16 copy of the
     output layer; other engines keep nothing."""
-    pooled = tiny_backend(batch_size=8, engine="pooled")
+    from benchmark.tools.pooled import POOLED
+
+    pooled = tiny_backend(batch_size=2, engine=POOLED)
     assert "_sago_screened_head" not in pooled.model.__dict__
     pooled.prepare()
     head = pooled.model.__dict__["_sago_screened_head"]

@@ -281,7 +281,7 @@ def test_pooled_engine_gives_each_micro_batchs_single_prefill_outputs(
     row's response equals the single-prefill engine's on the row's micro-batch, its hidden states are
     those same bits and its y_0 scores those numbers up to float reassociation. Sliding-window models
     whose window the padded rows would overrun decode each micro-batch alone, with the same result."""
-    from benchmark.models.pooled import micro_batches, run_batch_pooled
+    from benchmark.tools.pooled import micro_batches, run_batch_pooled
 
     torch.manual_seed(SEEDS[arch])
     model = BUILDERS[arch]().eval()
@@ -358,9 +358,9 @@ def test_the_chunked_scoring_pass_gives_the_model_logits_statistics(
     """The pooled engine's scoring pass applies the output layer in vocabulary slices (50 leaves a short
     last slice; 384 is the whole vocabulary; 4096 more than it): y_0's log-probabilities and entropies
     equal those of the model's own logits within float reassociation, and the draft prefixes are equal."""
-    from benchmark.models import chunked
-    from benchmark.models.prefill import _prefill, score_and_draft
-    from benchmark.models.screen import plain_head
+    from benchmark.models.prefill import prefill_batch, score_and_draft
+    from benchmark.tools import chunked
+    from benchmark.tools.screen import plain_head
 
     monkeypatch.setattr(chunked, "VOCAB_CHUNK", chunk)
     torch.manual_seed(SEEDS[arch])
@@ -375,8 +375,10 @@ def test_the_chunked_scoring_pass_gives_the_model_logits_statistics(
     weight = plain_head(model)
     assert weight is not None
     with torch.inference_mode():
-        reference = score_and_draft(model, _prefill(model, prompts, pad), baselines, pad)
-        got = chunked.score_and_draft_chunked(model, _prefill(model, prompts, pad), baselines, pad, weight)
+        reference = score_and_draft(model, prefill_batch(model, prompts, pad), baselines, pad)
+        got = chunked.score_and_draft_chunked(
+            model, prefill_batch(model, prompts, pad), baselines, pad, weight
+        )
     assert got.prefix == reference.prefix
     assert got.width == reference.width and torch.equal(got.y_mask, reference.y_mask)
     for mine, theirs in zip(got.scores, reference.scores, strict=True):
@@ -393,9 +395,9 @@ def test_the_chunked_scoring_pass_is_closer_to_float64_than_a_float32_log_softma
     """Its statistics sum in float64 across vocabulary slices, so on a vocabulary of 50,000 (the size
     where float32 log-softmax error shows) they sit nearer the float64 values of the same logits than the
     single-prefill engine's float32 log-softmax does."""
-    from benchmark.models import chunked
-    from benchmark.models.prefill import _prefill, score_and_draft
-    from benchmark.models.screen import plain_head
+    from benchmark.models.prefill import prefill_batch, score_and_draft
+    from benchmark.tools import chunked
+    from benchmark.tools.screen import plain_head
 
     config = LlamaConfig(**{**_common(), "vocab_size": 50_000})
     torch.manual_seed(1)
@@ -405,9 +407,11 @@ def test_the_chunked_scoring_pass_is_closer_to_float64_than_a_float32_log_softma
     weight = plain_head(model)
     assert weight is not None
     with torch.inference_mode():
-        reference = score_and_draft(model, _prefill(model, prompts, pad), baselines, pad)
-        got = chunked.score_and_draft_chunked(model, _prefill(model, prompts, pad), baselines, pad, weight)
-        state = _prefill(model, prompts, pad)
+        reference = score_and_draft(model, prefill_batch(model, prompts, pad), baselines, pad)
+        got = chunked.score_and_draft_chunked(
+            model, prefill_batch(model, prompts, pad), baselines, pad, weight
+        )
+        state = prefill_batch(model, prompts, pad)
         width = len(baselines[0])
         inputs = {
             "input_ids": torch.tensor(baselines),
@@ -435,7 +439,7 @@ def test_the_running_statistics_match_the_whole_row_with_first_index_ties() -> N
     """The online-softmax statistics over slices equal the whole row's: the argmax is the first index of
     the largest logit (ties planted inside one slice and across slices, and a row whose maximum sits in
     the last slice), and the log-probability and entropy equal float64 over the whole row."""
-    from benchmark.models.chunked import _Running
+    from benchmark.tools.chunked import _Running
 
     torch.manual_seed(3)
     logits = torch.randn(5, 40) * 4

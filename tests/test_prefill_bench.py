@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmark.models.bench_engines import (
+from benchmark.tools.bench_engines import (
     SHAPES,
     Measurement,
     Shape,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchmark.errors import SagoError
 from benchmark.harness.reproduce import diff_results, main, rerun_options
 from benchmark.results import ResultsFolder
 from benchmark.schema import BASELINE_VARIANT_ID, BOARD_SET_VERSION
@@ -374,17 +375,16 @@ def test_both_reruns_apply_the_recorded_setting_before_anything_imports_torch(mo
     assert "setting: avx2" in done.stdout, done.stdout
 
 
-def test_another_engine_keeps_the_committed_forward_width() -> None:
-    """``--engine pooled`` on a single-prefill result puts the committed batch's rows in each forward
-    (batch x POOL); the reverse divides, never below one row."""
-    from benchmark.documents import RunDocument
+def test_another_engine_keeps_the_committed_batch_size_and_the_tools_engine_is_refused() -> None:
+    """``--engine draft`` re-runs the committed batches at the committed batch size (prompts per forward
+    for every engine a run can use); the pooled engine is a performance tool's, so reproduce refuses it
+    in one line, before any model loads."""
     from benchmark.harness.reproduce import _options
-    from benchmark.models.pooled import POOL
 
     document = ResultsFolder(COMMITTED).read_run()
     run = document.to_json()
-    assert run["engine"] != "pooled"
-    assert _options(document, run["profile"]["name"], "pooled").batch_size == POOL * run["batch_size"]
+    assert _options(document, run["profile"]["name"], "draft").batch_size == run["batch_size"]
+    assert _options(document, run["profile"]["name"], "draft").engine == "draft"
     assert _options(document, run["profile"]["name"], None).batch_size == run["batch_size"]
-    pooled = RunDocument.from_json({**run, "engine": "pooled", "batch_size": 2})
-    assert _options(pooled, run["profile"]["name"], "single_prefill").batch_size == 1
+    with pytest.raises(SagoError, match="unknown engine 'pooled'"):
+        _options(document, run["profile"]["name"], "pooled")

@@ -9,17 +9,18 @@ import pytest
 import torch
 from transformers import Gemma2Config, Gemma2ForCausalLM, LlamaForCausalLM
 
-from benchmark.models import screen as screen_module
-from benchmark.models.prefill import Lane, _greedy_step, step_lane
-from benchmark.models.screen import (
-    _SAFETY,
+from benchmark.models.prefill import Lane, greedy_step, step_lane
+from benchmark.models.tiny import tiny_llama
+from benchmark.tools import screen as screen_module
+from benchmark.tools.screen import (
+    SAFETY,
     SLICED_MIN_ROWS,
     ScreenedHead,
     greedy_tokens,
     screened_head,
+    screened_step,
     sliced,
 )
-from benchmark.models.tiny import tiny_llama
 
 
 def _plain_head(vocab: int = 5000, hidden: int = 96, seed: int = 0) -> LlamaForCausalLM:
@@ -81,7 +82,7 @@ def test_the_bound_covers_the_screen_error_for_every_token() -> None:
     hidden = torch.randn(16, 128) * 25
     screen = torch.ops.quantized.linear_dynamic_fp16(hidden, head.packed)
     exact = torch.nn.functional.linear(hidden.double(), head.weight.double())
-    allowed = (hidden.norm(dim=1) * _SAFETY)[:, None].double() * head.slack.double()[None, :]
+    allowed = (hidden.norm(dim=1) * SAFETY)[:, None].double() * head.slack.double()[None, :]
     error = (screen.double() - exact).abs()
     assert bool((error <= allowed).all())
     assert 0.01 < float((error / allowed).max()) < 1  # tight enough to leave few candidates
@@ -105,7 +106,7 @@ def test_a_flat_screen_gives_way_to_the_plain_product() -> None:
     with torch.inference_mode():
         ids = torch.randint(5, 300, (2, 4))
         inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
-        assert _greedy_step(model, inputs, head).tolist() == [0, 0]  # the first of the tied tokens
+        assert screened_step(head)(model, inputs).tolist() == [0, 0]  # the first of the tied tokens
 
 
 def test_the_screen_is_off_where_logits_are_not_a_plain_linear_head() -> None:
@@ -150,7 +151,7 @@ def test_a_screened_decode_step_equals_the_plain_step_on_a_tiny_llama() -> None:
         others = [Lane(screened_cache, mask, position, token, list(range(6)))]
         for _ in range(5):
             lanes.append(step_lane(model, lanes[-1], plain, 8, eos))  # type: ignore[arg-type]
-            others.append(step_lane(model, others[-1], screened, 8, eos, head))  # type: ignore[arg-type]
+            others.append(step_lane(model, others[-1], screened, 8, eos, screened_step(head)))  # type: ignore[arg-type]
     assert plain == screened
     assert len(plain[0]) == 6
 
@@ -160,7 +161,7 @@ def test_a_step_without_a_screen_reads_the_models_logits() -> None:
     ids = torch.randint(5, 300, (2, 4))
     with torch.inference_mode():
         expected = model(input_ids=ids).logits[:, -1, :].argmax(-1)
-        got = _greedy_step(model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, None)
+        got = greedy_step(model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)})
     assert torch.equal(got, expected)
 
 

@@ -8,12 +8,12 @@ import math
 import pytest
 import torch
 
-from benchmark.models import chunked
 from benchmark.models.engine import RawOutput
-from benchmark.models.pooled import _decode_head, run_batch_pooled
 from benchmark.models.prefill import run_batch_single_prefill
-from benchmark.models.screen import ScreenedHead, _build, sliced
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
+from benchmark.tools import chunked
+from benchmark.tools.pooled import _decode_head, run_batch_pooled
+from benchmark.tools.screen import ScreenedHead, _build, sliced
 
 VOCAB, HIDDEN, ROWS = 6000, 64, 320
 
@@ -191,7 +191,7 @@ def test_the_accuracy_tool_sets_the_screened_pass_beside_float32_and_float64(
 ) -> None:
     """``make scoring-accuracy``'s table: one row per method against float64 over the kept rows, with the
     screened pass's errors its own and the exact pass's no larger than float32 rounding gives here."""
-    from benchmark.harness import scoring_accuracy
+    from benchmark.tools import scoring_accuracy
 
     screen = _screen()
     weight, queries = screen.weight, _queries()

@@ -378,3 +378,32 @@ def test_dataset_page_says_where_the_data_comes_from(built: tuple[SiteTree, Path
     html = pages(site)["datasets/trivia_qa.html"]
     assert 'id="dataset-info"' in html and "stands in for" in html and "licence" in html
     assert "Example item" in html and 'href="../items/trivia_qa/0.html"' in html
+
+
+def test_api_models_get_their_own_escaped_page_and_menu_entry(tmp_path: Path) -> None:
+    tree = make_site_tree(tmp_path / "tree")
+    row = {
+        "model": "acme__served",
+        "name": HOSTILE_NAME,
+        "profile": "smoke",
+        "dataset": "all",
+        "generation": {"sgs": 0.0123, "ci": [0.01, 0.015], "verdict": "significant", "n_items": 24},
+        "mirroring": {"sgs": 0.002, "ci": [0.001, 0.003], "verdict": "not significant", "n_items": 24},
+        "own_confidence": {"n_items": 24, "delta_prob": -0.0421, "delta_entropy": 0.31},
+    }
+    board = read_board(tree.leaderboard)
+    inputs = SiteInputs(
+        board, tree.submissions, load_variant_set(SET, VERSION, tree.variants), api_rows=(row,)
+    )
+    site = build_site(inputs, tmp_path / "site", progress=False) and tmp_path / "site"
+    page = (site / "api.html").read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
+    assert (
+        "0.0123 [0.0100, 0.0150]" in page
+        and "-0.0421" in page
+        and "never ranked with the open models" in page.lower()
+    )
+    assert 'href="api.html"' in (site / "index.html").read_text(encoding="utf-8")
+    # without API rows there is no such page and no menu entry
+    plain = build(tree, tmp_path / "plain")
+    assert not (plain / "api.html").exists() and 'href="api.html"' not in (plain / "index.html").read_text()

@@ -15,13 +15,13 @@ from helpers.toy import toy_variant_set
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.models.fake import FakeBackend
+from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
 from benchmark.profiles import get_profile
 from benchmark.provenance import sha256_file
 from benchmark.results import write_json
 from benchmark.schema import VARIANT_SCHEMA_VERSION
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
-from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
 from benchmark.variants.freeze import write_variant_table

@@ -19,9 +19,9 @@ from helpers.synthetic import example_levels, synthetic_deltas
 from benchmark.axes.results import INPUTS_KEY, input_fingerprint, read_input_fingerprint
 from benchmark.cli import main
 from benchmark.paths import SUBMISSIONS_DIR
+from benchmark.pipeline import origin
+from benchmark.pipeline.analyze import current_axes, deltas_are_stale
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET, RECORDS_SCHEMA_VERSION
-from benchmark.stats import origin
-from benchmark.stats.analyze import current_axes, deltas_are_stale
 
 COMPLETE = ("acme__m-a", "acme__m-b")
 PENDING = "acme__m-later"
@@ -159,8 +159,8 @@ def test_analysis_from_records_alone_through_the_axes(tmp_path: Path) -> None:
     """records/*.parquet → (benchmark.axes, MiniLM) deltas.parquet → summary.json → leaderboard."""
     import pandas as pd
 
+    from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
     from benchmark.schema import VARIANT_COLUMNS
-    from benchmark.stats.analyze import AnalyzeRequest, run_analysis
     from benchmark.stats.summary import AnalysisOptions
 
     root = tmp_path / "submissions"
@@ -279,7 +279,7 @@ def test_committed_deltas_are_read_and_a_forged_copy_is_recomputed(
     """In a checkout (a real git repository): deltas byte-equal to what HEAD commits are read as they are,
     in the checkout or in a copy of it; the same file with every delta zeroed and the right input
     fingerprint is not, committed nowhere and written by no analyze here."""
-    from benchmark.stats.analyze import deltas_to_recompute
+    from benchmark.pipeline.analyze import deltas_to_recompute
 
     repo = tmp_path / "checkout"
     folder = repo / "submissions" / COMPLETE[0] / "results" / "sago-v1" / "v1"
@@ -310,8 +310,8 @@ def test_committed_deltas_are_read_and_a_forged_copy_is_recomputed(
 def test_a_forged_deltas_file_with_the_right_fingerprint_is_not_used(tmp_path: Path) -> None:
     """records → (MiniLM) deltas → summary → leaderboard; then the deltas are replaced by a perfect model's
     with the right fingerprint, and analyze recomputes them from the records."""
+    from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
     from benchmark.schema import VARIANT_COLUMNS
-    from benchmark.stats.analyze import AnalyzeRequest, run_analysis
     from benchmark.stats.summary import AnalysisOptions
 
     root = tmp_path / "submissions"

@@ -24,6 +24,7 @@ import pandas as pd
 
 from benchmark.axes import activations as act
 from benchmark.axes.mirroring import mirroring_delta
+from benchmark.axes.politeness import PolitenessJudge
 from benchmark.axes.scorers import AxisScorers
 from benchmark.axes.text import bleu, score_distinct
 from benchmark.registry import Registry
@@ -339,9 +340,26 @@ def mirroring(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     rows = zip(
         f["family"], f["response"], f["response_0"], mirror_targets(f, scorers.length_target), strict=True
     )
+    judges = _row_judges(f, scorers.politeness)
     return np.array(
         [
-            mirroring_delta(fam, y, y0, s, scorers.politeness, scorers.mirroring_rules)
-            for fam, y, y0, s in rows
+            mirroring_delta(fam, y, y0, s, judge, scorers.mirroring_rules)
+            for (fam, y, y0, s), judge in zip(rows, judges, strict=True)
         ]
     )
+
+
+def _row_judges(frame: pd.DataFrame, judge: PolitenessJudge) -> list[PolitenessJudge]:
+    """The politeness judge of each row: a judge that reads the prompts (the authors' API judge has an
+    ``in_context``) gets the row's two prompts, strength and place; any other is the same for every row."""
+    bind = getattr(judge, "in_context", None)
+    if bind is None:
+        return [judge] * len(frame)
+    from benchmark.axes.api_judge import RowContext
+
+    return [
+        bind(RowContext(str(p0), str(pv), float(s), str(place)))
+        for p0, pv, s, place in zip(
+            frame["prompt_0"], frame["prompt"], frame["strength"], frame["place"], strict=True
+        )
+    ]

@@ -26,7 +26,8 @@ POLITENESS_ENV = "SAGO_POLITENESS_JUDGE"
 POLITENESS_JUDGES = ("courtesy-markers", "llm")
 """``$SAGO_POLITENESS_JUDGE``: the courtesy-marker judge (default) or the measured language-model judge
 (``benchmark.axes.llm_judge.packaged_judge``: Qwen2.5-Coder-1.5B-Instruct, loaded on the first row it
-judges); docs/METHOD.md section 7."""
+judges), or ``openai:<model>``: the authors' gpt-4o-mini judge through any OpenAI-compatible endpoint
+(``benchmark.axes.api_judge``); docs/METHOD.md section 7."""
 LENGTH_TARGET_ENV = "SAGO_LENGTH_TARGET"
 
 
@@ -102,10 +103,17 @@ class AxisScorers:
 def configured_politeness() -> tuple[PolitenessJudge, str]:
     """The judge ``$SAGO_POLITENESS_JUDGE`` names (courtesy markers when unset) and its provenance label."""
     name = os.environ.get(POLITENESS_ENV) or POLITENESS_JUDGES[0]
+    if name.startswith("openai:"):  # the authors' judge through an OpenAI-compatible endpoint
+        from benchmark.axes.api_judge import api_judge
+
+        judge = api_judge(name)
+        return judge, judge.label
     if name == "llm":
         from benchmark.axes.llm_judge import packaged_judge
 
         return packaged_judge()
     if name != POLITENESS_JUDGES[0]:
-        raise SagoError(f"${POLITENESS_ENV}={name!r} is not one of {', '.join(POLITENESS_JUDGES)}")
+        raise SagoError(
+            f"${POLITENESS_ENV}={name!r} is not one of {', '.join(POLITENESS_JUDGES)} or openai:<model>"
+        )
     return CourtesyMarkerJudge(), "CourtesyMarkerJudge"

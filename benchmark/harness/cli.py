@@ -1,4 +1,5 @@
-"""``sago evaluate`` and ``sago bench``."""
+"""``sago evaluate`` and ``sago checkpoint-files`` (``sago bench`` is a performance tool:
+``benchmark/tools/bench.py``)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,10 @@ from benchmark.paths import check_slug
 from benchmark.profiles import PROFILES, get_profile
 from benchmark.results import results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.submissions import load_submission
 
 
-def _run_options(function: click.decorators.FC) -> click.decorators.FC:
-    """Options shared by evaluate and bench."""
+def run_options(function: click.decorators.FC) -> click.decorators.FC:
+    """Options shared by evaluate and ``sago bench`` (each adds its own --engine)."""
     for option in reversed(
         (
             click.option(
@@ -46,17 +46,9 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
                 "--batch-size",
                 type=options.BATCH_SIZE,
                 default=None,
-                help="Prompts per batch (default on CPU: 32, 16 or 8 by model size; automatic on GPU).",
+                help="Prompts per forward (default on CPU: 32, 16 or 8 by model size; automatic on GPU).",
             ),
             click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets."),
-            click.option(
-                "--engine",
-                default="single_prefill",
-                show_default=True,
-                help="single_prefill, two_pass (reference), draft (y_0 as a free draft) or pooled (draft, "
-                "each batch read as 4 micro-batches whose unfinished rows decode together: its forwards "
-                "hold a quarter of --batch-size rows; fastest on a CPU).",
-            ),
             click.option(
                 "--threads",
                 type=options.THREADS,
@@ -73,7 +65,14 @@ def _run_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.argument("slugs", nargs=-1)
 @click.option("--pending", is_flag=True, help="Every submission without complete results for the set.")
 @click.option("--all", "every", is_flag=True, help="Every submission.")
-@_run_options
+@run_options
+@click.option(
+    "--engine",
+    default="single_prefill",
+    show_default=True,
+    help="single_prefill (every committed result), two_pass (the reference) or draft (single_prefill "
+    "with y_0 as a free draft).",
+)
 @click.option(
     "--force",
     is_flag=True,
@@ -152,50 +151,6 @@ def evaluate(
             click.echo(f"{slug}: wrote {run_file.parent}")
 
 
-@click.command()
-@click.option("--model", "slug", required=True, help="Submission slug to benchmark.")
-@_run_options
-def bench(
-    slug: str,
-    set_name: str,
-    version: str,
-    profile: str,
-    device: str | None,
-    batch_size: int | None,
-    datasets: str | None,
-    engine: str,
-    threads: int | None,
-) -> None:
-    """Measure prompts/s, tokens/s, peak memory and the harness/bare-model wall-time ratio."""
-    from benchmark.harness.bench import bench as run_bench
-    from benchmark.harness.bench import require_hf
-    from benchmark.models.loading import load_backend
-
-    chosen = get_profile(profile)
-    submission = load_submission(slug, paths.SUBMISSIONS_DIR)
-    variant_set = open_variant_set(set_name, version)
-    check_options(
-        EvaluateOptions(
-            set_name=set_name,
-            version=version,
-            profile=profile,
-            device=device,
-            datasets=dataset_list(datasets),
-            engine=engine,
-        ),
-        variant_set,
-    )
-    backend = require_hf(
-        load_backend(submission, device=device, batch_size=batch_size, engine=engine, threads=threads)
-    )
-    result = run_bench(
-        backend, variant_set, profile=chosen, batch_size=backend.batch_size, datasets=dataset_list(datasets)
-    )
-    click.echo(f"bench {slug} ({profile}, {backend.describe()['device']}, engine {backend.engine_name})")
-    for line in result.lines():
-        click.echo(line)
-
-
 @click.command(name="checkpoint-files")
 @click.argument("slugs", nargs=-1, required=True)
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
@@ -220,3 +175,39 @@ def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str) -> Non
         for rank in sorted(folder.checkpoint.glob("rank-*")) if folder.checkpoint.is_dir() else []:
             for path in PartStore(rank).finished_files():
                 click.echo(path.relative_to(paths.REPO_ROOT).as_posix())
+
+
+@click.command(name="serve", context_settings={"ignore_unknown_options": True})
+@click.argument("artefact")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+@click.option(
+    "--port", type=click.IntRange(1024, 65535), default=8094, show_default=True, help="Loopback port."
+)
+@click.option("--threads", type=options.THREADS, default=1, show_default=True, help="llama.cpp threads.")
+@click.option(
+    "--slots", type=click.IntRange(1, 64), default=2, show_default=True, help="Requests decoded together."
+)
+def serve(artefact: str, command: tuple[str, ...], port: int, threads: int, slots: int) -> None:
+    """Serve the packaged ARTEFACT over the OpenAI-compatible protocol on 127.0.0.1:PORT (llama.cpp's
+    llama-server, built by `sago variants llama-server`) while COMMAND runs, then stop it.
+
+    Example: sago serve smollm2-135m-instruct-q4_1 -- sago evaluate
+    huggingfacetb__smollm2-135m-instruct-q4_1-llama-server --profile smoke
+    """
+    import subprocess
+
+    from benchmark.harness.serve import served
+    from benchmark.packaged import ARTEFACTS
+
+    if artefact not in ARTEFACTS.names():
+        raise SagoError(f"unknown packaged artefact {artefact!r}; one of {', '.join(ARTEFACTS.names())}")
+    argv = list(command[1:] if command and command[0] == "--" else command)
+    if argv and argv[0] == "sago":  # the same interpreter and checkout as this command
+        import sys
+
+        argv = [sys.executable, "-m", "benchmark", *argv[1:]]
+    with served(artefact, port=port, threads=threads, slots=slots) as url:
+        click.echo(f"serving {artefact} at {url}", err=True)
+        code = subprocess.run(argv, check=False).returncode
+    if code:
+        raise SystemExit(code)

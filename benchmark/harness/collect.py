@@ -42,6 +42,7 @@ from benchmark.results import CHECKPOINT_DIR, DONE_FILE, PLAN_FILE, write_json
 from benchmark.schema import (
     BASELINE_FAMILY,
     DEFAULT_SEED,
+    OWN_CONFIDENCE_COLUMNS,
     RECORD_COLUMNS,
     RERUN_FAMILY,
     RERUN_VARIANT_ID,
@@ -441,7 +442,13 @@ def runner(
             outputs = backend.run(
                 requests, max_new_tokens=profile.max_new_tokens, rerun_control=batch.phase == "rerun"
             )
-        part = _part(batch, outputs, time.perf_counter() - start, backend.capabilities.hidden_states)
+        part = _part(
+            batch,
+            outputs,
+            time.perf_counter() - start,
+            backend.capabilities.hidden_states,
+            own=not backend.capabilities.logprobs,
+        )
         if reference is None:
             return part
         tasks = {t.key: t for t in batch.tasks}
@@ -463,13 +470,25 @@ def _generate_and_score_baselines(
         max_new_tokens=0,
     )
     return [
-        replace(s, response=g.response, response_tokens=g.response_tokens, finished=g.finished)
+        replace(
+            s,
+            response=g.response,
+            response_tokens=g.response_tokens,
+            finished=g.finished,
+            token_logprobs=g.token_logprobs,
+            # an endpoint reports the prompt's tokens when it generates (its scoring pass sends nothing)
+            prompt_tokens=s.prompt_tokens or g.prompt_tokens,
+        )
         for g, s in zip(generated, scored, strict=True)
     ]
 
 
-def _part(batch: Batch, outputs: Sequence[VariantOutput], seconds: float, with_hidden: bool) -> Part:
-    rows = [_record(t, o) for t, o in zip(batch.tasks, outputs, strict=True)]
+def _part(
+    batch: Batch, outputs: Sequence[VariantOutput], seconds: float, with_hidden: bool, *, own: bool = False
+) -> Part:
+    """One batch's checkpoint part; ``own``: a backend that cannot teacher-force (an API) also keeps the
+    confidence of its own tokens (``OWN_CONFIDENCE_COLUMNS``, beside the records in the part)."""
+    rows = [_record(t, o) | (_own(o) if own else {}) for t, o in zip(batch.tasks, outputs, strict=True)]
     activations = {
         o.key: o.hidden.astype(np.float16) for o in outputs if with_hidden and o.hidden is not None
     }
@@ -480,7 +499,19 @@ def _part(batch: Batch, outputs: Sequence[VariantOutput], seconds: float, with_h
         "generated_tokens": sum(o.response_tokens for o in outputs),
         "scored_tokens": sum(o.baseline_tokens for o in outputs),
     }
-    return Part(batch.name, pd.DataFrame(rows, columns=["key", *RECORD_COLUMNS]), activations, stats)
+    columns = ["key", *RECORD_COLUMNS, *(OWN_COLUMNS if own else ())]
+    return Part(batch.name, pd.DataFrame(rows, columns=columns), activations, stats)
+
+
+OWN_COLUMNS = tuple(c for c in OWN_CONFIDENCE_COLUMNS if c not in RECORD_COLUMNS)
+"""the columns an API part adds to the records columns."""
+
+
+def _own(out: VariantOutput) -> dict[str, Any]:
+    from benchmark.models.api import own_confidence
+
+    prob, entropy = own_confidence(out.token_logprobs)
+    return {"own_tokens": len(out.token_logprobs or ()), "own_prob_mean": prob, "own_entropy": entropy}
 
 
 def _record(task: Task, out: VariantOutput) -> dict[str, Any]:

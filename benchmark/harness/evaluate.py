@@ -15,11 +15,13 @@ from benchmark.errors import SagoError
 from benchmark.harness.collect import ONE_PROCESS, ParallelRun, Ranks, collect, select_tasks
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
+from benchmark.models.api import CACHE_FILE as API_CACHE_FILE
+from benchmark.models.api import ApiBackend, api_backend
 from benchmark.models.protocol import ModelBackend
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.submissions import list_slugs, load_submission
+from benchmark.submissions import ApiModel, list_slugs, load_submission
 
 if TYPE_CHECKING:
     from benchmark.models.loading import ModelChoice  # torch: imported only where a model loads
@@ -129,6 +131,13 @@ def evaluate_model(
     select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
     if _nothing_to_do(out, options, profile, variant_set.sha256, ranks, label):
         return None
+    extra: dict[str, object] = dict(provenance().run_json()) if provenance else {}
+    spec = submission.model if submission is not None else None
+    if backend is None and isinstance(spec, ApiModel):
+        backend = api_backend_for(spec, options)
+    if isinstance(backend, ApiBackend):
+        backend.attach_cache(ResultsFolder(out).checkpoint / API_CACHE_FILE)
+        extra = {**extra, "not_measured": api_not_measured()}
     if backend is None:
         assert submission is not None  # checked above
         from benchmark.models.loading import load_backend  # torch/transformers only when needed
@@ -157,7 +166,34 @@ def evaluate_model(
     ranks.barrier()
     if not ranks.is_main:
         return None
-    return finalize(out, world_size=ranks.world_size, extra=provenance().run_json() if provenance else None)
+    return finalize(out, world_size=ranks.world_size, extra=extra or None)
+
+
+def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
+    """The backend of an ``api`` submission; options meaning something only for local weights are refused."""
+    for flag, value in (
+        ("--device", options.device),
+        ("--device-map", options.device_map),
+        ("--threads", options.threads),
+    ):
+        if value is not None:
+            raise SagoError(f"{flag} does not apply to an API model (it runs on the endpoint's machines)")
+    if options.engine != "single_prefill":
+        raise SagoError("--engine does not apply to an API model (the endpoint decodes)")
+    backend = api_backend(
+        model.base_url, model.model, model.snapshot, key_env=model.key_env, concurrency=model.concurrency
+    )
+    if options.batch_size:
+        backend.batch_size = options.batch_size
+    return backend
+
+
+def api_not_measured() -> dict[str, str]:
+    """run.json's ``not_measured`` of an API run: every measure that needs the weights."""
+    from benchmark.axes.measures import model_measures
+
+    why = "an API endpoint shows no hidden states and scores no given continuation"
+    return {name: why for name in model_measures()}
 
 
 def _nothing_to_do(

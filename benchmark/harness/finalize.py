@@ -29,7 +29,7 @@ from benchmark.results import (
     write_parquet,
     write_tensors,
 )
-from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
+from benchmark.schema import OWN_CONFIDENCE_COLUMNS, RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
 from benchmark.version import __version__
 
 _DTYPES = {
@@ -80,6 +80,14 @@ def finalize(
             )
             if activations:
                 write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
+            if "own_prob_mean" in rows.columns:  # an API run: its own-token confidence, a table apart
+                write_parquet(
+                    staging.own_confidence(dataset),
+                    pa.Table.from_pandas(
+                        rows.loc[:, list(OWN_CONFIDENCE_COLUMNS)].astype({"own_tokens": "int64"}),
+                        preserve_index=False,
+                    ),
+                )
         run = run_json(plans, stores, records, extra=extra or {}, files=file_hashes(staging.path))
         write_json(staging.run, run.to_json())
         replace_folder(staging.path, results_dir)

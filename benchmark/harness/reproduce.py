@@ -291,16 +291,12 @@ def use_committed_setting(run: RunDocument) -> None:
 def _options(run: RunDocument, profile: str, engine: str | None) -> EvaluateOptions:
     """The committed run's settings, with another engine where ``engine`` names one (checked here)."""
     from benchmark.harness.evaluate import EvaluateOptions
-    from benchmark.models.hf import ENGINES, engine_pool
+    from benchmark.models.hf import ENGINES
 
     chosen = rerun_options(run, profile)
     if engine is not None:
         ENGINES.get(engine)  # an unknown name is one line, before any model loads
-        # The pooled engine's forwards hold a POOL-th of its batch: scaling the batch keeps the committed
-        # batch's rows in each forward (the same micro-batches, but for each phase's last, shorter batch).
-        scaled = chosen["batch_size"] * engine_pool(engine) // engine_pool(chosen["engine"])
-        chosen["batch_size"] = max(1, scaled)
-        chosen["engine"] = engine
+        chosen["engine"] = engine  # the committed batch size: prompts per forward for every engine
     return EvaluateOptions(**chosen)
 
 
@@ -443,8 +439,8 @@ def reproduce_sample(
 @click.option(
     "--engine",
     default=None,
-    help="Re-run with this engine instead of the committed one (e.g. draft): are its outputs the "
-    "committed engine's? Default: the committed run's own engine.",
+    help="Re-run with this engine instead of the committed one (single_prefill, two_pass or draft): are "
+    "its outputs the committed engine's? Default: the committed run's own engine.",
 )
 def main_command(
     slug: str | None,

@@ -1,8 +1,9 @@
 """A Hugging Face causal LM as a :class:`~benchmark.models.protocol.ModelBackend`.
 
 Text in, text and numbers out: the backend renders each prompt (chat template or raw), tokenizes the
-baseline response, hands token ids to an engine (``engine.run_batch_two_pass`` or the single-prefill
-engine) and decodes what comes back. On a GPU it finds its batch size by halving on out-of-memory.
+baseline response, hands token ids to an engine (:data:`ENGINES`: ``engine.run_batch_two_pass`` or the
+single-prefill engines of ``prefill.py``) and decodes what comes back. On a GPU it finds its batch size by
+halving on out-of-memory.
 """
 
 from __future__ import annotations
@@ -16,53 +17,58 @@ from typing import Any
 import torch
 
 from benchmark.errors import SagoError
-from benchmark.models.chunked import sliced_screen
 from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
-from benchmark.models.pooled import POOL, REFILL_FRACTION, run_batch_pooled
 from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, unsupported_reason
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
-from benchmark.models.screen import plain_head, screened_head
 from benchmark.registry import Registry
-from benchmark.schema import rerun_batch_size
 
-ENGINES: Registry[Engine] = Registry("engine")
-"""The engines by name (``--engine``); both give the same outputs (tests/test_engine.py)."""
-ENGINES.add("two_pass", run_batch_two_pass)
-ENGINES.add("single_prefill", run_batch_single_prefill)
-ENGINES.add("draft", run_batch_draft)
-ENGINES.add("pooled", run_batch_pooled)
-_DECLINES: dict[str, Callable[[object], str | None]] = {
-    "single_prefill": unsupported_reason,
-    "draft": unsupported_reason,
-    "pooled": unsupported_reason,
-}
-"""engines that refuse some architectures: name -> why not (None: supported)."""
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine and what :class:`HFBackend` asks of it besides running batches (the defaults: nothing)."""
+
+    name: str
+    """the engine's name (``--engine``), recorded in run.json."""
+    run: Engine
+    """the engine itself."""
+    declines: Callable[[object], str | None] | None = None
+    """why it cannot run a model (None: it can); a declined model runs the two-pass engine instead."""
+    forwards_per_call: int = 1
+    """forwards one engine call is cut into: a backend made for ``batch_size`` prompts per forward calls
+    the engine on that many times more prompts. 1 for every engine in :data:`ENGINES`."""
+    options: Callable[[int, bool], dict[str, int]] | None = None
+    """extra keyword arguments of each call, from (prompts per forward, whether the batch is the rerun
+    control's)."""
+    prepare: Callable[[Any], None] | None = None
+    """builds what the engine keeps per model, before the first batch (a one-time cost, like loading)."""
+    settings: Callable[[Any], dict[str, object]] | None = None
+    """run.json's ``engine_settings`` for a model (None: the engine records none)."""
+
+
+TWO_PASS = EngineSpec("two_pass", run_batch_two_pass)
+ENGINES: Registry[EngineSpec] = Registry("engine")
+"""The engines a run can use, by name (``--engine``); their outputs are the same (tests/test_engine.py,
+tests/test_prefill.py). The performance tools add their own (``benchmark.tools``), never here."""
+ENGINES.add("two_pass", TWO_PASS)
+ENGINES.add(
+    "single_prefill", EngineSpec("single_prefill", run_batch_single_prefill, declines=unsupported_reason)
+)
+ENGINES.add("draft", EngineSpec("draft", run_batch_draft, declines=unsupported_reason))
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
 
 
-def engine_pool(name: str) -> int:
-    """Micro-batches per call of the engine called ``name``: its forwards hold a batch's ``1 / pool``
-    rows (:data:`POOL` for the pooled engine, else 1). Batch sizes that must mean the same forward width
-    under two engines scale by it.
+def resolve_engine(engine: str | EngineSpec, model: object) -> tuple[str, EngineSpec]:
+    """The engine ``engine`` names (an :data:`ENGINES` name, or an engine given whole) and the name
+    actually used.
 
-    >>> engine_pool("pooled"), engine_pool("single_prefill")
-    (4, 1)
-    """
-    return POOL if name == "pooled" else 1
-
-
-def resolve_engine(name: str, model: object) -> tuple[str, Engine]:
-    """The engine called ``name`` and the name actually used.
-
-    The single-prefill engine declines some architectures (``prefill.unsupported_reason``); those fall
+    The single-prefill engines decline some architectures (``prefill.unsupported_reason``); those fall
     back to the two-pass reference engine, and the returned name says so.
     """
-    engine = ENGINES.get(name)
-    reason = _DECLINES.get(name)
-    if reason is not None and (why := reason(model)) is not None:
-        return f"two_pass ({name} declined: {why})", run_batch_two_pass
-    return name, engine
+    spec = ENGINES.get(engine) if isinstance(engine, str) else engine
+    if spec.declines is not None and (why := spec.declines(model)) is not None:
+        return f"two_pass ({spec.name} declined: {why})", TWO_PASS
+    return spec.name, spec
 
 
 @dataclass(frozen=True)
@@ -87,8 +93,10 @@ class HFBackend:
         tokenizer: its tokenizer.
         source: provenance of the weights.
         chat_template: "auto" (use the tokenizer's template when it has one), "always" or "never".
-        engine: engine name (see :data:`ENGINES`).
-        batch_size: largest number of prompts per engine call; halved on GPU out-of-memory.
+        engine: engine name (see :data:`ENGINES`), or an engine given whole (:class:`EngineSpec`).
+        batch_size: largest number of prompts per forward; halved on GPU out-of-memory. The backend's
+            ``batch_size`` is prompts per engine call: the same, times the engine's
+            :attr:`~EngineSpec.forwards_per_call` (1 for every engine in :data:`ENGINES`).
         device_map: the ``device_map`` the weights were loaded with (e.g. "auto"), for provenance.
     """
 
@@ -101,7 +109,7 @@ class HFBackend:
         *,
         source: ModelSource,
         chat_template: str = "auto",
-        engine: str = "two_pass",
+        engine: str | EngineSpec = "two_pass",
         batch_size: int = 8,
         device_map: str | None = None,
     ) -> None:
@@ -110,18 +118,18 @@ class HFBackend:
         self.source = source
         self.name = source.location
         self.uses_chat_template = _wants_template(tokenizer, chat_template)
-        self.engine_name, self.engine = resolve_engine(engine, model)
-        self.batch_size = batch_size
-        self.batch_sizes_used: list[int] = [batch_size]
+        self.engine_name, self.engine_spec = resolve_engine(engine, model)
+        self.engine: Engine = self.engine_spec.run
+        self.batch_size = batch_size * self.engine_spec.forwards_per_call
+        self.batch_sizes_used: list[int] = [self.batch_size]
         self.eos_ids = _eos_ids(model, tokenizer)
         self.pad_id = _pad_id(tokenizer, self.eos_ids)
         self.device_map = device_map
 
     @property
     def forward_rows(self) -> int:
-        """Most prompts one forward holds: the batch size, or a :data:`POOL`-th of it for the pooled
-        engine (which reads each batch as that many micro-batches)."""
-        return math.ceil(self.batch_size / engine_pool(self.engine_name))
+        """Most prompts one forward holds: the batch size, divided by the engine's forwards per call."""
+        return math.ceil(self.batch_size / self.engine_spec.forwards_per_call)
 
     def render(self, prompt: str) -> list[int]:
         """Token ids of one user turn (chat template with generation prompt) or of the raw prompt."""
@@ -185,12 +193,10 @@ class HFBackend:
         return out
 
     def _engine_options(self, rerun_control: bool) -> dict[str, int]:
-        """Extra arguments of the engine: the pooled engine's micro-batch size and decode width (its
-        forward width; micro-batches of rerun control rows at the control's own, different size)."""
-        if self.engine is not run_batch_pooled:
-            return {}
-        micro = rerun_batch_size(self.forward_rows) if rerun_control else self.forward_rows
-        return {"micro_rows": micro, "decode_rows": self.forward_rows}
+        """Extra arguments of the engine (:attr:`EngineSpec.options`; none for the engines of
+        :data:`ENGINES`)."""
+        options = self.engine_spec.options
+        return {} if options is None else options(self.forward_rows, rerun_control)
 
     def _back_off(self) -> None:
         if self.batch_size == 1:
@@ -217,16 +223,10 @@ class HFBackend:
         )
 
     def prepare(self) -> None:
-        """Build what the engine keeps per model now, not inside the first batch: the pooled engine's
-        float16 copy of the output layer (seconds for a large vocabulary), a one-time cost like loading."""
-        if self.engine is run_batch_pooled:
-            screened_head(self.model)
-            sliced_screen(self.model)
-
-    def _scoring_head(self) -> str:
-        if sliced_screen(self.model) is not None:
-            return "float16_screen"
-        return "vocab_chunks" if plain_head(self.model) is not None else "model_logits"
+        """Build what the engine keeps per model now, not inside the first batch, a one-time cost like
+        loading (:attr:`EngineSpec.prepare`; nothing for the engines of :data:`ENGINES`)."""
+        if self.engine_spec.prepare is not None:
+            self.engine_spec.prepare(self.model)
 
     def describe(self) -> dict[str, object]:
         """Provenance of the model and how it was run."""
@@ -253,16 +253,9 @@ class HFBackend:
             "torch_threads": torch.get_num_threads(),
             "device_map": _placement(self.model, self.device_map),
         }
-        if self.engine is run_batch_pooled:
-            # only the pooled engine records settings, so other engines' run.json bytes stay as they were
-            described["engine_settings"] = {
-                "pool": POOL,
-                "refill_fraction": REFILL_FRACTION,
-                # how decode steps pick greedy tokens (benchmark/models/screen.py) and how the y_0 scoring
-                # pass reads the output layer (benchmark/models/chunked.py)
-                "greedy_head": "float16_screen" if screened_head(self.model) is not None else "model_logits",
-                "scoring_head": self._scoring_head(),
-            }
+        if self.engine_spec.settings is not None:
+            # only an engine with settings records them, so other engines' run.json bytes stay as they were
+            described["engine_settings"] = self.engine_spec.settings(self.model)
         return described
 
 

@@ -16,9 +16,9 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from benchmark.errors import SagoError
 from benchmark.gguf import load_gguf
-from benchmark.models.hf import HFBackend, ModelSource, engine_pool
+from benchmark.models.hf import EngineSpec, HFBackend, ModelSource
 from benchmark.paths import REPO_ROOT
-from benchmark.submissions import HubModel, LocalModel, PackagedModel
+from benchmark.submissions import ApiModel, HubModel, LocalModel, PackagedModel
 
 CPU_BATCH_SIZES = (32, 16, 8)
 """CPU batch sizes tried, largest first; :func:`cpu_batch_size` picks one from the model's size."""
@@ -35,7 +35,7 @@ class ModelChoice(Protocol):
     """What loading needs of a submission: the weights, the dtype and the chat-template setting."""
 
     @property
-    def model(self) -> HubModel | PackagedModel | LocalModel: ...
+    def model(self) -> HubModel | PackagedModel | LocalModel | ApiModel: ...
 
     @property
     def dtype(self) -> str: ...
@@ -52,7 +52,7 @@ def load_backend(
     *,
     device: str | None = None,
     batch_size: int | None = None,
-    engine: str = "single_prefill",
+    engine: str | EngineSpec = "single_prefill",
     threads: int | None = None,
     device_map: str | None = None,
 ) -> HFBackend:
@@ -63,7 +63,8 @@ def load_backend(
         device: "cpu", "cuda", "cuda:1", ...; default: CUDA when available, else CPU.
         batch_size: prompts per engine call; default on CPU :func:`cpu_batch_size`, on GPU 64 halved
             on out-of-memory.
-        engine: "two_pass" or "single_prefill".
+        engine: a name in ``benchmark.models.hf.ENGINES`` ("single_prefill", "two_pass" or "draft"), or an
+            engine given whole (``benchmark.models.hf.EngineSpec``).
         threads: CPU threads for torch (default: all cores).
         device_map: e.g. "auto": shard a model too large for one GPU over all visible devices
             (transformers/accelerate big-model loading); ``device`` then names the input device only.
@@ -79,8 +80,6 @@ def load_backend(
     model, tokenizer, source = _load(submission.model, dtype, device_map)
     model = (model if device_map else model.to(target)).eval()
     size = batch_size or (cpu_batch_size(model) if target.type == "cpu" else GPU_START_BATCH_SIZE)
-    if batch_size is None:
-        size *= engine_pool(engine)  # the pooled engine's forwards hold a POOL-th of each batch
     return HFBackend(
         model,
         tokenizer,
@@ -130,8 +129,10 @@ def _placement(device_map: str | None) -> dict[str, str]:
 
 
 def _load(
-    spec: HubModel | PackagedModel | LocalModel, dtype: torch.dtype, device_map: str | None = None
+    spec: HubModel | PackagedModel | LocalModel | ApiModel, dtype: torch.dtype, device_map: str | None = None
 ) -> tuple[Any, Any, ModelSource]:
+    if isinstance(spec, ApiModel):  # sago evaluate runs these through benchmark.models.api
+        raise SagoError("an api model has no weights to load here; it is evaluated through its endpoint")
     if isinstance(spec, HubModel):
         return _load_hub(spec, dtype, device_map)
     if isinstance(spec, PackagedModel):

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, TypedDict
 
 import numpy as np
 import torch
@@ -29,7 +29,6 @@ from transformers import PreTrainedModel
 from transformers.cache_utils import DynamicCache
 
 from benchmark.models.engine import RawOutput, left_pad
-from benchmark.models.screen import ScreenedHead, final_hidden, greedy_tokens
 
 # Layer types whose cache is a plain (optionally windowed) KV store and whose mask depends only on
 # the distance between real tokens, so a branched cache behaves like a fresh forward.
@@ -40,11 +39,31 @@ _PREFIXES_KEPT = 8
 """one-row prefix caches kept per model (a run has one chat template, so one prefix)."""
 
 
+class ForwardInputs(TypedDict, total=False):
+    """Keyword arguments of one forward call that extends a cache (a decode step, a y_0 scoring pass)."""
+
+    input_ids: torch.Tensor
+    """long [rows, positions]: the tokens read."""
+    attention_mask: torch.Tensor
+    """long [rows, cache slots + positions]: 1 on the slots each row attends to."""
+    position_ids: torch.Tensor
+    """long [rows, positions]: each token's position, continuing from its row's last real token."""
+    past_key_values: DynamicCache
+    """the cache the call extends."""
+    use_cache: bool
+
+
+TokenPicker = Callable[[PreTrainedModel, ForwardInputs], torch.Tensor]
+"""How a decode step picks its greedy tokens: (model, the step's forward inputs, whose cache the call
+extends) -> long [rows]. The engines here take the argmax of the model's own logits (:func:`greedy_step`);
+a caller may pass another picker to :func:`decode_lane` and :func:`step_lane`."""
+
+
 class SinglePrefillUnsupported(ValueError):
     """The model's architecture cannot be run by the single-prefill engine; use the two-pass one."""
 
 
-class _Prefill(NamedTuple):
+class Prefill(NamedTuple):
     """State after reading the prompt batch once."""
 
     cache: DynamicCache
@@ -59,7 +78,7 @@ class _Prefill(NamedTuple):
     """float32 [batch, n_layers + 1, hidden]: states at the last prompt token, embeddings first."""
 
 
-class _Decoded(NamedTuple):
+class Decoded(NamedTuple):
     """Greedy responses of a batch."""
 
     response_ids: list[list[int]]
@@ -68,7 +87,7 @@ class _Decoded(NamedTuple):
     """per row, whether an end-of-sequence token stopped generation."""
 
 
-class _Scores(NamedTuple):
+class Scores(NamedTuple):
     """Teacher-forced statistics of y_0 for one row."""
 
     logprob_sum: float
@@ -78,8 +97,8 @@ class _Scores(NamedTuple):
 
 
 # The two-pass engine's convention: an empty y_0 has probability 1 (sum 0) and no mean or entropy.
-_EMPTY_Y0 = _Scores(0.0, math.nan, math.nan, 0)
-_NOT_SCORED = _Scores(math.nan, math.nan, math.nan, 0)
+EMPTY_Y0 = Scores(0.0, math.nan, math.nan, 0)
+NOT_SCORED = Scores(math.nan, math.nan, math.nan, 0)
 
 
 def unsupported_reason(model: object) -> str | None:
@@ -136,9 +155,9 @@ def run_batch_single_prefill(
     """
     model = checked_model(model, prompts, baselines)
     with torch.inference_mode():
-        state = _prefill(model, prompts, pad_id)
-        scores: list[_Scores] | None
-        if draft and baselines is not None and _draft_fits(model, state, baselines, max_new_tokens):
+        state = prefill_batch(model, prompts, pad_id)
+        scores: list[Scores] | None
+        if draft and baselines is not None and draft_fits(model, state, baselines, max_new_tokens):
             scores, decoded = _score_and_draft_decode(
                 model, state, baselines, pad_id, max_new_tokens, eos_ids
             )
@@ -146,11 +165,11 @@ def run_batch_single_prefill(
             scores = (
                 None
                 if baselines is None
-                else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
+                else score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
             )
-            decoded = _greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
+            decoded = greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
     hidden = state.hidden.cpu().numpy()
-    return [_raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
+    return [raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
 
 
 def checked_model(
@@ -166,7 +185,7 @@ def checked_model(
     return model
 
 
-def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: int) -> _Prefill:
+def prefill_batch(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: int) -> Prefill:
     """Run the prompts once, keeping the cache, last logits and hidden states.
 
     When every prompt starts with the same tokens (a chat template's system turn), that prefix is read
@@ -194,7 +213,7 @@ def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: i
     )
     # With device_map="auto" layers live on several devices: gather everything on the input's device.
     hidden = torch.stack([h[:, -1, :].to(ids.device) for h in out.hidden_states], dim=1).float()
-    return _Prefill(
+    return Prefill(
         cache=out.past_key_values,
         attention_mask=mask,
         last_position=positions[:, -1],
@@ -204,7 +223,7 @@ def _prefill(model: PreTrainedModel, prompts: Sequence[Sequence[int]], pad_id: i
 
 
 def shared_prefix_length(model: PreTrainedModel, prompts: Sequence[Sequence[int]]) -> int:
-    """Leading tokens common to every prompt that :func:`_prefill` reads once (0: no sharing).
+    """Leading tokens common to every prompt that :func:`prefill_batch` reads once (0: no sharing).
 
     At least one token of every prompt stays outside the prefix (its state at the last prompt token
     is recorded). Sharing needs at least :data:`MIN_SHARED_PREFIX` tokens, and is skipped for models
@@ -277,9 +296,9 @@ def layer_tensors(cache: DynamicCache, layer: int) -> tuple[torch.Tensor, torch.
     return keys, values
 
 
-def _greedy_decode(
-    model: PreTrainedModel, state: _Prefill, *, max_new_tokens: int, eos_ids: frozenset[int]
-) -> _Decoded:
+def greedy_decode(
+    model: PreTrainedModel, state: Prefill, *, max_new_tokens: int, eos_ids: frozenset[int]
+) -> Decoded:
     """Greedy decoding from the prefilled cache (mutates ``state.cache``).
 
     A row that emits an end-of-sequence token leaves the batch: its cache rows, mask and position are
@@ -290,7 +309,7 @@ def _greedy_decode(
     return _finish(model, lane, generated, max_new_tokens, eos_ids)
 
 
-def prompt_lane(state: _Prefill, rows: Sequence[int]) -> Lane:
+def prompt_lane(state: Prefill, rows: Sequence[int]) -> Lane:
     """The lane of a prefilled batch: each row's first greedy token, not yet in the cache."""
     return Lane(
         state.cache, state.attention_mask, state.last_position, state.next_logits.argmax(-1), list(rows)
@@ -324,15 +343,15 @@ def _finish(
     generated: list[list[int]],
     max_new_tokens: int,
     eos_ids: frozenset[int],
-) -> _Decoded:
+) -> Decoded:
     """Decode the lane's unfinished rows to the end, then cut every row at its end-of-sequence token."""
     live = unfinished(lane, generated, max_new_tokens, eos_ids)
     if live is not None:
         decode_lane(model, live, generated, max_new_tokens, eos_ids)
-    return _split_responses(generated, eos_ids)
+    return split_responses(generated, eos_ids)
 
 
-def _split_responses(generated: list[list[int]], eos_ids: frozenset[int]) -> _Decoded:
+def split_responses(generated: list[list[int]], eos_ids: frozenset[int]) -> Decoded:
     """Cut each row at its first end-of-sequence token."""
     responses: list[list[int]] = []
     finished: list[bool] = []
@@ -340,33 +359,33 @@ def _split_responses(generated: list[list[int]], eos_ids: frozenset[int]) -> _De
         stop = next((i for i, token in enumerate(row) if token in eos_ids), None)
         responses.append(row if stop is None else row[:stop])
         finished.append(stop is not None)
-    return _Decoded(response_ids=responses, finished=finished)
+    return Decoded(response_ids=responses, finished=finished)
 
 
-def _score_baselines(
+def score_baselines(
     model: PreTrainedModel,
-    state: _Prefill,
+    state: Prefill,
     cache: DynamicCache,
     baselines: Sequence[Sequence[int]],
     pad_id: int,
-) -> list[_Scores]:
+) -> list[Scores]:
     """Teacher-force each row's y_0 through its own copy of the prompt cache in one forward call."""
     if not any(baselines):
-        return [_EMPTY_Y0 for _ in baselines]
+        return [EMPTY_Y0 for _ in baselines]
     inputs, _, _ = teacher_inputs(state, cache, baselines, pad_id)
     out = model(**inputs)
     ids = inputs["input_ids"]
     return [
         _row_scores(_predicting(state.next_logits[row], out.logits[row], len(b)), ids[row, : len(b)])
         if b
-        else _EMPTY_Y0
+        else EMPTY_Y0
         for row, b in enumerate(baselines)
     ]
 
 
 def teacher_inputs(
-    state: _Prefill, cache: DynamicCache, baselines: Sequence[Sequence[int]], pad_id: int
-) -> tuple[dict[str, Any], torch.Tensor, int]:
+    state: Prefill, cache: DynamicCache, baselines: Sequence[Sequence[int]], pad_id: int
+) -> tuple[ForwardInputs, torch.Tensor, int]:
     """Forward arguments that append each row's y_0 to ``cache`` (at least one y_0 non-empty), the long
     [batch, width] mask of y_0's real slots, and ``width``, the longest y_0.
 
@@ -376,7 +395,7 @@ def teacher_inputs(
     width = max(len(b) for b in baselines)
     ids = torch.tensor([list(b) + [pad_id] * (width - len(b)) for b in baselines], device=device)
     y_mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in baselines], device=device)
-    inputs = {
+    inputs: ForwardInputs = {
         "input_ids": ids,
         "attention_mask": torch.cat([state.attention_mask, y_mask], dim=-1),
         "position_ids": state.last_position[:, None] + 1 + torch.arange(width, device=device)[None, :],
@@ -402,19 +421,19 @@ def _predicting(first: torch.Tensor, continued: torch.Tensor, length: int) -> to
     return torch.cat([first[None, :], rest], dim=0)
 
 
-def _row_scores(logits: torch.Tensor, targets: torch.Tensor) -> _Scores:
+def _row_scores(logits: torch.Tensor, targets: torch.Tensor) -> Scores:
     """Sum/mean log-probability of non-empty ``targets`` and mean entropy; logits float32 [len, vocab]."""
     log_probs = torch.log_softmax(logits, dim=-1)
     token_logp = log_probs.gather(-1, targets[:, None]).squeeze(-1)
     entropy = -(log_probs.exp() * log_probs).sum(-1)
     total = float(token_logp.sum())
     count = int(targets.numel())
-    return _Scores(total, total / count, float(entropy.mean()), count)
+    return Scores(total, total / count, float(entropy.mean()), count)
 
 
-def _raw_output(decoded: _Decoded, scores: list[_Scores] | None, hidden: np.ndarray, row: int) -> RawOutput:
+def raw_output(decoded: Decoded, scores: list[Scores] | None, hidden: np.ndarray, row: int) -> RawOutput:
     """Assemble one row's :class:`RawOutput`."""
-    score = _NOT_SCORED if scores is None else scores[row]
+    score = NOT_SCORED if scores is None else scores[row]
     return RawOutput(
         response_ids=decoded.response_ids[row],
         finished=decoded.finished[row],
@@ -451,19 +470,19 @@ def run_batch_draft(
     )
 
 
-def _draft_fits(
-    model: PreTrainedModel, state: _Prefill, baselines: Sequence[Sequence[int]], max_new_tokens: int
+def draft_fits(
+    model: PreTrainedModel, state: Prefill, baselines: Sequence[Sequence[int]], max_new_tokens: int
 ) -> bool:
     """True when every cache slot the draft continuation needs fits inside each sliding window (masked
     y_0 slots occupy window slots; past the window a sliding layer would drop real tokens)."""
     if not any(baselines):
         return False
-    window = _smallest_window(model)
+    window = smallest_window(model)
     needed = state.attention_mask.shape[-1] + max(len(b) for b in baselines) + max_new_tokens
     return window is None or needed <= window
 
 
-def _smallest_window(model: PreTrainedModel) -> int | None:
+def smallest_window(model: PreTrainedModel) -> int | None:
     if not _has_sliding_layers(model):
         return None
     text_config = model.config.get_text_config(decoder=True)
@@ -473,12 +492,12 @@ def _smallest_window(model: PreTrainedModel) -> int | None:
 
 def _score_and_draft_decode(
     model: PreTrainedModel,
-    state: _Prefill,
+    state: Prefill,
     baselines: Sequence[Sequence[int]],
     pad_id: int,
     max_new_tokens: int,
     eos_ids: frozenset[int],
-) -> tuple[list[_Scores], _Decoded]:
+) -> tuple[list[Scores], Decoded]:
     """Score y_0 (one forward over the padded y_0 batch), then decode each row from its first token that
     leaves y_0, reusing the scoring cache with y_0's unused tail masked out."""
     drafted = score_and_draft(model, state, baselines, pad_id)
@@ -489,7 +508,7 @@ def _score_and_draft_decode(
 class Drafted(NamedTuple):
     """A batch after its y_0 scoring pass (the pass has appended y_0's slots to the batch's cache)."""
 
-    scores: list[_Scores]
+    scores: list[Scores]
     prefix: list[list[int]]
     """per row: the y_0 tokens greedy decoding repeats, then its first token that differs from y_0."""
     y_mask: torch.Tensor
@@ -499,7 +518,7 @@ class Drafted(NamedTuple):
 
 
 def score_and_draft(
-    model: PreTrainedModel, state: _Prefill, baselines: Sequence[Sequence[int]], pad_id: int
+    model: PreTrainedModel, state: Prefill, baselines: Sequence[Sequence[int]], pad_id: int
 ) -> Drafted:
     """Teacher-force y_0 through the prefilled cache: y_0's scores and each row's greedy draft prefix."""
     inputs, y_mask, width = teacher_inputs(state, state.cache, baselines, pad_id)
@@ -513,7 +532,7 @@ def score_and_draft(
             scores.append(_row_scores(predicting[: len(y0)], ids[row, : len(y0)]))
             greedy = predicting.argmax(-1).tolist()
         else:
-            scores.append(_EMPTY_Y0)
+            scores.append(EMPTY_Y0)
             greedy = [int(state.next_logits[row].argmax())]
         prefix.append(draft_prefix(y0, greedy))
     return Drafted(scores, prefix, y_mask, width)
@@ -521,13 +540,13 @@ def score_and_draft(
 
 def _continue(
     model: PreTrainedModel,
-    state: _Prefill,
+    state: Prefill,
     prefix: list[list[int]],
     y_mask: torch.Tensor,
     width: int,
     max_new_tokens: int,
     eos_ids: frozenset[int],
-) -> _Decoded:
+) -> Decoded:
     """Greedy decoding of every row from its draft prefix (the kept part of y_0 plus the first new token)."""
     generated = [p[:max_new_tokens] for p in prefix]
     lane = draft_lane(state, prefix, y_mask, width, range(len(prefix)))
@@ -555,7 +574,7 @@ class Lane(NamedTuple):
 
 
 def draft_lane(
-    state: _Prefill, prefix: list[list[int]], y_mask: torch.Tensor, width: int, rows: Sequence[int]
+    state: Prefill, prefix: list[list[int]], y_mask: torch.Tensor, width: int, rows: Sequence[int]
 ) -> Lane:
     """The lane of a scored batch: its cache holds prompt + ``width`` y_0 slots, and a row sees its kept
     y_0 tokens only (``prefix``: the kept part of y_0 plus the first new token, per row)."""
@@ -574,16 +593,16 @@ def decode_lane(
     generated: list[list[int]],
     max_new_tokens: int,
     eos_ids: frozenset[int],
-    head: ScreenedHead | None = None,
+    pick: TokenPicker | None = None,
 ) -> None:
     """Greedy decoding of every row of ``lane`` until it emits an end-of-sequence token or holds
     ``max_new_tokens`` tokens; appends to ``generated[row]`` (mutates the lane's cache). A row that
-    stops leaves the batch, so later steps compute only the rows still generating. ``head``: pick
-    tokens with the screened output layer (see :func:`step_lane`)."""
+    stops leaves the batch, so later steps compute only the rows still generating. ``pick``: how each
+    step picks its tokens (see :func:`step_lane`)."""
     eos = torch.tensor(sorted(eos_ids), dtype=torch.long, device=lane.token.device)
     live: Lane | None = lane
     while live is not None:
-        live = step_lane(model, live, generated, max_new_tokens, eos, head)
+        live = step_lane(model, live, generated, max_new_tokens, eos, pick)
 
 
 def step_lane(
@@ -592,24 +611,23 @@ def step_lane(
     generated: list[list[int]],
     max_new_tokens: int,
     eos: torch.Tensor,
-    head: ScreenedHead | None = None,
+    pick: TokenPicker | None = None,
 ) -> Lane | None:
     """One greedy step of every row of ``lane``: appends each row's token to ``generated[row]`` and
     returns the rows still generating (None when none is), their cache rows selected in place.
 
-    With ``head`` the step runs the model without its output layer and picks each token from the final
-    hidden state with :func:`screen.greedy_tokens` (the float32 argmax without the full product)."""
+    ``pick`` picks the step's tokens (default :func:`greedy_step`: the argmax of the model's logits)."""
     device = lane.token.device
     mask = torch.cat([lane.mask, torch.ones_like(lane.mask[:, :1])], dim=-1)
     position = lane.position + 1
-    inputs = {
+    inputs: ForwardInputs = {
         "input_ids": lane.token[:, None],
         "attention_mask": mask,
         "position_ids": position[:, None],
         "past_key_values": lane.cache,
         "use_cache": True,
     }
-    token = _greedy_step(model, inputs, head).to(device)
+    token = (pick or greedy_step)(model, inputs).to(device)
     for row, value in zip(lane.rows, token.tolist(), strict=True):
         generated[row].append(value)
     live = ~torch.isin(token, eos) & torch.tensor(
@@ -625,13 +643,8 @@ def step_lane(
     return Lane(lane.cache, mask[keep], position[keep], token[keep], rows)
 
 
-def _greedy_step(model: PreTrainedModel, inputs: dict[str, Any], head: ScreenedHead | None) -> torch.Tensor:
-    """long [rows]: the greedy token of one decode step (extends the cache in ``inputs``)."""
-    if head is None:
-        logits: torch.Tensor = model(**inputs).logits
-        return logits[:, -1, :].float().argmax(-1)
-    hidden = final_hidden(model, inputs)[:, -1, :]
-    picked = greedy_tokens(head, hidden)
-    if picked is None:  # a non-finite or flat screen: the plain product decides
-        return torch.nn.functional.linear(hidden.float(), head.weight).argmax(-1)
-    return picked
+def greedy_step(model: PreTrainedModel, inputs: ForwardInputs) -> torch.Tensor:
+    """long [rows]: the greedy token of one decode step, the argmax of the model's float32 logits (extends
+    the cache in ``inputs``)."""
+    logits: torch.Tensor = model(**inputs).logits
+    return logits[:, -1, :].float().argmax(-1)

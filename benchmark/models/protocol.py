@@ -57,6 +57,9 @@ class VariantOutput:
     """tokens of the rendered prompt."""
     hidden: np.ndarray | None
     """[n_layers + 1, hidden_size] float32 at the last prompt token, or None if not declared."""
+    token_logprobs: tuple[float, ...] | None = None
+    """log p of each token of the response as it was sampled (an API endpoint's ``logprobs``); None from
+    backends that teacher-force instead."""
 
 
 class ModelBackend(Protocol):

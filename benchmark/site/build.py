@@ -29,11 +29,13 @@ from benchmark.site.cite import DEFAULT_REPO_URL, Citation
 from benchmark.site.downloads import Download, copy_downloads
 from benchmark.site.facts import ModelFacts, all_facts
 from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
-from benchmark.site.render import environment, root_of
+from benchmark.site.render import NAV, environment, root_of
 from benchmark.site.runinfo import read_runs, run_header
 from benchmark.site.stack import label_cells
 from benchmark.site.submit import EXAMPLE_FOLDER, EXAMPLE_YAML, EvaluationPlan, evaluation_plan
 from benchmark.site.versions import BoardLink, Change, board_folder, board_links, changelog, snapshot_name
+from benchmark.stats.api_models import ABOUT as API_ABOUT
+from benchmark.stats.api_models import ApiRow
 from benchmark.submissions.fields import describe_fields
 from benchmark.variants.frozen import VariantSet
 
@@ -54,6 +56,9 @@ class SiteInputs:
     """the frozen, verified variant set, or None when it is not checked out."""
     repo_url: str = DEFAULT_REPO_URL
     """repository the footer, the Submit page and the downloads link to."""
+    api_rows: tuple[ApiRow, ...] = ()
+    """the API table of this board (``api_models.json``; ``benchmark.stats.api_models``), shown on its own
+    page and never in the open models' tables."""
 
     def dataset_info(self, dataset: str) -> views.DatasetInfo | None:
         """The variant set's description of one dataset (None without the set, or the dataset in it)."""
@@ -192,7 +197,18 @@ def _render_board(
     downloads = copy_downloads(board, inputs.submissions_root, set_dir, folder, snapshot=snapshot)
     published = next(link for link in links if link.current).published
     items = _all_items(inputs, progress=progress) if published or board.complete else {}
+    if inputs.api_rows:  # its own page, linked from the menu of this board only
+        writer.common["nav"] = (*NAV, ("api.html", "API models"))
     _summary_pages(writer, inputs, downloads, facts)
+    if inputs.api_rows:
+        writer.page(
+            "api.html",
+            "api.html.j2",
+            title="API models",
+            description="Models behind an OpenAI-compatible endpoint, in a table of their own.",
+            rows=inputs.api_rows,
+            about=API_ABOUT,
+        )
     writer.page(
         "changelog.html",
         "changelog.html.j2",

@@ -17,6 +17,7 @@ from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import MARKER, SiteInputs, build_site
 from benchmark.site.cite import DEFAULT_REPO_URL, check_repo_url
 from benchmark.site.versions import frozen_versions
+from benchmark.stats.api_models import API_TABLE_FILE, ApiTable
 from benchmark.submissions import check_submissions_root, list_slugs
 from benchmark.variants.frozen import VariantSet, load_variant_set, set_dir
 
@@ -91,7 +92,7 @@ def build(
         raise SagoError(f"--input {input_path} does not exist; fix the path or run `sago analyze` first")
     check_submissions_root(submissions_root, "--submissions")
     refuse_leftovers(submissions_root, "`sago leaderboard build`")
-    from benchmark.stats.analyze import refuse_pending_analysis  # the statistics load only when building
+    from benchmark.pipeline.analyze import refuse_pending_analysis  # the statistics load only when building
 
     refuse_pending_analysis()
     if not variants_root.is_dir():
@@ -103,7 +104,9 @@ def build(
     variants = _variants(board.data["set"], board.data["version"], variants_root)
     others = other_boards(board, input_path, submissions_root, variants_root, repo_url)
     try:
-        report = build_site(SiteInputs(board, submissions_root, variants, repo_url), out, others=others)
+        api = ApiTable.read(input_path.with_name(API_TABLE_FILE), str(board.data["set"]), version_of(board))
+        inputs = SiteInputs(board, submissions_root, variants, repo_url, api_rows=api.rows)
+        report = build_site(inputs, out, others=others)
     except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
         # read_board checks the shape the site needs; this names a row it did not foresee.
         raise SagoError(
@@ -211,3 +214,8 @@ def _variants(set_name: str, version: str, root: Path) -> VariantSet:
             "`sago variants download` or pass --variants"
         )
     return load_variant_set(set_name, version, root)
+
+
+def version_of(board: Board) -> str:
+    """The variant-set version a board is of."""
+    return str(board.data["version"])

@@ -111,6 +111,8 @@ class Change:
     """variant-set hash: the one a run recorded, or the manifest's own for a frozen set."""
     notes: str | None = None
     """for a frozen set: what the version changed against the one before (``RELEASE_NOTES``)."""
+    api: bool = False
+    """a run of a model behind an endpoint: shown in the API table, not on the board."""
 
 
 RELEASE_NOTES: dict[tuple[str, str], str] = {
@@ -160,6 +162,7 @@ def _run_change(slug: str, name: str, version: str, folder: ResultsFolder) -> Ch
         run.profile_name,
         _prompts(run),
         run.variant_set_sha256 or run.nested_variant_set_sha256,
+        api=run.data.get("model", {}).get("source") == "api",
     )
 
 

@@ -9,7 +9,8 @@ Layers, each a module of small pure functions::
     independence  Spearman between measures, the Pareto table, accuracy vs SGS
     sample_size   SGS and model ordering on random item subsets
     summary       summary.json of one submission        leaderboard  leaderboard.json of all
-    analyze, cli  `sago analyze`
+
+`sago analyze` (reading results folders, staging and renaming the outputs) is ``benchmark.pipeline``.
 
 Format of the outputs: docs/LEADERBOARD_JSON.md.
 """

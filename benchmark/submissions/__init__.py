@@ -12,6 +12,7 @@ The schema's names are exported here; the validator is imported from its module 
 
 from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
+    ApiModel,
     HubModel,
     LocalModel,
     PackagedModel,
@@ -26,6 +27,7 @@ __all__ = [
     "SUBMISSION_YAML_LIMIT",
     "HubModel",
     "LocalModel",
+    "ApiModel",
     "PackagedModel",
     "Submission",
     "check_submissions_root",

@@ -78,6 +78,12 @@ def _pattern_words(key: str, pattern: str) -> str:
         return "one of " + ", ".join(gguf_artefacts())
     if pattern.startswith("^https://"):
         return "an https:// address"
+    if pattern.startswith("^https?://"):
+        return "an http:// or https:// address: host, port and path only"
+    if key == "key_env":
+        return "an environment variable's name: A-Z, 0-9 and _"
+    if key in ("model", "snapshot"):
+        return "a name of letters, digits and . _ : - (model also /), up to 128 characters"
     return f"text matching {pattern}"
 
 
@@ -98,6 +104,8 @@ def allowed(key: str, info: FieldInfo) -> str:
         return f"{words}, up to {longest} characters" if longest and key in ("id", "url") else words
     if _constraint(info, "gt") is not None:
         return f"a whole number above {_constraint(info, 'gt')}"
+    if _constraint(info, "ge") is not None and _constraint(info, "le") is not None:
+        return f"a whole number from {_constraint(info, 'ge')} to {_constraint(info, 'le')}"
     if key == "model":
         return "a block of keys: kind, then the keys of that kind (below)"
     return f"text, up to {longest} characters" if longest else "text"
@@ -114,7 +122,7 @@ def describe_fields() -> list[FieldDoc]:
     """Every top-level key in schema order, then each key of the ``model`` block (``kind`` once).
 
     >>> [f.path for f in describe_fields()][:3], [f.path for f in describe_fields()][-3:]
-    (['schema_version', 'name', 'model'], ['model.artefact', 'model.sha256', 'model.path'])
+    (['schema_version', 'name', 'model'], ['model.snapshot', 'model.key_env', 'model.concurrency'])
     """
     docs = [_doc(key, info, None, ()) for key, info in Submission.model_fields.items()]
     seen: dict[str, list[str]] = {}
@@ -125,7 +133,7 @@ def describe_fields() -> list[FieldDoc]:
             infos.setdefault(key, info)
     for key, kinds in seen.items():
         info = infos[key]
-        if key == "kind":  # one row for the three kinds, each described
+        if key == "kind":  # one row for every kind, each described
             docs.append(
                 FieldDoc(
                     "kind",

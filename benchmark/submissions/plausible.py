@@ -109,12 +109,13 @@ def date_problem(run: Mapping[str, object], now: datetime | None = None) -> str 
 
 
 def records_problem(
-    records: pd.DataFrame, variants: pd.DataFrame | None, profile: Profile | None
+    records: pd.DataFrame, variants: pd.DataFrame | None, profile: Profile | None, *, api: bool = False
 ) -> str | None:
     """The first thing in one dataset's records that no run of ``profile`` on ``variants`` produces.
 
     ``variants`` is the set's frame of this dataset (None: the set could not be read, so its checks are
-    skipped); ``profile`` is run.json's (None: malformed, reported on run.json).
+    skipped); ``profile`` is run.json's (None: malformed, reported on run.json); ``api``: the run is an
+    API model's, which teacher-forces nothing (its confidence columns are NaN, :func:`_untaught`).
     """
     checks: list[Callable[[], str | None]] = [lambda: _duplicates(records), lambda: _baselines(records)]
     if variants is not None:
@@ -123,9 +124,11 @@ def records_problem(
             checks.append(lambda: _profile_rows(records, variants, profile))
     checks += [
         lambda: _token_counts(records, profile.max_new_tokens if profile is not None else None),
-        lambda: _finite(records),
-        lambda: _confidence(records),
-        lambda: _baseline_tokens(records),
+        *(
+            [lambda: _untaught(records)]
+            if api
+            else [lambda: _finite(records), lambda: _confidence(records), lambda: _baseline_tokens(records)]
+        ),
     ]
     for check in checks:
         problem = check()
@@ -259,6 +262,25 @@ def _finite(records: pd.DataFrame) -> str | None:
                 "" if column in ("strength", "logprob_sum") else " (NaN only for an empty baseline answer)"
             )
             return f"{column} of row {_row(row.item_id, row.variant_id)} is {row[column]}{allowed}"
+    return None
+
+
+def _untaught(records: pd.DataFrame) -> str | None:
+    """An API run: finite strengths, and no teacher-forced number anywhere (NaN log-probs and entropy,
+    no baseline tokens scored) — an endpoint cannot score a given continuation."""
+    strength = records["strength"].astype(float)
+    if not np.isfinite(strength).all():
+        row = _first(records, ~np.isfinite(strength))
+        return f"strength of row {_row(row.item_id, row.variant_id)} is {row['strength']}"
+    taught = records["baseline_tokens"] != 0
+    for column in ("logprob_sum", "logprob_mean", "entropy_mean"):
+        taught |= records[column].astype(float).notna()
+    if taught.any():
+        row = _first(records, taught)
+        return (
+            f"row {_row(row.item_id, row.variant_id)} of an API run holds a teacher-forced number "
+            "(an endpoint scores no given continuation)"
+        )
     return None
 
 

@@ -83,7 +83,58 @@ class LocalModel(_Strict):
     path: Annotated[str, Field(description="the model folder")]
 
 
-MODEL_KINDS: dict[str, type[BaseModel]] = {"hub": HubModel, "packaged": PackagedModel, "local": LocalModel}
+class ApiModel(_Strict):
+    """A model behind an OpenAI-compatible chat completions endpoint (a hosted API, vLLM, llama.cpp).
+
+    Only what a response shows can be measured: generation and mirroring as for open models, confidence
+    from the log-probabilities of the model's own tokens where the endpoint returns them, activations never.
+    """
+
+    kind: Annotated[
+        Literal["api"],
+        Field(description="a model served over the OpenAI-compatible chat completions protocol"),
+    ]
+    base_url: Annotated[
+        str,
+        Field(
+            pattern=r"^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~\-/]*)?$",
+            max_length=200,
+            description="the server, e.g. https://api.openai.com or http://127.0.0.1:8080",
+        ),
+    ]
+    model: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/\-]{0,127}$",
+            description="the model name sent in each request",
+        ),
+    ]
+    snapshot: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$",
+            description=(
+                "what pins the weights behind the name: a dated snapshot (gpt-4o-mini-2024-07-18) or, for a "
+                "server you run, the served file's sha256"
+            ),
+        ),
+    ]
+    key_env: Annotated[
+        str | None,
+        Field(
+            pattern=r"^[A-Z_][A-Z0-9_]{0,63}$",
+            description="the environment variable holding the API key (never the key itself); omit for none",
+        ),
+    ] = None
+    concurrency: Annotated[int, Field(strict=True, ge=1, le=64, description="requests in flight at once")] = 4
+
+
+MODEL_KINDS: dict[str, type[BaseModel]] = {
+    "hub": HubModel,
+    "packaged": PackagedModel,
+    "local": LocalModel,
+    "api": ApiModel,
+}
 """``model.kind`` -> the schema of that kind of ``model`` block."""
 
 
@@ -94,7 +145,7 @@ class Submission(_Strict):
         Literal[1], Field(description="the version of this file's format")
     ] = 1
     name: Annotated[str, Field(min_length=1, max_length=120, description="the model's name on the site")]
-    model: HubModel | PackagedModel | LocalModel = Field(
+    model: HubModel | PackagedModel | LocalModel | ApiModel = Field(
         discriminator="kind", description="where the weights come from, pinned to exact bytes"
     )
     dtype: Annotated[

@@ -21,6 +21,7 @@ from benchmark.submissions.failures import Failure
 from benchmark.submissions.lookalike import skeleton
 from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
+    ApiModel,
     HubModel,
     LocalModel,
     PackagedModel,
@@ -305,7 +306,8 @@ def _check_pinning(submission: Submission, where: str) -> list[Failure]:
 
 
 def weights_identity(submission: Submission) -> str | None:
-    """A key that is equal for two submissions of the same weights (None for local models).
+    """A key that is equal for two submissions of the same weights (None for local models; an API model
+    is its name and snapshot, so serving open weights over HTTP is a submission of its own).
 
     Hub ids are case-insensitive on the Hub, so they are compared lower-cased.
     """
@@ -314,6 +316,8 @@ def weights_identity(submission: Submission) -> str | None:
         return f"hub:{model.id.lower()}@{model.revision}"
     if isinstance(model, PackagedModel):
         return f"sha256:{model.sha256}"
+    if isinstance(model, ApiModel):  # the same snapshot behind the same name, wherever it is served
+        return f"api:{model.model.lower()}@{model.snapshot.lower()}"
     return None
 
 

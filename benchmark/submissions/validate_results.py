@@ -35,6 +35,7 @@ from benchmark.results import (
     ACTIVATIONS_SUFFIX,
     CHECKPOINT_DIR,
     DELTAS_FILE,
+    OWN_CONFIDENCE_DIR,
     RECORDS_DIR,
     RECORDS_SUFFIX,
     RESULT_FILES,
@@ -55,7 +56,7 @@ from benchmark.submissions.plausible import (
     records_problem,
     run_profile,
 )
-from benchmark.submissions.schema import HubModel, PackagedModel, Submission
+from benchmark.submissions.schema import ApiModel, HubModel, PackagedModel, Submission
 
 MiB = 1 << 20
 VARIANT_KEYS = ("item_id", "variant_id", "family", "place", "strength", "prompt", "item_rank")
@@ -68,6 +69,7 @@ SIZE_LIMITS: dict[str, int] = {
     DELTAS_FILE: 32 * MiB,
     RECORDS_DIR: 32 * MiB,
     ACTIVATIONS_DIR: 100 * MiB,
+    OWN_CONFIDENCE_DIR: 32 * MiB,
 }
 # checkpoint/ is git-ignored in-progress state: it never reaches a pull request, so it is not judged.
 IGNORED = frozenset({CHECKPOINT_DIR})
@@ -313,7 +315,7 @@ def _check_run_json(
             )
         )
     missing = run.get("not_measured")
-    if isinstance(missing, dict) and missing:
+    if isinstance(missing, dict) and missing and not _api_run(run, submission):
         failures.append(
             Failure(
                 str(rel),
@@ -331,6 +333,17 @@ def _check_run_json(
     return run, failures
 
 
+def _api_run(run: dict[str, Any], submission: Submission | None) -> bool:
+    """An API model's run, which cannot measure what needs the weights (its own table on the board)."""
+    model = run.get("model")
+    return (
+        submission is not None
+        and isinstance(submission.model, ApiModel)
+        and isinstance(model, dict)
+        and model.get("source") == "api"
+    )
+
+
 def _check_run_model(run: dict[str, Any], rel: Path, submission: Submission) -> list[Failure]:
     """run.json must describe the model that submission.yaml names (not results of another model)."""
     fix = "re-run `sago evaluate` for this submission"
@@ -344,6 +357,8 @@ def _check_run_model(run: dict[str, Any], rel: Path, submission: Submission) -> 
         return [Failure(str(rel), "model.file_sha256 is not the sha256 submission.yaml pins", fix)]
     if isinstance(spec, HubModel) and model.get("revision") != spec.revision:
         return [Failure(str(rel), "model.revision is not the revision submission.yaml pins", fix)]
+    if isinstance(spec, ApiModel) and (model.get("source"), model.get("revision")) != ("api", spec.snapshot):
+        return [Failure(str(rel), "model is not the API snapshot submission.yaml names", fix)]
     return []
 
 
@@ -431,7 +446,9 @@ def _check_dataset(
             )
         ]
     profile = run_profile(run) if run is not None else None
-    problem = records_problem(records, frame, profile if isinstance(profile, Profile) else None)
+    model = run.get("model") if run is not None else None
+    api = isinstance(model, dict) and model.get("source") == "api"
+    problem = records_problem(records, frame, profile if isinstance(profile, Profile) else None, api=api)
     if problem is not None:
         return [Failure(str(where), problem, EVALUATE)]
     activations = ResultsFolder(folder).activations(path.stem)
@@ -441,7 +458,8 @@ def _check_dataset(
         arrays, found = _check_activations(activations, rel / ACTIVATIONS_DIR / activations.name, keys, run)
         if found:
             return found
-    problem = copied_problem(records, frame, arrays)
+    # an API run has no teacher-forced numbers or hidden states to compare (all NaN, none stored)
+    problem = None if api else copied_problem(records, frame, arrays)
     return [] if problem is None else [Failure(str(where), problem, EVALUATE)]
 
 

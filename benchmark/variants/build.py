@@ -23,10 +23,10 @@ from benchmark.variants.families import (
     CONTROL_ROWS,
     FAMILIES,
     LLM_FAMILIES,
-    RULE_FAMILIES,
     VariantKey,
     keys_of,
     rewriter_tag,
+    rule_families,
     rule_variant,
     variant_id,
 )
@@ -306,7 +306,7 @@ def _rule_rows(
             for key in CONTROL_ROWS
         ]
         seen = {item.prompt}
-        for key in (k for name in RULE_FAMILIES for k in keys_of(FAMILIES.get(name))):
+        for key in (k for name in rule_families() for k in keys_of(FAMILIES.get(name))):
             text = rule_text(dataset, item, key, seed)
             retry = 0
             while text in seen and text != item.prompt and retry < RETRIES:

@@ -101,6 +101,19 @@ for _family in (
     FAMILIES.add(_family.name, _family)
 
 RULE_FAMILIES: tuple[str, ...] = tuple(name for name in FAMILIES if FAMILIES.get(name).rule is not None)
+"""the built-in rule families, by name (the order of a set's rows)."""
+
+
+def rule_families() -> tuple[str, ...]:
+    """The rule families registered now, by name: the built-in ones and any added since (what the builder
+    reads, so registering a family is all a new one needs; docs/ARCHITECTURE.md).
+
+    >>> rule_families() == RULE_FAMILIES
+    True
+    """
+    return tuple(name for name in FAMILIES if FAMILIES.get(name).rule is not None)
+
+
 LLM_FAMILIES: tuple[str, ...] = ("length", "form")
 
 

@@ -61,3 +61,33 @@ def build_server(jobs: int = 2) -> Path:
                 f"`{' '.join(step[:2])}` failed in {source} (its output is above); fix it and re-run"
             )
     return binary
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_ready(process: subprocess.Popen[bytes], port: int, limit_s: float = 300.0) -> None:
+    """Return once the server on ``port`` answers ``/health`` with 200; raise if ``process`` exits first or
+    the server stays silent past ``limit_s`` (the caller stops it)."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SagoError(f"llama-server exited with code {process.returncode} while loading the model")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.5)
+    raise SagoError(f"llama-server did not answer its health check within {limit_s:g} s")

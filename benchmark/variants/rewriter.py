@@ -207,10 +207,11 @@ class LlamaCppRewriter:
         import subprocess
 
         from benchmark.packaged import materialise
+        from benchmark.variants.llamacpp import free_port
 
         found = _server_binary(binary)
         path = materialise(artefact)
-        port = _free_port()
+        port = free_port()
         # --temp 0 and --seed 0 are only the defaults: each request sends its own temperature and seed.
         options = (
             f"--host 127.0.0.1 --port {port} -t {threads} -c {context * slots} -np {slots} --temp 0 --seed 0"
@@ -224,27 +225,17 @@ class LlamaCppRewriter:
         self._http = HttpRewriter(f"http://127.0.0.1:{port}", artefact, timeout=timeout)
         self._slots = slots
         self.tag = loaded_tag(artefact, path, "+llama.cpp")
-        self._wait_ready(port, path.name)
+        self._wait_ready(port)
 
-    def _wait_ready(self, port: int, model: str, limit_s: float = 300) -> None:
-        """Return once the server answers its health check; raise (and stop it) if it exits or stalls."""
-        import time
+    def _wait_ready(self, port: int) -> None:
+        """Return once the server answers its health check; stop it and raise if it exits or stalls."""
+        from benchmark.variants.llamacpp import wait_ready
 
-        deadline = time.monotonic() + limit_s
-        while time.monotonic() < deadline:
-            if self._server.poll() is not None:
-                raise SagoError(
-                    f"llama-server exited with code {self._server.returncode} while loading {model}"
-                )
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(1)
-        self.close()
-        raise SagoError(f"llama-server did not become ready within {limit_s:g} s")
+        try:
+            wait_ready(self._server, port)
+        except SagoError:
+            self.close()
+            raise
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
         # Requests that share their instruction and example go one after another, so the server's
@@ -287,12 +278,3 @@ def _server_binary(binary: str | None) -> str:
             "or pass --llama-server PATH"
         )
     return found
-
-
-def _free_port() -> int:
-    """A loopback port nothing listens on now."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -12,10 +12,10 @@ from benchmark.axes.measures import paper_measures
 from benchmark.documents import LeaderboardDocument
 from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_output, check_slug
+from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
 from benchmark.results import LEADERBOARD_FILE, refuse_leftovers
 from benchmark.rows import CellRow
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET
-from benchmark.stats.analyze import AnalyzeRequest, run_analysis
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
 from benchmark.stats.summary import AnalysisOptions
 from benchmark.submissions import check_submissions_root
@@ -104,6 +104,15 @@ def _board_file(tracked: str) -> bool:
     help="Bootstrap resamples per interval (published numbers use ≥ 2000; memory is resamples × items × "
     "8 bytes per cell).",
 )
+@click.option(
+    "--judge",
+    default=None,
+    metavar="JUDGE",
+    help="Politeness-mirroring judge: courtesy-markers (default), llm (the packaged local judge) or "
+    "openai:<model>, the authors' gpt-4o-mini judge through any OpenAI-compatible endpoint "
+    "($SAGO_JUDGE_BASE_URL, default https://api.openai.com; key in the variable $SAGO_JUDGE_KEY_ENV names, "
+    "default OPENAI_API_KEY). Same as $SAGO_POLITENESS_JUDGE.",
+)
 def analyze(
     set_name: str,
     version: str,
@@ -112,6 +121,7 @@ def analyze(
     submissions_dir: Path,
     seed: int,
     resamples: int,
+    judge: str | None,
 ) -> None:
     """Compute SGS, significance, rankings and reversals; write summary.json files and the leaderboard.
 
@@ -127,6 +137,8 @@ def analyze(
     check_submissions_root(submissions_dir, "--submissions-dir")  # a typo must not give an empty leaderboard
     refuse_leftovers(submissions_dir, "`sago analyze`")
     check_output(out, "--out", folder=False)
+    if judge is not None:
+        choose_judge(judge)
     refuse_tracked(out, "--out", own=_board_file, writes=f"{LEADERBOARD_FILE} of a board")
     request = AnalyzeRequest(
         set_name=check_name(set_name, "variant set"),
@@ -139,3 +151,23 @@ def analyze(
     document = run_analysis(request)
     click.echo(sgs_text_table(document))
     click.echo(f"wrote {out}")
+
+
+def choose_judge(name: str) -> None:
+    """Make ``name`` this process's politeness judge, after checking it can be built (an unknown name or
+    an unset key fails here, before anything is read or written)."""
+    import os
+
+    from benchmark.axes.scorers import POLITENESS_ENV, configured_politeness
+    from benchmark.errors import SagoError
+
+    previous = os.environ.get(POLITENESS_ENV)
+    os.environ[POLITENESS_ENV] = name
+    try:
+        configured_politeness()
+    except SagoError as err:
+        if previous is None:
+            os.environ.pop(POLITENESS_ENV, None)
+        else:
+            os.environ[POLITENESS_ENV] = previous
+        raise SagoError(f"--judge {name!r}: {err}") from None

@@ -35,8 +35,8 @@ from typing import NamedTuple
 import torch
 from transformers import PreTrainedModel
 
-from benchmark.models.prefill import _EMPTY_Y0, Drafted, _Prefill, _Scores, draft_prefix, teacher_inputs
-from benchmark.models.screen import _SAFETY, ScreenedHead, final_hidden, first_largest, screened_head, sliced
+from benchmark.models.prefill import EMPTY_Y0, Drafted, Prefill, Scores, draft_prefix, teacher_inputs
+from benchmark.tools.screen import SAFETY, ScreenedHead, final_hidden, first_largest, screened_head, sliced
 
 VOCAB_CHUNK = 2048
 """tokens per slice of the output layer (a slice of 1,000 positions is 8 MB of float32)."""
@@ -165,7 +165,7 @@ def screened_statistics(queries: torch.Tensor, targets: torch.Tensor, screen: Sc
     queries = queries.float().contiguous()
     # 2 |x| widest (with the bound's safety factor): twice any token's screen error, so the exact argmax
     # is always a candidate (its screen value is within that of the peak's)
-    margin = torch.clamp(2 * _SAFETY * queries.norm(dim=1) * screen.widest, min=SCREEN_MARGIN)
+    margin = torch.clamp(2 * SAFETY * queries.norm(dim=1) * screen.widest, min=SCREEN_MARGIN)
     running = _Running(rows, torch.full((rows,), -1, dtype=torch.long), argmax=False)
     found: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
     for index, packed in enumerate(screen.slices):
@@ -247,15 +247,15 @@ def _corrected(
 
 def score_and_draft_chunked(
     model: PreTrainedModel,
-    state: _Prefill,
+    state: Prefill,
     baselines: Sequence[Sequence[int]],
     pad_id: int,
     weight: torch.Tensor,
     screen: ScreenedHead | None = None,
 ) -> Drafted:
-    """:func:`prefill.score_and_draft` with the output layer ``weight`` (float32 [vocab, hidden]) applied in
-    vocabulary slices to the final hidden states (see the module docstring); ``screen``: the same layer
-    with slices for :func:`screened_statistics` (None: the exact pass)."""
+    """:func:`benchmark.models.prefill.score_and_draft` with the output layer ``weight`` (float32
+    [vocab, hidden]) applied in vocabulary slices to the final hidden states (see the module docstring);
+    ``screen``: the same layer with slices for :func:`screened_statistics` (None: the exact pass)."""
     inputs, y_mask, width = teacher_inputs(state, state.cache, baselines, pad_id)
     hidden = final_hidden(model, inputs).float().to(state.next_logits.device)
     # Prediction rows: each row's prompt position (its logits came with the prefill) predicts y_0[0];
@@ -279,7 +279,7 @@ def score_and_draft_chunked(
 
 
 def _assemble(
-    state: _Prefill,
+    state: Prefill,
     baselines: Sequence[Sequence[int]],
     scored: list[int],
     first: _Stats,
@@ -292,19 +292,19 @@ def _assemble(
     first_logp, first_entropy, first_best = first.log_probs, first.entropies, first.best.tolist()
     later_logp, later_entropy, later_best = later.log_probs, later.entropies, later.best.tolist()
 
-    scores: list[_Scores] = []
+    scores: list[Scores] = []
     prefix: list[list[int]] = []
     offset = 0
     order = {row: index for index, row in enumerate(scored)}
     for row, y0 in enumerate(baselines):
         if not y0:
-            scores.append(_EMPTY_Y0)
+            scores.append(EMPTY_Y0)
             prefix.append([int(state.next_logits[row].argmax())])
             continue
         index, count = order[row], len(y0)
         logp = float(first_logp[index] + later_logp[offset : offset + count - 1].sum())
         entropy = float(first_entropy[index] + later_entropy[offset : offset + count - 1].sum()) / count
-        scores.append(_Scores(logp, logp / count, entropy, count))
+        scores.append(Scores(logp, logp / count, entropy, count))
         greedy = [first_best[index], *later_best[offset : offset + count]]
         prefix.append(draft_prefix(y0, greedy))
         offset += count

@@ -37,7 +37,10 @@ from benchmark.harness.collect import select_tasks
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.sets import open_variant_set
 from benchmark.models import prefill
-from benchmark.models.bench_engines import (
+from benchmark.profiles import get_profile
+from benchmark.results import ResultsFolder, results_dir
+from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET
+from benchmark.tools.bench_engines import (
     DEFAULT_PEAK_FLOPS,
     SHAPES,
     Shape,
@@ -46,9 +49,6 @@ from benchmark.models.bench_engines import (
     matmul_params,
     random_prompts,
 )
-from benchmark.profiles import get_profile
-from benchmark.results import ResultsFolder, results_dir
-from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
 REFERENCE_VERSION = "v1"
@@ -112,11 +112,11 @@ def bench_phases(
             chunk, tails = prompts[start : start + size], baselines[start : start + size]
             _sync(device)
             began = time.perf_counter()
-            state = prefill._prefill(model, chunk, 0)
-            prefill._score_baselines(model, state, copy.deepcopy(state.cache), tails, 0)
+            state = prefill.prefill_batch(model, chunk, 0)
+            prefill.score_baselines(model, state, copy.deepcopy(state.cache), tails, 0)
             _sync(device)
             middle = time.perf_counter()
-            decoded = prefill._greedy_decode(model, state, max_new_tokens=workload.new_tokens, eos_ids=eos)
+            decoded = prefill.greedy_decode(model, state, max_new_tokens=workload.new_tokens, eos_ids=eos)
             _sync(device)
             read_seconds += middle - began
             decode_seconds += time.perf_counter() - middle
@@ -332,7 +332,7 @@ def main_command(dry_run: bool, peak_flops: float, batch_size: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(main_command, argv, "python -m benchmark.harness.gpu_check")
+    return run_command(main_command, argv, "python -m benchmark.tools.gpu_check")
 
 
 if __name__ == "__main__":

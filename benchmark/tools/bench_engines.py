@@ -8,9 +8,9 @@ shape in seconds; ``--cpu-compare`` times the two engines on the real packaged S
 
 Usage::
 
-    python -m benchmark.models.bench_engines                  # GPU: llama-1b and llama-8b, bf16
-    python -m benchmark.models.bench_engines --dry-run        # CPU, tiny shape, seconds
-    python -m benchmark.models.bench_engines --cpu-compare    # CPU, SmolLM2, two-pass vs single-prefill
+    python -m benchmark.tools.bench_engines                  # GPU: llama-1b and llama-8b, bf16
+    python -m benchmark.tools.bench_engines --dry-run        # CPU, tiny shape, seconds
+    python -m benchmark.tools.bench_engines --cpu-compare    # CPU, SmolLM2, two-pass vs single-prefill
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.models.engine import Engine, RawOutput
-from benchmark.models.hf import ENGINES
+from benchmark.tools.pooled import TOOL_ENGINES
 
 _CPU_ORDER = ("two_pass", "single_prefill")
 """reference engine first in the CPU comparison's table."""
@@ -222,7 +222,7 @@ def measure(
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     start, start_cpu = time.perf_counter(), time.process_time()
-    outputs = run_engine(ENGINES.get(engine_name), model, prompts, baselines, decoding)
+    outputs = run_engine(TOOL_ENGINES.get(engine_name).run, model, prompts, baselines, decoding)
     if cuda:
         torch.cuda.synchronize()
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
@@ -263,7 +263,9 @@ def bench_shape(
     warm = workload.batch_size
     results = []
     for engine_name in engines:
-        run_engine(ENGINES.get(engine_name), model, prompts[:warm], baselines and baselines[:warm], decoding)
+        run_engine(
+            TOOL_ENGINES.get(engine_name).run, model, prompts[:warm], baselines and baselines[:warm], decoding
+        )
         results.append(
             measure(
                 shape.name, engine_name, model, prompts, baselines, decoding, peak_flops=peak_flops
@@ -372,7 +374,8 @@ def cpu_compare(
     tok, model = loaded.tokenizer, loaded.model
     ids = smollm2_prompts(tok, prompts)
     decoding = Decoding(batch_size, new_tokens, frozenset({tok.eos_token_id}), tok.pad_token_id)
-    for engine in map(ENGINES.get, _CPU_ORDER):  # warm-up: one-off allocations and lazy imports
+    # warm-up: one-off allocations and lazy imports
+    for engine in (TOOL_ENGINES.get(name).run for name in _CPU_ORDER):
         run_engine(engine, model, ids[:2], None, replace(decoding, new_tokens=2))
     rows: list[Measurement] = []
     tails: list[list[int]] | None = None
@@ -466,7 +469,7 @@ def bench_gpu(
         rows = _bench(
             dry_run,
             _names(shapes, SHAPES),
-            _names(engines, ENGINES.names()),
+            _names(engines, TOOL_ENGINES.names()),
             peak_flops,
             Workload(prompts, batch_size, 40, 120, new_tokens, baseline_tokens, seed=0),
         )
@@ -517,7 +520,7 @@ def _names(text: str, known: Collection[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(bench_gpu, argv, "python -m benchmark.models.bench_engines")
+    return run_command(bench_gpu, argv, "python -m benchmark.tools.bench_engines")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """``make scoring-accuracy``: how far the pooled engine's screened y_0 scoring pass is from float64.
 
 Why: over a large vocabulary the pooled engine's confidence numbers (y_0's log-probabilities and
-entropies under each variant) come from :func:`benchmark.models.chunked.screened_statistics`: exact
+entropies under each variant) come from :func:`benchmark.tools.chunked.screened_statistics`: exact
 float32 logits for the tokens near the peak, a float16 screen's values for the tail. Its error is not
 bounded by a proof small enough to quote, so it is measured here on real scoring rows and set beside the
 error of a plain float32 log-softmax of the same hidden states (what the single-prefill engine computes).
@@ -14,7 +14,7 @@ the largest absolute difference from float64 for each, and the candidates per ro
 
 Usage::
 
-    python -m benchmark.harness.scoring_accuracy --model google__gemma-3-270m-q4_k_m --positions 3000
+    python -m benchmark.tools.scoring_accuracy --model google__gemma-3-270m-q4_k_m --positions 3000
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import torch
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.harness.bench import pooled_run, time_harness, warm_up
-from benchmark.harness.bench_floor import pooled_run_options
-from benchmark.models import chunked
-from benchmark.models.screen import ScreenedHead
+from benchmark.tools import chunked
+from benchmark.tools.bench import pooled_run, time_harness, warm_up
+from benchmark.tools.bench_floor import pooled_run_options
+from benchmark.tools.screen import ScreenedHead
 
 _ROWS_AT_ONCE = 128
 """rows whose full float64 logits are held at once (268 MB for Gemma 3's vocabulary)."""
@@ -194,7 +194,7 @@ def scoring_accuracy(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(scoring_accuracy, argv, "python -m benchmark.harness.scoring_accuracy")
+    return run_command(scoring_accuracy, argv, "python -m benchmark.tools.scoring_accuracy")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Reads top to bottom: find submissions, bring each complete one's deltas up to date, summarise it,
 then build the leaderboard from every summary plus the pending submissions' metadata. Nothing derived is
 taken on trust: deltas and summaries are read back only when their origin is known (this machine's
-analyze wrote them, or the checkout commits them: :mod:`benchmark.stats.origin`) and are recomputed
+analyze wrote them, or the checkout commits them: :mod:`benchmark.pipeline.origin`) and are recomputed
 otherwise.
 
 Every output (deltas, summaries, the leaderboard) is written all or none (:mod:`benchmark.staging`):
@@ -36,14 +36,16 @@ from benchmark.integrity import (
     parquet_problem,
     plain_files,
 )
-from benchmark.results import ACTIVATIONS_SUFFIX, RECORDS_SUFFIX, ResultsFolder
+from benchmark.pipeline import origin
+from benchmark.results import ACTIVATIONS_SUFFIX, OWN_CONFIDENCE_DIR, RECORDS_SUFFIX, ResultsFolder
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
 from benchmark.staging import Staged, exclusive, recover
-from benchmark.stats import jsonio, origin
+from benchmark.stats import jsonio
+from benchmark.stats.api_models import API_TABLE_FILE, ApiRow, ApiTable, api_rows
 from benchmark.stats.facts import run_row
 from benchmark.stats.leaderboard import Entry, build_leaderboard
-from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, load_summary, summarize
+from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, load_summary, summary_document
 from benchmark.submissions import list_slugs, load_submission
 
 VariantFrames = Callable[[], Mapping[str, pd.DataFrame]]
@@ -100,7 +102,7 @@ def deltas_are_stale(folder: Path, axes: Mapping[str, str] | None = None) -> boo
 
 def deltas_to_recompute(folder: Path, axes: Mapping[str, str] | None = None) -> bool:
     """True when analyze computes ``deltas.parquet`` afresh instead of reading it: it is missing or stale
-    (:func:`deltas_are_stale`), or nothing vouches for where it came from (:mod:`benchmark.stats.origin`:
+    (:func:`deltas_are_stale`), or nothing vouches for where it came from (:mod:`benchmark.pipeline.origin`:
     this machine's analyze wrote it, or the checkout commits it). An unreadable file is neither: it is
     reported by :func:`check_results`, never silently replaced.
     """
@@ -178,12 +180,14 @@ def check_results(folder: Path) -> None:
 
 
 def refuse_response_only(results: ResultsFolder) -> None:
-    """A result that names measures it could not measure (an lm-eval import) stays off the board."""
+    """A result that names measures it could not measure (an lm-eval import) stays off the board; an API
+    model's run (``model.source`` "api") is analysed for the API table."""
     try:
-        missing = results.read_run().not_measured if results.run.is_file() else {}
+        run = results.read_run() if results.run.is_file() else None
     except SagoError:
         return  # an unreadable run.json is reported where the run's inputs are checked
-    if missing:
+    missing = run.not_measured if run is not None else {}
+    if missing and run is not None and run.data.get("model", {}).get("source") != "api":
         raise SagoError(
             f"{results.run}: a response-only result ({next(iter(missing.values()))}: "
             f"{', '.join(sorted(missing))}) stays off the board; move it out of the submissions folder "
@@ -221,7 +225,7 @@ def summary_for(
     the deltas file it was made from (staged when recomputed).
 
     A stored summary is read only for a submission ``--slug`` leaves out, and only when it is vouched for
-    together with the deltas it was made from (:func:`benchmark.stats.origin.vouched_for`), those deltas
+    together with the deltas it was made from (:func:`benchmark.pipeline.origin.vouched_for`), those deltas
     need no recomputing, and its options are the requested ones; anything else is recomputed.
     """
     results = ResultsFolder(folder)
@@ -240,15 +244,13 @@ def summary_for(
         raise SagoError(f"{results.deltas}: no rows; re-run `sago evaluate {slug}`")
     from benchmark.axes import read_scorer_backbones
 
-    document = SummaryDocument.from_json(
-        summarize(
-            deltas.frame,
-            model=slug,
-            set_name=request.set_name,
-            version=request.version,
-            options=request.options,
-            axes=read_scorer_backbones(deltas.path),
-        )
+    document = summary_document(
+        deltas.frame,
+        model=slug,
+        set_name=request.set_name,
+        version=request.version,
+        options=request.options,
+        axes=read_scorer_backbones(deltas.path),
     )
     return document, deltas.path
 
@@ -321,18 +323,37 @@ def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> 
     staged = Staged(journal())
     try:
         entries, made_from = collect_entries(request, frames, staged)
+        # API models have their own table (another confidence, no activations): never on the open board
+        board = [e for e in entries if e.submission.model.kind != "api"]
         document = build_leaderboard(
-            entries, set_name=request.set_name, version=request.version, options=request.options
+            board, set_name=request.set_name, version=request.version, options=request.options
         )
         for entry in entries:
             if entry.summary is not None:
                 stage_summary(entry, made_from[entry.slug], request, staged)
+        api = ApiTable(request.set_name, request.version, tuple(api_table_rows(entries, request)))
+        table = request.out.with_name(API_TABLE_FILE)
+        if api.rows or table.exists():
+            staged.write(table, lambda tmp: _write_json(tmp, api.to_json()))
         staged.write(request.out, lambda tmp: _write_json(tmp, document.to_json()))  # renamed last
         staged.commit()
     except BaseException:
         staged.discard()
         raise
     return document
+
+
+def api_table_rows(entries: Sequence[Entry], request: AnalyzeRequest) -> list[ApiRow]:
+    """The API table's rows: each analysed API model's headline cells and own-token confidence shifts."""
+    rows: list[ApiRow] = []
+    for entry in entries:
+        if entry.submission.model.kind != "api" or entry.summary is None:
+            continue
+        results = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root)
+        own = [pd.read_parquet(p) for p in plain_files(results.path / OWN_CONFIDENCE_DIR, RECORDS_SUFFIX)]
+        profile = results.read_run().profile_name
+        rows += api_rows(entry.slug, entry.submission.name, entry.summary, own, profile)
+    return rows
 
 
 def stage_summary(entry: Entry, deltas: Path, request: AnalyzeRequest, staged: Staged) -> None:

@@ -24,7 +24,7 @@ below says the gap is the engine's own overhead, not the work.
 
 Usage::
 
-    python -m benchmark.harness.bench_floor --model google__gemma-3-270m-q4_k_m --batch-size 32 \\
+    python -m benchmark.tools.bench_floor --model google__gemma-3-270m-q4_k_m --batch-size 32 \\
         --peer-seconds 128.0
 """
 
@@ -42,9 +42,9 @@ import torch
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.harness.bench import pooled_run, time_harness, warm_up
-from benchmark.models.screen import plain_head, screened_head
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.tools.bench import pooled_run, time_harness, warm_up
+from benchmark.tools.screen import plain_head, screened_head
 
 CLASSES = ("body, wide", "body, step", "head, wide", "head, step")
 WIDE_ROWS = 1024
@@ -316,7 +316,7 @@ def bench_floor(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(bench_floor, argv, "python -m benchmark.harness.bench_floor")
+    return run_command(bench_floor, argv, "python -m benchmark.tools.bench_floor")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ virtual environment (``.bench-venv``) and runs this module there.
 
 Usage::
 
-    python -m benchmark.harness.bench_peer --threads 1 --batch-size 8 --batch-size 32
+    python -m benchmark.tools.bench_peer --threads 1 --batch-size 8 --batch-size 32
 """
 
 from __future__ import annotations
@@ -29,14 +29,15 @@ import torch
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.harness.bench import BenchResult, bench
 from benchmark.harness.collect import rerun_task, select_tasks
 from benchmark.harness.sets import open_variant_set
-from benchmark.models.hf import ENGINES, HFBackend, engine_pool
+from benchmark.models.hf import HFBackend
 from benchmark.models.loading import load_backend
 from benchmark.profiles import get_profile
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
+from benchmark.tools.bench import BenchResult, bench
+from benchmark.tools.pooled import TOOL_ENGINES
 
 DEFAULT_MODEL = "huggingfacetb__smollm2-135m-instruct-q4_1"
 
@@ -179,8 +180,8 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
     "--engine",
     default="single_prefill",
     show_default=True,
-    help="The harness's engine (single_prefill, two_pass, draft, pooled); the peer only generates. With "
-    "pooled, the harness's batch is 4x --batch-size, so each forward holds --batch-size rows, as the peer's.",
+    help="The harness's engine (single_prefill, two_pass, draft, pooled); the peer only generates. Each "
+    "forward holds --batch-size rows, as the peer's (pooled: each engine call holds 4 such forwards).",
 )
 @click.option(
     "--floor/--no-floor",
@@ -202,11 +203,11 @@ def bench_peer(
 ) -> None:
     """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
     variant_set = open_variant_set(set_name, version)  # a bad --set fails before anything loads
-    ENGINES.get(engine)
+    spec = TOOL_ENGINES.get(engine)
     require_lm_eval()
     chosen = get_profile(profile)
     backend = load_backend(
-        load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0], engine=engine
+        load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0], engine=spec
     )
     if not isinstance(backend, HFBackend):
         raise SagoError("bench-peer needs a Hugging Face model")
@@ -219,9 +220,9 @@ def bench_peer(
         check_same_tokens(lm, backend, texts[: len(tasks)], [t.prompt for t in tasks])
         time_peer(lm, texts[:2], 2)  # warm-up
         peer, peer_cpu = time_peer(lm, texts, chosen.max_new_tokens)
-        # The pooled engine reads each batch as POOL micro-batches: batch POOL * size puts `size` rows
-        # in each of its forwards, as the peer's batch `size` does.
-        plan = size * engine_pool(engine)
+        # `size` rows in each forward, as the peer's batch `size`: the pooled engine's calls hold
+        # POOL such forwards (micro-batches).
+        plan = size * backend.engine_spec.forwards_per_call
         backend.batch_size = plan
         harness = bench(
             backend,
@@ -245,7 +246,7 @@ def bench_peer(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(bench_peer, argv, "python -m benchmark.harness.bench_peer")
+    return run_command(bench_peer, argv, "python -m benchmark.tools.bench_peer")
 
 
 if __name__ == "__main__":

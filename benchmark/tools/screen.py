@@ -15,7 +15,7 @@ the screen's value differs from the exact ``x.w`` by at most ``|x| (|w - w~| + (
 and once for the recomputation), times 1.01 for the float32 arithmetic of the bound itself. So the
 token whose recomputed logit is largest is always among the candidates: the pick is the float32 argmax
 up to the rounding of the recomputation, the same float-level near-ties that a different batch shape
-already resolves differently (``reproduce --engine pooled`` counts them).
+already resolves differently.
 
 Used only where logits are exactly ``lm_head(final hidden state)``: the model types in
 :data:`PLAIN_HEAD_TYPES`, a bias-free linear head, no logit soft-capping. Elsewhere (or where the
@@ -30,12 +30,15 @@ from typing import Any, NamedTuple
 import torch
 from transformers import PreTrainedModel
 
+from benchmark.models.prefill import ForwardInputs, TokenPicker
+
 PLAIN_HEAD_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma3_text", "phi3"})
 """model types whose causal-LM logits are ``lm_head(last_hidden_state)`` with nothing in between."""
 _CACHE_KEY = "_sago_screened_head"
 _HALF_ROUNDING = 2.0**-11  # unit roundoff of float16
 _SINGLE_ROUNDING = 2.0**-24  # unit roundoff of float32
-_SAFETY = 1.01
+SAFETY = 1.01
+"""the bound's safety factor for the float32 arithmetic of the bound itself."""
 _ROWS_PER_CHUNK = 16384
 SLICED_MIN_ROWS = 20
 """rows per step from which a step with slices screens slice by slice. Measured on Gemma 3's 262,144
@@ -112,7 +115,7 @@ def _build(weight: torch.Tensor) -> ScreenedHead | None:
         rounding = (rows - half).norm(dim=1)
         slack[start : start + len(rows)] = rounding + (_HALF_ROUNDING + 2.01 * summation) * half.norm(dim=1)
     # Safety factor, then rounded up so the float32 bound never shrinks.
-    slack = torch.nextafter(slack * _SAFETY, torch.tensor(math.inf)).contiguous()
+    slack = torch.nextafter(slack * SAFETY, torch.tensor(math.inf)).contiguous()
     return ScreenedHead(packed, weight, slack, float(slack.max()))
 
 
@@ -121,7 +124,7 @@ def greedy_tokens(head: ScreenedHead, hidden: torch.Tensor) -> torch.Tensor | No
     None when some row's screen is not finite or leaves too many candidates (the caller then uses the
     full logits)."""
     hidden = hidden.float().contiguous()
-    scale = hidden.norm(dim=1) * _SAFETY
+    scale = hidden.norm(dim=1) * SAFETY
     sliced = head.slices and hidden.shape[0] >= SLICED_MIN_ROWS
     found = _sliced_superset(head, hidden, scale) if sliced else _superset(head, hidden, scale)
     if found is None:
@@ -200,9 +203,25 @@ def _sliced_superset(head: ScreenedHead, hidden: torch.Tensor, scale: torch.Tens
     return row[order], token[order], values[order]
 
 
-def final_hidden(model: PreTrainedModel, inputs: dict[str, Any]) -> torch.Tensor:
+def final_hidden(model: PreTrainedModel, inputs: ForwardInputs) -> torch.Tensor:
     """[batch, positions, hidden]: the model's final hidden states for ``inputs`` (its forward without the
     output layer; the cache in ``inputs`` is extended as by a full forward)."""
     decoder = model.get_decoder()  # type: ignore[no-untyped-call]
     hidden: torch.Tensor = decoder(**inputs).last_hidden_state
     return hidden
+
+
+def screened_step(head: ScreenedHead) -> TokenPicker:
+    """A decode step's picker (:data:`benchmark.models.prefill.TokenPicker`) through ``head``: the model
+    runs without its output layer and each token comes from the final hidden state by
+    :func:`greedy_tokens`; where the screen declines (not finite, or flat), the plain float32 product
+    decides."""
+
+    def pick(model: PreTrainedModel, inputs: ForwardInputs) -> torch.Tensor:
+        hidden = final_hidden(model, inputs)[:, -1, :]
+        picked = greedy_tokens(head, hidden)
+        if picked is None:  # a non-finite or flat screen: the plain product decides
+            return torch.nn.functional.linear(hidden.float(), head.weight).argmax(-1)
+        return picked
+
+    return pick

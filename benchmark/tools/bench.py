@@ -1,4 +1,4 @@
-"""Harness overhead: the full harness against a floor of bare model work, in one process.
+"""``sago bench``: the full harness against a floor of bare model work, in one process.
 
 The floor is generation alone: a plain batched greedy ``generate`` over the same requests in the same
 batches, prompts tokenized beforehand — what a generation-only evaluator (e.g. lm-eval's
@@ -17,16 +17,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
 import torch
 
+from benchmark import options, paths
 from benchmark.errors import SagoError
+from benchmark.harness.cli import run_options
 from benchmark.harness.collect import Batch, collect, global_batches, select_tasks
+from benchmark.harness.evaluate import EvaluateOptions, check_options
 from benchmark.harness.finalize import finalize
-from benchmark.harness.sets import VariantSetLike
+from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.engine import greedy_config, left_pad, plain_greedy
 from benchmark.models.hf import HFBackend
-from benchmark.profiles import Profile
+from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder
+from benchmark.submissions import load_submission
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ def bench(
 ) -> BenchResult:
     """Time the harness, then the bare work over the same prompts and batches (or, with
     ``floor_batch_size``, over batches of that many prompts: the pooled engine's forwards hold a quarter
-    of its batch, so its floor is plain generation at that forward size); ``floor=False``: the harness
+    of its call, so its floor is plain generation at that forward size); ``floor=False``: the harness
     alone (the floor's times are NaN)."""
     warm_up(backend)
     harness, harness_cpu, generated = time_harness(backend, variant_set, profile, batch_size, datasets)
@@ -181,18 +186,73 @@ def pooled_run(
     slug: str, set_name: str, version: str, profile: str, batch_size: int, tool: str
 ) -> tuple[HFBackend, VariantSetLike, Profile, int]:
     """What the pooled engine's measuring tools (bench-floor, scoring-accuracy) run: the submission's
-    model on the pooled engine, one thread, ``batch_size`` rows per forward (the plan is ``POOL`` times
-    that), with the variant set and profile; a bad set or profile fails before the model loads."""
-    from benchmark.harness.sets import open_variant_set
-    from benchmark.models.hf import engine_pool
+    model on the pooled engine, one thread, ``batch_size`` rows per forward, with the variant set and
+    profile, and the plan's batch size (``POOL`` times that); a bad set or profile fails before the model
+    loads."""
     from benchmark.models.loading import load_backend
-    from benchmark.profiles import get_profile
-    from benchmark.submissions import load_submission
+    from benchmark.tools.pooled import POOLED
 
     variant_set = open_variant_set(set_name, version)
     chosen = get_profile(profile)
-    plan = batch_size * engine_pool("pooled")
-    backend = load_backend(load_submission(slug), device="cpu", threads=1, batch_size=plan, engine="pooled")
+    backend = load_backend(
+        load_submission(slug), device="cpu", threads=1, batch_size=batch_size, engine=POOLED
+    )
     if not isinstance(backend, HFBackend):
         raise SagoError(f"{tool} needs a Hugging Face model")
-    return backend, variant_set, chosen, plan
+    return backend, variant_set, chosen, backend.batch_size
+
+
+@click.command(name="bench")
+@click.option("--model", "slug", required=True, help="Submission slug to benchmark.")
+@run_options
+@click.option(
+    "--engine",
+    default="single_prefill",
+    show_default=True,
+    help="single_prefill, two_pass (reference), draft (y_0 as a free draft) or pooled (a performance "
+    "tool's engine: draft, each call read as 4 micro-batches of --batch-size rows whose unfinished rows "
+    "decode together; fastest on a CPU).",
+)
+def bench_command(
+    slug: str,
+    set_name: str,
+    version: str,
+    profile: str,
+    device: str | None,
+    batch_size: int | None,
+    datasets: str | None,
+    engine: str,
+    threads: int | None,
+) -> None:
+    """Measure prompts/s, tokens/s, peak memory and the harness/bare-model wall-time ratio."""
+    from benchmark.models.loading import load_backend
+    from benchmark.tools.pooled import TOOL_ENGINES
+
+    spec = TOOL_ENGINES.get(engine)
+    chosen = get_profile(profile)
+    submission = load_submission(slug, paths.SUBMISSIONS_DIR)
+    variant_set = open_variant_set(set_name, version)
+    check_options(
+        EvaluateOptions(
+            set_name=set_name,
+            version=version,
+            profile=profile,
+            device=device,
+            datasets=options.dataset_list(datasets),
+            engine=engine,
+        ),
+        variant_set,
+    )
+    backend = require_hf(
+        load_backend(submission, device=device, batch_size=batch_size, engine=spec, threads=threads)
+    )
+    result = bench(
+        backend,
+        variant_set,
+        profile=chosen,
+        batch_size=backend.batch_size,
+        datasets=options.dataset_list(datasets),
+    )
+    click.echo(f"bench {slug} ({profile}, {backend.describe()['device']}, engine {backend.engine_name})")
+    for line in result.lines():
+        click.echo(line)

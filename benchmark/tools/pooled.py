@@ -1,5 +1,9 @@
 """Pooled draft engine: the draft engine, with decoding regrouped across the micro-batches of one call.
 
+A performance tool's engine (``make bench-peer``, ``make bench-floor``, ``make scoring-accuracy``): no
+run a user starts can pick it (``benchmark.models.hf.ENGINES`` does not hold it) and no committed result
+was made with it; the tools reach it through :data:`POOLED` and :data:`TOOL_ENGINES`.
+
 Why: on a CPU a decode step costs nearly as much for a few rows as for a full batch (it reads every
 weight once), and a batch decodes for as many steps as its slowest row needs. With y_0 as a draft, many
 rows need few or no new tokens while one row in eight may need them all, so the draft engine saves
@@ -8,22 +12,21 @@ by prompt length in tokens. Each micro-batch is read once and scores y_0 as the 
 (same prefill, same scoring pass); then every row still decoding, from any of the
 micro-batches, joins one queue, longest first, and decodes in a batch of the forward width whose
 finished rows are replaced by waiting ones (continuous batching). No forward holds more rows than that
-width, so a run with batch ``4 * b`` reads the model as ``b``-row batches.
+width: a backend made for ``b`` prompts per forward calls this engine on ``POOL * b`` prompts.
 
 The rows of a decode batch come from different caches: each row's cache is left-padded with masked
 slots to the widest one (masks and explicit positions make the pads invisible, as for prompt
 padding). Greedy tokens can differ from the single-prefill engine's only where a float-level near-tie
-resolves differently in another batch shape (``reproduce --engine pooled`` counts them).
-Sliding-window models pool only while every padded row fits inside the window; otherwise each
-micro-batch decodes alone.
+resolves differently in another batch shape. Sliding-window models pool only while every padded row fits
+inside the window; otherwise each micro-batch decodes alone.
 
 Where the model's logits are a plain linear head of its final hidden state, the output layer is not
 run as one float32 product. The y_0 scoring pass applies it in vocabulary slices with running statistics
-(:mod:`benchmark.models.chunked`: no [rows, len(y_0), vocab] tensor; y_0 scores equal up to float
+(:mod:`benchmark.tools.chunked`: no [rows, len(y_0), vocab] tensor; y_0 scores equal up to float
 reassociation, or over a vocabulary of 131,072 tokens or more, exact float32 logits where the probability
 is and a float16 screen's for the tail, within float32 log-softmax's own error). Decode steps pick tokens
 through a float16 screen with an error bound and a float32 pick among its few candidates
-(:mod:`benchmark.models.screen`: the float32 argmax without the full product).
+(:mod:`benchmark.tools.screen`: the float32 argmax without the full product).
 Hidden states are the prefill's own, unchanged.
 """
 
@@ -33,7 +36,7 @@ import copy
 import math
 from collections import deque
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -41,30 +44,35 @@ from torch.nn import functional
 from transformers import PreTrainedModel
 from transformers.cache_utils import DynamicCache
 
-from benchmark.models.chunked import score_and_draft_chunked, sliced_screen
 from benchmark.models.engine import RawOutput
+from benchmark.models.hf import ENGINES, EngineSpec
 from benchmark.models.prefill import (
-    _NOT_SCORED,
+    NOT_SCORED,
     Lane,
+    Scores,
     SinglePrefillUnsupported,
-    _draft_fits,
-    _prefill,
-    _raw_output,
-    _score_baselines,
-    _Scores,
-    _smallest_window,
-    _split_responses,
+    TokenPicker,
     checked_model,
     decode_lane,
+    draft_fits,
     draft_lane,
     generating,
     layer_tensors,
+    prefill_batch,
     prompt_lane,
+    raw_output,
     score_and_draft,
+    score_baselines,
+    smallest_window,
+    split_responses,
     step_lane,
     unfinished,
+    unsupported_reason,
 )
-from benchmark.models.screen import ScreenedHead, plain_head, screened_head
+from benchmark.registry import Registry
+from benchmark.schema import rerun_batch_size
+from benchmark.tools.chunked import score_and_draft_chunked, sliced_screen
+from benchmark.tools.screen import ScreenedHead, plain_head, screened_head, screened_step
 
 POOL = 4
 """micro-batches per full engine call: the backend's forwards hold a POOL-th of its batch size."""
@@ -107,9 +115,10 @@ def run_batch_pooled(
     Hidden states of each row are the single-prefill engine's on the row's micro-batch, bit for bit; its
     y_0 scores are too, up to float reassociation where the scoring pass runs in vocabulary slices.
     ``micro_rows`` is the micro-batch size and ``decode_rows`` the width of the decode batch (defaults:
-    ``ceil(len(prompts) / POOL)`` both). The backend passes a :data:`POOL`-th of its batch size for both
-    (half that for the rerun control's micro-batches, which must differ from the baselines'), so a short
-    batch (a phase's last, or a few baselines) is read and decoded in one piece, not in small parts.
+    ``ceil(len(prompts) / POOL)`` both). The backend passes its prompts per forward for both
+    (:func:`engine_options`: half that for the rerun control's micro-batches, which must differ from the
+    baselines'), so a short batch (a phase's last, or a few baselines) is read and decoded in one piece,
+    not in small parts.
 
     Raises:
         SinglePrefillUnsupported: the architecture needs the two-pass engine.
@@ -117,7 +126,7 @@ def run_batch_pooled(
     model = checked_model(model, prompts, baselines)
     parts = micro_batches([len(p) for p in prompts], micro_rows)
     generated: list[list[int]] = [[] for _ in prompts]
-    scores: list[_Scores] = [_NOT_SCORED for _ in prompts]
+    scores: list[Scores] = [NOT_SCORED for _ in prompts]
     hidden: dict[int, np.ndarray] = {}
     lanes: list[Lane] = []
     with torch.inference_mode():
@@ -130,10 +139,10 @@ def run_batch_pooled(
                 del generated[row][max_new_tokens:]
             lanes.append(read.lane)
         width = decode_rows or (len(parts[0]) if parts else 1)
-        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width, _decode_head(model))
-    decoded = _split_responses(generated, eos_ids)
+        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width, _decode_picker(model))
+    decoded = split_responses(generated, eos_ids)
     stacked = np.stack([hidden[row] for row in range(len(prompts))]) if hidden else np.zeros((0, 0, 0))
-    return [_raw_output(decoded, scores, stacked, row) for row in range(len(prompts))]
+    return [raw_output(decoded, scores, stacked, row) for row in range(len(prompts))]
 
 
 class _Read(NamedTuple):
@@ -143,7 +152,7 @@ class _Read(NamedTuple):
     """per row, float32 [n_layers + 1, hidden] at the last prompt token."""
     lane: Lane
     """its rows, ready to decode."""
-    scores: list[_Scores]
+    scores: list[Scores]
 
 
 def _read_part(
@@ -159,9 +168,9 @@ def _read_part(
 
     Writes each row's first tokens (its draft prefix, or its first greedy token) into ``generated``.
     """
-    state = _prefill(model, prompts, pad_id)
+    state = prefill_batch(model, prompts, pad_id)
     hidden = list(state.hidden.cpu().numpy())
-    if baselines is not None and _draft_fits(model, state, baselines, max_new_tokens):
+    if baselines is not None and draft_fits(model, state, baselines, max_new_tokens):
         weight = plain_head(model)
         drafted = (
             score_and_draft(model, state, baselines, pad_id)
@@ -173,9 +182,9 @@ def _read_part(
         lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, rows)
         return _Read(hidden, lane, drafted.scores)
     scores = (
-        [_NOT_SCORED] * len(rows)
+        [NOT_SCORED] * len(rows)
         if baselines is None
-        else _score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
+        else score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
     )
     lane = prompt_lane(state, rows)
     for row, token in zip(rows, lane.token.tolist(), strict=True):
@@ -189,6 +198,13 @@ def _decode_head(model: PreTrainedModel) -> ScreenedHead | None:
     return sliced_screen(model) or screened_head(model)
 
 
+def _decode_picker(model: PreTrainedModel) -> TokenPicker | None:
+    """How decode steps pick their tokens: through the screened output layer where the model has one
+    (:func:`screen.screened_step`), else the argmax of the model's own logits (None)."""
+    head = _decode_head(model)
+    return None if head is None else screened_step(head)
+
+
 def _pooled_decode(
     model: PreTrainedModel,
     lanes: list[Lane],
@@ -196,18 +212,18 @@ def _pooled_decode(
     max_new_tokens: int,
     eos_ids: frozenset[int],
     size: int,
-    head: ScreenedHead | None,
+    pick: TokenPicker | None,
 ) -> None:
     """Decode every unfinished row of every lane, in batches of ``size`` rows regrouped by tokens left;
-    ``head``: the screened output layer that picks each token (None: the model's own logits)."""
-    window = _smallest_window(model)
+    ``pick``: how each step picks its tokens (None: the argmax of the model's own logits)."""
+    window = smallest_window(model)
     widest = max((lane.mask.shape[-1] for lane in lanes), default=0)
     # A live row grows by up to max_new_tokens before and after a merge pads newcomers to its width.
     if window is not None and widest + 2 * max_new_tokens > window:
         # Padding to the widest row could push a row past a sliding window: decode each lane alone.
         for lane in lanes:
             if (alone := unfinished(lane, generated, max_new_tokens, eos_ids)) is not None:
-                decode_lane(model, alone, generated, max_new_tokens, eos_ids, head)
+                decode_lane(model, alone, generated, max_new_tokens, eos_ids, pick)
         return
     pending = [
         (lane, index)
@@ -231,7 +247,7 @@ def _pooled_decode(
             staying = [] if live is None else [(live, index) for index in range(len(live.rows))]
             live = _merge(model, staying + joining)
         assert live is not None
-        live = step_lane(model, live, generated, max_new_tokens, eos, head)
+        live = step_lane(model, live, generated, max_new_tokens, eos, pick)
 
 
 def _merge(model: PreTrainedModel, picks: Sequence[tuple[Lane, int]]) -> Lane:
@@ -266,3 +282,53 @@ def _layer_states(lane: Lane, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
     if keys.shape[-2] != lane.mask.shape[-1]:
         raise SinglePrefillUnsupported(f"cache layer {layer} does not hold one slot per mask column")
     return keys, values
+
+
+def engine_options(forward_rows: int, rerun_control: bool) -> dict[str, int]:
+    """The backend's arguments of each call: micro-batches and decode batches of its forward width, the
+    rerun control's micro-batches at the control's own, different size.
+
+    >>> engine_options(8, False), engine_options(8, True)
+    ({'micro_rows': 8, 'decode_rows': 8}, {'micro_rows': 4, 'decode_rows': 8})
+    """
+    micro = rerun_batch_size(forward_rows) if rerun_control else forward_rows
+    return {"micro_rows": micro, "decode_rows": forward_rows}
+
+
+def prepare(model: Any) -> None:
+    """Build the float16 copies of the output layer now (seconds for a large vocabulary), not inside the
+    first batch: a one-time cost, like loading."""
+    screened_head(model)
+    sliced_screen(model)
+
+
+def engine_settings(model: Any) -> dict[str, object]:
+    """run.json's ``engine_settings``: the pool, and how decode steps pick greedy tokens
+    (benchmark/tools/screen.py) and how the y_0 scoring pass reads the output layer
+    (benchmark/tools/chunked.py)."""
+    if sliced_screen(model) is not None:
+        scoring = "float16_screen"
+    else:
+        scoring = "vocab_chunks" if plain_head(model) is not None else "model_logits"
+    return {
+        "pool": POOL,
+        "refill_fraction": REFILL_FRACTION,
+        "greedy_head": "float16_screen" if screened_head(model) is not None else "model_logits",
+        "scoring_head": scoring,
+    }
+
+
+POOLED = EngineSpec(
+    "pooled",
+    run_batch_pooled,
+    declines=unsupported_reason,
+    forwards_per_call=POOL,
+    options=engine_options,
+    prepare=prepare,
+    settings=engine_settings,
+)
+"""The pooled engine as the backend takes it (``HFBackend(..., engine=POOLED)``)."""
+TOOL_ENGINES: Registry[EngineSpec] = Registry("engine")
+"""The engines the performance tools pick by name: every engine a run can use, and :data:`POOLED`."""
+for _spec in (*ENGINES.entries(), POOLED):
+    TOOL_ENGINES.add(_spec.name, _spec)

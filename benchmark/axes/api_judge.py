@@ -1,0 +1,344 @@
+"""The authors' politeness-mirroring judge through any OpenAI-compatible endpoint (``openai:<model>``).
+
+The paper's closed-model tables were judged by gpt-4o-mini: one user message holding the two prompts and
+the two responses, the politeness signals to count and the boilerplate not to count, the direction of the
+rewrite from the sign of its strength, and "YES or NO" as the answer, at temperature 0 with at most 16
+output tokens; then a YES stands only when y_0 or y_v holds one of their 15 courtesy cues (their guard).
+This module sends that message, in the authors' words (a constant of the method, like the cue list; source:
+their ``utils/metrics.py``, ``build_mirroring_prompt_politeness``), through
+:class:`benchmark.chat_api.ChatClient`.
+
+* the guard is checked first: a row it would turn to NO is never sent (same verdict, no cost);
+* every verdict is cached on disk, keyed by the endpoint, the model and the whole message, so a re-run of
+  ``sago analyze`` pays nothing and a changed prompt or model asks again;
+* a reply that is neither YES nor NO counts as NO, and is counted (``unparsed``), as their code would
+  leave that row empty.
+
+The local judges stay the default (docs/METHOD.md section 7); this one is chosen with
+``$SAGO_POLITENESS_JUDGE=openai:<model>`` (``sago analyze --judge openai:<model>``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from benchmark.axes.politeness import CourtesyCueJudge
+from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings
+from benchmark.errors import SagoError
+from benchmark.paths import cache_dir
+
+MAX_TOKENS = 16
+"""the authors' ``judge_max_output_tokens``."""
+BASE_URL_ENV = "SAGO_JUDGE_BASE_URL"
+"""the judge's endpoint (default the OpenAI API)."""
+KEY_ENV_ENV = "SAGO_JUDGE_KEY_ENV"
+"""the variable holding the judge's key (default ``OPENAI_API_KEY``; ``none``: send no key)."""
+DEFAULT_BASE_URL = "https://api.openai.com"
+NOT_SHOWN = "(not available to this judge)"
+"""what stands in a prompt section when the caller has no prompt (the calibration rows publish none)."""
+
+_HEAD = """You are evaluating POLITENESS STYLE MIRRORING.
+
+Task:
+Decide whether the STYLED OUTPUT reflects the intended politeness-direction shift
+consistent with the STYLED PROMPT, compared to the ORIGINAL OUTPUT.
+
+Base your decision mainly on comparing:
+ORIGINAL OUTPUT  vs  STYLED OUTPUT
+The prompts are context only.
+
+Count ONLY politeness signals:
+- Respectfulness vs bluntness
+- Softening/hedging (e.g., "could", "would", "might") vs directness
+- Courtesy markers (e.g., "please", "thank you", apologies)
+- Warmth/courteous phrasing vs curt tone
+- Overall politeness tone (direction-dependent)
+
+Do NOT count as mirroring:
+- Generic assistant boilerplate: "I'm here to help", "As an AI", "I apologize", "sorry", "I can't",
+  "I strive to be helpful", "I'm not acting stupid", self-defense, meta explanations.
+- Content correctness/factuality
+- Length changes alone
+
+Style metadata:
+- style_name: politeness
+- strength: {strength}
+- place: {place}
+
+{direction}
+
+Decision rule:
+{rule}
+
+Return EXACTLY one token: YES or NO.
+
+=== ORIGINAL PROMPT ===
+{prompt_0}
+
+=== ORIGINAL OUTPUT ===
+{baseline}
+
+=== STYLED PROMPT ===
+{prompt_v}
+
+=== STYLED OUTPUT ===
+{response}
+
+Answer (YES/NO only):"""
+
+_DIRECTIONS: dict[int, tuple[str, str]] = {
+    +1: (
+        "Intended direction (strength > 0): MORE POLITE.\n"
+        "Look for: more respectful wording, more hedging/softening (could/would/might), "
+        "more gratitude/apologies, warmer tone, more considerate phrasing.",
+        "Answer YES if STYLED OUTPUT is clearly MORE POLITE than ORIGINAL OUTPUT. If unclear, answer NO.",
+    ),
+    -1: (
+        "Intended direction (strength < 0): LESS POLITE / MORE BLUNT.\n"
+        "Look for: fewer courtesy markers (less 'please/thanks/sorry'), reduced hedging, "
+        "more direct/curt phrasing, more imperative framing, less warmth.\n"
+        "You are judging bluntness/courtesy, not toxicity. Do not require insults.\n\n"
+        "CRITICAL anti-false-positive rule:\n"
+        "- If STYLED OUTPUT becomes apologetic/servile/defensive (e.g., 'I apologize', 'I'm here to help', "
+        "'I'm a language model', 'I'm not acting stupid'), that is NOT mirroring for negative strength "
+        "and should be NO.\n"
+        "- A rude STYLED PROMPT does NOT guarantee mirroring; "
+        "the output must actually become more blunt/curt.",
+        "Answer YES only if STYLED OUTPUT is clearly LESS POLITE / MORE BLUNT than ORIGINAL OUTPUT.\n"
+        "Answer NO if the styled output is apologetic/servile/defensive, or if the difference is ambiguous.",
+    ),
+    0: (
+        "Intended direction (strength = 0): NO POLITENESS SHIFT expected.\nA YES should be rare.",
+        "Answer YES only if there is an obvious strong politeness difference despite strength=0; else NO.",
+    ),
+}
+_CUES = CourtesyCueJudge()
+_ANSWER = re.compile(r"\b(YES|NO)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RowContext:
+    """What the authors' message shows besides the two responses."""
+
+    prompt_0: str = NOT_SHOWN
+    prompt_v: str = NOT_SHOWN
+    strength: float | None = None
+    """the rewrite's strength; None: ±1 from the direction the caller gives."""
+    place: str = "global"
+
+
+def judge_message(response: str, baseline: str, direction: int, context: RowContext = RowContext()) -> str:
+    """The one user message the judge gets for a row.
+
+    >>> text = judge_message("Thanks!", "Paris.", +1, RowContext("Capital?", "Please, capital?", 6.0))
+    >>> "- strength: 6" in text and "MORE POLITE." in text and text.endswith("Answer (YES/NO only):")
+    True
+    """
+    strength = context.strength if context.strength is not None else float(direction)
+    sign = (strength > 0) - (strength < 0)
+    text, rule = _DIRECTIONS[sign]
+    return _HEAD.format(
+        strength=f"{strength:g}",
+        place=context.place,
+        direction=text,
+        rule=rule,
+        prompt_0=context.prompt_0,
+        baseline=baseline,
+        prompt_v=context.prompt_v,
+        response=response,
+    )
+
+
+def parse_verdict(text: str) -> bool | None:
+    """YES -> True, NO -> False, the first of them that appears; None when neither does.
+
+    >>> parse_verdict("YES"), parse_verdict(" no."), parse_verdict("Answer: Yes"), parse_verdict("maybe")
+    (True, False, True, None)
+    """
+    found = _ANSWER.search(text)
+    return None if found is None else found.group(1).upper() == "YES"
+
+
+@dataclass
+class ApiPolitenessJudge:
+    """The authors' judge over ``client``; :meth:`in_context` binds a row's prompts and strength."""
+
+    client: ChatClient
+    cache_path: Path | None = None
+    stats: dict[str, int] = field(
+        default_factory=lambda: {"asked": 0, "cached": 0, "guarded": 0, "unparsed": 0}
+    )
+    _verdicts: dict[str, bool] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.cache_path is not None and self.cache_path.is_file():
+            for line in self.cache_path.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(line)
+                    self._verdicts[str(entry["key"])] = bool(entry["yes"])
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue
+
+    @property
+    def label(self) -> str:
+        """What the deltas' settings record: endpoint, model, the message's digest, guard and token cap."""
+        s = self.client.settings
+        return (
+            f"ApiPolitenessJudge(openai:{s.model}@{s.base_url}, prompt {prompt_digest()}, cue guard, "
+            f"{MAX_TOKENS} tokens)"
+        )
+
+    def shifted(self, response: str, baseline: str, direction: int) -> bool:
+        return self.verdict(response, baseline, direction, RowContext())
+
+    def in_context(self, context: RowContext) -> _Bound:
+        return _Bound(self, context)
+
+    def verdict(self, response: str, baseline: str, direction: int, context: RowContext) -> bool:
+        if not (_CUES.count(response, +1) or _CUES.count(baseline, +1)):
+            self._count("guarded")
+            return False  # the authors' guard would turn any YES into NO: not worth a request
+        message = judge_message(response, baseline, direction, context)
+        s = self.client.settings
+        key = hashlib.sha256(json.dumps([s.base_url, s.model, message]).encode("utf-8")).hexdigest()
+        with self._lock:
+            known = self._verdicts.get(key)
+        if known is not None:
+            self._count("cached")
+            return known
+        reply = self.client.complete(ChatRequest(message, MAX_TOKENS))
+        self._count("asked")
+        parsed = parse_verdict(reply.text)
+        if parsed is None:
+            self._count("unparsed")
+        yes = bool(parsed)
+        with self._lock:
+            self._verdicts[key] = yes
+            if self.cache_path is not None:
+                self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+                with self.cache_path.open("a", encoding="utf-8") as out:
+                    out.write(json.dumps({"key": key, "yes": yes, "raw": reply.text[:64]}) + "\n")
+        return yes
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self.stats[name] += 1
+
+
+@dataclass(frozen=True)
+class _Bound:
+    judge: ApiPolitenessJudge
+    context: RowContext
+
+    def shifted(self, response: str, baseline: str, direction: int) -> bool:
+        return self.judge.verdict(response, baseline, direction, self.context)
+
+
+def prompt_digest() -> str:
+    """12 hex digits of sha256 over the message template, for provenance."""
+    text = json.dumps([_HEAD, _DIRECTIONS, MAX_TOKENS], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def api_judge(spec: str, *, environ: Mapping[str, str] | None = None) -> ApiPolitenessJudge:
+    """The judge ``openai:<model>`` names, at ``$SAGO_JUDGE_BASE_URL``, key in ``$SAGO_JUDGE_KEY_ENV``.
+
+    Raises:
+        SagoError: ``spec`` is not ``openai:<model>``, or the key variable is unset.
+    """
+    env = os.environ if environ is None else environ
+    kind, _, model = spec.partition(":")
+    if kind != "openai" or not model:
+        raise SagoError(f"judge {spec!r} is not openai:<model> (e.g. openai:gpt-4o-mini)")
+    key_env = env.get(KEY_ENV_ENV, "OPENAI_API_KEY")
+    settings = ChatSettings(
+        env.get(BASE_URL_ENV, DEFAULT_BASE_URL), model, None if key_env == "none" else key_env
+    )
+    digest = hashlib.sha256(f"{settings.base_url}|{model}".encode()).hexdigest()[:16]
+    return ApiPolitenessJudge(ChatClient(settings), cache_dir() / "api-judge" / f"{digest}.jsonl")
+
+
+def held_out_agreement(
+    judge: ApiPolitenessJudge, rows: Sequence[Mapping[str, Any]]
+) -> tuple[list[int], list[int]]:
+    """(authors' verdicts, this judge's) on published judged rows; each row's strength is in the message,
+    its prompts are not (the tables publish none)."""
+    ours = []
+    for r in rows:
+        strength = float(r["strength"])
+        context = RowContext(strength=strength)
+        direction = 1 if strength > 0 else -1
+        ours.append(
+            int(
+                r["response_pert"] != r["response_orig"]
+                and judge.verdict(r["response_pert"], r["response_orig"], direction, context)
+            )
+        )
+    return [int(r["authors_verdict"]) for r in rows], ours
+
+
+@click.command()
+@click.option("--judge", "spec", required=True, help="openai:<model>; the endpoint is $SAGO_JUDGE_BASE_URL.")
+@click.option(
+    "--fixtures",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=Path("tests/fixtures"),
+    show_default=True,
+    help="The folder of the authors' judged rows.",
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the numbers here (JSON)."
+)
+def main_command(spec: str, fixtures: Path, out: Path | None) -> None:
+    """Cohen's κ of the judge against the authors' verdicts on the 377 held-out rows (docs/METHOD.md
+    section 7), with its 95 % cluster-bootstrap interval, as JSON on stdout."""
+    import time
+
+    from benchmark.axes.calibration import cohen_kappa, held_out_rows, kappa_interval
+
+    judge = api_judge(spec)
+    rows = held_out_rows(fixtures)
+    started = time.perf_counter()
+    reference, ours = held_out_agreement(judge, rows)
+    agreement = cohen_kappa(reference, ours)
+    low, high = kappa_interval(reference, ours, [f"{r['table']}|{r['prompt_id']}" for r in rows])
+    (tn, fp), (fn, tp) = agreement.confusion
+    result = {
+        "judge": judge.label,
+        "rows": agreement.n,
+        "kappa": round(agreement.kappa, 3),
+        "kappa_95": [round(low, 3), round(high, 3)],
+        "tn_fp_fn_tp": [tn, fp, fn, tp],
+        "requests": judge.stats,
+        "seconds": round(time.perf_counter() - started, 1),
+        "verdicts": [
+            [r["table"], r["prompt_id"], r["strength"], a, b]
+            for r, a, b in zip(rows, reference, ours, strict=True)
+        ],
+    }
+    text = json.dumps(result, indent=None, separators=(",", ":")).replace("],[", "],\n[")
+    click.echo(text)
+    if out is not None:
+        out.write_text(text + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: a user error is one line on stderr and exit status 2."""
+    from benchmark.entry import run_command
+
+    return run_command(main_command, argv, "python -m benchmark.axes.api_judge")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,226 @@
+"""A model behind an OpenAI-compatible chat endpoint as a :class:`~benchmark.models.protocol.ModelBackend`.
+
+What differs from an open model, and why:
+
+* **no teacher forcing, no hidden states.** A chat endpoint does not score a given continuation
+  (log p(y_0 | x_v)) and shows no activations, so the backend declares ``logprobs`` and ``hidden_states``
+  False; the confidence columns of its records are NaN and run.json lists those measures as not measured.
+  The endpoint's log-probabilities of the model's *own* tokens (``logprobs: true``) are kept per row
+  (``token_logprobs``): the authors' closed-model confidence (METHOD.md section 4.1) is computed from them,
+  in the API table only.
+* **every response is a checkpoint.** Requests of a batch run concurrently on a bounded pool; each reply
+  is appended to a JSON-lines cache as it arrives (flushed), keyed by the row and everything sent, so a
+  run killed mid-batch resumes without paying for a reply twice. A torn last line is ignored.
+* **the noise floor is measured, not assumed.** The identity and rerun control rows are keyed by their
+  own row, so they are sent again: at temperature 0 a hosted endpoint still varies, and those rows show
+  how much.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from benchmark.chat_api import ChatClient, ChatReply, ChatRequest, ChatSettings
+from benchmark.errors import SagoError
+from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
+from benchmark.schema import DEFAULT_SEED
+
+CACHE_FILE = "api-responses.jsonl"
+"""the reply cache, in the run's checkpoint folder."""
+NAN = float("nan")
+
+
+class ReplyCache:
+    """Replies already paid for, one JSON object per line: ``{"key", "reply", "tries"}``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._replies: dict[str, dict[str, Any]] = {}
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(line)
+                    self._replies[str(entry["key"])] = entry
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue  # a line torn by a kill: that reply is asked for again
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._replies.get(key)
+
+    def put(self, key: str, reply: ChatReply, tries: int) -> dict[str, Any]:
+        entry = {"key": key, "tries": tries, "reply": reply_json(reply)}
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(line)
+                out.flush()
+            self._replies[key] = entry
+        return entry
+
+    def totals(self) -> dict[str, int]:
+        """Over every cached reply: replies, requests sent for them (tries), retries, token usage."""
+        with self._lock:
+            entries = list(self._replies.values())
+        return {
+            "replies": len(entries),
+            "requests": sum(int(e["tries"]) for e in entries),
+            "retries": sum(int(e["tries"]) - 1 for e in entries),
+            "prompt_tokens": sum(int(e["reply"]["prompt_tokens"]) for e in entries),
+            "completion_tokens": sum(int(e["reply"]["completion_tokens"]) for e in entries),
+        }
+
+
+class ApiBackend:
+    """Greedy chat completions from one endpoint; see the module docstring for what it measures."""
+
+    capabilities = Capabilities(generate=True, logprobs=False, hidden_states=False)
+
+    def __init__(
+        self,
+        settings: ChatSettings,
+        *,
+        snapshot: str,
+        concurrency: int = 4,
+        cache_path: Path | None = None,
+        seed: int = DEFAULT_SEED,
+        client: ChatClient | None = None,
+    ) -> None:
+        self.settings = settings
+        self.snapshot = snapshot
+        self.name = settings.model
+        self.batch_size = concurrency * 4  # a checkpoint part every few rounds of the pool
+        self.concurrency = concurrency
+        self.seed = seed
+        self.client = client or ChatClient(settings)
+        self._cache: ReplyCache | None = ReplyCache(cache_path) if cache_path else None
+
+    def attach_cache(self, path: Path) -> None:
+        """Keep replies in ``path`` (the run's checkpoint folder is known only once the run is planned)."""
+        self._cache = ReplyCache(path)
+
+    def request(self, prompt: str, max_new_tokens: int) -> ChatRequest:
+        """What is sent for one prompt: greedy, seeded, capped, with the sampled tokens' log-probabilities."""
+        return ChatRequest(prompt, max_new_tokens, temperature=0.0, seed=self.seed, logprobs=True)
+
+    def run(
+        self, requests: Sequence[VariantRequest], *, max_new_tokens: int, rerun_control: bool = False
+    ) -> list[VariantOutput]:
+        if max_new_tokens == 0:  # the teacher-forced scoring pass: nothing an endpoint can answer
+            return [_unscored(r.key) for r in requests]
+        phase = "rerun" if rerun_control else "run"
+        pool = ThreadPoolExecutor(self.concurrency)
+        futures = [pool.submit(self._one, r, max_new_tokens, phase) for r in requests]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            # a refused key or a dead server: stop asking (replies already in flight are still cached)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        finally:
+            pool.shutdown(wait=True)
+
+    def _one(self, request: VariantRequest, max_new_tokens: int, phase: str) -> VariantOutput:
+        chat = self.request(request.prompt, max_new_tokens)
+        body = chat.to_json(self.settings.model)
+        key = hashlib.sha256(
+            json.dumps([request.key, phase, self.snapshot, body], sort_keys=True).encode()
+        ).hexdigest()
+        entry = self._cache.get(key) if self._cache else None
+        if entry is None:
+            reply, tries = self.client.send(chat)
+            entry = self._cache.put(key, reply, tries) if self._cache else {"reply": reply_json(reply)}
+        return _output(request.key, entry["reply"])
+
+    def describe(self) -> dict[str, object]:
+        totals = self._cache.totals() if self._cache else {}
+        counts = self.client.counts()
+        return {
+            "source": "api",
+            "location": self.settings.base_url,
+            "revision": self.snapshot,
+            "file_sha256": None,
+            "dtype": None,
+            "engine": "api",
+            "device": "remote",
+            "chat_template": "server",
+            "model_name": self.settings.model,
+            "key_env": self.settings.key_env,
+            "concurrency": self.concurrency,
+            "timeout_s": self.settings.timeout_s,
+            "batch_sizes": [self.batch_size],
+            "requests": {
+                "replies": totals.get("replies", 0),
+                "sent_this_process": counts["requests"],
+                "retries_this_process": counts["retries"],
+                "prompt_tokens": totals.get("prompt_tokens", counts["prompt_tokens"]),
+                "completion_tokens": totals.get("completion_tokens", counts["completion_tokens"]),
+            },
+        }
+
+
+def reply_json(reply: ChatReply) -> dict[str, Any]:
+    """What the cache keeps of a reply (everything the records and the own-token confidence need)."""
+    return {
+        "text": reply.text,
+        "finish_reason": reply.finish_reason,
+        "token_logprobs": list(reply.token_logprobs) if reply.token_logprobs is not None else None,
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+    }
+
+
+def _output(key: str, reply: dict[str, Any]) -> VariantOutput:
+    logprobs = reply.get("token_logprobs")
+    tokens = int(reply.get("completion_tokens") or (len(logprobs) if logprobs else 0))
+    return VariantOutput(
+        key=key,
+        response=str(reply["text"]).strip(),
+        response_tokens=tokens,
+        finished=reply.get("finish_reason") == "stop",
+        logprob_sum=NAN,
+        logprob_mean=NAN,
+        entropy_mean=NAN,
+        baseline_tokens=0,
+        prompt_tokens=int(reply.get("prompt_tokens") or 0),
+        hidden=None,
+        token_logprobs=tuple(float(v) for v in logprobs) if logprobs else None,
+    )
+
+
+def _unscored(key: str) -> VariantOutput:
+    return VariantOutput(key, "", 0, False, NAN, NAN, NAN, 0, 0, None)
+
+
+def own_confidence(token_logprobs: Sequence[float] | None) -> tuple[float, float]:
+    """The authors' closed-model confidence of one reply: (mean probability of its own tokens, the sum
+    −Σ p·log p over those tokens' probabilities), probabilities clipped to [1e-10, 1]; NaN without
+    log-probabilities. (METHOD.md section 4.1: not the teacher-forced Δ log p(y_0 | x_v).)
+
+    >>> own_confidence([0.0, math.log(0.5)])
+    (0.75, 0.34657359027997264)
+    >>> own_confidence(None)
+    (nan, nan)
+    """
+    if not token_logprobs:
+        return NAN, NAN
+    probs = [min(1.0, max(1e-10, math.exp(v))) for v in token_logprobs]
+    return sum(probs) / len(probs), -sum(p * math.log(p) for p in probs)
+
+
+def api_backend(
+    base_url: str, model: str, snapshot: str, *, key_env: str | None = None, concurrency: int = 4
+) -> ApiBackend:
+    """The backend of an ``api`` submission; a missing key fails here, before any request."""
+    if not base_url.startswith(("http://", "https://")):
+        raise SagoError(f"base_url {base_url!r} must start with http:// or https://")
+    return ApiBackend(ChatSettings(base_url, model, key_env), snapshot=snapshot, concurrency=concurrency)

@@ -1,0 +1,10 @@
+"""Performance and evidence tools, never imported by the runtime path.
+
+What measures the harness rather than runs it: ``sago bench`` (:mod:`benchmark.tools.bench`), the
+``make`` targets ``bench-peer``, ``bench-floor``, ``scoring-accuracy``, ``gpu-check`` and ``bench-gpu``
+(``python -m benchmark.tools.<module>``), and the CPU engine only they use: the pooled engine
+(:mod:`benchmark.tools.pooled`, with its float16-screened output layer :mod:`benchmark.tools.screen`
+and its sliced scoring pass :mod:`benchmark.tools.chunked`). A tool may import any unit; no runtime unit
+imports a tool (the ``sago`` group alone names ``sago bench``, imported when it runs), so no run a user
+starts, and no committed result, can depend on code here (``tests/test_import_graph.py``).
+"""
