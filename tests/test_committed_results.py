@@ -87,3 +87,14 @@ def test_summaries_and_leaderboard_rebuild_byte_identically(tmp_path: Path) -> N
     assert {m["slug"] for m in fresh["models"] if m["status"] == "complete"} == with_results
     assert {m["status"] for m in fresh["models"] if m["slug"] not in with_results} <= {"pending"}
     assert not api_slugs & {m["slug"] for m in fresh["models"]}
+
+
+def test_the_readme_states_the_api_results_as_committed() -> None:
+    """The README's bullet on the API path's reference result quotes its run.json."""
+    readme = (SUBMISSIONS_DIR.parent / "README.md").read_text(encoding="utf-8")
+    for folder in API_RESULTS:
+        run = json.loads((folder / "run.json").read_text())
+        replies = run["model"]["requests"]["replies"]
+        items = run["profile"]["items_per_dataset"] * len(run["counts"])
+        assert f"`{folder.parts[-4]}` (v2, `{run['profile']['name']}` profile" in " ".join(readme.split())
+        assert f"{items} in all, {replies:,} replies" in " ".join(readme.split())
