@@ -186,6 +186,13 @@ class RunDocument(Document):
         )
 
     @property
+    def is_api(self) -> bool:
+        """The model was answered by an endpoint (``model.source`` "api"): no teacher forcing, no
+        activations, its own table on the board."""
+        model = self.data.get("model")
+        return isinstance(model, Mapping) and model.get("source") == "api"
+
+    @property
     def profile_name(self) -> str | None:
         """The profile's name (None: not recorded)."""
         return self.profile.name if self.profile else None

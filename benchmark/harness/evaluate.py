@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 import click
 
 from benchmark import paths
+from benchmark.chat_api import ChatSettings
 from benchmark.errors import SagoError
 from benchmark.harness.collect import ONE_PROCESS, ParallelRun, Ranks, collect, select_tasks
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.api import CACHE_FILE as API_CACHE_FILE
-from benchmark.models.api import ApiBackend, api_backend
+from benchmark.models.api import ApiBackend
 from benchmark.models.protocol import ModelBackend
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder, results_dir
@@ -180,9 +181,9 @@ def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
             raise SagoError(f"{flag} does not apply to an API model (it runs on the endpoint's machines)")
     if options.engine != "single_prefill":
         raise SagoError("--engine does not apply to an API model (the endpoint decodes)")
-    backend = api_backend(
-        model.base_url, model.model, model.snapshot, key_env=model.key_env, concurrency=model.concurrency
-    )
+    # the schema has checked the URL; a missing key fails in ChatClient, before any request
+    settings = ChatSettings(model.base_url, model.model, model.key_env)
+    backend = ApiBackend(settings, snapshot=model.snapshot, concurrency=model.concurrency)
     if options.batch_size:
         backend.batch_size = options.batch_size
     return backend

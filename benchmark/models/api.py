@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.chat_api import ChatClient, ChatReply, ChatRequest, ChatSettings
-from benchmark.errors import SagoError
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.schema import DEFAULT_SEED
 
@@ -68,13 +67,11 @@ class ReplyCache:
         return entry
 
     def totals(self) -> dict[str, int]:
-        """Over every cached reply: replies, requests sent for them (tries), retries, token usage."""
+        """Over every cached reply: how many, and the token usage the server reported."""
         with self._lock:
             entries = list(self._replies.values())
         return {
             "replies": len(entries),
-            "requests": sum(int(e["tries"]) for e in entries),
-            "retries": sum(int(e["tries"]) - 1 for e in entries),
             "prompt_tokens": sum(int(e["reply"]["prompt_tokens"]) for e in entries),
             "completion_tokens": sum(int(e["reply"]["completion_tokens"]) for e in entries),
         }
@@ -215,12 +212,3 @@ def own_confidence(token_logprobs: Sequence[float] | None) -> tuple[float, float
         return NAN, NAN
     probs = [min(1.0, max(1e-10, math.exp(v))) for v in token_logprobs]
     return sum(probs) / len(probs), -sum(p * math.log(p) for p in probs)
-
-
-def api_backend(
-    base_url: str, model: str, snapshot: str, *, key_env: str | None = None, concurrency: int = 4
-) -> ApiBackend:
-    """The backend of an ``api`` submission; a missing key fails here, before any request."""
-    if not base_url.startswith(("http://", "https://")):
-        raise SagoError(f"base_url {base_url!r} must start with http:// or https://")
-    return ApiBackend(ChatSettings(base_url, model, key_env), snapshot=snapshot, concurrency=concurrency)

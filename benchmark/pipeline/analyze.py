@@ -187,7 +187,7 @@ def refuse_response_only(results: ResultsFolder) -> None:
     except SagoError:
         return  # an unreadable run.json is reported where the run's inputs are checked
     missing = run.not_measured if run is not None else {}
-    if missing and run is not None and run.data.get("model", {}).get("source") != "api":
+    if missing and run is not None and not run.is_api:
         raise SagoError(
             f"{results.run}: a response-only result ({next(iter(missing.values()))}: "
             f"{', '.join(sorted(missing))}) stays off the board; move it out of the submissions folder "

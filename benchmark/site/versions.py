@@ -162,7 +162,7 @@ def _run_change(slug: str, name: str, version: str, folder: ResultsFolder) -> Ch
         run.profile_name,
         _prompts(run),
         run.variant_set_sha256 or run.nested_variant_set_sha256,
-        api=run.data.get("model", {}).get("source") == "api",
+        api=run.is_api,
     )
 
 

@@ -333,15 +333,15 @@ def _check_run_json(
     return run, failures
 
 
+def _api_source(run: dict[str, Any] | None) -> bool:
+    """Whether run.json says an endpoint answered (``model.source`` "api"): nothing was teacher-forced."""
+    model = run.get("model") if run is not None else None
+    return isinstance(model, dict) and model.get("source") == "api"
+
+
 def _api_run(run: dict[str, Any], submission: Submission | None) -> bool:
     """An API model's run, which cannot measure what needs the weights (its own table on the board)."""
-    model = run.get("model")
-    return (
-        submission is not None
-        and isinstance(submission.model, ApiModel)
-        and isinstance(model, dict)
-        and model.get("source") == "api"
-    )
+    return submission is not None and isinstance(submission.model, ApiModel) and _api_source(run)
 
 
 def _check_run_model(run: dict[str, Any], rel: Path, submission: Submission) -> list[Failure]:
@@ -446,8 +446,7 @@ def _check_dataset(
             )
         ]
     profile = run_profile(run) if run is not None else None
-    model = run.get("model") if run is not None else None
-    api = isinstance(model, dict) and model.get("source") == "api"
+    api = _api_source(run)
     problem = records_problem(records, frame, profile if isinstance(profile, Profile) else None, api=api)
     if problem is not None:
         return [Failure(str(where), problem, EVALUATE)]
