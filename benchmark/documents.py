@@ -1,4 +1,5 @@
-"""Typed documents of a results folder: run.json, plan.json, summary.json and leaderboard.json.
+"""Typed documents: run.json, plan.json, summary.json and leaderboard.json of the results, and the variant
+set's manifest.json.
 
 Each is a frozen dataclass with its ``schema_version`` and the typed fields consumers read, plus
 ``data``: the whole JSON object exactly as written. Producers build the document and write
@@ -12,12 +13,17 @@ plan.json has never carried a ``schema_version``: a plan without one is version 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar, Self, cast
+from datetime import UTC, datetime, timedelta
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar, Protocol, Self, TypedDict, cast
 
+from benchmark import jsonio
 from benchmark.errors import FileProblem, SagoError
+from benchmark.paths import check_name, check_slug
+from benchmark.profiles import Profile
 from benchmark.rows import (
     AccuracyRow,
     AccuracyVsSgsRow,
@@ -43,7 +49,47 @@ from benchmark.rows import (
     SmallestNRow,
     Table,
 )
-from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.safeload import load_json
+from benchmark.schema import (
+    LEADERBOARD_SCHEMA_VERSION,
+    RECORDS_SCHEMA_VERSION,
+    SUMMARY_SCHEMA_VERSION,
+    VARIANT_SCHEMA_VERSION,
+)
+
+REGENERATE = "regenerate it with the sago CLI"
+"""the fix of a document whose version cannot be read (the validator's words)."""
+EVALUATE_AGAIN = "regenerate it with `sago evaluate`"
+"""the fix of a run.json that says something no run of the harness writes."""
+CLOCK_SKEW = timedelta(hours=1)
+"""how far a run.json date may lie ahead of this machine's clock (two machines' clocks disagree a little)."""
+
+
+@dataclass(frozen=True)
+class DocumentProblem:
+    """One thing wrong with a document, for a checker that reports rather than refuses (the validator)."""
+
+    problem: str
+    """what is wrong, in words (one line)."""
+    fix: str
+    """what to do about it."""
+
+    def line(self) -> str:
+        """The problem and its fix as one line.
+
+        >>> DocumentProblem("no variant-set sha256", EVALUATE_AGAIN).line()
+        'no variant-set sha256; regenerate it with `sago evaluate`'
+        """
+        return f"{self.problem}; {self.fix}"
+
+
+class Rendered(Protocol):
+    """Anything written as one JSON file that renders its own text (every document here, and the API
+    table, declared with its statistics in ``benchmark.stats.api_models``)."""
+
+    def dumps(self) -> str:
+        """The file's text."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -51,11 +97,15 @@ class Document:
     """What every document has: a kind, a version range this code reads, and the object as written."""
 
     KIND: ClassVar[str] = "document"
+    FILE: ClassVar[str] = ""
+    """the file's name (where a folder holds the document)."""
     NEWEST: ClassVar[int] = 1
     OLDEST: ClassVar[int] = 1
     MISSING: ClassVar[int | None] = None
     """the version a document without ``schema_version`` has (None: refused)."""
     FIX: ClassVar[str] = "re-run `sago analyze`"
+    LIMIT: ClassVar[int] = 64 << 20
+    """the largest file :meth:`read` loads (bytes)."""
 
     schema_version: int
     data: Mapping[str, Any]
@@ -80,26 +130,50 @@ class Document:
         return version
 
     @classmethod
+    def version_problem(cls, data: Mapping[str, object]) -> DocumentProblem | None:
+        """``schema_version`` as a checker reports it rather than refuses it (:meth:`version_of` is the
+        readers' refusal): missing, not a positive integer, or newer than this code reads."""
+        version = data.get("schema_version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            return DocumentProblem("missing or invalid schema_version", REGENERATE)
+        if version > cls.NEWEST:
+            return DocumentProblem(
+                f"schema_version {version} is newer than this code reads ({cls.NEWEST})",
+                "update sago-bench, or regenerate with the released version",
+            )
+        return None
+
+    @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
         """The typed document of a parsed JSON object."""
         return cls(cls.version_of(data, where), data)
 
     @classmethod
-    def read(cls, path: Path) -> Self:
-        """Load ``path`` as this document; a missing, unparsable or unreadable-version file is one line."""
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise SagoError(f"{path}: no such {cls.KIND} ({cls.FIX.removeprefix('re-')})") from None
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
-            raise SagoError(f"{path}: not valid JSON ({str(err)[:120]}); {cls.FIX}") from None
+    def read(cls, path: Path, fix: str | None = None) -> Self:
+        """Load ``path`` as this document; a missing, oversized, unparsable or unreadable-version file, a
+        key given twice or nesting past the JSON depth limit is one line (``safeload``'s checks) ending in
+        ``fix`` (default: the document's own ``FIX``)."""
+        if not path.exists():
+            raise SagoError(f"{path}: no such {cls.KIND} ({cls.FIX.removeprefix('re-')})")
+        return cls.from_json(cls.parse(path, fix), path)
+
+    @classmethod
+    def parse(cls, path: Path, fix: str | None = None) -> dict[str, Any]:
+        """The JSON object in ``path`` within :attr:`LIMIT` bytes, not yet read as this document: for a
+        reader that reports every problem instead of stopping at the first (the validator)."""
+        document = load_json(path, limit=cls.LIMIT, fix=fix or cls.FIX)
         if not isinstance(document, dict):
-            raise SagoError(f"{path}: {cls.KIND} has no integer schema_version; {cls.FIX}")
-        return cls.from_json(document, path)
+            raise FileProblem(path, f"{cls.KIND} has no integer schema_version", fix or cls.FIX)
+        return document
 
     def to_json(self) -> dict[str, Any]:
         """The object to write (unchanged from what was built or read)."""
         return dict(self.data)
+
+    def dumps(self) -> str:
+        """The file's text: provenance documents are written as recorded (:func:`jsonio.plain_json`);
+        the statistics' documents override this with :func:`jsonio.dumps`."""
+        return jsonio.plain_json(self.data)
 
 
 def _text(data: Mapping[str, Any], key: str) -> str | None:
@@ -118,6 +192,30 @@ def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _seconds(data: Mapping[str, Any], key: str) -> float | None:
+    """A number of seconds (or MiB) as a float; None for a missing, boolean or non-numeric value, and for
+    an integer too large for a float (no timing is that long).
+
+    >>> _seconds({"v": 2}, "v"), _seconds({"v": 10**400}, "v"), _seconds({"v": True}, "v")
+    (2.0, None, None)
+    """
+    value = data.get(key)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def _int_map(data: Mapping[str, Any], key: str) -> Mapping[str, int] | None:
+    """``data[key]`` as ``{name: integer}`` (entries that are not integers left out); None: not an object."""
+    value = data.get(key)
+    if not isinstance(value, Mapping):
+        return None
+    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
 @dataclass(frozen=True)
 class RunProfile:
     """run.json's ``profile``: the evaluation setting a run used (a missing or ill-typed value is None)."""
@@ -130,72 +228,386 @@ class RunProfile:
     """every strength level, or only the weakest and strongest."""
     max_new_tokens: int | None = None
     """generation limit."""
+    description: str | None = None
+    """the profile's one-line description."""
+    every_level_of: tuple[str, ...] | None = ()
+    """families run at every level (empty: none, also when not recorded; None: not a list of names)."""
+
+    def problem(self) -> str | None:
+        """Why this profile cannot say which rows the run produced (None: it can)."""
+        counted = all(n is not None and n >= 1 for n in (self.items_per_dataset, self.max_new_tokens))
+        if not (counted and self.all_strengths is not None):
+            return (
+                "profile needs items_per_dataset and max_new_tokens (integers ≥ 1) "
+                "and all_strengths (boolean)"
+            )
+        if self.every_level_of is None:
+            return "profile every_level_of is not a list of family names"
+        return None
+
+    def evaluation_profile(self) -> Profile | None:
+        """The profile as the harness runs it, from run.json's own parameters (not the registry's);
+        None when :meth:`problem` has something to say.
+
+        >>> RunProfile("smoke", 4, False, 32).evaluation_profile().items_per_dataset
+        4
+        """
+        if self.problem() is not None:
+            return None
+        assert self.items_per_dataset is not None and self.max_new_tokens is not None  # problem() checks
+        return Profile(
+            (self.name or "unnamed")[:40],
+            self.items_per_dataset,
+            bool(self.all_strengths),
+            self.max_new_tokens,
+            (self.description or "")[:200],
+            self.every_level_of or (),
+        )
 
 
 def _run_profile(data: Mapping[str, Any]) -> RunProfile:
     """run.json's ``profile`` object, read leniently (old files lack some keys)."""
-    strengths = data.get("all_strengths")
+    strengths, every = data.get("all_strengths"), data.get("every_level_of", [])
+    names = isinstance(every, list) and all(isinstance(f, str) for f in every)
     return RunProfile(
         _text(data, "name"),
         _int(data, "items_per_dataset"),
         strengths if isinstance(strengths, bool) else None,
         _int(data, "max_new_tokens"),
+        _text(data, "description"),
+        tuple(every) if names else None,
     )
 
 
 @dataclass(frozen=True)
+class RunModel:
+    """run.json's ``model``: what was run and how it was loaded (a missing or ill-typed value is None)."""
+
+    source: str | None = None
+    """where the weights came from: ``hub``, ``packaged``, ``api``, ``lm-eval``, a backend's name."""
+    location: str | None = None
+    """the Hub id, file path or endpoint."""
+    revision: str | None = None
+    """the Hub revision (an API model: the submission's ``snapshot``)."""
+    file_sha256: str | None = None
+    """sha256 of a packaged weights file."""
+    dtype: str | None = None
+    """the dtype the weights ran in."""
+    device: str | None = None
+    """the device the model ran on."""
+    engine: str | None = None
+    """the engine that ran it."""
+    chat_template: str | None = None
+    """``applied`` or ``raw prompt``: what the run did with the prompts."""
+    n_layers: int | None = None
+    """transformer layers."""
+    hidden_size: int | None = None
+    """width of a hidden state."""
+
+    @property
+    def shape(self) -> tuple[int, int] | None:
+        """(layers + 1, hidden size): the shape of a stored hidden state, when both are recorded (≥ 1).
+
+        >>> RunModel(n_layers=30, hidden_size=576).shape, RunModel(n_layers=0, hidden_size=576).shape
+        ((31, 576), None)
+        """
+        layers, hidden = self.n_layers, self.hidden_size
+        if layers is None or hidden is None or layers < 1 or hidden < 1:
+            return None
+        return layers + 1, hidden
+
+
+def _run_model(data: Mapping[str, Any]) -> RunModel:
+    return RunModel(
+        _text(data, "source"),
+        _text(data, "location"),
+        _text(data, "revision"),
+        _text(data, "file_sha256"),
+        _text(data, "dtype"),
+        _text(data, "device"),
+        _text(data, "engine"),
+        _text(data, "chat_template"),
+        _int(data, "n_layers"),
+        _int(data, "hidden_size"),
+    )
+
+
+@dataclass(frozen=True)
+class RunTimings:
+    """run.json's ``timings`` (a missing or ill-typed value is None)."""
+
+    started_at: str | None = None
+    """when the first rank started (ISO 8601)."""
+    finished_at: str | None = None
+    """when the last rank finished (ISO 8601)."""
+    model_seconds: float | None = None
+    """compute time of the model alone, every rank together."""
+    peak_rss_mib: float | None = None
+    """the largest resident memory of a rank."""
+
+    @property
+    def wall_seconds(self) -> float | None:
+        """Seconds from the first rank's start to the last rank's finish (None: not recorded).
+
+        A resumed run counts the time it was stopped too: ``model_seconds`` is the compute alone.
+
+        >>> RunTimings("2026-11-30T11:29:06+00:00", "2026-11-30T11:43:57+00:00").wall_seconds
+        891.0
+        """
+        try:
+            started = datetime.fromisoformat(str(self.started_at))
+            finished = datetime.fromisoformat(str(self.finished_at))
+            return (finished - started).total_seconds()
+        except (ValueError, TypeError):  # missing, malformed, or one stamp without a time zone
+            return None
+
+
+def _run_timings(data: Mapping[str, Any]) -> RunTimings:
+    return RunTimings(
+        _text(data, "started_at"),
+        _text(data, "finished_at"),
+        _seconds(data, "model_seconds"),
+        _seconds(data, "peak_rss_mib"),
+    )
+
+
+@dataclass(frozen=True)
+class RunHardware:
+    """The parts of run.json's ``hardware`` that readers use (written by ``provenance.Hardware``)."""
+
+    cpu_count: int | None = None
+    """logical CPUs of the machine."""
+    torch_threads: int | None = None
+    """torch's intra-op threads."""
+    accelerator: str | None = None
+    """the first CUDA device's name (None: none)."""
+    cpu_setting: str | None = None
+    """the harness's CPU-setting variables as recorded (a re-run applies them: ``benchmark.cpu``)."""
+
+
+def _run_hardware(data: Mapping[str, Any]) -> RunHardware:
+    return RunHardware(
+        _int(data, "cpu_count"),
+        _int(data, "torch_threads"),
+        _text(data, "accelerator"),
+        _text(data, "cpu_setting"),
+    )
+
+
+class RunFields(TypedDict, total=False):
+    """Every key a run.json is written with and its type, in the order the file lists them (sorted:
+    ``results.plain_json`` writes sorted keys). The one declaration of run.json's keys: both writers (the
+    harness's ``finalize`` and ``sago import lm-eval``) build through :meth:`RunDocument.build`. Nested
+    objects are written as given (``object`` values: readers use :class:`RunDocument`'s typed parts)."""
+
+    activations: str
+    batch_size: int
+    batch_sizes_used: Mapping[str, object]
+    chat_template: str | None
+    chat_template_setting: str | None
+    chat_template_sha256: str | None
+    collected_by: str
+    counts: Mapping[str, int]
+    datasets: str | list[str]
+    device: str | None
+    dtype: str | None
+    engine: str | None
+    files: Mapping[str, str]
+    git_commit: str
+    hardware: Mapping[str, object]
+    harness_version: str
+    libraries: Mapping[str, str]
+    lm_eval: Mapping[str, object]
+    model: Mapping[str, object]
+    not_measured: Mapping[str, str]
+    parallel: Mapping[str, object]
+    profile: Mapping[str, object]
+    schema_version: int
+    seed: int
+    set: str
+    submission: str
+    submission_model: Mapping[str, object]
+    timings: Mapping[str, object]
+    tokens: Mapping[str, int]
+    variant_set_sha256: str
+    version: str
+    world_size: int
+
+
+RUN_KEYS: tuple[str, ...] = tuple(RunFields.__annotations__)
+"""run.json's keys in the order the file lists them (:class:`RunFields`)."""
+ALL = "all"
+"""run.json's ``datasets`` when the run took every dataset of the set."""
+
+
+@dataclass(frozen=True)
 class RunDocument(Document):
-    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2)."""
+    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2).
+
+    The one declaration of run.json: :meth:`build` writes it (keys :class:`RunFields`), :meth:`from_json`
+    reads it into the typed fields below, :meth:`problems` says what in it no harness run writes, and
+    :meth:`differing` compares two runs on what a faithful re-run reproduces. ``data`` is the object as
+    written, kept so that a rewrite (:meth:`with_files`) leaves every other byte as it was.
+    """
 
     KIND: ClassVar[str] = "run"
+    FILE: ClassVar[str] = "run.json"
+    LIMIT: ClassVar[int] = 1 << 20
     NEWEST: ClassVar[int] = RECORDS_SCHEMA_VERSION
     FIX: ClassVar[str] = "re-run `sago evaluate`"
+    DETERMINED: ClassVar[tuple[str, ...]] = (
+        "variant_set_sha256",
+        "profile",
+        "seed",
+        "batch_size",
+        "engine",
+        "dtype",
+        "counts",
+        "tokens",
+        "datasets",
+        "chat_template",
+        "world_size",
+        "activations",
+    )
+    """the keys a faithful re-run reproduces (timings, git commit and hardware may differ)."""
 
     variant_set_sha256: str | None = None
     """sha256 of the variant set's manifest the run read."""
     profile: RunProfile | None = None
     """the evaluation profile (None: run.json records none)."""
     datasets: tuple[str, ...] | None = None
-    """the datasets chosen; None when the run took all of them."""
+    """the datasets chosen; None when the run took all of them (or run.json names none)."""
+    all_datasets: bool = False
+    """``datasets`` is ``"all"``: the run took every dataset of the set."""
     files: Mapping[str, str] | None = None
     """``{relative path: sha256}`` of every records/activations file (None: not recorded, or malformed)."""
     files_given: bool = False
     """run.json has a ``files`` key, whatever its value (runs from before hashes have none)."""
-    finished_at: str | None = None
-    """``timings.finished_at``: when the last rank finished (ISO 8601)."""
     nested_variant_set_sha256: str | None = None
     """``variant_set.sha256``: where older run.json files recorded the set's hash."""
     not_measured: Mapping[str, str] = field(default_factory=dict)
     """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
     Empty for every harness run; a result with entries is response-only and stays off the board."""
+    model: RunModel = RunModel()
+    """what was run (``model``)."""
+    timings: RunTimings = RunTimings()
+    """when it ran and for how long (``timings``)."""
+    hardware: RunHardware = RunHardware()
+    """where it ran (``hardware``)."""
+    submission: str | None = None
+    """the submission's label (its slug)."""
+    submission_model: Mapping[str, object] | None = None
+    """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
+    set: str | None = None
+    """the variant set's name."""
+    version: str | None = None
+    """the variant set's version."""
+    seed: int | None = None
+    """the run's seed."""
+    batch_size: int | None = None
+    """prompts per batch."""
+    world_size: int | None = None
+    """how many ranks ran."""
+    engine: str | None = None
+    """the engine that ran the model."""
+    dtype: str | None = None
+    """the dtype the weights ran in."""
+    device: str | None = None
+    """the device the model ran on."""
+    activations: str | None = None
+    """the activations layout (``compact``; None: not recorded, which is full)."""
+    collected_by: str | None = None
+    """who collected the records when not the harness (``lm-eval``)."""
+    counts: Mapping[str, int] | None = None
+    """dataset -> records rows (None: not recorded)."""
+    tokens: Mapping[str, int] = field(default_factory=dict)
+    """requests, prompt, generated and scored tokens, every rank together."""
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "run") -> Self:
-        profile, datasets, files = data.get("profile"), data.get("datasets"), data.get("files")
+    def build(cls, fields: RunFields, extra: Mapping[str, object] | None = None) -> Self:
+        """The run.json of a finished run: ``fields`` in :data:`RUN_KEYS` order, then ``extra`` (keys a
+        caller adds or replaces, e.g. a launcher's ``parallel``; a key not declared goes last)."""
+        merged: dict[str, object] = {**fields, **(extra or {})}
+        ordered = {key: merged[key] for key in RUN_KEYS if key in merged}
+        ordered |= {key: merged[key] for key in sorted(merged) if key not in ordered}
+        return cls.from_json(ordered)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "run", *, strict: bool = True) -> Self:
+        """The typed run.json; ``strict=False`` reads one whose ``schema_version`` this code does not read
+        too (as 0 when it has none), for a checker that reports :meth:`problems` instead of refusing."""
+        datasets, files = data.get("datasets"), data.get("files")
+        profile, model = data.get("profile"), _object(data, "model")
+        chosen = isinstance(datasets, list) and all(isinstance(d, str) for d in datasets)
+        submission_model = data.get("submission_model")
         return cls(
-            cls.version_of(data, where),
+            cls.version_of(data, where) if strict else _int(data, "schema_version") or 0,
             data,
-            _text(data, "variant_set_sha256"),
-            _run_profile(profile) if isinstance(profile, Mapping) else None,
-            tuple(str(d) for d in datasets) if isinstance(datasets, list) else None,
-            files if _is_hash_map(files) else None,
-            "files" in data,
-            _text(_object(data, "timings"), "finished_at"),
-            _text(_object(data, "variant_set"), "sha256"),
-            {str(k): str(v) for k, v in _object(data, "not_measured").items()},
+            variant_set_sha256=_text(data, "variant_set_sha256"),
+            profile=_run_profile(profile) if isinstance(profile, Mapping) else None,
+            datasets=tuple(cast("list[str]", datasets)) if chosen else None,
+            all_datasets=datasets == ALL,
+            files=files if _is_hash_map(files) else None,
+            files_given="files" in data,
+            nested_variant_set_sha256=_text(_object(data, "variant_set"), "sha256"),
+            not_measured={str(k): str(v) for k, v in _object(data, "not_measured").items()},
+            model=_run_model(model),
+            timings=_run_timings(_object(data, "timings")),
+            hardware=_run_hardware(_object(data, "hardware")),
+            submission=_text(data, "submission"),
+            submission_model=submission_model if isinstance(submission_model, Mapping) else None,
+            set=_text(data, "set"),
+            version=_text(data, "version"),
+            seed=_int(data, "seed"),
+            batch_size=_int(data, "batch_size"),
+            world_size=_int(data, "world_size"),
+            engine=_text(data, "engine"),
+            dtype=_text(data, "dtype"),
+            device=_text(data, "device"),
+            activations=_text(data, "activations"),
+            collected_by=_text(data, "collected_by"),
+            counts=_int_map(data, "counts"),
+            tokens=_int_map(data, "tokens") or {},
         )
+
+    def with_files(self, files: Mapping[str, str]) -> Self:
+        """This run.json with ``files`` replaced (every other key keeps its value and place)."""
+        return type(self).from_json({**self.data, "files": dict(files)}, "run")
+
+    @property
+    def finished_at(self) -> str | None:
+        """``timings.finished_at``: when the last rank finished (ISO 8601)."""
+        return self.timings.finished_at
 
     @property
     def is_api(self) -> bool:
         """The model was answered by an endpoint (``model.source`` "api"): no teacher forcing, no
         activations, its own table on the board."""
-        model = self.data.get("model")
-        return isinstance(model, Mapping) and model.get("source") == "api"
+        return self.model.source == "api"
 
     @property
     def profile_name(self) -> str | None:
         """The profile's name (None: not recorded)."""
         return self.profile.name if self.profile else None
+
+    @property
+    def evaluation_profile(self) -> Profile | None:
+        """The profile the rows were selected by, from run.json's own parameters (None: malformed)."""
+        return self.profile.evaluation_profile() if self.profile else None
+
+    @property
+    def variant_set_hashes(self) -> frozenset[str]:
+        """Every variant-set sha256 the file claims: ``variant_set_sha256`` (the harness now) and
+        ``variant_set.sha256`` (older files). Two different ones mean it cannot say what it was run on."""
+        return frozenset(
+            h for h in (self.variant_set_sha256, self.nested_variant_set_sha256) if h is not None
+        )
+
+    @property
+    def claimed_variant_set(self) -> str | None:
+        """The one variant-set sha256 the file claims (None: none, or two different ones)."""
+        hashes = self.variant_set_hashes
+        return next(iter(hashes)) if len(hashes) == 1 else None
 
     def is_run_of(self, *, variant_set_sha256: str, profile: str, datasets: tuple[str, ...] | None) -> bool:
         """Whether this run is of that set, profile and dataset selection (None: all datasets).
@@ -205,12 +617,71 @@ class RunDocument(Document):
         >>> run.is_run_of(variant_set_sha256="a", profile="smoke", datasets=None)
         True
         """
-        wanted = (
-            self.data.get("datasets") == "all"
-            if datasets is None
-            else self.datasets == tuple(sorted(datasets))
-        )
+        wanted = self.all_datasets if datasets is None else self.datasets == tuple(sorted(datasets))
         return self.variant_set_sha256 == variant_set_sha256 and self.profile_name == profile and wanted
+
+    def differing(self, other: RunDocument, ignore: tuple[str, ...] = ()) -> list[str]:
+        """The :attr:`DETERMINED` keys (less ``ignore``) whose values differ between two runs, in order.
+
+        >>> a = RunDocument.from_json({"schema_version": 1, "seed": 1, "engine": "x"})
+        >>> a.differing(RunDocument.from_json({"schema_version": 1, "seed": 2, "engine": "y"}), ("engine",))
+        ['seed']
+        """
+        return [k for k in self.DETERMINED if k not in ignore and self.data.get(k) != other.data.get(k)]
+
+    def problems(self, now: datetime | None = None) -> tuple[DocumentProblem, ...]:
+        """What in this run.json no run of the harness writes, one line each (empty: nothing): a
+        ``schema_version`` this code does not read, no variant-set sha256 or two different ones, a
+        profile that cannot say which rows were run, dates that are not ISO 8601, in the future (beyond
+        :data:`CLOCK_SKEW` of ``now``) or out of order. Read it with ``from_json(..., strict=False)``."""
+        found = [
+            self.version_problem(self.data),
+            self._hash_problem(),
+            self._profile_problem(),
+            self._date_problem(now or datetime.now(UTC)),
+        ]
+        return tuple(p for p in found if p is not None)
+
+    def _hash_problem(self) -> DocumentProblem | None:
+        if not self.variant_set_hashes:
+            return DocumentProblem("no variant-set sha256", EVALUATE_AGAIN)
+        if self.claimed_variant_set is None:
+            return DocumentProblem(
+                "variant_set_sha256 and variant_set.sha256 differ: the run names two variant sets",
+                EVALUATE_AGAIN,
+            )
+        return None
+
+    def _profile_problem(self) -> DocumentProblem | None:
+        if self.profile is None:
+            return DocumentProblem(f"has no profile object; {EVALUATE_AGAIN}", EVALUATE_AGAIN)
+        problem = self.profile.problem()
+        return DocumentProblem(problem, EVALUATE_AGAIN) if problem is not None else None
+
+    def _date_problem(self, now: datetime) -> DocumentProblem | None:
+        """``timings.started_at`` / ``finished_at``: ISO-8601 dates, in order, not in the future (the raw
+        values are judged: a typed field would hide one that is not text)."""
+        timings = self.data.get("timings")
+        if not isinstance(timings, Mapping):
+            return None  # older runs recorded none; the site says "not recorded"
+        found: dict[str, datetime] = {}
+        for key in ("started_at", "finished_at"):
+            value = timings.get(key)
+            if value is None:
+                continue
+            try:
+                when = datetime.fromisoformat(str(value))
+            except ValueError:
+                return DocumentProblem(
+                    f"timings.{key} {str(value)[:40]!r} is not an ISO-8601 date", EVALUATE_AGAIN
+                )
+            when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+            if when > now + CLOCK_SKEW:
+                return DocumentProblem(f"timings.{key} {when.isoformat()} is in the future", EVALUATE_AGAIN)
+            found[key] = when
+        if len(found) == 2 and found["started_at"] > found["finished_at"]:
+            return DocumentProblem("timings.started_at is after finished_at", EVALUATE_AGAIN)
+        return None
 
 
 def _is_hash_map(value: object) -> bool:
@@ -223,6 +694,7 @@ class PlanDocument(Document):
     """``checkpoint/rank-<r>/plan.json``: everything that determines one rank's outputs."""
 
     KIND: ClassVar[str] = "plan"
+    FILE: ClassVar[str] = "plan.json"
     MISSING: ClassVar[int | None] = 1
     FIX: ClassVar[str] = "rerun with --force"
 
@@ -265,10 +737,45 @@ class PlanDocument(Document):
 
 
 @dataclass(frozen=True)
+class DoneDocument(Document):
+    """``checkpoint/rank-<r>/done.json``: one rank finished (finalize merges only ranks that have it).
+
+    Like plan.json it has never carried a ``schema_version`` (version 1 when absent), so a checkpoint
+    written before still finalizes."""
+
+    KIND: ClassVar[str] = "done"
+    FILE: ClassVar[str] = "done.json"
+    MISSING: ClassVar[int | None] = 1
+    FIX: ClassVar[str] = "rerun with --force"
+
+    model: Mapping[str, object] = field(default_factory=dict)
+    """the backend's own description (run.json's ``model`` is rank 0's)."""
+    finished_at: str = ""
+    """when the rank finished (ISO 8601)."""
+    peak_rss_mib: float | None = None
+    """the rank's peak resident memory (None: not recorded by older checkpoints)."""
+
+    @classmethod
+    def build(cls, model: Mapping[str, object], finished_at: str, peak_rss_mib: float) -> Self:
+        """The marker a rank writes when its last batch is stored."""
+        data = {"model": dict(model), "finished_at": finished_at, "peak_rss_mib": peak_rss_mib}
+        return cls.from_json(data)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "done") -> Self:
+        model, finished = data.get("model"), data.get("finished_at")
+        if not isinstance(model, Mapping) or not isinstance(finished, str):
+            raise SagoError(f"{where}: done marker has no model or finished_at; {cls.FIX}")
+        return cls(cls.version_of(data, where), data, model, finished, _seconds(data, "peak_rss_mib"))
+
+
+@dataclass(frozen=True)
 class SummaryDocument(Document):
     """``summary.json``: one submission's statistics (version 1, one SGS, still loads)."""
 
     KIND: ClassVar[str] = "summary"
+    FILE: ClassVar[str] = "summary.json"
+    LIMIT: ClassVar[int] = 16 << 20
     NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
 
     model: str | None = None
@@ -279,6 +786,10 @@ class SummaryDocument(Document):
     """variant set version."""
     per_item: Table[PerItemRow] = Table()
     """s_X(i) of every item and measure (what the site's comparison pages read)."""
+
+    def dumps(self) -> str:
+        """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
+        return jsonio.dumps(self.data)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "summary") -> Self:
@@ -367,6 +878,7 @@ class LeaderboardDocument(Document):
     """
 
     KIND: ClassVar[str] = "leaderboard"
+    FILE: ClassVar[str] = "leaderboard.json"
     NEWEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
     OLDEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
 
@@ -408,6 +920,10 @@ class LeaderboardDocument(Document):
     sample_size_smallest_n: Table[SmallestNRow] = Table()
     sample_size_ranking: Table[SampleRankingRow] = Table()
 
+    def dumps(self) -> str:
+        """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
+        return jsonio.dumps(self.data)
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "leaderboard") -> Self:
         version = cls.version_of(data, where)
@@ -435,12 +951,29 @@ class LeaderboardDocument(Document):
         )
 
     def require(self, where: object) -> Self:
-        """This document, after refusing one that lacks a key readers cannot do without (one line)."""
+        """This document, after refusing one that lacks a key readers cannot do without, a model without
+        status "complete" or "pending", or a name the site could not use as a file name (one line each).
+
+        Slugs, dataset names, the set and the version become file names of the site, so they are checked
+        here, once, for every reader.
+        """
         for key, kind in _REQUIRED.items():
             value = self.data.get(key)
             if not isinstance(value, kind) or isinstance(value, bool):
                 name = _KIND_NAMES[kind.__name__] if isinstance(kind, type) else "number"
                 raise FileProblem(where, f"leaderboard key {key!r} is missing or not a {name}", self.FIX)
+        for model in self.models:
+            check_slug(str(model.get("slug", "")))
+            if model.get("status") not in ("complete", "pending"):
+                raise FileProblem(
+                    where,
+                    f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'",
+                    self.FIX,
+                )
+        for dataset in self.datasets:
+            check_name(dataset, "dataset")
+        check_name(self.data["set"], "variant set")
+        check_name(self.data["version"], "version")
         return self
 
     @property
@@ -462,3 +995,266 @@ LEADERBOARD_TABLES: tuple[str, ...] = tuple(
     name for name, kind in LeaderboardDocument.__annotations__.items() if kind.startswith("Table[")
 )
 """the tables of a leaderboard: every ``Table`` field, named as its JSON key."""
+
+
+# ---- manifest.json: a frozen variant set -----------------------------------------------------------------
+
+MANIFEST = "manifest.json"
+"""the manifest's file name in a set's folder; its sha256 is "the variant-set hash" results record."""
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+"""a sha256 as the manifest writes it: 64 lower-case hex digits."""
+_RESTORE = "restore the released set (`sago variants download`) or rebuild it"
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    """One dataset as its set's manifest lists it: the table, its size and where the items come from."""
+
+    name: str
+    """dataset name."""
+    file: str
+    """the table, relative to the set's folder (listed in the manifest's ``files``)."""
+    rows: int
+    """variant rows (prompts)."""
+    items: int | None
+    """items (None: not recorded)."""
+    license: str | None
+    """licence as the manifest states it: the dataset's, else its source's (None: not recorded)."""
+    archive: str | None
+    """the pinned archive the items were read from, e.g. ``bigbench==1.0.0``."""
+    member: str | None
+    """the file inside the archive."""
+    stands_in_for: str | None
+    """the paper's dataset this one replaces."""
+    source: Mapping[str, str] = field(default_factory=dict)
+    """the source's pins and origin as written (archive, its sha256, member, licence ...)."""
+
+
+def _words(value: object) -> str | None:
+    """A manifest's descriptive value as text (None: absent or empty)."""
+    return str(value) if value else None
+
+
+def _count(value: object) -> bool:
+    """A JSON integer that is not negative (``True`` is not a count)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _counts(value: object) -> dict[str, int]:
+    """A ``{name: count}`` object, read leniently (entries that are not counts are left out)."""
+    return {str(k): v for k, v in value.items() if _count(v)} if isinstance(value, Mapping) else {}
+
+
+def _manifest_files(files: object, where: object) -> dict[str, str]:
+    """``files``: a non-empty map of safe relative path -> 64-hex sha256 (a path may not climb out of the
+    set's folder, be absolute, use backslashes or name the manifest, whose hash cannot be inside it)."""
+    if not isinstance(files, Mapping) or not files:
+        raise FileProblem(where, "'files' is missing or not a mapping of path to sha256", _RESTORE)
+    for relative, digest in files.items():
+        parts = PurePosixPath(relative).parts
+        if (
+            not relative
+            or relative.startswith("/")
+            or ".." in parts
+            or "\\" in relative
+            or "\x00" in relative
+            or relative == MANIFEST
+        ):
+            raise FileProblem(where, f"'files' names an unsafe path {relative[:80]!r}", _RESTORE)
+        if not isinstance(digest, str) or not HEX64.fullmatch(digest):
+            raise FileProblem(where, f"'files' gives {relative[:80]!r} no 64-hex sha256", _RESTORE)
+    return dict(files)
+
+
+def _manifest_datasets(datasets: object, files: Mapping[str, str], where: object) -> dict[str, DatasetEntry]:
+    """``datasets``: a non-empty map of safe dataset name -> {``file`` listed in ``files``, ``rows``}; the
+    descriptive keys (items, licence, source) are read leniently."""
+    if not isinstance(datasets, Mapping) or not datasets:
+        raise FileProblem(
+            where, "'datasets' is missing or not a mapping of dataset name to its table", _RESTORE
+        )
+    entries = {}
+    for name, entry in datasets.items():
+        try:
+            check_name(name, "dataset")
+        except SagoError:
+            raise FileProblem(where, f"'datasets' names an invalid dataset {name[:80]!r}", _RESTORE) from None
+        file = entry.get("file") if isinstance(entry, Mapping) else None
+        if not isinstance(file, str) or file not in files:
+            raise FileProblem(where, f"datasets.{name}.file is missing or not listed in 'files'", _RESTORE)
+        if not _count(entry.get("rows")):
+            raise FileProblem(where, f"datasets.{name}.rows is not a row count", _RESTORE)
+        source = {str(k): str(v) for k, v in _object(entry, "source").items()}
+        entries[name] = DatasetEntry(
+            name,
+            file,
+            entry["rows"],
+            _int(entry, "items"),
+            _words(entry.get("license") or source.get("license")),
+            _words(source.get("archive")),
+            _words(source.get("member")),
+            _words(source.get("stands_in_for")),
+            source,
+        )
+    return entries
+
+
+@dataclass(frozen=True)
+class ManifestDocument(Document):
+    """``variants/<set>/<version>/manifest.json``: every file's sha256, the sources, the counts and what
+    was not made (docs/CONTRACTS.md section 1).
+
+    :meth:`build` is the only writer (``benchmark.variants.freeze``) and :meth:`from_json` / :meth:`read`
+    the only reader, so the keys are spelled here once. Reading refuses a shape a reader could be misled
+    by (one line naming the key): unsafe or unhashed ``files``, a dataset whose table is not listed or has
+    no row count, a ``dataset_order`` that is not exactly the datasets, ``counts`` that are not row counts
+    of known datasets. What needs the files on disk (their hashes, the tables' schemas and rows) is
+    checked by ``benchmark.variants.frozen``. The keys no reader needs (libraries, similarity, controls
+    ...) stay in ``data``.
+    """
+
+    KIND: ClassVar[str] = "manifest"
+    FILE: ClassVar[str] = MANIFEST
+    NEWEST: ClassVar[int] = VARIANT_SCHEMA_VERSION
+    OLDEST: ClassVar[int] = 1
+    FIX: ClassVar[str] = _RESTORE
+    LIMIT: ClassVar[int] = 16 << 20
+
+    set: str | None = None
+    """variant set name (None: not recorded; the folder names it)."""
+    version: str | None = None
+    """release, e.g. ``v2`` (None: not recorded)."""
+    files: Mapping[str, str] = field(default_factory=dict)
+    """relative path -> sha256 of every file of the set but the manifest."""
+    datasets: Mapping[str, DatasetEntry] = field(default_factory=dict)
+    """dataset name -> its entry, in file order (sorted)."""
+    dataset_order: tuple[str, ...] = ()
+    """dataset names in build order (JSON keys are sorted on disk; this is the order of ``--datasets``)."""
+    counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """dataset -> family -> rows (may leave datasets out)."""
+    not_produced: Mapping[str, str] = field(default_factory=dict)
+    """family -> why no row of it was made."""
+    not_made: Mapping[str, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)
+    """dataset -> family -> reason -> cells left out (e.g. ``duplicate``)."""
+    families: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """family -> its places, strengths, kind ("rule" or "llm") and whether the paper has it (descriptive,
+    as written: the dataset card shows it, no code decides on it)."""
+    llm: Mapping[str, object] = field(default_factory=dict)
+    """the LLM rewrites: rewriter, thresholds, accepted, dropped ... (descriptive, as written)."""
+    written: Mapping[str, object] | None = None
+    """the maintainers' written cells: their file and summary (descriptive, as written); None for a set
+    built without them."""
+    declared_sha256: str | None = None
+    """a ``sha256`` key: the hash of an earlier manifest of the same set, still accepted for its results."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "manifest") -> Self:
+        version = cls.version_of(data, where)
+        for key in ("set", "version"):
+            if not isinstance(data.get(key, ""), str):
+                raise FileProblem(where, f"{key!r} is not text", cls.FIX)
+        files = _manifest_files(data.get("files"), where)
+        datasets = _manifest_datasets(data.get("datasets"), files, where)
+        order = data.get("dataset_order", list(datasets))
+        if not isinstance(order, list) or not all(isinstance(d, str) for d in order):
+            raise FileProblem(where, "'dataset_order' does not list exactly the datasets", cls.FIX)
+        if sorted(order) != sorted(datasets):
+            raise FileProblem(where, "'dataset_order' does not list exactly the datasets", cls.FIX)
+        counts = data.get("counts", {})
+        if not isinstance(counts, Mapping) or not all(
+            isinstance(c, Mapping) and all(_count(n) for n in c.values()) for c in counts.values()
+        ):
+            raise FileProblem(where, "'counts' is not a mapping of dataset to family row counts", cls.FIX)
+        if set(counts) - set(datasets):
+            raise FileProblem(where, "'counts' names datasets that are not in 'datasets'", cls.FIX)
+        written = data.get("written")
+        return cls(
+            version,
+            data,
+            _text(data, "set"),
+            _text(data, "version"),
+            files,
+            datasets,
+            tuple(order),
+            {name: dict(c) for name, c in counts.items()},
+            {str(k): str(v) for k, v in _object(data, "not_produced").items()},
+            {
+                str(name): {str(f): _counts(why) for f, why in made.items()}
+                for name, made in _object(data, "not_made").items()
+                if isinstance(made, Mapping)
+            },
+            {str(k): f for k, f in _object(data, "families").items() if isinstance(f, Mapping)},
+            _object(data, "llm"),
+            written if isinstance(written, Mapping) else None,
+            _text(data, "sha256"),
+        )
+
+    @staticmethod
+    def dataset(
+        *, file: str, rows: int, items: int, license: str, source: Mapping[str, str]
+    ) -> dict[str, object]:
+        """One ``datasets`` entry as :meth:`build` takes it (the keys :class:`DatasetEntry` is read from)."""
+        return {"file": file, "source": dict(source), "license": license, "items": items, "rows": rows}
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        set_name: str,
+        version: str,
+        builder_version: str,
+        seed: int,
+        n_items: int,
+        llm_items: int,
+        libraries: Mapping[str, str],
+        datasets: Mapping[str, Mapping[str, object]],
+        families: Mapping[str, Mapping[str, object]],
+        controls: Mapping[str, str],
+        counts: Mapping[str, Mapping[str, int]],
+        similarity: Mapping[str, object],
+        llm: Mapping[str, object],
+        written: Mapping[str, object] | None,
+        not_produced: Mapping[str, str],
+        not_made: Mapping[str, Mapping[str, Mapping[str, int]]],
+        files: Mapping[str, str],
+    ) -> Self:
+        """The manifest of a freshly built set, at the newest version: ``datasets`` in build order (each
+        from :meth:`dataset`; their order is ``dataset_order``), ``written`` None for a set without written
+        cells (the key is then absent). No timestamps: a rebuild must give the same bytes."""
+        data: dict[str, Any] = {
+            "schema_version": cls.NEWEST,
+            "set": set_name,
+            "version": version,
+            "builder_version": builder_version,
+            "seed": seed,
+            "n_items": n_items,
+            "llm_items": llm_items,
+            "libraries": dict(libraries),
+            "dataset_order": list(datasets),
+            "datasets": {name: dict(entry) for name, entry in datasets.items()},
+            "families": {name: dict(family) for name, family in families.items()},
+            "controls": dict(controls),
+            "counts": {name: dict(c) for name, c in counts.items()},
+            "similarity": dict(similarity),
+            "llm": dict(llm),
+            **({"written": dict(written)} if written is not None else {}),
+            "not_produced": dict(sorted(not_produced.items())),
+            "not_made": {
+                name: {family: dict(sorted(why.items())) for family, why in sorted(made.items())}
+                for name, made in sorted(not_made.items())
+            },
+            "files": dict(sorted(files.items())),
+        }
+        return cls.from_json(data, f"the built {MANIFEST} of {set_name}/{version}")
+
+    def with_files(self, added: Mapping[str, str]) -> Self:
+        """This manifest with more files listed (the dataset card, hashed after it was rendered from it)."""
+        return self.from_json(
+            {**self.data, "files": dict(sorted({**self.files, **added}.items()))},
+            f"the built {MANIFEST} of {self.set}/{self.version}",
+        )
+
+    @property
+    def rows(self) -> int:
+        """Variant rows of every dataset together."""
+        return sum(entry.rows for entry in self.datasets.values())

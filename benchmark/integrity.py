@@ -6,7 +6,6 @@ folder with any problem). Each check returns :class:`Problem` values instead of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -17,41 +16,35 @@ from benchmark.documents import RunDocument
 from benchmark.errors import SagoError
 from benchmark.parquet_check import TooBig, checked_table
 from benchmark.provenance import sha256_file
-from benchmark.results import RESULT_FILES, RUN_FILE, ResultsFolder, write_json
-from benchmark.schema import DELTA_ID_COLUMNS, RECORD_COLUMNS
+from benchmark.results import RESULT_FILES, RUN_FILE, ResultsFolder, write_document
+from benchmark.schema import (
+    BOOLEAN,
+    DELTA_ID_COLUMNS,
+    FLOAT,
+    INTEGER,
+    OWN_CONFIDENCE_FIELDS,
+    RECORD_FIELDS,
+    STRING,
+    column_kinds,
+)
 
-_STRING, _INT, _FLOAT, _BOOL = "string", "integer", "floating-point", "boolean"
-# The records contract (docs/CONTRACTS.md section 2): the Arrow type family of every column.
-RECORD_TYPES: dict[str, str] = {
-    "dataset": _STRING,
-    "item_id": _STRING,
-    "variant_id": _STRING,
-    "family": _STRING,
-    "place": _STRING,
-    "strength": _FLOAT,
-    "response": _STRING,
-    "response_tokens": _INT,
-    "finished": _BOOL,
-    "logprob_sum": _FLOAT,
-    "logprob_mean": _FLOAT,
-    "entropy_mean": _FLOAT,
-    "baseline_tokens": _INT,
-    "prompt_tokens": _INT,
-}
-assert tuple(RECORD_TYPES) == RECORD_COLUMNS
+# The records contract (docs/CONTRACTS.md section 2): the Arrow type family of every column, as
+# ``schema.RECORD_FIELDS`` declares it.
+RECORD_TYPES: dict[str, str] = column_kinds(RECORD_FIELDS)
+OWN_CONFIDENCE_TYPES: dict[str, str] = column_kinds(OWN_CONFIDENCE_FIELDS)
 
 
 def delta_types() -> dict[str, str]:
     """The deltas contract (docs/CONTRACTS.md section 3): string ids, then a float per measure."""
     measured = delta_columns()[len(DELTA_ID_COLUMNS) :]
-    return {**{c: _STRING for c in DELTA_ID_COLUMNS}, "strength": _FLOAT, **{c: _FLOAT for c in measured}}
+    return {**{c: STRING for c in DELTA_ID_COLUMNS}, "strength": FLOAT, **{c: FLOAT for c in measured}}
 
 
 _IS_TYPE = {
-    _STRING: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
-    _INT: pa.types.is_integer,
-    _FLOAT: pa.types.is_floating,
-    _BOOL: pa.types.is_boolean,
+    STRING: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
+    INTEGER: pa.types.is_integer,
+    FLOAT: pa.types.is_floating,
+    BOOLEAN: pa.types.is_boolean,
 }
 EVALUATE = "re-run `sago evaluate` to rewrite it"
 
@@ -81,12 +74,15 @@ def file_hashes(results_dir: Path) -> dict[str, str]:
     }
 
 
-def hash_problems(results_dir: Path, files: object) -> list[Problem]:
+def hash_problems(results_dir: Path, run: RunDocument) -> list[Problem]:
     """Compare run.json's ``files`` map with the folder: every file listed, present and unchanged.
 
-    ``files`` is the value as found (the validator passes the raw JSON value, analyze the typed map).
+    A run.json without ``files`` (results from before hashes) or with one that is not a map of path to
+    sha256 is one problem on run.json (read it with ``RunDocument.from_json(..., strict=False)`` to check
+    a file whose version this code does not read).
     """
-    if files is None:
+    files = run.files
+    if not run.files_given:
         return [
             Problem(
                 RUN_FILE,
@@ -95,7 +91,7 @@ def hash_problems(results_dir: Path, files: object) -> list[Problem]:
                 "`python -m benchmark submissions rehash SLUG`",
             )
         ]
-    if not isinstance(files, Mapping) or not all(isinstance(v, str) for v in files.values()):
+    if files is None:
         return [Problem(RUN_FILE, "'files' is not a mapping of path to sha256", "re-run `sago evaluate`")]
     present = {
         f"{sub}/{p.name}": p for sub, suffix in RESULT_FILES for p in plain_files(results_dir / sub, suffix)
@@ -153,7 +149,7 @@ def load_table(
         kind = table.schema.field(column).type
         if not _IS_TYPE[family](kind):
             return None, f"column {column} is {str(kind)[:40]}, not {family}"
-        if family != _FLOAT and table.column(column).null_count:
+        if family != FLOAT and table.column(column).null_count:
             return None, f"column {column} has missing values"
     if dataset is not None and table.num_rows and set(table.column("dataset").to_pylist()) != {dataset}:
         return None, f"rows of another dataset than {dataset!r}"
@@ -170,5 +166,5 @@ def rehash(results_dir: Path) -> dict[str, str]:
     hashes = file_hashes(results_dir)
     if not hashes:
         raise SagoError(f"{results_dir}: no records or activations to hash; run `sago evaluate` first")
-    write_json(folder.run, RunDocument.from_json({**run.to_json(), "files": hashes}, folder.run).to_json())
+    write_document(folder.run, run.with_files(hashes))
     return hashes

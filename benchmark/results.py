@@ -18,7 +18,6 @@ a reader sees the old file or the new one, never half a file.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -31,20 +30,27 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from safetensors.numpy import save_file
 
-from benchmark.documents import RunDocument
+from benchmark.documents import (
+    DoneDocument,
+    LeaderboardDocument,
+    PlanDocument,
+    Rendered,
+    RunDocument,
+    SummaryDocument,
+)
 from benchmark.errors import SagoError
+from benchmark.jsonio import plain_json
 from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
-from benchmark.safeload import load_json_object
 
-RUN_FILE = "run.json"
-SUMMARY_FILE = "summary.json"
+RUN_FILE = RunDocument.FILE
+SUMMARY_FILE = SummaryDocument.FILE
 DELTAS_FILE = "deltas.parquet"
 RECORDS_DIR = "records"
 ACTIVATIONS_DIR = "activations"
 CHECKPOINT_DIR = "checkpoint"
-PLAN_FILE = "plan.json"
-DONE_FILE = "done.json"
-LEADERBOARD_FILE = "leaderboard.json"
+PLAN_FILE = PlanDocument.FILE
+DONE_FILE = DoneDocument.FILE
+LEADERBOARD_FILE = LeaderboardDocument.FILE
 """the combined leaderboard document (in ``leaderboard/``, beside the results folders)."""
 OWN_CONFIDENCE_DIR = "own_confidence"
 """an API run's per-row confidence from its own tokens' log-probabilities (METHOD.md section 4.1)."""
@@ -60,7 +66,7 @@ DERIVED_FILES: tuple[str, ...] = (DELTAS_FILE, SUMMARY_FILE)
 """tables ``sago analyze`` derives from the harness outputs (not hashed in run.json)."""
 TOP_FILES: frozenset[str] = frozenset({RUN_FILE, *DERIVED_FILES})
 """the plain files at the top of a results folder."""
-RUN_JSON_LIMIT = 1 << 20
+RUN_JSON_LIMIT = RunDocument.LIMIT
 """run.json is refused above this size (bytes)."""
 
 
@@ -167,7 +173,7 @@ class ResultsFolder:
         """run.json (at most :data:`RUN_JSON_LIMIT` bytes) as its typed document; a file that is
         unreadable or of a version this code does not read is a one-line ``SagoError`` ending in ``fix``.
         """
-        return RunDocument.from_json(load_json_object(self.run, limit=RUN_JSON_LIMIT, fix=fix), self.run)
+        return RunDocument.read(self.run, fix)
 
     # ---- the completeness rules ---------------------------------------------------------------------
     def has_run(self) -> bool:
@@ -225,20 +231,19 @@ def write_text(path: Path, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
-def plain_json(document: Mapping[str, Any]) -> str:
-    """Provenance JSON (run.json, plan.json, manifests): sorted keys, indent 2, trailing newline.
-
-    >>> plain_json({"b": 1, "a": "é"})
-    '{\\n  "a": "é",\\n  "b": 1\\n}\\n'
-    """
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-
-
 def write_json(
     path: Path, document: Mapping[str, Any], dumps: Callable[[Mapping[str, Any]], str] = plain_json
 ) -> Path:
-    """Write ``document`` as ``dumps`` renders it (default :func:`plain_json`), atomically."""
+    """Write ``document`` as ``dumps`` renders it (default :func:`plain_json`), atomically.
+
+    For raw JSON that is not one of sago-bench's documents (a checkpoint marker); a document is written
+    with :func:`write_document`, which renders it as its declaration says."""
     return write_text(path, dumps(document))
+
+
+def write_document(path: Path, document: Rendered) -> Path:
+    """Write one of sago-bench's documents (``benchmark.documents``) as it renders itself, atomically."""
+    return write_text(path, document.dumps())
 
 
 def write_parquet(path: Path, table: pa.Table, **options: Any) -> Path:

@@ -9,6 +9,8 @@ Stage files (see docs/CONTRACTS.md):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 VARIANT_SCHEMA_VERSION = 2
 """2: ``length_ratio`` (the achieved word ratio of a length row); 1: without it (sago-v1/v1)."""
 RECORDS_SCHEMA_VERSION = 1
@@ -65,33 +67,75 @@ def rerun_batch_size(batch_size: int) -> int:
 """control rows the harness adds to the records (not in the variant set): the baseline prompt re-run in a
 batch of another size."""
 
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a stage table: its name, the kind of value it holds and what it means."""
+
+    name: str
+    kind: str
+    """"string", "integer", "floating-point" or "boolean" (the Arrow type family the validator checks)."""
+    meaning: str
+
+
+STRING, INTEGER, FLOAT, BOOLEAN = "string", "integer", "floating-point", "boolean"
+_PANDAS = {INTEGER: "int64", FLOAT: "float64", BOOLEAN: "bool"}
+
 # One row per (item, variant) a model ran on. Activations live beside it in safetensors.
-RECORD_COLUMNS: tuple[str, ...] = (
-    "dataset",
-    "item_id",
-    "variant_id",
-    "family",
-    "place",
-    "strength",
-    "response",  # str: greedy response y_v (special tokens stripped)
-    "response_tokens",  # int: number of generated tokens
-    "finished",  # bool: generation stopped on an end-of-sequence token (not on the token limit)
-    "logprob_sum",  # float: log p(y_0 | x_v), summed over the baseline response's tokens
-    "logprob_mean",  # float: the same, averaged per token
-    "entropy_mean",  # float: mean over y_0's positions of the full-vocabulary entropy (nats)
-    "baseline_tokens",  # int: number of tokens of y_0 that were scored
-    "prompt_tokens",  # int: tokens of the rendered prompt (after the chat template)
+# The one declaration of the records table: the writer's dtypes, the validator's types and the
+# column order all come from here.
+RECORD_FIELDS: tuple[Column, ...] = (
+    Column("dataset", STRING, "dataset name"),
+    Column("item_id", STRING, "item id (shared by every variant of the item)"),
+    Column("variant_id", STRING, "variant id (baseline, a rewrite, or a control row)"),
+    Column("family", STRING, "rewrite family"),
+    Column("place", STRING, "where the rewrite applies"),
+    Column("strength", FLOAT, "rewrite strength"),
+    Column("response", STRING, "greedy response y_v (special tokens stripped)"),
+    Column("response_tokens", INTEGER, "number of generated tokens"),
+    Column("finished", BOOLEAN, "generation stopped on an end-of-sequence token (not on the token limit)"),
+    Column("logprob_sum", FLOAT, "log p(y_0 | x_v), summed over the baseline response's tokens"),
+    Column("logprob_mean", FLOAT, "the same, averaged per token"),
+    Column("entropy_mean", FLOAT, "mean over y_0's positions of the full-vocabulary entropy (nats)"),
+    Column("baseline_tokens", INTEGER, "number of tokens of y_0 that were scored"),
+    Column("prompt_tokens", INTEGER, "tokens of the rendered prompt (after the chat template)"),
 )
-OWN_CONFIDENCE_COLUMNS: tuple[str, ...] = (
-    "dataset",
-    "item_id",
-    "variant_id",
-    "own_tokens",  # int: tokens whose log-probability the endpoint returned (0: none returned)
-    "own_prob_mean",  # float: mean of exp(log p) over the response's own tokens, clipped to [1e-10, 1]
-    "own_entropy",  # float: −Σ p·log p over those tokens' probabilities (the authors' closed-model entropy)
+RECORD_COLUMNS: tuple[str, ...] = tuple(c.name for c in RECORD_FIELDS)
+OWN_CONFIDENCE_FIELDS: tuple[Column, ...] = (
+    *RECORD_FIELDS[:3],
+    Column("own_tokens", INTEGER, "tokens whose log-probability the endpoint returned (0: none returned)"),
+    Column(
+        "own_prob_mean", FLOAT, "mean of exp(log p) over the response's own tokens, clipped to [1e-10, 1]"
+    ),
+    Column(
+        "own_entropy",
+        FLOAT,
+        "−Σ p·log p over those tokens' probabilities (the authors' closed-model entropy)",
+    ),
 )
 """An API run's second table (``own_confidence/<dataset>.parquet``): what a chat endpoint shows of the
 model's confidence. Not the teacher-forced columns above, and never ranked with them."""
+OWN_CONFIDENCE_COLUMNS: tuple[str, ...] = tuple(c.name for c in OWN_CONFIDENCE_FIELDS)
+
+
+def column_kinds(fields: tuple[Column, ...]) -> dict[str, str]:
+    """``{column: kind}`` of a table, in column order (what the validator checks each column against).
+
+    >>> column_kinds(RECORD_FIELDS[4:6])
+    {'place': 'string', 'strength': 'floating-point'}
+    """
+    return {c.name: c.kind for c in fields}
+
+
+def pandas_dtypes(fields: tuple[Column, ...]) -> dict[str, str]:
+    """The pandas dtype of every non-text column (what a writer casts to before it writes parquet).
+
+    >>> pandas_dtypes(RECORD_FIELDS[5:9])
+    {'strength': 'float64', 'response_tokens': 'int64', 'finished': 'bool'}
+    """
+    return {c.name: _PANDAS[c.kind] for c in fields if c.kind in _PANDAS}
+
+
 # The files of a results folder (and which are hashed in run.json) are named in benchmark.results.
 # Activation tensors: safetensors file per dataset, key f"{item_id}|{variant_id}",
 # value float16 [n_layers + 1, hidden] = hidden state at the last prompt token, embeddings first.

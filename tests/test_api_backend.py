@@ -212,8 +212,8 @@ def test_the_judge_is_chosen_by_name_and_needs_its_key(monkeypatch: pytest.Monke
 
 
 def test_the_reported_api_judge_kappa_recomputes_from_its_verdicts() -> None:
-    from benchmark.axes.calibration import cohen_kappa, kappa_interval
     from benchmark.paths import REPO_ROOT
+    from benchmark.tools.judge_calibration import cohen_kappa, kappa_interval
 
     report = json.loads((REPO_ROOT / "docs/bench/api-judge-held-out-qwen2.5-coder-1.5b.json").read_text())
     table, prompt, _, reference, ours = zip(*report["verdicts"], strict=True)

@@ -14,16 +14,6 @@ import pytest
 import torch
 
 from benchmark.axes import AxisScorers
-from benchmark.axes.calibration import (
-    cohen_kappa,
-    held_out_rows,
-    kappa_difference_interval,
-    load_reference,
-    load_tables,
-    tuning_groups,
-    verdicts,
-)
-from benchmark.axes.llm_calibration import margin, measure
 from benchmark.axes.llm_judge import (
     JUDGE_MODEL,
     MEASURED_THRESHOLDS,
@@ -33,7 +23,6 @@ from benchmark.axes.llm_judge import (
     Score,
     ScoreCache,
     answer_ids,
-    choose_threshold,
     instructions,
     packaged_judge,
     prompt_digest,
@@ -44,6 +33,16 @@ from benchmark.axes.scorers import POLITENESS_ENV
 from benchmark.errors import SagoError
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 from benchmark.packaged import ARTEFACTS
+from benchmark.tools.judge_calibration import (
+    cohen_kappa,
+    held_out_rows,
+    kappa_difference_interval,
+    load_reference,
+    load_tables,
+    tuning_groups,
+    verdicts,
+)
+from benchmark.tools.llm_judge_calibration import choose_threshold, margin, measure
 
 FIXTURES = Path(__file__).parent / "fixtures"
 POLITE = "Of course, happy to help! It is Paris. I hope this helps."

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmark import jsonio
 from benchmark.documents import LeaderboardDocument, PlanDocument, RunDocument, RunProfile, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.results import ResultsFolder, plain_json, write_json
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
-from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import load_leaderboard
 from benchmark.stats.summary import load_summary
 
@@ -32,7 +32,13 @@ def test_golden_run_json_reads_typed_and_writes_the_same_bytes(tmp_path: Path) -
     path = GOLDEN / f"run_v{RECORDS_SCHEMA_VERSION}.json"
     run = RunDocument.from_json(_object(path), path)
     assert run.schema_version == RECORDS_SCHEMA_VERSION
-    assert run.profile == RunProfile("smoke", items_per_dataset=4, all_strengths=False, max_new_tokens=32)
+    assert run.profile == RunProfile(
+        "smoke",
+        items_per_dataset=4,
+        all_strengths=False,
+        max_new_tokens=32,
+        description="CPU check: 4 items per dataset, weakest and strongest levels, 32 tokens",
+    )
     assert (
         run.datasets is None and run.variant_set_sha256 is not None and run.nested_variant_set_sha256 is None
     )

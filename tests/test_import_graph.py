@@ -207,6 +207,22 @@ def test_no_runtime_unit_imports_the_tools() -> None:
     assert not any(name.startswith("benchmark.tools") for name in top)
 
 
+JUDGE_CALIBRATION = (
+    "benchmark.tools.judge_calibration",
+    "benchmark.tools.llm_judge_calibration",
+    "benchmark.tools.api_judge_calibration",
+)
+"""the research that chose the politeness judges' parameters: tools, whose numbers the runtime copies."""
+
+
+def test_the_judge_calibration_is_a_tool_no_runtime_unit_imports() -> None:
+    graph = import_graph()
+    assert set(JUDGE_CALIBRATION) <= set(graph)
+    assert all(unit(m) == TOOLS for m in JUDGE_CALIBRATION)
+    importers = [m for m, targets in graph.items() if unit(m) != TOOLS and targets & set(JUDGE_CALIBRATION)]
+    assert importers == []
+
+
 def test_the_architecture_page_shows_the_same_layers() -> None:
     page = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     shown: dict[str, set[str]] = {}
@@ -221,14 +237,22 @@ UNTYPED = re.compile(r"\b(?:dict|Mapping|MutableMapping)\[str, Any\]")
 JSON_EDGE: dict[str, str] = {
     "benchmark.safeload": "parses raw JSON/YAML, before any document exists",
     "benchmark.results.write_json": "serialises an object a document's to_json gave",
-    "benchmark.results.plain_json": "serialises an object a document's to_json gave",
+    "benchmark.jsonio.plain_json": "serialises a provenance document's object (Document.dumps)",
     "benchmark.harness.collect.collect": "run_info: fields the harness copies into run.json as given",
     "benchmark.harness.finalize.finalize": "extra: fields merged into run.json as given",
     "benchmark.stats.api_models.ApiRow.from_json": "the API table's serialisation boundary itself",
     **{
         f"benchmark.documents.{cls}.{member}": "the documents' serialisation boundary itself"
-        for cls in ("Document", "RunDocument", "PlanDocument", "SummaryDocument", "LeaderboardDocument")
-        for member in ("from_json", "to_json", "data", "version_of")
+        for cls in (
+            "Document",
+            "RunDocument",
+            "PlanDocument",
+            "DoneDocument",
+            "SummaryDocument",
+            "LeaderboardDocument",
+            "ManifestDocument",
+        )
+        for member in ("from_json", "to_json", "data", "version_of", "parse")
     },
 }
 """crossings allowed to carry a raw JSON object (qualified name -> why); a module name allows all of it."""

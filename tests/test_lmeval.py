@@ -21,6 +21,7 @@ from helpers.lmeval import GREEDY, option, run_readme, write_lm_eval_output
 from helpers.toy import JaccardScorer
 
 import benchmark
+from benchmark import jsonio
 from benchmark.axes import AxisScorers, LexiconPolitenessJudge, read_scorer_backbones, write_deltas
 from benchmark.axes.measures import all_measures, model_measures
 from benchmark.errors import SagoError
@@ -36,7 +37,6 @@ from benchmark.models.fake import FakeBackend
 from benchmark.pipeline.analyze import check_results
 from benchmark.profiles import get_profile, select_rows
 from benchmark.results import ResultsFolder
-from benchmark.stats import jsonio
 from benchmark.stats.summary import summarize
 from benchmark.submissions.validate_results import check_result_folder, known_variant_sets
 from benchmark.variants.frozen import VariantSet

@@ -19,13 +19,13 @@ import pytest
 from helpers.lmeval import option, readme_commands, run_readme
 
 import benchmark
+from benchmark import jsonio
 from benchmark.axes import read_scorer_backbones, write_deltas
 from benchmark.axes.measures import all_measures, model_measures
 from benchmark.lmeval.export import LM_EVAL_PIN
 from benchmark.lmeval.ingest import differing_responses, not_measured_map, response_only
 from benchmark.packaged import materialise
 from benchmark.results import ResultsFolder
-from benchmark.stats import jsonio
 from benchmark.stats.summary import summarize
 
 pytestmark = pytest.mark.slow

@@ -17,6 +17,7 @@ import pytest
 from helpers.leaderboard_example import validated_submission
 from helpers.site_tree import RECORDS, SET, VERSION, make_site_tree
 
+from benchmark import jsonio
 from benchmark.axes.measures import (
     MEASURES,
     Measure,
@@ -36,7 +37,6 @@ from benchmark.results import SUMMARY_FILE
 from benchmark.schema import AXES
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
-from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import AnalysisOptions, summarize
 from benchmark.variants.frozen import load_variant_set

@@ -64,7 +64,10 @@ def _modules_spelling(name: str) -> set[str]:
 
 @pytest.mark.parametrize("name", FILE_NAMES)
 def test_each_results_file_name_is_spelled_in_one_module(name: str) -> None:
-    assert _modules_spelling(name) == {"benchmark/results.py"}
+    """A document's file name is its declaration's (``<Document>.FILE``, which results.py aliases); the
+    other files' names are results.py's."""
+    owner = "benchmark/documents.py" if name.endswith(".json") else "benchmark/results.py"
+    assert _modules_spelling(name) == {owner}
 
 
 def test_the_scan_finds_a_file_name_literal(tmp_path: Path) -> None:

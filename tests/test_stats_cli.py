@@ -213,8 +213,8 @@ def test_analysis_from_records_alone_through_the_axes(tmp_path: Path) -> None:
 
 def test_the_api_returns_the_typed_leaderboard_it_wrote(submissions: Path, tmp_path: Path) -> None:
     import benchmark
+    from benchmark import jsonio
     from benchmark.documents import LeaderboardDocument
-    from benchmark.stats import jsonio
 
     out = tmp_path / "leaderboard.json"
     board = benchmark.analyze(submissions=submissions, out=out, resamples=200)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchmark.documents import RunDocument
 from benchmark.results import ResultsFolder
 from benchmark.site.facts import model_facts
-from benchmark.stats.facts import _number, run_row, wall_seconds
+from benchmark.stats.facts import run_row
 from benchmark.submissions import Submission
 
 SUBMISSION = Submission.model_validate(
@@ -21,15 +22,18 @@ SUBMISSION = Submission.model_validate(
 )
 
 
+def _timings(timings: dict[str, object]) -> RunDocument:
+    return RunDocument.from_json({"schema_version": 1, "timings": timings})
+
+
 def test_timings_that_cannot_be_subtracted_or_floated_are_not_recorded() -> None:
-    assert (
-        wall_seconds({"started_at": "2026-11-30T11:29:06+00:00", "finished_at": "2026-11-30T11:43:57"})
-        is None
-    )
-    assert wall_seconds({"started_at": "soon", "finished_at": "later"}) is None
-    assert wall_seconds({}) is None
-    assert _number({"v": 10**400}, "v") is None and _number({"v": True}, "v") is None
-    assert _number({"v": 2}, "v") == 2.0
+    mixed = {"started_at": "2026-11-30T11:29:06+00:00", "finished_at": "2026-11-30T11:43:57"}
+    assert _timings(mixed).timings.wall_seconds is None
+    assert _timings({"started_at": "soon", "finished_at": "later"}).timings.wall_seconds is None
+    assert _timings({}).timings.wall_seconds is None
+    assert _timings({"model_seconds": 10**400, "peak_rss_mib": True}).timings.model_seconds is None
+    assert _timings({"peak_rss_mib": True}).timings.peak_rss_mib is None
+    assert _timings({"model_seconds": 2}).timings.model_seconds == 2.0
 
 
 def test_a_folder_without_a_run_records_nothing_but_what_the_submission_declares(tmp_path: Path) -> None:

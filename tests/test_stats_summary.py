@@ -12,10 +12,10 @@ import pytest
 from helpers.leaderboard_example import example_leaderboard, validated_submission
 from helpers.synthetic import example_levels, synthetic_deltas
 
+from benchmark import jsonio
 from benchmark.documents import SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
-from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard, load_leaderboard
 from benchmark.stats.summary import AnalysisOptions, load_summary, summarize
 

@@ -156,7 +156,7 @@ def test_paper_suite_builds_from_fixtures(tmp_path: Path, monkeypatch: pytest.Mo
     variant_set = load_variant_set("sago-paper", "v0", root=tmp_path)
     assert variant_set.datasets == SAGO_PAPER.datasets
     assert variant_set.entries["alpaca"].license == "CC-BY-NC-4.0"
-    assert set(read_manifest(variant_set.path)["not_produced"]) == {"length", "form"}
+    assert set(read_manifest(variant_set.path).not_produced) == {"length", "form"}
 
 
 @pytest.mark.slow

@@ -15,7 +15,9 @@ their ``utils/metrics.py``, ``build_mirroring_prompt_politeness``), through
   leave that row empty.
 
 The local judges stay the default (docs/METHOD.md section 7); this one is chosen with
-``$SAGO_POLITENESS_JUDGE=openai:<model>`` (``sago analyze --judge openai:<model>``).
+``$SAGO_POLITENESS_JUDGE=openai:<model>`` (``sago analyze --judge openai:<model>``). Its agreement with the
+authors' verdicts is measured by the research tool ``python -m benchmark.tools.api_judge_calibration``,
+which no runtime unit imports.
 """
 
 from __future__ import annotations
@@ -25,12 +27,9 @@ import json
 import os
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import click
 
 from benchmark.axes.politeness import CourtesyCueJudge
 from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings
@@ -267,78 +266,3 @@ def api_judge(spec: str, *, environ: Mapping[str, str] | None = None) -> ApiPoli
     )
     digest = hashlib.sha256(f"{settings.base_url}|{model}".encode()).hexdigest()[:16]
     return ApiPolitenessJudge(ChatClient(settings), cache_dir() / "api-judge" / f"{digest}.jsonl")
-
-
-def held_out_agreement(
-    judge: ApiPolitenessJudge, rows: Sequence[Mapping[str, Any]]
-) -> tuple[list[int], list[int]]:
-    """(authors' verdicts, this judge's) on published judged rows; each row's strength is in the message,
-    its prompts are not (the tables publish none)."""
-    ours = []
-    for r in rows:
-        strength = float(r["strength"])
-        context = RowContext(strength=strength)
-        direction = 1 if strength > 0 else -1
-        ours.append(
-            int(
-                r["response_pert"] != r["response_orig"]
-                and judge.verdict(r["response_pert"], r["response_orig"], direction, context)
-            )
-        )
-    return [int(r["authors_verdict"]) for r in rows], ours
-
-
-@click.command()
-@click.option("--judge", "spec", required=True, help="openai:<model>; the endpoint is $SAGO_JUDGE_BASE_URL.")
-@click.option(
-    "--fixtures",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=Path("tests/fixtures"),
-    show_default=True,
-    help="The folder of the authors' judged rows.",
-)
-@click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the numbers here (JSON)."
-)
-def main_command(spec: str, fixtures: Path, out: Path | None) -> None:
-    """Cohen's κ of the judge against the authors' verdicts on the 377 held-out rows (docs/METHOD.md
-    section 7), with its 95 % cluster-bootstrap interval, as JSON on stdout."""
-    import time
-
-    from benchmark.axes.calibration import cohen_kappa, held_out_rows, kappa_interval
-
-    judge = api_judge(spec)
-    rows = held_out_rows(fixtures)
-    started = time.perf_counter()
-    reference, ours = held_out_agreement(judge, rows)
-    agreement = cohen_kappa(reference, ours)
-    low, high = kappa_interval(reference, ours, [f"{r['table']}|{r['prompt_id']}" for r in rows])
-    (tn, fp), (fn, tp) = agreement.confusion
-    result = {
-        "judge": judge.label,
-        "rows": agreement.n,
-        "kappa": round(agreement.kappa, 3),
-        "kappa_95": [round(low, 3), round(high, 3)],
-        "tn_fp_fn_tp": [tn, fp, fn, tp],
-        "requests": judge.stats,
-        "seconds": round(time.perf_counter() - started, 1),
-        "verdicts": [
-            [r["table"], r["prompt_id"], r["strength"], a, b]
-            for r, a, b in zip(rows, reference, ours, strict=True)
-        ],
-    }
-    text = json.dumps(result, indent=None, separators=(",", ":")).replace("],[", "],\n[")
-    click.echo(text)
-    if out is not None:
-        out.write_text(text + "\n", encoding="utf-8")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2."""
-    from benchmark.entry import run_command
-
-    return run_command(main_command, argv, "python -m benchmark.axes.api_judge")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

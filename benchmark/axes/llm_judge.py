@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -253,7 +252,8 @@ class LogitPolitenessJudge:
     score: Score
     """(response, baseline, direction) -> margin log P(YES) − log P(NO), e.g. a :class:`LogitScorer`."""
     threshold: float = THRESHOLD
-    """the verdict is YES when the margin reaches it (chosen on the tuning rows: :func:`choose_threshold`)."""
+    """the verdict is YES when the margin reaches it (chosen on the tuning rows by
+    ``benchmark.tools.llm_judge_calibration.choose_threshold``)."""
     guard: bool = True
     """the authors' guard: NO unless y_0 or y_v holds a courtesy cue (then the model is not asked)."""
 
@@ -261,27 +261,6 @@ class LogitPolitenessJudge:
         if self.guard and not (has_courtesy_cue(response) or has_courtesy_cue(baseline)):
             return False
         return self.score(response, baseline, direction) >= self.threshold
-
-
-def choose_threshold(margins: Sequence[float], reference: Sequence[int]) -> float:
-    """The threshold on ``margins`` whose verdicts (margin ≥ threshold) have the highest Cohen's κ with
-    ``reference``; candidates are the midpoints between consecutive distinct margins (and one above all),
-    a tie goes to the highest threshold (the fewest YES). NaN margins (rows the guard answered) are NO.
-
-    >>> choose_threshold([-2.0, -1.0, 0.5, 3.0], [0, 0, 1, 1])
-    -0.25
-    """
-    from benchmark.axes.calibration import cohen_kappa
-
-    finite = sorted({m for m in margins if not math.isnan(m)})
-    candidates = [(a + b) / 2 for a, b in zip(finite, finite[1:], strict=False)] + [finite[-1] + 1.0]
-    best, best_kappa = candidates[-1], -math.inf
-    for threshold in reversed(candidates):
-        verdicts = [int(not math.isnan(m) and m >= threshold) for m in margins]
-        kappa = cohen_kappa(reference, verdicts).kappa
-        if not math.isnan(kappa) and kappa > best_kappa:
-            best, best_kappa = threshold, kappa
-    return best
 
 
 def load_scorer(artefact: str, *, threads: int | None = 1) -> LogitScorer:
@@ -302,8 +281,10 @@ MEASURED_THRESHOLDS: dict[str, float] = {
     "qwen2.5-coder-1.5b-instruct-q4_k_m": 0.1291,
     "qwen2.5-coder-0.5b-instruct-q4_k_m": -0.6793,
 }
-"""The threshold chosen on the 208 tuning rows for each measured packaged model (docs/METHOD.md §7.1;
-``tests/test_axes_llm_judge.py`` recomputes them from the committed margins). No margin lies within 0.004
+"""The threshold chosen on the 208 tuning rows for each measured packaged model (docs/METHOD.md §7.1). The
+runtime reads these constants only; they were measured by the research tool
+``python -m benchmark.tools.llm_judge_calibration``, which no runtime unit imports
+(``tests/test_axes_llm_judge.py`` recomputes them from the committed margins). No margin lies within 0.004
 of either, so the rounding moves no verdict."""
 JUDGE_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 """The model behind ``$SAGO_POLITENESS_JUDGE=llm``: the higher held-out κ of the two measured."""
@@ -350,7 +331,8 @@ def packaged_judge(artefact: str = JUDGE_MODEL) -> tuple[LogitPolitenessJudge, s
     if artefact not in MEASURED_THRESHOLDS:
         raise SagoError(
             f"no politeness threshold is measured for {artefact!r} (measured: "
-            f"{', '.join(MEASURED_THRESHOLDS)}); measure it with python -m benchmark.axes.llm_calibration"
+            f"{', '.join(MEASURED_THRESHOLDS)}); measure it with "
+            "python -m benchmark.tools.llm_judge_calibration"
         )
     threshold = MEASURED_THRESHOLDS[artefact]
     label = f"LogitPolitenessJudge({artefact}, threshold {threshold:g}, prompt {prompt_digest()})"

@@ -3,7 +3,8 @@
 Each judge answers one question, ``shifted(response, baseline, direction)``; the mirroring delta of the
 politeness family (``benchmark.axes.mirroring.politeness``) wraps it. The transparent judges are word or
 phrase rules whose only parameter is chosen on tuning rows of the authors' judged data and measured on
-held-out rows (``benchmark.axes.calibration``; numbers in docs/METHOD.md section 7).
+held-out rows by the research tool ``benchmark.tools.judge_calibration`` (which the runtime never imports;
+numbers in docs/METHOD.md section 7); the defaults below are the parameters it chose.
 """
 
 from __future__ import annotations

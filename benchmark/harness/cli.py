@@ -162,9 +162,10 @@ def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str) -> Non
     fresh clone resumes it where it stopped; a committed, unmodified checkpoint is the only one besides
     this machine's own that `sago evaluate` resumes.
     """
+    from benchmark.documents import MANIFEST
     from benchmark.harness.checkpoint import PartStore
     from benchmark.results import ResultsFolder
-    from benchmark.variants.frozen import MANIFEST, set_dir
+    from benchmark.variants.frozen import set_dir
 
     if not (set_dir(set_name, version) / MANIFEST).is_file():  # a typo is an error, not an empty list
         raise SagoError(

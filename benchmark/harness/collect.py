@@ -31,14 +31,14 @@ import torch
 from tqdm import tqdm
 
 from benchmark.axes.activations import layer_cosines
-from benchmark.documents import PlanDocument
+from benchmark.documents import DoneDocument, PlanDocument
 from benchmark.errors import SagoError
 from benchmark.harness import trust
 from benchmark.harness.checkpoint import Part, PartStore
 from benchmark.harness.sets import VariantSetLike, checked_frame
 from benchmark.models.protocol import ModelBackend, VariantOutput, VariantRequest
 from benchmark.profiles import Profile, select_rows
-from benchmark.results import CHECKPOINT_DIR, DONE_FILE, PLAN_FILE, write_json
+from benchmark.results import CHECKPOINT_DIR, PLAN_FILE, write_document
 from benchmark.schema import (
     BASELINE_FAMILY,
     DEFAULT_SEED,
@@ -349,8 +349,8 @@ def run_variant_phase(
 def finish_rank(share: RankShare, backend: ModelBackend) -> None:
     """Mark the rank done (finalize refuses to merge ranks without this file)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    done = {"model": backend.describe(), "finished_at": utc_timestamp(), "peak_rss_mib": round(peak, 1)}
-    write_json(share.store.folder / DONE_FILE, done)
+    done = DoneDocument.build(backend.describe(), utc_timestamp(), round(peak, 1))
+    write_document(share.store.folder / DoneDocument.FILE, done)
 
 
 def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None) -> list[Task]:
@@ -592,7 +592,7 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
     token = trust.new_token()
     trust.remember(token)
     stamped = {**plan, "started_at": utc_timestamp(), "started_by": token}
-    write_json(path, PlanDocument.from_json(stamped, path).to_json())
+    write_document(path, PlanDocument.from_json(stamped, path))
 
 
 def utc_timestamp() -> str:

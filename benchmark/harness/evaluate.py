@@ -247,7 +247,7 @@ def refuse_replacing_another_run(out: Path, label: str, profile: str) -> None:
         run = folder.read_run()
     except SagoError:
         return  # unreadable: nothing a reader could use is lost by redoing it
-    chosen = "all datasets" if run.data.get("datasets") == "all" else ", ".join(run.datasets or ())
+    chosen = "all datasets" if run.all_datasets else ", ".join(run.datasets or ())
     raise SagoError(
         f"{label}: {out} holds a finished {run.profile_name or 'unnamed'}-profile run ({chosen}, variant "
         f"set {str(run.variant_set_sha256)[:12]}) that this {profile}-profile run would replace; pass "

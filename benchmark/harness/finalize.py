@@ -6,7 +6,6 @@ so the same parts give the same files whatever the number of ranks or the order 
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,32 +15,30 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from benchmark.documents import PlanDocument, RunDocument
+from benchmark.documents import DoneDocument, PlanDocument, RunDocument, RunFields
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore
 from benchmark.integrity import file_hashes
 from benchmark.paths import replace_folder
 from benchmark.provenance import git_commit, hardware, library_versions
 from benchmark.results import (
-    DONE_FILE,
     ResultsFolder,
-    write_json,
+    write_document,
     write_parquet,
     write_tensors,
 )
-from benchmark.schema import OWN_CONFIDENCE_COLUMNS, RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
+from benchmark.schema import (
+    OWN_CONFIDENCE_COLUMNS,
+    OWN_CONFIDENCE_FIELDS,
+    RECORD_COLUMNS,
+    RECORD_FIELDS,
+    RECORDS_SCHEMA_VERSION,
+    pandas_dtypes,
+)
 from benchmark.version import __version__
 
-_DTYPES = {
-    "response_tokens": "int64",
-    "finished": "bool",
-    "baseline_tokens": "int64",
-    "prompt_tokens": "int64",
-    "strength": "float64",
-    "logprob_sum": "float64",
-    "logprob_mean": "float64",
-    "entropy_mean": "float64",
-}
+RECORD_DTYPES = pandas_dtypes(RECORD_FIELDS)
+"""what every records column is cast to before it is written (``schema.RECORD_FIELDS``)."""
 
 
 def finalize(
@@ -80,16 +77,20 @@ def finalize(
             )
             if activations:
                 write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
-            if "own_prob_mean" in rows.columns:  # an API run: its own-token confidence, a table apart
+            if set(OWN_CONFIDENCE_COLUMNS) <= set(
+                rows.columns
+            ):  # an API run: its own-token confidence, a table apart
                 write_parquet(
                     staging.own_confidence(dataset),
                     pa.Table.from_pandas(
-                        rows.loc[:, list(OWN_CONFIDENCE_COLUMNS)].astype({"own_tokens": "int64"}),
+                        rows.loc[:, list(OWN_CONFIDENCE_COLUMNS)].astype(
+                            pandas_dtypes(OWN_CONFIDENCE_FIELDS)
+                        ),
                         preserve_index=False,
                     ),
                 )
         run = run_json(plans, stores, records, extra=extra or {}, files=file_hashes(staging.path))
-        write_json(staging.run, run.to_json())
+        write_document(staging.run, run)
         replace_folder(staging.path, results_dir)
     finally:
         shutil.rmtree(staging.path, ignore_errors=True)
@@ -126,7 +127,7 @@ def _merged_records(stores: Sequence[PartStore], plans: Sequence[PlanDocument]) 
     expected = sorted(k for p in plans for k in p.keys)
     if records["key"].duplicated().any() or sorted(records["key"]) != expected:
         raise SagoError("the checkpoint's records do not match the planned keys; rerun with --force")
-    records = records.astype(_DTYPES)
+    records = records.astype(RECORD_DTYPES)
     return records.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)
 
 
@@ -146,43 +147,50 @@ def run_json(
     extra: Mapping[str, Any],
     files: Mapping[str, str],
 ) -> RunDocument:
-    """run.json: provenance of the whole run (CONTRACTS.md section 2), then ``extra`` and the ``files``
-    hashes; the plan's settings are copied as rank 0 wrote them (all ranks agree on them).
+    """run.json: provenance of the whole run (CONTRACTS.md section 2), built through
+    :meth:`RunDocument.build`; the plan's settings are copied as rank 0 wrote them (all ranks agree on
+    them), then the plan's ``run_info`` (who was run, on which set) and ``extra`` are laid over them.
     """
     first = plans[0].data
-    done = [json.loads((s.folder / DONE_FILE).read_text(encoding="utf-8")) for s in stores]
+    done = [DoneDocument.read(s.folder / DoneDocument.FILE) for s in stores]
     stats = [st for s in stores for st in s.stats()]
-    model = done[0]["model"]
-    run = {
+    model = done[0].model
+    fields: RunFields = {
         "schema_version": RECORDS_SCHEMA_VERSION,
         "harness_version": __version__,
         "libraries": library_versions(),
         "git_commit": git_commit(),
         "hardware": hardware().to_json(),
-        **dict(first.get("run_info", {})),
         "variant_set_sha256": first["variant_set_sha256"],
         "profile": first["profile"],
         "seed": first["seed"],
         "world_size": first["world_size"],
         "model": model,
-        "engine": model.get("engine"),
-        "dtype": model.get("dtype"),
-        "device": model.get("device"),
-        "chat_template": model.get("chat_template"),
+        "engine": _text(model.get("engine")),
+        "dtype": _text(model.get("dtype")),
+        "device": _text(model.get("device")),
+        "chat_template": _text(model.get("chat_template")),
         "batch_size": first["batch_size"],
-        **({"activations": first["activations"]} if "activations" in first else {}),
         "batch_sizes_used": {
-            str(p.rank): d["model"].get("batch_sizes") for p, d in zip(plans, done, strict=True)
+            str(p.rank): d.model.get("batch_sizes") for p, d in zip(plans, done, strict=True)
         },
         "timings": _timings(plans, done, stats),
         "tokens": _tokens(stats),
         "counts": {str(k): int(v) for k, v in records.groupby("dataset").size().items()},
+        "files": files,
     }
-    return RunDocument.from_json({**run, **extra, "files": files})
+    if "activations" in first:
+        fields["activations"] = first["activations"]
+    return RunDocument.build(fields, {**dict(first.get("run_info", {})), **extra})
+
+
+def _text(value: object) -> str | None:
+    """A backend's description field as run.json types it (every backend writes text or None)."""
+    return value if isinstance(value, str) else None
 
 
 def _timings(
-    plans: Sequence[PlanDocument], done: Sequence[Mapping[str, Any]], stats: Sequence[Mapping[str, Any]]
+    plans: Sequence[PlanDocument], done: Sequence[DoneDocument], stats: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     by_phase: dict[str, float] = {}
     for st in stats:
@@ -192,10 +200,10 @@ def _timings(
         "model_seconds_by_phase": by_phase,
         "model_seconds": round(sum(by_phase.values()), 3),
         "started_at": _started_at(plans),
-        "finished_at": max(d["finished_at"] for d in done),
+        "finished_at": max(d.finished_at for d in done),
         **(
-            {"peak_rss_mib": max(float(d["peak_rss_mib"]) for d in done)}
-            if all("peak_rss_mib" in d for d in done)
+            {"peak_rss_mib": max(d.peak_rss_mib for d in done if d.peak_rss_mib is not None)}
+            if all(d.peak_rss_mib is not None for d in done)
             else {}
         ),
     }

@@ -29,21 +29,6 @@ from benchmark.submissions import load_submission
 if TYPE_CHECKING:
     from benchmark.harness.evaluate import EvaluateOptions
 
-# run.json fields that a faithful re-run reproduces (timings, git commit and hardware may differ).
-_DETERMINED = (
-    "variant_set_sha256",
-    "profile",
-    "seed",
-    "batch_size",
-    "engine",
-    "dtype",
-    "counts",
-    "tokens",
-    "datasets",
-    "chat_template",
-    "world_size",
-    "activations",
-)
 _OUTPUT_GLOBS = ("records/*.parquet", "activations/*.safetensors")
 # Float noise a re-run on another CPU may show even under the harness's CPU setting (measured on an
 # AVX-512 AMD EPYC against results made on an AVX2-only CPU: see README "Reproducibility"). Everything
@@ -82,26 +67,32 @@ def rerun_options(document: RunDocument, profile: str) -> dict[str, Any]:
     >>> rerun_options(run, "smoke")["threads"], rerun_options(run, "smoke")["datasets"]
     (1, None)
     """
-    committed, run = document.profile_name, document.data
+    committed = document.profile_name
     if profile != committed:
         raise SagoError(
             f"the committed result was made with profile {committed!r}, not {profile!r}; "
             f"use PROFILE={committed}"
         )
-    datasets = run.get("datasets", "all")
+    run = document
+    if run.set is None or run.version is None or run.batch_size is None or run.engine is None:
+        raise SagoError(
+            "the committed run.json records no set, version, batch_size or engine; it cannot be re-run "
+            "as it was made"
+        )
     return {
-        "set_name": run["set"],
-        "version": run["version"],
+        "set_name": run.set,
+        "version": run.version,
         "profile": committed,
-        "device": run.get("device"),
-        "batch_size": int(run["batch_size"]),
-        "engine": run["engine"],
-        "threads": run.get("hardware", {}).get("torch_threads"),
-        "datasets": None if datasets == "all" else tuple(datasets),
+        "device": run.device,
+        "batch_size": run.batch_size,
+        "engine": run.engine,
+        "threads": run.hardware.torch_threads,
+        # "all", or not recorded (the oldest results): every dataset
+        "datasets": run.datasets,
         "force": True,
         "progress": True,
         # results from before compact storage kept every vector (run.json then records no setting)
-        "activations": run.get("activations", "full"),
+        "activations": run.activations or "full",
     }
 
 
@@ -120,8 +111,8 @@ def diff_results(committed: Path, fresh: Path, ignore: tuple[str, ...] = ()) -> 
                 problems.append(f"{name}: only in the {'fresh run' if new.is_file() else 'committed result'}")
             elif old.read_bytes() != new.read_bytes():
                 problems.append(f"{name}: bytes differ ({_how_much(old, new)})")
-    old_run, new_run = (ResultsFolder(d).read_run().data for d in (committed, fresh))
-    changed = [k for k in _DETERMINED if k not in ignore and old_run.get(k) != new_run.get(k)]
+    old_run, new_run = (ResultsFolder(d).read_run() for d in (committed, fresh))
+    changed = old_run.differing(new_run, ignore)
     if changed:
         problems.append(f"run.json: {', '.join(changed)} differ")
     return problems
@@ -275,9 +266,8 @@ def use_committed_setting(run: RunDocument) -> None:
     override it here: a result is re-made under its own setting). Results made before the setting was
     recorded keep the harness's default. Must run before torch loads; when torch already has, the re-run
     goes on under this process's setting and says so."""
-    hardware = run.data.get("hardware")
-    recorded = hardware.get("cpu_setting") if isinstance(hardware, dict) else None
-    if not isinstance(recorded, str):
+    recorded = run.hardware.cpu_setting
+    if recorded is None:
         return
     try:
         line = cpu.apply_recorded(recorded)
@@ -353,7 +343,7 @@ def reproduce_sample(
     from safetensors.numpy import load_file
 
     from benchmark.harness.collect import COMPACT, global_batches, runner, select_tasks
-    from benchmark.harness.finalize import _DTYPES
+    from benchmark.harness.finalize import RECORD_DTYPES
     from benchmark.harness.sets import open_variant_set
     from benchmark.models.loading import load_backend
     from benchmark.profiles import get_profile
@@ -363,7 +353,8 @@ def reproduce_sample(
     folder = results_dir(slug, set_name, version, root)
     variant_set = open_variant_set(set_name, version)
     chosen = get_profile(profile)
-    plan = global_batches(select_tasks(variant_set, chosen, options.datasets), int(run.data["batch_size"]))
+    assert options.batch_size is not None  # rerun_options refuses a run.json that records none
+    plan = global_batches(select_tasks(variant_set, chosen, options.datasets), options.batch_size)
     rng = random.Random(seed)
     batches = rng.sample(plan.baselines, min(count, len(plan.baselines))) + rng.sample(
         plan.rest, min(count, len(plan.rest))
@@ -373,7 +364,7 @@ def reproduce_sample(
     tensors = {d: load_file(str(ResultsFolder(folder).activations(d))) for d in sorted(names)}
     base = committed[committed["variant_id"] == BASELINE_VARIANT_ID]
     y0 = {(d, i): r for d, i, r in zip(base["dataset"], base["item_id"], base["response"], strict=True)}
-    compact = run.data.get("activations") == COMPACT
+    compact = run.activations == COMPACT
     reference = (
         {(d, i): tensors[d][f"{i}|{BASELINE_VARIANT_ID}"] for d, i in y0 if d in tensors} if compact else None
     )
@@ -393,7 +384,7 @@ def reproduce_sample(
             key = f"{task.item_id}|{task.variant_id}"
             fresh_tensors[f"{task.dataset}|{key}"] = part.activations[task.key]
             old_tensors[f"{task.dataset}|{key}"] = tensors[task.dataset][key]
-    fresh = pd.concat(fresh_rows)[list(RECORD_COLUMNS)].astype(_DTYPES)
+    fresh = pd.concat(fresh_rows)[list(RECORD_COLUMNS)].astype(RECORD_DTYPES)
     keys = set(zip(fresh["dataset"], fresh["item_id"], fresh["variant_id"], strict=True))
     old = committed[
         [
@@ -401,7 +392,7 @@ def reproduce_sample(
             for k in zip(committed["dataset"], committed["item_id"], committed["variant_id"], strict=True)
         ]
     ]
-    old = old[list(RECORD_COLUMNS)].astype(_DTYPES)
+    old = old[list(RECORD_COLUMNS)].astype(RECORD_DTYPES)
     largest: dict[str, float] = {}
     failures = frames_within(old, fresh, "sampled records", largest) + tensors_within(
         old_tensors, fresh_tensors, "sampled activations", largest
@@ -416,7 +407,7 @@ def reproduce_sample(
     what = (
         f"{len(batches)} of {len(plan.baselines) + len(plan.rest)} batches "
         f"({', '.join(b.name for b in batches)}; seed {seed}, {len(fresh)} rows, engine {options.engine}"
-        + (f" instead of the committed {run.data.get('engine')}" if engine is not None else "")
+        + (f" instead of the committed {run.engine}" if engine is not None else "")
         + ")"
     )
     return Verdict(differences, failures, [f"{k} {v:.3g}" for k, v in sorted(largest.items())]), what

@@ -25,7 +25,7 @@ from benchmark import paths
 from benchmark.axes.measures import model_measures
 from benchmark.axes.results import read_scorer_backbones, write_deltas
 from benchmark.axes.scorers import AxisScorers
-from benchmark.documents import RunDocument, SummaryDocument
+from benchmark.documents import ALL, RunDocument, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.integrity import file_hashes
@@ -34,7 +34,7 @@ from benchmark.lmeval.samples import TaskSamples, read_task_samples
 from benchmark.paths import check_output, replace_folder
 from benchmark.profiles import Profile, get_profile, select_rows
 from benchmark.provenance import git_commit, library_versions, sha256_file
-from benchmark.results import ResultsFolder, write_json, write_parquet
+from benchmark.results import ResultsFolder, write_document, write_parquet
 from benchmark.schema import RECORD_COLUMNS, RECORDS_SCHEMA_VERSION
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summary_document, write_summary
 from benchmark.variants.frozen import VariantSet
@@ -99,7 +99,7 @@ def import_lm_eval(
     try:
         for dataset, frame in records.items():
             write_parquet(staging.records(dataset), pa.Table.from_pandas(frame, preserve_index=False))
-        write_json(staging.run, run_json(tasks, variant_set, profile, label, records, staging.path).to_json())
+        write_document(staging.run, run_json(tasks, variant_set, profile, label, records, staging.path))
         frames = {d: variant_set.frame(d) for d in records}
         write_deltas(staging.path, frames, model=label, scorers=scorers or AxisScorers.default())
         summary = summary_document(
@@ -286,7 +286,7 @@ def run_json(
     settings and files by sha256, and ``not_measured``."""
     settings = tasks[0].settings
     datasets = sorted(records)
-    return RunDocument.from_json(
+    return RunDocument.build(
         {
             "schema_version": RECORDS_SCHEMA_VERSION,
             "harness_version": __version__,
@@ -296,7 +296,7 @@ def run_json(
             "submission": label,
             "set": variant_set.name,
             "version": variant_set.version,
-            "datasets": "all" if datasets == sorted(variant_set.datasets) else datasets,
+            "datasets": ALL if datasets == sorted(variant_set.datasets) else datasets,
             "variant_set_sha256": variant_set.sha256,
             "profile": profile.parameters(),
             "model": {"source": COLLECTED_BY, "location": settings.model_name, "dtype": settings.dtype},

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from benchmark.documents import LeaderboardDocument, SummaryDocument
+from benchmark.documents import LeaderboardDocument, Rendered, SummaryDocument
 from benchmark.errors import FileProblem, SagoError
 from benchmark.integrity import (
     EVALUATE,
@@ -41,7 +41,6 @@ from benchmark.results import ACTIVATIONS_SUFFIX, OWN_CONFIDENCE_DIR, RECORDS_SU
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
 from benchmark.staging import Staged, exclusive, recover
-from benchmark.stats import jsonio
 from benchmark.stats.api_models import API_TABLE_FILE, ApiRow, ApiTable, api_rows
 from benchmark.stats.facts import run_row
 from benchmark.stats.leaderboard import Entry, build_leaderboard
@@ -163,7 +162,7 @@ def check_results(folder: Path) -> None:
             )
         return
     run = results.read_run()
-    problems = hash_problems(folder, run.files) if run.files_given else []
+    problems = hash_problems(folder, run) if run.files_given else []
     problems += [
         Problem(results.relative(p), found, EVALUATE)
         for p in plain_files(results.records_dir, RECORDS_SUFFIX)
@@ -334,8 +333,8 @@ def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> 
         api = ApiTable(request.set_name, request.version, tuple(api_table_rows(entries, request)))
         table = request.out.with_name(API_TABLE_FILE)
         if api.rows or table.exists():
-            staged.write(table, lambda tmp: _write_json(tmp, api.to_json()))
-        staged.write(request.out, lambda tmp: _write_json(tmp, document.to_json()))  # renamed last
+            staged.write(table, lambda tmp: _write(tmp, api))
+        staged.write(request.out, lambda tmp: _write(tmp, document))  # renamed last
         staged.commit()
     except BaseException:
         staged.discard()
@@ -359,10 +358,11 @@ def api_table_rows(entries: Sequence[Entry], request: AnalyzeRequest) -> list[Ap
 def stage_summary(entry: Entry, deltas: Path, request: AnalyzeRequest, staged: Staged) -> None:
     """Stage one summary and record it, with the deltas it came from, as this machine's analyze's."""
     assert entry.summary is not None
-    document = entry.summary.to_json()
+    summary = entry.summary
     target = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root).summary
-    origin.remember(staged.write(target, lambda tmp: _write_json(tmp, document)), made_from=deltas)
+    origin.remember(staged.write(target, lambda tmp: _write(tmp, summary)), made_from=deltas)
 
 
-def _write_json(path: Path, document: Mapping[str, Any]) -> None:
-    path.write_text(jsonio.dumps(document), encoding="utf-8")
+def _write(path: Path, document: Rendered) -> None:
+    """Write a staged document as it renders itself (staging renames it into place afterwards)."""
+    path.write_text(document.dumps(), encoding="utf-8")

@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from benchmark.documents import LeaderboardDocument
-from benchmark.errors import FileProblem, SagoError
-from benchmark.paths import check_name, check_slug
+from benchmark.errors import SagoError
 from benchmark.rows import CellRow, MeasureRow, ModelRow, Table
-from benchmark.safeload import load_json_object
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION
 from benchmark.submissions import list_slugs, load_submission
 
@@ -117,23 +115,8 @@ _FIX = "run `sago analyze` to rewrite it"
 
 
 def read_board(path: Path) -> Board:
-    """Load and check a leaderboard file; refuse another schema version, a wrong shape and unsafe names.
-
-    Slugs and dataset names become file names of the site, so they are validated here once.
-    """
-    data = load_json_object(path, limit=LEADERBOARD_LIMIT, fix=_FIX)
-    document = LeaderboardDocument.from_json(data, path).require(path)
-    for model in document.models:
-        check_slug(str(model.get("slug", "")))
-        if model.get("status") not in ("complete", "pending"):
-            raise FileProblem(
-                path, f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'", _FIX
-            )
-    for dataset in document.datasets:
-        check_name(dataset, "dataset")
-    check_name(data["set"], "variant set")
-    check_name(data["version"], "version")
-    return Board(document)
+    """Load and check a leaderboard file (:meth:`LeaderboardDocument.require` says what is refused)."""
+    return Board(LeaderboardDocument.read(path).require(path))
 
 
 def pending_board(set_name: str, version: str, submissions_root: Path) -> Board:

@@ -8,6 +8,7 @@ import click
 import jinja2
 
 from benchmark import paths
+from benchmark.documents import MANIFEST
 from benchmark.errors import SagoError, visible
 from benchmark.gitrepo import refuse_tracked, tracked_under
 from benchmark.paths import check_name, check_output
@@ -120,7 +121,7 @@ def _check_set(set_name: str, version: str, variants_root: Path) -> None:
     """--set and --version must name a frozen set: a typo must fail, not render some other board."""
     if version not in frozen_versions(set_name, variants_root):
         present = sorted(
-            f"{m.parent.parent.name}/{m.parent.name}" for m in variants_root.glob("*/*/manifest.json")
+            f"{m.parent.parent.name}/{m.parent.name}" for m in variants_root.glob(f"*/*/{MANIFEST}")
         )
         raise SagoError(
             f"--set {set_name} --version {version}: no such frozen variant set under {variants_root} "

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.axes.measures import measure_label
+from benchmark.documents import MANIFEST
 from benchmark.errors import visible
 from benchmark.provenance import sha256_file
 from benchmark.results import LEADERBOARD_FILE, ResultsFolder
 from benchmark.site.board import Board
 
-_SET_FILES = ("manifest.json", "README.md")
+_SET_FILES = (MANIFEST, "README.md")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from benchmark.documents import RunDocument
 from benchmark.profiles import Profile, get_profile, select_rows
@@ -87,19 +86,11 @@ class EvaluationPlan:
         return (min(each), max(each)) if each else (0.0, 0.0)
 
 
-def _number(data: Mapping[str, Any], *keys: str) -> float | None:
-    value: Any = data
-    for key in keys:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _hardware(run: RunDocument) -> str:
-    found = run.data.get("hardware")
-    hardware: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    if hardware.get("accelerator"):
-        return f"GPU ({hardware['accelerator']})"
-    threads, cores = hardware.get("torch_threads"), hardware.get("cpu_count")
+    hardware = run.hardware
+    if hardware.accelerator:
+        return f"GPU ({hardware.accelerator})"
+    threads, cores = hardware.torch_threads, hardware.cpu_count
     if threads and cores:
         return f"CPU, {threads} thread{'s' if threads != 1 else ''} of a {cores}-core machine"
     return "CPU"
@@ -107,7 +98,7 @@ def _hardware(run: RunDocument) -> str:
 
 def pace(name: str, run: RunDocument) -> Pace | None:
     """The pace of one committed run (None when run.json lacks its timing or request count)."""
-    seconds, prompts = _number(run.data, "timings", "model_seconds"), _number(run.data, "tokens", "requests")
+    seconds, prompts = run.timings.model_seconds, run.tokens.get("requests")
     if seconds is None or not prompts:
         return None
     cap = run.profile.max_new_tokens if run.profile else None

@@ -13,12 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.documents import RunDocument
+from benchmark.documents import MANIFEST, RunDocument
 from benchmark.errors import SagoError
 from benchmark.paths import check_name
 from benchmark.results import ResultsFolder
 from benchmark.submissions import list_slugs, load_submission
-from benchmark.variants.frozen import MANIFEST
 
 VERSIONS_DIR = "versions"
 """Folder of the site that holds the boards of the other versions."""
@@ -141,11 +140,8 @@ def _name(slug: str, root: Path) -> str:
 
 
 def _prompts(run: RunDocument) -> int | None:
-    counts = run.data.get("counts")
-    if not isinstance(counts, dict):
-        return None
-    values = [v for v in counts.values() if isinstance(v, int) and not isinstance(v, bool)]
-    return sum(values) if values else None
+    """Records rows of every dataset together (None: run.json counts none)."""
+    return sum(run.counts.values()) if run.counts else None
 
 
 def _run_change(slug: str, name: str, version: str, folder: ResultsFolder) -> Change | None:

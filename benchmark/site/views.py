@@ -13,12 +13,12 @@ from typing import Any, NamedTuple
 from markupsafe import Markup
 
 from benchmark.axes.measures import measure_label
+from benchmark.documents import DatasetEntry
 from benchmark.rows import CellRow, MeasureRow, PairwiseRow, PerItemRow
 from benchmark.schema import AXES
 from benchmark.site import plots
 from benchmark.site.board import ALL, Board, CellKey
 from benchmark.site.findings import pair_verdict
-from benchmark.variants.frozen import DatasetEntry
 
 HEATMAP_MIN_MODELS = 3
 """With two models a τ heatmap carries one bit per cell (same order or not): the sentences say it better."""

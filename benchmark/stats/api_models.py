@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchmark import jsonio
 from benchmark.axes.measures import all_measures
 from benchmark.axes.mirroring import CONTROL_FAMILIES
 from benchmark.documents import SummaryDocument
@@ -190,6 +191,10 @@ class ApiTable:
             "about": ABOUT,
             "rows": [r.to_json() for r in self.rows],
         }
+
+    def dumps(self) -> str:
+        """The file's text: canonical like the leaderboard's (rebuilt, the same bytes)."""
+        return jsonio.dumps(self.to_json())
 
     @classmethod
     def read(cls, path: Path, set_name: str, version: str) -> ApiTable:

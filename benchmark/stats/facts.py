@@ -10,13 +10,11 @@ missing or unreadable leaves its fact as None ("not recorded"): the validator re
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import Any
+from collections.abc import Sequence
 
 import pyarrow.parquet as pq
 
-from benchmark.documents import RunDocument
+from benchmark.documents import RunDocument, RunTimings
 from benchmark.errors import SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.results import ResultsFolder
@@ -74,7 +72,7 @@ def prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
     >>> prompt_format(None, "never"), prompt_format(None, "auto")
     ('raw', 'chat template if it has one')
     """
-    applied = model_field(run, "chat_template")
+    applied = run.model.chat_template if run else None
     if applied == "applied":
         return "chat template"
     if applied == "raw prompt":
@@ -82,12 +80,6 @@ def prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
     return {"always": "chat template", "never": "raw", "auto": "chat template if it has one"}.get(
         setting or ""
     )
-
-
-def model_field(run: RunDocument | None, key: str) -> Any:
-    """``run.json``'s ``model.<key>`` (None: not recorded)."""
-    model = run.data.get("model") if run else None
-    return model.get(key) if isinstance(model, Mapping) else None
 
 
 def truncation(folder: ResultsFolder) -> list[TruncationRow]:
@@ -115,42 +107,6 @@ def truncation(folder: ResultsFolder) -> list[TruncationRow]:
             }
         )
     return found
-
-
-def _number(data: Mapping[str, Any], key: str) -> float | None:
-    value = data.get(key)
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return None
-    try:
-        return float(value)
-    except OverflowError:  # an integer too large for a float is no timing
-        return None
-
-
-def _integer(data: Mapping[str, Any], key: str) -> int | None:
-    value = data.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = data.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
-def wall_seconds(timings: Mapping[str, Any]) -> float | None:
-    """Seconds from the first rank's start to the last rank's finish (None: not recorded).
-
-    A resumed run counts the time it was stopped too: ``model_seconds`` is the compute alone.
-
-    >>> wall_seconds({"started_at": "2026-11-30T11:29:06+00:00", "finished_at": "2026-11-30T11:43:57+00:00"})
-    891.0
-    """
-    try:
-        started = datetime.fromisoformat(str(timings["started_at"]))
-        finished = datetime.fromisoformat(str(timings["finished_at"]))
-        return (finished - started).total_seconds()
-    except (KeyError, ValueError, TypeError):  # missing, malformed, or one stamp without a time zone
-        return None
 
 
 def tuning_of(submission: Submission | None, names: Sequence[str]) -> tuple[str | None, bool]:
@@ -181,10 +137,9 @@ def run_row(submission: Submission, folder: ResultsFolder, names: tuple[str, ...
     "base" when submission.yaml declares no ``tuning``.
     """
     run = read_run(folder)
-    data: Mapping[str, Any] = run.data if run else {}
-    timings = _object(data, "timings")
+    timings = run.timings if run else RunTimings()
     tuning, declared = tuning_of(submission, names)
-    dtype = model_field(run, "dtype") or submission.dtype
+    dtype = (run.model.dtype if run else None) or submission.dtype
     return {
         "tuning": tuning,
         "tuning_declared": declared,
@@ -194,11 +149,11 @@ def run_row(submission: Submission, folder: ResultsFolder, names: tuple[str, ...
         "profile": run.profile_name if run else None,
         "items_per_dataset": run.profile.items_per_dataset if run and run.profile else None,
         "token_cap": run.profile.max_new_tokens if run and run.profile else None,
-        "engine": data["engine"] if isinstance(data.get("engine"), str) else None,
-        "batch_size": _integer(data, "batch_size"),
-        "threads": _integer(_object(data, "hardware"), "torch_threads"),
-        "wall_seconds": wall_seconds(timings),
-        "model_seconds": _number(timings, "model_seconds"),
-        "peak_rss_mib": _number(timings, "peak_rss_mib"),
+        "engine": run.engine if run else None,
+        "batch_size": run.batch_size if run else None,
+        "threads": run.hardware.torch_threads if run else None,
+        "wall_seconds": timings.wall_seconds,
+        "model_seconds": timings.model_seconds,
+        "peak_rss_mib": timings.peak_rss_mib,
         "truncated": truncation(folder) if run else [],
     }

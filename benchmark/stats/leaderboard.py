@@ -15,13 +15,13 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark import jsonio
 from benchmark.axes.measures import all_measures, headline_measures
 from benchmark.documents import LEADERBOARD_TABLES, LeaderboardDocument, SummaryDocument
 from benchmark.errors import SagoError
-from benchmark.results import write_json
+from benchmark.results import write_document
 from benchmark.rows import RunRow
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
-from benchmark.stats import jsonio
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.claims import claims
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
@@ -251,7 +251,7 @@ def build_leaderboard(
 
 def write_leaderboard(path: Path, document: LeaderboardDocument) -> Path:
     """Write the leaderboard canonically (byte-identical on rebuild)."""
-    return write_json(path, document.to_json(), jsonio.dumps)
+    return write_document(path, document)
 
 
 def load_leaderboard(path: Path) -> LeaderboardDocument:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
+from benchmark import jsonio
 from benchmark.documents import SummaryDocument
-from benchmark.results import ResultsFolder, write_json
+from benchmark.results import ResultsFolder, write_document
 from benchmark.schema import DEFAULT_SEED, SUMMARY_SCHEMA_VERSION
-from benchmark.stats import jsonio
 from benchmark.stats.sgs import (
     AGGREGATE_LABELS,
     AGGREGATES,
@@ -269,7 +269,7 @@ def summary_document(
 
 def write_summary(results_dir: Path, document: SummaryDocument) -> Path:
     """Write ``results_dir/summary.json`` canonically; returns its path."""
-    return write_json(ResultsFolder(results_dir).summary, document.to_json(), jsonio.dumps)
+    return write_document(ResultsFolder(results_dir).summary, document)
 
 
 def load_summary(path: Path) -> SummaryDocument:

@@ -6,11 +6,12 @@ and some of them break the pipeline later (a NaN stops analyze, a missing baseli
 undefined, a shape no model has makes a measure silently empty) or fake a model's standing. Each function
 here returns the first such problem of one records file, in words, or None:
 
-- :func:`run_profile` and :func:`date_problem`: run.json's evaluation profile and its dates;
 - :func:`records_problem`: one row per (item, variant) of the recorded variant set, baselines present,
   labels as the set has them, exactly the rows the profile selects, token counts within the profile's
   cap, finite numbers (NaN only where the contract allows it), confidence numbers that agree;
 - :func:`activation_problem`: tensors shaped as run.json's model, with values a model can produce;
+- run.json's own shape (its profile, dates, variant-set hashes) is the document's to judge:
+  :meth:`benchmark.documents.RunDocument.problems`;
 - :func:`copied_problem`: the fabricated-perfect model (see its docstring for the rule).
 """
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -34,8 +34,6 @@ from benchmark.schema import (
 )
 
 KEY = ["item_id", "variant_id"]
-CLOCK_SKEW = timedelta(hours=1)
-"""how far a run.json date may lie ahead of this machine's clock (two machines' clocks disagree a little)."""
 COSINE_SLACK = 1e-9
 """how far past ±1 a stored cosine may round."""
 COPY_SHARE, COPY_MIN = 0.25, 2
@@ -46,63 +44,6 @@ exact copies of their baseline (see :func:`copied_problem`)."""
 def _row(item: object, variant: object) -> str:
     """A row's key for a message, cut and quoted (it comes from the file)."""
     return repr(f"{item}|{variant}"[:100])
-
-
-# ---- run.json ---------------------------------------------------------------------------------------
-
-
-def run_profile(run: Mapping[str, object]) -> Profile | str:
-    """The evaluation profile run.json records (its own parameters, not the registry's), or the problem."""
-    data = run.get("profile")
-    if not isinstance(data, dict):
-        return "has no profile object; regenerate it with `sago evaluate`"
-    items, strengths, tokens = (
-        data.get("items_per_dataset"),
-        data.get("all_strengths"),
-        data.get("max_new_tokens"),
-    )
-    every = data.get("every_level_of", [])
-    if not (_count(items) and isinstance(strengths, bool) and _count(tokens)):
-        return "profile needs items_per_dataset and max_new_tokens (integers ≥ 1) and all_strengths (boolean)"
-    if not isinstance(every, list) or not all(isinstance(f, str) for f in every):
-        return "profile every_level_of is not a list of family names"
-    name, description = data.get("name"), data.get("description")
-    return Profile(
-        str(name)[:40] if name is not None else "unnamed",
-        int(items),  # type: ignore[arg-type]
-        strengths,
-        int(tokens),  # type: ignore[arg-type]
-        str(description)[:200] if description is not None else "",
-        tuple(every),
-    )
-
-
-def _count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def date_problem(run: Mapping[str, object], now: datetime | None = None) -> str | None:
-    """run.json's ``timings.started_at`` / ``finished_at``: ISO-8601 dates, in order, not in the future."""
-    timings = run.get("timings")
-    if not isinstance(timings, dict):
-        return None  # older runs recorded none; the site says "not recorded"
-    now = now or datetime.now(UTC)
-    found: dict[str, datetime] = {}
-    for key in ("started_at", "finished_at"):
-        value = timings.get(key)
-        if value is None:
-            continue
-        try:
-            when = datetime.fromisoformat(str(value))
-        except ValueError:
-            return f"timings.{key} {str(value)[:40]!r} is not an ISO-8601 date"
-        when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-        if when > now + CLOCK_SKEW:
-            return f"timings.{key} {when.isoformat()} is in the future"
-        found[key] = when
-    if len(found) == 2 and found["started_at"] > found["finished_at"]:
-        return "timings.started_at is after finished_at"
-    return None
 
 
 # ---- records ----------------------------------------------------------------------------------------
@@ -322,17 +263,6 @@ def _baseline_tokens(records: pd.DataFrame) -> str | None:
 
 
 # ---- activations ------------------------------------------------------------------------------------
-
-
-def model_shape(run: Mapping[str, object]) -> tuple[int, int] | None:
-    """(layers + 1, hidden size) of the model run.json describes, when it records both."""
-    model = run.get("model")
-    if not isinstance(model, dict):
-        return None
-    layers, hidden = model.get("n_layers"), model.get("hidden_size")
-    if isinstance(layers, int) and isinstance(hidden, int) and _count(layers) and _count(hidden):
-        return layers + 1, hidden
-    return None
 
 
 def activation_problem(

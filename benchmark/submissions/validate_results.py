@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmark.documents import MANIFEST, REGENERATE, ManifestDocument, RunDocument, SummaryDocument
 from benchmark.errors import FileProblem, SagoError, human_size
 from benchmark.integrity import (
     EVALUATE,
@@ -28,7 +29,6 @@ from benchmark.integrity import (
     plain_files,
 )
 from benchmark.paths import check_name, inside
-from benchmark.profiles import Profile
 from benchmark.provenance import sha256_file
 from benchmark.results import (
     ACTIVATIONS_DIR,
@@ -44,18 +44,10 @@ from benchmark.results import (
     TOP_FILES,
     ResultsFolder,
 )
-from benchmark.safeload import load_json_object
 from benchmark.safetensors_check import TensorInfo, read_safetensors, tensor_arrays
-from benchmark.schema import BASELINE_VARIANT_ID, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.schema import BASELINE_VARIANT_ID
 from benchmark.submissions.failures import Failure
-from benchmark.submissions.plausible import (
-    activation_problem,
-    copied_problem,
-    date_problem,
-    model_shape,
-    records_problem,
-    run_profile,
-)
+from benchmark.submissions.plausible import activation_problem, copied_problem, records_problem
 from benchmark.submissions.schema import ApiModel, HubModel, PackagedModel, Submission
 
 MiB = 1 << 20
@@ -64,8 +56,8 @@ VARIANT_KEYS = ("item_id", "variant_id", "family", "place", "strength", "prompt"
 # Largest file of each kind we accept. GitHub refuses files over 100 MB, so activations stop there;
 # the others are an order of magnitude above what 64 items x ~90 variants produce.
 SIZE_LIMITS: dict[str, int] = {
-    RUN_FILE: 1 * MiB,
-    SUMMARY_FILE: 16 * MiB,
+    RUN_FILE: RunDocument.LIMIT,
+    SUMMARY_FILE: SummaryDocument.LIMIT,
     DELTAS_FILE: 32 * MiB,
     RECORDS_DIR: 32 * MiB,
     ACTIVATIONS_DIR: 100 * MiB,
@@ -74,7 +66,6 @@ SIZE_LIMITS: dict[str, int] = {
 # checkpoint/ is git-ignored in-progress state: it never reaches a pull request, so it is not judged.
 IGNORED = frozenset({CHECKPOINT_DIR})
 SUB_FOLDERS = dict(RESULT_FILES)
-REGENERATE = "regenerate it with the sago CLI"
 
 
 @dataclass(frozen=True)
@@ -124,51 +115,32 @@ def known_variant_sets(variants_root: Path) -> dict[tuple[str, str], KnownSet]:
 
     A set is identified by the sha256 of its ``manifest.json`` (which lists every data file's sha256);
     a ``sha256`` field inside the manifest, when present, is accepted too. A manifest that does not
-    parse still identifies its set by hash (``sago variants verify`` reports it), with no datasets.
+    read (:class:`~benchmark.documents.ManifestDocument` refuses its shape or version) still identifies
+    its set by hash (``sago variants verify`` reports it), with no datasets.
     """
     known: dict[tuple[str, str], KnownSet] = {}
     if not variants_root.is_dir():
         return known
-    for manifest in sorted(variants_root.glob("*/*/manifest.json")):
-        hashes = {sha256_file(manifest)}
+    for path in sorted(variants_root.glob(f"*/*/{MANIFEST}")):
+        hashes = {sha256_file(path)}
         try:
-            data = load_json_object(manifest, limit=16 * MiB, fix="")
+            manifest: ManifestDocument | None = ManifestDocument.read(path)
         except SagoError:
-            data = {}
-        declared, datasets = data.get("sha256"), data.get("datasets")
-        if isinstance(declared, str):
-            hashes.add(declared)
-        names = frozenset(str(d) for d in datasets) if isinstance(datasets, dict) else frozenset()
-        known[(manifest.parent.parent.name, manifest.parent.name)] = KnownSet(
-            frozenset(hashes), names, manifest.parent, _tables(data)
+            manifest = None
+        if manifest is not None and manifest.declared_sha256 is not None:
+            hashes.add(manifest.declared_sha256)
+        names = frozenset(manifest.datasets) if manifest is not None else frozenset()
+        known[(path.parent.parent.name, path.parent.name)] = KnownSet(
+            frozenset(hashes), names, path.parent, _tables(manifest)
         )
     return known
 
 
-def _tables(manifest: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """dataset -> (table file, its sha256) as a manifest lists them (entries that do not parse: none)."""
-    datasets, files = manifest.get("datasets"), manifest.get("files")
-    if not isinstance(datasets, dict) or not isinstance(files, dict):
+def _tables(manifest: ManifestDocument | None) -> dict[str, tuple[str, str]]:
+    """dataset -> (table file, its sha256) as a manifest lists them (a manifest that does not read: none)."""
+    if manifest is None:
         return {}
-    found = {}
-    for name, entry in datasets.items():
-        file = entry.get("file") if isinstance(entry, dict) else None
-        if isinstance(file, str) and isinstance(files.get(file), str):
-            found[str(name)] = (file, str(files[file]))
-    return found
-
-
-def variant_set_hashes(run: dict[str, Any]) -> set[str]:
-    """Every variant-set sha256 a ``run.json`` claims: ``variant_set_sha256`` (the harness now) and
-    ``variant_set.sha256`` (older files). Two different ones mean the file cannot say what it was run on."""
-    nested = run.get("variant_set")
-    found = (
-        {str(nested["sha256"])}
-        if isinstance(nested, dict) and isinstance(nested.get("sha256"), str)
-        else set()
-    )
-    flat = run.get("variant_set_sha256")
-    return found | ({flat} if isinstance(flat, str) else set())
+    return {name: (entry.file, manifest.files[entry.file]) for name, entry in manifest.datasets.items()}
 
 
 def in_progress(folder: Path) -> bool:
@@ -255,58 +227,37 @@ def _too_big(path: Path, rel: Path, kind: str) -> Failure | None:
     )
 
 
-def _load_json(path: Path, rel: Path, kind: str) -> tuple[dict[str, Any] | None, list[Failure]]:
-    """Read a JSON object within its size limit and depth bound; failures instead of exceptions."""
-    big = _too_big(path, rel, kind)
+def _load_json(
+    path: Path, rel: Path, document: type[RunDocument | SummaryDocument]
+) -> tuple[dict[str, Any] | None, list[Failure]]:
+    """Parse a document's JSON object within its size limit and depth bound; failures, not exceptions."""
+    big = _too_big(path, rel, document.FILE)
     if big is not None:
         return None, [big]
     try:
-        return load_json_object(path, limit=SIZE_LIMITS[kind], fix=REGENERATE), []
+        return document.parse(path, REGENERATE), []
     except FileProblem as err:
         return None, [Failure(str(rel), err.problem, err.fix)]
 
 
-def _schema_version(data: dict[str, Any], rel: Path, newest: int) -> list[Failure]:
-    version = data.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        return [Failure(str(rel), "missing or invalid schema_version", REGENERATE)]
-    if version > newest:
-        return [
-            Failure(
-                str(rel),
-                f"schema_version {version} is newer than this code reads ({newest})",
-                "update sago-bench, or regenerate with the released version",
-            )
-        ]
-    return []
-
-
 def _check_run_json(
     path: Path, rel: Path, known_set: KnownSet | None, submission: Submission | None
-) -> tuple[dict[str, Any] | None, list[Failure]]:
+) -> tuple[RunDocument | None, list[Failure]]:
+    """run.json's own problems (:meth:`RunDocument.problems`), then what it says against the frozen set
+    and submission.yaml; the document is read whatever its version, so every problem is reported."""
     if path.is_symlink():
         return None, []  # reported as a link
     if not path.is_file():
         return None, [
             Failure(str(rel), "missing", "commit run.json written by `sago evaluate` with the results")
         ]
-    run, failures = _load_json(path, rel, RUN_FILE)
-    if run is None:
+    data, failures = _load_json(path, rel, RunDocument)
+    if data is None:
         return None, failures
-    failures = _schema_version(run, rel, RECORDS_SCHEMA_VERSION)
-    hashes = variant_set_hashes(run)
-    claimed = min(hashes) if len(hashes) == 1 else None
-    if not hashes:
-        failures.append(Failure(str(rel), "no variant-set sha256", "regenerate it with `sago evaluate`"))
-    elif claimed is None:
-        failures.append(
-            Failure(
-                str(rel),
-                "variant_set_sha256 and variant_set.sha256 differ: the run names two variant sets",
-                "regenerate it with `sago evaluate`",
-            )
-        )
-    elif known_set is not None and claimed not in known_set.hashes:
+    run = RunDocument.from_json(data, rel, strict=False)
+    failures = [Failure(str(rel), p.problem, p.fix) for p in run.problems()]
+    claimed = run.claimed_variant_set
+    if known_set is not None and claimed is not None and claimed not in known_set.hashes:
         failures.append(
             Failure(
                 str(rel),
@@ -314,61 +265,47 @@ def _check_run_json(
                 "re-run `sago evaluate` on the released variant set",
             )
         )
-    missing = run.get("not_measured")
-    if isinstance(missing, dict) and missing and not _api_run(run, submission):
+    if run.not_measured and not _api_run(run, submission):
         failures.append(
             Failure(
                 str(rel),
-                f"a response-only result ({', '.join(sorted(map(str, missing)))} not measured) "
+                f"a response-only result ({', '.join(sorted(run.not_measured))} not measured) "
                 "stays off the board",
                 "commit only submission.yaml; the maintainers run `sago evaluate` for all four axes",
             )
         )
     if submission is not None:
         failures.extend(_check_run_model(run, rel, submission))
-    profile = run_profile(run)
-    for problem in (profile if isinstance(profile, str) else None, date_problem(run)):
-        if problem is not None:
-            failures.append(Failure(str(rel), problem, "regenerate it with `sago evaluate`"))
     return run, failures
 
 
-def _api_source(run: dict[str, Any] | None) -> bool:
-    """Whether run.json says an endpoint answered (``model.source`` "api"): nothing was teacher-forced."""
-    model = run.get("model") if run is not None else None
-    return isinstance(model, dict) and model.get("source") == "api"
-
-
-def _api_run(run: dict[str, Any], submission: Submission | None) -> bool:
+def _api_run(run: RunDocument, submission: Submission | None) -> bool:
     """An API model's run, which cannot measure what needs the weights (its own table on the board)."""
-    return submission is not None and isinstance(submission.model, ApiModel) and _api_source(run)
+    return submission is not None and isinstance(submission.model, ApiModel) and run.is_api
 
 
-def _check_run_model(run: dict[str, Any], rel: Path, submission: Submission) -> list[Failure]:
+def _check_run_model(run: RunDocument, rel: Path, submission: Submission) -> list[Failure]:
     """run.json must describe the model that submission.yaml names (not results of another model)."""
     fix = "re-run `sago evaluate` for this submission"
-    declared = submission.model.model_dump()
-    if run.get("submission_model") != declared:
+    if run.submission_model != submission.model.model_dump():
         return [Failure(str(rel), "submission_model differs from the model in submission.yaml", fix)]
-    model = run.get("model")
-    model = model if isinstance(model, dict) else {}
-    spec = submission.model
-    if isinstance(spec, PackagedModel) and model.get("file_sha256") != spec.sha256:
+    model, spec = run.model, submission.model
+    if isinstance(spec, PackagedModel) and model.file_sha256 != spec.sha256:
         return [Failure(str(rel), "model.file_sha256 is not the sha256 submission.yaml pins", fix)]
-    if isinstance(spec, HubModel) and model.get("revision") != spec.revision:
+    if isinstance(spec, HubModel) and model.revision != spec.revision:
         return [Failure(str(rel), "model.revision is not the revision submission.yaml pins", fix)]
-    if isinstance(spec, ApiModel) and (model.get("source"), model.get("revision")) != ("api", spec.snapshot):
+    if isinstance(spec, ApiModel) and (model.source, model.revision) != ("api", spec.snapshot):
         return [Failure(str(rel), "model is not the API snapshot submission.yaml names", fix)]
     return []
 
 
-def _check_hashes(folder: Path, rel: Path, run: dict[str, Any]) -> list[Failure]:
+def _check_hashes(folder: Path, rel: Path, run: RunDocument) -> list[Failure]:
     """Every records/activations file is listed in run.json's ``files`` with its sha256, and matches."""
-    return [Failure(str(rel / p.path), p.problem, p.fix) for p in hash_problems(folder, run.get("files"))]
+    return [Failure(str(rel / p.path), p.problem, p.fix) for p in hash_problems(folder, run)]
 
 
 def _check_datasets(
-    folder: Path, rel: Path, known_set: KnownSet | None, run: dict[str, Any] | None
+    folder: Path, rel: Path, known_set: KnownSet | None, run: RunDocument | None
 ) -> list[Failure]:
     """Every dataset's records, with its activations beside them, then activations without records."""
     results = ResultsFolder(folder)
@@ -392,14 +329,13 @@ def _check_datasets(
 
 
 def _coverage(
-    where: Path, found: set[str], known_set: KnownSet | None, run: dict[str, Any] | None
+    where: Path, found: set[str], known_set: KnownSet | None, run: RunDocument | None
 ) -> list[Failure]:
     """The datasets with records are the ones run.json says were run ("all": the set's)."""
-    said = run.get("datasets") if run is not None else None
-    if said == "all" and known_set is not None and known_set.datasets:
+    if run is not None and run.all_datasets and known_set is not None and known_set.datasets:
         expected = set(known_set.datasets)
-    elif isinstance(said, list) and all(isinstance(d, str) for d in said):
-        expected = set(said)
+    elif run is not None and run.datasets is not None:
+        expected = set(run.datasets)
     else:
         return []  # not recorded (older runs), or reported elsewhere
     if found == expected:
@@ -416,7 +352,7 @@ def _coverage(
 
 
 def _check_dataset(
-    path: Path, rel: Path, folder: Path, known_set: KnownSet | None, run: dict[str, Any] | None
+    path: Path, rel: Path, folder: Path, known_set: KnownSet | None, run: RunDocument | None
 ) -> list[Failure]:
     """One dataset: its records file, its activations, and whether the two look run rather than made."""
     where = rel / RECORDS_DIR / path.name
@@ -432,8 +368,8 @@ def _check_dataset(
     table, failures = _check_parquet(path, where, RECORD_TYPES, RECORDS_DIR, EVALUATE, dataset=path.stem)
     if table is None:
         return failures
-    counts = run.get("counts") if run is not None else None
-    if isinstance(counts, dict) and counts.get(path.stem) != table.num_rows:
+    counts = run.counts if run is not None else None
+    if counts is not None and counts.get(path.stem) != table.num_rows:
         return [Failure(str(where), "row count differs from run.json's counts", EVALUATE)]
     records = table.to_pandas()
     frame = known_set.frame(path.stem) if known_set is not None else None
@@ -445,9 +381,9 @@ def _check_dataset(
                 "restore the released set (`sago variants verify` names the file)",
             )
         ]
-    profile = run_profile(run) if run is not None else None
-    api = _api_source(run)
-    problem = records_problem(records, frame, profile if isinstance(profile, Profile) else None, api=api)
+    profile = run.evaluation_profile if run is not None else None
+    api = run is not None and run.is_api
+    problem = records_problem(records, frame, profile, api=api)
     if problem is not None:
         return [Failure(str(where), problem, EVALUATE)]
     activations = ResultsFolder(folder).activations(path.stem)
@@ -478,8 +414,9 @@ def _check_parquet(
 def _check_summary(path: Path, rel: Path) -> list[Failure]:
     if not path.is_file() or path.is_symlink():
         return []
-    summary, failures = _load_json(path, rel, SUMMARY_FILE)
-    return failures if summary is None else _schema_version(summary, rel, SUMMARY_SCHEMA_VERSION)
+    summary, failures = _load_json(path, rel, SummaryDocument)
+    problem = SummaryDocument.version_problem(summary) if summary is not None else None
+    return failures if problem is None else [Failure(str(rel), problem.problem, problem.fix)]
 
 
 def activation_layout_ok(tensors: Mapping[str, TensorInfo]) -> bool:
@@ -494,7 +431,7 @@ def activation_layout_ok(tensors: Mapping[str, TensorInfo]) -> bool:
 
 
 def _check_activations(
-    path: Path, rel: Path, keys: set[tuple[str, str]], run: dict[str, Any] | None
+    path: Path, rel: Path, keys: set[tuple[str, str]], run: RunDocument | None
 ) -> tuple[dict[str, np.ndarray] | None, list[Failure]]:
     """A fully parsed safetensors file: float16 [layers + 1, hidden] arrays (or compact cosines), one per
     record, shaped as run.json's model, with plausible values. Returns the arrays (mapped, not read) too."""
@@ -517,5 +454,5 @@ def _check_activations(
     if set(tensors) != {f"{i}|{v}" for i, v in keys}:
         return None, [Failure(str(rel), "keys differ from the records' item_id|variant_id", EVALUATE)]
     arrays = tensor_arrays(path, tensors)
-    problem = activation_problem(tensors, arrays, model_shape(run) if run is not None else None)
+    problem = activation_problem(tensors, arrays, run.model.shape if run is not None else None)
     return arrays, [] if problem is None else [Failure(str(rel), problem, EVALUATE)]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import jinja2
 
+from benchmark.documents import ManifestDocument
 from benchmark.variants import llm
 from benchmark.variants.build import RETRIES, WRITTEN_TAG, BuildResult, BuildSpec
 from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID, keys_of
@@ -34,7 +34,7 @@ def expected_cells(spec: BuildSpec, family: str) -> int:
 
 
 def card_for(
-    spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], manifest: dict[str, Any]
+    spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], manifest: ManifestDocument
 ) -> str:
     """A Hugging Face dataset card (YAML configs, one per dataset plus the rewrite log, then prose)."""
     env = jinja2.Environment(
@@ -52,17 +52,17 @@ def card_for(
         identity=IDENTITY_VARIANT_ID,
         near_duplicate=NEAR_DUPLICATE,
         retries=RETRIES,
-        size_category=_size_category(sum(d["rows"] for d in manifest["datasets"].values())),
-        produced=manifest["counts"],
+        size_category=_size_category(manifest.rows),
+        produced=manifest.counts,
         produced_families=[f for f in FAMILIES],
         expected={name: {f: expected_cells(spec, f) for f in FAMILIES} for name in spec.datasets},
-        not_produced=manifest["not_produced"],
+        not_produced=manifest.not_produced,
         rewriter=result.rewriter,
         attempts=spec.llm_attempts,
         min_similarity=llm.MIN_SIMILARITY,
         tolerance=llm.LENGTH_TOLERANCE,
         changes=CHANGES.get(spec.version, ()),
-        written=manifest.get("written"),
+        written=manifest.written,
         written_tag=WRITTEN_TAG,
     )
 

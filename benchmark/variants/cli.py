@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from benchmark import options
+from benchmark.documents import MANIFEST
 from benchmark.errors import SagoError, visible
 from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import VARIANTS_DIR
@@ -286,7 +287,7 @@ def is_rewrite_log(log: Path, tracked: str) -> bool:
     return (
         name.endswith(".jsonl")
         and not name.endswith(".cells.jsonl")
-        and not (Path(os.path.realpath(log)).parent / "manifest.json").exists()
+        and not (Path(os.path.realpath(log)).parent / MANIFEST).exists()
     )
 
 
@@ -423,7 +424,7 @@ def list_sets(root: Path) -> None:
     """List the sets and versions present under --root (manifests are read, files are not hashed)."""
     if not root.is_dir():
         raise SagoError(f"--root {root} is not a folder; pass the folder holding <set>/<version>/")
-    manifests = sorted(root.glob("*/*/manifest.json"))
+    manifests = sorted(root.glob(f"*/*/{MANIFEST}"))
     if not manifests:
         raise SagoError(f"no variant sets under {root}; fetch one with `sago variants download`")
     problems = []
@@ -433,9 +434,8 @@ def list_sets(root: Path) -> None:
         except SagoError as err:
             problems.append(err)
             continue
-        counts = manifest["datasets"]
         name = visible(f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}")  # folder names
-        click.echo(f"{name}: {len(counts)} datasets, {sum(d['rows'] for d in counts.values())} rows")
+        click.echo(f"{name}: {len(manifest.datasets)} datasets, {manifest.rows} rows")
     if problems:
         raise SagoError(
             f"{problems[0]}" + (f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else "")

@@ -9,20 +9,20 @@ import importlib.metadata
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
+from benchmark.documents import MANIFEST, ManifestDocument
 from benchmark.provenance import sha256_file
-from benchmark.results import write_json, write_parquet
-from benchmark.schema import VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
+from benchmark.results import write_document, write_parquet
+from benchmark.schema import VARIANT_COLUMNS
 from benchmark.variants import llm
 from benchmark.variants.build import BuildResult, BuildSpec, dropped, log_path
 from benchmark.variants.card import card_for
 from benchmark.variants.cells import Cell, Reading, summary
 from benchmark.variants.families import BUILDER_VERSION, FAMILIES, IDENTITY_VARIANT_ID
-from benchmark.variants.frozen import ARROW_SCHEMA, MANIFEST
+from benchmark.variants.frozen import ARROW_SCHEMA
 from benchmark.variants.similarity import SIMILARITY_DECIMALS
 from benchmark.variants.sources import Source
 
@@ -153,8 +153,8 @@ def freeze(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], 
         files[WRITTEN_FILE] = sha256_file(out_dir / WRITTEN_FILE)
     manifest = manifest_for(spec, result, sources, files)
     (out_dir / "README.md").write_text(card_for(spec, result, sources, manifest))
-    manifest["files"]["README.md"] = sha256_file(out_dir / "README.md")
-    write_json(out_dir / MANIFEST, manifest)
+    manifest = manifest.with_files({"README.md": sha256_file(out_dir / "README.md")})
+    write_document(out_dir / MANIFEST, manifest)
     return out_dir / MANIFEST
 
 
@@ -163,34 +163,28 @@ def _versions() -> dict[str, str]:
 
 
 def manifest_for(
-    spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], files: dict[str, str]
-) -> dict[str, Any]:
+    spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], files: Mapping[str, str]
+) -> ManifestDocument:
     """Everything needed to audit or rebuild the set, with no timestamps (a rebuild must match it)."""
-    counts = {
-        name: {str(k): int(v) for k, v in frame.groupby("family").size().items()}
-        for name, frame in result.frames.items()
-    }
-    return {
-        "schema_version": VARIANT_SCHEMA_VERSION,
-        "set": spec.set_name,
-        "version": spec.version,
-        "builder_version": BUILDER_VERSION,
-        "seed": spec.seed,
-        "n_items": spec.n_items,
-        "llm_items": spec.llm_items,
-        "libraries": _versions(),
-        "dataset_order": list(spec.datasets),
-        "datasets": {
-            name: {
-                "file": f"data/{name}.parquet",
-                "source": dict(sources[name].provenance),
-                "license": sources[name].license,
-                "items": int(result.frames[name].item_id.nunique()),
-                "rows": len(result.frames[name]),
-            }
+    return ManifestDocument.build(
+        set_name=spec.set_name,
+        version=spec.version,
+        builder_version=BUILDER_VERSION,
+        seed=spec.seed,
+        n_items=spec.n_items,
+        llm_items=spec.llm_items,
+        libraries=_versions(),
+        datasets={
+            name: ManifestDocument.dataset(
+                file=f"data/{name}.parquet",
+                rows=len(result.frames[name]),
+                items=int(result.frames[name].item_id.nunique()),
+                license=sources[name].license,
+                source=sources[name].provenance,
+            )
             for name in spec.datasets
         },
-        "families": {
+        families={
             name: {
                 "places": list(FAMILIES.get(name).places),
                 "strengths": list(FAMILIES.get(name).strengths),
@@ -199,13 +193,13 @@ def manifest_for(
             }
             for name in FAMILIES
         },
-        "controls": {"baseline": "baseline/none/0", "identity": IDENTITY_VARIANT_ID},
-        "counts": counts,
-        "similarity": {
-            "model": "all-minilm-l6-v2 (mean-pooled, normalised)",
-            "decimals": SIMILARITY_DECIMALS,
+        controls={"baseline": "baseline/none/0", "identity": IDENTITY_VARIANT_ID},
+        counts={
+            name: {str(k): int(v) for k, v in frame.groupby("family").size().items()}
+            for name, frame in result.frames.items()
         },
-        "llm": {
+        similarity={"model": "all-minilm-l6-v2 (mean-pooled, normalised)", "decimals": SIMILARITY_DECIMALS},
+        llm={
             "rewriter": result.rewriter,
             "min_similarity": llm.MIN_SIMILARITY,
             "length_tolerance": llm.LENGTH_TOLERANCE,
@@ -220,11 +214,8 @@ def manifest_for(
                 for name, frame in result.frames.items()
             },
         },
-        **({"written": {"file": WRITTEN_FILE, **summary(result.written)}} if spec.cells is not None else {}),
-        "not_produced": dict(sorted(result.not_produced.items())),
-        "not_made": {
-            name: {family: dict(sorted(why.items())) for family, why in sorted(made.items())}
-            for name, made in sorted(result.not_made.items())
-        },
-        "files": dict(sorted(files.items())),
-    }
+        written={"file": WRITTEN_FILE, **summary(result.written)} if spec.cells is not None else None,
+        not_produced=result.not_produced,
+        not_made=result.not_made,
+        files=files,
+    )

@@ -13,23 +13,20 @@ The manifest's own sha256 is "the variant-set hash" that results record.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchmark.errors import FileProblem, SagoError
+from benchmark.documents import HEX64, MANIFEST, DatasetEntry, ManifestDocument
+from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR, check_name
 from benchmark.provenance import sha256_file
-from benchmark.safeload import load_json_object
-from benchmark.schema import VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
+from benchmark.schema import VARIANT_COLUMNS
 
-MANIFEST = "manifest.json"
 ARROW_SCHEMA = pa.schema(
     [
         ("dataset", pa.string()),
@@ -75,49 +72,6 @@ def read_parquet(path: Path) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class DatasetEntry:
-    """One dataset as its set's manifest lists it: the table, its size and where the items come from."""
-
-    name: str
-    """dataset name."""
-    file: str
-    """the table, relative to the set's folder (listed in the manifest's ``files``)."""
-    rows: int
-    """variant rows (prompts)."""
-    items: int | None
-    """items (None: not recorded)."""
-    license: str | None
-    """licence as the manifest states it: the dataset's, else its source's (None: not recorded)."""
-    archive: str | None
-    """the pinned archive the items were read from, e.g. ``bigbench==1.0.0``."""
-    member: str | None
-    """the file inside the archive."""
-    stands_in_for: str | None
-    """the paper's dataset this one replaces."""
-
-
-def _entry(name: str, entry: Mapping[str, Any]) -> DatasetEntry:
-    """``datasets.<name>`` of a checked manifest (``file`` and ``rows`` are valid), read leniently."""
-    items, found = entry.get("items"), entry.get("source")
-    source: Mapping[str, Any] = found if isinstance(found, dict) else {}
-    return DatasetEntry(
-        name,
-        str(entry["file"]),
-        int(entry["rows"]),
-        items if isinstance(items, int) else None,
-        _words(entry.get("license") or source.get("license")),
-        _words(source.get("archive")),
-        _words(source.get("member")),
-        _words(source.get("stands_in_for")),
-    )
-
-
-def _words(value: object) -> str | None:
-    """A manifest's descriptive value as text (None: absent or empty)."""
-    return str(value) if value else None
-
-
-@dataclass(frozen=True)
 class VariantSet:
     """A verified frozen variant set."""
 
@@ -153,70 +107,24 @@ def set_dir(set_name: str, version: str, root: Path = VARIANTS_DIR) -> Path:
     return root / check_name(set_name, "variant set") / check_name(version, "version")
 
 
-MANIFEST_LIMIT = 16 << 20
-_RESTORE = "restore the released set (`sago variants download`) or rebuild it"
-HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-def read_manifest(path: Path) -> dict[str, Any]:
-    """Parse a set's manifest, refusing a missing, malformed or newer one (one line naming the key)."""
+def read_manifest(path: Path) -> ManifestDocument:
+    """The manifest of the set in folder ``path``, refusing a missing, malformed or newer one (one line
+    naming the key; the shape is :class:`~benchmark.documents.ManifestDocument`'s to check)."""
     file = path / MANIFEST
     if not file.exists():
         raise SagoError(
             f"no variant set at {path} (missing {MANIFEST}); build it with `sago variants build` "
             "or fetch it with `sago variants download`"
         )
-    manifest = load_json_object(file, limit=MANIFEST_LIMIT, fix=_RESTORE)
-    version = manifest.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise FileProblem(file, f"schema_version {str(version)[:20]!r} is not a positive integer", _RESTORE)
-    if version > VARIANT_SCHEMA_VERSION:
-        raise SagoError(
-            f"{file} has schema_version {version}, newer than this "
-            f"reader ({VARIANT_SCHEMA_VERSION}); upgrade sago-bench"
-        )
-    _check_manifest_shape(file, manifest)
-    return manifest
+    return ManifestDocument.read(file)
 
 
-def _check_manifest_shape(file: Path, manifest: dict[str, Any]) -> None:
-    """``files``: safe relative path -> sha256; ``datasets``: name -> {file listed in files, rows}."""
-    files, datasets = manifest.get("files"), manifest.get("datasets")
-    if not isinstance(files, dict) or not files:
-        raise FileProblem(file, "'files' is missing or not a mapping of path to sha256", _RESTORE)
-    for relative, digest in files.items():
-        parts = PurePosixPath(relative).parts
-        if relative.startswith("/") or ".." in parts or "\\" in relative or relative == MANIFEST:
-            raise FileProblem(file, f"'files' names an unsafe path {relative[:80]!r}", _RESTORE)
-        if not isinstance(digest, str) or not HEX64.fullmatch(digest):
-            raise FileProblem(file, f"'files' gives {relative[:80]!r} no 64-hex sha256", _RESTORE)
-    if not isinstance(datasets, dict) or not datasets:
-        raise FileProblem(
-            file, "'datasets' is missing or not a mapping of dataset name to its table", _RESTORE
-        )
-    for name, entry in datasets.items():
-        check_name(name, "dataset")
-        if not isinstance(entry, dict) or entry.get("file") not in files:
-            raise FileProblem(file, f"datasets.{name}.file is missing or not listed in 'files'", _RESTORE)
-        rows = entry.get("rows")
-        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
-            raise FileProblem(file, f"datasets.{name}.rows is not a row count", _RESTORE)
-    order = manifest.get("dataset_order", list(datasets))
-    if not isinstance(order, list) or sorted(map(str, order)) != sorted(datasets):
-        raise FileProblem(file, "'dataset_order' does not list exactly the datasets", _RESTORE)
-    counts = manifest.get("counts", {})
-    if not isinstance(counts, dict) or not all(
-        isinstance(c, dict) and all(isinstance(n, int) for n in c.values()) for c in counts.values()
-    ):
-        raise FileProblem(file, "'counts' is not a mapping of dataset to family row counts", _RESTORE)
-
-
-def verify_files(path: Path, manifest: dict[str, Any], *, ignore: frozenset[str] = frozenset()) -> None:
+def verify_files(path: Path, manifest: ManifestDocument, *, ignore: frozenset[str] = frozenset()) -> None:
     """Check every listed file against its sha256, and refuse any file in the folder that is not listed.
 
     ``ignore`` names top-level entries to pass over (a Hub snapshot's ``.cache`` and ``.gitattributes``).
     """
-    files: dict[str, str] = manifest["files"]
+    files = manifest.files
     for relative, expected in sorted(files.items()):
         file = path / relative
         if not file.is_file() or file.is_symlink():
@@ -238,33 +146,27 @@ def verify_files(path: Path, manifest: dict[str, Any], *, ignore: frozenset[str]
             )
 
 
-def verify_tables(path: Path, manifest: dict[str, Any]) -> None:
-    """Each dataset's table has the variant schema, the manifest's counts, and only its own rows."""
-    counts = manifest.get("counts", {})
-    if set(counts) - set(manifest["datasets"]):
-        raise SagoError(f"{path / MANIFEST}: 'counts' names datasets that are not in 'datasets'; {_RESTORE}")
-    for name, entry in manifest["datasets"].items():
-        file = path / entry["file"]
+def verify_tables(path: Path, manifest: ManifestDocument) -> None:
+    """Each dataset's table has the variant schema of the manifest's version, its row and per-family counts,
+    and only its own rows (the manifest's shape, counts naming known datasets included, is checked)."""
+    fix = "the manifest and the data disagree: restore the released set or build a new version"
+    for name, entry in manifest.datasets.items():
+        file = path / entry.file
         try:
             schema = pq.read_schema(file)
         except (OSError, pa.ArrowException):
             raise SagoError(f"{file} is not a readable parquet file; restore the released set") from None
-        if not schema.equals(SCHEMAS.get(int(manifest["schema_version"]), ARROW_SCHEMA)):
+        if not schema.equals(SCHEMAS.get(manifest.schema_version, ARROW_SCHEMA)):
             raise SagoError(f"{file} does not match the variant schema (columns {schema.names[:20]})")
         frame = read_parquet(file)
-        fix = "the manifest and the data disagree: restore the released set or build a new version"
-        if len(frame) != entry["rows"]:
-            raise SagoError(
-                f"{path / entry['file']}: {len(frame)} rows, the manifest says {entry['rows']}; {fix}"
-            )
+        if len(frame) != entry.rows:
+            raise SagoError(f"{file}: {len(frame)} rows, the manifest says {entry.rows}; {fix}")
         if set(frame["dataset"]) - {name}:
-            raise SagoError(f"{path / entry['file']}: rows of another dataset than {name!r}; {fix}")
-        if name in counts:
+            raise SagoError(f"{file}: rows of another dataset than {name!r}; {fix}")
+        if name in manifest.counts:
             found = {str(k): int(v) for k, v in frame.groupby("family").size().items()}
-            if found != counts[name]:
-                raise SagoError(
-                    f"{path / entry['file']}: rows per family differ from the manifest's counts; {fix}"
-                )
+            if found != manifest.counts[name]:
+                raise SagoError(f"{file}: rows per family differ from the manifest's counts; {fix}")
 
 
 def check_expected(variant_set_sha256: str, expected: str | None, where: Path) -> None:
@@ -299,18 +201,14 @@ def load_variant_set(
     """
     path = set_dir(set_name, version, root)
     manifest = read_manifest(path)
-    for key, want in (("set", set_name), ("version", version)):
-        if manifest.get(key, want) != want:
+    for key, said, want in (("set", manifest.set, set_name), ("version", manifest.version, version)):
+        if said not in (None, want):
             raise SagoError(
-                f"{path / MANIFEST} says {key} {str(manifest.get(key))[:40]!r}, but the folder is "
+                f"{path / MANIFEST} says {key} {str(said)[:40]!r}, but the folder is "
                 f"{set_name}/{version}; restore the released set"
             )
     sha256 = sha256_file(path / MANIFEST)
     check_expected(sha256, expected_sha256, path)
     verify_files(path, manifest, ignore=ignore)
     verify_tables(path, manifest)
-    datasets = tuple(
-        str(d) for d in manifest.get("dataset_order", manifest["datasets"])
-    )  # JSON keys are sorted on disk
-    entries = {name: _entry(name, entry) for name, entry in manifest["datasets"].items()}
-    return VariantSet(set_name, version, path, entries, sha256, datasets)
+    return VariantSet(set_name, version, path, manifest.datasets, sha256, manifest.dataset_order)

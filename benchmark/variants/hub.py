@@ -12,10 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmark.documents import MANIFEST
 from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR
 from benchmark.provenance import sha256_file
-from benchmark.variants.frozen import MANIFEST, VariantSet, load_variant_set, set_dir
+from benchmark.variants.frozen import VariantSet, load_variant_set, set_dir
 
 SNAPSHOT_EXTRAS = frozenset({".cache", ".gitattributes"})
 """What a Hub snapshot adds to the set's files (download metadata); never copied into variants/."""

@@ -12,13 +12,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.documents import MANIFEST
 from benchmark.errors import SagoError
 from benchmark.paths import VARIANTS_DIR, cache_dir
 from benchmark.provenance import sha256_file
 from benchmark.variants import llm
 from benchmark.variants.build import BuildSpec, build_set, llm_coverage, log_path
 from benchmark.variants.freeze import freeze
-from benchmark.variants.frozen import MANIFEST, read_manifest, set_dir
+from benchmark.variants.frozen import read_manifest, set_dir
 from benchmark.variants.rewriter import Rewriter
 from benchmark.variants.similarity import Embedder
 from benchmark.variants.sources import Source
@@ -87,8 +88,8 @@ def build_release(
 
 def _compare(rebuilt: Path, released: Path) -> None:
     """Raise unless every file of the rebuild has the released file's sha256."""
-    want = read_manifest(released)["files"] | {MANIFEST: sha256_file(released / MANIFEST)}
-    got = read_manifest(rebuilt)["files"] | {MANIFEST: sha256_file(rebuilt / MANIFEST)}
+    want = {**read_manifest(released).files, MANIFEST: sha256_file(released / MANIFEST)}
+    got = {**read_manifest(rebuilt).files, MANIFEST: sha256_file(rebuilt / MANIFEST)}
     differ = sorted(name for name in set(want) | set(got) if want.get(name) != got.get(name))
     if differ:
         raise SagoError(

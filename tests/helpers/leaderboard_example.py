@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmark import jsonio
 from benchmark.documents import LeaderboardDocument, SummaryDocument
 from benchmark.results import SUMMARY_FILE, write_json
 from benchmark.rows import RunRow, TruncationRow
-from benchmark.stats import jsonio
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summarize
 from benchmark.submissions import Submission

@@ -1,6 +1,9 @@
-"""Deterministic JSON for summaries and the leaderboard (reading them: ``benchmark.documents``).
+"""The two JSON renderings of sago-bench's documents (which document uses which: ``benchmark.documents``).
 
-Rebuilding from the same inputs must give the same bytes, so: keys sorted, floats rounded to
+:func:`plain_json` writes provenance (run.json, plan.json, manifest.json) as recorded. :func:`dumps`
+writes statistics (summary.json, leaderboard.json):
+
+rebuilding from the same inputs must give the same bytes, so: keys sorted, floats rounded to
 ``SIGNIFICANT`` significant digits, NaN/inf written as null, numpy scalars turned into Python ones,
 and no timestamps anywhere.
 """
@@ -44,6 +47,15 @@ def records(table: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows of ``table`` as JSON-ready dicts (column order is irrelevant: keys get sorted)."""
     rows: list[dict[str, Any]] = clean(table.to_dict(orient="records"))
     return rows
+
+
+def plain_json(document: Mapping[str, Any]) -> str:
+    """Provenance JSON (run.json, plan.json, manifests): sorted keys, indent 2, trailing newline.
+
+    >>> plain_json({"b": 1, "a": "é"})
+    '{\\n  "a": "é",\\n  "b": 1\\n}\\n'
+    """
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
 
 
 def dumps(document: Mapping[str, Any]) -> str:

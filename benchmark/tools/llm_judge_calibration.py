@@ -1,6 +1,6 @@
 """Measure a local language model as politeness judge against the authors' judged rows (METHOD §7.1).
 
-    python -m benchmark.axes.llm_calibration --model qwen2.5-coder-0.5b-instruct-q4_k_m \\
+    python -m benchmark.tools.llm_judge_calibration --model qwen2.5-coder-0.5b-instruct-q4_k_m \\
         --cache /tmp/llm-judge-qwen05.json
 
 The threshold on the YES/NO margin is chosen on the 208 tuning rows only; the held-out rows are then judged
@@ -20,7 +20,18 @@ from typing import Any
 import click
 
 from benchmark import options
-from benchmark.axes.calibration import (
+from benchmark.axes.llm_judge import (
+    LogitPolitenessJudge,
+    Score,
+    ScoreCache,
+    has_courtesy_cue,
+    load_scorer,
+)
+from benchmark.axes.mirroring import length
+from benchmark.entry import run_command
+from benchmark.packaged import ARTEFACTS
+from benchmark.paths import REPO_ROOT
+from benchmark.tools.judge_calibration import (
     JUDGED_FIXTURE,
     POLITENESS_FIXTURE,
     closed_model_length,
@@ -33,20 +44,27 @@ from benchmark.axes.calibration import (
     tuning_groups,
     yes_per_prompt,
 )
-from benchmark.axes.llm_judge import (
-    LogitPolitenessJudge,
-    Score,
-    ScoreCache,
-    choose_threshold,
-    has_courtesy_cue,
-    load_scorer,
-)
-from benchmark.axes.mirroring import length
-from benchmark.entry import run_command
-from benchmark.packaged import ARTEFACTS
-from benchmark.paths import REPO_ROOT
 
 Row = Mapping[str, Any]
+
+
+def choose_threshold(margins: Sequence[float], reference: Sequence[int]) -> float:
+    """The threshold on ``margins`` whose verdicts (margin ≥ threshold) have the highest Cohen's κ with
+    ``reference``; candidates are the midpoints between consecutive distinct margins (and one above all),
+    a tie goes to the highest threshold (the fewest YES). NaN margins (rows the guard answered) are NO.
+
+    >>> choose_threshold([-2.0, -1.0, 0.5, 3.0], [0, 0, 1, 1])
+    -0.25
+    """
+    finite = sorted({m for m in margins if not math.isnan(m)})
+    candidates = [(a + b) / 2 for a, b in zip(finite, finite[1:], strict=False)] + [finite[-1] + 1.0]
+    best, best_kappa = candidates[-1], -math.inf
+    for threshold in reversed(candidates):
+        verdicts = [int(not math.isnan(m) and m >= threshold) for m in margins]
+        kappa = cohen_kappa(reference, verdicts).kappa
+        if not math.isnan(kappa) and kappa > best_kappa:
+            best, best_kappa = threshold, kappa
+    return best
 
 
 def margin(score: Score, row: Row) -> float:
@@ -88,7 +106,7 @@ def authors_sgs(
 ) -> dict[str, float]:
     """SGS_MR on the authors' Claude/TriviaQA rows with ``polite`` deciding the 96 politeness rows, and
     the length rows decided by our ratio rule / by the authors' verdicts / by ``closed_length`` (their
-    closed-model pipeline: ``calibration.closed_model_length``) / left at 0."""
+    closed-model pipeline: ``judge_calibration.closed_model_length``) / left at 0."""
     tables = load_tables(fixtures / JUDGED_FIXTURE)
     politeness_rows = load_reference(fixtures / POLITENESS_FIXTURE) + tables["politeness/trivia_qa"]
     length_rows = tables["length/trivia_qa"]
@@ -118,8 +136,8 @@ def measure(score: Score, fixtures: Path, *, closed_length: bool = False) -> dic
     """The whole report for one scorer (see the module docstring).
 
     With ``closed_length`` the 80 length rows are also judged as the authors' closed-model pipeline judges
-    them (``calibration.closed_model_length``: this judge, without its guard, at int(multiplier)); that asks
-    the model about 48 more rows.
+    them (``judge_calibration.closed_model_length``: this judge, without its guard, at int(multiplier));
+    that asks the model about 48 more rows.
     """
     groups = tuning_groups(fixtures)
     tuning = [r for g in groups.values() for r in g]
@@ -208,7 +226,7 @@ def main_command(model: str, cache: Path, fixtures: Path, threads: int, closed_m
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: a user error is one line on stderr and exit status 2."""
-    return run_command(main_command, argv, "python -m benchmark.axes.llm_calibration")
+    return run_command(main_command, argv, "python -m benchmark.tools.llm_judge_calibration")
 
 
 if __name__ == "__main__":

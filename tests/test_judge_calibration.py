@@ -1,7 +1,8 @@
 """Agreement of our mirroring rules with the authors' published verdicts (numbers: docs/METHOD.md §7).
 
-The split (``benchmark.axes.calibration.TUNING`` / ``HELD_OUT``, written in each fixture table's ``split``
-field) was fixed before any parameter was chosen. Tuning rows: every Claude Sonnet 4.6 politeness row (208).
+The split (``benchmark.tools.judge_calibration.TUNING`` / ``HELD_OUT``, written in each fixture table's
+``split`` field) was fixed before any parameter was chosen. Tuning rows: every Claude Sonnet 4.6 politeness
+row (208).
 Held-out rows (377), transcribed after the candidates and their parameters were committed: Gemini 2.5 Flash
 (TriviaQA, HotpotQA, NQ) and fixed character ranges of two open-model tables (Qwen2.5-7B NQ, Llama-3.1-8B
 HotpotQA). Every number quoted in METHOD.md is recomputed here from the committed rows.
@@ -18,7 +19,15 @@ import numpy as np
 import pytest
 
 from benchmark.axes import AxisScorers
-from benchmark.axes.calibration import (
+from benchmark.axes.mirroring import length, politeness
+from benchmark.axes.politeness import (
+    CourtesyCueJudge,
+    CourtesyMarkerJudge,
+    GratitudeJudge,
+    LexiconPolitenessJudge,
+    PolitenessJudge,
+)
+from benchmark.tools.judge_calibration import (
     CANDIDATES,
     HELD_OUT,
     TUNING,
@@ -36,14 +45,6 @@ from benchmark.axes.calibration import (
     split_tables,
     verdicts,
     yes_per_prompt,
-)
-from benchmark.axes.mirroring import length, politeness
-from benchmark.axes.politeness import (
-    CourtesyCueJudge,
-    CourtesyMarkerJudge,
-    GratitudeJudge,
-    LexiconPolitenessJudge,
-    PolitenessJudge,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -1,5 +1,10 @@
 """How well does a politeness judge agree with the authors' judge? Cohen's κ and the confusion matrix.
 
+Research, not runtime: this measured the politeness judges' parameters (the defaults of
+``benchmark.axes.politeness``; numbers in docs/METHOD.md section 7), and no runtime unit imports it. The
+commands built on it are ``python -m benchmark.tools.llm_judge_calibration`` (a packaged model as judge) and
+``python -m benchmark.tools.api_judge_calibration`` (a judge behind an endpoint).
+
 The reference is the authors' published, judged politeness rows, transcribed with provenance into
 ``tests/fixtures/authors_politeness_claude_trivia_qa.json``, ``authors_judged_claude.json`` (tuning rows) and
 ``authors_judged_held_out.json`` (held-out rows; the split: ``TUNING``/``HELD_OUT`` below). Each row holds the
