@@ -1063,3 +1063,35 @@ def test_repair_puts_back_a_result_folder_moved_aside_and_removes_a_partial_copy
     assert sorted(p.name for p in folder.parent.iterdir()) == [VERSION]
     assert lines(site_tree) == []
     assert main(["submissions", "repair", "--root", str(site_tree.submissions)]) == 0  # nothing left
+
+
+API_SLUG = "huggingfacetb__smollm2-135m-instruct-q4_1-llama-server"
+
+
+@pytest.mark.parametrize(
+    ("tamper", "words"),
+    [
+        (lambda t: t.assign(own_prob_mean=t["own_prob_mean"].where(t.index != 0, 1.5)), "not in (0, 1]"),
+        (lambda t: t.assign(own_prob_mean=t["own_prob_mean"].where(t.index != 0, np.nan)), "not in (0, 1]"),
+        (lambda t: t.assign(own_tokens=t["own_tokens"].astype(str)), "own_tokens"),
+        (lambda t: t.iloc[1:], "rows for"),
+        (None, "missing: an API run's own-token confidence"),
+    ],
+    ids=["prob-above-1", "prob-nan", "tokens-as-text", "a-row-short", "missing"],
+)
+def test_an_api_runs_own_confidence_is_checked_against_its_declaration(
+    tmp_path: Path, tamper: Callable[[pd.DataFrame], pd.DataFrame] | None, words: str
+) -> None:
+    """The committed API result, with one own-confidence table broken (and run.json rehashed, so only this
+    check can fire): one failure line on that file."""
+    root = tmp_path / "submissions"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "submissions" / API_SLUG, root / API_SLUG)
+    folder = root / API_SLUG / "results" / "sago-v1" / "v2"
+    path = folder / "own_confidence" / "trivia_qa.parquet"
+    if tamper is None:
+        path.unlink()
+    else:
+        pq.write_table(pa.Table.from_pandas(tamper(pd.read_parquet(path)), preserve_index=False), path)
+    integrity.rehash(folder)
+    found = [f.line() for f in validate_tree(root).failures]
+    assert len(found) == 1 and "own_confidence/trivia_qa.parquet" in found[0] and words in found[0], found

@@ -22,6 +22,7 @@ from benchmark.documents import MANIFEST, REGENERATE, ManifestDocument, RunDocum
 from benchmark.errors import FileProblem, SagoError, human_size
 from benchmark.integrity import (
     EVALUATE,
+    OWN_CONFIDENCE_TYPES,
     RECORD_TYPES,
     delta_types,
     hash_problems,
@@ -393,9 +394,36 @@ def _check_dataset(
         arrays, found = _check_activations(activations, rel / ACTIVATIONS_DIR / activations.name, keys, run)
         if found:
             return found
+    if api:
+        return _check_own_confidence(folder, rel, path.stem, table.num_rows)
     # an API run has no teacher-forced numbers or hidden states to compare (all NaN, none stored)
-    problem = None if api else copied_problem(records, frame, arrays)
+    problem = copied_problem(records, frame, arrays)
     return [] if problem is None else [Failure(str(where), problem, EVALUATE)]
+
+
+def _check_own_confidence(folder: Path, rel: Path, dataset: str, rows: int) -> list[Failure]:
+    """An API run's own-token confidence of one dataset: present, typed as ``schema.OWN_CONFIDENCE_FIELDS``
+    declares, one row per record, and a mean probability in (0, 1] wherever tokens were returned (the
+    authors clip each token's to [1e-10, 1]; NaN is refused)."""
+    path = ResultsFolder(folder).own_confidence(dataset)
+    where = rel / OWN_CONFIDENCE_DIR / path.name
+    if not path.is_file() or path.is_symlink():
+        return [Failure(str(where), "missing: an API run's own-token confidence", EVALUATE)]
+    table, failures = _check_parquet(path, where, OWN_CONFIDENCE_TYPES, OWN_CONFIDENCE_DIR, EVALUATE)
+    if table is None or failures:
+        return failures
+    if table.num_rows != rows:
+        return [Failure(str(where), f"{table.num_rows} rows for {rows} records", EVALUATE)]
+    prob = table.column("own_prob_mean").to_numpy(zero_copy_only=False)[_tokens(table)]
+    if not ((prob > 0) & (prob <= 1 + 1e-12)).all():
+        return [Failure(str(where), "a mean token probability that is not in (0, 1]", EVALUATE)]
+    return []
+
+
+def _tokens(table: pa.Table) -> np.ndarray:
+    """Rows whose endpoint returned token log-probabilities (the others have no mean to check)."""
+    tokens: np.ndarray = table.column("own_tokens").to_numpy(zero_copy_only=False) > 0
+    return tokens
 
 
 def _check_parquet(
