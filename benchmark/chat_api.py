@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from benchmark.errors import SagoError
 
@@ -286,3 +287,53 @@ def _error_detail(err: urllib.error.HTTPError) -> str:
         return ""
     text = " ".join(str(message).split())[:160]
     return f": {text}"
+
+
+class PaidStore:
+    """Answers already paid for, kept on disk as JSON lines ``{"key": ..., ...}`` (one per answer).
+
+    Both the API backend's replies and the API judge's verdicts live in one: an answer is appended and
+    flushed as soon as it arrives, so a killed run loses at most the answer being written. A line torn
+    by a kill is skipped on load, and that answer is asked for again. Thread-safe; ``path`` None keeps
+    the answers in memory only.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._entries: dict[str, dict[str, object]] = {}
+        self._torn = False
+        """the file ends inside a line (a kill mid-write): the next answer starts on a new line."""
+        if path is not None and path.is_file():
+            text = path.read_text(encoding="utf-8")
+            self._torn = bool(text) and not text.endswith("\n")
+            for line in text.splitlines():
+                try:
+                    entry = json.loads(line)
+                    self._entries[str(entry["key"])] = entry
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue
+
+    def get(self, key: str) -> dict[str, object] | None:
+        """The entry stored under ``key`` (None: not paid for yet)."""
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: str, fields: Mapping[str, object]) -> dict[str, object]:
+        """Store ``fields`` under ``key`` (on disk first, then in memory); returns the entry."""
+        entry: dict[str, object] = {"key": key, **fields}
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        with self._lock:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a", encoding="utf-8") as out:
+                    out.write("\n" + line if self._torn else line)
+                    out.flush()
+                self._torn = False
+            self._entries[key] = entry
+        return entry
+
+    def entries(self) -> list[dict[str, object]]:
+        """Every stored entry (a snapshot)."""
+        with self._lock:
+            return list(self._entries.values())

@@ -225,3 +225,26 @@ def test_the_reported_api_judge_kappa_recomputes_from_its_verdicts() -> None:
         list(reference), list(ours), [f"{t}|{p}" for t, p in zip(table, prompt, strict=True)]
     )
     assert report["kappa_95"] == [round(low, 3), round(high, 3)]
+
+
+def test_the_paid_store_survives_a_torn_line_and_concurrent_writers(tmp_path: Path) -> None:
+    """The one cache of paid answers (API replies and judge verdicts): 200 answers written from 8
+    threads are all on disk, one valid line each; a line torn by a kill is skipped and asked for again."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchmark.chat_api import PaidStore
+
+    path = tmp_path / "paid.jsonl"
+    store = PaidStore(path)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: store.put(f"k{i}", {"yes": i % 2 == 0, "raw": "é" * (i % 7)}), range(200)))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 200 and all(json.loads(line)["key"].startswith("k") for line in lines)
+    with path.open("a", encoding="utf-8") as out:
+        out.write('{"key": "k200", "yes": tr')  # killed mid-write
+    again = PaidStore(path)
+    assert len(again.entries()) == 200 and again.get("k200") is None
+    assert again.get("k3") == {"key": "k3", "yes": False, "raw": "ééé"}
+    again.put("k200", {"yes": True})  # asked again: starts a line of its own, after the torn one
+    assert PaidStore(path).get("k200") == {"key": "k200", "yes": True}
+    assert PaidStore(None).put("x", {"yes": True}) == {"key": "x", "yes": True}

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmark.axes.politeness import CourtesyCueJudge
-from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings
+from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings, PaidStore
 from benchmark.errors import SagoError
 from benchmark.paths import cache_dir
 
@@ -177,17 +177,11 @@ class ApiPolitenessJudge:
     stats: dict[str, int] = field(
         default_factory=lambda: {"asked": 0, "cached": 0, "guarded": 0, "unparsed": 0}
     )
-    _verdicts: dict[str, bool] = field(default_factory=dict, init=False, repr=False)
+    _verdicts: PaidStore = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.cache_path is not None and self.cache_path.is_file():
-            for line in self.cache_path.read_text(encoding="utf-8").splitlines():
-                try:
-                    entry = json.loads(line)
-                    self._verdicts[str(entry["key"])] = bool(entry["yes"])
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue
+        self._verdicts = PaidStore(self.cache_path)
 
     @property
     def label(self) -> str:
@@ -211,9 +205,8 @@ class ApiPolitenessJudge:
         message = judge_message(response, baseline, direction, context)
         s = self.client.settings
         key = hashlib.sha256(json.dumps([s.base_url, s.model, message]).encode("utf-8")).hexdigest()
-        with self._lock:
-            known = self._verdicts.get(key)
-        if known is not None:
+        known = (self._verdicts.get(key) or {}).get("yes")
+        if isinstance(known, bool):
             self._count("cached")
             return known
         reply = self.client.complete(ChatRequest(message, MAX_TOKENS))
@@ -222,12 +215,7 @@ class ApiPolitenessJudge:
         if parsed is None:
             self._count("unparsed")
         yes = bool(parsed)
-        with self._lock:
-            self._verdicts[key] = yes
-            if self.cache_path is not None:
-                self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-                with self.cache_path.open("a", encoding="utf-8") as out:
-                    out.write(json.dumps({"key": key, "yes": yes, "raw": reply.text[:64]}) + "\n")
+        self._verdicts.put(key, {"yes": yes, "raw": reply.text[:64]})
         return yes
 
     def _count(self, name: str) -> None:

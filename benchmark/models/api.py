@@ -21,13 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from benchmark.chat_api import ChatClient, ChatReply, ChatRequest, ChatSettings
+from benchmark.chat_api import ChatClient, ChatReply, ChatRequest, ChatSettings, PaidStore
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.schema import DEFAULT_SEED
 
@@ -37,43 +36,27 @@ NAN = float("nan")
 
 
 class ReplyCache:
-    """Replies already paid for, one JSON object per line: ``{"key", "reply", "tries"}``."""
+    """Replies already paid for (a :class:`~benchmark.chat_api.PaidStore`): ``{"key", "reply", "tries"}``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._replies: dict[str, dict[str, Any]] = {}
-        if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    entry = json.loads(line)
-                    self._replies[str(entry["key"])] = entry
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue  # a line torn by a kill: that reply is asked for again
+        self._store = PaidStore(path)
 
     def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
-            return self._replies.get(key)
+        return self._store.get(key)
 
     def put(self, key: str, reply: ChatReply, tries: int) -> dict[str, Any]:
-        entry = {"key": key, "tries": tries, "reply": reply_json(reply)}
-        line = json.dumps(entry, ensure_ascii=False) + "\n"
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
-                out.write(line)
-                out.flush()
-            self._replies[key] = entry
-        return entry
+        return self._store.put(key, {"tries": tries, "reply": reply_json(reply)})
 
     def totals(self) -> dict[str, int]:
         """Over every cached reply: how many, and the token usage the server reported."""
-        with self._lock:
-            entries = list(self._replies.values())
+        replies: list[dict[str, Any]] = [
+            r for e in self._store.entries() if isinstance(r := e.get("reply"), dict)
+        ]
         return {
-            "replies": len(entries),
-            "prompt_tokens": sum(int(e["reply"]["prompt_tokens"]) for e in entries),
-            "completion_tokens": sum(int(e["reply"]["completion_tokens"]) for e in entries),
+            "replies": len(replies),
+            "prompt_tokens": sum(int(r["prompt_tokens"]) for r in replies),
+            "completion_tokens": sum(int(r["completion_tokens"]) for r in replies),
         }
 
 
