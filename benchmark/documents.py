@@ -396,7 +396,7 @@ def _run_hardware(data: Mapping[str, Any]) -> RunHardware:
 
 class RunFields(TypedDict, total=False):
     """Every key a run.json is written with and its type, in the order the file lists them (sorted:
-    ``results.plain_json`` writes sorted keys). The one declaration of run.json's keys: both writers (the
+    ``jsonio.plain_json`` writes sorted keys). The one declaration of run.json's keys: both writers (the
     harness's ``finalize`` and ``sago import lm-eval``) build through :meth:`RunDocument.build`. Nested
     objects are written as given (``object`` values: readers use :class:`RunDocument`'s typed parts)."""
 

@@ -11,7 +11,8 @@ import pytest
 from benchmark import jsonio
 from benchmark.documents import LeaderboardDocument, PlanDocument, RunDocument, RunProfile, SummaryDocument
 from benchmark.errors import SagoError
-from benchmark.results import ResultsFolder, plain_json, write_json
+from benchmark.jsonio import plain_json
+from benchmark.results import ResultsFolder, write_json
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.stats.leaderboard import load_leaderboard
 from benchmark.stats.summary import load_summary

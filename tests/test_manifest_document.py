@@ -12,8 +12,8 @@ import pytest
 
 from benchmark.documents import MANIFEST, DatasetEntry, ManifestDocument
 from benchmark.errors import SagoError
+from benchmark.jsonio import plain_json
 from benchmark.paths import VARIANTS_DIR
-from benchmark.results import plain_json
 from benchmark.schema import VARIANT_SCHEMA_VERSION
 from benchmark.variants.frozen import read_manifest
 

@@ -13,8 +13,8 @@ import pytest
 
 from benchmark.documents import RUN_KEYS, RunDocument, RunFields
 from benchmark.errors import SagoError
+from benchmark.jsonio import plain_json
 from benchmark.paths import SUBMISSIONS_DIR
-from benchmark.results import plain_json
 from benchmark.schema import RECORDS_SCHEMA_VERSION
 
 COMMITTED = sorted(SUBMISSIONS_DIR.glob("*/results/*/*/run.json"))
