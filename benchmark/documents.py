@@ -755,6 +755,11 @@ class DoneDocument(Document):
     peak_rss_mib: float | None = None
     """the rank's peak resident memory (None: not recorded by older checkpoints)."""
 
+    @property
+    def described(self) -> RunModel:
+        """The backend's description read as run.json's typed ``model`` (what finalize copies out)."""
+        return _run_model(self.model)
+
     @classmethod
     def build(cls, model: Mapping[str, object], finished_at: str, peak_rss_mib: float) -> Self:
         """The marker a rank writes when its last batch is stored."""

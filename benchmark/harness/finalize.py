@@ -154,7 +154,7 @@ def run_json(
     first = plans[0].data
     done = [DoneDocument.read(s.folder / DoneDocument.FILE) for s in stores]
     stats = [st for s in stores for st in s.stats()]
-    model = done[0].model
+    model, described = done[0].model, done[0].described
     fields: RunFields = {
         "schema_version": RECORDS_SCHEMA_VERSION,
         "harness_version": __version__,
@@ -166,10 +166,10 @@ def run_json(
         "seed": first["seed"],
         "world_size": first["world_size"],
         "model": model,
-        "engine": _text(model.get("engine")),
-        "dtype": _text(model.get("dtype")),
-        "device": _text(model.get("device")),
-        "chat_template": _text(model.get("chat_template")),
+        "engine": described.engine,
+        "dtype": described.dtype,
+        "device": described.device,
+        "chat_template": described.chat_template,
         "batch_size": first["batch_size"],
         "batch_sizes_used": {
             str(p.rank): d.model.get("batch_sizes") for p, d in zip(plans, done, strict=True)
@@ -182,11 +182,6 @@ def run_json(
     if "activations" in first:
         fields["activations"] = first["activations"]
     return RunDocument.build(fields, {**dict(first.get("run_info", {})), **extra})
-
-
-def _text(value: object) -> str | None:
-    """A backend's description field as run.json types it (every backend writes text or None)."""
-    return value if isinstance(value, str) else None
 
 
 def _timings(
