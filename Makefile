@@ -41,7 +41,7 @@ JOBS ?= 2
 BASE ?=
 BENCH_VENV ?= .bench-venv
 
-.PHONY: all check lint setup browser reproduce install venv evaluate analyze leaderboard variants variants-verify validate \
+.PHONY: all check lint setup browser reproduce recompute install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite api-smoke \
 	bench bench-peer bench-floor scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check test test-fast example-fixture
 
@@ -129,6 +129,9 @@ bench:  ## harness overhead vs bare model work, CPU, SmolLM2
 
 reproduce:  ## re-run one committed result (MODEL=<slug> PROFILE=<name>) into a temp dir and diff it with the committed files
 	$(PY) -m benchmark.harness.reproduce $(MODEL) --profile $(PROFILE) --set $(SET) --version $(or $(RESULT_VERSION),$(BOARD_VERSION)) $(ARGS)
+
+recompute:  ## recompute every committed result's deltas from its records and compare (make check samples 4 items per dataset)
+	SAGO_RECOMPUTE_ALL=1 $(PY) -m pytest -q tests/test_committed_results.py -k test_deltas_recompute_from_records
 
 peer-venv:  ## .bench-venv: sago-bench with lm-evaluation-harness pinned (the `peer` extra), never in .venv
 	test -x $(BENCH_VENV)/bin/python || $(SYSTEM_PY) -m venv --system-site-packages $(BENCH_VENV)

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import zlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -44,12 +47,48 @@ def test_the_default_submissions_have_committed_evidence_results() -> None:
         assert (profile["name"], profile["items_per_dataset"]) == ("evidence", 16)
 
 
+SAMPLED_ITEMS = 4
+"""items per dataset whose deltas `make check` recomputes; `make recompute` (SAGO_RECOMPUTE_ALL=1) does
+every item. A sample keeps the check's time flat as models join the board."""
+
+
+def sampled_items(slug: str) -> Callable[[str, Sequence[str]], list[str]]:
+    """A seeded choice of SAMPLED_ITEMS items per dataset, different for every model and dataset, or
+    every item under SAGO_RECOMPUTE_ALL=1."""
+
+    def pick(dataset: str, item_ids: Sequence[str]) -> list[str]:
+        if os.environ.get("SAGO_RECOMPUTE_ALL") == "1" or len(item_ids) <= SAMPLED_ITEMS:
+            return list(item_ids)
+        rng = np.random.default_rng(zlib.crc32(f"{slug}/{dataset}".encode()))
+        return sorted(rng.choice(sorted(item_ids), size=SAMPLED_ITEMS, replace=False).tolist())
+
+    return pick
+
+
+def test_the_sample_differs_between_models_and_covers_every_item_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ids = [str(i) for i in range(16)]
+    a, b = sampled_items("m1")("gsm8k", ids), sampled_items("m2")("gsm8k", ids)
+    assert len(a) == len(set(a)) == SAMPLED_ITEMS and set(a) <= set(ids) and a != b
+    assert a == sampled_items("m1")("gsm8k", ids)  # seeded: the same items on every machine
+    monkeypatch.setenv("SAGO_RECOMPUTE_ALL", "1")
+    assert sampled_items("m1")("gsm8k", ids) == ids
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("folder", RESULTS, ids=lambda p: p.parts[-4])
 def test_deltas_recompute_from_records(folder: Path) -> None:
+    slug = folder.parts[-4]
     frames = load_variant_set(DEFAULT_SET, BOARD_SET_VERSION).frames()
-    fresh = deltas_for_results(folder, frames, model=folder.parts[-4])
+    pick = sampled_items(slug)
+    fresh = deltas_for_results(folder, frames, model=slug, items=pick)
     committed = pd.read_parquet(folder / "deltas.parquet")
+    by_dataset = committed.groupby("dataset")["item_id"]
+    chosen = {(d, i) for d, ids in by_dataset for i in pick(str(d), sorted(ids.unique()))}
+    keep = [(d, i) in chosen for d, i in zip(committed["dataset"], committed["item_id"], strict=True)]
+    committed = committed[keep]
+    assert len(fresh) == len(committed) > 0
     # Same machine type and library pins: only last-bit float noise in MiniLM may differ.
     pd.testing.assert_frame_equal(
         fresh.reset_index(drop=True),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
@@ -98,6 +98,7 @@ def deltas_for_results(
     *,
     model: str,
     scorers: AxisScorers | None = None,
+    items: Callable[[str, Sequence[str]], Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Deltas of every dataset under ``results_dir/records/``, concatenated and sorted.
 
@@ -106,6 +107,9 @@ def deltas_for_results(
         variant_frames: dataset name -> the variant set's frame for it (for the gold answers).
         model: the value of the ``model`` column (the submission slug).
         scorers: text/mirroring scorers; the MiniLM default is loaded once for all datasets.
+        items: ``items(dataset, item_ids)`` picks the items to compute (default: all). Deltas are per
+            item, so a chosen item's rows are the rows a whole-folder run gives it (a sampled check of
+            committed deltas, cheaper than recomputing every item).
 
     Raises:
         SagoError: when there are no records or a dataset has no variant frame.
@@ -127,6 +131,9 @@ def deltas_for_results(
             )
         activations = load_activations(folder.activations(dataset))
         records = pd.read_parquet(path)
+        if items is not None:
+            ids = sorted(records["item_id"].unique())
+            records = records[records["item_id"].isin(set(items(dataset, ids)))].reset_index(drop=True)
         tables.append(
             compute_deltas(
                 records,
