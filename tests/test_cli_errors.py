@@ -571,3 +571,44 @@ def _leftover(tree: SiteTree, name: str) -> None:
     shutil.copytree(
         tree.submissions / SLUG / "results" / SET / VERSION, tree.submissions / SLUG / "results" / SET / name
     )
+
+
+SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[SMOLLM2, "--force"], ["--all"], [SMOLLM2, "--num-processes", "2"], [SMOLLM2, "acme__other"]],
+    ids=["force", "all", "ranks", "two slugs"],
+)
+def test_a_second_worker_helps_one_started_one_process_run(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, err = run(["evaluate", "--second-worker", *argv], capsys)
+    assert status == 2 and err.startswith("error: --second-worker helps one") and "\n" not in err
+
+
+def test_a_second_worker_is_refused_before_a_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No started run, or a model behind an endpoint: refused, no model loaded, no file written."""
+    from benchmark.harness.evaluate import evaluate_model
+    from benchmark.paths import SUBMISSIONS_DIR
+    from benchmark.submissions import load_submission
+
+    def no_loading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr("benchmark.models.loading.load_backend", no_loading)
+    options = EvaluateOptions(version="v2", profile="smoke", progress=False, second_worker=True)
+    local = load_submission("huggingfacetb__smollm2-135m-instruct-q4_1", SUBMISSIONS_DIR)
+    with pytest.raises(SagoError, match="holds no started one-process run"):
+        evaluate_model(local, options, tmp_path / "out", label="local")
+    assert not (tmp_path / "out").exists()
+    plan = tmp_path / "api" / "checkpoint" / "rank-0" / "plan.json"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("{}")
+    api = load_submission("huggingfacetb__smollm2-135m-instruct-q4_1-llama-server", SUBMISSIONS_DIR)
+    with pytest.raises(SagoError, match="is for local models"):
+        evaluate_model(api, options, tmp_path / "api", label="api")
+    assert sorted(p.name for p in plan.parent.iterdir()) == ["plan.json"]

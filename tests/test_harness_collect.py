@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from benchmark.harness.collect import (
     plan_batches,
     run_baseline_phase,
     run_variant_phase,
+    second_worker,
     select_tasks,
     start_rank,
 )
@@ -300,3 +302,68 @@ def test_only_the_rerun_control_batches_are_run_as_the_control(tmp_path: Path) -
     _run(Recording(), tmp_path)
     assert all(flag == control for flag, control in seen)
     assert (True, True) in seen and (False, False) in seen
+
+
+def _started_in_variant_phase(backend, out: Path, *, finished_variants: int):  # type: ignore[no-untyped-def]
+    """A one-process run stopped after its baselines and its first ``finished_variants`` variant batches."""
+    share = start_rank(
+        backend, toy_variant_set(), out, profile=SMOKE, batch_size=4, datasets=None, rank=0, world_size=1
+    )
+    run_baseline_phase(share, backend, SMOKE, progress=False)
+    first = replace(share, rest=share.rest[:finished_variants])
+    run_variant_phase(first, backend, SMOKE, progress=False)
+    return share
+
+
+def test_a_second_worker_from_the_end_gives_the_one_process_bytes(tmp_path: Path) -> None:
+    """The run's own process takes the first batches, the second worker the rest from the last one
+    backwards; the restarted run then only finalizes, and the result is an uninterrupted run's, bit for
+    bit, on the real tiny model."""
+    _run(tiny_backend(batch_size=4), tmp_path / "straight")
+    out = tmp_path / "two"
+    share = _started_in_variant_phase(tiny_backend(batch_size=4), out, finished_variants=3)
+    assert len(share.rest) > 6
+    helper = second_worker(
+        tiny_backend(batch_size=4), toy_variant_set(), out, profile=SMOKE, batch_size=4, progress=False
+    )
+    assert (helper.batches_run, helper.batches_skipped) == (len(share.rest) - 3, 3)
+    assert PartStore(helper.folder).finished() >= {b.name for b in share.rest}
+    # the run's own process, restarted: nothing left to compute
+    again = collect(
+        tiny_backend(batch_size=4), toy_variant_set(), out, profile=SMOKE, batch_size=4, progress=False
+    )
+    assert (again.batches_run, again.batches_skipped) == (0, len(share.baselines) + len(share.rest))
+    finalize(out)
+    assert_same_results(tmp_path / "straight", out)
+
+
+def test_a_second_worker_stops_where_it_meets_finished_batches(tmp_path: Path) -> None:
+    share = _started_in_variant_phase(FakeBackend(), tmp_path, finished_variants=0)
+    last = share.rest[-2:]  # the run's own process got there first (say, a stretch finished earlier)
+    run_variant_phase(replace(share, rest=last), FakeBackend(), SMOKE, progress=False)
+    fake = FakeBackend()
+    ran = second_worker(fake, toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False)
+    assert ran.batches_run == 0
+    assert fake.calls == []
+
+
+def test_a_second_worker_refuses_what_is_not_a_started_one_process_run(tmp_path: Path) -> None:
+    def helper(out: Path, batch_size: int = 4) -> None:
+        second_worker(
+            FakeBackend(), toy_variant_set(), out, profile=SMOKE, batch_size=batch_size, progress=False
+        )
+
+    with pytest.raises(SagoError, match="no started one-process run"):
+        helper(tmp_path / "nothing")
+    _collect_ranks(FakeBackend(), toy_variant_set(), tmp_path / "ranks", world_size=2)
+    with pytest.raises(SagoError, match="no started one-process run"):
+        helper(tmp_path / "ranks")
+    start_rank(
+        FakeBackend(), toy_variant_set(), tmp_path / "new", profile=SMOKE, batch_size=4, datasets=None,
+        rank=0, world_size=1,
+    )  # fmt: skip
+    with pytest.raises(SagoError, match="baseline batches are not finished"):
+        helper(tmp_path / "new")
+    _started_in_variant_phase(FakeBackend(), tmp_path / "other", finished_variants=1)
+    with pytest.raises(SagoError, match="batch_size.*differ"):
+        helper(tmp_path / "other", batch_size=3)

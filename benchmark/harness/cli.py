@@ -93,6 +93,13 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
     help="Keep every row's hidden-state vectors (large; never committed). Default: baselines keep "
     "their vectors, every other row its per-layer cosine to them, which is all the measures need.",
 )
+@click.option(
+    "--second-worker",
+    is_flag=True,
+    help="Help a started one-process run of one submission (same options) from its last variant batch "
+    "backwards, in a second process on another core; stops where the two meet and never writes the "
+    "results (the run's own process does). The batches, and so the bytes, are the run's own.",
+)
 def evaluate(
     slugs: tuple[str, ...],
     pending: bool,
@@ -110,6 +117,7 @@ def evaluate(
     num_processes: int,
     device_map: str | None,
     keep_activations: bool,
+    second_worker: bool,
 ) -> None:
     """Run submissions on a variant set and store raw outputs (records, activations, run.json).
 
@@ -120,6 +128,11 @@ def evaluate(
     ENGINES.get(engine)
     if num_processes > 1 and device_map:
         raise SagoError("--device-map spreads one model over every GPU; use it with --num-processes 1")
+    if second_worker and (force or num_processes > 1 or pending or every or len(slugs) != 1):
+        raise SagoError(
+            "--second-worker helps one started one-process run: name one submission, without --force, "
+            "--pending, --all or --num-processes"
+        )
     options = EvaluateOptions(
         set_name=set_name,
         version=version,
@@ -133,6 +146,7 @@ def evaluate(
         progress=not no_progress,
         device_map=device_map,
         activations="full" if keep_activations else "compact",
+        second_worker=second_worker,
     )
     variant_set = open_variant_set(set_name, version)
     check_options(options, variant_set)  # every option checked before any file is touched

@@ -11,7 +11,9 @@ between them, each batch checkpointed on its own:
 
 Batches are formed from prompts sorted by length, so padding stays small. A restarted run re-plans
 the same batches and skips those whose part file exists, so its records equal an uninterrupted run's,
-and the ranks' merged records equal a one-process run's.
+and the ranks' merged records equal a one-process run's. :func:`second_worker` lets a second process
+work backwards through a one-process run's variant batches in the same checkpoint (two one-thread
+processes on two cores, the same bytes).
 """
 
 from __future__ import annotations
@@ -351,6 +353,79 @@ def finish_rank(share: RankShare, backend: ModelBackend) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     done = DoneDocument.build(backend.describe(), utc_timestamp(), round(peak, 1))
     write_document(share.store.folder / DoneDocument.FILE, done)
+
+
+def started_run(results_dir: Path) -> Path:
+    """The checkpoint folder of a started one-process run in ``results_dir``, or a one-line refusal."""
+    folder = results_dir / CHECKPOINT_DIR / "rank-0"
+    if not (folder / PLAN_FILE).is_file() or (results_dir / CHECKPOINT_DIR / "rank-1").exists():
+        raise SagoError(
+            f"{results_dir} holds no started one-process run; start the run itself first, then its "
+            "second worker"
+        )
+    return folder
+
+
+def second_worker(
+    backend: ModelBackend,
+    variant_set: VariantSetLike,
+    results_dir: Path,
+    *,
+    profile: Profile,
+    batch_size: int = 8,
+    datasets: Sequence[str] | None = None,
+    seed: int = DEFAULT_SEED,
+    run_info: Mapping[str, Any] | None = None,
+    progress: bool = True,
+    activations: str = FULL,
+) -> RankResult:
+    """A second process on a started one-process run: its unfinished variant batches from the last one
+    backwards, stopping at the first one already finished.
+
+    The run's own process works forwards through the same list, so two one-thread processes on two cores
+    finish the variant phase in about half the time. Nothing about the result changes: the plan must equal
+    the run's (``plan.json``), and every batch is cut and computed as the run's own process would, so its
+    part is the same bytes (a part's ``seconds`` statistic aside). It never writes the results: when the
+    two meet, the run's own process (restarted, or still running) finds every batch finished and
+    finalizes. Arguments are :func:`collect`'s.
+    """
+    folder = started_run(results_dir)
+    share = start_rank(
+        backend,
+        variant_set,
+        results_dir,
+        profile=profile,
+        batch_size=batch_size,
+        datasets=datasets,
+        rank=0,
+        world_size=1,
+        seed=seed,
+        run_info=run_info,
+        activations=activations,
+    )
+    left = sum(b.name not in share.store.finished() for b in share.baselines)
+    if left:
+        raise SagoError(
+            f"{folder}: {left} baseline batches are not finished; a second worker starts once the run "
+            "is in its variant phase (the variants need every baseline answer)"
+        )
+    compact = activations == COMPACT
+    run = runner(
+        backend,
+        profile,
+        baselines=baseline_responses(share.store),
+        reference=baseline_hidden(share.store) if compact else None,
+    )
+    finished_before = sum(b.name in share.store.finished() for b in share.rest)
+    ran = 0
+    with tqdm(desc="variants (second worker, last first)", unit="batch", disable=not progress) as bar:
+        for batch in reversed(share.rest):
+            if batch.name in share.store.finished():
+                break  # met the run's own process (or a finished stretch): the rest is its
+            share.store.write(run(batch))
+            ran += 1
+            bar.update(1)
+    return RankResult(share.store.folder, ran, finished_before)
 
 
 def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None) -> list[Task]:

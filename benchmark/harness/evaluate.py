@@ -6,14 +6,22 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from benchmark import paths
 from benchmark.chat_api import ChatSettings
 from benchmark.errors import SagoError
-from benchmark.harness.collect import ONE_PROCESS, ParallelRun, Ranks, collect, select_tasks
+from benchmark.harness.collect import (
+    ONE_PROCESS,
+    ParallelRun,
+    Ranks,
+    collect,
+    second_worker,
+    select_tasks,
+    started_run,
+)
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.api import CACHE_FILE as API_CACHE_FILE
@@ -62,6 +70,9 @@ class EvaluateOptions:
     """"compact" (default): baselines keep their hidden-state vectors, every other row its per-layer
     cosine to them (all the activation measures need; ~1/500 of the size); "full"
     (``--keep-activations``): every row's vectors, as results made before compact storage have."""
+    second_worker: bool = False
+    """``--second-worker``: help a started one-process run from its last variant batch backwards
+    (:func:`benchmark.harness.collect.second_worker`); never writes the results."""
 
 
 def evaluate_submission(
@@ -134,6 +145,10 @@ def evaluate_model(
         return None
     extra: dict[str, object] = dict(provenance().run_json()) if provenance else {}
     spec = submission.model if submission is not None else None
+    if options.second_worker:  # refused before a model loads
+        started_run(out)
+        if isinstance(spec, ApiModel) or isinstance(backend, ApiBackend):
+            raise SagoError(f"{label}: --second-worker is for local models; an API run waits on its endpoint")
     if backend is None and isinstance(spec, ApiModel):
         backend = api_backend_for(spec, options)
     if isinstance(backend, ApiBackend):
@@ -151,19 +166,24 @@ def evaluate_model(
             threads=options.threads,
             device_map=options.device_map,
         )
-    collect(
-        backend,
-        variant_set,
-        out,
-        profile=profile,
-        batch_size=options.batch_size or backend.batch_size,
-        datasets=options.datasets,
-        ranks=ranks,
-        seed=DEFAULT_SEED,
-        run_info=_run_info(label, options, submission, backend.name),
-        progress=options.progress,
-        activations=options.activations,
-    )
+    settings: dict[str, Any] = {
+        "profile": profile,
+        "batch_size": options.batch_size or backend.batch_size,
+        "datasets": options.datasets,
+        "seed": DEFAULT_SEED,
+        "run_info": _run_info(label, options, submission, backend.name),
+        "progress": options.progress,
+        "activations": options.activations,
+    }
+    if options.second_worker:
+        done = second_worker(backend, variant_set, out, **settings)
+        click.echo(
+            f"{label}: the second worker ran {done.batches_run} variant batches and met finished ones; "
+            "the run's own process writes the results (restart it if it stopped)",
+            err=True,
+        )
+        return None
+    collect(backend, variant_set, out, ranks=ranks, **settings)
     ranks.barrier()
     if not ranks.is_main:
         return None
