@@ -337,14 +337,27 @@ def test_a_second_worker_from_the_end_gives_the_one_process_bytes(tmp_path: Path
     assert_same_results(tmp_path / "straight", out)
 
 
-def test_a_second_worker_stops_where_it_meets_finished_batches(tmp_path: Path) -> None:
-    share = _started_in_variant_phase(FakeBackend(), tmp_path, finished_variants=0)
-    last = share.rest[-2:]  # the run's own process got there first (say, a stretch finished earlier)
-    run_variant_phase(replace(share, rest=last), FakeBackend(), SMOKE, progress=False)
+def test_a_restarted_second_worker_passes_its_own_stretch_and_stops_where_it_meets_the_run(
+    tmp_path: Path,
+) -> None:
+    """The run's own process finished the first 3 variant batches, an earlier second worker the last 2;
+    a restarted second worker goes on from the last unfinished batch down to batch 4 and no further."""
+    share = _started_in_variant_phase(FakeBackend(), tmp_path, finished_variants=3)
+    run_variant_phase(replace(share, rest=share.rest[-2:]), FakeBackend(), SMOKE, progress=False)
     fake = FakeBackend()
     ran = second_worker(fake, toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False)
-    assert ran.batches_run == 0
-    assert fake.calls == []
+    middle = share.rest[3:-2]
+    assert (ran.batches_run, ran.batches_skipped) == (len(middle), 5)
+    assert fake.calls == [len(b.tasks) for b in reversed(middle)]  # one call per batch, last first
+    assert PartStore(ran.folder).finished() >= {b.name for b in share.rest}
+    again = FakeBackend()  # everything finished: a third start computes nothing
+    assert (
+        second_worker(
+            again, toy_variant_set(), tmp_path, profile=SMOKE, progress=False, batch_size=4
+        ).batches_run
+        == 0
+    )
+    assert again.calls == []
 
 
 def test_a_second_worker_refuses_what_is_not_a_started_one_process_run(tmp_path: Path) -> None:

@@ -96,9 +96,9 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.option(
     "--second-worker",
     is_flag=True,
-    help="Help a started one-process run of one submission (same options) from its last variant batch "
-    "backwards, in a second process on another core; stops where the two meet and never writes the "
-    "results (the run's own process does). The batches, and so the bytes, are the run's own.",
+    help="Help a started one-process run of one submission (same options) from its last unfinished "
+    "variant batch backwards, in a second process on another core; stops where the two meet and never "
+    "writes the results (the run's own process does). The batches, and so the bytes, are the run's own.",
 )
 def evaluate(
     slugs: tuple[str, ...],

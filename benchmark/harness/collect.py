@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from itertools import dropwhile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -379,8 +380,8 @@ def second_worker(
     progress: bool = True,
     activations: str = FULL,
 ) -> RankResult:
-    """A second process on a started one-process run: its unfinished variant batches from the last one
-    backwards, stopping at the first one already finished.
+    """A second process on a started one-process run: its variant batches from the last unfinished one
+    backwards, stopping at the first one already finished (where it meets the run's own process).
 
     The run's own process works forwards through the same list, so two one-thread processes on two cores
     finish the variant phase in about half the time. Nothing about the result changes: the plan must equal
@@ -416,16 +417,18 @@ def second_worker(
         baselines=baseline_responses(share.store),
         reference=baseline_hidden(share.store) if compact else None,
     )
-    finished_before = sum(b.name in share.store.finished() for b in share.rest)
+    finished = share.store.finished()
+    # A restarted second worker first passes the stretch at the end that it (or another) finished.
+    backwards = list(dropwhile(lambda b: b.name in finished, reversed(share.rest)))
     ran = 0
     with tqdm(desc="variants (second worker, last first)", unit="batch", disable=not progress) as bar:
-        for batch in reversed(share.rest):
+        for batch in backwards:
             if batch.name in share.store.finished():
-                break  # met the run's own process (or a finished stretch): the rest is its
+                break  # met the run's own process: the batches before this one are its
             share.store.write(run(batch))
             ran += 1
             bar.update(1)
-    return RankResult(share.store.folder, ran, finished_before)
+    return RankResult(share.store.folder, ran, sum(b.name in finished for b in share.rest))
 
 
 def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None) -> list[Task]:
