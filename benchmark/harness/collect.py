@@ -384,10 +384,10 @@ def second_worker(
     backwards, stopping at the first one already finished (where it meets the run's own process).
 
     The run's own process works forwards through the same list, so two one-thread processes share the
-    variant phase. They also share memory bandwidth: on the 2-core machine the committed 1.5B run used,
-    each took 1.5-2x as long per batch as one process alone (var-00270: 65 s alone; var-00330 and
-    var-00335, of similar token counts: 101 s and 135 s beside a second worker), so the pair gained a
-    modest factor in throughput, not two. Nothing about the result changes: the plan must equal
+    variant phase. They also share memory bandwidth: on the 2-core machine of the committed 1.5B run, the
+    forward process took 117-133 s per batch alone (var-00340..344) and 126-149 s beside a second worker
+    (var-00336..339), about 10-15 % slower, so the pair did about 1.7x one process's batches. Nothing
+    about the result changes: the plan must equal
     the run's (``plan.json``), and every batch is cut and computed as the run's own process would, so its
     part is the same bytes (a part's ``seconds`` statistic aside). It never writes the results: when the
     two meet, the run's own process (restarted, or still running) finds every batch finished and
