@@ -71,8 +71,8 @@ class EvaluateOptions:
     cosine to them (all the activation measures need; ~1/500 of the size); "full"
     (``--keep-activations``): every row's vectors, as results made before compact storage have."""
     second_worker: bool = False
-    """``--second-worker``: help a started one-process run from its last variant batch backwards
-    (:func:`benchmark.harness.collect.second_worker`); never writes the results."""
+    """``--second-worker``: help a started one-process run from its last unfinished variant batch
+    backwards (:func:`benchmark.harness.collect.second_worker`); never writes the results."""
 
 
 def evaluate_submission(
