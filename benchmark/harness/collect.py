@@ -338,6 +338,13 @@ def run_variant_phase(
     Call it only after all ranks finished :func:`run_baseline_phase` (a barrier). ``compact``: store
     each variant's per-layer cosine to its item's baseline hidden state instead of the vectors.
     """
+    run = variant_runner(share, backend, profile, compact=compact)
+    return run_batches(share.store, share.rest, run, progress, f"variants (rank {share.rank})")
+
+
+def variant_runner(share: RankShare, backend: ModelBackend, profile: Profile, *, compact: bool) -> Runner:
+    """The variant phase's runner: y_0 (and, when ``compact``, the baseline states) from every rank's
+    baseline parts."""
     y0: dict[tuple[str, str], str] = {}
     reference: dict[tuple[str, str], np.ndarray] = {}
     for rank in range(share.world_size):
@@ -345,8 +352,7 @@ def run_variant_phase(
         y0.update(baseline_responses(store))
         if compact:
             reference.update(baseline_hidden(store))
-    run = runner(backend, profile, baselines=y0, reference=reference if compact else None)
-    return run_batches(share.store, share.rest, run, progress, f"variants (rank {share.rank})")
+    return runner(backend, profile, baselines=y0, reference=reference if compact else None)
 
 
 def finish_rank(share: RankShare, backend: ModelBackend) -> None:
@@ -387,11 +393,10 @@ def second_worker(
     variant phase. They also share memory bandwidth: on the 2-core machine of the committed 1.5B run, the
     forward process took 117-133 s per batch alone (var-00340..344) and 126-149 s beside a second worker
     (var-00336..339), about 10-15 % slower, so the pair did about 1.7x one process's batches. Nothing
-    about the result changes: the plan must equal
-    the run's (``plan.json``), and every batch is cut and computed as the run's own process would, so its
-    part is the same bytes (a part's ``seconds`` statistic aside). It never writes the results: when the
-    two meet, the run's own process (restarted, or still running) finds every batch finished and
-    finalizes. Arguments are :func:`collect`'s.
+    about the result changes: the plan must equal the run's (``plan.json``), and every batch is cut and
+    computed as the run's own process would, so its part is the same bytes (a part's ``seconds``
+    statistic aside). It never writes the results: when the two meet, the run's own process (restarted,
+    or still running) finds every batch finished and finalizes. Arguments are :func:`collect`'s.
     """
     folder = started_run(results_dir)
     share = start_rank(
@@ -407,20 +412,14 @@ def second_worker(
         run_info=run_info,
         activations=activations,
     )
-    left = sum(b.name not in share.store.finished() for b in share.baselines)
+    finished = share.store.finished()
+    left = sum(b.name not in finished for b in share.baselines)
     if left:
         raise SagoError(
             f"{folder}: {left} baseline batches are not finished; a second worker starts once the run "
             "is in its variant phase (the variants need every baseline answer)"
         )
-    compact = activations == COMPACT
-    run = runner(
-        backend,
-        profile,
-        baselines=baseline_responses(share.store),
-        reference=baseline_hidden(share.store) if compact else None,
-    )
-    finished = share.store.finished()
+    run = variant_runner(share, backend, profile, compact=activations == COMPACT)
     # A restarted second worker first passes the stretch at the end that it (or another) finished.
     backwards = list(dropwhile(lambda b: b.name in finished, reversed(share.rest)))
     ran = 0
