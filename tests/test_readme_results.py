@@ -189,3 +189,24 @@ def test_readme_gemma_repeats_are_the_committed_rows_and_their_medians() -> None
     assert [float(stated[i]) for i in (4, 5, 6)] == [r for _, r in now]
     assert float(stated[7]) == statistics.median(r for _, r in now)
     assert (float(stated[8]), float(stated[9])) == (min(p for p, _ in now), max(p for p, _ in now))
+
+
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def test_readme_prose_about_the_board_counts_its_models() -> None:
+    """The hand-written sentences that say how many models the board has, and how large they are, say
+    what leaderboard.json holds: adding a model to the board fails this until they are rewritten."""
+    from benchmark.site.facts import readable_count
+
+    board = load_leaderboard(COMMITTED)
+    word = NUMBER_WORDS[len(board.complete)]
+    sizes = sorted(int(m["parameters"]) for m in board.complete)
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for sentence in (
+        f"each of the {word} default submissions' committed v2 evidence results",
+        f"Results of {word} packaged models on v2's `evidence` profile",
+        f"These are {word} small models ({readable_count(sizes[0])}–{readable_count(sizes[-1])} parameters)",
+        f"The {word} models are small",
+    ):
+        assert sentence in readme, f"README should say: {sentence!r}"
