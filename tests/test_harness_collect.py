@@ -360,6 +360,32 @@ def test_a_restarted_second_worker_passes_its_own_stretch_and_stops_where_it_mee
     assert again.calls == []
 
 
+def test_the_run_still_running_skips_what_a_second_worker_finished_meanwhile(tmp_path: Path) -> None:
+    """While the run's own process computes its 4th variant batch, a second worker does every batch from
+    the last down to that one; the run then computes nothing more, and finalizes to the one-process
+    result."""
+    _run(FakeBackend(), tmp_path / "straight")
+    out = tmp_path / "two"
+    share = _started_in_variant_phase(FakeBackend(), out, finished_variants=3)
+
+    class HelpedOnce(FakeBackend):
+        helped = False
+
+        def run(self, requests, **options):  # type: ignore[no-untyped-def]
+            if not self.helped:
+                self.helped = True
+                helper = FakeBackend()
+                second_worker(helper, toy_variant_set(), out, profile=SMOKE, batch_size=4, progress=False)
+            return super().run(requests, **options)
+
+    own = HelpedOnce()
+    assert run_variant_phase(share, own, SMOKE, progress=False) == (1, len(share.rest) - 1)
+    assert len(own.calls) == 1  # the batch both computed where they crossed; nothing after it
+    finish_rank(share, own)
+    finalize(out)
+    assert_same_results(tmp_path / "straight", out)
+
+
 def test_a_second_worker_refuses_what_is_not_a_started_one_process_run(tmp_path: Path) -> None:
     def helper(out: Path, batch_size: int = 4) -> None:
         second_worker(

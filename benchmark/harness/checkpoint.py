@@ -51,6 +51,11 @@ class PartStore:
             return set()
         return {p.stem for p in self.folder.glob("*.parquet") if not p.name.startswith(".")}
 
+    def has(self, name: str) -> bool:
+        """Whether part ``name`` is finished (its parquet file exists): asked again before each batch,
+        since a second worker may finish one after the batch list was made."""
+        return (self.folder / f"{name}.parquet").is_file()
+
     def write(self, part: Part) -> None:
         """Activations first, records last: the parquet file marks the part finished."""
         write_tensors(self.folder / f"{part.name}.safetensors", part.activations)

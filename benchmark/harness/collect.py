@@ -425,7 +425,7 @@ def second_worker(
     ran = 0
     with tqdm(desc="variants (second worker, last first)", unit="batch", disable=not progress) as bar:
         for batch in backwards:
-            if batch.name in share.store.finished():
+            if share.store.has(batch.name):
                 break  # met the run's own process: the batches before this one are its
             share.store.write(run(batch))
             ran += 1
@@ -619,9 +619,14 @@ def _record(task: Task, out: VariantOutput) -> dict[str, Any]:
 def run_batches(
     store: PartStore, batches: Sequence[Batch], run: Runner, progress: bool, label: str
 ) -> tuple[int, int]:
-    """Run the batches not yet in ``store``; returns (run, skipped)."""
+    """Run the batches not yet in ``store``; returns (run, skipped).
+
+    A batch finished by someone else while this loop runs (a second worker working backwards: see
+    :func:`second_worker`) is skipped when the loop reaches it, so the run's own process, still running,
+    stops computing where the two meet and goes on to finish."""
     finished = store.finished()
     todo = [b for b in batches if b.name not in finished]
+    ran = 0
     with tqdm(
         total=len(batches),
         initial=len(batches) - len(todo),
@@ -631,9 +636,11 @@ def run_batches(
         leave=False,
     ) as bar:
         for batch in todo:
-            store.write(run(batch))
+            if not store.has(batch.name):
+                store.write(run(batch))
+                ran += 1
             bar.update(1)
-    return len(todo), len(batches) - len(todo)
+    return ran, len(batches) - ran
 
 
 def plan_record(
