@@ -386,6 +386,28 @@ def test_the_run_still_running_skips_what_a_second_worker_finished_meanwhile(tmp
     assert_same_results(tmp_path / "straight", out)
 
 
+def test_a_second_worker_keeps_the_part_the_run_wrote_while_it_computed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the second worker computes its first batch, the run's own process finishes every batch (and
+    may go on to finalize): the second worker does not write its copy over the run's part."""
+    share = _started_in_variant_phase(FakeBackend(), tmp_path, finished_variants=3)
+    written: list[str] = []
+    write = PartStore.write
+    monkeypatch.setattr(PartStore, "write", lambda s, part: (written.append(part.name), write(s, part)))
+
+    class Overtaken(FakeBackend):
+        def run(self, requests, **options):  # type: ignore[no-untyped-def]
+            if not self.calls:
+                run_variant_phase(share, FakeBackend(), SMOKE, progress=False)
+            return super().run(requests, **options)
+
+    helper = Overtaken()
+    ran = second_worker(helper, toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False)
+    assert (ran.batches_run, len(helper.calls)) == (0, 1)
+    assert written == [b.name for b in share.rest[3:]]  # the run's parts only, each once
+
+
 def test_a_second_worker_refuses_what_is_not_a_started_one_process_run(tmp_path: Path) -> None:
     def helper(out: Path, batch_size: int = 4) -> None:
         second_worker(

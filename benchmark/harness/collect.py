@@ -427,7 +427,10 @@ def second_worker(
         for batch in backwards:
             if share.store.has(batch.name):
                 break  # met the run's own process: the batches before this one are its
-            share.store.write(run(batch))
+            part = run(batch)
+            if share.store.has(batch.name):
+                break  # the run's own process wrote it meanwhile (and may be finalizing): keep its part
+            share.store.write(part)
             ran += 1
             bar.update(1)
     return RankResult(share.store.folder, ran, sum(b.name in finished for b in share.rest))
