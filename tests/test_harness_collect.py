@@ -408,6 +408,59 @@ def test_a_second_worker_keeps_the_part_the_run_wrote_while_it_computed(
     assert written == [b.name for b in share.rest[3:]]  # the run's parts only, each once
 
 
+def _result_bytes(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_a_second_worker_stops_when_the_run_finalizes_while_it_computes(tmp_path: Path) -> None:
+    """The committed 1.5B run's case: the run's own process finished its batches and finalized (the
+    checkpoint went with the swap) while the second worker computed one; the second worker must neither
+    write that batch nor go on backwards into a new, orphan checkpoint beside the results."""
+    share = _started_in_variant_phase(FakeBackend(), tmp_path, finished_variants=3)
+    final: dict[str, bytes] = {}
+
+    class Finalized(FakeBackend):
+        def run(self, requests, **options):  # type: ignore[no-untyped-def]
+            if not self.calls:
+                run_variant_phase(share, FakeBackend(), SMOKE, progress=False)
+                finish_rank(share, FakeBackend())
+                finalize(tmp_path)
+                final.update(_result_bytes(tmp_path))
+            return super().run(requests, **options)
+
+    helper = Finalized()
+    ran = second_worker(helper, toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False)
+    assert (ran.batches_run, len(helper.calls)) == (0, 1)
+    assert "run.json" in final and _result_bytes(tmp_path) == final  # no checkpoint came back
+
+
+def test_a_second_worker_withdraws_a_part_written_as_the_run_finalized(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The narrowest case: the run finalizes between the second worker's last check and its write. The
+    write recreates the checkpoint folder; the second worker sees the plan gone and removes what it made."""
+    share = _started_in_variant_phase(FakeBackend(), tmp_path, finished_variants=3)
+    write = PartStore.write
+    final: dict[str, bytes] = {}
+
+    def late_write(store: PartStore, part) -> None:  # type: ignore[no-untyped-def]
+        if not final:
+            monkeypatch.setattr(PartStore, "write", write)  # the run's own writes are plain ones
+            run_variant_phase(share, FakeBackend(), SMOKE, progress=False)
+            finish_rank(share, FakeBackend())
+            finalize(tmp_path)
+            final.update(_result_bytes(tmp_path))
+        write(store, part)
+
+    monkeypatch.setattr(PartStore, "write", late_write)
+    ran = second_worker(
+        FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False
+    )
+    assert ran.batches_run == 0
+    assert "run.json" in final and _result_bytes(tmp_path) == final
+    assert not (tmp_path / "checkpoint").exists()
+
+
 def test_a_second_worker_refuses_what_is_not_a_started_one_process_run(tmp_path: Path) -> None:
     def helper(out: Path, batch_size: int = 4) -> None:
         second_worker(

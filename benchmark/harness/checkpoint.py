@@ -56,6 +56,22 @@ class PartStore:
         since a second worker may finish one after the batch list was made."""
         return (self.folder / f"{name}.parquet").is_file()
 
+    def planned(self) -> bool:
+        """Whether the rank's plan.json exists. Finalizing swaps the whole results folder, checkpoint
+        included, so a process still working on a finalized run sees its plan gone."""
+        return (self.folder / PLAN_FILE).is_file()
+
+    def withdraw(self, name: str) -> None:
+        """Remove part ``name`` and the folders that held only it: what a late write recreated under a
+        results folder that was finalized meanwhile."""
+        for suffix in (".parquet", ".safetensors"):
+            (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
+        for folder in (self.folder, self.folder.parent):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or gone): nothing else of ours is there
+                return
+
     def write(self, part: Part) -> None:
         """Activations first, records last: the parquet file marks the part finished."""
         write_tensors(self.folder / f"{part.name}.safetensors", part.activations)

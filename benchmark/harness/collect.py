@@ -396,7 +396,8 @@ def second_worker(
     about the result changes: the plan must equal the run's (``plan.json``), and every batch is cut and
     computed as the run's own process would, so its part is the same bytes (a part's ``seconds``
     statistic aside). It never writes the results: when the two meet, the run's own process (restarted,
-    or still running) finds every batch finished and finalizes. Arguments are :func:`collect`'s.
+    or still running) finds every batch finished and finalizes; a second worker that then finds the
+    run finalized (its plan.json gone with the checkpoint) stops as well. Arguments are :func:`collect`'s.
     """
     folder = started_run(results_dir)
     share = start_rank(
@@ -425,15 +426,25 @@ def second_worker(
     ran = 0
     with tqdm(desc="variants (second worker, last first)", unit="batch", disable=not progress) as bar:
         for batch in backwards:
-            if share.store.has(batch.name):
+            if met(share.store, batch.name):
                 break  # met the run's own process: the batches before this one are its
             part = run(batch)
-            if share.store.has(batch.name):
-                break  # the run's own process wrote it meanwhile (and may be finalizing): keep its part
+            if met(share.store, batch.name):
+                break  # the run's own process wrote it meanwhile (or finalized): keep its part
             share.store.write(part)
+            if not share.store.planned():  # finalized during the write: the write made a new folder
+                share.store.withdraw(part.name)
+                break
             ran += 1
             bar.update(1)
     return RankResult(share.store.folder, ran, sum(b.name in finished for b in share.rest))
+
+
+def met(store: PartStore, name: str) -> bool:
+    """Whether a second worker has met the run's own process at batch ``name``: the run finished it, or
+    finished everything and finalized (its checkpoint, plan.json included, is gone; a write now would
+    start an orphan checkpoint beside the results)."""
+    return store.has(name) or not store.planned()
 
 
 def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None) -> list[Task]:
