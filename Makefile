@@ -30,7 +30,7 @@ SEED ?= 0
 MODEL ?=
 # The default submissions `make all` re-runs and diffs with their committed results (every committed
 # result is analysed and rebuilt into the site).
-ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_k_m qwen__qwen2.5-coder-0.5b-instruct-q4_k_m
+ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_k_m qwen__qwen2.5-coder-0.5b-instruct-q4_k_m qwen__qwen2.5-coder-1.5b-instruct-q4_k_m
 # One torch thread per model run: the committed results were made this way, and float reductions
 # (hence, rarely, a greedy token) depend on the thread count. `make all` runs the models side by side.
 THREADS ?= 1

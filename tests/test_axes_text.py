@@ -144,6 +144,7 @@ BOARD_MODELS = (
     "google__gemma-3-270m-q4_k_m",
     "huggingfacetb__smollm2-135m-instruct-q4_1",
     "qwen__qwen2.5-coder-0.5b-instruct-q4_k_m",
+    "qwen__qwen2.5-coder-1.5b-instruct-q4_k_m",
 )
 
 
@@ -182,9 +183,15 @@ def test_bleu_forms_on_the_committed_records() -> None:
         (4498, 7, 0, "25.490 vs 25.490"),
         (4498, 78, 29, "32.924 vs 32.279"),
         (4498, 176, 26, "51.559 vs 50.972"),
+        (4498, 501, 337, "61.839 vs 53.913"),
     ]
     text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "METHOD.md").read_text().split())
-    assert "three models, 13,494 (y_v, y_0) pairs): the two forms differ on 261 pairs (55 of them" in text
+    words = {3: "three", 4: "four", 5: "five"}
+    pairs, differ, zeroed = (sum(v[i] for v in found.values()) for i in range(3))
+    assert (
+        f"{words[len(found)]} models, {pairs:,} (y_v, y_0) pairs): the two forms differ on {differ} pairs"
+        f" ({zeroed} of them identical answers the corpus form scores 0)"
+    ) in text
     assert all(
         f"{differ} of 4,498 pairs differ, mean BLEU {means}" in text or f"{differ}, {means}" in text
         for _, differ, _, means in found.values()

@@ -210,3 +210,7 @@ def test_readme_prose_about_the_board_counts_its_models() -> None:
         f"The {word} models are small",
     ):
         assert sentence in readme, f"README should say: {sentence!r}"
+    # "most responses are cut at the cap": more than half of the board's responses, pooled over its models
+    cut = [next(t for t in m["run"]["truncated"] if t["dataset"] == "all") for m in board.complete]
+    assert "most responses are cut at the cap" in readme
+    assert 2 * sum(t["cut"] for t in cut) > sum(t["total"] for t in cut)

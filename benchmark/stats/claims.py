@@ -251,10 +251,19 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
             f"{len(significant)} {flips} are significant ({how}; smallest corrected p {_p(best)}): the "
             "observed flips may be noise, and no reversal of two models' order is claimed."
         )
-    said = reversal_sentence(document, significant[0])
+    # Each claimed reversal carries its own corrected p; the rest are named as possibly noise.
+    ranked = sorted(significant, key=lambda r: (r.row.get("p_holm") or 1.0, r.measure, r.first, r.second))
+    shown = ranked[:3]
+    said = "; ".join(
+        f"{(t := reversal_sentence(document, r).removesuffix('.'))[0].lower()}{t[1:]} "
+        f"(corrected p {_p(r.row.get('p_holm'))})"
+        for r in shown
+    )
+    which = "" if len(shown) == len(ranked) else f"the {len(shown)} with the smallest corrected p: "
+    rest = len(told) - len(significant)
     return (
-        f"{len(significant)} {flips} {'is' if len(significant) == 1 else 'are'} significant ({how}); "
-        f"for example, {said[0].lower()}{said[1:]}"
+        f"{len(significant)} {flips} {'is' if len(significant) == 1 else 'are'} significant ({how}): "
+        f"{which}{said}. The other {_count(rest, 'observed flip')} may be noise."
     )
 
 
