@@ -116,7 +116,9 @@ def test_a_committed_document_reads_back_through_its_declaration_to_its_bytes(
 
 def test_every_kind_of_document_is_committed_somewhere() -> None:
     """The byte check above is not vacuous: each declaration has at least one committed file (the
-    done marker is written only at the end of a run, and checked by the harness tests)."""
+    done marker is written only at the end of a run, and checked by the harness tests). A plan lives only
+    while a run does; tests/fixtures/documents/plan.json is the committed 1.5B run's, as it was committed
+    in its checkpoint before the run finalized."""
     kinds = {kind for kind, _ in _committed_documents()}
     assert kinds == set(DOCUMENTS) - {DoneDocument}
 
