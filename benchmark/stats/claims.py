@@ -263,7 +263,7 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
     rest = len(told) - len(significant)
     return (
         f"{len(significant)} {flips} {'is' if len(significant) == 1 else 'are'} significant ({how}): "
-        f"{which}{said}. The other {_count(rest, 'observed flip')} may be noise."
+        f"{which}{said}." + (f" The other {_count(rest, 'observed flip')} may be noise." if rest else "")
     )
 
 
