@@ -351,3 +351,25 @@ def test_item_view_shows_only_variants_run_and_marks_flips_and_largest_changes()
     answers = {v.variant_id: v.answers[0] for v in item.variants}
     assert [answers[v].flipped for v in ran] == [False, False, True]
     assert answers["case/start/9"].largest == ("bleu",) and answers["case/start/1"].largest == ()
+
+
+def test_when_every_flip_is_significant_the_reversal_claim_calls_none_noise() -> None:
+    """The example board keeps only its significant reversal: the sentence claims it with its corrected p
+    and says nothing of "the other 0 flips"; with every row the count of the rest is named."""
+    data = json.loads(EXAMPLE.read_text())
+    kept = [r for r in data["reversals"] if r["significant"]]
+    assert len(kept) == 1 and len(data["reversals"]) > 1
+
+    def reversal_text(rows: list[dict[str, Any]]) -> str:
+        document = Board.of({**data, "reversals": rows}).document
+        return next(c["text"] for c in claims(document) if c["id"] == "reversals")
+
+    only = reversal_text(kept)
+    assert (
+        only.startswith("1 of the 1 observed flip in the order")
+        and f"(corrected p {kept[0]['p_holm']:.2g})" in only
+    )
+    assert "The other" not in only and "may be noise" not in only
+    assert f"The other {len(data['reversals']) - 1} observed flips may be noise." in reversal_text(
+        data["reversals"]
+    )
