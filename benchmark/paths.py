@@ -19,6 +19,11 @@ LEADERBOARD_DIR = REPO_ROOT / "leaderboard"
 # No '/', no '..', no leading dot: a slug from a pull request can never name a path outside its folder.
 _PART = r"[a-z0-9](?:[a-z0-9.\-]|_(?!_)){0,62}[a-z0-9]"
 SLUG_RE = re.compile(rf"^{_PART}__{_PART}$")
+SLUG_RULE = (
+    "'<org>__<model>', each half 2-64 lower-case letters, digits, '.', '-' or single '_', "
+    "beginning and ending with a letter or digit"
+)
+"""The rule SLUG_RE holds, in the words every refusal of a submission name uses."""
 # Dataset names, variant-set names and versions: a conservative identifier alphabet.
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-.]{0,63}$")
 
@@ -37,13 +42,10 @@ def check_slug(slug: str) -> str:
     'huggingfacetb__smollm2-135m-instruct'
     >>> check_slug("../etc__passwd")
     Traceback (most recent call last):
-    benchmark.errors.SagoError: invalid submission name '../etc__passwd': use '<org>__<model>' with ...
+    benchmark.errors.SagoError: invalid submission name '../etc__passwd': use '<org>__<model>', each half ...
     """
     if not SLUG_RE.fullmatch(slug) or ".." in slug:
-        raise SagoError(
-            f"invalid submission name {slug!r}: use '<org>__<model>' with lower-case letters, digits, "
-            "'.', '-' and '_' only"
-        )
+        raise SagoError(f"invalid submission name {slug!r}: use {SLUG_RULE}")
     return slug
 
 

@@ -339,8 +339,9 @@ def test_the_rules_on_their_own() -> None:
     lines = [f.line() for f in change_failures(changes, layout, base)]
     existing = "an existing model's files are changed or withdrawn by the maintainers: open an issue"
     assert lines == [
-        "submissions/Bad__Name/submission.yaml: folder name is not a valid slug — rename it '<org>__<model>' "
-        "(lower-case letters, digits, '.', '-', single '_')",
+        "submissions/Bad__Name/submission.yaml: folder name is not a valid slug — rename it "
+        "'<org>__<model>', each half 2-64 lower-case letters, digits, '.', '-' or single '_', beginning and "
+        "ending with a letter or digit",
         "submissions/acme__gone/README.md: removes the README of a submission the change does not add — "
         "add README.md together with the submission.yaml of the submission you add",
         f"submissions/acme__old/README.md: adds a file of the existing submission 'acme__old' — {existing}",

@@ -27,7 +27,7 @@ from benchmark.gitrepo import (
     paths_at,
     top_level,
 )
-from benchmark.paths import check_slug
+from benchmark.paths import SLUG_RULE, check_slug
 from benchmark.submissions.failures import Failure
 
 YAML, README, RESULTS = "submission.yaml", "README.md", "results"
@@ -136,7 +136,7 @@ def _path_failure(change: Change, layout: Layout) -> Failure | None:
         return Failure(
             change.path,
             "folder name is not a valid slug",
-            "rename it '<org>__<model>' (lower-case letters, digits, '.', '-', single '_')",
+            f"rename it {SLUG_RULE}",
         )
     if change.mode in (SYMLINK_MODE, SUBMODULE_MODE):
         kind = "symbolic link" if change.mode == SYMLINK_MODE else "nested repository"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
-from benchmark.paths import VARIANTS_DIR, check_name, check_slug
+from benchmark.paths import SLUG_RULE, VARIANTS_DIR, check_name, check_slug
 from benchmark.submissions.failures import Failure
 from benchmark.submissions.lookalike import skeleton
 from benchmark.submissions.schema import (
@@ -137,7 +137,7 @@ def _check_submission(
                 Failure(
                     str(rel),
                     "folder name is not a valid slug",
-                    "rename it '<org>__<model>' (lower-case letters, digits, '.', '-', single '_')",
+                    f"rename it {SLUG_RULE}",
                 )
             ],
             0,
