@@ -411,6 +411,20 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
         "not an lm-eval samples file",
     ),
     (
+        "import lm-eval missing samples file",
+        [
+            "import",
+            "lm-eval",
+            f"{T}/samples_t_2026-01-01T00-00-00.jsonl",
+            "--version",
+            VERSION,
+            "--out",
+            f"{T}/x",
+        ],
+        nothing,
+        "samples_t_2026-01-01T00-00-00.jsonl: no such file",
+    ),
+    (
         "import lm-eval into the submissions folder",
         ["import", "lm-eval", f"{T}/s.jsonl", "--version", VERSION, "--out", f"{T}/submissions/{SLUG}/x"],
         nothing,

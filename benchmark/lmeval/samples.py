@@ -102,6 +102,8 @@ class TaskSamples:
 
 def results_file(path: Path) -> tuple[str, Path]:
     """(task name, the results file of the same run) of a samples file, or a one-line error."""
+    if not path.is_file():  # a mistyped path says so, not that its name looks wrong
+        raise SagoError(f"{path}: no such file; pass the samples_<task>_<time>.jsonl files lm-eval wrote")
     match = SAMPLES_NAME.fullmatch(path.name)
     if match is None:
         raise SagoError(
