@@ -255,7 +255,7 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
     ranked = sorted(significant, key=lambda r: (r.row.get("p_holm") or 1.0, r.measure, r.first, r.second))
     shown = ranked[:3]
     said = "; ".join(
-        f"{(t := reversal_sentence(document, r).removesuffix('.'))[0].lower()}{t[1:]} "
+        f"{lower_first(reversal_sentence(document, r).removesuffix('.'))} "
         f"(corrected p {_p(r.row.get('p_holm'))})"
         for r in shown
     )
