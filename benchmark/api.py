@@ -49,10 +49,12 @@ def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
     """What a model string names: a submission slug (the packaged models are submissions, e.g.
     ``huggingfacetb__smollm2-135m-instruct-q4_1``), a local model folder, a Hub id pinned to a
     commit, ``org/name@<40-hex sha>``, or a model behind an OpenAI-compatible endpoint,
-    ``api:<model>@<base_url>[#KEY_VARIABLE]`` (the model name is its snapshot: give a dated one).
+    ``api:<model>@<base_url>[#KEY_VARIABLE]`` (the model name is its snapshot: give a dated one). The
+    endpoint rules of a submission hold here too (:mod:`benchmark.endpoints`): the key variable starts
+    with ``SAGO_API_KEY_`` and the address is https:// to a public host name.
 
-    >>> model_ref("api:gpt-4o-mini-2024-07-18@https://api.openai.com#OPENAI_API_KEY").model.key_env
-    'OPENAI_API_KEY'
+    >>> model_ref("api:gpt-4o-mini-2024-07-18@https://api.openai.com#SAGO_API_KEY_OPENAI").model.key_env
+    'SAGO_API_KEY_OPENAI'
     """
     api = _API.fullmatch(model)
     if api:

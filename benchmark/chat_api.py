@@ -28,6 +28,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchmark.errors import SagoError
 
@@ -169,6 +170,8 @@ class ChatClient:
     settings: ChatSettings
     sleep: Callable[[float], None] = time.sleep
     """how to wait between tries (tests pass a recorder)."""
+    opener: Callable[..., Any] = urllib.request.urlopen
+    """how to open a request; a submitted model uses benchmark.endpoints.guarded_opener (checked hosts)."""
     _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -237,7 +240,7 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {key}"
         request = urllib.request.Request(url, payload, headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.settings.timeout_s) as response:
+            with self.opener(request, timeout=self.settings.timeout_s) as response:
                 raw = response.read()
         except urllib.error.HTTPError as err:
             raise _http_error(url, err, key) from None

@@ -18,36 +18,27 @@ from helpers.toy import toy_variant_set
 from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings
 from benchmark.errors import SagoError
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_model
+from benchmark.models.api import ApiBackend
 from benchmark.results import ResultsFolder
 from benchmark.submissions import Submission
 
 KEY = "sk-secret-123"
 
 
-def api_submission(url: str, *, key_env: str | None = "SAGO_TEST_KEY", concurrency: int = 3) -> Submission:
-    model = {
-        "kind": "api",
-        "base_url": url,
-        "model": "stub",
-        "snapshot": "stub-2026-12-03",
-        "concurrency": concurrency,
-    }
-    if key_env:
-        model["key_env"] = key_env
-    return Submission.model_validate(
-        {"name": "Stub", "model": model, "license": "MIT", "parameters": 1, "contact": "t"}
-    )
-
-
 OPTIONS = EvaluateOptions(set_name="toy", version="v1", profile="smoke", progress=False)
 
 
-def _run(url: str, out: Path, **kw: object) -> Path | None:
+def _run(url: str, out: Path, *, concurrency: int = 3) -> Path | None:
+    # A submission never sends a key to a local address (benchmark.endpoints, tests/test_api_secrets.py);
+    # these tests send one to the stub, so they pass the backend a maintainer would build by hand.
+    settings = ChatSettings(url, "stub", "SAGO_TEST_KEY")
+    backend = ApiBackend(settings, snapshot="stub-2026-12-03", concurrency=concurrency)
     return evaluate_model(
-        api_submission(url, **kw),  # type: ignore[arg-type]
+        None,
         OPTIONS,
         out,
         label="stub",
+        backend=backend,
         variant_set=toy_variant_set(("alpha",), n_items=2),
     )
 

@@ -21,6 +21,7 @@ import pytest
 
 from benchmark.axes.api_judge import ApiPolitenessJudge, RowContext
 from benchmark.chat_api import ChatClient, ChatSettings
+from benchmark.endpoints import LOCAL_ENDPOINT_ENV
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_model
 from benchmark.harness.serve import served
 from benchmark.paths import REPO_ROOT
@@ -67,11 +68,14 @@ def agreement(api: pd.DataFrame, local: pd.DataFrame) -> tuple[int, int, int]:
     return first_word, prompt_tokens, len(joined)
 
 
-def test_a_served_packaged_model_runs_the_smoke_profile_like_the_local_backend(tmp_path: Path) -> None:
+def test_a_served_packaged_model_runs_the_smoke_profile_like_the_local_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out"
     # the bench profile: one item per dataset at the extreme levels (about 50 replies, a minute)
     options = EvaluateOptions(profile="bench", datasets=(DATASET,), progress=False)
     with served(ARTEFACT, threads=1, slots=2) as url:
+        monkeypatch.setenv(LOCAL_ENDPOINT_ENV, url)  # what `sago serve` sets for its command
         evaluate_model(submission(url), options, out, label="served")
     folder = ResultsFolder(out)
     records = pd.read_parquet(folder.records(DATASET))
@@ -127,7 +131,7 @@ def test_a_server_killed_mid_run_loses_no_paid_reply(tmp_path: Path) -> None:
     out = tmp_path / "out"
     cache = out / "checkpoint" / "api-responses.jsonl"
     with served(ARTEFACT, threads=1, slots=1) as url:
-        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), LOCAL_ENDPOINT_ENV: url}
         run = subprocess.Popen(
             [sys.executable, "-c", SCRIPT, url, str(out)], env=env, stderr=subprocess.PIPE, text=True
         )

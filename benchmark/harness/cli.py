@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from benchmark import options, paths
+from benchmark.endpoints import LOCAL_ENDPOINT_ENV
 from benchmark.errors import SagoError
 from benchmark.harness.evaluate import (
     EvaluateOptions,
@@ -223,6 +226,8 @@ def serve(artefact: str, command: tuple[str, ...], port: int, threads: int, slot
         argv = [sys.executable, "-m", "benchmark", *argv[1:]]
     with served(artefact, port=port, threads=threads, slots=slots) as url:
         click.echo(f"serving {artefact} at {url}", err=True)
-        code = subprocess.run(argv, check=False).returncode
+        # the command may send keyless requests to this one local address (benchmark.endpoints)
+        env = {**os.environ, LOCAL_ENDPOINT_ENV: url}
+        code = subprocess.run(argv, check=False, env=env).returncode
     if code:
         raise SystemExit(code)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from benchmark import paths
-from benchmark.chat_api import ChatSettings
+from benchmark.chat_api import ChatClient, ChatSettings
+from benchmark.endpoints import endpoint_refusal, guarded_opener, is_local_form
 from benchmark.errors import SagoError
 from benchmark.harness.collect import (
     ONE_PROCESS,
@@ -141,6 +142,9 @@ def evaluate_model(
     # Everything that can be wrong with the options or the set fails here, before any file is touched.
     check_options(options, variant_set)
     select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
+    if backend is None and not options.second_worker and _will_run(out, options, profile, variant_set):
+        # before a file is touched or anything is sent (a second worker of an API run is refused below)
+        refuse_unsafe_endpoint(submission.model if submission else None, label)
     if _nothing_to_do(out, options, profile, variant_set.sha256, ranks, label):
         return None
     extra: dict[str, object] = dict(provenance().run_json()) if provenance else {}
@@ -201,12 +205,20 @@ def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
             raise SagoError(f"{flag} does not apply to an API model (it runs on the endpoint's machines)")
     if options.engine != "single_prefill":
         raise SagoError("--engine does not apply to an API model (the endpoint decodes)")
-    # the schema has checked the URL; a missing key fails in ChatClient, before any request
+    # refuse_unsafe_endpoint has checked the URL and key; a missing key fails in ChatClient
     settings = ChatSettings(model.base_url, model.model, model.key_env)
-    backend = ApiBackend(settings, snapshot=model.snapshot, concurrency=model.concurrency)
+    client = ChatClient(settings, opener=guarded_opener(local=is_local_form(model.base_url)))
+    backend = ApiBackend(settings, snapshot=model.snapshot, concurrency=model.concurrency, client=client)
     if options.batch_size:
         backend.batch_size = options.batch_size
     return backend
+
+
+def refuse_unsafe_endpoint(model: object, label: str) -> None:
+    """An API model that would send a key outside the rule or reach a non-public address is refused in
+    one line, before any request (the rules: :mod:`benchmark.endpoints`)."""
+    if isinstance(model, ApiModel) and (problem := endpoint_refusal(model.base_url, model.key_env)):
+        raise SagoError(f"{label}: refused to send requests: {problem}")
 
 
 def api_not_measured() -> dict[str, str]:
@@ -215,6 +227,11 @@ def api_not_measured() -> dict[str, str]:
 
     why = "an API endpoint shows no hidden states and scores no given continuation"
     return {name: why for name in model_measures()}
+
+
+def _will_run(out: Path, options: EvaluateOptions, profile: Profile, variant_set: VariantSetLike) -> bool:
+    """Whether this run sends anything: with --force, or without a finished run to skip."""
+    return options.force or not has_finished_run(out, variant_set.sha256, profile, options.datasets)
 
 
 def _nothing_to_do(

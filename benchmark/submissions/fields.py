@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic.fields import FieldInfo
 
+from benchmark.endpoints import KEY_ENV_PREFIX
 from benchmark.packaged import ARTEFACTS
 from benchmark.submissions.schema import HEX40, HEX64, MODEL_KINDS, Submission
 
@@ -79,9 +80,9 @@ def _pattern_words(key: str, pattern: str) -> str:
     if pattern.startswith("^https://"):
         return "an https:// address"
     if pattern.startswith("^https?://"):
-        return "an http:// or https:// address: host, port and path only"
+        return "https:// and a public host name (no IP, user or port but 443), then a path"
     if key == "key_env":
-        return "an environment variable's name: A-Z, 0-9 and _"
+        return f"{KEY_ENV_PREFIX} then A-Z, 0-9 and _"
     if key in ("model", "snapshot"):
         return "a name of letters, digits and . _ : - (model also /), up to 128 characters"
     return f"text matching {pattern}"

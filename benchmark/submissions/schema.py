@@ -13,8 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
+from benchmark.endpoints import URL_RULE, is_local_form, key_env_problem, url_problem
 from benchmark.errors import FileProblem, SagoError
 from benchmark.paths import SUBMISSIONS_DIR, check_slug, inside
 from benchmark.safeload import load_yaml
@@ -99,7 +101,10 @@ class ApiModel(_Strict):
         Field(
             pattern=r"^https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~\-/]*)?$",
             max_length=200,
-            description="the server, e.g. https://api.openai.com or http://127.0.0.1:8080",
+            description=(
+                "the server: https:// to a public host name, e.g. https://api.openai.com "
+                "(http://127.0.0.1:PORT without a key is the maintainers' own `sago serve`)"
+            ),
         ),
     ]
     model: Annotated[
@@ -123,10 +128,35 @@ class ApiModel(_Strict):
         str | None,
         Field(
             pattern=r"^[A-Z_][A-Z0-9_]{0,63}$",
-            description="the environment variable holding the API key (never the key itself); omit for none",
+            description=(
+                "the environment variable holding the API key (never the key itself), named SAGO_API_KEY_…; "
+                "omit for none"
+            ),
         ),
     ] = None
     concurrency: Annotated[int, Field(strict=True, ge=1, le=64, description="requests in flight at once")] = 4
+
+    # The endpoint rules live in benchmark.endpoints (base code), so a pull request cannot loosen them.
+    @field_validator("base_url")
+    @classmethod
+    def _public_endpoint(cls, base_url: str) -> str:
+        problem = None if is_local_form(base_url) else url_problem(base_url)
+        if problem:
+            context = {"url": base_url, "problem": problem, "rule": URL_RULE}
+            raise PydanticCustomError("endpoint_refused", "{url}: {problem}; {rule}", context)
+        return base_url
+
+    @field_validator("key_env")
+    @classmethod
+    def _model_key_only(cls, key_env: str | None, info: ValidationInfo) -> str | None:
+        if key_env is None:
+            return None
+        problem = key_env_problem(key_env)
+        if problem is None and is_local_form(str(info.data.get("base_url", ""))):
+            problem = "a key is never sent to a local endpoint (http://127.0.0.1): leave key_env out"
+        if problem:
+            raise PydanticCustomError("key_refused", "{problem}", {"problem": problem})
+        return key_env
 
 
 MODEL_KINDS: dict[str, type[BaseModel]] = {

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.endpoints import is_local_form
 from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import SLUG_RULE, VARIANTS_DIR, check_name, check_slug
@@ -302,7 +303,25 @@ def _check_pinning(submission: Submission, where: str) -> list[Failure]:
                     f"set model.sha256 to {expected}",
                 )
             ]
+    if (
+        isinstance(model, ApiModel)
+        and is_local_form(model.base_url)
+        and model.snapshot not in _served_files()
+    ):
+        return [
+            Failure(
+                where,
+                f"model.base_url {model.base_url} is a local endpoint, which only serves a packaged model "
+                "(`sago serve`), and model.snapshot is no packaged file's sha256",
+                "point base_url at your https:// endpoint on a public host name (docs/SUBMITTING.md)",
+            )
+        ]
     return []
+
+
+def _served_files() -> set[str]:
+    """The sha256 of each packaged file ``sago serve`` can serve on 127.0.0.1."""
+    return {sha for name in ARTEFACTS.names() if (sha := ARTEFACTS.get(name).sha256) is not None}
 
 
 def weights_identity(submission: Submission) -> str | None:
