@@ -43,7 +43,7 @@ BENCH_VENV ?= .bench-venv
 
 .PHONY: all check lint setup browser reproduce recompute install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite api-smoke \
-	bench bench-peer bench-floor scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check test test-fast example-fixture
+	bench bench-peer bench-floor model-facts scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check test test-fast example-fixture
 
 all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
 	$(SAGO) variants verify --set $(SET) --version v1 --expected-sha256 $(V1_SHA256)
@@ -142,6 +142,9 @@ bench-peer: peer-venv  ## `sago bench` vs lm-evaluation-harness generate_until o
 
 bench-floor:  ## least time the pooled engine's matrix products can take here (ARGS=--model SLUG --batch-size N --peer-seconds S)
 	$(PY) -m benchmark.tools.bench_floor $(ARGS)
+
+model-facts:  ## leaderboard/model_facts.json from the packaged models' files: lineage, bits per weight, context, the exact prompt (system turn)
+	$(PY) -m benchmark.tools.model_facts
 
 scoring-accuracy:  ## the pooled engine's screened scoring pass against float64 on real rows (ARGS=--model SLUG --positions N)
 	$(PY) -m benchmark.tools.scoring_accuracy $(ARGS)

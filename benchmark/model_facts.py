@@ -1,0 +1,130 @@
+"""What a packaged model really is and what it really received, read from its GGUF file.
+
+A stability number rests on facts a submission's name does not carry: a chat template may put a system
+turn before every prompt ("You are a helpful AI assistant named SmolLM …") although the harness sends one
+user turn; a file called Q4_1 keeps its embeddings in Q8_0 and spends nearly six bits per weight; the
+context length bounds what a prompt may hold. This module reads them from the artefact itself: the GGUF
+metadata and tensor table (``gguf``), and the template rendered exactly as the harness renders a prompt
+(``benchmark.models.hf.HFBackend.render``: one user turn, generation prompt). It computes no statistic.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+Messages = Sequence[Mapping[str, str]]
+Render = Callable[[Messages], str]
+"""a chat template: messages -> the text the model reads (``add_generation_prompt`` on)."""
+
+_PROBE_SYSTEM = "\u2063SYSTEM-PROBE\u2063"
+_PROBE_USER = "\u2063USER-PROBE\u2063"
+"""texts no template writes itself (invisible separators around a tag), so they can be found again."""
+
+
+@dataclass(frozen=True)
+class SystemTurn:
+    """The system turn a chat template writes before a lone user turn."""
+
+    text: str | None
+    """what the template inserts by default (None: nothing, or it takes no system turn)."""
+    how: str
+    """``default`` (inserted when none is given), ``none`` (the template writes no system turn unless
+    asked), or ``unsupported`` (the template refuses a system turn)."""
+
+
+def default_system_turn(render: Render) -> SystemTurn:
+    """The system text ``render`` puts before a lone user turn, found by rendering the same user turn
+    with and without an explicit system turn: where an explicit one sits, a default one sits too.
+
+    >>> chatml = lambda ms: "".join(f"<{m['role']}>{m['content']}</>" for m in ms) + "<assistant>"
+    >>> default_system_turn(chatml)
+    SystemTurn(text=None, how='none')
+    >>> qwen = lambda ms: chatml(ms if ms[0]["role"] == "system" else [{"role": "system",
+    ...     "content": "You are Qwen."}, *ms])
+    >>> default_system_turn(qwen)
+    SystemTurn(text='You are Qwen.', how='default')
+    """
+    user = [{"role": "user", "content": _PROBE_USER}]
+    alone = render(user)
+    try:
+        with_system = render([{"role": "system", "content": _PROBE_SYSTEM}, *user])
+    except Exception:  # noqa: BLE001 - a template may raise anything (raise_exception) on a system turn
+        return SystemTurn(None, "unsupported")
+    if _PROBE_SYSTEM not in with_system:
+        return SystemTurn(None, "unsupported")
+    before, after = with_system.split(_PROBE_SYSTEM, 1)
+    if alone.startswith(before) and alone.endswith(after) and len(alone) > len(before) + len(after):
+        return SystemTurn(alone[len(before) : len(alone) - len(after)], "default")
+    # No default in the system turn's place; it may still write text before the user turn that the
+    # explicit form replaces (a template that merges system text into the user turn writes none then).
+    return SystemTurn(None, "none")
+
+
+@dataclass(frozen=True)
+class GGUFFacts:
+    """A GGUF file's lineage, size and quantisation, from its metadata and tensor table."""
+
+    architecture: str
+    source_name: str | None
+    """``general.name``: the model the file was converted from, as its converter named it."""
+    organization: str | None
+    finetune: str | None
+    size_label: str | None
+    file_type: str | None
+    """``general.file_type`` by gguf's own names (``MOSTLY_Q4_1``): what the file says it is."""
+    quantization_version: int | None
+    parameters: int
+    """elements of every tensor in the file (a tied output matrix is stored once)."""
+    bits_per_weight: float
+    """bytes of every tensor × 8 / elements: the file's effective precision, scales included."""
+    weight_types: dict[str, float]
+    """share of the elements stored in each ggml type (``Q4_1``: 0.789 …), largest first."""
+    context_length: int | None
+    chat_template: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict, the template left out (it is hashed where stored)."""
+        out = asdict(self)
+        del out["chat_template"]
+        return out
+
+
+def _field(reader: Any, key: str) -> Any:
+    """One metadata value of a ``gguf.GGUFReader`` (None when absent)."""
+    field = reader.fields.get(key)
+    return None if field is None else field.contents()
+
+
+def gguf_facts(path: Path) -> GGUFFacts:
+    """Read ``path``'s metadata and tensor table (no weights are dequantised)."""
+    import gguf  # the reader maps the file; imported on use like the other model libraries
+
+    reader = gguf.GGUFReader(str(path))
+    arch = str(_field(reader, "general.architecture"))
+    elements: Counter[str] = Counter()
+    stored = 0
+    for tensor in reader.tensors:
+        elements[tensor.tensor_type.name] += int(tensor.n_elements)
+        stored += int(tensor.n_bytes)
+    total = sum(elements.values())
+    file_type = _field(reader, "general.file_type")
+    context = _field(reader, f"{arch}.context_length")
+    quant_version = _field(reader, "general.quantization_version")
+    return GGUFFacts(
+        architecture=arch,
+        source_name=_field(reader, "general.name"),
+        organization=_field(reader, "general.organization"),
+        finetune=_field(reader, "general.finetune"),
+        size_label=_field(reader, "general.size_label"),
+        file_type=None if file_type is None else gguf.LlamaFileType(int(file_type)).name,
+        quantization_version=None if quant_version is None else int(quant_version),
+        parameters=total,
+        bits_per_weight=round(stored * 8 / total, 4),
+        weight_types={k: round(v / total, 4) for k, v in elements.most_common()},
+        context_length=None if context is None else int(context),
+        chat_template=_field(reader, "tokenizer.chat_template"),
+    )
