@@ -349,10 +349,19 @@ def api_table_rows(entries: Sequence[Entry], request: AnalyzeRequest) -> list[Ap
         if entry.submission.model.kind != "api" or entry.summary is None:
             continue
         results = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root)
-        own = [pd.read_parquet(p) for p in plain_files(results.path / OWN_CONFIDENCE_DIR, RECORDS_SUFFIX)]
         profile = results.read_run().profile_name
-        rows += api_rows(entry.slug, entry.submission.name, entry.summary, own, profile)
+        rows += api_rows(
+            entry.slug, entry.submission.name, entry.summary, own_confidence_frames(results), profile
+        )
     return rows
+
+
+def own_confidence_frames(results: ResultsFolder) -> list[pd.DataFrame]:
+    """An API run's own-token confidence tables; none when run.json says it was not measured (the endpoint
+    refused log-probabilities: then no reply, or only the first few, has them, and no shift is shown)."""
+    if results.read_run().model.own_confidence not in (None, "measured"):
+        return []
+    return [pd.read_parquet(p) for p in plain_files(results.path / OWN_CONFIDENCE_DIR, RECORDS_SUFFIX)]
 
 
 def stage_summary(entry: Entry, deltas: Path, request: AnalyzeRequest, staged: Staged) -> None:
