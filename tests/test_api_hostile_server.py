@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import re
 import socket
 import struct
 import threading
@@ -624,3 +625,31 @@ def test_a_10_mib_reply_stops_the_run_in_one_line_with_nothing_written(tmp_path:
         _evaluate(server, tmp_path / "out")
     assert "more than 4 MiB" in str(err.value) and "\n" not in str(err.value)
     assert not (tmp_path / "out" / "run.json").exists() and not (tmp_path / "out" / "records").exists()
+
+
+# ---- the API judge: an unparsable verdict ----
+
+
+def test_an_unparsable_verdict_is_counted_stored_as_such_shown_and_asked_again(tmp_path: Path) -> None:
+    from benchmark.axes import api_judge
+    from benchmark.axes.api_judge import ApiPolitenessJudge, RowContext
+
+    def verdict(text: str) -> Script:
+        return payload(lambda b: completion(b) | {"choices": [{"message": {"content": text}}]})
+
+    cache = tmp_path / "verdicts.jsonl"
+    row = ("Of course! Thank you. Paris.", "Paris.", +1, RowContext())
+    with serve(verdict("I cannot decide."), verdict("I cannot decide."), verdict("YES")) as server:
+        settings = ChatSettings(server.url, "judge", timeout_s=5)
+        judge = ApiPolitenessJudge(ChatClient(settings), cache)
+        assert judge.verdict(*row) is False  # counted as NO for this run...
+        assert judge.stats["unparsed"] == 1
+        stored = [json.loads(line) for line in cache.read_text().splitlines()]
+        assert stored[0]["yes"] is None and stored[0]["raw"] == "I cannot decide."  # ...stored as unparsable
+        assert judge.verdict(*row) is False and len(server.bodies) == 2  # not cached as NO: asked again
+        again = ApiPolitenessJudge(ChatClient(settings), cache)  # the next run asks again too
+        assert again.verdict(*row) is True and len(server.bodies) == 3
+        assert again.verdict(*row) is True and len(server.bodies) == 3  # a parsed verdict is cached
+    line = api_judge.stats_line()
+    found = re.search(r"(\d+) unparsable \((\d+) counted as NO this run, asked again next run\)", line or "")
+    assert found is not None and int(found.group(1)) >= 2  # every API judge of this process, summed
