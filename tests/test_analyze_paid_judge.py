@@ -12,17 +12,44 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_stats_cli import RESULTS, analyze, submissions  # noqa: F401 (the fixture)
+import yaml
+from helpers.leaderboard_example import example_submission
+from helpers.synthetic import example_levels, synthetic_deltas
 
 import benchmark.axes.results
 from benchmark.axes.results import INPUTS_KEY, input_fingerprint
 from benchmark.axes.scorers import POLITENESS_ENV, POLITENESS_JUDGES
+from benchmark.cli import main
 from benchmark.pipeline.analyze import current_axes
-from benchmark.schema import RECORDS_SCHEMA_VERSION
+from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET, RECORDS_SCHEMA_VERSION
 
 PAID = ("--judge", "openai:judge-model")
+RESULTS = Path("results") / DEFAULT_SET / BOARD_SET_VERSION
+COMPLETE = ("acme__m-a", "acme__m-b")
+
+
+@pytest.fixture
+def submissions(tmp_path: Path) -> Path:
+    """Two complete submissions: run.json, and deltas.parquet stamped as made from it by the default judge."""
+    root = tmp_path / "submissions"
+    deltas = synthetic_deltas(example_levels(COMPLETE, datasets=("d1", "d2")), n_items=6, seed=2)
+    for slug in COMPLETE:
+        meta = {k: v for k, v in example_submission(slug).items() if v is not None}
+        results = root / slug / RESULTS
+        results.mkdir(parents=True)
+        (root / slug / "submission.yaml").write_text(yaml.safe_dump(meta))
+        (results / "run.json").write_text("{}")
+        table = pa.Table.from_pandas(deltas[deltas["model"] == slug], preserve_index=False)
+        stamp = json.dumps(input_fingerprint(results, current_axes()).to_json(), sort_keys=True)
+        pq.write_table(table.replace_schema_metadata({INPUTS_KEY: stamp}), results / "deltas.parquet")
+    return root
+
+
+def analyze(root: Path, out: Path, *extra: str) -> int:
+    return main(["analyze", "--submissions-dir", str(root), "--out", str(out), "--resamples", "200", *extra])
 
 
 @pytest.fixture
@@ -49,7 +76,7 @@ def recomputed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_a_paid_judge_for_one_slug_recomputes_that_slug_only(
     recomputed: list[str],
-    submissions: Path,  # noqa: F811 (the fixture)
+    submissions: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -68,7 +95,7 @@ def test_a_paid_judge_for_one_slug_recomputes_that_slug_only(
 
 def test_a_left_out_slug_that_needs_recomputing_is_refused_not_judged(
     recomputed: list[str],
-    submissions: Path,  # noqa: F811 (the fixture)
+    submissions: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
