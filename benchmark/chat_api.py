@@ -36,6 +36,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from benchmark.errors import SagoError
 
@@ -377,9 +378,17 @@ class _Watchdog:
                 sock.shutdown(socket.SHUT_RDWR)
 
 
+class _Answer(NamedTuple):
+    """What a server answered: the status, the headers and the body (at most the cap)."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
 def _post(
     url: str, payload: bytes, headers: Mapping[str, str], settings: ChatSettings, watchdog: _Watchdog
-) -> tuple[int, Mapping[str, str], bytes]:
+) -> _Answer:
     """POST ``payload``; the status, the headers and at most ``settings.max_reply_bytes`` of the body.
 
     ``http.client`` and not ``urllib``: a redirect is answered to the caller, never followed (the key
@@ -416,7 +425,7 @@ def _post(
         connection.close()
     if watchdog.fired.is_set():  # a body without a length, ended by the deadline: not the whole reply
         raise _cut_error(url, TimeoutError("deadline"), watchdog, settings)
-    return status, reply_headers, raw
+    return _Answer(status, reply_headers, raw)
 
 
 def _read_capped(response: http.client.HTTPResponse, cap: int, url: str) -> bytes:
