@@ -326,7 +326,7 @@ class ChatClient:
                 self._open.discard(watchdog)
         if status >= 300:
             raise _status_error(url, status, reply_headers, raw)
-        encoding = reply_headers.get("Content-Encoding", "identity").strip().lower()
+        encoding = reply_headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
             raise ChatError(
                 f"{url} answered with Content-Encoding {encoding[:40]!r}, which was not asked for; "
@@ -383,6 +383,7 @@ class _Answer(NamedTuple):
 
     status: int
     headers: Mapping[str, str]
+    """names lower-cased (HTTP names are case-insensitive; HTTP/2 gateways send them lower-case)."""
     body: bytes
 
 
@@ -411,7 +412,7 @@ def _post(
         connection.request("POST", parts.path or "/", payload, dict(headers))
         response = connection.getresponse()
         raw = _read_capped(response, settings.max_reply_bytes, url)
-        status, reply_headers = response.status, {k: v for k, v in response.getheaders()}
+        status, reply_headers = response.status, {k.lower(): v for k, v in response.getheaders()}
     except (http.client.IncompleteRead, ConnectionError, TimeoutError, OSError) as err:
         raise _cut_error(url, err, watchdog, settings) from None
     except http.client.HTTPException as err:  # a status line or headers no HTTP server sends
@@ -470,7 +471,7 @@ def _status_error(url: str, status: int, headers: Mapping[str, str], raw: bytes)
     """One line for a status that is not a reply; the server's own message is quoted, masked, shortened."""
     detail = _error_detail(raw)
     if 300 <= status < 400:
-        where = " ".join(headers.get("Location", "?").split())[:120]
+        where = " ".join(headers.get("location", "?").split())[:120]
         message = f"{url} redirected (HTTP {status}) to {where}; redirects are not followed, fix base_url"
     elif status in (401, 403):
         message = f"{url} refused the key (HTTP {status}{detail}); check the key in the named variable"
@@ -486,7 +487,7 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     """``Retry-After`` in seconds; None for an HTTP date, a negative, NaN or infinite value (the backoff
     decides then; a huge one is cut to :data:`MAX_BACKOFF_S` by the caller)."""
     try:
-        wait = float(headers.get("Retry-After", ""))
+        wait = float(headers.get("retry-after", ""))
     except ValueError:
         return None
     return wait if math.isfinite(wait) and wait >= 0 else None

@@ -341,6 +341,13 @@ def test_429_honours_a_sane_retry_after_only(retry_after: str, wait: float | Non
         assert outcome.waits == [wait]
 
 
+def test_header_names_are_read_whatever_their_case() -> None:
+    with serve(status(429, "slow down", {"retry-after": "2.5"}), ok) as server:
+        assert ask(server).waits == [2.5]
+    with serve(body_of(ZEROS, 200, {"content-encoding": "GZIP"})) as server:
+        one_line(ask(server), "Content-Encoding 'gzip'")
+
+
 def test_retries_run_out_as_one_line_with_the_real_count() -> None:
     with serve(reset) as server:
         outcome = ask(server, retries=2)
@@ -398,7 +405,7 @@ def test_a_broken_answer_is_one_line_at_once(script: Script, needles: tuple[str,
 def test_the_cap_stops_reading_instead_of_reading_everything() -> None:
     with serve(body_of(b"x" * (10 << 20))) as server:
         outcome = ask(server, max_reply_bytes=1 << 20)
-    one_line(outcome, "more than 1 MiB", within_s=1.0)
+    one_line(outcome, "more than 1 MiB", within_s=2.0)
 
 
 def test_the_reply_cap_is_far_above_a_legitimate_reply_and_the_text_cap_is_the_records_limit() -> None:
