@@ -30,6 +30,7 @@ import os
 import random
 import re
 import socket
+import ssl
 import sys
 import threading
 import urllib.parse
@@ -401,6 +402,12 @@ def _post(
     connection = kind(parts.hostname or "", parts.port, timeout=between)
     try:
         connection.connect()
+    except ssl.SSLCertVerificationError as err:  # no retry makes a certificate valid
+        connection.close()
+        raise ChatError(
+            f"{url} has a certificate that does not verify ({err.verify_message}); fix base_url",
+            retryable=False,
+        ) from None
     except OSError as err:
         reason = "timed out" if isinstance(err, TimeoutError) else err.strerror or type(err).__name__
         connection.close()

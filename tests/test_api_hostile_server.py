@@ -13,8 +13,11 @@ import contextlib
 import gzip
 import json
 import re
+import shutil
 import socket
+import ssl
 import struct
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -415,6 +418,36 @@ def test_the_reply_cap_is_far_above_a_legitimate_reply_and_the_text_cap_is_the_r
         reply = ChatClient(settings).complete(ChatRequest(words, 2000, logprobs=True))
     assert reply.token_logprobs is not None and len(reply.token_logprobs) == 2000
     assert TABLE_LIMITS.value_bytes == MAX_TEXT_BYTES
+
+
+@pytest.mark.skipif(
+    shutil.which("openssl") is None, reason="needs the openssl command for a test certificate"
+)
+def test_a_certificate_that_does_not_verify_is_one_line_and_not_retried(tmp_path: Path) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+        + ["-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    with serve(ok) as server:
+        listener = socket.create_server(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+
+        def handshake_once() -> None:
+            conn, _ = listener.accept()
+            with contextlib.suppress(OSError), context.wrap_socket(conn, server_side=True):
+                pass  # the client refuses the certificate during the handshake
+
+        threading.Thread(target=handshake_once, daemon=True).start()
+        server.url = f"https://127.0.0.1:{port}"
+        outcome = ask(server)
+        listener.close()
+    one_line(outcome, "certificate that does not verify (self-signed certificate)")
+    assert not outcome.notes  # was retried 6 times with backoff (about a minute) by default
 
 
 @pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
