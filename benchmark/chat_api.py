@@ -12,30 +12,56 @@ thread-safe). What a benchmark needs from a remote model, and what this module g
 * **counts for provenance.** Requests, retries and the server's token usage are counted
   (:meth:`ChatClient.counts`) for run.json.
 
-Standard library only (``urllib``): no client package to pin, and nothing imported at module load.
+* **a hostile or broken server cannot hang or flood a run.** Each request has a total deadline
+  (:attr:`ChatSettings.timeout_s`) and a limit on silence between bytes; the body is read up to
+  :data:`MAX_REPLY_BYTES` and no further; a reply cut short is retried like a reset; redirects are never
+  followed; every failure is one line, the key and anything shaped like a key masked before it is cut.
+
+Standard library only (``http.client``): no client package to pin, and nothing imported at module load.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import math
 import os
 import random
 import re
+import socket
+import ssl
+import sys
 import threading
-import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from benchmark.errors import SagoError
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 """HTTP statuses worth a second try: rate limits, overload and gateway trouble."""
-_KEYLIKE = re.compile(r"\b(?:sk|pk|rk|key)[-_][A-Za-z0-9_\-*.]{3,}")
+_KEYLIKE = re.compile(
+    r"\b(?:(?:sk|pk|rk|key)[-_][A-Za-z0-9_\-*.]{3,}"  # OpenAI and most others: sk-..., sk-proj-...
+    r"|hf_[A-Za-z0-9]{6,}"  # Hugging Face
+    r"|(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{6,}"  # GitHub
+    r"|(?:AKIA|ASIA)[A-Z0-9]{12,}"  # AWS access key ids
+    r"|xox[abposr]-[A-Za-z0-9\-]{6,})"  # Slack
+)
 """what a quoted API key looks like in a server's error message (``sk-proj-...``, ``sk-abc***xyz``)."""
+_BEARER = re.compile(r"(\b[Bb]earer\s+)[^\s\"',;]+")
+"""a bearer token quoted back (whatever its shape)."""
+MAX_TEXT_BYTES = 64 * 1024
+"""the longest reply text accepted: the records' limit on one value (``benchmark.parquet_check``)."""
+MAX_TOKEN_COUNT = 10**7
+"""the largest token count a reply's ``usage`` may report (more is a broken server, read as 0)."""
+MAX_MESSAGE_CHARS = 240
+"""the longest a server's message is quoted in an error (after masking)."""
+MAX_REPLY_BYTES = 4 << 20
+"""the most of a reply body read: a chat completion of a few hundred tokens with their log-probabilities
+is tens of KiB, so 4 MiB is far above any legitimate reply and far below what would fill memory."""
 MAX_BACKOFF_S = 60.0
 """cap on one wait between tries (a ``Retry-After`` above it is cut to it)."""
 
@@ -51,7 +77,12 @@ class ChatSettings:
     key_env: str | None = None
     """environment variable holding the API key; None: send no key (a local server)."""
     timeout_s: float = 120.0
-    """seconds one request may take before it counts as failed (and is retried)."""
+    """seconds one request may take in all (connect, send, every byte of the answer) before it counts as
+    failed (and is retried): a server that trickles bytes is cut off here."""
+    read_timeout_s: float = 30.0
+    """the longest silence between two bytes of the answer (a request also fails then, and is retried)."""
+    max_reply_bytes: int = MAX_REPLY_BYTES
+    """the most of a reply read; a longer one is a one-line error (read stops at the cap)."""
     retries: int = 6
     """tries after the first on a retryable failure."""
     backoff_s: float = 1.0
@@ -129,6 +160,11 @@ def reply_from_json(payload: object, url: str) -> ChatReply:
     text = message["content"] if message["content"] is not None else ""  # None: cut before a token
     if not isinstance(text, str):
         raise SagoError(f"{url} answered with a non-text message content; is it OpenAI-compatible?")
+    if len(text.encode("utf-8", "replace")) > MAX_TEXT_BYTES:
+        raise SagoError(
+            f"{url} answered with a message over {MAX_TEXT_BYTES // 1024} KiB, more than a result may hold; "
+            "lower max_tokens or check the endpoint"
+        )
     usage = body.get("usage")
     counts = usage if isinstance(usage, Mapping) else {}
     return ChatReply(
@@ -141,7 +177,10 @@ def reply_from_json(payload: object, url: str) -> ChatReply:
 
 
 def _count(value: object) -> int:
-    return int(value) if isinstance(value, int | float) and value >= 0 else 0
+    """A token count as reported; 0 when it is not a count a reply can have (negative, huge, not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if 0 <= value <= MAX_TOKEN_COUNT else 0
 
 
 def _token_logprobs(block: object) -> tuple[float, ...] | None:
@@ -149,18 +188,37 @@ def _token_logprobs(block: object) -> tuple[float, ...] | None:
     if not isinstance(block, Mapping) or not isinstance(block.get("content"), list):
         return None
     values = [entry.get("logprob") for entry in block["content"] if isinstance(entry, Mapping)]
-    numbers = [float(v) for v in values if isinstance(v, int | float)]
-    return tuple(numbers) if len(numbers) == len(values) else None
+    # a log-probability is finite and at most 0: anything else (NaN, inf, +3) makes the whole list unusable
+    numbers = [float(v) for v in values if isinstance(v, int | float) and math.isfinite(v) and v <= 1e-6]
+    return tuple(numbers) if len(numbers) == len(block["content"]) else None
 
 
 class ChatError(SagoError):
     """A request that failed; ``retryable`` says whether another try could help, ``retry_after`` how long
     the server asked to wait (seconds, from its ``Retry-After`` header)."""
 
-    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, retryable: bool, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.status = status
+        """the HTTP status the server answered (None: no status, e.g. a reset)."""
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+Connector = Callable[[str, str, "int | None", float], http.client.HTTPConnection]
+"""(scheme, host, port, timeout) -> an unopened connection; ``_post`` connects it."""
+
+
+def plain_connection(scheme: str, host: str, port: int | None, timeout: float) -> http.client.HTTPConnection:
+    """The connection a maintainer's own client uses (the judge, the rewriter): no address rules."""
+    kind = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+    return kind(host, port, timeout=timeout)
 
 
 @dataclass
@@ -168,12 +226,17 @@ class ChatClient:
     """Sends chat requests to one endpoint, retrying what is transient; safe to share between threads."""
 
     settings: ChatSettings
-    sleep: Callable[[float], None] = time.sleep
-    """how to wait between tries (tests pass a recorder)."""
-    opener: Callable[..., Any] = urllib.request.urlopen
-    """how to open a request; a submitted model uses benchmark.endpoints.guarded_opener (checked hosts)."""
+    sleep: Callable[[float], None] | None = None
+    """how to wait between tries (tests pass a recorder); None: wait, unless :meth:`cancel` is called."""
+    notify: Callable[[str], None] = _stderr
+    """where a retry is announced, one line each (cause, and which try comes next)."""
+    connect: Connector = plain_connection
+    """opens the connection to (scheme, host, port) with a timeout; a submitted model's goes only to
+    checked public addresses (``benchmark.endpoints.guarded_connector``)."""
     _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _open: set[_Watchdog] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._key()  # a missing key fails before the first request, not inside a worker thread
@@ -190,20 +253,42 @@ class ChatClient:
     def send(self, request: ChatRequest) -> tuple[ChatReply, int]:
         """:meth:`complete`, and how many tries the reply took."""
         payload = json.dumps(request.to_json(self.settings.model)).encode("utf-8")
-        for attempt in range(self.settings.retries + 1):
+        tries = self.settings.retries + 1
+        for attempt in range(tries):
+            if self._stop.is_set():
+                raise self._cancelled()
             self._add("requests", 1)
             try:
                 reply = self._send(payload)
             except ChatError as err:
-                if not err.retryable or attempt == self.settings.retries:
-                    raise SagoError(f"{err} (after {attempt + 1} tries)") from None
+                if self._stop.is_set():  # cut by cancel(): not the server's fault, not worth a retry
+                    raise self._cancelled() from None
+                message = mask(str(err), self._key())
+                if not err.retryable or attempt + 1 == tries:
+                    # the real count: a refusal on the first try was never retried
+                    suffix = f" (after {attempt + 1} tries)" if attempt else ""
+                    raise ChatError(message + suffix, retryable=False, status=err.status) from None
                 self._add("retries", 1)
-                self.sleep(self._wait(attempt, err.retry_after))
+                wait = self._wait(attempt, err.retry_after)
+                self.notify(f"retry: {message}; try {attempt + 2} of {tries} in {wait:.1f}s")
+                self._pause(wait)
                 continue
             self._add("prompt_tokens", reply.prompt_tokens)
             self._add("completion_tokens", reply.completion_tokens)
             return reply, attempt + 1
         raise AssertionError("unreachable: the last try returns or raises")
+
+    def cancel(self) -> None:
+        """Stop: no further try starts, waits between tries end, and requests in flight are cut now (each
+        then fails as cancelled). Called when another request of the same run has failed."""
+        self._stop.set()
+        with self._lock:
+            watchdogs = list(self._open)
+        for watchdog in watchdogs:
+            watchdog.fire()
+
+    def _cancelled(self) -> ChatError:
+        return ChatError(f"{self.settings.url}: request cancelled (another one failed)", retryable=False)
 
     def counts(self) -> dict[str, int]:
         """Requests sent (tries included), retries, and the token usage the server reported."""
@@ -232,25 +317,41 @@ class ChatClient:
         jitter = 0.5 + random.random()  # spreads the retries of concurrent requests apart
         return float(min(MAX_BACKOFF_S, self.settings.backoff_s * 2.0**attempt * jitter))
 
+    def _pause(self, seconds: float) -> None:
+        if self.sleep is not None:
+            self.sleep(seconds)
+        else:
+            self._stop.wait(seconds)  # cancel() ends the wait at once
+
     def _send(self, payload: bytes) -> ChatReply:
         url = self.settings.url
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
         key = self._key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(url, payload, headers, method="POST")
+        watchdog = _Watchdog(self.settings.timeout_s)
+        with self._lock:
+            self._open.add(watchdog)
         try:
-            with self.opener(request, timeout=self.settings.timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as err:
-            raise _http_error(url, err, key) from None
-        except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
-            reason = getattr(err, "reason", err)
+            status, reply_headers, raw = _post(url, payload, headers, self.settings, watchdog, self.connect)
+        finally:
+            watchdog.cancel()
+            with self._lock:
+                self._open.discard(watchdog)
+        if status >= 300:
+            raise _status_error(url, status, reply_headers, raw)
+        encoding = reply_headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
             raise ChatError(
-                f"{url} is unreachable ({reason}); start the server or fix base_url", retryable=True
-            ) from None
+                f"{url} answered with Content-Encoding {encoding[:40]!r}, which was not asked for; "
+                "is it OpenAI-compatible?",
+                retryable=False,
+            )
+        if not raw.strip():
+            raise ChatError(f"{url} answered with an empty body", retryable=True)
         try:
-            decoded = json.loads(raw)
+            # NaN and Infinity are not JSON: read as null, so no such number reaches a record
+            decoded = json.loads(raw, parse_constant=lambda _: None)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise ChatError(
                 f"{url} answered with a body that is not JSON; is it OpenAI-compatible?", retryable=False
@@ -258,38 +359,191 @@ class ChatClient:
         return reply_from_json(decoded, url)
 
 
-def _http_error(url: str, err: urllib.error.HTTPError, key: str | None) -> ChatError:
-    """One line for an HTTP error status; the server's own message is quoted, shortened, never the key."""
-    detail = _error_detail(err)
-    if key and len(key) >= 8:
-        detail = detail.replace(key, "<key>")
-    detail = _KEYLIKE.sub("<key>", detail)  # servers quote (part of) a rejected key back
-    if err.code in (401, 403):
-        message = f"{url} refused the key (HTTP {err.code}{detail}); check the key in the named variable"
-    elif err.code == 404:
+class _Watchdog:
+    """The total deadline of one request: when it passes (or :meth:`fire` is called) the connection is
+    shut, which wakes a read blocked on a server that trickles bytes or never answers."""
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = threading.Event()
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self.fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            self._sock = sock
+        if self.fired.is_set():
+            self._shut()
+
+    def fire(self) -> None:
+        self.fired.set()
+        self._shut()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def _shut(self) -> None:
+        with self._lock:
+            sock = self._sock
+        if sock is not None:
+            with contextlib.suppress(OSError):  # already closed
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Answer(NamedTuple):
+    """What a server answered: the status, the headers and the body (at most the cap)."""
+
+    status: int
+    headers: Mapping[str, str]
+    """names lower-cased (HTTP names are case-insensitive; HTTP/2 gateways send them lower-case)."""
+    body: bytes
+
+
+def _post(
+    url: str,
+    payload: bytes,
+    headers: Mapping[str, str],
+    settings: ChatSettings,
+    watchdog: _Watchdog,
+    connect: Connector,
+) -> _Answer:
+    """POST ``payload``; the status, the headers and at most ``settings.max_reply_bytes`` of the body.
+
+    ``http.client`` and not ``urllib``: a redirect is answered to the caller, never followed (the key
+    must not travel to another host), and the socket is at hand for the deadline.
+    """
+    parts = urllib.parse.urlsplit(url)
+    between = min(settings.read_timeout_s, settings.timeout_s)  # the longest silence between two bytes
+    connection = connect(parts.scheme, parts.hostname or "", parts.port, between)
+    try:
+        connection.connect()
+    except ssl.SSLCertVerificationError as err:  # no retry makes a certificate valid
+        connection.close()
+        raise ChatError(
+            f"{url} has a certificate that does not verify ({err.verify_message}); fix base_url",
+            retryable=False,
+        ) from None
+    except OSError as err:
+        reason = "timed out" if isinstance(err, TimeoutError) else err.strerror or type(err).__name__
+        connection.close()
+        raise ChatError(
+            f"{url} is unreachable ({reason}); start the server or fix base_url", retryable=True
+        ) from None
+    try:
+        watchdog.watch(connection.sock)
+        connection.request("POST", parts.path or "/", payload, dict(headers))
+        response = connection.getresponse()
+        raw = _read_capped(response, settings.max_reply_bytes, url)
+        status, reply_headers = response.status, {k.lower(): v for k, v in response.getheaders()}
+    except (http.client.IncompleteRead, ConnectionError, TimeoutError, OSError) as err:
+        raise _cut_error(url, err, watchdog, settings) from None
+    except http.client.HTTPException as err:  # a status line or headers no HTTP server sends
+        if watchdog.fired.is_set():
+            raise _cut_error(url, err, watchdog, settings) from None
+        raise ChatError(
+            f"{url} answered with a malformed HTTP response ({type(err).__name__}); is it OpenAI-compatible?",
+            retryable=False,
+        ) from None
+    finally:
+        connection.close()
+    if watchdog.fired.is_set():  # a body without a length, ended by the deadline: not the whole reply
+        raise _cut_error(url, TimeoutError("deadline"), watchdog, settings)
+    return _Answer(status, reply_headers, raw)
+
+
+def _read_capped(response: http.client.HTTPResponse, cap: int, url: str) -> bytes:
+    """The body, read in pieces and refused as soon as it passes ``cap`` bytes (nothing more is read)."""
+    declared = response.getheader("Content-Length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+        raise _too_big(url, cap)
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := response.read(64 * 1024):
+        size += len(chunk)
+        if size > cap:
+            raise _too_big(url, cap)
+        chunks.append(chunk)
+    if response.length:  # read(amt) ends quietly at a hang-up; the announced length says it was cut
+        raise http.client.IncompleteRead(b"".join(chunks), response.length)
+    return b"".join(chunks)
+
+
+def _too_big(url: str, cap: int) -> ChatError:
+    return ChatError(
+        f"{url} answered with more than {cap // (1 << 20)} MiB (no chat reply is that long); "
+        "is it OpenAI-compatible?",
+        retryable=False,
+    )
+
+
+def _cut_error(url: str, err: BaseException, watchdog: _Watchdog, settings: ChatSettings) -> ChatError:
+    """A reply cut short, a reset, a silence or the deadline: worth another try (the cause named)."""
+    if watchdog.fired.is_set():
+        cause = f"no complete answer within {settings.timeout_s:g}s"
+    elif isinstance(err, http.client.IncompleteRead):
+        cause = f"the reply was cut short after {len(err.partial)} bytes"
+    elif isinstance(err, TimeoutError):
+        cause = f"silent for {min(settings.read_timeout_s, settings.timeout_s):g}s"
+    else:
+        cause = f"the connection broke ({type(err).__name__})"
+    return ChatError(f"{url}: {cause}", retryable=True)
+
+
+def _status_error(url: str, status: int, headers: Mapping[str, str], raw: bytes) -> ChatError:
+    """One line for a status that is not a reply; the server's own message is quoted, masked, shortened."""
+    detail = _error_detail(raw)
+    if 300 <= status < 400:
+        where = " ".join(headers.get("location", "?").split())[:120]
+        message = f"{url} redirected (HTTP {status}) to {where}; redirects are not followed, fix base_url"
+    elif status in (401, 403):
+        message = f"{url} refused the key (HTTP {status}{detail}); check the key in the named variable"
+    elif status == 404:
         message = f"{url} has no such model or route (HTTP 404{detail}); check base_url and the model name"
     else:
-        message = f"{url} answered HTTP {err.code}{detail}"
-    after = err.headers.get("Retry-After") if err.headers else None
+        message = f"{url} answered HTTP {status}{detail}"
+    retryable = status in RETRY_STATUSES
+    return ChatError(message, retryable=retryable, retry_after=_retry_after(headers), status=status)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """``Retry-After`` in seconds; None for an HTTP date, a negative, NaN or infinite value (the backoff
+    decides then; a huge one is cut to :data:`MAX_BACKOFF_S` by the caller)."""
     try:
-        wait = float(after) if after is not None else None
+        wait = float(headers.get("retry-after", ""))
     except ValueError:
-        wait = None  # an HTTP date: the backoff decides
-    return ChatError(message, retryable=err.code in RETRY_STATUSES, retry_after=wait)
+        return None
+    return wait if math.isfinite(wait) and wait >= 0 else None
 
 
-def _error_detail(err: urllib.error.HTTPError) -> str:
+def _error_detail(raw: bytes) -> str:
     try:
-        body = json.loads(err.read() or b"{}")
+        body = json.loads(raw or b"{}")
         message = (
             body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else body.get("error")
         )
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, OSError):
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
         return ""
     if not message:
         return ""
-    text = " ".join(str(message).split())[:160]
-    return f": {text}"
+    return f": {' '.join(str(message).split())}"  # masked, then cut, by the caller
+
+
+def mask(text: str, key: str | None = None, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` with the key itself and anything shaped like a key or token replaced by ``<key>``, then
+    cut to ``limit`` characters (masking first: a cut could leave a key's head unrecognisable).
+
+    >>> mask("Incorrect API key provided: sk-proj-abcDEF123456; Bearer eyJhbGci.x", None)
+    'Incorrect API key provided: <key>; Bearer <key>'
+    >>> mask("bad token my-own-secret-value here", "my-own-secret-value")
+    'bad token <key> here'
+    """
+    if key and len(key) >= 4:
+        text = text.replace(key, "<key>")
+    text = _KEYLIKE.sub("<key>", text)
+    text = _BEARER.sub(r"\1<key>", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class PaidStore:

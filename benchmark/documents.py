@@ -303,6 +303,9 @@ class RunModel:
     """transformer layers."""
     hidden_size: int | None = None
     """width of a hidden state."""
+    own_confidence: str | None = None
+    """an API run: ``measured``, or why the own-token confidence was not (the endpoint refused
+    ``logprobs``); None: not recorded (every open-model run, and API runs from before it was)."""
 
     @property
     def shape(self) -> tuple[int, int] | None:
@@ -329,6 +332,7 @@ def _run_model(data: Mapping[str, Any]) -> RunModel:
         _text(data, "chat_template"),
         _int(data, "n_layers"),
         _int(data, "hidden_size"),
+        _text(data, "own_confidence"),
     )
 
 

@@ -20,14 +20,12 @@ service at 169.254.169.254, a service on loopback). The rules, all here, none in
 
 from __future__ import annotations
 
-import functools
 import http.client
 import ipaddress
 import os
 import re
 import socket
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -209,29 +207,16 @@ class _CheckedHTTP(http.client.HTTPConnection):
         )
 
 
-class _Handler(urllib.request.HTTPSHandler, urllib.request.HTTPHandler):
-    def __init__(self, *, local: bool) -> None:
-        super().__init__()
-        self.local = local
+def guarded_connector(*, local: bool = False) -> Callable[[str, str, int | None, float], Any]:
+    """The connections of a submitted model (``ChatClient.connect``): checked addresses only, https
+    unless ``local``. No proxy is ever consulted and the client follows no redirect (``chat_api``)."""
 
-    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        connection = functools.partial(_CheckedHTTPS, local=self.local)
-        return self.do_open(connection, req, context=self._context)  # type: ignore[attr-defined]
+    def connect(scheme: str, host: str, port: int | None, timeout: float) -> http.client.HTTPConnection:
+        if scheme == "https":
+            return _CheckedHTTPS(host, port, timeout=timeout, local=local)
+        return _CheckedHTTP(host, port, timeout=timeout, local=local)
 
-    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(functools.partial(_CheckedHTTP, local=self.local), req)
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
-        # urllib would resend the Authorization header to wherever the server points
-        raise EndpointRefused(f"{req.full_url} answered HTTP {code}, a redirect to {newurl[:120]}; refused")
-
-
-def guarded_opener(*, local: bool = False) -> Callable[..., Any]:
-    """``urlopen`` for a submitted model: checked addresses, no redirect, no proxy (see the module)."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _Handler(local=local), _NoRedirect)
-    return opener.open
+    return connect
 
 
 def endpoint_refusal(base_url: str, key_env: str | None) -> str | None:

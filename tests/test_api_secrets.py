@@ -13,7 +13,6 @@ import contextlib
 import os
 import socket
 import threading
-import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,14 +25,14 @@ from helpers.toy import toy_variant_set
 
 from benchmark import paths
 from benchmark.api import model_ref
-from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings
+from benchmark.chat_api import ChatClient, ChatError, ChatRequest, ChatSettings
 from benchmark.cli import main
 from benchmark.endpoints import (
     LOCAL_ENDPOINT_ENV,
     EndpointRefused,
     address_allowed,
     endpoint_refusal,
-    guarded_opener,
+    guarded_connector,
 )
 from benchmark.errors import SagoError
 from benchmark.harness import cli as harness_cli
@@ -252,7 +251,7 @@ def test_the_connection_goes_to_the_checked_address_and_its_peer_is_checked(
     monkeypatch.setattr(socket, "create_connection", divert)
     monkeypatch.setenv("SAGO_API_KEY_VENDOR", SECRET)
     settings = ChatSettings("https://api.llm-vendor.com", "m", "SAGO_API_KEY_VENDOR", retries=0)
-    client = ChatClient(settings, opener=guarded_opener())
+    client = ChatClient(settings, connect=guarded_connector())
     with pytest.raises(EndpointRefused, match="leads to 127.0.0.1, which is not a public address"):
         client.complete(ChatRequest("x", 4))
     assert asked == [("93.184.215.14", 443)] and listener.handled.wait(5)
@@ -260,7 +259,7 @@ def test_the_connection_goes_to_the_checked_address_and_its_peer_is_checked(
 
 
 def test_no_redirect_is_followed(listener: Listener) -> None:
-    """A server that redirects would have urllib resend the Authorization header to the new host."""
+    """A server that redirects must not get the Authorization header sent on to the new host."""
 
     class Redirect(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -277,19 +276,18 @@ def test_no_redirect_is_followed(listener: Listener) -> None:
     try:
         # local mode is the deliberate bypass of the public check: the test server is on loopback
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        client = ChatClient(ChatSettings(url, "m", retries=0), opener=guarded_opener(local=True))
-        with pytest.raises(EndpointRefused, match="HTTP 302, a redirect to http://127.0.0.1"):
+        client = ChatClient(ChatSettings(url, "m", retries=0), connect=guarded_connector(local=True))
+        with pytest.raises(ChatError, match=r"redirected \(HTTP 302\) to http://127.0.0.1.*not followed"):
             client.complete(ChatRequest("x", 4))
     finally:
         server.shutdown()
     assert listener.connections == 0
 
 
-def test_the_public_opener_never_speaks_clear_http(listener: Listener) -> None:
-    opener = guarded_opener()
-    request = urllib.request.Request(f"http://127.0.0.1:{listener.port}/v1", b"{}", method="POST")
+def test_the_public_connector_never_speaks_clear_http(listener: Listener) -> None:
+    connect = guarded_connector()
     with pytest.raises(EndpointRefused, match="is refused"):
-        opener(request, timeout=5)
+        connect("http", "127.0.0.1", listener.port, 5).connect()
     assert listener.connections == 0
 
 

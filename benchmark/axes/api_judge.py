@@ -11,8 +11,9 @@ their ``utils/metrics.py``, ``build_mirroring_prompt_politeness``), through
 * the guard is checked first: a row it would turn to NO is never sent (same verdict, no cost);
 * every verdict is cached on disk, keyed by the endpoint, the model and the whole message, so a re-run of
   ``sago analyze`` pays nothing and a changed prompt or model asks again;
-* a reply that is neither YES nor NO counts as NO, and is counted (``unparsed``), as their code would
-  leave that row empty.
+* a reply that is neither YES nor NO counts as NO for this run, and is counted (``unparsed``) and shown in
+  ``sago analyze``'s output (:func:`stats_line`); it is stored as unparsable, never as a NO, so the next
+  run asks again.
 
 The local judges stay the default (docs/METHOD.md section 7); this one is chosen with
 ``$SAGO_POLITENESS_JUDGE=openai:<model>`` (``sago analyze --judge openai:<model>``). Its agreement with the
@@ -206,7 +207,7 @@ class ApiPolitenessJudge:
         s = self.client.settings
         key = hashlib.sha256(json.dumps([s.base_url, s.model, message]).encode("utf-8")).hexdigest()
         known = (self._verdicts.get(key) or {}).get("yes")
-        if isinstance(known, bool):
+        if isinstance(known, bool):  # an unparsable reply is stored with "yes": null, so it is asked again
             self._count("cached")
             return known
         reply = self.client.complete(ChatRequest(message, MAX_TOKENS))
@@ -214,13 +215,32 @@ class ApiPolitenessJudge:
         parsed = parse_verdict(reply.text)
         if parsed is None:
             self._count("unparsed")
-        yes = bool(parsed)
-        self._verdicts.put(key, {"yes": yes, "raw": reply.text[:64]})
-        return yes
+        self._verdicts.put(key, {"yes": parsed, "raw": reply.text[:64]})
+        return bool(parsed)
 
     def _count(self, name: str) -> None:
         with self._lock:
             self.stats[name] += 1
+        with _TOTALS_LOCK:
+            _TOTALS[name] = _TOTALS.get(name, 0) + 1
+
+
+_TOTALS: dict[str, int] = {}
+"""every API judge's counts in this process (``sago analyze`` builds one judge per submission)."""
+_TOTALS_LOCK = threading.Lock()
+
+
+def stats_line() -> str | None:
+    """One line of what the API judges of this process did (e.g. ``API judge: 12 asked, 30 cached,
+    41 guarded, 1 unparsable (1 counted as NO this run, asked again next run)``), None when none was used."""
+    with _TOTALS_LOCK:
+        totals = dict(_TOTALS)
+    if not totals:
+        return None
+    parts = ", ".join(f"{totals.get(k, 0)} {k}" for k in ("asked", "cached", "guarded"))
+    unparsed = totals.get("unparsed", 0)
+    tail = f" ({unparsed} counted as NO this run, asked again next run)" if unparsed else ""
+    return f"API judge: {parts}, {unparsed} unparsable{tail}"
 
 
 @dataclass(frozen=True)

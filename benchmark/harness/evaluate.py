@@ -12,7 +12,7 @@ import click
 
 from benchmark import paths
 from benchmark.chat_api import ChatClient, ChatSettings
-from benchmark.endpoints import endpoint_refusal, guarded_opener, is_local_form
+from benchmark.endpoints import endpoint_refusal, guarded_connector, is_local_form
 from benchmark.errors import SagoError
 from benchmark.harness.collect import (
     ONE_PROCESS,
@@ -207,7 +207,7 @@ def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
         raise SagoError("--engine does not apply to an API model (the endpoint decodes)")
     # refuse_unsafe_endpoint has checked the URL and key; a missing key fails in ChatClient
     settings = ChatSettings(model.base_url, model.model, model.key_env)
-    client = ChatClient(settings, opener=guarded_opener(local=is_local_form(model.base_url)))
+    client = ChatClient(settings, connect=guarded_connector(local=is_local_form(model.base_url)))
     backend = ApiBackend(settings, snapshot=model.snapshot, concurrency=model.concurrency, client=client)
     if options.batch_size:
         backend.batch_size = options.batch_size

@@ -14,6 +14,10 @@ What differs from an open model, and why:
 * **the noise floor is measured, not assumed.** The identity and rerun control rows are keyed by their
   own row, so they are sent again: at temperature 0 a hosted endpoint still varies, and those rows show
   how much.
+* **log-probabilities are asked for, not required.** Many providers and reasoning models refuse
+  ``logprobs``; the first refusal (HTTP 400 naming it) or reply without them drops the field for the rest
+  of the run, run.json's ``model.own_confidence`` says why, and the API table shows no own-token confidence
+  for that run (rather than one measured on some replies only).
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from benchmark.chat_api import ChatClient, ChatReply, ChatRequest, ChatSettings, PaidStore
+from benchmark.chat_api import ChatClient, ChatError, ChatReply, ChatRequest, ChatSettings, PaidStore
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.schema import DEFAULT_SEED
 
@@ -55,6 +60,9 @@ class ReplyCache:
         ]
         return {
             "replies": len(replies),
+            "retries": sum(
+                t - 1 for e in self._store.entries() if isinstance(t := e.get("tries"), int) and t > 1
+            ),
             "prompt_tokens": sum(int(r["prompt_tokens"]) for r in replies),
             "completion_tokens": sum(int(r["completion_tokens"]) for r in replies),
         }
@@ -83,6 +91,9 @@ class ApiBackend:
         self.seed = seed
         self.client = client or ChatClient(settings)
         self._cache: ReplyCache | None = ReplyCache(cache_path) if cache_path else None
+        self._no_logprobs: str | None = None
+        """why log-probabilities are no longer asked for (None: they are)."""
+        self._lock = threading.Lock()
 
     def attach_cache(self, path: Path) -> None:
         """Keep replies in ``path`` (the run's checkpoint folder is known only once the run is planned)."""
@@ -90,7 +101,8 @@ class ApiBackend:
 
     def request(self, prompt: str, max_new_tokens: int) -> ChatRequest:
         """What is sent for one prompt: greedy, seeded, capped, with the sampled tokens' log-probabilities."""
-        return ChatRequest(prompt, max_new_tokens, temperature=0.0, seed=self.seed, logprobs=True)
+        logprobs = self._no_logprobs is None
+        return ChatRequest(prompt, max_new_tokens, temperature=0.0, seed=self.seed, logprobs=logprobs)
 
     def run(
         self, requests: Sequence[VariantRequest], *, max_new_tokens: int, rerun_control: bool = False
@@ -101,25 +113,57 @@ class ApiBackend:
         pool = ThreadPoolExecutor(self.concurrency)
         futures = [pool.submit(self._one, r, max_new_tokens, phase) for r in requests]
         try:
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [f for f in futures if f in done and f.exception() is not None]
+            if failed:
+                # a refused key or a dead server: stop asking now, not when every queued row has failed
+                # too (requests in flight are cut; replies already received are cached)
+                self.client.cancel()
+                pool.shutdown(wait=True, cancel_futures=True)
+                error = failed[0].exception()
+                assert error is not None  # failed: done with an exception
+                raise error
             return [f.result() for f in futures]
         except BaseException:
-            # a refused key or a dead server: stop asking (replies already in flight are still cached)
+            self.client.cancel()  # Ctrl-C included
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         finally:
             pool.shutdown(wait=True)
 
     def _one(self, request: VariantRequest, max_new_tokens: int, phase: str) -> VariantOutput:
-        chat = self.request(request.prompt, max_new_tokens)
-        body = chat.to_json(self.settings.model)
-        key = hashlib.sha256(
-            json.dumps([request.key, phase, self.snapshot, body], sort_keys=True).encode()
-        ).hexdigest()
-        entry = self._cache.get(key) if self._cache else None
-        if entry is None:
-            reply, tries = self.client.send(chat)
+        while True:  # at most twice: with log-probabilities, then without once the endpoint refuses them
+            chat = self.request(request.prompt, max_new_tokens)
+            body = chat.to_json(self.settings.model)
+            key = hashlib.sha256(
+                json.dumps([request.key, phase, self.snapshot, body], sort_keys=True).encode()
+            ).hexdigest()
+            entry = self._cache.get(key) if self._cache else None
+            if entry is not None:
+                return _output(request.key, entry["reply"])
+            try:
+                reply, tries = self.client.send(chat)
+            except ChatError as err:
+                if not (chat.logprobs and err.status == 400 and "logprob" in str(err).lower()):
+                    raise
+                self._drop_logprobs(f"not measured: the endpoint refused logprobs ({err})")
+                continue
+            if chat.logprobs and reply.token_logprobs is None:
+                self._drop_logprobs("not measured: the endpoint answered without logprobs")
             entry = self._cache.put(key, reply, tries) if self._cache else {"reply": reply_json(reply)}
-        return _output(request.key, entry["reply"])
+            return _output(request.key, entry["reply"])
+
+    def _drop_logprobs(self, why: str) -> None:
+        """Ask for no log-probabilities for the rest of the run, and say why (once)."""
+        with self._lock:
+            if self._no_logprobs is None:
+                self._no_logprobs = why
+                self.client.notify(f"note: {why}; asking without them for the rest of the run")
+
+    @property
+    def own_confidence_note(self) -> str:
+        """run.json's ``model.own_confidence``: ``measured``, or why not."""
+        return self._no_logprobs or "measured"
 
     def describe(self) -> dict[str, object]:
         totals = self._cache.totals() if self._cache else {}
@@ -138,8 +182,10 @@ class ApiBackend:
             "concurrency": self.concurrency,
             "timeout_s": self.settings.timeout_s,
             "batch_sizes": [self.batch_size],
+            "own_confidence": self.own_confidence_note,
             "requests": {
                 "replies": totals.get("replies", 0),
+                "retries": totals.get("retries", counts["retries"]),
                 "sent_this_process": counts["requests"],
                 "retries_this_process": counts["retries"],
                 "prompt_tokens": totals.get("prompt_tokens", counts["prompt_tokens"]),

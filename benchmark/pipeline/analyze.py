@@ -48,6 +48,8 @@ from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, load_summa
 from benchmark.submissions import list_slugs, load_submission
 
 VariantFrames = Callable[[], Mapping[str, pd.DataFrame]]
+POLITENESS_AXIS = "politeness"
+"""the scorer choice naming the politeness judge (``AxisScorers.backbones``)."""
 
 
 @dataclass(frozen=True)
@@ -128,12 +130,18 @@ class Deltas(NamedTuple):
     """``deltas.parquet``, or its staged sibling until the run commits."""
 
 
-def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames, staged: Staged) -> Deltas:
+def load_deltas(
+    folder: Path,
+    slug: str,
+    variant_frames: VariantFrames,
+    staged: Staged,
+    axes: Mapping[str, str] | None = None,
+) -> Deltas:
     """The submission's deltas, recomputed through ``benchmark.axes`` first unless they can be read as
-    they are (:func:`deltas_to_recompute`); a recomputed table is staged, not yet written."""
+    they are (:func:`deltas_to_recompute` under ``axes``); a recomputed table is staged, not yet written."""
     results = ResultsFolder(folder)
     path = results.deltas
-    if deltas_to_recompute(folder):
+    if deltas_to_recompute(folder, axes):
         from benchmark.axes.results import DELTAS_OPTIONS, deltas_table
 
         table = deltas_table(folder, variant_frames(), model=slug)
@@ -144,7 +152,7 @@ def load_deltas(folder: Path, slug: str, variant_frames: VariantFrames, staged: 
     return Deltas(pd.read_parquet(path), path)
 
 
-def check_results(folder: Path) -> None:
+def check_results(folder: Path, axes: Mapping[str, str] | None = None) -> None:
     """Refuse a results folder analyze cannot read, before anything is computed or written.
 
     Deltas that will be read as they are must load with the contract's types; deltas that will be
@@ -154,7 +162,7 @@ def check_results(folder: Path) -> None:
     """
     results = ResultsFolder(folder)
     refuse_response_only(results)
-    if not deltas_to_recompute(folder):
+    if not deltas_to_recompute(folder, axes):
         problem = parquet_problem(results.deltas, delta_types())
         if problem is not None:
             raise SagoError(
@@ -229,16 +237,22 @@ def summary_for(
     """
     results = ResultsFolder(folder)
     existing = results.summary
+    axes = freshness_axes(folder, slug, request)
+    left_out = bool(request.slugs) and slug not in request.slugs
     if (
-        request.slugs
-        and slug not in request.slugs
-        and not deltas_to_recompute(folder)
+        left_out
+        and not deltas_to_recompute(folder, axes)
         and origin.vouched_for(existing, made_from=results.deltas)
     ):
         summary = load_summary(existing)
         if same_options(summary.data, request.options):
             return summary, results.deltas
-    deltas = load_deltas(folder, slug, variant_frames, staged)
+    if left_out and deltas_to_recompute(folder, axes) and paid_judge():
+        raise SagoError(
+            f"{results.deltas} must be recomputed, and with the paid judge {paid_judge()} that would send "
+            f"judge requests for {slug} too; add --slug {slug}, or run without --judge first"
+        )
+    deltas = load_deltas(folder, slug, variant_frames, staged, axes)
     if deltas.frame.empty:
         raise SagoError(f"{results.deltas}: no rows; re-run `sago evaluate {slug}`")
     from benchmark.axes import read_scorer_backbones
@@ -252,6 +266,36 @@ def summary_for(
         axes=read_scorer_backbones(deltas.path),
     )
     return document, deltas.path
+
+
+def freshness_axes(folder: Path, slug: str, request: AnalyzeRequest) -> Mapping[str, str] | None:
+    """The scorer choices ``slug``'s deltas are checked against: the current ones (None), except that a
+    submission ``--slug`` leaves out keeps the politeness judge its deltas were made with. Choosing a judge
+    for one model (``--slug X --judge openai:...``) must not re-judge, and pay for, every other model's rows.
+    """
+    if not request.slugs or slug in request.slugs:
+        return None
+    from benchmark.axes.results import read_input_fingerprint
+
+    target = ResultsFolder(folder).deltas
+    try:
+        stored = read_input_fingerprint(target) if target.is_file() else None
+    except (pa.ArrowInvalid, OSError, ValueError):
+        return None  # unreadable: check_results names it
+    judged = dict(stored.axes).get(POLITENESS_AXIS) if stored is not None else None
+    if judged is None:
+        return None
+    return {**current_axes(), POLITENESS_AXIS: judged}
+
+
+def paid_judge() -> str | None:
+    """The politeness judge chosen for this process when it sends paid requests (``openai:<model>``)."""
+    import os
+
+    from benchmark.axes.scorers import POLITENESS_ENV
+
+    name = os.environ.get(POLITENESS_ENV, "")
+    return name if name.startswith("openai:") else None
 
 
 def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
@@ -275,7 +319,7 @@ def collect_entries(
     }
     for slug in slugs:
         if folders[slug].has_run():
-            check_results(folders[slug].path)
+            check_results(folders[slug].path, freshness_axes(folders[slug].path, slug, request))
     entries, made_from = [], {}
     for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
         meta = metas[slug]
@@ -349,10 +393,19 @@ def api_table_rows(entries: Sequence[Entry], request: AnalyzeRequest) -> list[Ap
         if entry.submission.model.kind != "api" or entry.summary is None:
             continue
         results = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root)
-        own = [pd.read_parquet(p) for p in plain_files(results.path / OWN_CONFIDENCE_DIR, RECORDS_SUFFIX)]
         profile = results.read_run().profile_name
-        rows += api_rows(entry.slug, entry.submission.name, entry.summary, own, profile)
+        rows += api_rows(
+            entry.slug, entry.submission.name, entry.summary, own_confidence_frames(results), profile
+        )
     return rows
+
+
+def own_confidence_frames(results: ResultsFolder) -> list[pd.DataFrame]:
+    """An API run's own-token confidence tables; none when run.json says it was not measured (the endpoint
+    refused log-probabilities: then no reply, or only the first few, has them, and no shift is shown)."""
+    if results.read_run().model.own_confidence not in (None, "measured"):
+        return []
+    return [pd.read_parquet(p) for p in plain_files(results.path / OWN_CONFIDENCE_DIR, RECORDS_SUFFIX)]
 
 
 def stage_summary(entry: Entry, deltas: Path, request: AnalyzeRequest, staged: Staged) -> None:

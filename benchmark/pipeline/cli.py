@@ -12,7 +12,7 @@ from benchmark.axes.measures import paper_measures
 from benchmark.documents import LeaderboardDocument
 from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_output, check_slug
-from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
+from benchmark.pipeline.analyze import AnalyzeRequest, paid_judge, run_analysis
 from benchmark.results import LEADERBOARD_FILE, refuse_leftovers
 from benchmark.rows import CellRow
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET
@@ -150,6 +150,10 @@ def analyze(
     )
     document = run_analysis(request)
     click.echo(sgs_text_table(document))
+    if paid_judge():
+        from benchmark.axes.api_judge import stats_line
+
+        click.echo(stats_line() or "API judge: no row needed a request")
     click.echo(f"wrote {out}")
 
 
