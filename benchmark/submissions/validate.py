@@ -19,6 +19,8 @@ from benchmark.packaged import ARTEFACTS
 from benchmark.paths import SLUG_RULE, VARIANTS_DIR, check_name, check_slug
 from benchmark.submissions.failures import Failure
 from benchmark.submissions.lookalike import skeleton
+from benchmark.submissions.readme import FIX as README_FIX
+from benchmark.submissions.readme import README_LIMIT, readme_problem
 from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
     ApiModel,
@@ -143,7 +145,7 @@ def _check_submission(
             0,
             0,
         )
-    failures = list(_links_and_strays(folder, rel))
+    failures = [*_links_and_strays(folder, rel), *_readme_failures(folder / "README.md", rel / "README.md")]
     yaml_path = folder / "submission.yaml"
     has_results = (folder / "results").exists()
     if not yaml_path.is_file():
@@ -190,6 +192,20 @@ def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
                 "stray entry in a submission folder",
                 "keep only submission.yaml, README.md and results/",
             )
+
+
+def _readme_failures(path: Path, rel: Path) -> list[Failure]:
+    """A README.md is bounded text committed as a plain file (a link is reported by the walk)."""
+    if path.is_symlink() or not path.is_file():
+        return []
+    failures = []
+    if path.stat().st_mode & 0o111:
+        failures.append(Failure(str(rel), "is executable", "commit it as a plain file: chmod -x"))
+    with path.open("rb") as stream:  # never more than the limit: a hostile file may be huge
+        problem = readme_problem(stream.read(README_LIMIT + 1))
+    if problem is not None:
+        failures.append(Failure(str(rel), problem, README_FIX))
+    return failures
 
 
 def _check_submission_yaml(
