@@ -18,7 +18,8 @@ from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import SLUG_RULE, VARIANTS_DIR, check_name, check_slug
 from benchmark.submissions.failures import Failure
-from benchmark.submissions.lookalike import skeleton
+from benchmark.submissions.lookalike import hidden_character, skeleton
+from benchmark.submissions.messages import name_of
 from benchmark.submissions.readme import FIX as README_FIX
 from benchmark.submissions.readme import README_LIMIT, readme_problem
 from benchmark.submissions.schema import (
@@ -231,7 +232,7 @@ def _check_submission_yaml(
         return [Failure(where, err.problem, err.fix)], None
     except SagoError as err:
         return [Failure(where, str(err), "see docs/SUBMITTING.md")], None
-    failures = _check_pinning(submission, where)
+    failures = [*_check_pinning(submission, where), *_hidden_failures(submission, where)]
     identity = weights_identity(submission)
     claims = [
         (
@@ -256,6 +257,32 @@ def _check_submission_yaml(
         else:
             seen.setdefault(key, slug)
     return failures, submission
+
+
+def _hidden_failures(submission: Submission, where: str) -> list[Failure]:
+    """Every text a submission writes reaches the site or the board: none may hold a character a reader
+    cannot see (a filler or zero-width character would make a lookalike of another model's name)."""
+    failures = []
+    for keys, text in _texts(submission.model_dump(mode="json")):
+        hidden = hidden_character(text)
+        if hidden is not None:
+            failures.append(
+                Failure(
+                    where,
+                    f"{name_of(keys)} holds an invisible or unassigned character ({hidden})",
+                    "write it with visible letters, digits, punctuation and plain spaces only",
+                )
+            )
+    return failures
+
+
+def _texts(value: object, keys: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(key path, text) of every string in a parsed submission."""
+    if isinstance(value, str):
+        yield keys, value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _texts(inner, (*keys, str(key)))
 
 
 def _duplicate(root: Path, label: Path, first: str, second: str, problem: str, fix: str) -> Failure:
