@@ -489,7 +489,10 @@ def test_the_real_gate_refuses_a_branch_cut_before_the_rule_then_judges_it_rebas
     git(repo, "checkout", "-q", "-f", "main")
     rules = repo / "benchmark" / "submissions" / "changes.py"
     kept = rules.read_text()
-    rules.write_text(kept.replace("    if parts is None:", "    if parts is None and False:"))
+    whole_checkout = "changes = changes_since(top, base, ())"
+    assert whole_checkout in kept
+    old = kept.replace(whole_checkout, "changes = changes_since(top, base, (layout.submissions,))")
+    rules.write_text(old + "\n\ndef history_failures(*args, **kwargs):\n    return []\n")  # nor commits
     git(repo, "commit", "-q", "-am", "an old validator that looks only under submissions/")
     git(repo, "branch", "stale")
     rules.write_text(kept)
