@@ -82,7 +82,7 @@ def _confusable(text: str) -> str:
     """UTS #39's skeleton: NFD, each character to its prototype, NFD again; ignorables dropped."""
     table = _table()
     bare = unicodedata.normalize("NFD", text)
-    mapped = "".join(table.get(ch, ch) for ch in bare if hidden_character(ch) is None or ch == " ")
+    mapped = "".join(table.get(ch, ch) for ch in bare if hidden_character(ch) is None)
     return unicodedata.normalize("NFD", mapped)
 
 
