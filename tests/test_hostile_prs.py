@@ -544,3 +544,15 @@ def test_the_real_gate_accepts_a_plain_submission(base: SiteTree) -> None:
 
 def test_the_corpus_is_large_enough() -> None:
     assert len(CASES) + 5 >= 60
+
+
+def test_a_problem_of_the_last_commit_asks_to_fix_the_file_not_the_history(
+    base: SiteTree, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only an earlier commit needs squashing; the last one's file is fixed by the next commit."""
+    last = Case([[submission(readme=b"x\0")]])
+    status, found = run_case(base, last, capsys)
+    assert status == 1 and HISTORY not in found[f"{NEW}/README.md"], found
+    earlier = Case([[submission(readme=b"x\0")], [write(f"{NEW}/README.md", "# x\n")]])
+    status, found = run_case(base, earlier, capsys)
+    assert status == 1 and HISTORY in found[f"{NEW}/README.md"], found

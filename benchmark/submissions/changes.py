@@ -111,6 +111,7 @@ def history_failures(top: Path, base: str, layout: Layout, base_files: frozenset
     failures: dict[str, Failure] = {}
     slugs: dict[str, str] = {}  # slug -> the first path of it a commit touches
     for commit, *parents in commits:
+        later = commit != commits[-1][0]  # a problem of HEAD itself is fixed in the file, not the history
         if len(parents) != 1:
             failures[f"commit {commit[:12]}"] = Failure(
                 f"commit {commit[:12]}",
@@ -119,7 +120,7 @@ def history_failures(top: Path, base: str, layout: Layout, base_files: frozenset
             )
             continue
         for change in changes_between(top, parents[0], commit):
-            failure = _commit_failure(top, commit, change, layout, base_files)
+            failure = _commit_failure(top, commit, change, layout, base_files, later=later)
             if failure is not None:
                 failures.setdefault(change.path, failure)
             else:
@@ -136,9 +137,10 @@ def history_failures(top: Path, base: str, layout: Layout, base_files: frozenset
 
 
 def _commit_failure(
-    top: Path, commit: str, change: Change, layout: Layout, base_files: frozenset[str]
+    top: Path, commit: str, change: Change, layout: Layout, base_files: frozenset[str], *, later: bool
 ) -> Failure | None:
-    """What one commit's change of one path breaks (its problem names the commit)."""
+    """What one commit's change of one path breaks (its problem names the commit; ``later``: a later
+    commit follows, so fixing the file is not enough)."""
     found = _path_failure(change, layout)
     if found is None:  # a submission file: of an existing submission, or bounded like the final tree's
         slug = PurePosixPath(change.path).parts[-2]
@@ -147,7 +149,8 @@ def _commit_failure(
         found = _blob_failure(top, commit, change.path)
     if found is None:
         return None
-    return Failure(found.path, f"commit {commit[:12]} {found.problem}", f"{found.fix}; {HISTORY}")
+    fix = f"{found.fix}; {HISTORY}" if later else found.fix
+    return Failure(found.path, f"commit {commit[:12]} {found.problem}", fix)
 
 
 def _blob_failure(top: Path, commit: str, path: str) -> Failure | None:
