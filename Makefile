@@ -121,8 +121,8 @@ rewrite: llama-server  ## grow a model-rewrite log for cells a written file lack
 variants-verify:
 	$(SAGO) variants verify --set $(SET) --version $(VERSION)
 
-validate:  ## every submission; with BASE=ref also the pull-request gate, run with the base commit's own code (.ci/gate)
-	$(if $(BASE),gate=$$(mktemp) && git show '$(BASE):.ci/gate' > "$$gate" && { bash "$$gate" '$(BASE)' '$(if $(findstring /,$(PY)),$(abspath $(PY)),$(PY))'; status=$$?; rm -f "$$gate"; exit $$status; },$(SAGO) submissions validate)
+validate:  ## every submission; with BASE=ref also the pull-request gate, the base's own .ci/gate (a pull request's own Makefile decides nothing in CI: .ci/run and the workflow pipe the base's script themselves)
+	$(if $(BASE),git show '$(BASE):.ci/gate' | bash -s -- '$(BASE)' '$(if $(findstring /,$(PY)),$(abspath $(PY)),$(PY))',$(SAGO) submissions validate)
 
 bench:  ## harness overhead vs bare model work, CPU, SmolLM2
 	$(SAGO) bench --model huggingfacetb__smollm2-135m-instruct-q4_1 --profile bench --threads $(THREADS)

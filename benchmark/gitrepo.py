@@ -186,3 +186,41 @@ def refuse_tracked(path: Path, option: str, *, own: Callable[[str], bool], write
             f"{option} {path}: would overwrite {strangers[0]}{more}, which git tracks and this command does "
             f"not write (it writes {writes}); pass another path"
         )
+
+
+def tip(root: Path, ref: str) -> str:
+    """The commit ``ref`` names now (a branch's head, not where some branch left it)."""
+    commit = _ok(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if commit is None:
+        raise SagoError(
+            f"--base {ref[:80]!r} names no commit in this checkout; fetch it first (git fetch origin main)"
+        )
+    return commit.decode().strip()
+
+
+def commits_since(root: Path, base: str) -> list[tuple[str, ...]]:
+    """``(commit, *parents)`` of every commit HEAD holds and ``base`` does not, oldest first."""
+    out = _ok(root, "rev-list", "--reverse", "--parents", f"{base}..HEAD")
+    if out is None:
+        raise SagoError(f"git could not list the commits since {base[:12]}; check that git works")
+    return [tuple(line.split()) for line in out.decode().splitlines() if line]
+
+
+def changes_between(root: Path, old: str, new: str) -> list[Change]:
+    """Every path the commit ``new`` adds, modifies or deletes against the commit ``old``."""
+    out = _ok(root, "diff-tree", "-r", "-z", "--raw", "--no-renames", old, new)
+    if out is None:
+        raise SagoError(f"git could not compare {old[:12]} with {new[:12]}; check that git works")
+    return sorted(_parse_raw(out), key=lambda c: c.path)
+
+
+def blob(root: Path, commit: str, path: str, limit: int) -> bytes | None:
+    """The bytes ``commit`` holds at ``path``, or None when they are more than ``limit`` bytes (never
+    read then: a hostile commit may hold a huge file)."""
+    spec = f"{commit}:{path}"
+    size = _ok(root, "cat-file", "-s", spec)
+    if size is None:
+        raise SagoError(f"git could not read {path} at {commit[:12]}; check that git works")
+    if int(size) > limit:
+        return None
+    return _ok(root, "cat-file", "blob", spec) or b""

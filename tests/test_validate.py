@@ -399,7 +399,9 @@ def test_duplicate_weights_blame_the_new_submission_even_when_it_sorts_first(sit
 LOOKALIKES: dict[str, Callable[[str], str]] = {
     "the same name": lambda taken: taken,
     "case and punctuation": lambda taken: taken.upper().replace(" ", "-"),
-    "a Cyrillic i and a zero-width space": lambda taken: taken.replace("i", "\u0456", 1) + "\u200b",
+    "a Cyrillic i (an invisible character is refused outright: test_hostile_prs.py)": lambda taken: (
+        taken.replace("i", "\u0456", 1)
+    ),
     "a fullwidth T (NFKC)": lambda taken: taken.replace("T", "\uff34", 1),
 }
 

@@ -273,10 +273,12 @@ def test_a_linked_submission_yaml(repo: SiteTree, capsys: pytest.CaptureFixture[
     assert problems(lines)["submissions/acme__linked/submission.yaml"].startswith("is a symbolic link — ")
 
 
-def test_changes_made_on_the_base_after_the_branch_are_not_blamed(
+def test_a_pull_request_not_based_on_the_bases_head_is_asked_to_rebase(
     repo: SiteTree, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """main moves on (the maintainers commit new results) after the pull request branched off."""
+    """main moves on after the pull request branched off: it is judged only once rebased on main's head
+    (a branch cut before a rule was added would otherwise be judged without it); fails on the old code,
+    which judged against the merge base and passed."""
     git(repo.root, "checkout", "-q", "main")
     (repo.submissions / "acme__tiny-a" / "results" / SET / VERSION / "summary.json").write_text(
         '{"schema_version": 1}'
@@ -285,6 +287,10 @@ def test_changes_made_on_the_base_after_the_branch_are_not_blamed(
     git(repo.root, "checkout", "-q", "pr")
     add_submission(repo, "acme__new-model")
     commit(repo)
+    status, lines = validate(repo, capsys)
+    assert status == 2
+    assert len(lines) == 1 and "not on the head of main" in lines[0] and "git rebase main" in lines[0], lines
+    git(repo.root, "rebase", "-q", "main")
     status, lines = validate(repo, capsys)
     assert status == 0, lines
 

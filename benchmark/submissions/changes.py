@@ -7,8 +7,10 @@ else is the maintainers' to write: results come only from their own evaluation, 
 release, an existing model's file from its maintainers, and the code, the tests, the CI scripts, the
 leaderboard and the site (which includes this validator) only through a maintainers' review. So every
 other added, modified or deleted path is one :class:`Failure` line naming it, and so is any hidden file or
-folder, link or nested repository a change would bring. CI runs this check with the *base* commit's code
-(``.ci/gate``), so a pull request cannot loosen the rules it is judged by.
+folder, link, nested repository or executable file a change would bring. The pull request must be based
+on the base branch's current head, and each of its commits is judged too (a merge keeps them all). CI runs
+this check with the base head's code (``.ci/gate``), so a pull request cannot loosen the rules it is
+judged by.
 """
 
 from __future__ import annotations
@@ -22,13 +24,20 @@ from benchmark.gitrepo import (
     SUBMODULE_MODE,
     SYMLINK_MODE,
     Change,
+    blob,
+    changes_between,
     changes_since,
+    commits_since,
     merge_base,
     paths_at,
+    tip,
     top_level,
 )
 from benchmark.paths import SLUG_RULE, check_slug
 from benchmark.submissions.failures import Failure
+from benchmark.submissions.readme import FIX as README_FIX
+from benchmark.submissions.readme import README_LIMIT, readme_problem
+from benchmark.submissions.schema import SUBMISSION_YAML_LIMIT
 
 YAML, README, RESULTS = "submission.yaml", "README.md", "results"
 ONLY = f"a pull request adds one new submission's {YAML} (and {README}); drop this change"
@@ -37,6 +46,10 @@ OUTSIDE = (
     f"a pull request adds one new submission's {YAML} and {README} under submissions/; everything else "
     "is changed by the maintainers (CODEOWNERS); drop this change"
 )
+EXECUTABLE_MODE = "100755"
+MAX_COMMITS = 20
+"""A pull request with more commits is asked to squash them (each is read, and a submission needs one)."""
+HISTORY = "the pull request's history would keep it: drop or squash that commit (git rebase -i)"
 
 
 @dataclass(frozen=True)
@@ -50,19 +63,104 @@ class Layout:
 
 
 def validate_changes(root: Path, variants_root: Path, ref: str) -> tuple[list[Failure], int]:
-    """The failures of everything the working tree changes under ``root`` (``submissions/``) and
-    ``variants_root`` against the merge base of ``ref`` and HEAD, and how many paths changed.
+    """The failures of everything the working tree and each commit since ``ref`` change, judged against
+    the commit ``ref`` names now, and how many paths the working tree changes.
+
+    HEAD must contain ``ref``'s current head (a pull request rebased on it): then the checkout is exactly
+    what the base becomes once merged, so the tree checks (duplicates, lookalike names) see every
+    submission the base holds, and a branch cut before a rule was added cannot slip past it.
 
     Raises:
-        SagoError: one line when git cannot answer (no checkout, unknown ``ref``, folders outside it).
+        SagoError: one line when git cannot answer (no checkout, unknown ``ref``, folders outside it), or
+            when HEAD is not based on ``ref``'s head.
     """
     top = top_level(root) if root.is_dir() else None
     if top is None:
         raise SagoError(f"--root {root} is not inside a git checkout; --base compares commits")
     layout = Layout(_relative(root, top, "--root"), _relative(variants_root, top, "--variants"))
-    base = merge_base(top, ref)
+    base, head = merge_base(top, ref), tip(top, ref)
+    if base != head:
+        raise SagoError(
+            f"HEAD is based on {base[:12]}, not on the head of {ref[:80]} ({head[:12]}); rebase on it: "
+            f"git fetch origin && git rebase {ref[:80]}"
+        )
+    base_files = paths_at(top, base, layout.submissions)
     changes = changes_since(top, base, ())  # the whole checkout: code, tests and CI are guarded too
-    return change_failures(changes, layout, paths_at(top, base, layout.submissions)), len(changes)
+    failures = change_failures(changes, layout, base_files)
+    named = {failure.path for failure in failures}
+    earlier = [f for f in history_failures(top, base, layout, base_files) if f.path not in named]
+    return sorted([*failures, *earlier], key=lambda f: f.path), len(changes)
+
+
+def history_failures(top: Path, base: str, layout: Layout, base_files: frozenset[str]) -> list[Failure]:
+    """The failures of each commit since ``base``: merged with a merge commit, every commit of a pull
+    request enters the base's history, so a file one commit adds and a later one removes is still added.
+
+    Each commit must be a plain one (no merge), and each path it touches must pass the rules of a path
+    on its own, its file's bounds, and belong to the one submission the pull request adds.
+    """
+    commits = commits_since(top, base)
+    if len(commits) > MAX_COMMITS:
+        return [
+            Failure(
+                f"HEAD ({commits[-1][0][:12]})",
+                f"the pull request has {len(commits)} commits",
+                f"squash them into at most {MAX_COMMITS} (one is enough for a submission)",
+            )
+        ]
+    failures: dict[str, Failure] = {}
+    slugs: dict[str, str] = {}  # slug -> the first path of it a commit touches
+    for commit, *parents in commits:
+        later = commit != commits[-1][0]  # a problem of HEAD itself is fixed in the file, not the history
+        if len(parents) != 1:
+            failures[f"commit {commit[:12]}"] = Failure(
+                f"commit {commit[:12]}",
+                "is a merge commit",
+                f"rebase the pull request on its base instead of merging it in (git rebase {base[:12]})",
+            )
+            continue
+        for change in changes_between(top, parents[0], commit):
+            failure = _commit_failure(top, commit, change, layout, base_files, later=later)
+            if failure is not None:
+                failures.setdefault(change.path, failure)
+            else:
+                slugs.setdefault(PurePosixPath(change.path).parts[-2], change.path)
+    if len(slugs) > 1:
+        for path in slugs.values():
+            failures.setdefault(
+                path,
+                Failure(
+                    path, f"the commits touch {len(slugs)} submissions ({', '.join(sorted(slugs))})", HISTORY
+                ),
+            )
+    return list(failures.values())
+
+
+def _commit_failure(
+    top: Path, commit: str, change: Change, layout: Layout, base_files: frozenset[str], *, later: bool
+) -> Failure | None:
+    """What one commit's change of one path breaks (its problem names the commit; ``later``: a later
+    commit follows, so fixing the file is not enough)."""
+    found = _path_failure(change, layout)
+    if found is None:  # a submission file: of an existing submission, or bounded like the final tree's
+        slug = PurePosixPath(change.path).parts[-2]
+        found = _existing_failure(change, slug, layout, base_files)
+    if found is None and change.status != "D":
+        found = _blob_failure(top, commit, change.path)
+    if found is None:
+        return None
+    fix = f"{found.fix}; {HISTORY}" if later else found.fix
+    return Failure(found.path, f"commit {commit[:12]} {found.problem}", fix)
+
+
+def _blob_failure(top: Path, commit: str, path: str) -> Failure | None:
+    """The bounds of a submission file's bytes as one commit holds them."""
+    if path.endswith(YAML):
+        if blob(top, commit, path, SUBMISSION_YAML_LIMIT) is None:
+            return Failure(path, f"holds a {YAML} larger than {SUBMISSION_YAML_LIMIT // 1024} KiB", ONLY)
+        return None
+    problem = readme_problem(blob(top, commit, path, README_LIMIT))
+    return None if problem is None else Failure(path, f"{README} {problem}", README_FIX)
 
 
 def _relative(folder: Path, top: Path, option: str) -> str:
@@ -141,6 +239,8 @@ def _path_failure(change: Change, layout: Layout) -> Failure | None:
     if change.mode in (SYMLINK_MODE, SUBMODULE_MODE):
         kind = "symbolic link" if change.mode == SYMLINK_MODE else "nested repository"
         return Failure(change.path, f"is a {kind}", "commit a plain file")
+    if change.mode == EXECUTABLE_MODE:
+        return Failure(change.path, "is executable (git mode 100755)", "commit it as a plain file: chmod -x")
     return None
 
 
@@ -155,20 +255,28 @@ def _slug_failure(
 ) -> Failure | None:
     """The rules of one submission folder: a new slug's yaml is added, an existing one is never edited or
     removed; a README rides along only with a new yaml."""
-    yaml_path = f"{layout.submissions}/{slug}/{YAML}"
-    if yaml_path in base_files:
-        return Failure(
-            change.path,
-            f"{_verb(change)} {'the' if change.path == yaml_path else 'a'} file of the existing submission "
-            f"{slug!r}",
-            "an existing model's files are changed or withdrawn by the maintainers: open an issue",
-        )
-    if _yaml_added(slug, found, layout):
-        return None
+    existing = _existing_failure(change, slug, layout, base_files)
+    if existing is not None or _yaml_added(slug, found, layout):
+        return existing
     return Failure(
         change.path,
         f"{_verb(change)} the README of a submission the change does not add",
         f"add {README} together with the {YAML} of the submission you add",
+    )
+
+
+def _existing_failure(
+    change: Change, slug: str, layout: Layout, base_files: frozenset[str]
+) -> Failure | None:
+    """An existing submission's files are never edited or removed by a pull request."""
+    yaml_path = f"{layout.submissions}/{slug}/{YAML}"
+    if yaml_path not in base_files:
+        return None
+    return Failure(
+        change.path,
+        f"{_verb(change)} {'the' if change.path == yaml_path else 'a'} file of the existing submission "
+        f"{slug!r}",
+        "an existing model's files are changed or withdrawn by the maintainers: open an issue",
     )
 
 

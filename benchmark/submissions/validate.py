@@ -19,7 +19,10 @@ from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import SLUG_RULE, VARIANTS_DIR, check_name, check_slug
 from benchmark.submissions.failures import Failure
-from benchmark.submissions.lookalike import skeleton
+from benchmark.submissions.lookalike import hidden_character, skeleton
+from benchmark.submissions.messages import name_of
+from benchmark.submissions.readme import FIX as README_FIX
+from benchmark.submissions.readme import README_LIMIT, readme_problem
 from benchmark.submissions.schema import (
     SUBMISSION_YAML_LIMIT,
     ApiModel,
@@ -144,7 +147,7 @@ def _check_submission(
             0,
             0,
         )
-    failures = list(_links_and_strays(folder, rel))
+    failures = [*_links_and_strays(folder, rel), *_readme_failures(folder / "README.md", rel / "README.md")]
     yaml_path = folder / "submission.yaml"
     has_results = (folder / "results").exists()
     if not yaml_path.is_file():
@@ -193,6 +196,20 @@ def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
             )
 
 
+def _readme_failures(path: Path, rel: Path) -> list[Failure]:
+    """A README.md is bounded text committed as a plain file (a link is reported by the walk)."""
+    if path.is_symlink() or not path.is_file():
+        return []
+    failures = []
+    if path.stat().st_mode & 0o111:
+        failures.append(Failure(str(rel), "is executable", "commit it as a plain file: chmod -x"))
+    with path.open("rb") as stream:  # never more than the limit: a hostile file may be huge
+        problem = readme_problem(stream.read(README_LIMIT + 1))
+    if problem is not None:
+        failures.append(Failure(str(rel), problem, README_FIX))
+    return failures
+
+
 def _check_submission_yaml(
     root: Path, slug: str, rel: Path, seen: dict[str, str]
 ) -> tuple[list[Failure], Submission | None]:
@@ -216,7 +233,7 @@ def _check_submission_yaml(
         return [Failure(where, err.problem, err.fix)], None
     except SagoError as err:
         return [Failure(where, str(err), "see docs/SUBMITTING.md")], None
-    failures = _check_pinning(submission, where)
+    failures = [*_check_pinning(submission, where), *_hidden_failures(submission, where)]
     identity = weights_identity(submission)
     claims = [
         (
@@ -241,6 +258,32 @@ def _check_submission_yaml(
         else:
             seen.setdefault(key, slug)
     return failures, submission
+
+
+def _hidden_failures(submission: Submission, where: str) -> list[Failure]:
+    """Every text a submission writes reaches the site or the board: none may hold a character a reader
+    cannot see (a filler or zero-width character would make a lookalike of another model's name)."""
+    failures = []
+    for keys, text in _texts(submission.model_dump(mode="json")):
+        hidden = hidden_character(text)
+        if hidden is not None:
+            failures.append(
+                Failure(
+                    where,
+                    f"{name_of(keys)} holds an invisible or unassigned character ({hidden})",
+                    "write it with visible letters, digits, punctuation and plain spaces only",
+                )
+            )
+    return failures
+
+
+def _texts(value: object, keys: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(key path, text) of every string in a parsed submission."""
+    if isinstance(value, str):
+        yield keys, value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _texts(inner, (*keys, str(key)))
 
 
 def _duplicate(root: Path, label: Path, first: str, second: str, problem: str, fix: str) -> Failure:
