@@ -20,6 +20,8 @@ from benchmark.errors import SagoError
 from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
 from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, unsupported_reason
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
+from benchmark.models.static import declines as static_declines
+from benchmark.models.static import run_batch_static
 from benchmark.registry import Registry
 
 
@@ -54,6 +56,8 @@ ENGINES.add(
     "single_prefill", EngineSpec("single_prefill", run_batch_single_prefill, declines=unsupported_reason)
 )
 ENGINES.add("draft", EngineSpec("draft", run_batch_draft, declines=unsupported_reason))
+# not the default: it becomes the default on CUDA once a GPU run measures it faster than single_prefill
+ENGINES.add("static_graph", EngineSpec("static_graph", run_batch_static, declines=static_declines))
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
 
