@@ -149,7 +149,7 @@ scoring-accuracy:  ## the pooled engine's screened scoring pass against float64 
 test-lm-eval: peer-venv  ## the README's lm-eval block for real: export, lm_eval on SmolLM2 (GGUF, offline), import, compare with sago
 	SAGO_LM_EVAL_PYTHON=$(BENCH_VENV)/bin/python $(PY) -m pytest -q -m slow tests/test_lmeval_slow.py
 
-gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolLM2 smoke on GPU vs committed CPU records (ARGS=--dry-run on a CPU)
+gpu-check:  ## one script on one GPU: bench-gpu on 1B/8B shapes, engines vs generate at the planned batch, SmolLM2 vs committed CPU records; writes docs/bench/gpu-check-<device>.json (ARGS=--dry-run on a CPU)
 	$(PY) -m benchmark.tools.gpu_check $(ARGS)
 
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)
