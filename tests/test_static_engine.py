@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 import torch
-from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+from transformers import Gemma3ForCausalLM, Gemma3TextConfig, Qwen2Config, Qwen2ForCausalLM
 
 from benchmark.models import static
 from benchmark.models.engine import RawOutput
@@ -112,6 +112,20 @@ def test_sliding_window_models_are_declined_to_the_two_pass_engine() -> None:
     name, _ = resolve_engine("static_graph", gemma)
     assert name == "two_pass (static_graph declined: sliding-window layers need the dynamic cache)"
     assert resolve_engine("static_graph", tiny_llama())[0] == "static_graph"
+    # a Qwen2 config names a window it does not use (use_sliding_window false): not declined
+    qwen_config = Qwen2Config(
+        vocab_size=128,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        use_sliding_window=False,
+    )
+    qwen_config.sliding_window = 4096  # as a config file may carry it
+    with torch.device("meta"):
+        qwen = Qwen2ForCausalLM(qwen_config)
+    assert qwen_config.sliding_window and resolve_engine("static_graph", qwen)[0] == "static_graph"
 
 
 @pytest.mark.slow  # loads the packaged SmolLM2 (dequantising the GGUF): ~20 s

@@ -33,6 +33,7 @@ from benchmark.models.prefill import (
     SinglePrefillUnsupported,
     checked_model,
     generating,
+    has_sliding_layers,
     layer_tensors,
     prefill_batch,
     raw_output,
@@ -56,9 +57,7 @@ def declines(model: object) -> str | None:
     if reason is not None:
         return reason
     assert isinstance(model, PreTrainedModel)
-    text_config = model.config.get_text_config(decoder=True)
-    layer_types = getattr(text_config, "layer_types", None) or ["full_attention"]
-    if any(kind != "full_attention" for kind in layer_types) or getattr(text_config, "sliding_window", None):
+    if has_sliding_layers(model):
         return "sliding-window layers need the dynamic cache"
     return None
 
