@@ -4,6 +4,7 @@ and the out-of-memory fallback that shrinks a batch without changing a record.""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -144,3 +145,28 @@ def test_run_json_with_the_planned_batch_reads_and_checks_clean() -> None:
 
 SLUG = "huggingfacetb__smollm2-135m-instruct-q4_1"
 PLANNED = {"batch_size": 128, "free_bytes": 124 * GIB, "row_bytes": 471072768}
+
+
+def test_a_run_with_a_planned_batch_records_it_in_run_json(tmp_path: Path) -> None:
+    """Through the harness: collect and finalize put the plan into run.json's ``model``, and the
+    batch size run.json records is the planned one."""
+    import json
+
+    from helpers.toy import toy_variant_set
+
+    from benchmark.harness.collect import collect
+    from benchmark.harness.finalize import finalize
+    from benchmark.profiles import get_profile
+
+    backend = tiny_backend(batch_size=8)
+    backend.planned_batch = {"batch_size": 8, "free_bytes": 3 * GIB, "row_bytes": 2**20}
+    collect(
+        backend,
+        toy_variant_set(("alpha",), n_items=2),
+        tmp_path,
+        profile=get_profile("smoke"),
+        progress=False,
+    )
+    run = json.loads(finalize(tmp_path, world_size=1).read_text(encoding="utf-8"))
+    assert run["model"]["batch_size_from_memory"] == backend.planned_batch
+    assert run["batch_size"] == 8 and run["model"]["dtype"] == "float32"
