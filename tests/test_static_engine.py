@@ -80,6 +80,21 @@ def test_same_scores_and_states_with_baselines_and_at_the_token_limits(model, pr
         _assert_same(*_both(model, prompts, baselines, eos, tokens))
 
 
+def test_a_kept_cache_is_reset_between_batches_of_one_shape(model, prompts) -> None:
+    """The second batch of a shape reuses the first one's cache (a captured graph needs its addresses);
+    nothing of the first batch's tokens survives the reset."""
+    eos = frozenset({357})
+    model.__dict__.pop("_sago_static_caches", None)
+    options = {"max_new_tokens": TOKENS, "eos_ids": eos, "pad_id": 0}
+    first = static.run_batch_static(model, prompts[:4], None, **options)
+    [cache] = model.__dict__["_sago_static_caches"].values()
+    other = static.run_batch_static(model, prompts[4:8], None, **options)
+    assert list(model.__dict__["_sago_static_caches"].values()) == [cache]  # same shape, same cache
+    again = static.run_batch_static(model, prompts[:4], None, **options)
+    _assert_same(first, again)
+    _assert_same(run_batch_single_prefill(model, prompts[4:8], None, **options), other)
+
+
 def test_the_backend_runs_it_by_name_and_records_it() -> None:
     requests = [VariantRequest(f"k{i}", f"Name a city in country {i}.", "Paris.") for i in range(5)]
     static_backend = tiny_backend(batch_size=2, engine="static_graph")

@@ -46,6 +46,9 @@ CACHE_BUCKET = 256
 """a batch's cache length is rounded up to a multiple of this, so that batches of similar prompt widths
 share one compiled graph instead of capturing one per width."""
 
+CACHES_KEPT = 4
+"""static caches kept per model (a run has one batch size, a smaller last batch and a few prompt widths)."""
+
 Step = Callable[[PreTrainedModel, torch.Tensor, torch.Tensor, torch.Tensor, StaticCache], torch.Tensor]
 """(model, tokens [rows, 1], mask [rows, cache length], positions [rows, 1], cache) -> greedy ids [rows]."""
 
@@ -101,8 +104,24 @@ def cache_length(prompt_width: int, max_new_tokens: int) -> int:
 
 
 def static_cache(model: PreTrainedModel, state: Prefill, length: int) -> StaticCache:
-    """A static cache of ``length`` slots holding the prefilled prompt cache in its first slots."""
-    cache = StaticCache(config=model.config, max_cache_len=length)
+    """A static cache of ``length`` slots holding the prefilled prompt cache in its first slots.
+
+    The cache of each (rows, length, dtype) is kept on the model and reset for the next batch of that
+    shape: a captured graph replays on the addresses it was recorded with, so a fresh cache per batch
+    would make every batch compile and capture again.
+    """
+    rows = int(state.next_logits.shape[0])
+    kept: dict[tuple[int, int, torch.dtype], StaticCache] = model.__dict__.setdefault(
+        "_sago_static_caches", {}
+    )
+    cache = kept.get((rows, length, model.dtype))
+    if cache is None:
+        if len(kept) >= CACHES_KEPT:
+            kept.clear()
+        cache = StaticCache(config=model.config, max_cache_len=length)
+        kept[(rows, length, model.dtype)] = cache
+    else:
+        cache.reset()  # type: ignore[no-untyped-call]  # transformers leaves it unannotated
     for layer in range(len(state.cache.layers)):
         keys, values = layer_tensors(state.cache, layer)
         cache.update(keys, values, layer)
