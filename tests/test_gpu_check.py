@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,9 @@ def test_make_gpu_check_dry_run_prints_throughput_and_agreement() -> None:
     # ... while bfloat16 moves the hidden states, so the comparison really measures something.
     assert float(bf16[-1]) > 0
     assert any(line.startswith("ESTIMATE") and "not measured" in line for line in lines)
+    # a dry run's report goes to the temporary folder, never into the checkout's docs/bench
+    assert lines[-1] == f"wrote {Path(tempfile.gettempdir()) / 'gpu-check-cpu-dry-run.json'}"
+    assert not (ROOT / "docs" / "bench" / "gpu-check-cpu-dry-run.json").exists()
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")

@@ -16,7 +16,8 @@
 4. SmolLM2 on the v2 ``evidence`` profile in float32 against the committed CPU result (``--no-evidence``
    skips it).
 
-Everything printed is also written to ``docs/bench/gpu-check-<device>.json`` (``--out``).
+Everything printed is also written to ``docs/bench/gpu-check-<device>.json`` (``--out``; a dry run's to the
+temporary folder).
 
 ``--dry-run`` runs the same code on the CPU in seconds: a tiny random shape for part 1, and for part 2
 the tiny random model on one dataset of the bench profile in float32 and bfloat16, compared with its
@@ -78,6 +79,8 @@ EVIDENCE_VERSION = "v2"
 COMPARED_ENGINES = ("generate", "single_prefill", "static_graph")
 """part 3's engines, the reference (plain ``generate``) first."""
 DRY_RUN_FREE_BYTES = 4 * 2**20
+DRY_RUN_DEVICE = "cpu-dry-run"
+"""the report's device name in a dry run."""
 """the free memory the dry run pretends to have when it plans a batch size (no CUDA to ask)."""
 """The set version of the committed CPU smoke results (full activations) the GPU run is compared with."""
 CONFIDENCE_COLUMNS = ("logprob_sum", "logprob_mean", "entropy_mean")
@@ -490,7 +493,7 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bo
         rows_evidence = _evidence_agreement(scratch) if evidence and not dry_run else []
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    name = "cpu-dry-run" if dry_run else device_slug(torch.cuda.get_device_name(device))
+    name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(device))
     return Report(
         name, str(dtype).removeprefix("torch."), phases, engines, plans, rows_agree, estimate, rows_evidence
     )
@@ -506,8 +509,14 @@ def device_slug(name: str) -> str:
 
 
 def default_out(report: Report) -> Path:
-    """``docs/bench/gpu-check-<device>.json``."""
-    return paths.REPO_ROOT / "docs" / "bench" / f"gpu-check-{report.device}.json"
+    """``docs/bench/gpu-check-<device>.json``; a dry run's report goes to the temporary folder (its numbers
+    are the tiny CPU shape's, nothing to keep beside a GPU's)."""
+    name = f"gpu-check-{report.device}.json"
+    return (
+        Path(tempfile.gettempdir()) / name
+        if report.device == DRY_RUN_DEVICE
+        else paths.REPO_ROOT / "docs" / "bench" / name
+    )
 
 
 def _evidence_agreement(scratch: Path) -> list[AgreementRow]:
