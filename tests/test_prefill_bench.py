@@ -88,7 +88,10 @@ def test_without_a_gpu_the_real_run_explains_itself(capsys: pytest.CaptureFixtur
     assert main([]) == 2
     assert "--dry-run" in capsys.readouterr().err
     assert main(["--dry-run", "--engines", "three_pass"]) == 2
-    assert "choose from ['draft', 'pooled', 'single_prefill', 'two_pass']" in capsys.readouterr().err
+    assert (
+        "choose from ['draft', 'pooled', 'single_prefill', 'static_graph', 'two_pass']"
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.gpu

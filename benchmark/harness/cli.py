@@ -73,8 +73,9 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
     "--engine",
     default="single_prefill",
     show_default=True,
-    help="single_prefill (every committed result), two_pass (the reference) or draft (single_prefill "
-    "with y_0 as a free draft).",
+    help="single_prefill (every committed result), two_pass (the reference), draft (single_prefill "
+    "with y_0 as a free draft) or static_graph (single_prefill decoding on a static cache, a captured "
+    "CUDA graph on a GPU; not the default until a GPU run measures it faster).",
 )
 @click.option(
     "--force",

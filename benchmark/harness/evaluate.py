@@ -169,6 +169,7 @@ def evaluate_model(
             engine=options.engine,
             threads=options.threads,
             device_map=options.device_map,
+            max_new_tokens=profile.max_new_tokens,  # sets a GPU row's memory, so its batch size
         )
     settings: dict[str, Any] = {
         "profile": profile,

@@ -20,6 +20,8 @@ from benchmark.errors import SagoError
 from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
 from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, unsupported_reason
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
+from benchmark.models.static import declines as static_declines
+from benchmark.models.static import run_batch_static
 from benchmark.registry import Registry
 
 
@@ -54,6 +56,8 @@ ENGINES.add(
     "single_prefill", EngineSpec("single_prefill", run_batch_single_prefill, declines=unsupported_reason)
 )
 ENGINES.add("draft", EngineSpec("draft", run_batch_draft, declines=unsupported_reason))
+# not the default: it becomes the default on CUDA once a GPU run measures it faster than single_prefill
+ENGINES.add("static_graph", EngineSpec("static_graph", run_batch_static, declines=static_declines))
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
 
@@ -98,6 +102,8 @@ class HFBackend:
             ``batch_size`` is prompts per engine call: the same, times the engine's
             :attr:`~EngineSpec.forwards_per_call` (1 for every engine in :data:`ENGINES`).
         device_map: the ``device_map`` the weights were loaded with (e.g. "auto"), for provenance.
+        planned_batch: how a GPU batch size was chosen from free memory (``loading.GpuBatch.record``),
+            recorded as ``describe()["batch_size_from_memory"]``; None when it was given or CPU-sized.
     """
 
     capabilities = FULL_CAPABILITIES
@@ -112,6 +118,7 @@ class HFBackend:
         engine: str | EngineSpec = "two_pass",
         batch_size: int = 8,
         device_map: str | None = None,
+        planned_batch: dict[str, int] | None = None,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
@@ -125,6 +132,7 @@ class HFBackend:
         self.eos_ids = _eos_ids(model, tokenizer)
         self.pad_id = _pad_id(tokenizer, self.eos_ids)
         self.device_map = device_map
+        self.planned_batch = planned_batch
 
     @property
     def forward_rows(self) -> int:
@@ -253,6 +261,9 @@ class HFBackend:
             "torch_threads": torch.get_num_threads(),
             "device_map": _placement(self.model, self.device_map),
         }
+        if self.planned_batch is not None:
+            # only a batch planned from GPU memory is recorded, so CPU runs' run.json bytes stay as they were
+            described["batch_size_from_memory"] = dict(self.planned_batch)
         if self.engine_spec.settings is not None:
             # only an engine with settings records them, so other engines' run.json bytes stay as they were
             described["engine_settings"] = self.engine_spec.settings(self.model)

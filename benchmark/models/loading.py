@@ -8,6 +8,7 @@ safetensors only and never with remote code; packaged GGUF files are located thr
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,8 +28,37 @@ _CPU_BATCH_PARAMS = 12e9
 most from wide batches, while large ones already keep the cores busy with few rows."""
 _CPU_BATCH_LOGIT_BYTES = 1.5 * 2**30
 """cap on the scoring pass's float32 logits [batch, 64 tokens, vocab] (memory, not speed)."""
-GPU_START_BATCH_SIZE = 64
-"""first batch size tried on a GPU; halved on out-of-memory until it fits."""
+GPU_MAX_BATCH_SIZE = 512
+"""largest batch :func:`gpu_batch_size` picks (decode stops gaining long before memory runs out)."""
+GPU_MEMORY_SHARE = 0.8
+"""share of the free GPU memory a batch may plan for; the rest covers the prefill's transient activations
+(MLP intermediates, attention scores) and the allocator's fragmentation."""
+GPU_PROMPT_TOKENS = 512
+"""longest rendered prompt a GPU batch plans for: the sago-v1 sets' longest prompt is 1,462 characters
+(about 400 tokens with a chat template). A longer one runs out of memory and halves the batch."""
+GPU_DEFAULT_NEW_TOKENS = 256
+"""generated tokens (and so y_0's length) a GPU batch plans for when the caller names no profile."""
+
+
+@dataclass(frozen=True)
+class RowTokens:
+    """Token counts of one row that set its memory: the prompt, the baseline y_0 and the response."""
+
+    prompt: int
+    baseline: int
+    new: int
+
+
+@dataclass(frozen=True)
+class GpuBatch:
+    """A GPU batch size chosen from free memory, with the numbers it came from (run.json records them)."""
+
+    batch_size: int
+    free_bytes: int
+    row_bytes: int
+
+    def record(self) -> dict[str, int]:
+        return {"batch_size": self.batch_size, "free_bytes": self.free_bytes, "row_bytes": self.row_bytes}
 
 
 class ModelChoice(Protocol):
@@ -55,20 +85,23 @@ def load_backend(
     engine: str | EngineSpec = "single_prefill",
     threads: int | None = None,
     device_map: str | None = None,
+    max_new_tokens: int = GPU_DEFAULT_NEW_TOKENS,
 ) -> HFBackend:
     """Load the submission's model and tokenizer and wrap them in an :class:`HFBackend`.
 
     Args:
         submission: a validated submission (or any :class:`ModelChoice`).
         device: "cpu", "cuda", "cuda:1", ...; default: CUDA when available, else CPU.
-        batch_size: prompts per engine call; default on CPU :func:`cpu_batch_size`, on GPU 64 halved
-            on out-of-memory.
+        batch_size: prompts per engine call; default on CPU :func:`cpu_batch_size`, on a GPU
+            :func:`gpu_batch_size` from the free memory, halved on out-of-memory (run.json records the
+            plan as ``model.batch_size_from_memory``).
         engine: a name in ``benchmark.models.hf.ENGINES`` ("single_prefill", "two_pass" or "draft"), or an
             engine given whole (``benchmark.models.hf.EngineSpec``).
         threads: CPU threads for torch (default: all cores).
         device_map: e.g. "auto": shard a model too large for one GPU over all visible devices
             (transformers/accelerate big-model loading); ``device`` then names the input device only.
             Recorded in provenance as ``describe()["device_map"]`` (requested and resolved).
+        max_new_tokens: the profile's token limit, which sets a GPU row's memory (y_0 and the response).
 
     Raises:
         SagoError: weights missing, not safetensors, or not matching the pinned sha256.
@@ -79,7 +112,8 @@ def load_backend(
         torch.set_num_threads(threads or os.cpu_count() or 1)
     model, tokenizer, source = _load(submission.model, dtype, device_map)
     model = (model if device_map else model.to(target)).eval()
-    size = batch_size or (cpu_batch_size(model) if target.type == "cpu" else GPU_START_BATCH_SIZE)
+    planned = _planned_batch(model, target, max_new_tokens) if batch_size is None else None
+    size = batch_size or (planned.batch_size if planned else cpu_batch_size(model))
     return HFBackend(
         model,
         tokenizer,
@@ -88,7 +122,63 @@ def load_backend(
         engine=engine,
         batch_size=size,
         device_map=device_map,
+        planned_batch=planned.record() if planned else None,
     )
+
+
+def _planned_batch(model: Any, target: torch.device, max_new_tokens: int) -> GpuBatch | None:
+    """On a GPU, the batch size planned from the memory left after loading the weights; None on a CPU."""
+    if target.type != "cuda":
+        return None
+    free, _ = torch.cuda.mem_get_info(target)
+    tokens = RowTokens(GPU_PROMPT_TOKENS, max_new_tokens, max_new_tokens)
+    return plan_gpu_batch(model.config, free, tokens, model.dtype)
+
+
+def row_bytes(config: Any, tokens: RowTokens, dtype: torch.dtype) -> int:
+    """Bytes one row of a single-prefill batch holds at its peak, from the model's config.
+
+    The KV cache (2 x layers x kv_heads x head_dim x dtype bytes per token) over the prompt, a copy of
+    the prompt's cache extended by y_0 (the scoring branch) and the response's tokens; y_0's scoring
+    logits [len(y_0), vocab], counted in float32; and the prefill's hidden states, which
+    ``output_hidden_states`` keeps for every layer and prompt position until the prefill returns.
+    Every term is an upper bound: the scoring copy is freed before decoding grows the cache.
+    """
+    text = config.get_text_config(decoder=True)
+    layers, hidden = int(text.num_hidden_layers), int(text.hidden_size)
+    kv_heads = int(getattr(text, "num_key_value_heads", None) or text.num_attention_heads)
+    head_dim = int(getattr(text, "head_dim", None) or hidden // text.num_attention_heads)
+    width = torch.empty((), dtype=dtype).element_size()
+    kv_per_token = 2 * layers * kv_heads * head_dim * width
+    kv = kv_per_token * (2 * tokens.prompt + tokens.baseline + tokens.new)
+    logits = int(text.vocab_size) * max(tokens.baseline, 1) * 4
+    states = (layers + 1) * tokens.prompt * hidden * width
+    return kv + logits + states
+
+
+def gpu_batch_size(config: Any, free_bytes: int, tokens: RowTokens, dtype: torch.dtype) -> int:
+    """The GPU batch size: the largest power of two whose rows (:func:`row_bytes`) fit in
+    :data:`GPU_MEMORY_SHARE` of ``free_bytes`` (the memory left once the weights are loaded), between 1
+    and :data:`GPU_MAX_BATCH_SIZE`. A power of two, so the rerun control's halved batch
+    (``collect.rerun_batch_size``) and an out-of-memory halving stay whole.
+
+    >>> from benchmark.models.tiny import tiny_llama
+    >>> gpu_batch_size(tiny_llama().config, 2**30, RowTokens(512, 256, 256), torch.float32)
+    512
+    >>> gpu_batch_size(tiny_llama().config, 0, RowTokens(512, 256, 256), torch.float32)
+    1
+    """
+    return plan_gpu_batch(config, free_bytes, tokens, dtype).batch_size
+
+
+def plan_gpu_batch(config: Any, free_bytes: int, tokens: RowTokens, dtype: torch.dtype) -> GpuBatch:
+    """:func:`gpu_batch_size` with the numbers it came from."""
+    row = row_bytes(config, tokens, dtype)
+    rows = int(free_bytes * GPU_MEMORY_SHARE) // row
+    size = 1
+    while size * 2 <= min(rows, GPU_MAX_BATCH_SIZE):
+        size *= 2
+    return GpuBatch(size, int(free_bytes), row)
 
 
 def cpu_batch_size(model: Any) -> int:

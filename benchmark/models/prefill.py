@@ -236,7 +236,7 @@ def shared_prefix_length(model: PreTrainedModel, prompts: Sequence[Sequence[int]
     >>> shared_prefix_length(tiny_llama(), [[1, 2, 3, 7], [1, 2, 3, 4, 9]])
     0
     """
-    if len(prompts) < 2 or _has_sliding_layers(model):
+    if len(prompts) < 2 or has_sliding_layers(model):
         return 0
     limit = min(len(p) for p in prompts) - 1
     first = prompts[0]
@@ -246,7 +246,9 @@ def shared_prefix_length(model: PreTrainedModel, prompts: Sequence[Sequence[int]
     return length if length >= MIN_SHARED_PREFIX else 0
 
 
-def _has_sliding_layers(model: PreTrainedModel) -> bool:
+def has_sliding_layers(model: PreTrainedModel) -> bool:
+    """Some decoder layer attends through a sliding window (a Qwen2 config's ``sliding_window`` counts only
+    with ``use_sliding_window``)."""
     text_config = model.config.get_text_config(decoder=True)
     layer_types = getattr(text_config, "layer_types", None) or ["full_attention"]
     return any(kind != "full_attention" for kind in layer_types) or bool(
@@ -483,7 +485,7 @@ def draft_fits(
 
 
 def smallest_window(model: PreTrainedModel) -> int | None:
-    if not _has_sliding_layers(model):
+    if not has_sliding_layers(model):
         return None
     text_config = model.config.get_text_config(decoder=True)
     window = getattr(text_config, "sliding_window", None)

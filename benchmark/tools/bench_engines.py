@@ -215,14 +215,16 @@ def measure(
     decoding: Decoding,
     *,
     peak_flops: float,
+    engine: Engine | None = None,
 ) -> Timed:
-    """Time one engine over all prompts (after the caller's warm-up) and derive the rates."""
+    """Time one engine over all prompts (after the caller's warm-up) and derive the rates. ``engine``: run
+    this one under the name ``engine_name`` instead of the :data:`TOOL_ENGINES` entry of that name."""
     cuda = model.device.type == "cuda"
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     start, start_cpu = time.perf_counter(), time.process_time()
-    outputs = run_engine(TOOL_ENGINES.get(engine_name).run, model, prompts, baselines, decoding)
+    outputs = run_engine(engine or TOOL_ENGINES.get(engine_name).run, model, prompts, baselines, decoding)
     if cuda:
         torch.cuda.synchronize()
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu

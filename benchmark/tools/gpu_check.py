@@ -8,21 +8,35 @@
    committed CPU records: greedy agreement rate (identical responses) and the largest |Δ| of every
    recorded measure and of the hidden states.
 
+3. Per shape and batch size (the given one and the one ``loading.gpu_batch_size`` plans from the free
+   memory), the harness engine (``single_prefill``), the captured-graph engine (``static_graph``) and plain
+   ``generate`` side by side: prompts/s, peak memory and ``ratio_to_generate`` (the engine's prompts/s over
+   ``generate``'s; the harness also scores y_0 and keeps hidden states, which ``generate`` does not), and
+   vLLM on the same prompts when it is importable (skipped otherwise).
+4. SmolLM2 on the v2 ``evidence`` profile in float32 against the committed CPU result (``--no-evidence``
+   skips it).
+
+Everything printed is also written to ``docs/bench/gpu-check-<device>.json`` (``--out``; a dry run's to the
+temporary folder).
+
 ``--dry-run`` runs the same code on the CPU in seconds: a tiny random shape for part 1, and for part 2
 the tiny random model on one dataset of the bench profile in float32 and bfloat16, compared with its
-own float32 run.
+own float32 run; the planned batch size from a pretend 4 MiB free; no evidence run.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
+import re
 import shutil
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -33,25 +47,41 @@ import yaml
 from benchmark import options, paths
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
+from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.collect import select_tasks
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.sets import open_variant_set
 from benchmark.models import prefill
+from benchmark.models.engine import RawOutput, greedy_generate
+from benchmark.models.loading import RowTokens, plan_gpu_batch
 from benchmark.profiles import get_profile
-from benchmark.results import ResultsFolder, results_dir
+from benchmark.results import ResultsFolder, results_dir, write_json
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET
 from benchmark.tools.bench_engines import (
     DEFAULT_PEAK_FLOPS,
     SHAPES,
+    Decoding,
+    Measurement,
     Shape,
     Workload,
     build_model,
     matmul_params,
+    measure,
     random_prompts,
+    run_engine,
 )
+from benchmark.tools.pooled import TOOL_ENGINES
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
 REFERENCE_VERSION = "v1"
+EVIDENCE_VERSION = "v2"
+"""the set version of the committed CPU evidence results (compact activations) part 4 compares with."""
+COMPARED_ENGINES = ("generate", "single_prefill", "static_graph")
+"""part 3's engines, the reference (plain ``generate``) first."""
+DRY_RUN_FREE_BYTES = 4 * 2**20
+DRY_RUN_DEVICE = "cpu-dry-run"
+"""the report's device name in a dry run."""
+"""the free memory the dry run pretends to have when it plans a batch size (no CUDA to ask)."""
 """The set version of the committed CPU smoke results (full activations) the GPU run is compared with."""
 CONFIDENCE_COLUMNS = ("logprob_sum", "logprob_mean", "entropy_mean")
 """the record columns compared between the GPU run and the committed CPU records (with the states)."""
@@ -83,6 +113,53 @@ class AgreementRow:
     max_delta: dict[str, float]
     """largest |Δ| per measure (``hidden``: over every stored activation)."""
     seconds: float
+
+
+@dataclass(frozen=True)
+class EngineRow:
+    """One engine on one shape and batch size (part 3)."""
+
+    model: str
+    engine: str
+    batch_size: int
+    planned: bool
+    """the batch size is the one planned from free memory."""
+    prompts_per_s: float
+    generated_tokens_per_s: float
+    peak_memory_gib: float
+    ratio_to_generate: float
+    """prompts/s over plain ``generate``'s at the same shape and batch size."""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything gpu-check measured, as printed and as written to JSON."""
+
+    device: str
+    dtype: str
+    phases: list[PhaseRow]
+    engines: list[EngineRow]
+    planned_batch: dict[str, dict[str, int]]
+    """shape -> ``loading.GpuBatch.record()``."""
+    agreement: list[AgreementRow]
+    estimate: str
+    evidence: list[AgreementRow] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (NaN as null)."""
+        document: dict[str, Any] = _no_nan(asdict(self))
+        return document
+
+
+def _no_nan(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    return value
 
 
 def _sync(device: torch.device) -> None:
@@ -141,6 +218,125 @@ def bench_phases(
     return row
 
 
+def run_generate(
+    model: object,
+    prompts: Sequence[Sequence[int]],
+    baselines: Sequence[Sequence[int]] | None,
+    *,
+    max_new_tokens: int,
+    eos_ids: frozenset[int],
+    pad_id: int,
+) -> list[RawOutput]:
+    """Plain batched ``generate`` as an engine: greedy ids only (no y_0 scoring, no hidden states)."""
+    with torch.inference_mode():
+        responses = greedy_generate(
+            model, prompts, max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id
+        )
+    empty = np.zeros((0, 0), np.float32)
+    return [RawOutput(ids, done, math.nan, math.nan, math.nan, 0, empty) for ids, done in responses]
+
+
+def planned_batch(shape: Shape, workload: Workload, dtype: torch.dtype, free_bytes: int) -> dict[str, int]:
+    """``loading.plan_gpu_batch`` for this shape and workload's token counts."""
+    tokens = RowTokens(workload.max_prompt, workload.baseline_tokens, workload.new_tokens)
+    return plan_gpu_batch(shape.config(), free_bytes, tokens, dtype).record()
+
+
+def compare_engines(
+    shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype
+) -> tuple[list[EngineRow], dict[str, int]]:
+    """Each of :data:`COMPARED_ENGINES` on one random model, at the workload's batch size and at the one
+    planned from the memory left once the weights are loaded (``loading.plan_gpu_batch``; the dry run
+    pretends :data:`DRY_RUN_FREE_BYTES` are free), each warmed up on one batch first (the captured-graph
+    engine compiles and captures its decode step there) and timed over two batches. Returns the rows and
+    the plan."""
+    model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
+    free = torch.cuda.mem_get_info(device)[0] if device.type == "cuda" else DRY_RUN_FREE_BYTES
+    plan = planned_batch(shape, workload, dtype, free)
+    rows: list[EngineRow] = []
+    for size in sorted({workload.batch_size, plan["batch_size"]}):
+        prompts, baselines = random_prompts(replace(workload, prompts=2 * size, batch_size=size), shape.vocab)
+        decoding = Decoding(size, workload.new_tokens, frozenset({shape.vocab - 1}), 0)
+        timed = {name: _time_engine(name, model, prompts, baselines, decoding) for name in COMPARED_ENGINES}
+        reference = timed["generate"].prompts_per_s
+        rows += [
+            EngineRow(
+                shape.name,
+                name,
+                size,
+                size == plan["batch_size"],
+                m.prompts_per_s,
+                m.generated_tokens_per_s,
+                m.peak_memory_gib,
+                m.prompts_per_s / reference,
+            )
+            for name, m in timed.items()
+        ]
+    del model
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return rows, plan
+
+
+def _time_engine(
+    name: str,
+    model: Any,
+    prompts: list[list[int]],
+    baselines: list[list[int]] | None,
+    decoding: Decoding,
+) -> Measurement:
+    """One engine over every prompt after a one-batch warm-up."""
+    engine = run_generate if name == "generate" else None
+    size = decoding.batch_size
+    first = None if baselines is None else baselines[:size]
+    run_engine(engine or TOOL_ENGINES.get(name).run, model, prompts[:size], first, decoding)
+    timed = measure(name, name, model, prompts, baselines, decoding, peak_flops=1.0, engine=engine)
+    return timed.measurement
+
+
+def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: int) -> list[EngineRow]:
+    """vLLM's greedy generation of the same prompts on the same random weights (saved to a scratch folder),
+    when vLLM is importable; otherwise one row saying it was skipped. Its ``ratio_to_generate`` is NaN:
+    vLLM schedules its own batches, so it is compared by prompts/s alone."""
+    if importlib.util.find_spec("vllm") is None:
+        return [
+            EngineRow(
+                shape.name,
+                "vllm",
+                planned,
+                True,
+                math.nan,
+                math.nan,
+                math.nan,
+                math.nan,
+                "vllm not importable: skipped",
+            )
+        ]
+    import vllm  # optional: only on a machine that has it
+
+    prompts, _ = random_prompts(workload, shape.vocab)
+    scratch = Path(tempfile.mkdtemp(prefix="sago-vllm-"))
+    try:
+        build_model(shape, device=torch.device("cpu"), dtype=dtype, seed=workload.seed).save_pretrained(
+            scratch
+        )
+        llm = vllm.LLM(model=str(scratch), skip_tokenizer_init=True, dtype=str(dtype).removeprefix("torch."))
+        params = vllm.SamplingParams(temperature=0.0, max_tokens=workload.new_tokens, ignore_eos=True)
+        llm.generate([{"prompt_token_ids": p} for p in prompts[:planned]], params)  # warm-up
+        began = time.perf_counter()
+        outputs = llm.generate([{"prompt_token_ids": p} for p in prompts], params)
+        seconds = time.perf_counter() - began
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    generated = sum(len(o.outputs[0].token_ids) for o in outputs)
+    peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else math.nan
+    return [
+        EngineRow(
+            shape.name, "vllm", planned, True, len(prompts) / seconds, generated / seconds, peak, math.nan
+        )
+    ]
+
+
 def paper_estimate(row: PhaseRow, prompts: int) -> float:
     """Seconds for ``prompts`` requests at the measured prompts/s (an extrapolation, not a run)."""
     return prompts / row.prompts_per_s
@@ -155,6 +351,9 @@ def run_smollm2(
     scratch: Path,
     slug: str = SMOLLM2,
     source_root: Path | None = None,
+    version: str = REFERENCE_VERSION,
+    activations: str = "full",
+    batch_size: int | None = 8,
 ) -> Path:
     """Evaluate ``slug`` in ``dtype`` on ``device`` into ``scratch``; returns its results folder."""
     source_root = source_root or paths.SUBMISSIONS_DIR
@@ -163,19 +362,19 @@ def run_smollm2(
     root = scratch / dtype
     (root / slug).mkdir(parents=True)
     (root / slug / "submission.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    # compares with the committed CPU smoke records of v1 (full activations)
+    # compared with the committed CPU records of ``version`` (v1 smoke: full activations; v2: compact)
     options = EvaluateOptions(
-        version=REFERENCE_VERSION,
+        version=version,
         profile=profile,
         device=device,
         datasets=datasets,
-        batch_size=8,
+        batch_size=batch_size,
         force=True,
         progress=False,
-        activations="full",
+        activations=activations,
     )
     evaluate_submission(slug, options, root=root)
-    return results_dir(slug, DEFAULT_SET, REFERENCE_VERSION, root)
+    return results_dir(slug, DEFAULT_SET, version, root)
 
 
 def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> AgreementRow:
@@ -209,8 +408,9 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
     return AgreementRow(dtype, len(got), same, deltas, seconds)
 
 
-def format_table(phases: Sequence[PhaseRow], rows: Sequence[AgreementRow], estimate: str) -> str:
-    """The one table gpu-check prints."""
+def format_table(report: Report) -> str:
+    """The tables gpu-check prints."""
+    phases, estimate = report.phases, report.estimate
     header = (
         f"{'model':<10} {'batch':>5} {'prompts':>7} {'prompts/s':>9} {'gen tok/s':>10} {'peak GiB':>8} "
         f"{'prefill MFU':>11} {'decode MFU':>10}"
@@ -228,13 +428,34 @@ def format_table(phases: Sequence[PhaseRow], rows: Sequence[AgreementRow], estim
         f"{'SmolLM2 vs CPU':<15} {'rows':>5} {'greedy same':>11} {'seconds':>8} "
         + " ".join(f"{'max|d| ' + n:>20}" for n in names)
     )
-    for r in rows:
+    for r in [*report.agreement, *report.evidence]:
         lines.append(
             f"{r.dtype:<15} {r.rows:>5} {r.greedy_agreement:>11.1%} {r.seconds:>8.1f} "
             + " ".join(f"{r.max_delta[n]:>20.3g}" for n in names)
         )
     lines.append(estimate)
+    lines += ["", *engine_lines(report)]
     return "\n".join(lines)
+
+
+def engine_lines(report: Report) -> list[str]:
+    """Part 3's table: the engines side by side per shape and batch size, then the planned batches."""
+    lines = [
+        f"{'engines':<10} {'batch':>5} {'planned':>7} {'engine':<15} {'prompts/s':>9} {'gen tok/s':>10} "
+        f"{'peak GiB':>8} {'ratio_to_generate':>17}"
+    ]
+    for e in report.engines:
+        lines.append(
+            f"{e.model:<10} {e.batch_size:>5} {'yes' if e.planned else 'no':>7} {e.engine:<15} "
+            f"{_na(e.prompts_per_s, '9.2f')} {_na(e.generated_tokens_per_s, '10.1f')} "
+            f"{_na(e.peak_memory_gib, '8.2f')} {_na(e.ratio_to_generate, '17.2f')} {e.note}".rstrip()
+        )
+    for shape, plan in report.planned_batch.items():
+        lines.append(
+            f"planned batch {shape}: {plan['batch_size']} ({plan['free_bytes'] / 2**30:.1f} GiB free, "
+            f"{plan['row_bytes'] / 2**20:.1f} MiB per row)"
+        )
+    return lines
 
 
 def _na(value: float, spec: str) -> str:
@@ -242,8 +463,8 @@ def _na(value: float, spec: str) -> str:
     return "n/a".rjust(width) if math.isnan(value) else format(value, spec)
 
 
-def gpu_check(dry_run: bool, peak_flops: float, batch_size: int) -> str:
-    """Run both parts and return the table."""
+def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bool = True) -> Report:
+    """Run every part; returns what they measured."""
     if not dry_run and not torch.cuda.is_available():
         raise SagoError("gpu-check needs a CUDA device; on a CPU run it with ARGS=--dry-run")
     device = torch.device("cpu" if dry_run else "cuda")
@@ -255,6 +476,11 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int) -> str:
         shapes, dtype = [SHAPES["llama-1b"], SHAPES["llama-8b"]], torch.bfloat16
         workload = Workload(4 * batch_size, batch_size, 40, 120, 100, 100, seed=0)
     phases = [bench_phases(s, workload, device=device, dtype=dtype, peak_flops=peak_flops) for s in shapes]
+    engines: list[EngineRow] = []
+    plans: dict[str, dict[str, int]] = {}
+    for shape in shapes:
+        rows, plans[shape.name] = compare_engines(shape, workload, device=device, dtype=dtype)
+        engines += rows + time_vllm(shape, workload, dtype=dtype, planned=plans[shape.name]["batch_size"])
     tasks = select_tasks(open_variant_set(DEFAULT_SET, REFERENCE_VERSION), get_profile("paper"), None)
     paper = len(tasks) + sum(t.family == BASELINE_FAMILY for t in tasks)  # + the rerun controls
     estimate = (
@@ -263,10 +489,51 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int) -> str:
     )
     scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
     try:
-        rows = _dry_agreement(scratch) if dry_run else _smollm2_agreement(scratch)
+        rows_agree = _dry_agreement(scratch) if dry_run else _smollm2_agreement(scratch)
+        rows_evidence = _evidence_agreement(scratch) if evidence and not dry_run else []
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return format_table(phases, rows, estimate)
+    name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(device))
+    return Report(
+        name, str(dtype).removeprefix("torch."), phases, engines, plans, rows_agree, estimate, rows_evidence
+    )
+
+
+def device_slug(name: str) -> str:
+    """A device's name as a file name part.
+
+    >>> device_slug("NVIDIA H200")
+    'nvidia-h200'
+    """
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
+
+
+def default_out(report: Report) -> Path:
+    """``docs/bench/gpu-check-<device>.json``; a dry run's report goes to the temporary folder (its numbers
+    are the tiny CPU shape's, nothing to keep beside a GPU's)."""
+    name = f"gpu-check-{report.device}.json"
+    return (
+        Path(tempfile.gettempdir()) / name
+        if report.device == DRY_RUN_DEVICE
+        else paths.REPO_ROOT / "docs" / "bench" / name
+    )
+
+
+def _evidence_agreement(scratch: Path) -> list[AgreementRow]:
+    """SmolLM2 in float32 on the v2 evidence profile against the committed CPU result (compact states)."""
+    committed = results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION)
+    began = time.perf_counter()
+    fresh = run_smollm2(
+        "float32",
+        device="cuda",
+        profile="evidence",
+        datasets=None,
+        scratch=scratch / "evidence",
+        version=EVIDENCE_VERSION,
+        activations="compact",
+        batch_size=None,
+    )
+    return [agreement(committed, fresh, "float32 evidence", time.perf_counter() - began)]
 
 
 def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
@@ -323,11 +590,33 @@ def _copy_submission(root: Path) -> Path:
     type=options.BATCH_SIZE,
     default=64,
     show_default=True,
-    help="prompts per batch on the GPU shapes",
+    help="prompts per batch on the GPU shapes (the planned batch size is measured too)",
 )
-def main_command(dry_run: bool, peak_flops: float, batch_size: int) -> None:
-    """Random-init 1B/8B throughput with prefill/decode MFU, then SmolLM2 on the GPU vs the CPU records."""
-    click.echo(gpu_check(dry_run, peak_flops, batch_size))
+@click.option(
+    "--evidence/--no-evidence",
+    default=True,
+    show_default=True,
+    help="SmolLM2 on the v2 evidence profile vs the committed CPU result (GPU only)",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON report [default: docs/bench/gpu-check-<device>.json]",
+)
+def main_command(dry_run: bool, peak_flops: float, batch_size: int, evidence: bool, out: Path | None) -> None:
+    """Random-init 1B/8B throughput with prefill/decode MFU, the engines side by side, then SmolLM2 on the
+    GPU vs the CPU records; prints the tables and writes them as JSON."""
+    if out is not None:
+        refuse_tracked(out, "--out", own=_own_report, writes="docs/bench/gpu-check-<device>.json")
+    report = gpu_check(dry_run, peak_flops, batch_size, evidence=evidence)
+    click.echo(format_table(report))
+    path = write_json(out or default_out(report), report.to_json())
+    click.echo(f"wrote {path}")
+
+
+def _own_report(tracked: str) -> bool:
+    return re.fullmatch(r"docs/bench/gpu-check-[a-z0-9-]+\.json", tracked) is not None
 
 
 def main(argv: list[str] | None = None) -> int:
