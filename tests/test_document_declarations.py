@@ -60,6 +60,7 @@ RAW_JSON_READERS: dict[str, str] = {
     "benchmark.variants.llm.log": "the LLM rewriter's attempt log (JSON lines)",
     "benchmark.variants.sources": "source datasets' rows and examples",
     "benchmark.tools.judge_calibration": "the paper authors' labelled judge fixtures (a research tool)",
+    "benchmark.tools.wheelhouse": "pyproject.toml's pins (tomllib), not JSON",
 }
 DOCUMENT_NAMES = frozenset({*(d.FILE for d in DOCUMENTS), API_TABLE_FILE})
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.repo import git
 from helpers.site_tree import SiteTree, make_site_tree, submission_yaml
-from test_validate_changes import git
 
 from benchmark.cli import main
 

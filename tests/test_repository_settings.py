@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from test_workflow import WORKFLOW, owners
+from helpers.repo import WORKFLOW, owners
 
 ROOT = Path(__file__).resolve().parents[1]
 MAINTAINERS = ["@sago-bench/maintainers"]

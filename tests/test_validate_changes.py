@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from helpers.repo import git
 from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree, submission_yaml
 
 from benchmark import integrity
@@ -25,17 +25,6 @@ from benchmark.submissions.changes import Layout, change_failures
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 RESULTS = f"submissions/acme__tiny-a/results/{SET}/{VERSION}"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.repo import WORKFLOW, owners
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKFLOW = ROOT / ".github" / "workflows" / "gate.yml"
 ACTIONLINT = Path(sys.executable).with_name("actionlint")
 
 
@@ -38,16 +38,6 @@ def test_the_gate_runs_the_base_commits_code_and_the_tests_wait_for_it() -> None
     assert not any("pip install -e ." in r or ".ci/run" in r for r in runs)  # no pull-request code runs
     assert tests["needs"] == "gate" and "needs.gate.result == 'success'" in tests["if"]
     assert tests["steps"][-1]["run"] == "bash .ci/run"
-
-
-def owners(path: str, rules: list[tuple[str, list[str]]]) -> list[str]:
-    """GitHub's rule for the paths used here: the last matching pattern wins."""
-    found: list[str] = []
-    for pattern, who in rules:
-        anchored = pattern.lstrip("/")
-        if pattern == "*" or fnmatch(path, anchored):
-            found = who
-    return found
 
 
 def test_codeowners_leave_only_a_submissions_two_files_unowned() -> None:

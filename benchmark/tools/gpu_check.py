@@ -51,11 +51,12 @@ from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.collect import select_tasks
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.sets import open_variant_set
+from benchmark.jsonio import plain_json
 from benchmark.models import prefill
 from benchmark.models.engine import RawOutput, greedy_generate
 from benchmark.models.loading import RowTokens, plan_gpu_batch
 from benchmark.profiles import get_profile
-from benchmark.results import ResultsFolder, results_dir, write_json
+from benchmark.results import ResultsFolder, results_dir, write_text
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET
 from benchmark.tools.bench_engines import (
     DEFAULT_PEAK_FLOPS,
@@ -611,7 +612,7 @@ def main_command(dry_run: bool, peak_flops: float, batch_size: int, evidence: bo
         refuse_tracked(out, "--out", own=_own_report, writes="docs/bench/gpu-check-<device>.json")
     report = gpu_check(dry_run, peak_flops, batch_size, evidence=evidence)
     click.echo(format_table(report))
-    path = write_json(out or default_out(report), report.to_json())
+    path = write_text(out or default_out(report), plain_json(report.to_json()))  # a report, not a document
     click.echo(f"wrote {path}")
 
 

@@ -97,9 +97,9 @@ def render_document(document: dict[str, Any]) -> str:
 def model_facts(slugs: tuple[str, ...], out: Path) -> None:
     """Write the packaged models' facts (lineage, bits per weight, context, the exact prompt)."""
     chosen = list(slugs) or list_slugs(SUBMISSIONS_DIR)
-    text = render_document(build(chosen))
-    out.write_text(text, encoding="utf-8")
-    click.echo(f"{out}: {len(json.loads(text)['models'])} packaged model(s)")
+    document = build(chosen)
+    out.write_text(render_document(document), encoding="utf-8")
+    click.echo(f"{out}: {len(document['models'])} packaged model(s)")
 
 
 def main(argv: list[str] | None = None) -> int:
