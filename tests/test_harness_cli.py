@@ -95,6 +95,34 @@ def test_evaluate_writes_results_then_pending_skips_and_force_redoes(root: Path,
     pd.testing.assert_frame_equal(pd.read_parquet(out / "records" / "alpha.parquet"), records)
 
 
+def test_out_writes_a_scratch_result_and_leaves_the_submissions_alone(
+    root: Path, tmp_path: Path, capsys
+) -> None:
+    scratch = tmp_path / "scratch" / "run"  # parents are created
+    assert main(["evaluate", SLUG, *RUN, "--out", str(scratch)]) == 0
+    assert not (root / SLUG / "results").exists()
+    result = scratch / "submissions" / SLUG / "results" / "sago-v1" / "v1"
+    assert len(pd.read_parquet(result / "records" / "alpha.parquet")) == 2 * 15
+    copied = scratch / "submissions" / SLUG / "submission.yaml"
+    assert copied.read_bytes() == (root / SLUG / "submission.yaml").read_bytes()
+    said = capsys.readouterr().out
+    assert "(smoke: 30 model runs)" in said  # the 28 selected rows + a rerun of each of the 2 baselines
+    assert f"sago analyze --set sago-v1 --version v1 --submissions-dir {scratch / 'submissions'}" in said
+    # a second run finds the scratch result finished instead of redoing it
+    stamp = (result / "run.json").stat().st_mtime_ns
+    assert main(["evaluate", SLUG, *RUN, "--out", str(scratch)]) == 0
+    assert (result / "run.json").stat().st_mtime_ns == stamp
+    assert "exist; skipped" in capsys.readouterr().err
+
+
+def test_out_refuses_the_submissions_folder(root: Path, capsys) -> None:
+    err = _error_line(capsys, ["evaluate", SLUG, *RUN, "--out", str(root.parent)])  # the checkout
+    assert "committed results live" in err
+    pending = ["evaluate", "--pending", *RUN, "--out", str(root.parent / "x")]
+    assert "--pending" in _error_line(capsys, pending)
+    assert not (root / SLUG / "results").exists() and not (root / "submissions").exists()
+
+
 def test_a_bad_submission_is_one_line(root: Path, capsys) -> None:
     _write(
         root / "broken__model",

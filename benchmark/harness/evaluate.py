@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.api import CACHE_FILE as API_CACHE_FILE
 from benchmark.models.api import ApiBackend
 from benchmark.models.protocol import ModelBackend
+from benchmark.paths import check_slug
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 
 # Values transformers/accelerate accept for ``device_map`` as a string.
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+# What ``--out`` copies beside a scratch result: the file `load_submission` reads.
+SUBMISSION_FILE = "submission.yaml"
 
 
 @dataclass(frozen=True)
@@ -188,6 +192,34 @@ def evaluate_model(
     if not ranks.is_main:
         return None
     return finalize(out, world_size=ranks.world_size, extra=extra or None)
+
+
+def scratch_root(out: Path) -> Path:
+    """The submissions folder ``sago evaluate --out OUT`` writes: ``OUT/submissions``, laid out like the
+    checkout's (``OUT/leaderboard.json`` and ``OUT/site`` then sit beside it, as in the checkout), and never
+    the checkout's submissions folder or anything in it (a trial run must not replace a committed result)."""
+    workspace = Path(os.path.abspath(out.expanduser()))
+    if workspace.exists() and not workspace.is_dir():
+        raise SagoError(f"--out {out}: is a file, not a folder; pass a folder or a new path")
+    target = workspace / "submissions"
+    submissions = paths.SUBMISSIONS_DIR.resolve()
+    if target.resolve() == submissions or target.resolve().is_relative_to(submissions):
+        raise SagoError(
+            f"--out {out}: its submissions folder would be {submissions}, where the committed results "
+            "live; pass a scratch folder such as .scratch/run (leave --out off to write the submission's "
+            "own results)"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def copy_submission(slug: str, root: Path) -> None:
+    """Put ``slug``'s submission.yaml under ``root`` (refreshed each run), so the scratch root reads
+    like the submissions folder for ``sago analyze --submissions-dir`` and the site's build."""
+    source = paths.SUBMISSIONS_DIR / check_slug(slug) / SUBMISSION_FILE
+    folder = root / slug
+    folder.mkdir(exist_ok=True)
+    shutil.copyfile(source, folder / SUBMISSION_FILE)
 
 
 def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
