@@ -123,6 +123,36 @@ def test_out_refuses_the_submissions_folder(root: Path, capsys) -> None:
     assert not (root / SLUG / "results").exists() and not (root / "submissions").exists()
 
 
+def test_ctrl_c_says_what_was_kept_and_the_command_that_resumes(
+    root: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sago evaluate --help` says "start again with the same options"; a Ctrl-C now prints them, and the
+    printed command (with --force) resumes instead of discarding the finished batches."""
+    from benchmark.harness import checkpoint
+
+    write = checkpoint.PartStore.write
+    written: list[str] = []
+
+    def stop_after_three(store: checkpoint.PartStore, part: checkpoint.Part) -> None:
+        if len(written) == 3:
+            raise KeyboardInterrupt
+        write(store, part)
+        written.append(part.name)
+
+    monkeypatch.setattr(checkpoint.PartStore, "write", stop_after_three)
+    assert main(["evaluate", SLUG, *RUN, "--force"]) != 0
+    said = capsys.readouterr().err
+    out = root / SLUG / "results" / "sago-v1" / "v1"
+    # 2 items at batch size 4: 1 baseline batch, 7 variant batches of 28 rows, 1 rerun batch
+    assert f"interrupted: kept 3 of 9 batches in {out}; resume with: sago evaluate {SLUG} " in said
+    command = said.split("resume with: ")[1].splitlines()[0].split()
+    assert command[:3] == ["sago", "evaluate", SLUG] and "--force" in command
+    monkeypatch.setattr(checkpoint.PartStore, "write", write)
+    assert main(command[1:] + ["--no-progress"]) == 0
+    assert "--force kept the checkpoint of this same run (3 of 9 batches finished)" in capsys.readouterr().err
+    assert len(pd.read_parquet(out / "records" / "alpha.parquet")) == 30
+
+
 def test_a_bad_submission_is_one_line(root: Path, capsys) -> None:
     _write(
         root / "broken__model",

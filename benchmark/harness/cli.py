@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from benchmark.harness.evaluate import (
     choose_slugs,
     copy_submission,
     evaluate_submission,
+    kept_batches,
     scratch_root,
 )
 from benchmark.harness.sets import VariantSetLike, checked_frame, open_variant_set
@@ -81,7 +83,9 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.option(
     "--force",
     is_flag=True,
-    help="Redo the run: discard checkpoints; existing results are replaced when the new run finishes.",
+    help="Redo the run: discard a checkpoint of other options (one of these same options is resumed; "
+    "delete its checkpoint/ folder to start that from zero); existing results are replaced when the new "
+    "run finishes.",
 )
 @click.option(
     "--out",
@@ -136,7 +140,8 @@ def evaluate(
 ) -> None:
     """Run submissions on a variant set and store raw outputs (records, activations, run.json).
 
-    A killed run resumes where it stopped when started again with the same options.
+    A killed run resumes where it stopped when started again with the same options (--force included);
+    Ctrl-C prints the batches kept and that command.
     """
     check_selection(slugs, pending=pending, every=every)  # cheap mistakes fail before any loading
     get_profile(profile)
@@ -184,11 +189,39 @@ def evaluate(
 
             launch_evaluate(slug, options, num_processes=num_processes)
             continue
-        run_file = evaluate_submission(slug, options, root=root, variant_set=variant_set)
+        try:
+            run_file = evaluate_submission(slug, options, root=root, variant_set=variant_set)
+        except KeyboardInterrupt:
+            out_dir = results_dir(slug, set_name, version, root or paths.SUBMISSIONS_DIR)
+            kept = kept_batches(out_dir, options, variant_set)
+            click.echo(
+                f"\ninterrupted: kept {kept} in {out_dir}; resume with: {resume_command(slug, options, out)}",
+                err=True,
+            )
+            raise
         if run_file is not None:
             click.echo(f"{slug}: wrote {run_file.parent}")
     if out is not None and chosen:
         click.echo(scratch_next_steps(out, set_name, version))
+
+
+def resume_command(slug: str, options: EvaluateOptions, out: Path | None) -> str:
+    """The command that resumes ``slug``'s stopped run: the options its plan depends on, as given (with
+    --force too, which keeps a checkpoint of the same run)."""
+    words = ["sago", "evaluate", slug, "--set", options.set_name, "--version", options.version]
+    words += ["--profile", options.profile, "--engine", options.engine]
+    for flag, value in (
+        ("--datasets", ",".join(options.datasets) if options.datasets else None),
+        ("--batch-size", options.batch_size),
+        ("--threads", options.threads),
+        ("--device", options.device),
+        ("--device-map", options.device_map),
+        ("--out", out),
+    ):
+        if value is not None:
+            words += [flag, str(value)]
+    words += ["--keep-activations"] * (options.activations == "full") + ["--force"] * options.force
+    return shlex.join(words)
 
 
 def scratch_next_steps(out: Path, set_name: str, version: str) -> str:

@@ -13,12 +13,15 @@ import click
 
 from benchmark import paths
 from benchmark.chat_api import ChatSettings
+from benchmark.documents import PlanDocument
 from benchmark.errors import SagoError
+from benchmark.harness.checkpoint import PartStore
 from benchmark.harness.collect import (
     ONE_PROCESS,
     ParallelRun,
     Ranks,
     collect,
+    global_batches,
     second_worker,
     select_tasks,
     started_run,
@@ -30,7 +33,7 @@ from benchmark.models.api import ApiBackend
 from benchmark.models.protocol import ModelBackend
 from benchmark.paths import check_slug
 from benchmark.profiles import Profile, get_profile
-from benchmark.results import ResultsFolder, results_dir
+from benchmark.results import PLAN_FILE, ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import ApiModel, list_slugs, load_submission
 
@@ -65,7 +68,8 @@ class EvaluateOptions:
     threads: int | None = None
     """CPU threads for torch; default all cores."""
     force: bool = False
-    """redo the run: discard checkpoints; results are replaced only once the new run finished."""
+    """redo the run: discard a checkpoint of other options (one of the same run is resumed); results are
+    replaced only once the new run finished."""
     progress: bool = True
     """show progress bars."""
     device_map: str | None = None
@@ -187,7 +191,7 @@ def evaluate_model(
             err=True,
         )
         return None
-    collect(backend, variant_set, out, ranks=ranks, **settings)
+    collect(backend, variant_set, out, ranks=ranks, force=options.force and ranks.world_size == 1, **settings)
     ranks.barrier()
     if not ranks.is_main:
         return None
@@ -222,6 +226,19 @@ def copy_submission(slug: str, root: Path) -> None:
     shutil.copyfile(source, folder / SUBMISSION_FILE)
 
 
+def kept_batches(out: Path, options: EvaluateOptions, variant_set: VariantSetLike) -> str:
+    """What a stopped one-process run left in ``out``'s checkpoint: ``12 of 40 batches``."""
+    store = PartStore(ResultsFolder(out).checkpoint / "rank-0")
+    if not store.planned():
+        return "no finished batch"
+    batch_size = PlanDocument.read(store.folder / PLAN_FILE).data.get("batch_size")
+    tasks = select_tasks(variant_set, get_profile(options.profile), options.datasets)
+    plan = global_batches(tasks, batch_size) if isinstance(batch_size, int) else None
+    total = len(plan.baselines) + len(plan.rest) if plan else None
+    finished = len(store.finished())
+    return f"{finished} of {total} batches" if total else f"{finished} finished batches"
+
+
 def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
     """The backend of an ``api`` submission; options meaning something only for local weights are refused."""
     for flag, value in (
@@ -254,9 +271,12 @@ def _nothing_to_do(
 ) -> bool:
     """With --force, discard an old checkpoint (and go on); else whether this run's results exist."""
     if options.force:
-        if ranks.is_main:
-            discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
-        ranks.barrier()
+        # One process decides per checkpoint once its plan is known (collect keeps one of this same run);
+        # ranks of a parallel run start clean. Committed results stay until finalize() swaps the new in.
+        if ranks.world_size > 1:
+            if ranks.is_main:
+                discard_checkpoint(out)
+            ranks.barrier()
         return False
     if not has_finished_run(out, sha256, profile, options.datasets):
         refuse_replacing_another_run(out, label, profile.name)
