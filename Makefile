@@ -51,7 +51,7 @@ QUICKSTART_MODEL ?= huggingfacetb__smollm2-135m-instruct-q4_1
 QUICKSTART_DATASETS ?= trivia_qa
 
 quickstart: install  ## first result of your own: packaged SmolLM2, bench profile, one dataset, into .scratch/quickstart/ (results, leaderboard.json, site/); the committed board is untouched
-	$(SAGO) evaluate $(QUICKSTART_MODEL) --out $(QUICKSTART) --set $(SET) --version $(VERSION) --profile bench --datasets $(QUICKSTART_DATASETS)
+	$(SAGO) evaluate $(QUICKSTART_MODEL) --out $(QUICKSTART) --set $(SET) --version $(VERSION) --profile bench --datasets $(QUICKSTART_DATASETS) --threads $(THREADS)
 	$(SAGO) analyze --set $(SET) --version $(VERSION) --submissions-dir $(QUICKSTART)/submissions --out $(QUICKSTART)/leaderboard.json
 	$(SAGO) leaderboard build --set $(SET) --version $(VERSION) --input $(QUICKSTART)/leaderboard.json --submissions $(QUICKSTART)/submissions --out $(QUICKSTART)/site
 	@echo "your result: $(QUICKSTART)/submissions/$(QUICKSTART_MODEL)/results/$(SET)/$(VERSION)/ (records/*.parquet, run.json)"
