@@ -87,6 +87,11 @@ def test_evaluate_writes_results_then_pending_skips_and_force_redoes(root: Path,
     assert run["submission"] == SLUG and run["model"]["source"] == "local"
     assert run["chat_template"] == "applied" and run["dtype"] == "float32" and run["device"] == "cpu"
     assert run["tokens"]["generated_tokens"] == int(records["response_tokens"].sum())
+    assert main(["evaluate", SLUG, *RUN]) == 0  # finished: skipped, and the harmless way to try is said
+    assert (
+        "skipped (use --force to redo, or --out DIR for a trial run in a scratch folder"
+        in capsys.readouterr().err
+    )
     assert main(["evaluate", "--pending", *RUN]) == 0
     assert "nothing to evaluate" in capsys.readouterr().out
     stamp = (out / "run.json").stat().st_mtime_ns

@@ -284,7 +284,7 @@ def _nothing_to_do(
     if ranks.is_main:
         click.echo(
             f"{label}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
-            "skipped (use --force to redo)",
+            f"skipped (use --force to redo{_scratch_hint(out)})",
             err=True,
         )
     return True
@@ -323,8 +323,15 @@ def refuse_replacing_another_run(out: Path, label: str, profile: str) -> None:
     raise SagoError(
         f"{label}: {out} holds a finished {run.profile_name or 'unnamed'}-profile run ({chosen}, variant "
         f"set {str(run.variant_set_sha256)[:12]}) that this {profile}-profile run would replace; pass "
-        f"--profile {run.profile_name} to keep it, or --force to replace it"
+        f"--profile {run.profile_name} to keep it, or --force to replace it{_scratch_hint(out)}"
     )
+
+
+def _scratch_hint(out: Path) -> str:
+    """``, or --out DIR ...`` where ``out`` is a submission's own results: the harmless way to try."""
+    if not out.resolve().is_relative_to(paths.SUBMISSIONS_DIR.resolve()):
+        return ""
+    return ", or --out DIR for a trial run in a scratch folder that leaves the committed results alone"
 
 
 def has_finished_run(
