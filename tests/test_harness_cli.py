@@ -123,6 +123,10 @@ def test_out_writes_a_scratch_result_and_leaves_the_submissions_alone(
 def test_out_refuses_the_submissions_folder(root: Path, capsys) -> None:
     err = _error_line(capsys, ["evaluate", SLUG, *RUN, "--out", str(root.parent)])  # the checkout
     assert "committed results live" in err
+    # benchmark/submissions/ is the package's code: a scratch run is never written among tracked files
+    err = _error_line(capsys, ["evaluate", SLUG, *RUN, "--out", str(paths.REPO_ROOT / "benchmark")])
+    assert "benchmark/submissions/__init__.py" in err and "which git tracks" in err
+    assert not (paths.REPO_ROOT / "benchmark" / "submissions" / SLUG).exists()
     pending = ["evaluate", "--pending", *RUN, "--out", str(root.parent / "x")]
     assert "--pending" in _error_line(capsys, pending)
     assert not (root / SLUG / "results").exists() and not (root / "submissions").exists()

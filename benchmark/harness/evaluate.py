@@ -15,6 +15,7 @@ from benchmark import paths
 from benchmark.chat_api import ChatSettings
 from benchmark.documents import PlanDocument
 from benchmark.errors import SagoError
+from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.checkpoint import PartStore
 from benchmark.harness.collect import (
     ONE_PROCESS,
@@ -213,6 +214,8 @@ def scratch_root(out: Path) -> Path:
             "live; pass a scratch folder such as .scratch/run (leave --out off to write the submission's "
             "own results)"
         )
+    # nothing git tracks is overwritten (a tracked submissions-like folder elsewhere: a test fixture)
+    refuse_tracked(target, "--out", own=lambda _: False, writes="a scratch run under OUT/submissions/")
     target.mkdir(parents=True, exist_ok=True)
     return target
 
