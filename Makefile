@@ -41,9 +41,21 @@ JOBS ?= 2
 BASE ?=
 BENCH_VENV ?= .bench-venv
 
-.PHONY: all check lint setup browser reproduce recompute install venv evaluate analyze leaderboard variants variants-verify validate \
+.PHONY: quickstart all check lint setup browser reproduce recompute install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite api-smoke \
 	bench bench-peer bench-floor model-facts scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check wheelhouse test test-fast example-fixture
+
+# `make quickstart`: a first result of one's own, in a git-ignored scratch folder (never submissions/).
+QUICKSTART ?= .scratch/quickstart
+QUICKSTART_MODEL ?= huggingfacetb__smollm2-135m-instruct-q4_1
+QUICKSTART_DATASETS ?= trivia_qa
+
+quickstart: install  ## first result of your own: packaged SmolLM2, bench profile, one dataset, into .scratch/quickstart/ (results, leaderboard.json, site/); the committed board is untouched
+	$(SAGO) evaluate $(QUICKSTART_MODEL) --out $(QUICKSTART) --set $(SET) --version $(VERSION) --profile bench --datasets $(QUICKSTART_DATASETS) --threads $(THREADS)
+	$(SAGO) analyze --set $(SET) --version $(VERSION) --submissions-dir $(QUICKSTART)/submissions --out $(QUICKSTART)/leaderboard.json
+	$(SAGO) leaderboard build --set $(SET) --version $(VERSION) --input $(QUICKSTART)/leaderboard.json --submissions $(QUICKSTART)/submissions --out $(QUICKSTART)/site
+	@echo "your result: $(QUICKSTART)/submissions/$(QUICKSTART_MODEL)/results/$(SET)/$(VERSION)/ (records/*.parquet, run.json)"
+	@echo "your board:  $(QUICKSTART)/leaderboard.json; your site: $(QUICKSTART)/site/index.html"
 
 all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
 	$(SAGO) variants verify --set $(SET) --version v1 --expected-sha256 $(V1_SHA256)

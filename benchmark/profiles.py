@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import pandas as pd
@@ -43,6 +44,22 @@ class Profile:
         else:
             out["every_level_of"] = list(self.every_level_of)
         return out
+
+    def levels(self) -> str:
+        """Which strengths of each family run, in words (``--help`` and the README's table).
+
+        >>> PROFILES.get("evidence").levels()
+        'weakest and strongest; every level of length and form'
+        """
+        if self.all_strengths:
+            return "every level"
+        extra = f"; every level of {' and '.join(self.every_level_of)}" if self.every_level_of else ""
+        return f"weakest and strongest{extra}"
+
+    def summary(self) -> str:
+        """``smoke: 4 items/dataset, weakest and strongest, 32 tokens`` (the ``--profile`` help)."""
+        items = f"{self.items_per_dataset} item{'s' if self.items_per_dataset != 1 else ''}/dataset"
+        return f"{self.name}: {items}, {self.levels()}, {self.max_new_tokens} tokens"
 
 
 PROFILES: Registry[Profile] = Registry("profile")
@@ -108,3 +125,24 @@ def _extreme_levels(rows: pd.DataFrame) -> pd.Series:
     weakest = distance == distance.groupby(groups).transform("min")
     strongest = distance == distance.groupby(groups).transform("max")
     return rows["family"].isin(CONTROL_FAMILIES) | weakest | strongest
+
+
+def rows_run(frames: Sequence[pd.DataFrame], profile: Profile) -> int:
+    """Model runs the profile makes on these dataset frames: its selected rows plus one rerun of each
+    baseline (the batching control, ``rerun/none/0``)."""
+    selected = [select_rows(frame, profile) for frame in frames]
+    return sum(len(rows) + int((rows["family"] == BASELINE_FAMILY).sum()) for rows in selected)
+
+
+def profile_table(frames: Sequence[pd.DataFrame], set_label: str) -> str:
+    """The README's profile table (Markdown), every number computed from the profiles and ``frames``
+    (one per dataset of the set ``set_label`` names); a test keeps the README's copy equal to it."""
+    lines = [
+        f"| profile | items per dataset | levels per family | new tokens | model runs on {set_label} |",
+        "|---|---|---|---|---|",
+    ]
+    by_size = sorted((PROFILES.get(n) for n in PROFILES.names()), key=lambda p: rows_run(frames, p))
+    for profile in by_size:
+        cells = (profile.items_per_dataset, profile.levels(), profile.max_new_tokens)
+        lines.append(f"| `{profile.name}` | {' | '.join(map(str, cells))} | {rows_run(frames, profile):,} |")
+    return "\n".join(lines)

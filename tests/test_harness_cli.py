@@ -87,12 +87,79 @@ def test_evaluate_writes_results_then_pending_skips_and_force_redoes(root: Path,
     assert run["submission"] == SLUG and run["model"]["source"] == "local"
     assert run["chat_template"] == "applied" and run["dtype"] == "float32" and run["device"] == "cpu"
     assert run["tokens"]["generated_tokens"] == int(records["response_tokens"].sum())
+    assert main(["evaluate", SLUG, *RUN]) == 0  # finished: skipped, and the harmless way to try is said
+    assert (
+        "skipped (use --force to redo, or --out DIR for a trial run in a scratch folder"
+        in capsys.readouterr().err
+    )
     assert main(["evaluate", "--pending", *RUN]) == 0
     assert "nothing to evaluate" in capsys.readouterr().out
     stamp = (out / "run.json").stat().st_mtime_ns
     assert main(["evaluate", "--all", "--force", *RUN]) == 0
     assert (out / "run.json").stat().st_mtime_ns != stamp
     pd.testing.assert_frame_equal(pd.read_parquet(out / "records" / "alpha.parquet"), records)
+
+
+def test_out_writes_a_scratch_result_and_leaves_the_submissions_alone(
+    root: Path, tmp_path: Path, capsys
+) -> None:
+    scratch = tmp_path / "scratch" / "run"  # parents are created
+    assert main(["evaluate", SLUG, *RUN, "--out", str(scratch)]) == 0
+    assert not (root / SLUG / "results").exists()
+    result = scratch / "submissions" / SLUG / "results" / "sago-v1" / "v1"
+    assert len(pd.read_parquet(result / "records" / "alpha.parquet")) == 2 * 15
+    copied = scratch / "submissions" / SLUG / "submission.yaml"
+    assert copied.read_bytes() == (root / SLUG / "submission.yaml").read_bytes()
+    said = capsys.readouterr().out
+    assert "(smoke: 30 model runs)" in said  # the 28 selected rows + a rerun of each of the 2 baselines
+    assert f"sago analyze --set sago-v1 --version v1 --submissions-dir {scratch / 'submissions'}" in said
+    # a second run finds the scratch result finished instead of redoing it
+    stamp = (result / "run.json").stat().st_mtime_ns
+    assert main(["evaluate", SLUG, *RUN, "--out", str(scratch)]) == 0
+    assert (result / "run.json").stat().st_mtime_ns == stamp
+    assert "exist; skipped" in capsys.readouterr().err
+
+
+def test_out_refuses_the_submissions_folder(root: Path, capsys) -> None:
+    err = _error_line(capsys, ["evaluate", SLUG, *RUN, "--out", str(root.parent)])  # the checkout
+    assert "committed results live" in err
+    # benchmark/submissions/ is the package's code: a scratch run is never written among tracked files
+    err = _error_line(capsys, ["evaluate", SLUG, *RUN, "--out", str(paths.REPO_ROOT / "benchmark")])
+    assert "benchmark/submissions/__init__.py" in err and "which git tracks" in err
+    assert not (paths.REPO_ROOT / "benchmark" / "submissions" / SLUG).exists()
+    pending = ["evaluate", "--pending", *RUN, "--out", str(root.parent / "x")]
+    assert "--pending" in _error_line(capsys, pending)
+    assert not (root / SLUG / "results").exists() and not (root / "submissions").exists()
+
+
+def test_ctrl_c_says_what_was_kept_and_the_command_that_resumes(
+    root: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sago evaluate --help` says "start again with the same options"; a Ctrl-C now prints them, and the
+    printed command (with --force) resumes instead of discarding the finished batches."""
+    from benchmark.harness import checkpoint
+
+    write = checkpoint.PartStore.write
+    written: list[str] = []
+
+    def stop_after_three(store: checkpoint.PartStore, part: checkpoint.Part) -> None:
+        if len(written) == 3:
+            raise KeyboardInterrupt
+        write(store, part)
+        written.append(part.name)
+
+    monkeypatch.setattr(checkpoint.PartStore, "write", stop_after_three)
+    assert main(["evaluate", SLUG, *RUN, "--force"]) != 0
+    said = capsys.readouterr().err
+    out = root / SLUG / "results" / "sago-v1" / "v1"
+    # 2 items at batch size 4: 1 baseline batch, 7 variant batches of 28 rows, 1 rerun batch
+    assert f"interrupted: kept 3 of 9 batches in {out}; resume with: sago evaluate {SLUG} " in said
+    command = said.split("resume with: ")[1].splitlines()[0].split()
+    assert command[:3] == ["sago", "evaluate", SLUG] and "--force" in command
+    monkeypatch.setattr(checkpoint.PartStore, "write", write)
+    assert main(command[1:] + ["--no-progress"]) == 0
+    assert "--force kept the checkpoint of this same run (3 of 9 batches finished)" in capsys.readouterr().err
+    assert len(pd.read_parquet(out / "records" / "alpha.parquet")) == 30
 
 
 def test_a_bad_submission_is_one_line(root: Path, capsys) -> None:

@@ -184,6 +184,38 @@ def test_a_checkpoint_of_another_configuration_is_refused(tmp_path: Path) -> Non
         collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, batch_size=3, progress=False)
 
 
+def test_force_keeps_a_checkpoint_of_the_same_run_and_says_so(tmp_path: Path, capsys) -> None:
+    """Ctrl-C, then "start again with the same options" --force included, used to throw the finished
+    batches away without a word; a checkpoint whose plan.json is this run's is now resumed."""
+    first = collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False)
+    store = PartStore(first.folder)
+    for name in sorted(store.finished())[-3:]:  # the batches a Ctrl-C left unfinished
+        (store.folder / f"{name}.parquet").unlink()
+    total = first.batches_run
+    fake = FakeBackend()
+    again = collect(
+        fake, toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False, force=True
+    )
+    assert again.batches_run == 3 and len(fake.calls) == 3
+    said = capsys.readouterr().err
+    assert f"--force kept the checkpoint of this same run ({total - 3} of {total} batches finished)" in said
+
+
+def test_force_discards_a_checkpoint_of_another_run_and_says_why(tmp_path: Path, capsys) -> None:
+    first = collect(FakeBackend(), toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False)
+    done = first.batches_run
+    fake = FakeBackend()
+    again = collect(
+        fake, toy_variant_set(), tmp_path, profile=SMOKE, batch_size=3, progress=False, force=True
+    )
+    assert again.batches_skipped == 0 and again.batches_run > 0
+    said = capsys.readouterr().err
+    assert (
+        f"--force discarded the checkpoint of another run (batch_size differ; {done} finished batches)"
+        in said
+    )
+
+
 def test_corrupted_sets_are_refused_with_one_line(tmp_path: Path) -> None:
     frame = toy_frame("alpha")
     no_baseline = FramesVariantSet("x", {"alpha": frame[frame["family"] != "baseline"]})

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from helpers.lmeval import GREEDY, option, run_readme, write_lm_eval_output
+from helpers.lmeval import GREEDY, load_task, option, run_readme, write_lm_eval_output
 from helpers.toy import JaccardScorer
 
 import benchmark
@@ -102,12 +102,10 @@ def imported(
 
 # ---- export ---------------------------------------------------------------------------------------------
 def test_export_pins_the_set_and_keeps_the_profiles_rows(tasks_dir: Path, variant_set: VariantSet) -> None:
-    import yaml
-
-    group = yaml.safe_load((tasks_dir / "sago_v1_v2_smoke.yaml").read_text(encoding="utf-8"))
+    group = load_task(tasks_dir / "sago_v1_v2_smoke.yaml")
     assert group["task"] == [f"sago_v1_v2_smoke_{d}" for d in DATASETS]
     for dataset in DATASETS:
-        task = yaml.safe_load((tasks_dir / f"sago_v1_v2_smoke_{dataset}.yaml").read_text(encoding="utf-8"))
+        task = load_task(tasks_dir / f"sago_v1_v2_smoke_{dataset}.yaml")
         tag = task["metadata"]["sago"]
         assert (
             tag["variant_set_sha256"]
@@ -120,7 +118,38 @@ def test_export_pins_the_set_and_keeps_the_profiles_rows(tasks_dir: Path, varian
         assert task["generation_kwargs"] == GREEDY
         assert task["doc_to_text"] == "prompt" and task["doc_to_target"] == "answers"
         assert Path(task["dataset_kwargs"]["data_files"]["test"]).is_file()
-        assert task["metric_list"][0]["metric"] == "exact_match"
+        assert task["metric_list"] == [
+            {"metric": "accuracy", "aggregation": "mean", "higher_is_better": True}
+        ]
+        assert task["process_results"] == "utils.process_results"
+    text = (tasks_dir / f"sago_v1_v2_smoke_{DATASETS[0]}.yaml").read_text(encoding="utf-8")
+    assert "process_results: !function 'utils.process_results'" in text  # lm-eval's tag, as lm-eval reads it
+
+
+def test_the_exported_metric_is_sagos_accuracy_on_smollm2s_committed_responses(tasks_dir: Path) -> None:
+    """lm-eval's exact_match scored 0 of SmolLM2's responses where sago's grader credits some; the exported
+    utils.py (standard library only: lm-eval runs it without sago) gives, response by response, the
+    `correct` the committed deltas hold."""
+    import runpy
+
+    source = (tasks_dir / "utils.py").read_text(encoding="utf-8")
+    assert not re.search(r"^\s*(?:import|from)\s+benchmark", source, re.M)
+    process_results = runpy.run_path(str(tasks_dir / "utils.py"))["process_results"]
+    result = REPO / "submissions" / "huggingfacetb__smollm2-135m-instruct-q4_1" / "results" / "sago-v1" / "v2"
+    keys = ["dataset", "item_id", "variant_id"]
+    correct = pd.read_parquet(result / "deltas.parquet").set_index(keys)["correct"]
+    variants = benchmark.load_variant_set("sago-v1", "v2")
+    scored, credited = 0, 0.0
+    for dataset in DATASETS:
+        docs = variants.frame(dataset).set_index(["item_id", "variant_id"])
+        for row in pd.read_parquet(result / "records" / f"{dataset}.parquet").itertuples(index=False):
+            if (row.item_id, row.variant_id) not in docs.index:
+                continue  # a rerun control row: not a document of the exported task
+            doc = docs.loc[(row.item_id, row.variant_id)]
+            got = process_results({"answers": doc["answers"], "prompt": doc["prompt"]}, [row.response])
+            assert got == {"accuracy": correct[(dataset, row.item_id, row.variant_id)]}
+            scored, credited = scored + 1, credited + got["accuracy"]
+    assert scored > 1000 and 0 < credited < scored  # real responses, some right and some wrong
 
 
 def test_export_refuses_a_folder_of_other_files_and_changes_nothing(

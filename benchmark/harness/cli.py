@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import shlex
+from pathlib import Path
 
 import click
 
@@ -15,13 +17,16 @@ from benchmark.harness.evaluate import (
     check_options,
     check_selection,
     choose_slugs,
+    copy_submission,
     evaluate_submission,
+    kept_batches,
+    scratch_root,
 )
-from benchmark.harness.sets import open_variant_set
+from benchmark.harness.sets import VariantSetLike, checked_frame, open_variant_set
 from benchmark.models.hf import ENGINES
 from benchmark.options import dataset_list
 from benchmark.paths import check_slug
-from benchmark.profiles import PROFILES, get_profile
+from benchmark.profiles import PROFILES, Profile, get_profile, rows_run
 from benchmark.results import results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 
@@ -40,7 +45,8 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
                 "--profile",
                 default="smoke",
                 show_default=True,
-                help=f"Run profile: {', '.join(PROFILES.names())}.",
+                help="Run profile (how much of the set runs; README 'Profiles' counts the model runs "
+                f"each makes): {'; '.join(PROFILES.get(n).summary() for n in PROFILES.names())}.",
             ),
             click.option(
                 "--device", default=None, help="torch device (default: cuda when available, else cpu)."
@@ -80,7 +86,18 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
 @click.option(
     "--force",
     is_flag=True,
-    help="Redo the run: discard checkpoints; existing results are replaced when the new run finishes.",
+    help="Redo the run: discard a checkpoint of other options (one of these same options is resumed; "
+    "delete its checkpoint/ folder to start that from zero); existing results are replaced when the new "
+    "run finishes.",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Scratch folder laid out like the checkout: results go to OUT/submissions/<slug>/results/<set>/"
+    "<version>/ beside a copy of submission.yaml and resume there; the committed results are never "
+    "touched. The run prints the analyze and leaderboard commands for OUT.",
 )
 @click.option("--no-progress", is_flag=True, help="Hide progress bars.")
 @click.option(
@@ -117,6 +134,7 @@ def evaluate(
     engine: str,
     threads: int | None,
     force: bool,
+    out: Path | None,
     no_progress: bool,
     num_processes: int,
     device_map: str | None,
@@ -125,7 +143,8 @@ def evaluate(
 ) -> None:
     """Run submissions on a variant set and store raw outputs (records, activations, run.json).
 
-    A killed run resumes where it stopped when started again with the same options.
+    A killed run resumes where it stopped when started again with the same options (--force included);
+    Ctrl-C prints the batches kept and that command.
     """
     check_selection(slugs, pending=pending, every=every)  # cheap mistakes fail before any loading
     get_profile(profile)
@@ -136,6 +155,11 @@ def evaluate(
         raise SagoError(
             "--second-worker helps one started one-process run: name one submission, without --force, "
             "--pending, --all or --num-processes"
+        )
+    if out is not None and (pending or num_processes > 1):
+        raise SagoError(
+            "--out takes named submissions (or --all) in one process; --pending and --num-processes "
+            "read and write the submissions folder"
         )
     options = EvaluateOptions(
         set_name=set_name,
@@ -157,16 +181,66 @@ def evaluate(
     chosen = choose_slugs(slugs, pending=pending, every=every, options=options, variant_set=variant_set)
     if not chosen:
         click.echo(f"nothing to evaluate: every submission has results for {set_name}/{version}")
+    root = None if out is None else scratch_root(out)
+    runs = planned_runs(variant_set, get_profile(profile), options.datasets)
     for slug in chosen:
-        click.echo(f"evaluating {slug} on {set_name}/{version} ({profile})")
+        if root is not None:
+            copy_submission(slug, root)
+        click.echo(f"evaluating {slug} on {set_name}/{version} ({profile}: {runs:,} model runs)")
         if num_processes > 1:
             from benchmark.harness.parallel import launch_evaluate  # accelerate only when asked for
 
             launch_evaluate(slug, options, num_processes=num_processes)
             continue
-        run_file = evaluate_submission(slug, options, variant_set=variant_set)
+        try:
+            run_file = evaluate_submission(slug, options, root=root, variant_set=variant_set)
+        except KeyboardInterrupt:
+            out_dir = results_dir(slug, set_name, version, root or paths.SUBMISSIONS_DIR)
+            kept = kept_batches(out_dir, options, variant_set)
+            click.echo(
+                f"\ninterrupted: kept {kept} in {out_dir}; resume with: {resume_command(slug, options, out)}",
+                err=True,
+            )
+            raise
         if run_file is not None:
             click.echo(f"{slug}: wrote {run_file.parent}")
+    if out is not None and chosen:
+        click.echo(scratch_next_steps(out, set_name, version))
+
+
+def resume_command(slug: str, options: EvaluateOptions, out: Path | None) -> str:
+    """The command that resumes ``slug``'s stopped run: the options its plan depends on, as given (with
+    --force too, which keeps a checkpoint of the same run)."""
+    words = ["sago", "evaluate", slug, "--set", options.set_name, "--version", options.version]
+    words += ["--profile", options.profile, "--engine", options.engine]
+    for flag, value in (
+        ("--datasets", ",".join(options.datasets) if options.datasets else None),
+        ("--batch-size", options.batch_size),
+        ("--threads", options.threads),
+        ("--device", options.device),
+        ("--device-map", options.device_map),
+        ("--out", out),
+    ):
+        if value is not None:
+            words += [flag, str(value)]
+    words += ["--keep-activations"] * (options.activations == "full") + ["--force"] * options.force
+    return shlex.join(words)
+
+
+def scratch_next_steps(out: Path, set_name: str, version: str) -> str:
+    """The two commands that turn a scratch result into a board and a site, beside it in ``out``."""
+    chosen = f"--set {set_name} --version {version}"
+    submissions, board, site = out / "submissions", out / "leaderboard.json", out / "site"
+    return (
+        f"next: sago analyze {chosen} --submissions-dir {submissions} --out {board}\n"
+        f"then: sago leaderboard build {chosen} --input {board} --submissions {submissions} --out {site}"
+    )
+
+
+def planned_runs(variant_set: VariantSetLike, profile: Profile, datasets: tuple[str, ...] | None) -> int:
+    """How many model runs the profile makes on the chosen datasets (said before a long run starts)."""
+    names = datasets or variant_set.datasets
+    return rows_run([checked_frame(variant_set, name) for name in names], profile)
 
 
 @click.command(name="checkpoint-files")

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import resource
+import shutil
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -235,6 +237,7 @@ def collect(
     run_info: Mapping[str, Any] | None = None,
     progress: bool = True,
     activations: str = FULL,
+    force: bool = False,
 ) -> RankResult:
     """Run this rank's share of the selected (item, variant)s and checkpoint every batch.
 
@@ -256,6 +259,7 @@ def collect(
         activations: ``"full"`` keeps every hidden-state vector; ``"compact"`` keeps the baselines'
             vectors and, for every other row, only its per-layer cosine to the item's baseline (what the
             activation measures read), which is ~1/500 of the size.
+        force: ``--force``: keep this rank's checkpoint only when its plan is this run's.
 
     Returns:
         A :class:`RankResult`. Call :func:`benchmark.harness.finalize.finalize` once every rank is done.
@@ -272,6 +276,7 @@ def collect(
         seed=seed,
         run_info=run_info,
         activations=activations,
+        force=force,
     )
     ran, skipped = run_baseline_phase(share, backend, profile, progress=progress)
     ranks.barrier()
@@ -295,8 +300,10 @@ def start_rank(
     seed: int = DEFAULT_SEED,
     run_info: Mapping[str, Any] | None = None,
     activations: str = FULL,
+    force: bool = False,
 ) -> RankShare:
-    """Plan this rank's share and write (or check, on resume) its ``plan.json``."""
+    """Plan this rank's share and write (or check, on resume) its ``plan.json``; with ``force``, a
+    checkpoint of another run is discarded first and one of this same run kept (:func:`keep_or_discard`)."""
     if activations not in (FULL, COMPACT):
         raise SagoError(f"activations must be {FULL!r} or {COMPACT!r}, not {activations!r}")
     torch.manual_seed(seed)
@@ -318,6 +325,10 @@ def start_rank(
         # only a compact run records the setting, so full runs keep their earlier plan and run.json bytes
         **({"activations": COMPACT} if activations == COMPACT else {}),
     )
+    if force:
+        said = keep_or_discard(share.store, plan, len(share.baselines) + len(share.rest))
+        if said:
+            print(said, file=sys.stderr)
     check_or_write_plan(share.store.folder, plan)
     return share
 
@@ -671,19 +682,43 @@ def plan_record(
     }
 
 
+def plan_differences(path: Path, plan: dict[str, Any]) -> list[str] | None:
+    """The keys in which the stored ``plan.json`` at ``path`` differs from ``plan`` (``[]``: the same run);
+    None when the checkpoint is not one this machine may resume (:mod:`benchmark.harness.trust`)."""
+    stored = PlanDocument.read(path).data
+    if not trust.trusted(path, stored.get("started_by")):
+        return None
+    old = {k: v for k, v in stored.items() if k not in ("started_at", "started_by")}
+    plan = json.loads(json.dumps(plan, default=str))  # compare as it would read back
+    return sorted(k for k in set(old) | set(plan) if old.get(k) != plan.get(k))
+
+
+def keep_or_discard(store: PartStore, plan: dict[str, Any], batches: int) -> str | None:
+    """``--force``: keep a checkpoint of this very run (same plan.json: its batches are the bytes this run
+    would compute) and discard one of any other run; returns the sentence that says which, or None when
+    there is no checkpoint."""
+    path = store.folder / PLAN_FILE
+    if not path.is_file():
+        return None
+    finished = len(store.finished())
+    changed = plan_differences(path, plan)
+    if changed == []:
+        return f"--force kept the checkpoint of this same run ({finished} of {batches} batches finished)"
+    shutil.rmtree(store.folder)
+    why = "not started on this machine" if changed is None else f"{', '.join(changed)} differ"
+    return f"--force discarded the checkpoint of another run ({why}; {finished} finished batches)"
+
+
 def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
     """Write ``plan.json`` on a first start; on a restart refuse a plan that differs from the stored one."""
     path = folder / PLAN_FILE
     if path.exists():
-        stored = PlanDocument.read(path).data
-        if not trust.trusted(path, stored.get("started_by")):
+        changed = plan_differences(path, plan)
+        if changed is None:
             raise SagoError(
                 f"{folder} holds a checkpoint this machine did not start and the checkout does not track; "
                 "it will not be resumed into results: delete it, or rerun with --force"
             )
-        old = {k: v for k, v in stored.items() if k not in ("started_at", "started_by")}
-        plan = json.loads(json.dumps(plan, default=str))  # compare as it would read back
-        changed = sorted(k for k in set(old) | set(plan) if old.get(k) != plan.get(k))
         if changed:
             raise SagoError(
                 f"{folder} holds a checkpoint of a different run ({', '.join(changed)} differ); "

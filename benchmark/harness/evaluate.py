@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,13 +13,17 @@ import click
 
 from benchmark import paths
 from benchmark.chat_api import ChatClient, ChatSettings
+from benchmark.documents import PlanDocument
 from benchmark.endpoints import endpoint_refusal, guarded_connector, is_local_form
 from benchmark.errors import SagoError
+from benchmark.gitrepo import refuse_tracked
+from benchmark.harness.checkpoint import PartStore
 from benchmark.harness.collect import (
     ONE_PROCESS,
     ParallelRun,
     Ranks,
     collect,
+    global_batches,
     second_worker,
     select_tasks,
     started_run,
@@ -28,8 +33,9 @@ from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.api import CACHE_FILE as API_CACHE_FILE
 from benchmark.models.api import ApiBackend
 from benchmark.models.protocol import ModelBackend
+from benchmark.paths import check_slug
 from benchmark.profiles import Profile, get_profile
-from benchmark.results import ResultsFolder, results_dir
+from benchmark.results import PLAN_FILE, ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import ApiModel, list_slugs, load_submission
 
@@ -38,6 +44,8 @@ if TYPE_CHECKING:
 
 # Values transformers/accelerate accept for ``device_map`` as a string.
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+# What ``--out`` copies beside a scratch result: the file `load_submission` reads.
+SUBMISSION_FILE = "submission.yaml"
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,8 @@ class EvaluateOptions:
     threads: int | None = None
     """CPU threads for torch; default all cores."""
     force: bool = False
-    """redo the run: discard checkpoints; results are replaced only once the new run finished."""
+    """redo the run: discard a checkpoint of other options (one of the same run is resumed); results are
+    replaced only once the new run finished."""
     progress: bool = True
     """show progress bars."""
     device_map: str | None = None
@@ -188,11 +197,54 @@ def evaluate_model(
             err=True,
         )
         return None
-    collect(backend, variant_set, out, ranks=ranks, **settings)
+    collect(backend, variant_set, out, ranks=ranks, force=options.force and ranks.world_size == 1, **settings)
     ranks.barrier()
     if not ranks.is_main:
         return None
     return finalize(out, world_size=ranks.world_size, extra=extra or None)
+
+
+def scratch_root(out: Path) -> Path:
+    """The submissions folder ``sago evaluate --out OUT`` writes: ``OUT/submissions``, laid out like the
+    checkout's (``OUT/leaderboard.json`` and ``OUT/site`` then sit beside it, as in the checkout), and never
+    the checkout's submissions folder or anything in it (a trial run must not replace a committed result)."""
+    workspace = Path(os.path.abspath(out.expanduser()))
+    if workspace.exists() and not workspace.is_dir():
+        raise SagoError(f"--out {out}: is a file, not a folder; pass a folder or a new path")
+    target = workspace / "submissions"
+    submissions = paths.SUBMISSIONS_DIR.resolve()
+    if target.resolve() == submissions or target.resolve().is_relative_to(submissions):
+        raise SagoError(
+            f"--out {out}: its submissions folder would be {submissions}, where the committed results "
+            "live; pass a scratch folder such as .scratch/run (leave --out off to write the submission's "
+            "own results)"
+        )
+    # nothing git tracks is overwritten (a tracked submissions-like folder elsewhere: a test fixture)
+    refuse_tracked(target, "--out", own=lambda _: False, writes="a scratch run under OUT/submissions/")
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def copy_submission(slug: str, root: Path) -> None:
+    """Put ``slug``'s submission.yaml under ``root`` (refreshed each run), so the scratch root reads
+    like the submissions folder for ``sago analyze --submissions-dir`` and the site's build."""
+    source = paths.SUBMISSIONS_DIR / check_slug(slug) / SUBMISSION_FILE
+    folder = root / slug
+    folder.mkdir(exist_ok=True)
+    shutil.copyfile(source, folder / SUBMISSION_FILE)
+
+
+def kept_batches(out: Path, options: EvaluateOptions, variant_set: VariantSetLike) -> str:
+    """What a stopped one-process run left in ``out``'s checkpoint: ``12 of 40 batches``."""
+    store = PartStore(ResultsFolder(out).checkpoint / "rank-0")
+    if not store.planned():
+        return "no finished batch"
+    batch_size = PlanDocument.read(store.folder / PLAN_FILE).data.get("batch_size")
+    tasks = select_tasks(variant_set, get_profile(options.profile), options.datasets)
+    plan = global_batches(tasks, batch_size) if isinstance(batch_size, int) else None
+    total = len(plan.baselines) + len(plan.rest) if plan else None
+    finished = len(store.finished())
+    return f"{finished} of {total} batches" if total else f"{finished} finished batches"
 
 
 def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
@@ -240,9 +292,12 @@ def _nothing_to_do(
 ) -> bool:
     """With --force, discard an old checkpoint (and go on); else whether this run's results exist."""
     if options.force:
-        if ranks.is_main:
-            discard_checkpoint(out)  # committed results stay until finalize() swaps the new ones in
-        ranks.barrier()
+        # One process decides per checkpoint once its plan is known (collect keeps one of this same run);
+        # ranks of a parallel run start clean. Committed results stay until finalize() swaps the new in.
+        if ranks.world_size > 1:
+            if ranks.is_main:
+                discard_checkpoint(out)
+            ranks.barrier()
         return False
     if not has_finished_run(out, sha256, profile, options.datasets):
         refuse_replacing_another_run(out, label, profile.name)
@@ -250,7 +305,7 @@ def _nothing_to_do(
     if ranks.is_main:
         click.echo(
             f"{label}: results for {options.set_name}/{options.version} ({profile.name}) exist; "
-            "skipped (use --force to redo)",
+            f"skipped (use --force to redo{_scratch_hint(out)})",
             err=True,
         )
     return True
@@ -289,8 +344,15 @@ def refuse_replacing_another_run(out: Path, label: str, profile: str) -> None:
     raise SagoError(
         f"{label}: {out} holds a finished {run.profile_name or 'unnamed'}-profile run ({chosen}, variant "
         f"set {str(run.variant_set_sha256)[:12]}) that this {profile}-profile run would replace; pass "
-        f"--profile {run.profile_name} to keep it, or --force to replace it"
+        f"--profile {run.profile_name} to keep it, or --force to replace it{_scratch_hint(out)}"
     )
+
+
+def _scratch_hint(out: Path) -> str:
+    """``, or --out DIR ...`` where ``out`` is a submission's own results: the harmless way to try."""
+    if not out.resolve().is_relative_to(paths.SUBMISSIONS_DIR.resolve()):
+        return ""
+    return ", or --out DIR for a trial run in a scratch folder that leaves the committed results alone"
 
 
 def has_finished_run(

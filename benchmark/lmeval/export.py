@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import yaml
 
+from benchmark.axes import accuracy
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import check_output, replace_folder
@@ -35,7 +36,9 @@ EXPORT_FORMAT = 1
 LM_EVAL_PIN = "lm_eval==0.4.13"
 """the lm-eval release the export is tested with (the ``peer`` extra)."""
 README = "README.md"
-EXPORT_FILES = re.compile(r"^(?:[a-z0-9_]+\.yaml|README\.md)$")
+UTILS = "utils.py"
+"""the tasks' ``process_results``: sago's accuracy grading, copied in whole (lm-eval imports it by path)."""
+EXPORT_FILES = re.compile(r"^(?:[a-z0-9_]+\.yaml|README\.md|utils\.py)$")
 """what an export folder holds; a folder with anything else is not replaced."""
 
 
@@ -51,6 +54,30 @@ class ExportedTask:
     """documents: the (item, variant) rows of the profile."""
     config: dict[str, object]
     """the task's YAML content."""
+
+
+class Function(str):
+    """A task value lm-eval reads as a Python function of the task folder (YAML tag ``!function``)."""
+
+
+# ``yaml.safe_dump`` writes a Function with lm-eval's ``!function`` tag (no other type is touched).
+yaml.add_representer(
+    Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)), Dumper=yaml.SafeDumper
+)
+
+PROCESS_RESULTS = '''
+
+# --- written by `sago export lm-eval` below sago's grading (benchmark/axes/accuracy.py, copied whole) ---
+def process_results(doc, results):
+    """lm-eval's per-sample hook: sago's accuracy, 1.0 when the response states a gold answer."""
+    return {"accuracy": is_correct(results[0], list(doc["answers"]), doc["prompt"])}
+'''
+
+
+def utils_source() -> str:
+    """``utils.py`` of an export: the grading module's own source (standard library only, so lm-eval needs
+    no sago installed) and the ``process_results`` hook that calls it."""
+    return Path(accuracy.__file__).read_text(encoding="utf-8") + PROCESS_RESULTS
 
 
 def name_part(text: str) -> str:
@@ -131,15 +158,10 @@ def task_config(variant_set: VariantSet, profile: Profile, dataset: str) -> Expo
             "do_sample": False,
             "temperature": 0.0,
         },
-        "metric_list": [
-            {
-                "metric": "exact_match",
-                "aggregation": "mean",
-                "higher_is_better": True,
-                "ignore_case": True,
-                "ignore_punctuation": True,
-            }
-        ],
+        # sago's accuracy, not lm-eval's exact_match: a whole response rarely equals an alias (the issue
+        # counted 0 of 1,507 SmolLM2 responses), while sago's grader asks whether it *states* one
+        "process_results": Function("utils.process_results"),
+        "metric_list": [{"metric": "accuracy", "aggregation": "mean", "higher_is_better": True}],
         "metadata": {
             "version": EXPORT_FORMAT,
             "sago": sago_metadata(variant_set, profile, dataset, rows, data),
@@ -155,7 +177,7 @@ def group_config(
     return {
         "group": group_name(variant_set, profile),
         "task": [t.name for t in tasks],
-        "aggregate_metric_list": [{"metric": "exact_match", "aggregation": "mean", "weight_by_size": True}],
+        "aggregate_metric_list": [{"metric": "accuracy", "aggregation": "mean", "weight_by_size": True}],
         "metadata": {
             "version": EXPORT_FORMAT,
             "sago": {
@@ -215,6 +237,7 @@ def export_lm_eval(
             write_text(
                 staging / name, yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
             )
+        write_text(staging / UTILS, utils_source())
         write_text(staging / README, readme(variant_set, profile, out.resolve(), tasks))
         out.parent.mkdir(parents=True, exist_ok=True)
         replace_folder(staging, out)

@@ -233,6 +233,7 @@ def _load(
 def _load_hub(
     spec: HubModel, dtype: torch.dtype, device_map: str | None = None
 ) -> tuple[Any, Any, ModelSource]:
+    check_hub(spec)
     options = {"revision": spec.revision, "trust_remote_code": False}
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec.id, **options)
@@ -246,6 +247,49 @@ def _load_hub(
             "commit"
         ) from None
     return model, tokenizer, ModelSource("hub", spec.id, spec.revision, None)
+
+
+HUB_TIMEOUT_S = 10.0
+"""one metadata request, before any download: an unreachable Hub fails in seconds, not after the
+download layer's rounds of retries (51 s measured), and in a sentence naming the cause."""
+_OFFLINE_VALUES = ("1", "on", "yes", "true")
+
+
+def check_hub(spec: HubModel) -> None:
+    """Ask the Hub once for the pinned commit and turn each way it can fail into one line with its fix:
+    offline, a gated or private model (a token), an unknown revision, no such model. With
+    ``HF_HUB_OFFLINE`` set nothing is asked: the weights must then be in the Hugging Face cache."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _OFFLINE_VALUES:
+        return
+    from huggingface_hub import HfApi, errors
+
+    where = f"{spec.id}@{spec.revision[:12]}"
+    try:
+        HfApi().model_info(spec.id, revision=spec.revision, timeout=HUB_TIMEOUT_S)
+    except errors.GatedRepoError:
+        raise SagoError(
+            f"{where}: the model is gated on the Hub; accept its terms at https://huggingface.co/{spec.id} "
+            "and set HF_TOKEN to a token of that account"
+        ) from None
+    except errors.RevisionNotFoundError:
+        raise SagoError(
+            f"{where}: the Hub has no commit {spec.revision} in {spec.id}; pin one of its commits "
+            "(model.revision, 40 hex characters)"
+        ) from None
+    except errors.RepositoryNotFoundError:
+        raise SagoError(
+            f"{where}: no such model on the Hub, or a private one (then set HF_TOKEN to a token that may "
+            "read it); check model.id"
+        ) from None
+    except errors.HfHubHTTPError as err:
+        status = err.response.status_code if err.response is not None else None
+        fix = "set HF_TOKEN to a valid token" if status in (401, 403) else "try again later"
+        raise SagoError(f"{where}: the Hub answered HTTP {status} ({_first_line(err)}); {fix}") from None
+    except Exception as err:  # the network stack's own errors (connection, DNS, timeout) share no base
+        raise SagoError(
+            f"{where}: cannot reach the Hub ({type(err).__name__}: {_first_line(err)}); offline? With the "
+            "weights already in the Hugging Face cache, run with HF_HUB_OFFLINE=1"
+        ) from None
 
 
 def _load_packaged(

@@ -14,7 +14,7 @@ from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_output, check_slug
 from benchmark.pipeline.analyze import AnalyzeRequest, paid_judge, run_analysis
 from benchmark.results import LEADERBOARD_FILE, refuse_leftovers
-from benchmark.rows import CellRow
+from benchmark.rows import CellRow, ModelRow
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
 from benchmark.stats.summary import AnalysisOptions
@@ -29,28 +29,55 @@ def _sgs_text(cell: CellRow | None) -> str:
     return f"{cell['sgs']:.4f}{cell['marker']}"
 
 
+def _run_of(model: ModelRow) -> tuple[str, str]:
+    """(profile, items) of a board row, as the console table shows them."""
+    run = model["run"]
+    profile = str(run["profile"]) if run and run.get("profile") else "?"
+    return profile, "?" if model["n_items"] is None else str(model["n_items"])
+
+
 def sgs_text_table(
     leaderboard: LeaderboardDocument, *, dataset: str = ALL, measures: Sequence[str] | None = None
 ) -> str:
-    """Plain-text table of the paper SGS with corrected markers (rows: complete models; columns: measures,
-    by default those the authors report)."""
+    """Plain-text table of the paper SGS with corrected markers (rows: complete models, each with its
+    run's profile and item count; columns: measures, by default those the authors report). Models run on
+    different profiles or item counts get a note under the table: their numbers are not comparable."""
     measures = paper_measures() if measures is None else measures
-    models = [m["slug"] for m in leaderboard.complete]
-    width = max([len(m) for m in models] + [len("model")])
-    lines = ["model".ljust(width) + "".join(f"{m:>15}" for m in measures)]
-    for model in models:
+    complete = leaderboard.complete
+    width = max([len(m["slug"]) for m in complete] + [len("model")])
+    lines = ["model".ljust(width) + f"{'profile':>10}{'n':>5}" + "".join(f"{m:>15}" for m in measures)]
+    for model in complete:
+        profile, items = _run_of(model)
         values = [
-            _sgs_text(leaderboard.cells.first(model=model, dataset=dataset, measure=measure))
+            _sgs_text(leaderboard.cells.first(model=model["slug"], dataset=dataset, measure=measure))
             for measure in measures
         ]
-        lines.append(model.ljust(width) + "".join(f"{v:>15}" for v in values))
-    pending = [m["slug"] for m in leaderboard.models if m["status"] == "pending"]
+        lines.append(
+            model["slug"].ljust(width) + f"{profile:>10}{items:>5}" + "".join(f"{v:>15}" for v in values)
+        )
     footer = (
         f"SGS (paper families) on dataset {dataset!r}, exact one-sided sign-flip test vs ε = "
         f"{leaderboard.primary_epsilon}, Holm-corrected: * p<.05 ** p<.01 † p<.001 "
-        "(no marker: not significant or not testable)"
+        "(no marker: not significant or not testable); n: items the model ran"
     )
-    return "\n".join([*lines, footer] + ([f"pending: {', '.join(pending)}"] if pending else []))
+    pending = [m["slug"] for m in leaderboard.models if m["status"] == "pending"]
+    return "\n".join(
+        [*lines, footer, *mixed_runs_note(complete)] + ([f"pending: {', '.join(pending)}"] if pending else [])
+    )
+
+
+def mixed_runs_note(models: Sequence[ModelRow]) -> list[str]:
+    """One warning line when the models were not all run on one profile and item count (none otherwise)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for model in models:
+        groups.setdefault(_run_of(model), []).append(model["slug"])
+    if len(groups) < 2:
+        return []
+    parts = "; ".join(f"{p}, n={n}: {', '.join(slugs)}" for (p, n), slugs in groups.items())
+    return [
+        f"warning: these models ran different profiles or item counts ({parts}); their SGS, ranks and "
+        "reversals are not comparable across the groups: evaluate them on one profile"
+    ]
 
 
 def _board_file(tracked: str) -> bool:

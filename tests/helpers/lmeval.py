@@ -27,9 +27,21 @@ TIME = "2026-12-01T10-00-00.000000"
 GREEDY = {"until": [], "max_gen_toks": 32, "do_sample": False, "temperature": 0.0}
 
 
+class TaskLoader(yaml.SafeLoader):
+    """lm-eval's task YAML: ``!function utils.process_results`` reads as ``utils.process_results``."""
+
+
+TaskLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
+def load_task(path: Path) -> Any:
+    """One exported YAML file, as its values read (``!function`` values as their dotted names)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=TaskLoader)  # noqa: S506 - a SafeLoader
+
+
 def task_configs(tasks_dir: Path) -> dict[str, dict[str, Any]]:
     """Every exported task (not the group) by name."""
-    configs = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(tasks_dir.glob("*.yaml"))]
+    configs = [load_task(p) for p in sorted(tasks_dir.glob("*.yaml"))]
     return {c["task"]: c for c in configs if "group" not in c}
 
 
@@ -72,8 +84,8 @@ def write_lm_eval_output(
                     "resps": [[answer]],
                     "filtered_resps": [answer],
                     "filter": "none",
-                    "metrics": ["exact_match"],
-                    "exact_match": 0.0,
+                    "metrics": ["accuracy"],
+                    "accuracy": 0.0,
                 }
             )
         path = folder / f"samples_{task}_{TIME}.jsonl"
