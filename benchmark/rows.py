@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypedDict, TypeVar
+from typing import Generic, NotRequired, TypedDict, TypeVar
 
 
 class MarkerRow(TypedDict):
@@ -58,6 +58,8 @@ class TruncationRow(TypedDict):
     dataset: str
     cut: int
     total: int
+    degenerate: NotRequired[int]
+    """cut responses that end in a loop (``benchmark.stats.validity.degenerate``); absent in older files."""
 
 
 class RunRow(TypedDict):
@@ -157,6 +159,8 @@ class CellRow(SummaryCellRow):
     rank_low: int | None
     rank_high: int | None
     tie_group: int | None
+    validity: NotRequired[list[str]]
+    """labels of docs/METHOD.md "Validity labels" (``benchmark.stats.validity``); absent in older files."""
 
 
 class FamilyRow(TypedDict):
@@ -219,6 +223,10 @@ class PairwiseRow(TypedDict):
     family_size: int
     testable: bool
     verdict: str
+    n_tied: NotRequired[int]
+    """items equal on both models (zero paired difference); absent in older files."""
+    validity: NotRequired[list[str]]
+    """both cells' labels, plus "tied" (docs/METHOD.md "Validity labels"); absent in older files."""
 
 
 class ProportionalRow(TypedDict):
@@ -294,6 +302,8 @@ class ReversalRow(TypedDict):
     testable: bool
     verdict: str
     significant: bool
+    candidates: NotRequired[int]
+    """every candidate of the Holm family, testable or not (``family_size`` counts the testable ones)."""
 
 
 class IndependenceRow(TypedDict):

@@ -28,9 +28,10 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.rows import CellRow, ClaimRow, OneSidedTestRow, RunRow
+from benchmark.rows import CellRow, ClaimRow, OneSidedTestRow, ReversalRow, RunRow
 from benchmark.schema import axis_label
 from benchmark.stats.sgs import ALL
+from benchmark.stats.validity import LEGEND, labelled
 from benchmark.stats.verdicts import (
     NO_DATA,
     NO_DIFFERENCE,
@@ -127,7 +128,24 @@ def _instability_claim(document: LeaderboardDocument) -> str:
         f"{_sizes([t['n_items'] for t in pooled])}), {_verdict_counts(pooled)}. "
         "The paper's t-test, shown only "
         f"as its labelled column, would mark {paper} of the per-dataset cells after Holm."
+        + _labelled_cells(document)
     )
+
+
+def _labelled_cells(document: LeaderboardDocument) -> str:
+    """How many significant per-dataset paper cells carry a validity label, by label (empty when none)."""
+    significant = [
+        c
+        for c in document.cells
+        if c["dataset"] != ALL
+        and c["measure"] in _paper_measures(document)
+        and c.get("verdict") == SIGNIFICANT
+    ]
+    counts = Counter(label for c in significant for label in c.get("validity", []))
+    if not counts:
+        return ""
+    said = _listed([f"{n} are labelled {label}" for label, n in counts.items()])
+    return f" Of the {len(significant)} significant per-dataset cells, {said} (docs/METHOD.md §6.1)."
 
 
 def _pair_family(document: LeaderboardDocument, dataset_is_all: bool) -> tuple[int, str]:
@@ -183,8 +201,8 @@ def _grid_claims(document: LeaderboardDocument, cells: list[GridCell]) -> list[C
         by_axis: dict[str, list[str]] = {}
         for c in cells:
             if c.leader == slug:
-                by_axis.setdefault(c.axis, []).append(c.dataset)
-        where = [f"{axis_label(a).lower()} ({', '.join(ds)})" for a, ds in by_axis.items()]
+                by_axis.setdefault(c.axis, []).append(labelled(c.dataset, c.labels))
+        where = [f"{axis_label(a).lower()} on {_listed(ds)}" for a, ds in by_axis.items()]
         out.append(
             _claim(f"grid-{slug}", f"{document.name(slug)} is steadier in {_listed(where)}.", headline=True)
         )
@@ -212,7 +230,7 @@ def _pooled_claim(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> 
     by_model: dict[str, list[str]] = {}
     for c in wins:
         by_model.setdefault(c.leader or "", []).append(
-            f"{axis_label(c.axis).lower()} ({headline_measure(document, c.axis) or '–'})"
+            labelled(f"{axis_label(c.axis).lower()} ({headline_measure(document, c.axis) or '–'})", c.labels)
         )
     said = "; ".join(f"{document.name(s)} on {_listed(axes)}" for s, axes in by_model.items())
     return f"With all datasets pooled ({how}), the significantly steadier model is {said}" + (
@@ -228,7 +246,6 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
             return None
         return f"No model pair changes order between two datasets on the headline measures ({measures})."
     significant = [r for r in told if r.significant]
-    untestable = sum(not r.testable for r in told)
     rows = list(document.reversals)
     floor = min((f for r in rows if (f := r.get("p_floor_holm")) is not None), default=None)
     sizes = _sizes([r["n_items_a"] for r in rows] + [r["n_items_b"] for r in rows])
@@ -237,15 +254,13 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
         f"the headline measures ({measures}; measure × model pair × dataset pair, n = {sizes} items per "
         "dataset)"
     )
-    if untestable == len(told):
+    if not any(r.testable for r in told):
         return (
             f"None {flips} can be tested: the exact two-sided sign-flip test on both datasets cannot reach "
             f"α after Holm (smallest attainable corrected p {_p(floor)}), so no reversal is claimed."
         )
     best = min((p for r in rows if (p := r.get("p_holm")) is not None), default=None)
-    how = f"exact sign-flip test on both datasets, Holm over {rows[0]['family_size']} testable candidates" + (
-        f", {untestable} not testable with so few items" if untestable else ""
-    )
+    how = _reversal_family(rows[0])
     if not significant:
         return (
             f"{len(significant)} {flips} are significant ({how}; smallest corrected p {_p(best)}): the "
@@ -264,6 +279,26 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
     return (
         f"{len(significant)} {flips} {'is' if len(significant) == 1 else 'are'} significant ({how}): "
         f"{which}{said}." + (f" The other {_count(rest, 'observed flip')} may be noise." if rest else "")
+    )
+
+
+def _reversal_family(row: ReversalRow) -> str:
+    """How the reversal candidates were corrected: every candidate counted, and why some are not testable.
+
+    >>> _reversal_family({"family_size": 355, "candidates": 360}).split("; ")[1]
+    '5 cannot reach α because tied items, equal for both models, leave too few with a sign'
+    """
+    testable = row["family_size"]
+    candidates = row.get("candidates", testable)
+    untestable = candidates - testable
+    return (
+        f"exact sign-flip test on both datasets, Holm over the {testable} testable of {candidates} candidates"
+        + (
+            f"; {untestable} cannot reach α because tied items, equal for both models, leave too few "
+            "with a sign"
+            if untestable
+            else ""
+        )
     )
 
 
@@ -295,17 +330,22 @@ def _proportional_claim(document: LeaderboardDocument) -> str | None:
     )
 
 
-def _noise_claim(document: LeaderboardDocument) -> str:
-    floors = [
+def _noise_floors(document: LeaderboardDocument, *, pooled: bool) -> list[float]:
+    return [
         f
         for c in document.cells
-        if c["dataset"] == ALL
+        if (c["dataset"] == ALL) == pooled
         and (f := c.get("noise_floor")) is not None
         and c["measure"] in _paper_measures(document)
     ]
+
+
+def _noise_claim(document: LeaderboardDocument) -> str:
+    pooled, proper = _noise_floors(document, pooled=True), _noise_floors(document, pooled=False)
     return (
-        "The measured noise floor (identity rewrite, baseline re-run) is at most "
-        f"{_num(max(floors, default=None))} on the paper measures."
+        "The measured noise floor (identity rewrite, baseline re-run) on the paper measures is at most "
+        f"{_num(max(pooled, default=None))} with all datasets pooled and at most "
+        f"{_num(max(proper, default=None))} in any one dataset."
     )
 
 
@@ -415,10 +455,15 @@ def claims(document: LeaderboardDocument) -> list[ClaimRow]:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _cell_text(stats: CellRow | dict[str, object] | None) -> str:
-    """``0.164 [0.154, 0.174] †`` (marker only when the exact test's corrected verdict is significant)."""
+def _cell_text(stats: CellRow | dict[str, object] | None, labels: Sequence[str] = ()) -> str:
+    """``0.164 [0.154, 0.174] †`` (marker only when the exact test's corrected verdict is significant),
+    then the cell's validity labels (``0.839 [0.814, 0.861] † [cut]``)."""
     if not stats or stats.get("sgs") is None:
         return "–"
+    return labelled(_sgs_text(stats), labels)
+
+
+def _sgs_text(stats: CellRow | dict[str, object]) -> str:
     mark = stats.get("marker") if stats.get("verdict") == SIGNIFICANT else ""
     low, high, sgs = stats.get("ci_low"), stats.get("ci_high"), stats.get("sgs")
     assert isinstance(sgs, float | int)
@@ -435,10 +480,10 @@ def sgs_table(document: LeaderboardDocument, *, extended: bool = False) -> str:
     for model in document.complete:
         cells = [document.cells.first(model=model["slug"], dataset=ALL, measure=m) for m in measures]
         stats = [(dict(c["extended"]) if extended else c) if c else None for c in cells]
+        labels = [c.get("validity", []) if c else [] for c in cells]
         n = max((int(str(s["n_items"])) for s in stats if s), default=0)
-        lines.append(
-            f"| {document.name(model['slug'])} | {n} | " + " | ".join(_cell_text(s) for s in stats) + " |"
-        )
+        texts = [_cell_text(s, ls) for s, ls in zip(stats, labels, strict=True)]
+        lines.append(f"| {document.name(model['slug'])} | {n} | " + " | ".join(texts) + " |")
     return "\n".join(lines)
 
 
@@ -533,7 +578,7 @@ def results_markdown(document: LeaderboardDocument) -> str:
             f"What the numbers rest on: {len(document.complete)} models, each on its committed result "
             "(`models[].run` in leaderboard.json; a response cut at the token cap is judged as it stands):",
             runs_table(document),
-            "SGS on all items (the paper's six families). " + legend,
+            "SGS on all items (the paper's six families). " + legend + " " + LEGEND,
             sgs_table(document),
             "SGS-ext (every rewrite family, ours) for comparison:",
             sgs_table(document, extended=True),

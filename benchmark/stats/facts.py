@@ -19,6 +19,7 @@ from benchmark.errors import SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.results import ResultsFolder
 from benchmark.rows import RunRow, TruncationRow
+from benchmark.stats import validity
 from benchmark.submissions import Submission
 
 ALL_DATASETS = "all"
@@ -85,18 +86,29 @@ def prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
 def truncation(folder: ResultsFolder) -> list[TruncationRow]:
     """Responses cut at the token cap, per dataset and then ``"all"``, from ``records/*.parquet``.
 
-    Only the ``finished`` column is read (False: the response reached ``max_new_tokens``).
+    Only the ``finished`` (False: the response reached ``max_new_tokens``) and ``response`` columns are
+    read; ``degenerate`` counts the cut responses that end in a loop (:func:`validity.degenerate`).
     """
     found: list[TruncationRow] = []
     for path in folder.record_files():
         if path.is_symlink():
             continue  # never follow a link out of a submission folder
         try:
-            finished = pq.read_table(path, columns=["finished"]).column("finished").to_pylist()
+            table = pq.read_table(path, columns=["finished", "response"])
         except (OSError, ValueError, KeyError):
             continue  # the validator reports unreadable records
+        finished = table.column("finished").to_pylist()
+        responses = table.column("response").to_pylist()
         found.append(
-            {"dataset": path.stem, "cut": sum(1 for f in finished if f is False), "total": len(finished)}
+            {
+                "dataset": path.stem,
+                "cut": sum(1 for f in finished if f is False),
+                "total": len(finished),
+                "degenerate": sum(
+                    validity.degenerate(str(r or ""), finished=f is not False)
+                    for f, r in zip(finished, responses, strict=True)
+                ),
+            }
         )
     if found:
         found.append(
@@ -104,6 +116,7 @@ def truncation(folder: ResultsFolder) -> list[TruncationRow]:
                 "dataset": ALL_DATASETS,
                 "cut": sum(t["cut"] for t in found),
                 "total": sum(t["total"] for t in found),
+                "degenerate": sum(t.get("degenerate", 0) for t in found),
             }
         )
     return found

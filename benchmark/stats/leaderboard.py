@@ -22,6 +22,7 @@ from benchmark.errors import SagoError
 from benchmark.results import write_document
 from benchmark.rows import RunRow
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.stats import validity
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.claims import claims
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
@@ -243,6 +244,10 @@ def build_leaderboard(
     if summaries:
         empty |= cross_model_tables(summaries, options) | per_model_tables(summaries)
     document |= empty
+    # every cell and pair carries its validity labels: the sentences never state one bare
+    axes = {m.name: m.axis for m in all_measures()}
+    document["cells"] = validity.annotate_cells(document["cells"], document["models"], axes)
+    document["pairwise"] = validity.annotate_pairs(document["pairwise"], document["cells"])
     # the sentences are generated from the canonical JSON form, exactly what readers of the file will see
     canonical: dict[str, Any] = jsonio.clean(document)
     canonical["claims"] = claims(LeaderboardDocument.from_json(canonical))
