@@ -50,6 +50,8 @@ class ClaimRow(TypedDict):
     id: str
     text: str
     headline: bool
+    plain: NotRequired[str]
+    """the finding as one short sentence (its labels included); ``text`` adds the test, n and correction."""
 
 
 class TruncationRow(TypedDict):
@@ -60,6 +62,8 @@ class TruncationRow(TypedDict):
     total: int
     degenerate: NotRequired[int]
     """cut responses that end in a loop (``benchmark.stats.validity.degenerate``); absent in older files."""
+    unanswered: NotRequired[int]
+    """cut baseline responses not graded correct (the answer may not have fitted); absent in older files."""
 
 
 class RunRow(TypedDict):
@@ -194,6 +198,14 @@ class AccuracyRow(TypedDict):
     dataset: str
     n_items: int
     accuracy: float | None
+    n_cut: NotRequired[int]
+    """baseline responses cut at the cap and not graded correct: counted "cut", not wrong."""
+    accuracy_answered: NotRequired[float | None]
+    """correct answers over the baseline responses not counted "cut"."""
+    baseline: NotRequired[float | None]
+    """trivial baseline: share of these items whose reference answer is the most common one."""
+    validity: NotRequired[list[str]]
+    """"cut" and/or "≤ baseline" (docs/METHOD.md §6.1)."""
 
 
 class AccuracyVsSgsRow(TypedDict):

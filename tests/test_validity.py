@@ -17,7 +17,7 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.results import ResultsFolder
 from benchmark.site.render import environment
 from benchmark.stats import validity
-from benchmark.stats.claims import claims, results_markdown
+from benchmark.stats.claims import _accuracy_text, claims, results_markdown
 from benchmark.stats.facts import truncation
 from benchmark.stats.ranking import PairedDraws, pairwise_rows
 from benchmark.stats.verdicts import STEADIER, grid
@@ -39,15 +39,57 @@ def test_a_loop_is_a_cut_response_whose_tail_repeats_one_short_unit() -> None:
     assert not validity.degenerate("Natalia sold 48 clips in April and half as many in May.", finished=False)
 
 
-def test_truncation_counts_the_cut_responses_that_loop(tmp_path: Path) -> None:
+def test_truncation_counts_the_cut_responses_that_loop_and_the_cut_baselines_graded_wrong(
+    tmp_path: Path,
+) -> None:
     folder = ResultsFolder(tmp_path)
     folder.records_dir.mkdir(parents=True)
-    responses = ["ok.", "a long answer that was cut at the cap", "x" + "ab" * 20, "y" + "ab" * 20]
-    table = pa.table({"finished": [True, False, False, True], "response": responses})
+    responses = ["ok.", "a long answer that was cut at the cap", "x" + "ab" * 20, "y" + "ab" * 20, "12 is"]
+    base, other = "baseline/none/0", "typos/prefix/1"
+    table = pa.table(
+        {
+            "finished": [True, False, False, True, False],
+            "response": responses,
+            "item_id": ["1", "2", "3", "3", "4"],
+            "variant_id": [base, base, base, other, base],
+        }
+    )
     pq.write_table(table, folder.records_dir / "gsm8k.parquet")
+    # items 2 and 3 are cut and graded wrong; item 4 is cut but right, so it is not "unanswered"
+    deltas = pa.table(
+        {
+            "dataset": ["gsm8k"] * 4,
+            "item_id": ["1", "2", "3", "4"],
+            "variant_id": [base] * 4,
+            "correct": [1.0, 0.0, 0.0, 1.0],
+        }
+    )
+    pq.write_table(deltas, folder.deltas)
     rows = truncation(folder)
-    assert rows[0] == {"dataset": "gsm8k", "cut": 2, "total": 4, "degenerate": 1}
-    assert rows[-1]["dataset"] == "all" and rows[-1]["degenerate"] == 1
+    assert rows[0] == {"dataset": "gsm8k", "cut": 3, "total": 5, "degenerate": 1, "unanswered": 2}
+    assert rows[-1]["dataset"] == "all" and rows[-1]["degenerate"] == 1 and rows[-1]["unanswered"] == 2
+
+
+def test_accuracy_counts_cut_answers_apart_and_sits_beside_its_trivial_baseline() -> None:
+    gold = {("strategyqa", str(i)): a for i, a in enumerate(["yes", "yes", "yes", "no"])}
+    models = [
+        {
+            "slug": "m",
+            "run": {"truncated": [{"dataset": "strategyqa", "cut": 3, "total": 4, "unanswered": 2}]},
+        }
+    ]
+    rows = [{"model": "m", "dataset": "strategyqa", "n_items": 4, "accuracy": 0.25}]
+    (row,) = validity.annotate_accuracy(rows, {"m": set(gold)}, gold, models)
+    assert row["baseline"] == 0.75  # always "yes" scores 3 of 4
+    assert row["n_cut"] == 2 and row["accuracy_answered"] == 0.5  # 1 right of the 2 not cut
+    assert row["validity"] == ["cut", "≤ baseline"]
+    text = _accuracy_text(row)  # type: ignore[arg-type]
+    assert text == (
+        "1 of 4 (25.0 %) items; 2 cut at the cap, not graded wrong: 1 of the other 2; "
+        "trivial baseline 75.0 % [cut, ≤ baseline]"
+    )
+    above = validity.annotate_accuracy([rows[0] | {"accuracy": 1.0}], {"m": set(gold)}, gold, [])
+    assert above[0]["validity"] == [] and above[0]["n_cut"] == 0
 
 
 def test_pairwise_rows_count_the_tied_items() -> None:
@@ -154,3 +196,43 @@ def test_the_noise_sentence_names_the_pooled_and_the_per_dataset_maximum() -> No
         c["text"] for c in claims(LeaderboardDocument.from_json(data | {"claims": []})) if c["id"] == "noise"
     )
     assert "at most 0.002 with all datasets pooled and at most 0.009 in any one dataset" in text
+
+
+def test_each_long_finding_leads_with_a_short_plain_sentence_that_keeps_its_labels() -> None:
+    board = _tripped(cut=True, tied=False)
+    stated = claims(board)
+    plain = {c["id"]: c["plain"] for c in stated if "plain" in c}
+    assert {"instability", "grid", "pooled"} <= set(plain)
+    for sentence in plain.values():
+        assert len(sentence.split()) <= 30, sentence
+    pooled = [c for row in grid(board) for c in row if c.dataset == "all" and c.status == STEADIER]
+    for cell in pooled:  # a pooled verdict on a cut axis says so in the short sentence too
+        if cell.labels:
+            assert f"[{', '.join(cell.labels)}]" in plain["pooled"]
+    block = results_markdown(board)
+    for key, sentence in plain.items():  # README: the plain sentence, the full one as its footnote
+        full = next(c["text"] for c in stated if c["id"] == key)
+        assert f"{sentence}[^{key}]" in block and f"[^{key}]: {full}" in block
+
+
+def test_the_site_headline_shows_the_plain_sentence_with_the_full_one_in_details() -> None:
+    from benchmark.site import findings
+    from benchmark.site.board import Board
+
+    board = Board.of(_tripped(cut=True, tied=False).data | {"claims": []})
+    pairs = findings.headline_claims(board)
+    stated = {c["text"]: c for c in claims(board.document) if c["headline"]}
+    for sentence, detail in pairs:
+        if detail is None:
+            assert sentence in stated and "plain" not in stated[sentence]
+        else:
+            assert stated[detail]["plain"] == sentence
+    html = (
+        environment()
+        .from_string(
+            "{% for sentence, detail in headline %}<li>{{ sentence }}{% if detail %}<details>"
+            "{{ detail }}</details>{% endif %}</li>{% endfor %}"
+        )
+        .render(headline=pairs)
+    )
+    assert html.count("<details>") == sum(d is not None for _, d in pairs) >= 3

@@ -264,7 +264,7 @@ def _summary_pages(
             f"{board.data['version']}: how much each one's behaviour changes when a question is rewritten "
             "without changing its meaning, per axis and dataset, with 95 % intervals and no overall score."
         ),
-        headline=findings.headline(board),
+        headline=findings.headline_claims(board),
         grid=findings.grid(board),
         table=table,
         trust=overview.trust(table, sources) if table.tables else None,

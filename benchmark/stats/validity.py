@@ -12,7 +12,13 @@ Pure functions over the leaderboard's rows; the counts they read are written by
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from benchmark.axes.accuracy import normalise
+from benchmark.schema import BASELINE_VARIANT_ID
 
 CUT = "cut"
 """half or more of the cell's responses stopped at the token cap."""
@@ -116,6 +122,9 @@ def labelled(text: str, labels: Sequence[str]) -> str:
     return f"{text} [{', '.join(labels)}]" if labels else text
 
 
+ALL_DATASETS = "all"
+"""the ``dataset`` of the rows that pool every dataset."""
+
 Key = tuple[str, str, str]
 """(model, dataset, measure)."""
 
@@ -166,4 +175,72 @@ def annotate_pairs(
         tied = row.get("n_tied", 0)
         n_tied = int(tied) if isinstance(tied, int | float) else 0
         out.append(dict(row) | {"validity": pair_labels(n_tied, int(str(row["n_items"])), both)})
+    return out
+
+
+def gold_answers(frames: Mapping[str, pd.DataFrame]) -> dict[tuple[str, str], str]:
+    """(dataset, item_id) -> the item's first reference answer, normalised as the grader compares them."""
+    out: dict[tuple[str, str], str] = {}
+    for dataset, frame in frames.items():
+        baseline = frame[frame["variant_id"] == BASELINE_VARIANT_ID]
+        for item, answers in zip(baseline["item_id"], baseline["answers"], strict=True):
+            if len(answers):
+                out[(str(dataset), str(item))] = normalise(str(answers[0]))
+    return out
+
+
+def majority(answers: Iterable[str]) -> tuple[int, int]:
+    """(items whose answer is the most common one, items): what always giving that answer scores.
+
+    >>> majority(["yes", "no", "yes"]), majority([])
+    ((2, 3), (0, 0))
+    """
+    counts = Counter(answers)
+    return (max(counts.values()), sum(counts.values())) if counts else (0, 0)
+
+
+def _trivial(items: Iterable[tuple[str, str]], gold: Mapping[tuple[str, str], str]) -> float | None:
+    """Trivial baseline over ``items``: the most common answer per dataset, pooled over datasets."""
+    by_dataset: dict[str, list[str]] = {}
+    for key in items:
+        if key in gold:
+            by_dataset.setdefault(key[0], []).append(gold[key])
+    parts = [majority(answers) for answers in by_dataset.values()]
+    total = sum(n for _, n in parts)
+    return sum(k for k, _ in parts) / total if total else None
+
+
+def annotate_accuracy(
+    rows: Iterable[Mapping[str, object]],
+    items: Mapping[str, set[tuple[str, str]]],
+    gold: Mapping[tuple[str, str], str],
+    models: Iterable[Mapping[str, object]],
+) -> list[dict[str, object]]:
+    """``accuracy[]`` rows with ``n_cut``, ``accuracy_answered``, ``baseline`` and ``validity``.
+
+    ``items``: model slug -> its (dataset, item_id); ``gold``: :func:`gold_answers`. A baseline response
+    cut at the cap and not graded correct is counted "cut", not wrong: the answer may not have fitted.
+    """
+    cut = _truncations(models)
+    out = []
+    for row in rows:
+        model, dataset = str(row["model"]), str(row["dataset"])
+        n = int(str(row["n_items"]))
+        accuracy = row.get("accuracy")
+        value = float(accuracy) if isinstance(accuracy, int | float) else None
+        n_cut = int(str((cut.get((model, dataset)) or {}).get("unanswered", 0)))
+        answered = n - n_cut
+        correct = round(value * n) if value is not None else None
+        mine = {k for k in items.get(model, set()) if dataset == ALL_DATASETS or k[0] == dataset}
+        baseline = _trivial(mine, gold)
+        labels = ([CUT] if at_least_half(n_cut, n) else []) + accuracy_labels(value, baseline)
+        out.append(
+            dict(row)
+            | {
+                "n_cut": n_cut,
+                "accuracy_answered": correct / answered if correct is not None and answered > 0 else None,
+                "baseline": baseline,
+                "validity": labels,
+            }
+        )
     return out
