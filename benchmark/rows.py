@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypedDict, TypeVar
+from typing import Generic, NotRequired, TypedDict, TypeVar
 
 
 class MarkerRow(TypedDict):
@@ -50,6 +50,8 @@ class ClaimRow(TypedDict):
     id: str
     text: str
     headline: bool
+    plain: NotRequired[str]
+    """the finding as one short sentence (its labels included); ``text`` adds the test, n and correction."""
 
 
 class TruncationRow(TypedDict):
@@ -58,6 +60,10 @@ class TruncationRow(TypedDict):
     dataset: str
     cut: int
     total: int
+    degenerate: NotRequired[int]
+    """cut responses that end in a loop (``benchmark.stats.validity.degenerate``); absent in older files."""
+    unanswered: NotRequired[int]
+    """cut baseline responses not graded correct (the answer may not have fitted); absent in older files."""
 
 
 class RunRow(TypedDict):
@@ -157,6 +163,8 @@ class CellRow(SummaryCellRow):
     rank_low: int | None
     rank_high: int | None
     tie_group: int | None
+    validity: NotRequired[list[str]]
+    """labels of docs/METHOD.md "Validity labels" (``benchmark.stats.validity``); absent in older files."""
 
 
 class FamilyRow(TypedDict):
@@ -190,6 +198,14 @@ class AccuracyRow(TypedDict):
     dataset: str
     n_items: int
     accuracy: float | None
+    n_cut: NotRequired[int]
+    """baseline responses cut at the cap and not graded correct: counted "cut", not wrong."""
+    accuracy_answered: NotRequired[float | None]
+    """correct answers over the baseline responses not counted "cut"."""
+    baseline: NotRequired[float | None]
+    """trivial baseline: share of these items whose reference answer is the most common one."""
+    validity: NotRequired[list[str]]
+    """"cut" and/or "≤ baseline" (docs/METHOD.md §6.1)."""
 
 
 class AccuracyVsSgsRow(TypedDict):
@@ -219,6 +235,10 @@ class PairwiseRow(TypedDict):
     family_size: int
     testable: bool
     verdict: str
+    n_tied: NotRequired[int]
+    """items equal on both models (zero paired difference); absent in older files."""
+    validity: NotRequired[list[str]]
+    """both cells' labels, plus "tied" (docs/METHOD.md "Validity labels"); absent in older files."""
 
 
 class ProportionalRow(TypedDict):
@@ -294,6 +314,8 @@ class ReversalRow(TypedDict):
     testable: bool
     verdict: str
     significant: bool
+    candidates: NotRequired[int]
+    """every candidate of the Holm family, testable or not (``family_size`` counts the testable ones)."""
 
 
 class IndependenceRow(TypedDict):

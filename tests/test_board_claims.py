@@ -34,7 +34,13 @@ def test_the_reversal_sentence_leads_with_the_count_and_claims_none_that_is_not_
     best = min(r["p_holm"] for r in rows if r["p_holm"] is not None)
     text = claim(board, "reversals")
     assert text.startswith(f"{significant} of the {len(rows)} observed flips")
-    assert f"Holm over {rows[0]['family_size']} testable candidates" in text
+    # every candidate counted: headline measure × model pair × dataset pair, testable or not
+    n_models = sum(m["status"] == "complete" for m in board["models"])
+    candidates = len(board["headline_measures"]) * (n_models * (n_models - 1) // 2) * 15
+    assert rows[0]["candidates"] == candidates
+    assert f"Holm over the {rows[0]['family_size']} testable of {candidates} candidates" in text
+    if candidates > rows[0]["family_size"]:
+        assert f"{candidates - rows[0]['family_size']} cannot reach α because tied items" in text
     if significant == 0:
         assert f"smallest corrected p {best:.2g}" in text
         assert "no reversal of two models' order is claimed" in text and "largest" not in text
@@ -153,3 +159,28 @@ def test_the_kept_v1_board_says_it_is_superseded_and_the_changelog_says_what_v2_
         in page
     )
     assert (site / "static" / "og-card.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_response_cells_are_labelled_cut_exactly_where_the_records_are_mostly_cut(board: dict) -> None:  # type: ignore[type-arg]
+    """docs/METHOD.md §6.1: a generation cell is "cut" when half or more of its responses stopped at the
+    cap (counted here from the records); activation cells never are."""
+    for model in (m for m in board["models"] if m["status"] == "complete"):
+        folder = ROOT / "submissions" / model["slug"] / "results" / board["set"] / board["version"]
+        for path in sorted((folder / "records").glob("*.parquet")):
+            finished = pd.read_parquet(path, columns=["finished"])["finished"]
+            mostly_cut = (~finished).sum() >= len(finished) / 2
+            cells = {
+                c["measure"]: c["validity"]
+                for c in board["cells"]
+                if c["model"] == model["slug"] and c["dataset"] == path.stem
+            }
+            assert ("cut" in cells["bertscore"]) == bool(mostly_cut), (model["slug"], path.stem)
+            assert "cut" not in cells["act_cos_last"]
+
+
+def test_the_gsm8k_generation_claim_is_labelled_cut(board: dict) -> None:  # type: ignore[type-arg]
+    """The audit's example: 783 of 784 gsm8k responses of Qwen-1.5B are cut, so its "steadier in
+    generation (gsm8k)" compares openings of worked solutions and must say so."""
+    texts = [c["text"] for c in board["claims"] if c["id"].startswith("grid-")]
+    assert not any(re.search(r"generation on [^.]*gsm8k(?! \[cut)", t) for t in texts)
+    assert any("gsm8k [cut" in t for t in texts)

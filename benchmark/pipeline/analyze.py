@@ -44,7 +44,9 @@ from benchmark.staging import Staged, exclusive, recover
 from benchmark.stats.api_models import API_TABLE_FILE, ApiRow, ApiTable, api_rows
 from benchmark.stats.facts import run_row
 from benchmark.stats.leaderboard import Entry, build_leaderboard
+from benchmark.stats.rewrite_accuracy import rewrite_accuracy_rows
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, load_summary, summary_document
+from benchmark.stats.validity import gold_answers
 from benchmark.submissions import list_slugs, load_submission
 
 VariantFrames = Callable[[], Mapping[str, pd.DataFrame]]
@@ -329,7 +331,9 @@ def collect_entries(
             continue
         summary, made_from[slug] = summary_for(slug, results.path, request, variant_frames, staged)
         relative = results.summary.relative_to(request.root.resolve().parent).as_posix()
-        entries.append(Entry(slug, meta, summary, relative, run_row(meta, results, (meta.name, slug))))
+        run = run_row(meta, results, (meta.name, slug))
+        rewrites = tuple(rewrite_accuracy_rows(pd.read_parquet(made_from[slug]), slug))
+        entries.append(Entry(slug, meta, summary, relative, run, rewrites))
     return entries, made_from
 
 
@@ -369,7 +373,11 @@ def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> 
         # API models have their own table (another confidence, no activations): never on the open board
         board = [e for e in entries if e.submission.model.kind != "api"]
         document = build_leaderboard(
-            board, set_name=request.set_name, version=request.version, options=request.options
+            board,
+            set_name=request.set_name,
+            version=request.version,
+            options=request.options,
+            gold=gold_answers(frames()),  # the accuracy's trivial baseline reads the reference answers
         )
         for entry in entries:
             if entry.summary is not None:

@@ -34,6 +34,7 @@ from benchmark.site.runinfo import read_runs, run_header
 from benchmark.site.stack import label_cells
 from benchmark.site.submit import EXAMPLE_FOLDER, EXAMPLE_YAML, EvaluationPlan, evaluation_plan
 from benchmark.site.versions import BoardLink, Change, board_folder, board_links, changelog, snapshot_name
+from benchmark.stats import validity
 from benchmark.stats.api_models import ABOUT as API_ABOUT
 from benchmark.stats.api_models import ApiRow
 from benchmark.submissions.fields import describe_fields
@@ -263,7 +264,7 @@ def _summary_pages(
             f"{board.data['version']}: how much each one's behaviour changes when a question is rewritten "
             "without changing its meaning, per axis and dataset, with 95 % intervals and no overall score."
         ),
-        headline=findings.headline(board),
+        headline=findings.headline_claims(board),
         grid=findings.grid(board),
         table=table,
         trust=overview.trust(table, sources) if table.tables else None,
@@ -291,7 +292,13 @@ def _summary_pages(
         title="Datasets",
         infos={d: inputs.dataset_info(d) for d in board.datasets},
     )
-    writer.page("methodology.html", "methodology.html.j2", title="Methodology")
+    writer.page(
+        "methodology.html",
+        "methodology.html.j2",
+        title="Methodology",
+        loop_tail=validity.LOOP_TAIL,
+        loop_period=validity.LOOP_PERIOD,
+    )
     writer.page("downloads.html", "downloads.html.j2", title="Downloads", downloads=downloads)
 
 

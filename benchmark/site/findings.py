@@ -38,6 +38,7 @@ __all__ = [
     "grid",
     "grid_cell",
     "headline",
+    "headline_claims",
     "markdown",
     "pair_verdict",
     "reversal_sentence",
@@ -90,6 +91,15 @@ def headline(board: Board) -> list[str]:
     """
     stored = list(board.document.claims) or claims.claims(board.document)
     return [c["text"] for c in stored if c.get("headline")]
+
+
+def headline_claims(board: Board) -> list[tuple[str, str | None]]:
+    """The headline as (sentence, details): the plain sentence first and the full one (test, n,
+    correction) as its details, or the full sentence alone where it has no plain form."""
+    stored = list(board.document.claims) or claims.claims(board.document)
+    return [
+        (c["plain"], c["text"]) if "plain" in c else (c["text"], None) for c in stored if c.get("headline")
+    ]
 
 
 def markdown(board: Board) -> str:

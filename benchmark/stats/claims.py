@@ -28,9 +28,10 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.rows import CellRow, ClaimRow, OneSidedTestRow, RunRow
+from benchmark.rows import AccuracyRow, CellRow, ClaimRow, OneSidedTestRow, ReversalRow, RunRow
 from benchmark.schema import axis_label
 from benchmark.stats.sgs import ALL
+from benchmark.stats.validity import LEGEND, labelled
 from benchmark.stats.verdicts import (
     NO_DATA,
     NO_DIFFERENCE,
@@ -127,7 +128,24 @@ def _instability_claim(document: LeaderboardDocument) -> str:
         f"{_sizes([t['n_items'] for t in pooled])}), {_verdict_counts(pooled)}. "
         "The paper's t-test, shown only "
         f"as its labelled column, would mark {paper} of the per-dataset cells after Holm."
+        + _labelled_cells(document)
     )
+
+
+def _labelled_cells(document: LeaderboardDocument) -> str:
+    """How many significant per-dataset paper cells carry a validity label, by label (empty when none)."""
+    significant = [
+        c
+        for c in document.cells
+        if c["dataset"] != ALL
+        and c["measure"] in _paper_measures(document)
+        and c.get("verdict") == SIGNIFICANT
+    ]
+    counts = Counter(label for c in significant for label in c.get("validity", []))
+    if not counts:
+        return ""
+    said = _listed([f"{n} are labelled {label}" for label, n in counts.items()])
+    return f" Of the {len(significant)} significant per-dataset cells, {said} (docs/METHOD.md §6.1)."
 
 
 def _pair_family(document: LeaderboardDocument, dataset_is_all: bool) -> tuple[int, str]:
@@ -183,8 +201,8 @@ def _grid_claims(document: LeaderboardDocument, cells: list[GridCell]) -> list[C
         by_axis: dict[str, list[str]] = {}
         for c in cells:
             if c.leader == slug:
-                by_axis.setdefault(c.axis, []).append(c.dataset)
-        where = [f"{axis_label(a).lower()} ({', '.join(ds)})" for a, ds in by_axis.items()]
+                by_axis.setdefault(c.axis, []).append(labelled(c.dataset, c.labels))
+        where = [f"{axis_label(a).lower()} on {_listed(ds)}" for a, ds in by_axis.items()]
         out.append(
             _claim(f"grid-{slug}", f"{document.name(slug)} is steadier in {_listed(where)}.", headline=True)
         )
@@ -212,7 +230,7 @@ def _pooled_claim(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> 
     by_model: dict[str, list[str]] = {}
     for c in wins:
         by_model.setdefault(c.leader or "", []).append(
-            f"{axis_label(c.axis).lower()} ({headline_measure(document, c.axis) or '–'})"
+            labelled(f"{axis_label(c.axis).lower()} ({headline_measure(document, c.axis) or '–'})", c.labels)
         )
     said = "; ".join(f"{document.name(s)} on {_listed(axes)}" for s, axes in by_model.items())
     return f"With all datasets pooled ({how}), the significantly steadier model is {said}" + (
@@ -228,7 +246,6 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
             return None
         return f"No model pair changes order between two datasets on the headline measures ({measures})."
     significant = [r for r in told if r.significant]
-    untestable = sum(not r.testable for r in told)
     rows = list(document.reversals)
     floor = min((f for r in rows if (f := r.get("p_floor_holm")) is not None), default=None)
     sizes = _sizes([r["n_items_a"] for r in rows] + [r["n_items_b"] for r in rows])
@@ -237,15 +254,13 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
         f"the headline measures ({measures}; measure × model pair × dataset pair, n = {sizes} items per "
         "dataset)"
     )
-    if untestable == len(told):
+    if not any(r.testable for r in told):
         return (
             f"None {flips} can be tested: the exact two-sided sign-flip test on both datasets cannot reach "
             f"α after Holm (smallest attainable corrected p {_p(floor)}), so no reversal is claimed."
         )
     best = min((p for r in rows if (p := r.get("p_holm")) is not None), default=None)
-    how = f"exact sign-flip test on both datasets, Holm over {rows[0]['family_size']} testable candidates" + (
-        f", {untestable} not testable with so few items" if untestable else ""
-    )
+    how = _reversal_family(rows[0])
     if not significant:
         return (
             f"{len(significant)} {flips} are significant ({how}; smallest corrected p {_p(best)}): the "
@@ -264,6 +279,26 @@ def _reversal_claim(document: LeaderboardDocument) -> str | None:
     return (
         f"{len(significant)} {flips} {'is' if len(significant) == 1 else 'are'} significant ({how}): "
         f"{which}{said}." + (f" The other {_count(rest, 'observed flip')} may be noise." if rest else "")
+    )
+
+
+def _reversal_family(row: ReversalRow) -> str:
+    """How the reversal candidates were corrected: every candidate counted, and why some are not testable.
+
+    >>> _reversal_family({"family_size": 355, "candidates": 360}).split("; ")[1]
+    '5 cannot reach α because tied items, equal for both models, leave too few with a sign'
+    """
+    testable = row["family_size"]
+    candidates = row.get("candidates", testable)
+    untestable = candidates - testable
+    return (
+        f"exact sign-flip test on both datasets, Holm over the {testable} testable of {candidates} candidates"
+        + (
+            f"; {untestable} cannot reach α because tied items, equal for both models, leave too few "
+            "with a sign"
+            if untestable
+            else ""
+        )
     )
 
 
@@ -295,17 +330,52 @@ def _proportional_claim(document: LeaderboardDocument) -> str | None:
     )
 
 
-def _noise_claim(document: LeaderboardDocument) -> str:
-    floors = [
+def _noise_floors(document: LeaderboardDocument, *, pooled: bool) -> list[float]:
+    return [
         f
         for c in document.cells
-        if c["dataset"] == ALL
+        if (c["dataset"] == ALL) == pooled
         and (f := c.get("noise_floor")) is not None
         and c["measure"] in _paper_measures(document)
     ]
+
+
+def _noise_claim(document: LeaderboardDocument) -> str:
+    pooled, proper = _noise_floors(document, pooled=True), _noise_floors(document, pooled=False)
     return (
-        "The measured noise floor (identity rewrite, baseline re-run) is at most "
-        f"{_num(max(floors, default=None))} on the paper measures."
+        "The measured noise floor (identity rewrite, baseline re-run) on the paper measures is at most "
+        f"{_num(max(pooled, default=None))} with all datasets pooled and at most "
+        f"{_num(max(proper, default=None))} in any one dataset."
+    )
+
+
+def _strength(value: float) -> str:
+    return f"{value:g}"
+
+
+def _rewrite_claim(document: LeaderboardDocument) -> str | None:
+    """How often a right baseline answer stays right under rewrite, and which accuracy changes are real."""
+    rows = [r for r in document.data.get("accuracy_under_rewrite", []) if isinstance(r, dict)]
+    kept = [r for r in rows if r.get("kept") is not None]
+    if not kept:
+        return None
+    worst = min(kept, key=lambda r: (r["kept"], r["model"], r["family"], r["strength"]))
+    significant = [r for r in rows if r.get("verdict") == SIGNIFICANT]
+    untestable = sum(r.get("verdict") == NOT_TESTABLE for r in rows)
+    said = "; ".join(
+        f"{document.name(r['model'])} {'loses' if r['drop'] > 0 else 'gains'} {100 * abs(r['drop']):.1f} "
+        f"points under {r['family']} at strength {_strength(r['strength'])} (corrected p {_p(r['p_holm'])})"
+        for r in significant
+    )
+    where = f"{worst['family']} at strength {_strength(worst['strength'])}"
+    return (
+        f"Under rewrite, a right baseline answer stays right as little as {100 * worst['kept']:.0f} % of the "
+        f"time ({document.name(worst['model'])}, {where}, {worst['n_right']} right items). "
+        f"{len(significant)} of {len(rows)} accuracy changes (model × family × strength) are significant"
+        + (f": {said}" if said else "")
+        + f"; {untestable} {'is' if untestable == 1 else 'are'} not testable, too few items change (exact "
+        "sign-flip test, Holm over the "
+        "testable ones)."
     )
 
 
@@ -377,6 +447,103 @@ def _claim(key: str, text: str, *, headline: bool = False) -> ClaimRow:
     return {"id": key, "text": text, "headline": headline}
 
 
+# ----------------------------------------------------------------------------------------------------
+# The plain sentences: each long finding first as one sentence a researcher can quote (its labels
+# included); the full sentence, with the test, n and correction, stays one click (or footnote) away.
+# ----------------------------------------------------------------------------------------------------
+
+
+def _carry(n: int) -> str:
+    """The end of a plain sentence: how many of its cells carry a validity label.
+
+    >>> _carry(0), _carry(1), _carry(2)
+    ('.', '; 1 of them carries a validity label.', '; 2 of them carry a validity label.')
+    """
+    if not n:
+        return "."
+    return f"; {n} of them {'carries' if n == 1 else 'carry'} a validity label."
+
+
+def _instability_plain(document: LeaderboardDocument) -> str:
+    proper = _tests(document, pooled=False)
+    significant = sum(t["verdict"] == SIGNIFICANT for t in proper)
+    labelled_cells = [
+        c
+        for c in document.cells
+        if c["dataset"] != ALL and c["measure"] in _paper_measures(document)
+        if c.get("verdict") == SIGNIFICANT and c.get("validity")
+    ]
+    return (
+        f"{significant} of {len(proper)} model × dataset × measure cells are significantly unstable above "
+        f"ε = {document.primary_epsilon}" + _carry(len(labelled_cells))
+    )
+
+
+def _grid_plain(cells: Sequence[GridCell]) -> str:
+    wins = sum(c.status == STEADIER for c in cells)
+    if not wins:
+        return (
+            "No model is significantly steadier than every other in any of the "
+            f"{len(cells)} dataset × axis cells."
+        )
+    labelled_cells = sum(bool(c.labels) for c in cells if c.status == STEADIER)
+    return (
+        f"One model is significantly steadier than every other in {wins} of {len(cells)} dataset × axis cells"
+        + _carry(labelled_cells)
+    )
+
+
+def _pooled_plain(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> str:
+    wins = [c for c in pooled if c.status == STEADIER]
+    if not wins:
+        return "With all datasets pooled, no model is significantly steadier than every other on any axis."
+    by_model: dict[str, list[str]] = {}
+    for c in wins:
+        by_model.setdefault(c.leader or "", []).append(labelled(axis_label(c.axis).lower(), c.labels))
+    said = "; ".join(f"{document.name(s)} on {_listed(axes)}" for s, axes in by_model.items())
+    return f"With all datasets pooled, the significantly steadiest model is {said}."
+
+
+def _reversal_plain(document: LeaderboardDocument) -> str | None:
+    told = reversals(document)
+    if not told:
+        return None
+    significant = sum(r.significant for r in told)
+    verb = "is" if significant == 1 else "are"
+    return (
+        f"{significant} of {len(told)} observed flips in two models' order between datasets {verb} "
+        "significant."
+    )
+
+
+def _rewrite_plain(document: LeaderboardDocument) -> str | None:
+    rows = [r for r in document.data.get("accuracy_under_rewrite", []) if isinstance(r, dict)]
+    kept = [r["kept"] for r in rows if r.get("kept") is not None]
+    if not kept:
+        return None
+    significant = sum(r.get("verdict") == SIGNIFICANT for r in rows)
+    return (
+        "Under rewrite, a right baseline answer stays right as little as "
+        f"{100 * min(kept):.0f} % of the time; {significant} of {len(rows)} accuracy changes are significant."
+    )
+
+
+def _with_plain(document: LeaderboardDocument, out: list[ClaimRow]) -> list[ClaimRow]:
+    """``out`` with a ``plain`` sentence on each long finding that has one."""
+    rows = grid(document) if len(document.complete) >= 2 and document.datasets else []
+    plain = {
+        "instability": _instability_plain(document),
+        "grid": _grid_plain([c for row in rows for c in row if c.dataset != ALL]),
+        "pooled": _pooled_plain(document, [c for row in rows for c in row if c.dataset == ALL]),
+        "reversals": _reversal_plain(document),
+        "rewrite-accuracy": _rewrite_plain(document),
+    }
+    for claim in out:
+        if (sentence := plain.get(claim["id"])) is not None:
+            claim["plain"] = sentence
+    return out
+
+
 def claims(document: LeaderboardDocument) -> list[ClaimRow]:
     """Every results sentence of a leaderboard, in order (empty when no model is complete).
 
@@ -402,12 +569,14 @@ def claims(document: LeaderboardDocument) -> list[ClaimRow]:
         out.append(_claim("proportional", text, headline=True))
     if (text := _aggregate_claim(document)) is not None:
         out.append(_claim("aggregates", text))
+    if (text := _rewrite_claim(document)) is not None:
+        out.append(_claim("rewrite-accuracy", text))
     out += [
         _claim("noise", _noise_claim(document)),
         _claim("agreement", _agreement_claim(document)),
         _claim("independence", _independence_claim(document)),
     ]
-    return out
+    return _with_plain(document, out)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -415,10 +584,15 @@ def claims(document: LeaderboardDocument) -> list[ClaimRow]:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _cell_text(stats: CellRow | dict[str, object] | None) -> str:
-    """``0.164 [0.154, 0.174] †`` (marker only when the exact test's corrected verdict is significant)."""
+def _cell_text(stats: CellRow | dict[str, object] | None, labels: Sequence[str] = ()) -> str:
+    """``0.164 [0.154, 0.174] †`` (marker only when the exact test's corrected verdict is significant),
+    then the cell's validity labels (``0.839 [0.814, 0.861] † [cut]``)."""
     if not stats or stats.get("sgs") is None:
         return "–"
+    return labelled(_sgs_text(stats), labels)
+
+
+def _sgs_text(stats: CellRow | dict[str, object]) -> str:
     mark = stats.get("marker") if stats.get("verdict") == SIGNIFICANT else ""
     low, high, sgs = stats.get("ci_low"), stats.get("ci_high"), stats.get("sgs")
     assert isinstance(sgs, float | int)
@@ -435,10 +609,10 @@ def sgs_table(document: LeaderboardDocument, *, extended: bool = False) -> str:
     for model in document.complete:
         cells = [document.cells.first(model=model["slug"], dataset=ALL, measure=m) for m in measures]
         stats = [(dict(c["extended"]) if extended else c) if c else None for c in cells]
+        labels = [c.get("validity", []) if c else [] for c in cells]
         n = max((int(str(s["n_items"])) for s in stats if s), default=0)
-        lines.append(
-            f"| {document.name(model['slug'])} | {n} | " + " | ".join(_cell_text(s) for s in stats) + " |"
-        )
+        texts = [_cell_text(s, ls) for s, ls in zip(stats, labels, strict=True)]
+        lines.append(f"| {document.name(model['slug'])} | {n} | " + " | ".join(texts) + " |")
     return "\n".join(lines)
 
 
@@ -500,6 +674,19 @@ def _run_cells(run: RunRow, n_items: int | None) -> dict[str, str]:
     }
 
 
+def _accuracy_text(row: AccuracyRow) -> str:
+    """``9 of 96 (9.4 %) items; 78 cut at the cap, not graded wrong: 9 of the other 18; trivial baseline
+    17.7 % [cut]`` (the accuracy row, its cut count, the trivial baseline and the labels)."""
+    n, value = int(row["n_items"]), float(row["accuracy"] or 0.0)
+    right, n_cut, baseline = round(value * n), row.get("n_cut", 0), row.get("baseline")
+    text = _share(right, n) + " items"
+    if n_cut:
+        text += f"; {n_cut} cut at the cap, not graded wrong: {right} of the other {n - n_cut}"
+    if baseline is not None:
+        text += f"; trivial baseline {100 * baseline:.1f} %"
+    return labelled(text, row.get("validity", []))
+
+
 def runs_table(document: LeaderboardDocument) -> str:
     """Markdown table of what every complete model is and how its committed result was made
     (``models[].run`` and ``accuracy[]``): what each number above rests on."""
@@ -509,9 +696,7 @@ def runs_table(document: LeaderboardDocument) -> str:
         value, n = (accuracy.get("accuracy"), int(accuracy["n_items"])) if accuracy else (None, 0)
         run = model.get("run")
         cells = _run_cells(run, model.get("n_items")) if run else {}
-        cells["baseline accuracy"] = (
-            _share(round(float(value) * n), n) + " items" if value is not None else "\u2013"
-        )
+        cells["baseline accuracy"] = _accuracy_text(accuracy) if accuracy and value is not None else "\u2013"
         row = [document.name(model["slug"]), *(cells.get(c, "not recorded") for c in RUN_COLUMNS)]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
@@ -531,13 +716,15 @@ def results_markdown(document: LeaderboardDocument) -> str:
     return "\n\n".join(
         [
             f"What the numbers rest on: {len(document.complete)} models, each on its committed result "
-            "(`models[].run` in leaderboard.json; a response cut at the token cap is judged as it stands):",
+            "(`models[].run` in leaderboard.json; a response cut at the token cap is measured as it stands; "
+            "a cut baseline answer not graded right is counted cut, not wrong):",
             runs_table(document),
-            "SGS on all items (the paper's six families). " + legend,
+            "SGS on all items (the paper's six families). " + legend + " " + LEGEND,
             sgs_table(document),
             "SGS-ext (every rewrite family, ours) for comparison:",
             sgs_table(document, extended=True),
-            *[c["text"] for c in texts],
+            *[f"{c['plain']}[^{c['id']}]" if "plain" in c else c["text"] for c in texts],
+            *[f"[^{c['id']}]: {c['text']}" for c in texts if "plain" in c],
         ]
     )
 

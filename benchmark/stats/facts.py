@@ -19,6 +19,8 @@ from benchmark.errors import SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.results import ResultsFolder
 from benchmark.rows import RunRow, TruncationRow
+from benchmark.schema import BASELINE_VARIANT_ID
+from benchmark.stats import validity
 from benchmark.submissions import Submission
 
 ALL_DATASETS = "all"
@@ -85,18 +87,43 @@ def prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
 def truncation(folder: ResultsFolder) -> list[TruncationRow]:
     """Responses cut at the token cap, per dataset and then ``"all"``, from ``records/*.parquet``.
 
-    Only the ``finished`` column is read (False: the response reached ``max_new_tokens``).
+    Only the ``finished`` (False: the response reached ``max_new_tokens``), ``response``, ``item_id`` and
+    ``variant_id`` columns are read; ``degenerate`` counts the cut responses that end in a loop
+    (:func:`validity.degenerate`), ``unanswered`` the cut baseline responses that the grader did not find
+    correct in deltas.parquet (an answer that may not have fitted under the cap).
     """
+    right = baseline_correct(folder)
     found: list[TruncationRow] = []
     for path in folder.record_files():
         if path.is_symlink():
             continue  # never follow a link out of a submission folder
         try:
-            finished = pq.read_table(path, columns=["finished"]).column("finished").to_pylist()
+            table = pq.read_table(path, columns=["finished", "response", "item_id", "variant_id"])
         except (OSError, ValueError, KeyError):
             continue  # the validator reports unreadable records
+        finished = table.column("finished").to_pylist()
+        responses = table.column("response").to_pylist()
+        baseline = [
+            (str(i), f)
+            for i, v, f in zip(
+                table.column("item_id").to_pylist(),
+                table.column("variant_id").to_pylist(),
+                finished,
+                strict=True,
+            )
+            if v == BASELINE_VARIANT_ID
+        ]
         found.append(
-            {"dataset": path.stem, "cut": sum(1 for f in finished if f is False), "total": len(finished)}
+            {
+                "dataset": path.stem,
+                "cut": sum(1 for f in finished if f is False),
+                "total": len(finished),
+                "degenerate": sum(
+                    validity.degenerate(str(r or ""), finished=f is not False)
+                    for f, r in zip(finished, responses, strict=True)
+                ),
+                "unanswered": sum(f is False and not right.get((path.stem, i), False) for i, f in baseline),
+            }
         )
     if found:
         found.append(
@@ -104,9 +131,25 @@ def truncation(folder: ResultsFolder) -> list[TruncationRow]:
                 "dataset": ALL_DATASETS,
                 "cut": sum(t["cut"] for t in found),
                 "total": sum(t["total"] for t in found),
+                "degenerate": sum(t.get("degenerate", 0) for t in found),
+                "unanswered": sum(t.get("unanswered", 0) for t in found),
             }
         )
     return found
+
+
+def baseline_correct(folder: ResultsFolder) -> dict[tuple[str, str], bool]:
+    """(dataset, item_id) -> whether the grader found the baseline response correct (deltas.parquet);
+    empty when the deltas are missing or unreadable."""
+    try:
+        deltas = pq.read_table(folder.deltas, columns=["dataset", "item_id", "variant_id", "correct"])
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {
+        (str(d), str(i)): c is True or c == 1.0
+        for d, i, v, c in zip(*(deltas.column(k).to_pylist() for k in deltas.column_names), strict=True)
+        if v == BASELINE_VARIANT_ID
+    }
 
 
 def tuning_of(submission: Submission | None, names: Sequence[str]) -> tuple[str | None, bool]:

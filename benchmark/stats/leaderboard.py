@@ -22,11 +22,13 @@ from benchmark.errors import SagoError
 from benchmark.results import write_document
 from benchmark.rows import RunRow
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.stats import rewrite_accuracy, validity
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.claims import claims
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
 from benchmark.stats.proportional import proportional_measures
 from benchmark.stats.ranking import PAIRWISE_FAMILY, friedman_table, paired_draws, pairwise_table, rank_table
+from benchmark.stats.rewrite_accuracy import RewriteRow
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
 from benchmark.stats.sgs import AGGREGATE_LABELS, CELL_KEYS, EXTENDED, PAPER
 from benchmark.stats.significance import NOT_TESTABLE, PRIMARY_EPSILON, RAW_TEST_COLUMNS, adjust_across_cells
@@ -57,6 +59,8 @@ class Entry:
     """repo-relative path of that summary (None while pending)."""
     run: RunRow | None = None
     """how the result was made (:func:`benchmark.stats.facts.run_row`; None while pending)."""
+    rewrite_accuracy: tuple[RewriteRow, ...] = ()
+    """uncorrected accuracy-under-rewrite rows (:func:`rewrite_accuracy.rewrite_accuracy_rows`)."""
 
 
 def model_row(entry: Entry) -> dict[str, Any]:
@@ -224,9 +228,17 @@ def check_one_dtype(entries: Sequence[Entry]) -> None:
 
 
 def build_leaderboard(
-    entries: Sequence[Entry], *, set_name: str, version: str, options: AnalysisOptions = DEFAULT_OPTIONS
+    entries: Sequence[Entry],
+    *,
+    set_name: str,
+    version: str,
+    options: AnalysisOptions = DEFAULT_OPTIONS,
+    gold: Mapping[tuple[str, str], str] | None = None,
 ) -> LeaderboardDocument:
     """The leaderboard document over ``entries`` (pending ones appear in ``models`` only).
+
+    ``gold``: (dataset, item_id) -> normalised reference answer (:func:`validity.gold_answers`), for the
+    accuracy's trivial baseline; without it ``accuracy[].baseline`` is null.
 
     The document holds the canonical JSON form (rounded floats, null for NaN): what readers of the
     written file see.
@@ -241,7 +253,11 @@ def build_leaderboard(
                 f"({SUMMARY_SCHEMA_VERSION}); re-run `sago analyze`"
             )
     document = header(options, set_name=set_name, version=version, schema_version=LEADERBOARD_SCHEMA_VERSION)
-    document["correction"] |= {"reversals": REVERSAL_FAMILY, "pairwise": PAIRWISE_FAMILY}
+    document["correction"] |= {
+        "reversals": REVERSAL_FAMILY,
+        "pairwise": PAIRWISE_FAMILY,
+        "accuracy_under_rewrite": rewrite_accuracy.FAMILY,
+    }
     document |= {
         "aggregates": _aggregates(summaries),
         "headline_measures": list(headline_measures()),
@@ -265,6 +281,20 @@ def build_leaderboard(
     if summaries:
         empty |= cross_model_tables(summaries, options) | per_model_tables(summaries)
     document |= empty
+    # every cell and pair carries its validity labels: the sentences never state one bare
+    axes = {m.name: m.axis for m in all_measures()}
+    document["cells"] = validity.annotate_cells(document["cells"], document["models"], axes)
+    document["pairwise"] = validity.annotate_pairs(document["pairwise"], document["cells"])
+    items = {s["model"]: {(r["dataset"], str(r["item_id"])) for r in s["per_item"]} for s in summaries}
+    document["accuracy_under_rewrite"] = rewrite_accuracy.corrected_rows(
+        row
+        for e in sorted(entries, key=lambda e: e.slug)
+        if e.summary is not None
+        for row in e.rewrite_accuracy
+    )
+    document["accuracy"] = validity.annotate_accuracy(
+        document["accuracy"], items, gold or {}, document["models"]
+    )
     # the sentences are generated from the canonical JSON form, exactly what readers of the file will see
     canonical: dict[str, Any] = jsonio.clean(document)
     canonical["claims"] = claims(LeaderboardDocument.from_json(canonical))

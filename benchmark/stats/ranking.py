@@ -96,6 +96,7 @@ PAIRWISE_COLUMNS = [
     "family_size",
     "testable",
     "verdict",
+    "n_tied",
 ]
 
 
@@ -122,6 +123,8 @@ def pairwise_rows(cell: PairedDraws) -> list[dict[str, object]]:
                 "ci_high": high,
                 "p_exact": sign_flip_p(d) if nonzero else float("nan"),
                 "p_floor": sign_flip_floor(nonzero, exact_max=len(d)),
+                # a tied item carries no sign: the exact test rests on the others alone
+                "n_tied": len(d) - nonzero,
             }
         )
     return rows

@@ -15,6 +15,7 @@ from benchmark.axes.measures import measure_label
 from benchmark.documents import LeaderboardDocument
 from benchmark.rows import PairwiseRow, ReversalRow
 from benchmark.schema import AXES
+from benchmark.stats import validity
 from benchmark.stats.sgs import ALL
 
 ALPHA = 0.05
@@ -50,6 +51,8 @@ class Verdict:
     """fewest shared items behind those comparisons."""
     pairs: tuple[tuple[str, str, float], ...] = ()
     """every significant pair of (dataset, measure): (steadier slug, other slug, corrected p)."""
+    labels: tuple[str, ...] = ()
+    """validity labels of the candidate's comparisons (``pairwise[].validity``; docs/METHOD.md)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class GridCell:
     """one per measure of the axis, schema order."""
     pairs: tuple[tuple[str, str, float], ...] = ()
     """the significant pairs of the deciding verdict (the headline measure's), shown in a NO_SINGLE cell."""
+    labels: tuple[str, ...] = ()
+    """validity labels of the deciding verdict (docs/METHOD.md "Validity labels")."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,10 @@ class Reversal:
     """95 % CI of ``gap_second``."""
     row: ReversalRow
     """the ``reversals[]`` row (CIs, p-values) for detail views."""
+    labels_first: tuple[str, ...] = ()
+    """validity labels of the pair on ``dataset_first`` (``pairwise[].validity``)."""
+    labels_second: tuple[str, ...] = ()
+    """validity labels of the pair on ``dataset_second``."""
 
     @property
     def clear(self) -> bool:
@@ -171,13 +180,14 @@ def verdict(document: LeaderboardDocument, dataset: str, measure: str) -> Verdic
     n = min((int(r["n_items"]) for r in pairs if r.get("n_items") is not None), default=None)
     significant = tuple(_significant_pair(r) for r in every if pair_verdict(r)[0] == STEADIER)
     outcomes = [pair_verdict(r) for r in pairs]
+    labels = tuple(validity.ordered(label for r in pairs for label in r.get("validity", [])))
     if all(o == (STEADIER, candidate) for o in outcomes):
-        return Verdict(dataset, measure, STEADIER, candidate, max(ps, default=None), n, significant)
+        return Verdict(dataset, measure, STEADIER, candidate, max(ps, default=None), n, significant, labels)
     if any(s == NOT_TESTABLE for s, _ in outcomes):
         status = NOT_TESTABLE
     else:
         status = NO_SINGLE if significant else NO_DIFFERENCE
-    return Verdict(dataset, measure, status, None, max(ps, default=None), n, significant)
+    return Verdict(dataset, measure, status, None, max(ps, default=None), n, significant, labels)
 
 
 def _significant_pair(row: PairwiseRow) -> tuple[str, str, float]:
@@ -204,7 +214,14 @@ def grid_cell(document: LeaderboardDocument, dataset: str, axis: str) -> GridCel
         main = next(v for v in verdicts if v.measure == headline_name)
         wins = sum(v.status == STEADIER and v.leader == main.leader for v in verdicts)
         return GridCell(
-            dataset, axis, main.status, main.leader, wins if main.leader else 0, verdicts, main.pairs
+            dataset,
+            axis,
+            main.status,
+            main.leader,
+            wins if main.leader else 0,
+            verdicts,
+            main.pairs,
+            main.labels,
         )
     leaders = Counter(v.leader for v in verdicts if v.status == STEADIER)
     if len(leaders) == 1:
@@ -258,9 +275,19 @@ def reversals(document: LeaderboardDocument) -> list[Reversal]:
                 _interval(row.get("ci_low_a"), row.get("ci_high_a"), flip),
                 _interval(row.get("ci_low_b"), row.get("ci_high_b"), -flip),
                 row,
+                _pair_labels(document, row, row["dataset_a" if first == a else "dataset_b"]),
+                _pair_labels(document, row, row["dataset_b" if first == a else "dataset_a"]),
             )
         )
     return sorted(told, key=lambda r: (not r.significant, not r.testable, -min(r.gap_first, r.gap_second)))
+
+
+def _pair_labels(document: LeaderboardDocument, row: ReversalRow, dataset: str) -> tuple[str, ...]:
+    """``pairwise[].validity`` of the reversal's model pair on one of its datasets."""
+    pair = document.pairwise.first(
+        dataset=dataset, measure=row["measure"], model_a=row["model_a"], model_b=row["model_b"]
+    )
+    return tuple(pair.get("validity", [])) if pair else ()
 
 
 def lower_first(label: str) -> str:
@@ -282,8 +309,9 @@ def reversal_sentence(document: LeaderboardDocument, reversal: Reversal) -> str:
     'On next-token entropy, A looks steadier on gsm8k and B on jeopardy (not significant).'
     """
     verb, caveat = ("is", "") if reversal.significant else ("looks", " (not significant)")
+    first = validity.labelled(reversal.dataset_first, reversal.labels_first)
+    second = validity.labelled(reversal.dataset_second, reversal.labels_second)
     return (
         f"On {lower_first(measure_label(reversal.measure))}, {document.name(reversal.first)} {verb} steadier "
-        f"on {reversal.dataset_first} and {document.name(reversal.second)} on {reversal.dataset_second}"
-        f"{caveat}."
+        f"on {first} and {document.name(reversal.second)} on {second}{caveat}."
     )
