@@ -323,16 +323,37 @@ def reproduce(
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def reproduce_sample(
-    slug: str, profile: str, set_name: str, version: str, count: int, seed: int, engine: str | None = None
-) -> tuple[Verdict, str]:
+@dataclass(frozen=True)
+class SampledRerun:
+    """A seeded sample of a committed result's batches, re-run: the committed rows and activations of
+    those batches beside the fresh ones (same keys)."""
+
+    old: Any
+    """the committed records of the sampled rows (pandas DataFrame, record dtypes)."""
+    fresh: Any
+    """the re-run's records of the same rows."""
+    old_tensors: dict[str, Any]
+    """``dataset|item|variant`` -> committed activation (float16 vectors, or float64 per-layer cosines)."""
+    fresh_tensors: dict[str, Any]
+    """the same keys, from the re-run."""
+    what: str
+    """which batches, for the report line."""
+
+
+def rerun_sample(
+    slug: str,
+    profile: str,
+    set_name: str,
+    version: str,
+    count: int,
+    seed: int,
+    engine: str | None = None,
+    dtype: str = "float32",
+) -> SampledRerun:
     """Re-run ``count`` seeded baseline batches and ``count`` seeded variant/rerun batches of a committed
     result, exactly as the run planned them (same batch composition, y_0 and compact references read from
-    the committed files), and compare their rows with the committed ones.
-
-    Hours of evidence cannot be re-run inside `make all`; a seeded sample of its batches can, and any
-    change of model file, engine, CPU setting or code that alters outputs shows up in any batch.
-    """
+    the committed files); ``dtype`` "float64" casts the loaded model to float64 (a measurement of float32
+    error, never a result: see :mod:`benchmark.tools.float64_bound`)."""
     import random
 
     root = paths.SUBMISSIONS_DIR
@@ -375,6 +396,10 @@ def reproduce_sample(
         engine=options.engine,
         threads=options.threads,
     )
+    if dtype == "float64":
+        import torch
+
+        backend.model.to(torch.float64)  # exact: every float32 weight is a float64 value
     fresh_rows, fresh_tensors, old_tensors = [], {}, {}
     for batch in batches:
         phase_baselines = None if batch.name.startswith("base-") else y0
@@ -393,6 +418,26 @@ def reproduce_sample(
         ]
     ]
     old = old[list(RECORD_COLUMNS)].astype(RECORD_DTYPES)
+    what = (
+        f"{len(batches)} of {len(plan.baselines) + len(plan.rest)} batches "
+        f"({', '.join(b.name for b in batches)}; seed {seed}, {len(fresh)} rows, engine {options.engine}"
+        + (f" instead of the committed {run.engine}" if engine is not None else "")
+        + ")"
+    )
+    return SampledRerun(old, fresh, old_tensors, fresh_tensors, what)
+
+
+def reproduce_sample(
+    slug: str, profile: str, set_name: str, version: str, count: int, seed: int, engine: str | None = None
+) -> tuple[Verdict, str]:
+    """Re-run a seeded sample of a committed result's batches (:func:`rerun_sample`) and compare their rows
+    with the committed ones.
+
+    Hours of evidence cannot be re-run inside `make all`; a seeded sample of its batches can, and any
+    change of model file, engine, CPU setting or code that alters outputs shows up in any batch.
+    """
+    rerun = rerun_sample(slug, profile, set_name, version, count, seed, engine)
+    old, fresh, old_tensors, fresh_tensors = rerun.old, rerun.fresh, rerun.old_tensors, rerun.fresh_tensors
     largest: dict[str, float] = {}
     failures = frames_within(old, fresh, "sampled records", largest) + tensors_within(
         old_tensors, fresh_tensors, "sampled activations", largest
@@ -404,13 +449,7 @@ def reproduce_sample(
         for k in old_tensors
     )
     differences = [] if same else ["sampled batches: bytes differ"]
-    what = (
-        f"{len(batches)} of {len(plan.baselines) + len(plan.rest)} batches "
-        f"({', '.join(b.name for b in batches)}; seed {seed}, {len(fresh)} rows, engine {options.engine}"
-        + (f" instead of the committed {run.engine}" if engine is not None else "")
-        + ")"
-    )
-    return Verdict(differences, failures, [f"{k} {v:.3g}" for k, v in sorted(largest.items())]), what
+    return Verdict(differences, failures, [f"{k} {v:.3g}" for k, v in sorted(largest.items())]), rerun.what
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
