@@ -43,7 +43,7 @@ BENCH_VENV ?= .bench-venv
 
 .PHONY: quickstart all check lint setup browser reproduce recompute install venv evaluate analyze leaderboard variants variants-verify validate \
 	llama-server rewrite api-smoke \
-	bench bench-peer bench-floor model-facts scoring-accuracy peer-venv test-lm-eval bench-gpu gpu-check wheelhouse test test-fast example-fixture
+	bench bench-peer bench-floor model-facts scoring-accuracy float64-bound peer-venv test-lm-eval bench-gpu gpu-check wheelhouse test test-fast example-fixture
 
 # `make quickstart`: a first result of one's own, in a git-ignored scratch folder (never submissions/).
 QUICKSTART ?= .scratch/quickstart
@@ -160,6 +160,10 @@ model-facts:  ## leaderboard/model_facts.json from the packaged models' files: l
 
 scoring-accuracy:  ## the pooled engine's screened scoring pass against float64 on real rows (ARGS=--model SLUG --positions N)
 	$(PY) -m benchmark.tools.scoring_accuracy $(ARGS)
+
+float64-bound:  ## the committed results' float32 error against a float64 re-run of `make all`'s sampled batches: the reproduce tolerances' measurement (hours on one core)
+	$(PY) -m benchmark.tools.float64_bound $(ALL_MODELS) --profile $(BOARD_PROFILE) --set $(SET) --version $(BOARD_VERSION) \
+		--sample $(or $(SAMPLE),2) --seed $(SEED) --out docs/bench/float64-bound.json
 
 test-lm-eval: peer-venv  ## the README's lm-eval block for real: export, lm_eval on SmolLM2 (GGUF, offline), import, compare with sago
 	SAGO_LM_EVAL_PYTHON=$(BENCH_VENV)/bin/python $(PY) -m pytest -q -m slow tests/test_lmeval_slow.py

@@ -388,3 +388,55 @@ def test_another_engine_keeps_the_committed_batch_size_and_the_tools_engine_is_r
     assert _options(document, run["profile"]["name"], None).batch_size == run["batch_size"]
     with pytest.raises(SagoError, match="unknown engine 'pooled'"):
         _options(document, run["profile"]["name"], "pooled")
+
+
+FLOAT64_BOUND = Path(__file__).resolve().parents[1] / "docs" / "bench" / "float64-bound.json"
+
+
+def test_each_tolerance_is_twice_the_measured_float32_error_times_the_margin() -> None:
+    """The committed float32-vs-float64 measurement (`make float64-bound`) bounds what two correct CPUs
+    can differ by (twice the largest error); each tolerance is at least that times the margin, and the
+    cosine and activation ones, set from it, at most twice that (rounded up, not a guess)."""
+    import json
+
+    from benchmark.harness.reproduce import (
+        ACTIVATION_ULPS,
+        COSINE_ATOL,
+        FLOAT32_MARGIN,
+        RECORD_ATOL,
+        TOKEN_ATOL,
+    )
+
+    models = json.loads(FLOAT64_BOUND.read_text())["models"]
+    assert "google__gemma-3-270m-q4_k_m" in models and "huggingfacetb__smollm2-135m-instruct-q4_1" in models
+    bound = 2 * FLOAT32_MARGIN
+    cosine = max(m["cosine"] for m in models.values())
+    ulps = max(m["float16_ulps"] for m in models.values())
+    assert max(max(m["cosine_per_layer"]) for m in models.values()) == cosine  # per layer, the same maximum
+    assert bound * cosine <= COSINE_ATOL <= 2 * bound * cosine
+    assert bound * ulps <= ACTIVATION_ULPS <= 2 * bound * ulps
+    records = [m["records"] for m in models.values()]
+    assert all(r["rows_compared"] > 0.9 * r["rows"] for r in records)
+    assert bound * max(r["logprob_sum_per_token"] for r in records) <= TOKEN_ATOL
+    assert bound * max(r["entropy_mean"] for r in records) <= RECORD_ATOL + TOKEN_ATOL
+
+
+def test_intel_noise_on_gemma_cosines_passes_and_a_real_difference_does_not() -> None:
+    """Gemma-3-270M's sampled batches re-ran on an Intel Xeon with AMX with cosines 3.98e-5 from the
+    committed ones (the former 1e-5 refused them); a cosine moved by a changed state, or float16 states
+    moved by more than the bound, are still refused."""
+    import numpy as np
+
+    from benchmark.harness.reproduce import ACTIVATION_ULPS, COSINE_ATOL, tensors_within
+
+    cosines = {"trivia_qa|1|a/b/1": np.array([1.0, 0.998, 0.97, 0.91])}
+    intel = {k: v - np.array([0.0, 1e-6, 3.98e-5, 2e-5]) for k, v in cosines.items()}
+    assert tensors_within(cosines, intel, "sampled activations", {}) == []
+    changed = {k: v - np.array([0.0, 0.0, 0.0, 2 * COSINE_ATOL]) for k, v in cosines.items()}
+    assert "beyond tolerance" in tensors_within(cosines, changed, "sampled activations", {})[0]
+
+    state = {"trivia_qa|1|base": np.array([[1024.0, -3.0, 0.5]], np.float16)}  # one ulp of 1024 is 1
+    within = {"trivia_qa|1|base": state["trivia_qa|1|base"] + np.float16(ACTIVATION_ULPS)}
+    assert tensors_within(state, within, "a", {}) == []
+    beyond = {"trivia_qa|1|base": state["trivia_qa|1|base"] + np.float16(ACTIVATION_ULPS + 2)}
+    assert "beyond tolerance" in tensors_within(state, beyond, "a", {})[0]

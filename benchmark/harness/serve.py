@@ -8,13 +8,14 @@ decodes greedily when asked for temperature 0, and returns the sampled tokens' l
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from benchmark.errors import SagoError
-from benchmark.variants.llamacpp import free_port, server_path, wait_ready
+from benchmark.variants.llamacpp import check_runs, free_port, server_path, wait_ready
 
 
 def server_command(
@@ -55,8 +56,9 @@ def served(
     """Start ``llama-server`` on the packaged ``artefact`` (its sha256 checked), yield its base URL, stop it.
 
     Raises:
-        SagoError: the server binary is missing (build it with ``sago variants llama-server``), or the
-            server exits or does not answer its health check within five minutes.
+        SagoError: the server binary is missing (build it with ``sago variants llama-server``) or dies on
+            this CPU (``--version`` killed by a signal), or the server exits or does not answer its health
+            check within five minutes.
     """
     from benchmark.packaged import materialise
 
@@ -65,13 +67,18 @@ def served(
         raise SagoError(
             f"{binary} is not built; run `sago variants llama-server` (or `make llama-server`) first"
         )
+    check_runs(binary)  # a SIGILL here is one line, not a server that "exited with code -4" while loading
     model = materialise(artefact)
     port = port or free_port()
+    # the ggml libraries (and the CPU variant ggml picks at start-up) sit beside the binary; its rpath
+    # finds them, and this does when the build folder was moved
+    libraries = os.pathsep.join(p for p in (str(binary.parent), os.environ.get("LD_LIBRARY_PATH")) if p)
     out = log.open("ab") if log else subprocess.DEVNULL
     process = subprocess.Popen(
         server_command(binary, model, port=port, threads=threads, slots=slots, context=context),
         stdout=out,
         stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
+        env={**os.environ, "LD_LIBRARY_PATH": libraries},
     )
     try:
         wait_ready(process, port)

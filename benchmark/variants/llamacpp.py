@@ -1,12 +1,20 @@
 """Build llama.cpp's ``llama-server`` from the pinned sources in the llama-cpp-python sdist.
 
-Only the LLM rewrite stage uses it (``sago variants rewrite --rewriter llamacpp``); rebuilds of a variant
-set replay the rewrite log and never need it. The build goes into the cache, once per source hash.
+Only the LLM rewrite stage uses it (``sago variants rewrite --rewriter llamacpp``) and the API tests;
+rebuilds of a variant set replay the rewrite log and never need it. The build goes into the cache, once per
+source hash and build flags.
+
+The build is portable: ``-march=native`` (``GGML_NATIVE=ON``) compiled for the building CPU's guesses, and a
+server built that way died with SIGILL on an Intel Xeon advertising AMX and AVX-512 FP16. Instead ggml
+builds its CPU backend once per x86-64 feature level (``GGML_CPU_ALL_VARIANTS``) as shared libraries
+(``GGML_BACKEND_DL``) beside the binary, and picks the best one the running CPU supports when it starts.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+import signal
 import subprocess
 import tarfile
 from pathlib import Path
@@ -15,20 +23,65 @@ from benchmark import packaged
 from benchmark.errors import SagoError
 from benchmark.paths import cache_dir
 
+BUILD_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DGGML_NATIVE=OFF",  # no -march=native: the binary must run on any x86-64 CPU, not only this one
+    "-DBUILD_SHARED_LIBS=ON",  # GGML_BACKEND_DL needs it
+    "-DGGML_BACKEND_DL=ON",  # backends are libraries loaded at start-up from the binary's folder
+    "-DGGML_CPU_ALL_VARIANTS=ON",  # one CPU backend per feature level; ggml loads the best that runs here
+    "-DLLAMA_CURL=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_SERVER=ON",
+)
+"""The cmake configure flags (ggml's options, as in the pinned llama.cpp's ``ggml/CMakeLists.txt``)."""
+
+
+def build_dir() -> Path:
+    """The source and build folder, keyed by the source hash and the flags (a build with other flags, such
+    as an older native one, is never reused)."""
+    flags = hashlib.sha256("\n".join(BUILD_FLAGS).encode()).hexdigest()[:8]
+    return cache_dir() / "llama.cpp" / f"{packaged.LLAMA_CPP.sha256[:16]}-{flags}"
+
 
 def server_path() -> Path:
     """Where the built server binary lives (it may not exist yet)."""
-    return cache_dir() / "llama.cpp" / packaged.LLAMA_CPP.sha256[:16] / "build" / "bin" / "llama-server"
+    return build_dir() / "build" / "bin" / "llama-server"
+
+
+def signal_name(returncode: int) -> str:
+    """The name of the signal a negative subprocess return code stands for ("SIGILL" for -4)."""
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def check_runs(binary: Path) -> None:
+    """Run ``binary --version`` once; raise a one-line error if it dies by a signal (SIGILL: it was built for
+    instructions this CPU lacks) or does not start."""
+    try:
+        done = subprocess.run(
+            [str(binary), "--version"], check=False, capture_output=True, timeout=60, cwd=binary.parent
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise SagoError(f"{binary} does not start ({type(err).__name__}: {err})") from None
+    if done.returncode < 0:
+        raise SagoError(
+            f"{binary} died with {signal_name(done.returncode)} on `--version` (built for another CPU?); "
+            f"delete {binary.parent.parent.parent} and rebuild it with `sago variants llama-server`"
+        )
 
 
 def build_server(jobs: int = 2) -> Path:
     """Extract the vendored llama.cpp and build ``llama-server`` with cmake (minutes); return its path."""
     binary = server_path()
     if binary.exists():
+        check_runs(binary)
         return binary
     if shutil.which("cmake") is None:
         raise SagoError("building llama-server needs cmake and a C++ compiler (apt-get install cmake g++)")
-    source = binary.parent.parent.parent
+    source = build_dir()
     prefix = packaged.LLAMA_CPP.filename.removesuffix(".tar.gz") + "/vendor/llama.cpp/"
     archive = packaged.dist_path(packaged.LLAMA_CPP)
     with tarfile.open(archive) as tar:
@@ -44,22 +97,15 @@ def build_server(jobs: int = 2) -> Path:
                     raise SagoError(
                         f"{archive.name}: member {member.name!r} refused ({err}); not extracted"
                     ) from None
-    flags = [
-        "-DCMAKE_BUILD_TYPE=Release",
-        "-DGGML_NATIVE=ON",
-        "-DLLAMA_CURL=OFF",
-        "-DLLAMA_BUILD_TESTS=OFF",
-        "-DLLAMA_BUILD_EXAMPLES=OFF",
-        "-DLLAMA_BUILD_SERVER=ON",
-    ]
     for step in (
-        ["cmake", "-S", str(source), "-B", str(source / "build"), *flags],
+        ["cmake", "-S", str(source), "-B", str(source / "build"), *BUILD_FLAGS],
         ["cmake", "--build", str(source / "build"), "--target", "llama-server", f"-j{jobs}"],
     ):
         if subprocess.run(step, check=False).returncode != 0:
             raise SagoError(
                 f"`{' '.join(step[:2])}` failed in {source} (its output is above); fix it and re-run"
             )
+    check_runs(binary)
     return binary
 
 
@@ -82,7 +128,9 @@ def wait_ready(process: subprocess.Popen[bytes], port: int, limit_s: float = 300
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SagoError(f"llama-server exited with code {process.returncode} while loading the model")
+            code = process.returncode
+            how = f"was killed by {signal_name(code)}" if code < 0 else f"exited with code {code}"
+            raise SagoError(f"llama-server {how} while loading the model")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
                 if response.status == 200:
