@@ -312,7 +312,14 @@ def test_overview_headline_is_the_leaderboards(site: Path, page: tuple[object, W
     browser_page.goto((site / "index.html").as_uri())  # type: ignore[attr-defined]
     shown = browser_page.locator("#headline li").all_inner_texts()  # type: ignore[attr-defined]
     board = read_board(site / "leaderboard.json.src")
-    assert shown == findings.headline(board) and len(shown) >= 3
+    # each finding's plain sentence is shown; its full sentence (test, n, correction) one click away
+    pairs = findings.headline_claims(board)
+    assert shown == [f"{plain}\ntest, n and correction" if full else plain for plain, full in pairs]
+    assert len(shown) >= 3
+    details = browser_page.locator("#headline li details")  # type: ignore[attr-defined]
+    assert details.all_text_contents() == [f"test, n and correction{full}" for _, full in pairs if full]
+    assert [full or plain for plain, full in pairs] == findings.headline(board)
+    shown = findings.headline(board)  # the full sentences, which the checks below read
     data = board.data
     paper = {m["name"] for m in data["measures"] if m["paper"]}
     tests = [

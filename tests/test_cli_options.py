@@ -122,6 +122,7 @@ UNKNOWN_SET: dict[str, list[str]] = {
     "benchmark.tools.bench_peer:bench_peer": ["tools.bench_peer"],
     "benchmark.tools.bench_floor:bench_floor": ["tools.bench_floor"],
     "benchmark.tools.scoring_accuracy:scoring_accuracy": ["tools.scoring_accuracy"],
+    "benchmark.tools.float64_bound:main_command": ["tools.float64_bound", MODEL, "--out", f"{T}/bound.json"],
     "benchmark.harness.parallel:worker": ["harness.parallel", MODEL],
 }
 """Each command with a --set option, with the other arguments it needs (before the bad set is given)."""

@@ -61,6 +61,7 @@ RAW_JSON_READERS: dict[str, str] = {
     "benchmark.variants.sources": "source datasets' rows and examples",
     "benchmark.tools.judge_calibration": "the paper authors' labelled judge fixtures (a research tool)",
     "benchmark.tools.wheelhouse": "pyproject.toml's pins (tomllib), not JSON",
+    "benchmark.tools.float64_bound": "its own report (docs/bench/float64-bound.json), merged per model",
 }
 DOCUMENT_NAMES = frozenset({*(d.FILE for d in DOCUMENTS), API_TABLE_FILE})
 

