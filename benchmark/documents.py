@@ -308,6 +308,12 @@ class RunModel:
     ``logprobs``); None: not recorded (every open-model run, and API runs from before it was)."""
 
     @property
+    def is_api(self) -> bool:
+        """Answered by an endpoint (``source`` "api"): no teacher forcing, no activations, and an
+        own-token confidence table of its own."""
+        return self.source == "api"
+
+    @property
     def shape(self) -> tuple[int, int] | None:
         """(layers + 1, hidden size): the shape of a stored hidden state, when both are recorded (≥ 1).
 
@@ -587,7 +593,7 @@ class RunDocument(Document):
     def is_api(self) -> bool:
         """The model was answered by an endpoint (``model.source`` "api"): no teacher forcing, no
         activations, its own table on the board."""
-        return self.model.source == "api"
+        return self.model.is_api
 
     @property
     def profile_name(self) -> str | None:
