@@ -20,9 +20,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass as plain_dataclass
 from dataclasses import field, replace
+from dataclasses import fields as declared
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, ClassVar, Protocol, Self, TypedDict, TypeVar
+from typing import Annotated, Any, ClassVar, Protocol, Self, TypeVar
 
 from pydantic import GetCoreSchemaHandler, TypeAdapter
 from pydantic.dataclasses import dataclass
@@ -424,48 +425,6 @@ def _part(kind: type[T]) -> Read:
     return Read(lambda value, _: read_as(kind, _object(value)))
 
 
-class RunFields(TypedDict, total=False):
-    """Every key a run.json is written with and its type, in the order the file lists them (sorted:
-    ``jsonio.plain_json`` writes sorted keys). The one declaration of run.json's keys: both writers (the
-    harness's ``finalize`` and ``sago import lm-eval``) build through :meth:`RunDocument.build`. Nested
-    objects are written as given (``object`` values: readers use :class:`RunDocument`'s typed parts)."""
-
-    activations: str
-    batch_size: int
-    batch_sizes_used: Mapping[str, object]
-    chat_template: str | None
-    chat_template_setting: str | None
-    chat_template_sha256: str | None
-    collected_by: str
-    counts: Mapping[str, int]
-    datasets: str | list[str]
-    device: str | None
-    dtype: str | None
-    engine: str | None
-    files: Mapping[str, str]
-    git_commit: str
-    hardware: Mapping[str, object]
-    harness_version: str
-    libraries: Mapping[str, str]
-    lm_eval: Mapping[str, object]
-    model: Mapping[str, object]
-    not_measured: Mapping[str, str]
-    parallel: Mapping[str, object]
-    profile: Mapping[str, object]
-    schema_version: int
-    seed: int
-    set: str
-    submission: str
-    submission_model: Mapping[str, object]
-    timings: Mapping[str, object]
-    tokens: Mapping[str, int]
-    variant_set_sha256: str
-    version: str
-    world_size: int
-
-
-RUN_KEYS: tuple[str, ...] = tuple(RunFields.__annotations__)
-"""run.json's keys in the order the file lists them (:class:`RunFields`)."""
 ALL = "all"
 """run.json's ``datasets`` when the run took every dataset of the set."""
 
@@ -474,7 +433,7 @@ ALL = "all"
 class RunDocument(Document):
     """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2).
 
-    The one declaration of run.json: :meth:`build` writes it (keys :class:`RunFields`), :meth:`from_json`
+    The one declaration of run.json: :meth:`build` writes it (keys :data:`RUN_KEYS`), :meth:`from_json`
     reads it into the typed fields below (each leniently: a value of the wrong type reads as not
     recorded, and :meth:`problems` says what in it no harness run writes), and :meth:`differing` compares
     two runs on what a faithful re-run reproduces. ``data`` is the object as written, kept so that a
@@ -553,11 +512,33 @@ class RunDocument(Document):
     """dataset -> records rows (None: not recorded)."""
     tokens: Annotated[Mapping[str, int], Read(lambda v, _: _int_map(v) or {})] = field(default_factory=dict)
     """requests, prompt, generated and scored tokens, every rank together."""
+    chat_template: Text = None
+    """``applied`` or ``raw prompt`` (the model's own record is ``model.chat_template``)."""
+    # Written for the record and compared as written; no reader needs a typed view of them.
+    batch_sizes_used: AsWritten = None
+    """rank -> the batch sizes the engine actually used."""
+    chat_template_setting: AsWritten = None
+    """the chat-template option the run was given."""
+    chat_template_sha256: AsWritten = None
+    """sha256 of the template text the prompts were rendered with."""
+    git_commit: AsWritten = None
+    """the code's commit."""
+    harness_version: AsWritten = None
+    """the sago-bench version that ran."""
+    libraries: AsWritten = None
+    """library -> version."""
+    lm_eval: AsWritten = None
+    """an imported lm-eval run: its version, tasks and settings."""
+    parallel: AsWritten = None
+    """a launcher's ranks and their placement."""
 
     @classmethod
-    def build(cls, fields: RunFields, extra: Mapping[str, object] | None = None) -> Self:
-        """The run.json of a finished run: ``fields`` in :data:`RUN_KEYS` order, then ``extra`` (keys a
-        caller adds or replaces, e.g. a launcher's ``parallel``; a key not declared goes last)."""
+    def build(cls, fields: Mapping[str, object], extra: Mapping[str, object] | None = None) -> Self:
+        """The run.json of a finished run: ``fields`` (declared keys only) in :data:`RUN_KEYS` order, then
+        ``extra`` (keys a caller adds or replaces, e.g. a launcher's ``parallel``; a key not declared goes
+        last)."""
+        undeclared = set(fields) - set(RUN_KEYS)
+        assert not undeclared, f"run.json keys not declared by RunDocument: {sorted(undeclared)}"
         merged: dict[str, object] = {**fields, **(extra or {})}
         ordered = {key: merged[key] for key in RUN_KEYS if key in merged}
         ordered |= {key: merged[key] for key in sorted(merged) if key not in ordered}
@@ -702,6 +683,10 @@ class RunDocument(Document):
 def _is_hash_map(value: object) -> bool:
     """A ``{path: sha256}`` map: a JSON object whose every value is a string."""
     return isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())
+
+
+RUN_KEYS: tuple[str, ...] = tuple(sorted(f.name for f in declared(RunDocument) if f.name != "data"))
+"""run.json's keys in the order the file lists them (sorted: ``jsonio.plain_json`` writes sorted keys)."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from benchmark.documents import DoneDocument, PlanDocument, RunDocument, RunFields
+from benchmark.documents import DoneDocument, PlanDocument, RunDocument
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore
 from benchmark.integrity import file_hashes
@@ -154,7 +154,7 @@ def run_json(
     first = plans[0].data
     stats = [st for s in stores for st in s.stats()]
     model, described = done[0].model, done[0].described
-    fields: RunFields = {
+    fields: dict[str, object] = {
         "schema_version": RECORDS_SCHEMA_VERSION,
         "harness_version": __version__,
         "libraries": library_versions(),
