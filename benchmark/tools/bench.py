@@ -10,10 +10,8 @@ merge — counts as overhead, so a ratio of 1.0 means the three extra axes cost 
 from __future__ import annotations
 
 import math
-import resource
-import sys
 import tempfile
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +21,7 @@ import torch
 from benchmark import options, paths
 from benchmark.errors import SagoError
 from benchmark.harness.cli import run_options
-from benchmark.harness.collect import Batch, collect, global_batches, select_tasks
+from benchmark.harness.collect import Batch, collect
 from benchmark.harness.evaluate import EvaluateOptions, check_options
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
@@ -31,7 +29,9 @@ from benchmark.models.engine import greedy_config, left_pad, plain_greedy
 from benchmark.models.hf import HFBackend
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
+from benchmark.tools.timing import Timed, Timing, peak_rss_mib, profile_batches, timed
 
 
 @dataclass(frozen=True)
@@ -87,20 +87,25 @@ def bench(
     ``floor_batch_size``, over batches of that many prompts: the pooled engine's forwards hold a quarter
     of its call, so its floor is plain generation at that forward size); ``floor=False``: the harness
     alone (the floor's times are NaN)."""
-    warm_up(backend)
-    harness, harness_cpu, generated = time_harness(backend, variant_set, profile, batch_size, datasets)
+    harness = time_harness(backend, variant_set, profile, batch_size, datasets, warm=True)
     if not floor:
-        prompts = sum(len(b.tasks) for b in _same_batches(variant_set, profile, datasets, batch_size))
-        return BenchResult(prompts, generated, harness, math.nan, _peak_rss_mib(), harness_cpu, math.nan)
-    # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
-    batches = _same_batches(
-        variant_set, profile, datasets, floor_batch_size or min(batch_size, backend.forward_rows)
+        prompts = sum(len(b.tasks) for b in profile_batches(variant_set, profile, datasets, batch_size))
+        bare = Timing(math.nan, math.nan, math.nan)
+    else:
+        # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
+        size = floor_batch_size or min(batch_size, backend.forward_rows)
+        batches = profile_batches(variant_set, profile, datasets, size)
+        bare = timed(lambda: _bare_work(backend, batches, profile.max_new_tokens)).timing
+        prompts = sum(len(b.tasks) for b in batches)
+    return BenchResult(
+        prompts,
+        harness.value,
+        harness.timing.seconds,
+        bare.seconds,
+        peak_rss_mib(),
+        harness.timing.cpu_seconds,
+        bare.cpu_seconds,
     )
-    start, start_cpu = time.perf_counter(), time.process_time()
-    _bare_work(backend, batches, profile.max_new_tokens)
-    bare, bare_cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    prompts = sum(len(b.tasks) for b in batches)
-    return BenchResult(prompts, generated, harness, bare, _peak_rss_mib(), harness_cpu, bare_cpu)
 
 
 def time_harness(
@@ -109,23 +114,27 @@ def time_harness(
     profile: Profile,
     batch_size: int,
     datasets: tuple[str, ...] | None = None,
-) -> tuple[float, float, int]:
-    """(wall s, CPU s, generated tokens) of one harness run (collect and finalize) into a temporary
-    folder; call :func:`warm_up` first."""
+    *,
+    warm: bool = False,
+) -> Timed[int]:
+    """The generated tokens and clocks of one harness run (collect and finalize) into a temporary folder;
+    ``warm``: after :func:`warm_up` (else the caller warms up)."""
     with tempfile.TemporaryDirectory() as tmp:
-        start, start_cpu = time.perf_counter(), time.process_time()
-        collect(
-            backend,
-            variant_set,
-            Path(tmp),
-            profile=profile,
-            batch_size=batch_size,
-            datasets=datasets,
-            progress=False,
-        )
-        finalize(Path(tmp))
-        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-        return wall, cpu, _generated_tokens(Path(tmp))
+
+        def run() -> None:
+            collect(
+                backend,
+                variant_set,
+                Path(tmp),
+                profile=profile,
+                batch_size=batch_size,
+                datasets=datasets,
+                progress=False,
+            )
+            finalize(Path(tmp))
+
+        clocks = timed(run, warm_up=(lambda: warm_up(backend)) if warm else None).timing
+        return Timed(_generated_tokens(Path(tmp)), clocks)
 
 
 def warm_up(backend: HFBackend) -> None:
@@ -140,13 +149,6 @@ def warm_up(backend: HFBackend) -> None:
             do_sample=False,
             pad_token_id=backend.pad_id,
         )
-
-
-def _same_batches(
-    variant_set: VariantSetLike, profile: Profile, datasets: tuple[str, ...] | None, batch_size: int
-) -> list[Batch]:
-    plan = global_batches(select_tasks(variant_set, profile, datasets), batch_size)
-    return [*plan.baselines, *plan.rest]
 
 
 def _generated_tokens(results: Path) -> int:
@@ -167,12 +169,6 @@ def _bare_work(backend: HFBackend, batches: list[Batch], max_new_tokens: int) ->
             model.generate(
                 input_ids=batch.input_ids, attention_mask=batch.attention_mask, generation_config=config
             )
-
-
-def _peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # Linux reports KiB, macOS bytes.
-    return peak / 1024 / (1024 if sys.platform == "darwin" else 1)
 
 
 def require_hf(backend: object) -> HFBackend:
@@ -200,6 +196,41 @@ def pooled_run(
     if not isinstance(backend, HFBackend):
         raise SagoError(f"{tool} needs a Hugging Face model")
     return backend, variant_set, chosen, backend.batch_size
+
+
+def pooled_run_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options of a tool that runs the bench profile on the pooled engine (:func:`pooled_run`)."""
+    for option in reversed(
+        (
+            click.option(
+                "--model",
+                "slug",
+                default="google__gemma-3-270m-q4_k_m",
+                show_default=True,
+                help="Submission slug.",
+            ),
+            click.option("--profile", default="bench", show_default=True),
+            click.option("--set", "set_name", default=DEFAULT_SET, show_default=True),
+            click.option("--version", default=DEFAULT_SET_VERSION, show_default=True),
+            click.option(
+                "--batch-size",
+                type=options.BATCH_SIZE,
+                default=32,
+                show_default=True,
+                help="rows per forward, as bench-peer's",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def pooled_header(slug: str, profile: str, batch_size: int) -> str:
+    """The start of a pooled tool's first line: what ran, and on how many threads."""
+    return (
+        f"model {slug}, engine pooled, profile {profile}, {batch_size} rows per forward, torch threads "
+        f"{torch.get_num_threads()}; "
+    )
 
 
 @click.command(name="bench")

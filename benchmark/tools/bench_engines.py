@@ -15,12 +15,10 @@ Usage::
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import time
 from collections.abc import Collection, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, astuple, dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -35,12 +33,20 @@ from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.models.engine import Engine, RawOutput
 from benchmark.tools.pooled import TOOL_ENGINES
+from benchmark.tools.timing import release, ruled, table, timed, write_report
 
 _CPU_ORDER = ("two_pass", "single_prefill")
 """reference engine first in the CPU comparison's table."""
 
 # Dense bf16 tensor-core peak of an H100/H200 SXM (989 TFLOP/s); pass --peak-flops for other chips.
 DEFAULT_PEAK_FLOPS = 989e12
+peak_flops_option = click.option(
+    "--peak-flops",
+    type=options.FLOPS,
+    default=DEFAULT_PEAK_FLOPS,
+    show_default=True,
+    help="chip's dense bf16 FLOP/s",
+)
 
 
 @dataclass(frozen=True)
@@ -199,7 +205,7 @@ def run_engine(
     return outputs
 
 
-class Timed(NamedTuple):
+class EngineRun(NamedTuple):
     """A measurement and the outputs it timed."""
 
     measurement: Measurement
@@ -216,32 +222,35 @@ def measure(
     *,
     peak_flops: float,
     engine: Engine | None = None,
-) -> Timed:
-    """Time one engine over all prompts (after the caller's warm-up) and derive the rates. ``engine``: run
-    this one under the name ``engine_name`` instead of the :data:`TOOL_ENGINES` entry of that name."""
-    cuda = model.device.type == "cuda"
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    start, start_cpu = time.perf_counter(), time.process_time()
-    outputs = run_engine(engine or TOOL_ENGINES.get(engine_name).run, model, prompts, baselines, decoding)
-    if cuda:
-        torch.cuda.synchronize()
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
+    warm: bool = False,
+) -> EngineRun:
+    """Time one engine over all prompts and derive the rates; ``warm``: after a warm-up on the first
+    batch (else the caller warms up). ``engine``: run this one under the name ``engine_name`` instead of
+    the :data:`TOOL_ENGINES` entry of that name."""
+    run = engine or TOOL_ENGINES.get(engine_name).run
+    size = decoding.batch_size
+    first = None if baselines is None else baselines[:size]
+    clock = timed(
+        lambda: run_engine(run, model, prompts, baselines, decoding),
+        warm_up=(lambda: run_engine(run, model, prompts[:size], first, decoding)) if warm else None,
+        device=model.device,
+    )
+    outputs, seconds = clock.value, clock.timing.seconds
     generated = sum(len(o.response_ids) for o in outputs)
     tokens = generated + sum(map(len, prompts)) + (sum(map(len, baselines)) if baselines else 0)
-    return Timed(
+    cuda = model.device.type == "cuda"
+    return EngineRun(
         Measurement(
             model=name,
             engine=engine_name,
-            batch_size=decoding.batch_size,
+            batch_size=size,
             prompts=len(prompts),
             seconds=seconds,
-            cpu_seconds=cpu_seconds,
+            cpu_seconds=clock.timing.cpu_seconds,
             prompts_per_s=len(prompts) / seconds,
             generated_tokens_per_s=generated / seconds,
             model_tokens_per_s=tokens / seconds,
-            peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
+            peak_memory_gib=clock.timing.peak_memory_gib,
             mfu=2 * matmul_params(model) * tokens / seconds / peak_flops if cuda else math.nan,
         ),
         outputs,
@@ -257,50 +266,40 @@ def bench_shape(
     engines: Sequence[str],
     peak_flops: float,
 ) -> list[Measurement]:
-    """Build one random model, warm each engine up on one batch, then time every engine."""
+    """Build one random model, then time every engine, each after a warm-up on one batch."""
     model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
     prompts, baselines = random_prompts(workload, shape.vocab)
     # The last id never occurs in the prompts; random weights rarely pick it, so rows run to the limit.
     decoding = Decoding(workload.batch_size, workload.new_tokens, frozenset({shape.vocab - 1}), pad_id=0)
-    warm = workload.batch_size
-    results = []
-    for engine_name in engines:
-        run_engine(
-            TOOL_ENGINES.get(engine_name).run, model, prompts[:warm], baselines and baselines[:warm], decoding
-        )
-        results.append(
-            measure(
-                shape.name, engine_name, model, prompts, baselines, decoding, peak_flops=peak_flops
-            ).measurement
-        )
+    results = [
+        measure(
+            shape.name, name, model, prompts, baselines, decoding, peak_flops=peak_flops, warm=True
+        ).measurement
+        for name in engines
+    ]
     del model
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
+    release(device)
     return results
+
+
+TABLE_COLUMNS = (
+    ("model", "<16"),
+    ("engine", "<15"),
+    ("batch", ">5"),
+    ("prompts", ">7"),
+    ("seconds", ">8.2f"),
+    ("cpu s", ">8.2f"),
+    ("prompts/s", ">9.2f"),
+    ("gen tok/s", ">10.1f"),
+    ("model tok/s", ">11.1f"),
+    ("peak GiB", ">8.2f"),
+    ("MFU", ">6.1%"),
+)
 
 
 def format_table(rows: Sequence[Measurement]) -> str:
     """A fixed-width text table of measurements."""
-    header = (
-        f"{'model':<16} {'engine':<15} {'batch':>5} {'prompts':>7} {'seconds':>8} {'cpu s':>8} "
-        f"{'prompts/s':>9} "
-        f"{'gen tok/s':>10} {'model tok/s':>11} {'peak GiB':>8} {'MFU':>6}"
-    )
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        lines.append(
-            f"{r.model:<16} {r.engine:<15} {r.batch_size:>5} {r.prompts:>7} {r.seconds:>8.2f} "
-            f"{r.cpu_seconds:>8.2f} "
-            f"{r.prompts_per_s:>9.2f} {r.generated_tokens_per_s:>10.1f} "
-            f"{r.model_tokens_per_s:>11.1f} "
-            f"{_or_na(r.peak_memory_gib, '8.2f')} {_or_na(r.mfu, '6.1%')}"
-        )
-    return "\n".join(lines)
-
-
-def _or_na(value: float, spec: str) -> str:
-    width = int(spec.split(".")[0])
-    return "n/a".rjust(width) if math.isnan(value) else format(value, spec)
+    return "\n".join(ruled(table(TABLE_COLUMNS, [astuple(r) for r in rows], nan="n/a")))
 
 
 def engine_ratios(rows: Sequence[Measurement], *, cpu_time: bool = False) -> dict[str, float]:
@@ -382,13 +381,13 @@ def cpu_compare(
     rows: list[Measurement] = []
     tails: list[list[int]] | None = None
     for phase in ("baseline", "variant"):
-        timed = {
+        runs = {
             name: measure(f"smollm2/{phase}", name, model, ids, tails, decoding, peak_flops=1.0)
             for name in ("single_prefill", "two_pass")
         }
-        _print_agreement(phase, timed["two_pass"].outputs, timed["single_prefill"].outputs)
-        rows += [timed[name].measurement for name in _CPU_ORDER]
-        tails = [o.response_ids for o in timed["single_prefill"].outputs]
+        _print_agreement(phase, runs["two_pass"].outputs, runs["single_prefill"].outputs)
+        rows += [runs[name].measurement for name in _CPU_ORDER]
+        tails = [o.response_ids for o in runs["single_prefill"].outputs]
     return rows
 
 
@@ -436,13 +435,7 @@ def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequenc
     show_default=True,
     help="length of y_0 (0: baseline phase)",
 )
-@click.option(
-    "--peak-flops",
-    type=options.FLOPS,
-    default=DEFAULT_PEAK_FLOPS,
-    show_default=True,
-    help="chip's dense bf16 FLOP/s",
-)
+@peak_flops_option
 @click.option(
     "--json",
     "json_path",
@@ -480,34 +473,47 @@ def bench_gpu(
     for model, ratio in engine_ratios(rows, cpu_time=clock == "CPU").items():
         click.echo(f"{model}: single_prefill / two_pass {clock} time = {ratio:.3f} (target <= 0.8)")
     if json_path is not None:
-        json_path.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
+        write_report(json_path, {"rows": [asdict(r) for r in rows]})
+
+
+class Setting(NamedTuple):
+    """Where and in what the random shapes run."""
+
+    shapes: list[Shape]
+    device: torch.device
+    dtype: torch.dtype
+
+
+DRY_RUN = Workload(8, 4, 40, 120, 8, 8, seed=0)
+"""a dry run's workload on the tiny shape: seconds on one CPU thread."""
+
+
+def setting(dry_run: bool, shapes: Sequence[str], refusal: str) -> Setting:
+    """The tiny shape on one CPU thread in float32 (a dry run), else ``shapes`` on CUDA in bfloat16; where
+    there is no CUDA device, ``refusal`` is the error."""
+    if dry_run:
+        torch.set_num_threads(1)  # see cpu_compare: extra threads only spin on a shared CPU
+        return Setting([SHAPES["tiny"]], torch.device("cpu"), torch.float32)
+    if not torch.cuda.is_available():
+        raise SagoError(refusal)
+    return Setting([SHAPES[name] for name in shapes], torch.device("cuda"), torch.bfloat16)
 
 
 def _bench(
     dry_run: bool, shapes: list[str], engines: list[str], peak_flops: float, workload: Workload
 ) -> list[Measurement]:
+    refusal = "bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare"
+    chosen, device, dtype = setting(dry_run, shapes, refusal)
     if dry_run:
-        torch.set_num_threads(1)  # see cpu_compare: extra threads only spin on a shared CPU
-        workload = Workload(8, 4, 40, 120, min(workload.new_tokens, 8), min(workload.baseline_tokens, 8), 0)
-        return bench_shape(
-            SHAPES["tiny"],
-            workload,
-            device=torch.device("cpu"),
-            dtype=torch.float32,
-            engines=engines,
-            peak_flops=peak_flops,
+        workload = replace(
+            DRY_RUN,
+            new_tokens=min(workload.new_tokens, 8),
+            baseline_tokens=min(workload.baseline_tokens, 8),
         )
-    if not torch.cuda.is_available():
-        raise SagoError("bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare")
     rows: list[Measurement] = []
-    for name in tqdm(shapes, desc="shapes", disable=None):
+    for shape in tqdm(chosen, desc="shapes", disable=None):
         rows += bench_shape(
-            SHAPES[name],
-            workload,
-            device=torch.device("cuda"),
-            dtype=torch.bfloat16,
-            engines=engines,
-            peak_flops=peak_flops,
+            shape, workload, device=device, dtype=dtype, engines=engines, peak_flops=peak_flops
         )
     return rows
 
