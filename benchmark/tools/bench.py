@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 import torch
@@ -26,7 +27,7 @@ from benchmark.harness.evaluate import EvaluateOptions, check_options
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.engine import greedy_config, left_pad, plain_greedy
-from benchmark.models.hf import HFBackend
+from benchmark.models.hf import EngineSpec, HFBackend
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
@@ -171,31 +172,44 @@ def _bare_work(backend: HFBackend, batches: list[Batch], max_new_tokens: int) ->
             )
 
 
-def require_hf(backend: object) -> HFBackend:
-    """Bench needs direct access to the model; fakes have none."""
+def load_hf(
+    slug: str,
+    tool: str,
+    *,
+    device: str | None,
+    threads: int | None,
+    batch_size: int | None,
+    engine: EngineSpec,
+) -> HFBackend:
+    """The submission's model as the timing tools need it: a Hugging Face backend, whose weights they
+    reach directly (a fake has none)."""
+    from benchmark.models.loading import load_backend
+
+    submission = load_submission(slug, paths.SUBMISSIONS_DIR)
+    backend = load_backend(submission, device=device, threads=threads, batch_size=batch_size, engine=engine)
     if not isinstance(backend, HFBackend):
-        raise SagoError("sago bench needs a Hugging Face backend (hub, local or packaged model)")
+        raise SagoError(f"{tool} needs a Hugging Face model (hub, local or packaged)")
     return backend
 
 
-def pooled_run(
-    slug: str, set_name: str, version: str, profile: str, batch_size: int, tool: str
-) -> tuple[HFBackend, VariantSetLike, Profile, int]:
-    """What the pooled engine's measuring tools (bench-floor, scoring-accuracy) run: the submission's
-    model on the pooled engine, one thread, ``batch_size`` rows per forward, with the variant set and
-    profile, and the plan's batch size (``POOL`` times that); a bad set or profile fails before the model
-    loads."""
-    from benchmark.models.loading import load_backend
+class PooledRun(NamedTuple):
+    """What a pooled-engine tool (bench-floor, scoring-accuracy) runs."""
+
+    backend: HFBackend
+    variant_set: VariantSetLike
+    profile: Profile
+    plan: int
+    """the plan's batch size: ``POOL`` forwards of ``--batch-size`` rows per engine call."""
+
+
+def pooled_run(slug: str, set_name: str, version: str, profile: str, batch_size: int, tool: str) -> PooledRun:
+    """The submission's model on the pooled engine, one thread, ``batch_size`` rows per forward, with the
+    variant set and profile; a bad set or profile fails before the model loads."""
     from benchmark.tools.pooled import POOLED
 
-    variant_set = open_variant_set(set_name, version)
-    chosen = get_profile(profile)
-    backend = load_backend(
-        load_submission(slug), device="cpu", threads=1, batch_size=batch_size, engine=POOLED
-    )
-    if not isinstance(backend, HFBackend):
-        raise SagoError(f"{tool} needs a Hugging Face model")
-    return backend, variant_set, chosen, backend.batch_size
+    variant_set, chosen = open_variant_set(set_name, version), get_profile(profile)
+    backend = load_hf(slug, tool, device="cpu", threads=1, batch_size=batch_size, engine=POOLED)
+    return PooledRun(backend, variant_set, chosen, backend.batch_size)
 
 
 def pooled_run_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -256,34 +270,17 @@ def bench_command(
     threads: int | None,
 ) -> None:
     """Measure prompts/s, tokens/s, peak memory and the harness/bare-model wall-time ratio."""
-    from benchmark.models.loading import load_backend
     from benchmark.tools.pooled import TOOL_ENGINES
 
     spec = TOOL_ENGINES.get(engine)
     chosen = get_profile(profile)
-    submission = load_submission(slug, paths.SUBMISSIONS_DIR)
+    subset = options.dataset_list(datasets)
     variant_set = open_variant_set(set_name, version)
-    check_options(
-        EvaluateOptions(
-            set_name=set_name,
-            version=version,
-            profile=profile,
-            device=device,
-            datasets=options.dataset_list(datasets),
-            engine=engine,
-        ),
-        variant_set,
+    settings = EvaluateOptions(
+        set_name=set_name, version=version, profile=profile, device=device, datasets=subset, engine=engine
     )
-    backend = require_hf(
-        load_backend(submission, device=device, batch_size=batch_size, engine=spec, threads=threads)
-    )
-    result = bench(
-        backend,
-        variant_set,
-        profile=chosen,
-        batch_size=backend.batch_size,
-        datasets=options.dataset_list(datasets),
-    )
+    check_options(settings, variant_set)
+    backend = load_hf(slug, "sago bench", device=device, threads=threads, batch_size=batch_size, engine=spec)
+    result = bench(backend, variant_set, profile=chosen, batch_size=backend.batch_size, datasets=subset)
     click.echo(f"bench {slug} ({profile}, {backend.describe()['device']}, engine {backend.engine_name})")
-    for line in result.lines():
-        click.echo(line)
+    click.echo("\n".join(result.lines()))

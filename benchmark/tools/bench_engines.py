@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, astuple, dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, cast
@@ -215,24 +215,22 @@ class EngineRun(NamedTuple):
 def measure(
     name: str,
     engine_name: str,
+    engine: Engine,
     model: PreTrainedModel,
     prompts: Sequence[Sequence[int]],
     baselines: Sequence[Sequence[int]] | None,
     decoding: Decoding,
     *,
     peak_flops: float,
-    engine: Engine | None = None,
     warm: bool = False,
 ) -> EngineRun:
-    """Time one engine over all prompts and derive the rates; ``warm``: after a warm-up on the first
-    batch (else the caller warms up). ``engine``: run this one under the name ``engine_name`` instead of
-    the :data:`TOOL_ENGINES` entry of that name."""
-    run = engine or TOOL_ENGINES.get(engine_name).run
+    """Time ``engine`` (labelled ``engine_name``) over all prompts and derive the rates; ``warm``: after a
+    warm-up on the first batch (else the caller warms up)."""
     size = decoding.batch_size
     first = None if baselines is None else baselines[:size]
     clock = timed(
-        lambda: run_engine(run, model, prompts, baselines, decoding),
-        warm_up=(lambda: run_engine(run, model, prompts[:size], first, decoding)) if warm else None,
+        lambda: run_engine(engine, model, prompts, baselines, decoding),
+        warm_up=(lambda: run_engine(engine, model, prompts[:size], first, decoding)) if warm else None,
         device=model.device,
     )
     outputs, seconds = clock.value, clock.timing.seconds
@@ -257,6 +255,27 @@ def measure(
     )
 
 
+def time_engines(
+    model: PreTrainedModel,
+    shape: Shape,
+    workload: Workload,
+    engines: Mapping[str, Engine],
+    *,
+    peak_flops: float,
+) -> list[Measurement]:
+    """Each of ``engines`` over the workload's random prompts on ``model`` (of ``shape``), each after a
+    warm-up on one batch."""
+    prompts, baselines = random_prompts(workload, shape.vocab)
+    # The last id never occurs in the prompts; random weights rarely pick it, so rows run to the limit.
+    decoding = Decoding(workload.batch_size, workload.new_tokens, frozenset({shape.vocab - 1}), pad_id=0)
+    return [
+        measure(
+            shape.name, name, run, model, prompts, baselines, decoding, peak_flops=peak_flops, warm=True
+        ).measurement
+        for name, run in engines.items()
+    ]
+
+
 def bench_shape(
     shape: Shape,
     workload: Workload,
@@ -266,17 +285,10 @@ def bench_shape(
     engines: Sequence[str],
     peak_flops: float,
 ) -> list[Measurement]:
-    """Build one random model, then time every engine, each after a warm-up on one batch."""
+    """Build one random model, then time every engine on it."""
     model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
-    prompts, baselines = random_prompts(workload, shape.vocab)
-    # The last id never occurs in the prompts; random weights rarely pick it, so rows run to the limit.
-    decoding = Decoding(workload.batch_size, workload.new_tokens, frozenset({shape.vocab - 1}), pad_id=0)
-    results = [
-        measure(
-            shape.name, name, model, prompts, baselines, decoding, peak_flops=peak_flops, warm=True
-        ).measurement
-        for name in engines
-    ]
+    runs = {name: TOOL_ENGINES.get(name).run for name in engines}
+    results = time_engines(model, shape, workload, runs, peak_flops=peak_flops)
     del model
     release(device)
     return results
@@ -382,7 +394,16 @@ def cpu_compare(
     tails: list[list[int]] | None = None
     for phase in ("baseline", "variant"):
         runs = {
-            name: measure(f"smollm2/{phase}", name, model, ids, tails, decoding, peak_flops=1.0)
+            name: measure(
+                f"smollm2/{phase}",
+                name,
+                TOOL_ENGINES.get(name).run,
+                model,
+                ids,
+                tails,
+                decoding,
+                peak_flops=1.0,
+            )
             for name in ("single_prefill", "two_pass")
         }
         _print_agreement(phase, runs["two_pass"].outputs, runs["single_prefill"].outputs)

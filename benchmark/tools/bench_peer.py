@@ -31,11 +31,9 @@ from benchmark.errors import SagoError
 from benchmark.harness.collect import Task
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import HFBackend
-from benchmark.models.loading import load_backend
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.submissions import load_submission
-from benchmark.tools.bench import BenchResult, bench
+from benchmark.tools.bench import BenchResult, bench, load_hf
 from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import Timing, profile_tasks, ruled, table, timed
 
@@ -226,11 +224,9 @@ def bench_peer(
     spec = TOOL_ENGINES.get(engine)
     require_lm_eval()
     chosen = get_profile(profile)
-    backend = load_backend(
-        load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0], engine=spec
+    backend = load_hf(
+        slug, "bench-peer", device="cpu", threads=threads, batch_size=batch_sizes[0], engine=spec
     )
-    if not isinstance(backend, HFBackend):
-        raise SagoError("bench-peer needs a Hugging Face model")
     subset = options.dataset_list(datasets)
     tasks = profile_tasks(variant_set, chosen, subset)
     texts = rendered_requests(backend, tasks)

@@ -57,16 +57,16 @@ from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SET
 from benchmark.tools.bench_engines import (
     DRY_RUN,
-    Decoding,
     Shape,
     Workload,
     build_model,
     matmul_params,
-    measure,
     peak_flops_option,
     random_prompts,
     setting,
+    time_engines,
 )
+from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import Laps, profile_tasks, release, table, timed, write_report
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
@@ -238,23 +238,10 @@ def compare_engines(
     free = torch.cuda.mem_get_info(device)[0] if device.type == "cuda" else DRY_RUN_FREE_BYTES
     plan = planned_batch(shape, workload, dtype, free)
     rows: list[EngineRow] = []
+    runs = {"generate": run_generate, **{name: TOOL_ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
     for size in sorted({workload.batch_size, plan["batch_size"]}):
-        prompts, baselines = random_prompts(replace(workload, prompts=2 * size, batch_size=size), shape.vocab)
-        decoding = Decoding(size, workload.new_tokens, frozenset({shape.vocab - 1}), 0)
-        measured = {
-            name: measure(
-                name,
-                name,
-                model,
-                prompts,
-                baselines,
-                decoding,
-                peak_flops=1.0,
-                engine=run_generate if name == "generate" else None,  # the reference is no tool engine
-                warm=True,
-            ).measurement
-            for name in COMPARED_ENGINES
-        }
+        sized = replace(workload, prompts=2 * size, batch_size=size)
+        measured = {m.engine: m for m in time_engines(model, shape, sized, runs, peak_flops=1.0)}
         reference = measured["generate"].prompts_per_s
         rows += [
             EngineRow(
