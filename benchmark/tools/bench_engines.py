@@ -31,9 +31,12 @@ from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
+from benchmark.harness.sets import open_variant_set
 from benchmark.models.engine import Engine, RawOutput
+from benchmark.profiles import get_profile
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.tools.pooled import TOOL_ENGINES
-from benchmark.tools.timing import release, ruled, table, timed, write_report
+from benchmark.tools.timing import profile_tasks, release, ruled, table, timed, write_report
 
 _CPU_ORDER = ("two_pass", "single_prefill")
 """reference engine first in the CPU comparison's table."""
@@ -326,47 +329,22 @@ def engine_ratios(rows: Sequence[Measurement], *, cpu_time: bool = False) -> dic
 
 # --- CPU comparison of the two engines on the real packaged SmolLM2 -------------------------------
 
-_QUESTIONS = (
-    "What is the capital of France?",
-    "Who wrote the play Hamlet?",
-    "How many legs does a spider have?",
-    "Are bats blind?",
-    "What is the boiling point of water at sea level in Celsius?",
-    "Which planet is known as the red planet?",
-    "Who painted the Mona Lisa?",
-    "What gas do plants absorb from the air to make their food?",
-    "In which year did the first person walk on the Moon?",
-    "What is the largest ocean on Earth?",
-    "How many continents are there, and which one is the largest by area?",
-    "Name the chemical element with the symbol Fe.",
-    "Why is the sky blue during the day?",
-    "What is the square root of one hundred and forty-four?",
-    "Who developed the theory of relativity?",
-    "Which language has the most native speakers in the world?",
-)
-# A plain and a rewritten form of each question, so prompt lengths vary as they do across variants.
-_FORMS = (
-    "{q}",
-    (
-        "Hello! I hope you are having a lovely day. If it is not too much trouble, could you "
-        "please help me with this: {q} Thank you so much in advance!"
-    ),
-)
-
 
 def smollm2_prompts(tokenizer: object, count: int) -> list[list[int]]:
-    """``count`` chat-templated prompts (plain and politely rewritten questions)."""
-    texts = [form.format(q=q) for form in _FORMS for q in _QUESTIONS]
-    rendered = [
-        tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-            [{"role": "user", "content": texts[i % len(texts)]}],
-            add_generation_prompt=True,
-            tokenize=True,
-            return_dict=True,
-        )["input_ids"]
-        for i in range(count)
+    """The first ``count`` requests of the default set's bench profile, chat-templated (baselines and
+    rewrites, so prompt lengths vary as they do in a run)."""
+    variant_set = open_variant_set(DEFAULT_SET, DEFAULT_SET_VERSION)
+    return [
+        list(
+            tokenizer.apply_chat_template(  # type: ignore[attr-defined]
+                [{"role": "user", "content": t.prompt}],
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+            )["input_ids"]
+        )
+        for t in profile_tasks(variant_set, get_profile("bench"), None)[:count]
     ]
-    return [list(ids) for ids in rendered]
 
 
 def cpu_compare(
