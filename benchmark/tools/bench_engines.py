@@ -36,7 +36,7 @@ from benchmark.models.engine import Engine, RawOutput
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.tools.pooled import TOOL_ENGINES
-from benchmark.tools.timing import profile_tasks, release, ruled, table, timed, write_report
+from benchmark.tools.timing import profile_tasks, release, report_option, ruled, table, timed, write_report
 
 _CPU_ORDER = ("two_pass", "single_prefill")
 """reference engine first in the CPU comparison's table."""
@@ -435,13 +435,7 @@ def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequenc
     help="length of y_0 (0: baseline phase)",
 )
 @peak_flops_option
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="also write the measurements as JSON",
-)
+@report_option("--json", "also write the measurements as JSON")
 def bench_gpu(
     dry_run: bool,
     compare_on_cpu: bool,
@@ -452,11 +446,11 @@ def bench_gpu(
     new_tokens: int,
     baseline_tokens: int,
     peak_flops: float,
-    json_path: Path | None,
+    report: Path | None,
 ) -> None:
     """Throughput of the engines on random-weight 1B/8B Llama shapes (GPU), or the CPU checks."""
-    if json_path is not None:  # before minutes of timing
-        refuse_tracked(json_path, "--json", own=lambda _: False, writes="a measurements file of its own")
+    if report is not None:  # before minutes of timing
+        refuse_tracked(report, "--json", own=lambda _: False, writes="a measurements file of its own")
     if compare_on_cpu:
         rows = cpu_compare()
     else:
@@ -471,8 +465,8 @@ def bench_gpu(
     clock = "CPU" if compare_on_cpu or dry_run else "wall-clock"
     for model, ratio in engine_ratios(rows, cpu_time=clock == "CPU").items():
         click.echo(f"{model}: single_prefill / two_pass {clock} time = {ratio:.3f} (target <= 0.8)")
-    if json_path is not None:
-        write_report(json_path, {"rows": [asdict(r) for r in rows]})
+    if report is not None:
+        write_report(report, {"rows": [asdict(r) for r in rows]})
 
 
 class Setting(NamedTuple):

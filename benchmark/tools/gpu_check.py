@@ -67,7 +67,7 @@ from benchmark.tools.bench_engines import (
     time_engines,
 )
 from benchmark.tools.pooled import TOOL_ENGINES
-from benchmark.tools.timing import Laps, profile_tasks, release, table, timed, write_report
+from benchmark.tools.timing import Laps, profile_tasks, release, report_option, table, timed, write_report
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
 REFERENCE_VERSION = "v1"
@@ -303,36 +303,31 @@ def paper_estimate(row: PhaseRow, prompts: int) -> float:
 def run_smollm2(
     dtype: str,
     *,
-    device: str,
     profile: str,
-    datasets: tuple[str, ...] | None,
     scratch: Path,
-    slug: str = SMOLLM2,
-    source_root: Path | None = None,
     version: str = REFERENCE_VERSION,
     activations: str = "full",
     batch_size: int | None = 8,
 ) -> Path:
-    """Evaluate ``slug`` in ``dtype`` on ``device`` into ``scratch``; returns its results folder."""
-    source_root = source_root or paths.SUBMISSIONS_DIR
-    spec = yaml.safe_load((source_root / slug / "submission.yaml").read_text(encoding="utf-8"))
-    spec["dtype"] = dtype
+    """Evaluate SmolLM2 in ``dtype`` on the GPU into ``scratch``; returns its results folder (compared with
+    the committed CPU records of ``version``: v1 smoke with full activations, v2 with compact ones)."""
+    spec = yaml.safe_load((paths.SUBMISSIONS_DIR / SMOLLM2 / "submission.yaml").read_text(encoding="utf-8"))
     root = scratch / dtype
-    (root / slug).mkdir(parents=True)
-    (root / slug / "submission.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    # compared with the committed CPU records of ``version`` (v1 smoke: full activations; v2: compact)
+    (root / SMOLLM2).mkdir(parents=True)
+    (root / SMOLLM2 / "submission.yaml").write_text(
+        yaml.safe_dump(spec | {"dtype": dtype}, sort_keys=False), encoding="utf-8"
+    )
     options = EvaluateOptions(
         version=version,
         profile=profile,
-        device=device,
-        datasets=datasets,
+        device="cuda",
         batch_size=batch_size,
         force=True,
         progress=False,
         activations=activations,
     )
-    evaluate_submission(slug, options, root=root)
-    return results_dir(slug, DEFAULT_SET, version, root)
+    evaluate_submission(SMOLLM2, options, root=root)
+    return results_dir(SMOLLM2, DEFAULT_SET, version, root)
 
 
 def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> AgreementRow:
@@ -479,9 +474,7 @@ def _evidence_agreement(scratch: Path) -> list[AgreementRow]:
         partial(
             run_smollm2,
             "float32",
-            device="cuda",
             profile="evidence",
-            datasets=None,
             scratch=scratch / "evidence",
             version=EVIDENCE_VERSION,
             activations="compact",
@@ -494,9 +487,7 @@ def _evidence_agreement(scratch: Path) -> list[AgreementRow]:
 def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
     committed = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION)
     runs = {
-        dtype: timed(
-            partial(run_smollm2, dtype, device="cuda", profile="smoke", datasets=None, scratch=scratch)
-        )
+        dtype: timed(partial(run_smollm2, dtype, profile="smoke", scratch=scratch))
         for dtype in ("float32", "bfloat16")
     }
     return [agreement(committed, run.value, dtype, run.timing.seconds) for dtype, run in runs.items()]
@@ -546,21 +537,17 @@ def _copy_submission(root: Path) -> Path:
     show_default=True,
     help="SmolLM2 on the v2 evidence profile vs the committed CPU result (GPU only)",
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="JSON report [default: docs/bench/gpu-check-<device>.json]",
-)
-def main_command(dry_run: bool, peak_flops: float, batch_size: int, evidence: bool, out: Path | None) -> None:
+@report_option("--out", "JSON report [default: docs/bench/gpu-check-<device>.json]")
+def main_command(
+    dry_run: bool, peak_flops: float, batch_size: int, evidence: bool, report: Path | None
+) -> None:
     """Random-init 1B/8B throughput with prefill/decode MFU, the engines side by side, then SmolLM2 on the
     GPU vs the CPU records; prints the tables and writes them as JSON."""
-    if out is not None:
-        refuse_tracked(out, "--out", own=_own_report, writes="docs/bench/gpu-check-<device>.json")
-    report = gpu_check(dry_run, peak_flops, batch_size, evidence=evidence)
-    click.echo(format_table(report))
-    path = write_report(out or default_out(report), asdict(report))
-    click.echo(f"wrote {path}")
+    if report is not None:
+        refuse_tracked(report, "--out", own=_own_report, writes="docs/bench/gpu-check-<device>.json")
+    measured = gpu_check(dry_run, peak_flops, batch_size, evidence=evidence)
+    click.echo(format_table(measured))
+    click.echo(f"wrote {write_report(report or default_out(measured), asdict(measured))}")
 
 
 def _own_report(tracked: str) -> bool:

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+import click
 import torch
+from click.decorators import FC
 
 from benchmark.harness.collect import Batch, Task, global_batches, rerun_task, select_tasks
 from benchmark.harness.sets import VariantSetLike
@@ -167,6 +169,11 @@ def no_nan(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [no_nan(v) for v in value]
     return value
+
+
+def report_option(flag: str, help: str) -> Callable[[FC], FC]:
+    """The option naming where a tool writes its :func:`write_report` JSON (the command's ``report``)."""
+    return click.option(flag, "report", type=click.Path(dir_okay=False, path_type=Path), help=help)
 
 
 def write_report(path: Path, fields: Mapping[str, Any]) -> Path:
