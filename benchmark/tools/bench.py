@@ -212,29 +212,23 @@ def pooled_run(slug: str, set_name: str, version: str, profile: str, batch_size:
     return PooledRun(backend, variant_set, chosen, backend.batch_size)
 
 
+POOLED_RUN_OPTIONS = (
+    click.option(
+        "--model", "slug", default="google__gemma-3-270m-q4_k_m", show_default=True, help="Submission slug."
+    ),
+    click.option("--profile", default="bench", show_default=True),
+    click.option("--set", "set_name", default=DEFAULT_SET, show_default=True),
+    click.option("--version", default=DEFAULT_SET_VERSION, show_default=True),
+    click.option(
+        "--batch-size", type=options.BATCH_SIZE, default=32, show_default=True, help="rows per forward"
+    ),
+)
+"""The options of a tool that runs the bench profile on the pooled engine (:func:`pooled_run`)."""
+
+
 def pooled_run_options(command: Callable[..., None]) -> Callable[..., None]:
-    """The options of a tool that runs the bench profile on the pooled engine (:func:`pooled_run`)."""
-    for option in reversed(
-        (
-            click.option(
-                "--model",
-                "slug",
-                default="google__gemma-3-270m-q4_k_m",
-                show_default=True,
-                help="Submission slug.",
-            ),
-            click.option("--profile", default="bench", show_default=True),
-            click.option("--set", "set_name", default=DEFAULT_SET, show_default=True),
-            click.option("--version", default=DEFAULT_SET_VERSION, show_default=True),
-            click.option(
-                "--batch-size",
-                type=options.BATCH_SIZE,
-                default=32,
-                show_default=True,
-                help="rows per forward, as bench-peer's",
-            ),
-        )
-    ):
+    """``command`` with :data:`POOLED_RUN_OPTIONS`."""
+    for option in reversed(POOLED_RUN_OPTIONS):
         command = option(command)
     return command
 

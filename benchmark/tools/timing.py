@@ -53,14 +53,12 @@ def profile_batches(
 
 @dataclass(frozen=True)
 class Timing:
-    """The clocks of one piece of work."""
+    """The clocks of one piece of work: wall-clock and process CPU seconds (on a shared machine the CPU time,
+    not the wall clock, measures the work), and on CUDA the peak memory allocated (NaN elsewhere)."""
 
     seconds: float
-    """wall-clock time."""
     cpu_seconds: float
-    """CPU time of this process: on a shared machine it, not the wall clock, measures the work."""
     peak_memory_gib: float
-    """``torch.cuda.max_memory_allocated`` during the work (NaN off CUDA)."""
 
 
 @dataclass(frozen=True)
