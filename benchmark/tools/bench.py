@@ -32,7 +32,7 @@ from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
-from benchmark.tools.timing import Timed, Timing, peak_rss_mib, profile_batches, timed
+from benchmark.tools.timing import Timed, Timing, peak_rss_mib, profile_batches, profile_tasks, timed
 
 
 @dataclass(frozen=True)
@@ -89,17 +89,14 @@ def bench(
     of its call, so its floor is plain generation at that forward size); ``floor=False``: the harness
     alone (the floor's times are NaN)."""
     harness = time_harness(backend, variant_set, profile, batch_size, datasets, warm=True)
-    if not floor:
-        prompts = sum(len(b.tasks) for b in profile_batches(variant_set, profile, datasets, batch_size))
-        bare = Timing(math.nan, math.nan, math.nan)
-    else:
+    bare = Timing(math.nan, math.nan, math.nan)
+    if floor:
         # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
         size = floor_batch_size or min(batch_size, backend.forward_rows)
         batches = profile_batches(variant_set, profile, datasets, size)
         bare = timed(lambda: _bare_work(backend, batches, profile.max_new_tokens)).timing
-        prompts = sum(len(b.tasks) for b in batches)
     return BenchResult(
-        prompts,
+        len(profile_tasks(variant_set, profile, datasets)),
         harness.value,
         harness.timing.seconds,
         bare.seconds,
