@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, astuple, dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -36,7 +36,7 @@ from benchmark.models.engine import Engine, RawOutput
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.tools.pooled import TOOL_ENGINES
-from benchmark.tools.timing import profile_tasks, release, report_option, ruled, table, timed, write_report
+from benchmark.tools.timing import Column, profile_tasks, release, report_option, table, timed, write_report
 
 _CPU_ORDER = ("two_pass", "single_prefill")
 """reference engine first in the CPU comparison's table."""
@@ -297,24 +297,24 @@ def bench_shape(
     return results
 
 
-TABLE_COLUMNS = (
-    ("model", "<16"),
-    ("engine", "<15"),
-    ("batch", ">5"),
-    ("prompts", ">7"),
-    ("seconds", ">8.2f"),
-    ("cpu s", ">8.2f"),
-    ("prompts/s", ">9.2f"),
-    ("gen tok/s", ">10.1f"),
-    ("model tok/s", ">11.1f"),
-    ("peak GiB", ">8.2f"),
-    ("MFU", ">6.1%"),
-)
+TABLE_COLUMNS: list[Column] = [
+    ("model", "<16", lambda m: m.model),
+    ("engine", "<15", lambda m: m.engine),
+    ("batch", ">5", lambda m: m.batch_size),
+    ("prompts", ">7", lambda m: m.prompts),
+    ("seconds", ">8.2f", lambda m: m.seconds),
+    ("cpu s", ">8.2f", lambda m: m.cpu_seconds),
+    ("prompts/s", ">9.2f", lambda m: m.prompts_per_s),
+    ("gen tok/s", ">10.1f", lambda m: m.generated_tokens_per_s),
+    ("model tok/s", ">11.1f", lambda m: m.model_tokens_per_s),
+    ("peak GiB", ">8.2f", lambda m: m.peak_memory_gib),
+    ("MFU", ">6.1%", lambda m: m.mfu),
+]
 
 
 def format_table(rows: Sequence[Measurement]) -> str:
     """A fixed-width text table of measurements."""
-    return "\n".join(ruled(table(TABLE_COLUMNS, [astuple(r) for r in rows], nan="n/a")))
+    return "\n".join(table(TABLE_COLUMNS, rows, nan="n/a", rule=True))
 
 
 def engine_ratios(rows: Sequence[Measurement], *, cpu_time: bool = False) -> dict[str, float]:

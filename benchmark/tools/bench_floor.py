@@ -43,7 +43,7 @@ from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.tools.bench import pooled_header, pooled_run, pooled_run_options, time_harness, warm_up
 from benchmark.tools.screen import plain_head, screened_head
-from benchmark.tools.timing import ruled, table, timed
+from benchmark.tools.timing import Column, table, timed
 
 CLASSES = ("body, wide", "body, step", "head, wide", "head, step")
 WIDE_ROWS = 1024
@@ -213,28 +213,24 @@ def floor_rows(work: Work, model: Any, head: torch.Tensor, step_rows: int) -> li
     return rows
 
 
-FLOOR_COLUMNS = (
-    ("work", "<11"),
-    ("positions", ">9"),
-    ("GFLOP", ">7.0f"),
-    ("GFLOP/s", ">7.1f"),
-    ("kernel", "<22"),
-    ("floor s", ">7.1f"),
-    ("f32 GFLOP/s", ">11.1f"),
-    ("f32 floor s", ">11.1f"),
-)
+FLOOR_COLUMNS: list[Column] = [
+    ("work", "<11", lambda r: r.kind),
+    ("positions", ">9", lambda r: r.positions),
+    ("GFLOP", ">7.0f", lambda r: r.gflop),
+    ("GFLOP/s", ">7.1f", lambda r: r.rate),
+    ("kernel", "<22", lambda r: r.kernel),
+    ("floor s", ">7.1f", lambda r: r.seconds),
+    ("f32 GFLOP/s", ">11.1f", lambda r: r.exact_rate),
+    ("f32 floor s", ">11.1f", lambda r: r.exact_seconds),
+]
 
 
 def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: float | None) -> str:
     """The table: per class and in total, at the fastest kernel and at the fastest float32 kernel, then
     both floors against sago's and the peer's measured times."""
     floor, exact = sum(r.seconds for r in rows), sum(r.exact_seconds for r in rows)
-    cells: list[tuple[object, ...]] = [
-        (r.kind, r.positions, r.gflop, r.rate, r.kernel, r.seconds, r.exact_rate, r.exact_seconds)
-        for r in rows
-    ]
-    cells.append(("total", "", sum(r.gflop for r in rows), "", "", floor, "", exact))
-    lines = ruled(table(FLOOR_COLUMNS, cells))
+    total = ("total", "", sum(r.gflop for r in rows), "", "", floor, "", exact)
+    lines = table(FLOOR_COLUMNS, [*rows, total], rule=True)
     for name, seconds in (
         ("sago bench (this run)", harness_seconds),
         ("lm-eval generate_until (given)", peer_seconds),

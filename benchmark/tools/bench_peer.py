@@ -35,7 +35,7 @@ from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.tools.bench import BenchResult, bench, load_hf
 from benchmark.tools.pooled import TOOL_ENGINES
-from benchmark.tools.timing import Timing, profile_tasks, ruled, table, timed
+from benchmark.tools.timing import Column, Timing, profile_tasks, table, timed
 
 DEFAULT_MODEL = "huggingfacetb__smollm2-135m-instruct-q4_1"
 
@@ -132,48 +132,26 @@ def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> Timing:
     ).timing
 
 
-PEER_COLUMNS = (
-    ("threads", ">7"),
-    ("batch", ">5"),
-    ("prompts", ">7"),
-    ("lm-eval s", ">9.1f"),
-    ("lm-eval p/s", ">11.3f"),
-    ("sago s", ">8.1f"),
-    ("sago p/s", ">8.3f"),
-    ("sago tok/s", ">10.1f"),
-    ("floor s", ">8.1f"),
-    ("peak MiB", ">8.0f"),
-    ("ratio", ">6.3f"),
-    ("lm-eval cpu", ">11.1f"),
-    ("sago cpu", ">8.1f"),
-    ("floor cpu", ">9.1f"),
-    ("cpu ratio", ">9.3f"),
-)
-
-
 def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
     """One line per batch size."""
-    cells = [
-        (
-            threads,
-            r.batch_size,
-            r.prompts,
-            r.peer_seconds,
-            r.prompts / r.peer_seconds,
-            r.harness.harness_seconds,
-            r.harness.prompts / r.harness.harness_seconds,
-            r.harness.generated_tokens / r.harness.harness_seconds,
-            r.harness.bare_seconds,
-            r.harness.peak_rss_mib,
-            r.ratio,
-            r.peer_cpu_seconds,
-            r.harness.harness_cpu_seconds,
-            r.harness.bare_cpu_seconds,
-            r.cpu_ratio,
-        )
-        for r in rows
+    columns: list[Column] = [
+        ("threads", ">7", lambda r: threads),
+        ("batch", ">5", lambda r: r.batch_size),
+        ("prompts", ">7", lambda r: r.prompts),
+        ("lm-eval s", ">9.1f", lambda r: r.peer_seconds),
+        ("lm-eval p/s", ">11.3f", lambda r: r.prompts / r.peer_seconds),
+        ("sago s", ">8.1f", lambda r: r.harness.harness_seconds),
+        ("sago p/s", ">8.3f", lambda r: r.harness.prompts / r.harness.harness_seconds),
+        ("sago tok/s", ">10.1f", lambda r: r.harness.generated_tokens / r.harness.harness_seconds),
+        ("floor s", ">8.1f", lambda r: r.harness.bare_seconds),
+        ("peak MiB", ">8.0f", lambda r: r.harness.peak_rss_mib),
+        ("ratio", ">6.3f", lambda r: r.ratio),
+        ("lm-eval cpu", ">11.1f", lambda r: r.peer_cpu_seconds),
+        ("sago cpu", ">8.1f", lambda r: r.harness.harness_cpu_seconds),
+        ("floor cpu", ">9.1f", lambda r: r.harness.bare_cpu_seconds),
+        ("cpu ratio", ">9.3f", lambda r: r.cpu_ratio),
     ]
-    return "\n".join(ruled(table(PEER_COLUMNS, cells)))
+    return "\n".join(table(columns, rows, rule=True))
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

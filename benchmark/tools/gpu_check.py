@@ -33,7 +33,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, astuple, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -67,7 +67,16 @@ from benchmark.tools.bench_engines import (
     time_engines,
 )
 from benchmark.tools.pooled import TOOL_ENGINES
-from benchmark.tools.timing import Laps, profile_tasks, release, report_option, table, timed, write_report
+from benchmark.tools.timing import (
+    Column,
+    Laps,
+    profile_tasks,
+    release,
+    report_option,
+    table,
+    timed,
+    write_report,
+)
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
 REFERENCE_VERSION = "v1"
@@ -362,60 +371,50 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
 
 
 def format_table(report: Report) -> str:
-    """The tables gpu-check prints."""
-    phases = (
-        ("model", "<10"),
-        ("batch", ">5"),
-        ("prompts", ">7"),
-        ("prompts/s", ">9.2f"),
-        ("gen tok/s", ">10.1f"),
-        ("peak GiB", ">8.2f"),
-        ("prefill MFU", ">11.1%"),
-        ("decode MFU", ">10.1%"),
-    )
-    names = [*CONFIDENCE_COLUMNS, "hidden"]
-    agreement = [("SmolLM2 vs CPU", "<15"), ("rows", ">5"), ("greedy same", ">11.1%"), ("seconds", ">8.1f")]
-    agreement += [(f"max|d| {n}", ">20.3g") for n in names]
+    """The tables gpu-check prints: part 1, parts 2 and 4, part 3 with the planned batches."""
+    phases: list[Column] = [
+        ("model", "<10", lambda p: p.model),
+        ("batch", ">5", lambda p: p.batch_size),
+        ("prompts", ">7", lambda p: p.prompts),
+        ("prompts/s", ">9.2f", lambda p: p.prompts_per_s),
+        ("gen tok/s", ">10.1f", lambda p: p.generated_tokens_per_s),
+        ("peak GiB", ">8.2f", lambda p: p.peak_memory_gib),
+        ("prefill MFU", ">11.1%", lambda p: p.prefill_mfu),
+        ("decode MFU", ">10.1%", lambda p: p.decode_mfu),
+    ]
+    agreement: list[Column] = [
+        ("SmolLM2 vs CPU", "<15", lambda r: r.dtype),
+        ("rows", ">5", lambda r: r.rows),
+        ("greedy same", ">11.1%", lambda r: r.greedy_agreement),
+        ("seconds", ">8.1f", lambda r: r.seconds),
+        *((f"max|d| {n}", ">20.3g", lambda r, n=n: r.max_delta[n]) for n in [*CONFIDENCE_COLUMNS, "hidden"]),
+    ]
+    engines: list[Column] = [
+        ("engines", "<10", lambda e: e.model),
+        ("batch", ">5", lambda e: e.batch_size),
+        ("planned", ">7", lambda e: "yes" if e.planned else "no"),
+        ("engine", "<15", lambda e: e.engine),
+        ("prompts/s", ">9.2f", lambda e: e.prompts_per_s),
+        ("gen tok/s", ">10.1f", lambda e: e.generated_tokens_per_s),
+        ("peak GiB", ">8.2f", lambda e: e.peak_memory_gib),
+        ("ratio_to_generate", ">17.2f", lambda e: e.ratio_to_generate),
+        ("", "", lambda e: e.note),
+    ]
     return "\n".join(
         [
-            *table(phases, [astuple(p)[: len(phases)] for p in report.phases], nan="n/a"),
+            *table(phases, report.phases, nan="n/a"),
             "",
-            *table(
-                agreement,
-                [
-                    (r.dtype, r.rows, r.greedy_agreement, r.seconds, *(r.max_delta[n] for n in names))
-                    for r in [*report.agreement, *report.evidence]
-                ],
-            ),
+            *table(agreement, [*report.agreement, *report.evidence]),
             report.estimate,
             "",
-            *engine_lines(report),
+            *table(engines, report.engines, nan="n/a"),
+            *(
+                f"planned batch {shape}: {plan['batch_size']} ({plan['free_bytes'] / 2**30:.1f} GiB free, "
+                f"{plan['row_bytes'] / 2**20:.1f} MiB per row)"
+                for shape, plan in report.planned_batch.items()
+            ),
         ]
     )
-
-
-def engine_lines(report: Report) -> list[str]:
-    """Part 3's table: the engines side by side per shape and batch size, then the planned batches."""
-    columns = (
-        ("engines", "<10"),
-        ("batch", ">5"),
-        ("planned", ">7"),
-        ("engine", "<15"),
-        ("prompts/s", ">9.2f"),
-        ("gen tok/s", ">10.1f"),
-        ("peak GiB", ">8.2f"),
-        ("ratio_to_generate", ">17.2f"),
-        ("", ""),
-    )
-    rows = [
-        (e.model, e.batch_size, "yes" if e.planned else "no", e.engine, *astuple(e)[4:])
-        for e in report.engines
-    ]
-    return table(columns, rows, nan="n/a") + [
-        f"planned batch {shape}: {plan['batch_size']} ({plan['free_bytes'] / 2**30:.1f} GiB free, "
-        f"{plan['row_bytes'] / 2**20:.1f} MiB per row)"
-        for shape, plan in report.planned_batch.items()
-    ]
 
 
 def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bool = True) -> Report:

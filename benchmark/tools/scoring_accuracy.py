@@ -31,7 +31,7 @@ from benchmark.errors import SagoError
 from benchmark.tools import chunked
 from benchmark.tools.bench import pooled_header, pooled_run, pooled_run_options, time_harness, warm_up
 from benchmark.tools.screen import ScreenedHead
-from benchmark.tools.timing import ruled, table
+from benchmark.tools.timing import Column, table
 
 _ROWS_AT_ONCE = 128
 """rows whose full float64 logits are held at once (268 MB for Gemma 3's vocabulary)."""
@@ -117,20 +117,15 @@ def candidates_per_row(rows: list[tuple[torch.Tensor, torch.Tensor]], screen: Sc
 
 
 def format_table(errors: list[Errors], positions: int, rows_with_target: int) -> str:
-    columns = (
-        ("method", "<26"),
-        ("positions", ">9"),
-        ("max |d log-prob|", ">16.2e"),
-        ("max |d entropy|", ">15.2e"),
-        ("argmax = float64", ">16"),
-    )
-    rows = [(e.method, positions, e.log_prob, e.entropy, e.argmax_equal) for e in errors]
-    return "\n".join(
-        [
-            *ruled(table(columns, rows)),
-            f"log-prob over the {rows_with_target} positions with a target (the last of each y_0 has none)",
-        ]
-    )
+    columns: list[Column] = [
+        ("method", "<26", lambda e: e.method),
+        ("positions", ">9", lambda e: positions),
+        ("max |d log-prob|", ">16.2e", lambda e: e.log_prob),
+        ("max |d entropy|", ">15.2e", lambda e: e.entropy),
+        ("argmax = float64", ">16", lambda e: e.argmax_equal),
+    ]
+    last = f"log-prob over the {rows_with_target} positions with a target (the last of each y_0 has none)"
+    return "\n".join([*table(columns, errors, rule=True), last])
 
 
 def _keeping(limit: int, kept: list[tuple[torch.Tensor, torch.Tensor]]) -> Callable[..., chunked._Stats]:

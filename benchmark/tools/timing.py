@@ -127,16 +127,19 @@ def peak_rss_mib() -> float:
     return peak / 1024 / (1024 if sys.platform == "darwin" else 1)  # Linux reports KiB, macOS bytes
 
 
-Column = tuple[str, str]
-"""(header, format spec of its values, e.g. ``">9.2f"``); a text value is only aligned to the width."""
+Column = tuple[str, str, Callable[[Any], object]]
+"""(header, format spec of its values, e.g. ``">9.2f"``, the value of a row); a text value is only aligned."""
 
 
-def table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *, nan: str = "nan") -> list[str]:
-    """The lines of a fixed-width table: a header, then one line per row, cells one space apart; a NaN
-    cell reads ``nan``.
+def table(
+    columns: Sequence[Column], rows: Iterable[object], *, nan: str = "nan", rule: bool = False
+) -> list[str]:
+    """The lines of a fixed-width table: a header (``rule``: with dashes under it), then a line per row,
+    cells one space apart. A row is what the columns read, or a tuple of its cells as they are (a total
+    line); a NaN cell reads ``nan``.
 
-    >>> table([("name", "<6"), ("s", ">5.1f")], [("a", 1.25), ("total", float("nan"))], nan="n/a")
-    ['name       s', 'a        1.2', 'total    n/a']
+    >>> table([("name", "<6", str), ("s", ">5.1f", len)], ["ab", ("total", float("nan"))], nan="n/a")
+    ['name       s', 'ab       2.0', 'total    n/a']
     """
 
     def cell(value: object, spec: str) -> str:
@@ -147,15 +150,12 @@ def table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *, nan: s
             return format(value, ("<" if spec.startswith("<") else ">") + (width.group(1) if width else ""))
         return format(value, spec)
 
-    return [
-        " ".join(cell(h, spec) for h, spec in columns).rstrip(),
-        *(" ".join(cell(v, s) for v, (_, s) in zip(row, columns, strict=True)).rstrip() for row in rows),
-    ]
+    def line(row: object) -> str:
+        values = row if isinstance(row, tuple) else tuple(value(row) for _, _, value in columns)
+        return " ".join(cell(v, spec) for v, (_, spec, _) in zip(values, columns, strict=True)).rstrip()
 
-
-def ruled(lines: list[str]) -> list[str]:
-    """A table's lines with a rule of dashes under its header."""
-    return [lines[0], "-" * len(lines[0]), *lines[1:]]
+    header = " ".join(cell(h, spec) for h, spec, _ in columns).rstrip()
+    return [header, *(["-" * len(header)] if rule else []), *map(line, rows)]
 
 
 def no_nan(value: Any) -> Any:
