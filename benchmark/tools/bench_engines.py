@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 import click
 import torch
@@ -38,6 +38,7 @@ from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import Column, profile_tasks, release, report_option, table, timed, write_report
 
+T = TypeVar("T")
 _CPU_ORDER = ("two_pass", "single_prefill")
 """reference engine first in the CPU comparison's table."""
 
@@ -279,24 +280,6 @@ def time_engines(
     ]
 
 
-def bench_shape(
-    shape: Shape,
-    workload: Workload,
-    *,
-    device: torch.device,
-    dtype: torch.dtype,
-    engines: Sequence[str],
-    peak_flops: float,
-) -> list[Measurement]:
-    """Build one random model, then time every engine on it."""
-    model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
-    runs = {name: TOOL_ENGINES.get(name).run for name in engines}
-    results = time_engines(model, shape, workload, runs, peak_flops=peak_flops)
-    del model
-    release(device)
-    return results
-
-
 TABLE_COLUMNS: list[Column] = [
     ("model", "<16", lambda m: m.model),
     ("engine", "<15", lambda m: m.engine),
@@ -492,23 +475,38 @@ def setting(dry_run: bool, shapes: Sequence[str], refusal: str) -> Setting:
     return Setting([SHAPES[name] for name in shapes], torch.device("cuda"), torch.bfloat16)
 
 
+def on_random_models(setting: Setting, seed: int, work: Callable[[PreTrainedModel, Shape], T]) -> list[T]:
+    """``work`` on a random model of each of the setting's shapes in turn, each model's memory handed back
+    before the next one is built (so each is measured alone)."""
+    results = []
+    for shape in tqdm(setting.shapes, desc="shapes", disable=None):
+        results.append(work(build_model(shape, device=setting.device, dtype=setting.dtype, seed=seed), shape))
+        release(setting.device)
+    return results
+
+
 def _bench(
     dry_run: bool, shapes: list[str], engines: list[str], peak_flops: float, workload: Workload
 ) -> list[Measurement]:
-    refusal = "bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare"
-    chosen, device, dtype = setting(dry_run, shapes, refusal)
+    chosen = setting(
+        dry_run, shapes, "bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare"
+    )
     if dry_run:
-        workload = replace(
-            DRY_RUN,
-            new_tokens=min(workload.new_tokens, 8),
-            baseline_tokens=min(workload.baseline_tokens, 8),
+        tokens = {
+            "new_tokens": min(workload.new_tokens, 8),
+            "baseline_tokens": min(workload.baseline_tokens, 8),
+        }
+        workload = replace(DRY_RUN, **tokens)
+    runs = {name: TOOL_ENGINES.get(name).run for name in engines}
+    return [
+        m
+        for rows in on_random_models(
+            chosen,
+            workload.seed,
+            lambda model, shape: time_engines(model, shape, workload, runs, peak_flops=peak_flops),
         )
-    rows: list[Measurement] = []
-    for shape in tqdm(chosen, desc="shapes", disable=None):
-        rows += bench_shape(
-            shape, workload, device=device, dtype=dtype, engines=engines, peak_flops=peak_flops
-        )
-    return rows
+        for m in rows
+    ]
 
 
 def _names(text: str, known: Collection[str]) -> list[str]:

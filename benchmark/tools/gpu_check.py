@@ -61,6 +61,7 @@ from benchmark.tools.bench_engines import (
     Workload,
     build_model,
     matmul_params,
+    on_random_models,
     peak_flops_option,
     random_prompts,
     setting,
@@ -71,7 +72,6 @@ from benchmark.tools.timing import (
     Column,
     Laps,
     profile_tasks,
-    release,
     report_option,
     table,
     timed,
@@ -157,18 +157,8 @@ class Report:
     evidence: list[AgreementRow] = field(default_factory=list)
 
 
-def bench_phases(
-    shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype, peak_flops: float
-) -> PhaseRow:
+def time_phases(model: PreTrainedModel, shape: Shape, workload: Workload, peak_flops: float) -> PhaseRow:
     """Prefill (with y_0 scoring) and greedy decoding timed apart on a random model of ``shape``."""
-    model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
-    row = _time_phases(model, shape, workload, peak_flops)
-    del model
-    release(device)
-    return row
-
-
-def _time_phases(model: PreTrainedModel, shape: Shape, workload: Workload, peak_flops: float) -> PhaseRow:
     prompts, baselines = random_prompts(workload, shape.vocab)
     assert baselines is not None
     eos, size, laps = frozenset({shape.vocab - 1}), workload.batch_size, Laps(model.device)
@@ -236,16 +226,16 @@ def planned_batch(shape: Shape, workload: Workload, dtype: torch.dtype, free_byt
 
 
 def compare_engines(
-    shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype
+    model: PreTrainedModel, shape: Shape, workload: Workload
 ) -> tuple[list[EngineRow], dict[str, int]]:
-    """Each of :data:`COMPARED_ENGINES` on one random model, at the workload's batch size and at the one
-    planned from the memory left once the weights are loaded (``loading.plan_gpu_batch``; the dry run
-    pretends :data:`DRY_RUN_FREE_BYTES` are free), each warmed up on one batch first (the captured-graph
-    engine compiles and captures its decode step there) and timed over two batches. Returns the rows and
-    the plan."""
-    model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
-    free = torch.cuda.mem_get_info(device)[0] if device.type == "cuda" else DRY_RUN_FREE_BYTES
-    plan = planned_batch(shape, workload, dtype, free)
+    """Each of :data:`COMPARED_ENGINES` on a random model of ``shape``, at the workload's batch size and
+    at the one planned from the memory left once the weights are loaded (``loading.plan_gpu_batch``; the
+    dry run pretends :data:`DRY_RUN_FREE_BYTES` are free), each warmed up on one batch first (the
+    captured-graph engine compiles and captures its decode step there) and timed over two batches.
+    Returns the rows and the plan."""
+    cuda = model.device.type == "cuda"
+    free = torch.cuda.mem_get_info(model.device)[0] if cuda else DRY_RUN_FREE_BYTES
+    plan = planned_batch(shape, workload, model.dtype, free)
     rows: list[EngineRow] = []
     runs = {"generate": run_generate, **{name: TOOL_ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
     for size in sorted({workload.batch_size, plan["batch_size"]}):
@@ -265,8 +255,6 @@ def compare_engines(
             )
             for name, m in measured.items()
         ]
-    del model
-    release(device)
     return rows, plan
 
 
@@ -302,11 +290,6 @@ def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: 
             shape.name, "vllm", planned, True, len(prompts) / seconds, generated / seconds, peak, math.nan
         )
     ]
-
-
-def paper_estimate(row: PhaseRow, prompts: int) -> float:
-    """Seconds for ``prompts`` requests at the measured prompts/s (an extrapolation, not a run)."""
-    return prompts / row.prompts_per_s
 
 
 def run_smollm2(
@@ -420,19 +403,23 @@ def format_table(report: Report) -> str:
 def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bool = True) -> Report:
     """Run every part; returns what they measured."""
     refusal = "gpu-check needs a CUDA device; on a CPU run it with ARGS=--dry-run"
-    shapes, device, dtype = setting(dry_run, ["llama-1b", "llama-8b"], refusal)
+    chosen = setting(dry_run, ["llama-1b", "llama-8b"], refusal)
     workload = DRY_RUN if dry_run else Workload(4 * batch_size, batch_size, 40, 120, 100, 100, seed=0)
-    phases = [bench_phases(s, workload, device=device, dtype=dtype, peak_flops=peak_flops) for s in shapes]
-    engines: list[EngineRow] = []
-    plans: dict[str, dict[str, int]] = {}
-    for shape in shapes:
-        rows, plans[shape.name] = compare_engines(shape, workload, device=device, dtype=dtype)
-        engines += rows + time_vllm(shape, workload, dtype=dtype, planned=plans[shape.name]["batch_size"])
+    phases = on_random_models(
+        chosen, workload.seed, lambda m, shape: time_phases(m, shape, workload, peak_flops)
+    )
+    compared = on_random_models(chosen, workload.seed, lambda m, shape: compare_engines(m, shape, workload))
+    plans = {shape.name: plan for shape, (_, plan) in zip(chosen.shapes, compared, strict=True)}
+    engines = [
+        row
+        for shape, (rows, plan) in zip(chosen.shapes, compared, strict=True)
+        for row in rows + time_vllm(shape, workload, dtype=chosen.dtype, planned=plan["batch_size"])
+    ]
     # every request of the paper profile, the rerun controls included
     paper = len(profile_tasks(open_variant_set(DEFAULT_SET, REFERENCE_VERSION), get_profile("paper"), None))
     estimate = (
         f"ESTIMATE (extrapolated from the {phases[-1].model} row, not measured): the paper profile's "
-        f"{paper} requests would take {paper_estimate(phases[-1], paper) / 60:.1f} min at that rate"
+        f"{paper} requests would take {paper / phases[-1].prompts_per_s / 60:.1f} min at that rate"
     )
     scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
     try:
@@ -440,10 +427,9 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bo
         rows_evidence = _evidence_agreement(scratch) if evidence and not dry_run else []
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(device))
-    return Report(
-        name, str(dtype).removeprefix("torch."), phases, engines, plans, rows_agree, estimate, rows_evidence
-    )
+    name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(chosen.device))
+    dtype = str(chosen.dtype).removeprefix("torch.")
+    return Report(name, dtype, phases, engines, plans, rows_agree, estimate, rows_evidence)
 
 
 def device_slug(name: str) -> str:
