@@ -32,7 +32,7 @@ from benchmark.schema import BASELINE_FAMILY
 
 T = TypeVar("T")
 SCHEMA_VERSION = 1
-"""of the JSON reports written by :func:`write_report` (a reader refuses a newer one)."""
+"""of the JSON reports written by :func:`write_report`: raised when a key is renamed or changes meaning."""
 
 
 def profile_tasks(
