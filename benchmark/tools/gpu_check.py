@@ -71,6 +71,7 @@ from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import (
     Column,
     Laps,
+    Timed,
     profile_tasks,
     report_option,
     table,
@@ -322,8 +323,9 @@ def run_smollm2(
     return results_dir(SMOLLM2, DEFAULT_SET, version, root)
 
 
-def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> AgreementRow:
-    """Compare two result folders of the same profile row by row."""
+def agreement(reference: Path, run: Timed[Path], dtype: str) -> AgreementRow:
+    """Compare a timed run's result folder with another of the same profile, row by row."""
+    other = run.value
     from safetensors.numpy import load_file
 
     def records(folder: Path) -> pd.DataFrame:
@@ -350,7 +352,7 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
             )
     deltas["hidden"] = hidden
     same = float((ref["response"] == got["response"]).mean())
-    return AgreementRow(dtype, len(got), same, deltas, seconds)
+    return AgreementRow(dtype, len(got), same, deltas, run.timing.seconds)
 
 
 def format_table(report: Report) -> str:
@@ -454,56 +456,42 @@ def default_out(report: Report) -> Path:
 
 def _evidence_agreement(scratch: Path) -> list[AgreementRow]:
     """SmolLM2 in float32 on the v2 evidence profile against the committed CPU result (compact states)."""
-    committed = results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION)
-    fresh = timed(
-        partial(
-            run_smollm2,
-            "float32",
-            profile="evidence",
-            scratch=scratch / "evidence",
-            version=EVIDENCE_VERSION,
-            activations="compact",
-            batch_size=None,
-        )
-    )
-    return [agreement(committed, fresh.value, "float32 evidence", fresh.timing.seconds)]
+    run = partial(run_smollm2, "float32", profile="evidence", scratch=scratch / "evidence")
+    fresh = timed(partial(run, version=EVIDENCE_VERSION, activations="compact", batch_size=None))
+    return [agreement(results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION), fresh, "float32 evidence")]
 
 
 def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
     committed = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION)
-    runs = {
-        dtype: timed(partial(run_smollm2, dtype, profile="smoke", scratch=scratch))
+    return [
+        agreement(committed, timed(partial(run_smollm2, dtype, profile="smoke", scratch=scratch)), dtype)
         for dtype in ("float32", "bfloat16")
-    }
-    return [agreement(committed, run.value, dtype, run.timing.seconds) for dtype, run in runs.items()]
+    ]
 
 
 def _dry_agreement(scratch: Path) -> list[AgreementRow]:
     """The comparison code path on the CPU: the tiny model in float32 (reference) and bfloat16."""
+    runs = {
+        name: timed(partial(_tiny_run, scratch / name, dtype))
+        for name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16))
+    }
+    return [agreement(runs["float32"].value, run, name) for name, run in runs.items()]
+
+
+def _tiny_run(root: Path, dtype: torch.dtype) -> Path:
+    """The tiny random model in ``dtype`` on one dataset of the bench profile, into ``root``."""
     from benchmark.testing import tiny_backend
 
-    options = EvaluateOptions(
-        version=REFERENCE_VERSION,
-        profile="bench",
-        datasets=open_variant_set(DEFAULT_SET, REFERENCE_VERSION).datasets[:1],
-        force=True,
-        progress=False,
-    )
-    runs = {}
-    for dtype, torch_dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
-        backend = tiny_backend(batch_size=4)
-        backend.model.to(torch_dtype)
-        root = _copy_submission(scratch / dtype)
-        run = partial(evaluate_submission, SMOLLM2, options, root=root, backend=backend)
-        runs[dtype] = timed(run).timing.seconds
-    folder = {d: results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, scratch / d) for d in runs}
-    return [agreement(folder["float32"], folder[d], d, seconds) for d, seconds in runs.items()]
-
-
-def _copy_submission(root: Path) -> Path:
+    backend = tiny_backend(batch_size=4)
+    backend.model.to(dtype)
     (root / SMOLLM2).mkdir(parents=True)
     shutil.copy2(paths.SUBMISSIONS_DIR / SMOLLM2 / "submission.yaml", root / SMOLLM2 / "submission.yaml")
-    return root
+    datasets = open_variant_set(DEFAULT_SET, REFERENCE_VERSION).datasets[:1]
+    options = EvaluateOptions(
+        version=REFERENCE_VERSION, profile="bench", datasets=datasets, force=True, progress=False
+    )
+    evaluate_submission(SMOLLM2, options, root=root, backend=backend)
+    return results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, root)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
