@@ -491,22 +491,14 @@ def _bench(
     chosen = setting(
         dry_run, shapes, "bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare"
     )
-    if dry_run:
-        tokens = {
-            "new_tokens": min(workload.new_tokens, 8),
-            "baseline_tokens": min(workload.baseline_tokens, 8),
-        }
-        workload = replace(DRY_RUN, **tokens)
+    if dry_run:  # the tiny shape's workload, with at most 8 new and 8 baseline tokens
+        new, baseline = min(workload.new_tokens, 8), min(workload.baseline_tokens, 8)
+        workload = replace(DRY_RUN, new_tokens=new, baseline_tokens=baseline)
     runs = {name: TOOL_ENGINES.get(name).run for name in engines}
-    return [
-        m
-        for rows in on_random_models(
-            chosen,
-            workload.seed,
-            lambda model, shape: time_engines(model, shape, workload, runs, peak_flops=peak_flops),
-        )
-        for m in rows
-    ]
+    measured = on_random_models(
+        chosen, workload.seed, lambda m, shape: time_engines(m, shape, workload, runs, peak_flops=peak_flops)
+    )
+    return [row for rows in measured for row in rows]
 
 
 def _names(text: str, known: Collection[str]) -> list[str]:
