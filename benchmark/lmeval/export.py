@@ -39,6 +39,8 @@ EXPORT_FORMAT = 1
 """version of the ``metadata.sago`` block; the import refuses a newer one."""
 LM_EVAL_PIN = "lm_eval==0.4.13"
 """the lm-eval release the export is tested with (the ``peer`` extra)."""
+LM_EVAL_BATCH_SIZE = 32
+"""``--batch_size`` of the lm_eval command the export's README and the project README give."""
 README = "README.md"
 UTILS = "utils.py"
 """the tasks' hooks (lm-eval imports it by path): ``custom_dataset``, which loads the copied parquet, and
@@ -239,7 +241,7 @@ def readme(variant_set: VariantSet, profile: Profile, out: Path, tasks: Sequence
         "```bash\n"
         f"lm_eval --model hf --model_args pretrained=MODEL,dtype=float32,add_bos_token=False \\\n"
         f"  --include_path {out.name} --tasks {group} --apply_chat_template \\\n"
-        "  --log_samples --output_path lm-eval-out --batch_size 8\n"
+        f"  --log_samples --output_path lm-eval-out --batch_size {LM_EVAL_BATCH_SIZE}\n"
         f"sago import lm-eval lm-eval-out/*/samples_{group}_*.jsonl "
         f"--set {variant_set.name} --version {variant_set.version} --out RESULTS_DIR\n"
         "```\n\n"
