@@ -28,7 +28,15 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.rows import AccuracyRow, CellRow, ClaimRow, OneSidedTestRow, ReversalRow, RunRow
+from benchmark.rows import (
+    AccuracyRow,
+    CellRow,
+    ClaimRow,
+    IndependenceRow,
+    OneSidedTestRow,
+    ReversalRow,
+    RunRow,
+)
 from benchmark.schema import axis_label
 from benchmark.stats.sgs import ALL
 from benchmark.stats.validity import LEGEND, labelled, ordered
@@ -415,13 +423,18 @@ def _agreement_claim(document: LeaderboardDocument) -> str:
     )
 
 
-def _independence_claim(document: LeaderboardDocument) -> str:
+def _correlations(document: LeaderboardDocument) -> list[IndependenceRow]:
+    """The combined per-item correlations between paper measures that have a ρ, in measure order."""
     rows = {(r["measure_a"], r["measure_b"]): r for r in document.independence if r["scope"] == "combined"}
-    pairs = [
+    return [
         rows[(a, b)]
         for a, b in itertools.combinations(_paper_measures(document), 2)
         if (a, b) in rows and rows[(a, b)]["rho"] is not None
     ]
+
+
+def _independence_claim(document: LeaderboardDocument) -> str:
+    pairs = _correlations(document)
     if not pairs:
         return "Per-item correlations between measures are not computable."
     strongest = max(pairs, key=lambda r: abs(r["rho"] or 0.0))
@@ -444,22 +457,22 @@ def _independence_claim(document: LeaderboardDocument) -> str:
     )
 
 
-def _aggregate_changes(document: LeaderboardDocument) -> list[float]:
-    """(SGS − SGS-ext) / SGS-ext of every pooled paper-measure cell."""
-    return [
+def _sgs_span(document: LeaderboardDocument) -> str | None:
+    """How far SGS sits from SGS-ext over the pooled paper-measure cells, e.g. ``-4.5 % to +5.5 %``."""
+    changes = [
         (sgs - ext) / ext
         for c in document.cells
         if c["dataset"] == ALL and c["measure"] in _paper_measures(document)
         if (sgs := c.get("sgs")) is not None and (ext := c["extended"].get("sgs")) not in (None, 0)
     ]
+    return f"{100 * min(changes):+.1f} % to {100 * max(changes):+.1f} %" if changes else None
 
 
 def _aggregate_claim(document: LeaderboardDocument) -> str | None:
     if len(document.aggregates.rows) < 2:
         return None
     paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
-    changes = _aggregate_changes(document)
-    span = f"{100 * min(changes):+.1f} % to {100 * max(changes):+.1f} %" if changes else "–"
+    span = _sgs_span(document) or "–"
     added = sorted(set(extended["families"]) - set(paper["families"]))
     return (
         f"SGS pools exactly the paper's families ({', '.join(paper['families'])}); SGS-ext adds "
@@ -587,8 +600,7 @@ def _aggregate_plain(document: LeaderboardDocument) -> str | None:
     if len(document.aggregates.rows) < 2:
         return None
     paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
-    changes = _aggregate_changes(document)
-    span = f"{100 * min(changes):+.1f} % to {100 * max(changes):+.1f} %" if changes else "an unknown amount"
+    span = _sgs_span(document) or "an unknown amount"
     return (
         f"SGS ({len(paper['families'])} paper families) and SGS-ext (all {len(extended['families'])}) differ "
         f"by {span} on all items."
@@ -616,12 +628,7 @@ def _agreement_plain(document: LeaderboardDocument) -> str | None:
 
 
 def _independence_plain(document: LeaderboardDocument) -> str | None:
-    rows = {(r["measure_a"], r["measure_b"]): r for r in document.independence if r["scope"] == "combined"}
-    pairs = [
-        rows[(a, b)]
-        for a, b in itertools.combinations(_paper_measures(document), 2)
-        if (a, b) in rows and rows[(a, b)]["rho"] is not None
-    ]
+    pairs = _correlations(document)
     if not pairs:
         return None
     strongest = max(pairs, key=lambda r: abs(r["rho"] or 0.0))
