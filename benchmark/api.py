@@ -13,6 +13,7 @@ from typing import Literal
 
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
+from benchmark.model_facts import FACTS_FILE, read_model_facts
 from benchmark.models.protocol import ModelBackend
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR, check_slug
 from benchmark.results import LEADERBOARD_FILE
@@ -172,5 +173,8 @@ def build_site(
     board = read_board(leaderboard)
     variant_set = _load_variant_set(board.data["set"], board.data["version"], variants)
     others = other_boards(board, leaderboard, submissions, variants)
-    render(SiteInputs(board, submissions, variant_set), out, progress=progress, others=others)
+    files = read_model_facts(leaderboard.with_name(FACTS_FILE))
+    render(
+        SiteInputs(board, submissions, variant_set, model_files=files), out, progress=progress, others=others
+    )
     return out

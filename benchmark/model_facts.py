@@ -16,6 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmark.errors import FileProblem
+from benchmark.safeload import load_json_object
+
 Messages = Sequence[Mapping[str, str]]
 Render = Callable[[Messages], str]
 """a chat template: messages -> the text the model reads (``add_generation_prompt`` on)."""
@@ -128,3 +131,120 @@ def gguf_facts(path: Path) -> GGUFFacts:
         context_length=None if context is None else int(context),
         chat_template=_field(reader, "tokenizer.chat_template"),
     )
+
+
+FACTS_FILE = "model_facts.json"
+"""``leaderboard/model_facts.json``: written by ``make model-facts``, read by the site's model pages."""
+FACTS_SCHEMA_VERSION = 1
+"""the newest ``schema_version`` of that file this code reads."""
+FACTS_LIMIT = 4 << 20
+_REMAKE = "run `make model-facts` to write it again"
+
+
+@dataclass(frozen=True)
+class PackagedFacts:
+    """One packaged model's entry of ``model_facts.json``: the file that ran and what it received."""
+
+    slug: str
+    file_sha256: str
+    """sha256 of the GGUF file the facts were read from (a run records the one it loaded)."""
+    chat_template_sha256: str | None
+    """sha256 of the template applied (None: prompts went to the model raw)."""
+    system_turn: SystemTurn | None
+    """the system turn the applied template writes before a lone user turn (None: no template applied)."""
+    example_prompt: str
+    """one baseline prompt of the set, as written."""
+    example_rendered: str
+    """the same prompt exactly as the model received it (template applied, if any)."""
+    example_where: str
+    """which item it is: ``dataset`` item ``item_id``."""
+    gguf: GGUFFacts
+
+
+def _text(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise FileProblem(FACTS_FILE, f"{where} is not a text", _REMAKE)
+    return value
+
+
+def _optional_text(value: object, where: str) -> str | None:
+    return None if value is None else _text(value, where)
+
+
+def _optional_int(value: object, where: str) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise FileProblem(FACTS_FILE, f"{where} is not a whole number", _REMAKE)
+
+
+def _number(value: object, where: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise FileProblem(FACTS_FILE, f"{where} is not a number", _REMAKE)
+
+
+def _object(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise FileProblem(FACTS_FILE, f"{where} is not an object", _REMAKE)
+    return value
+
+
+def _gguf(data: Mapping[str, Any], where: str) -> GGUFFacts:
+    """The ``gguf`` block as written by :meth:`GGUFFacts.to_json` (the template is not stored)."""
+    types = _object(data.get("weight_types"), f"{where}.weight_types")
+    return GGUFFacts(
+        architecture=_text(data.get("architecture"), f"{where}.architecture"),
+        source_name=_optional_text(data.get("source_name"), f"{where}.source_name"),
+        organization=_optional_text(data.get("organization"), f"{where}.organization"),
+        finetune=_optional_text(data.get("finetune"), f"{where}.finetune"),
+        size_label=_optional_text(data.get("size_label"), f"{where}.size_label"),
+        file_type=_optional_text(data.get("file_type"), f"{where}.file_type"),
+        quantization_version=_optional_int(data.get("quantization_version"), f"{where}.quantization_version"),
+        parameters=_optional_int(data.get("parameters"), f"{where}.parameters") or 0,
+        bits_per_weight=_number(data.get("bits_per_weight"), f"{where}.bits_per_weight"),
+        weight_types={str(k): _number(v, f"{where}.weight_types.{k}") for k, v in types.items()},
+        context_length=_optional_int(data.get("context_length"), f"{where}.context_length"),
+        chat_template=None,
+    )
+
+
+def _system_turn(value: object, where: str) -> SystemTurn | None:
+    if value is None:
+        return None
+    data = _object(value, where)
+    return SystemTurn(
+        _optional_text(data.get("text"), f"{where}.text"), _text(data.get("how"), f"{where}.how")
+    )
+
+
+def packaged_facts(slug: str, entry: Mapping[str, Any]) -> PackagedFacts:
+    """One ``models.<slug>`` entry, typed; a value of another shape is one line naming it."""
+    where = f"models.{slug}"
+    example = _object(entry.get("example"), f"{where}.example")
+    return PackagedFacts(
+        slug=slug,
+        file_sha256=_text(entry.get("file_sha256"), f"{where}.file_sha256"),
+        chat_template_sha256=_optional_text(
+            entry.get("chat_template_sha256"), f"{where}.chat_template_sha256"
+        ),
+        system_turn=_system_turn(entry.get("default_system_turn"), f"{where}.default_system_turn"),
+        example_prompt=_text(example.get("prompt"), f"{where}.example.prompt"),
+        example_rendered=_text(example.get("rendered"), f"{where}.example.rendered"),
+        example_where=(
+            f"{_text(example.get('dataset'), f'{where}.example.dataset')} item "
+            f"{_text(example.get('item_id'), f'{where}.example.item_id')}"
+        ),
+        gguf=_gguf(_object(entry.get("gguf"), f"{where}.gguf"), f"{where}.gguf"),
+    )
+
+
+def read_model_facts(path: Path) -> dict[str, PackagedFacts]:
+    """``model_facts.json`` by slug ({} when the file is absent: the pages then show no file facts)."""
+    if not path.is_file():
+        return {}
+    data = load_json_object(path, limit=FACTS_LIMIT, fix=_REMAKE)
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > FACTS_SCHEMA_VERSION:
+        raise FileProblem(path, f"schema_version {version!r} is not one this sago-bench reads", _REMAKE)
+    models = _object(data.get("models"), "models")
+    return {str(slug): packaged_facts(str(slug), _object(e, f"models.{slug}")) for slug, e in models.items()}

@@ -46,6 +46,7 @@ RAW_JSON_READERS: dict[str, str] = {
     "benchmark.documents": "the declarations themselves",
     "benchmark.safeload": "the bounded, duplicate-refusing parser the declarations use",
     "benchmark.stats.api_models": "api_models.json's own declaration (writer, reader, schema version)",
+    "benchmark.model_facts": "model_facts.json's reader (written by benchmark.tools.model_facts)",
     "benchmark.lmeval.samples": "lm-evaluation-harness's results and samples files (its format, not ours)",
     "benchmark.axes.results": "the input fingerprint kept in a deltas parquet's metadata",
     "benchmark.axes.llm_judge": "its margin cache",

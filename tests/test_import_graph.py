@@ -237,6 +237,7 @@ JSON_EDGE: dict[str, str] = {
     "benchmark.harness.collect.collect": "run_info: fields the harness copies into run.json as given",
     "benchmark.harness.finalize.finalize": "extra: fields merged into run.json as given",
     "benchmark.stats.api_models.ApiRow.from_json": "the API table's serialisation boundary itself",
+    "benchmark.model_facts.GGUFFacts.to_json": "model_facts.json's serialisation boundary (its writer's)",
     **{
         f"benchmark.documents.{cls}.{member}": "the documents' serialisation boundary itself"
         for cls in (

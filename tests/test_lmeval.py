@@ -3,13 +3,14 @@ responses gives the same response-only numbers as a sago run ("same numbers"), w
 
 The sago run is a real ``benchmark.evaluate`` of the deterministic fake model on two datasets of
 sago-v1/v2 (smoke profile); the lm-eval files are written in lm-eval 0.4.13's layout from that run's
-responses, with the documents loaded from the exported task's ``dataset_kwargs`` as lm-eval loads them.
+responses, with the documents loaded by the exported task's ``custom_dataset`` hook as lm-eval loads them.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from helpers.lmeval import GREEDY, load_task, option, run_readme, write_lm_eval_output
+from helpers.lmeval import GREEDY, load_task, option, run_readme, task_docs, write_lm_eval_output
 from helpers.toy import JaccardScorer
 
 import benchmark
@@ -25,7 +26,7 @@ from benchmark import jsonio
 from benchmark.axes import AxisScorers, LexiconPolitenessJudge, read_scorer_backbones, write_deltas
 from benchmark.axes.measures import all_measures, model_measures
 from benchmark.errors import SagoError
-from benchmark.lmeval.export import export_lm_eval
+from benchmark.lmeval.export import data_source, export_lm_eval
 from benchmark.lmeval.ingest import (
     NOT_MEASURED,
     differing_responses,
@@ -36,6 +37,7 @@ from benchmark.lmeval.ingest import (
 from benchmark.models.fake import FakeBackend
 from benchmark.pipeline.analyze import check_results
 from benchmark.profiles import get_profile, select_rows
+from benchmark.provenance import sha256_file
 from benchmark.results import ResultsFolder
 from benchmark.stats.summary import summarize
 from benchmark.submissions.validate_results import check_result_folder, known_variant_sets
@@ -117,7 +119,9 @@ def test_export_pins_the_set_and_keeps_the_profiles_rows(tasks_dir: Path, varian
         assert tag["rows"] == len(select_rows(variant_set.frame(dataset), get_profile("smoke")))
         assert task["generation_kwargs"] == GREEDY
         assert task["doc_to_text"] == "prompt" and task["doc_to_target"] == "answers"
-        assert Path(task["dataset_kwargs"]["data_files"]["test"]).is_file()
+        data = tasks_dir / task["dataset_kwargs"]["data_file"]
+        assert task["custom_dataset"] == "utils.load_rows" and data.parent == tasks_dir
+        assert tag["data_sha256"] == sha256_file(data) == sha256_file(data_source(variant_set, dataset))
         assert task["metric_list"] == [
             {"metric": "accuracy", "aggregation": "mean", "higher_is_better": True}
         ]
@@ -150,6 +154,35 @@ def test_the_exported_metric_is_sagos_accuracy_on_smollm2s_committed_responses(t
             assert got == {"accuracy": correct[(dataset, row.item_id, row.variant_id)]}
             scored, credited = scored + 1, credited + got["accuracy"]
     assert scored > 1000 and 0 < credited < scored  # real responses, some right and some wrong
+
+
+def test_the_exported_folder_moves_with_its_data(
+    tasks_dir: Path, variant_set: VariantSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The task files name no path outside their folder: copied elsewhere and loaded from another working
+    directory (lm-eval on another machine), each task gives exactly the profile's rows."""
+    moved = tmp_path / "elsewhere" / "tasks"
+    shutil.copytree(tasks_dir, moved)
+    monkeypatch.chdir(tmp_path)
+    for path in moved.iterdir():
+        if path.suffix in (".yaml", ".md"):
+            assert str(tasks_dir.parent) not in path.read_text(encoding="utf-8"), path.name
+    for dataset in DATASETS:
+        docs = task_docs(load_task(moved / f"sago_v1_v2_smoke_{dataset}.yaml"), moved)
+        chosen = select_rows(variant_set.frame(dataset), get_profile("smoke"))
+        assert [(d["item_id"], d["variant_id"]) for d in docs] == list(
+            zip(chosen["item_id"], chosen["variant_id"], strict=True)
+        )
+
+
+def test_the_exported_task_refuses_a_changed_data_file(tasks_dir: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "tasks"
+    shutil.copytree(tasks_dir, moved)
+    config = load_task(moved / f"sago_v1_v2_smoke_{DATASETS[0]}.yaml")
+    data = moved / config["dataset_kwargs"]["data_file"]
+    data.write_bytes(data.read_bytes() + b"\0")
+    with pytest.raises(ValueError, match="sha256 .* but the task was exported with"):
+        task_docs(config, moved)
 
 
 def test_export_refuses_a_folder_of_other_files_and_changes_nothing(
@@ -254,6 +287,7 @@ def _edited(tasks_dir: Path, sago_run: Path, tmp_path: Path, **options: Any) -> 
     ("edit", "message"),
     [
         ("hash", "exported from a set with sha256"),
+        ("data_hash", "read a natural_questions file with sha256"),
         ("limit", "--limit"),
         ("gen_kwargs", "max_gen_toks=64"),
         ("missing_row", "of the 175 rows"),
@@ -276,6 +310,9 @@ def test_samples_that_are_not_a_sago_run_are_refused_in_one_line(
     if edit == "hash":
         text = results.read_text(encoding="utf-8").replace(variant_set.sha256, "0" * 64)
         results.write_text(text, encoding="utf-8")
+    if edit == "data_hash":  # the task read another file than the set's, with a hash to match
+        data = sha256_file(data_source(variant_set, DATASETS[0]))
+        results.write_text(results.read_text(encoding="utf-8").replace(data, "1" * 64), encoding="utf-8")
     if edit in ("missing_row", "prompt"):
         lines = samples[0].read_text(encoding="utf-8").splitlines()
         if edit == "missing_row":
@@ -297,8 +334,6 @@ def test_the_board_refuses_a_response_only_result(
         check_results(imported)
     folder = tmp_path / "sago-v1" / "v2"
     folder.parent.mkdir()
-    import shutil
-
     shutil.copytree(imported, folder)
     failures = check_result_folder(folder, Path("results/sago-v1/v2"), known_variant_sets(REPO / "variants"))
     assert any("stays off the board" in f.problem for f in failures)

@@ -215,6 +215,41 @@ def test_each_long_finding_leads_with_a_short_plain_sentence_that_keeps_its_labe
         assert f"{sentence}[^{key}]" in block and f"[^{key}]: {full}" in block
 
 
+COMMITTED = Path(__file__).parent.parent / "leaderboard" / "leaderboard.json"
+PLAIN_WORDS = 25
+"""about how many words a plain sentence may have (issue 48: "about 25 words at most")."""
+
+
+@pytest.mark.parametrize("source", ["tripped", "committed"])
+def test_every_finding_has_a_plain_sentence_that_keeps_its_labels_and_drops_the_test(source: str) -> None:
+    """Each finding first as one short sentence with its validity labels; the test, n and correction
+    only in the full one (the README's footnote, the site's details)."""
+    board = _tripped(cut=True, tied=True) if source == "tripped" else LeaderboardDocument.read(COMMITTED)
+    stated = claims(board)
+    assert stated and all("plain" in c for c in stated), [c["id"] for c in stated if "plain" not in c]
+    for claim in stated:
+        plain, full = claim["plain"], claim["text"]
+        assert len(plain.split()) <= PLAIN_WORDS + 5 * (source == "tripped"), plain  # more model names
+        assert plain != full and len(plain) < len(full), claim["id"]
+        for label in validity.LABELS:  # a label the full sentence states, the plain one states too
+            assert (f"{label}]" in full or f"[{label}" in full) <= (label in plain), (claim["id"], label)
+        assert "Holm" not in plain and "sign-flip" not in plain and "((" not in plain, claim["id"]
+    block = results_markdown(board)
+    for claim in stated:
+        assert f"{claim['plain']}[^{claim['id']}]" in block and f"[^{claim['id']}]: {claim['text']}" in block
+
+
+def test_the_site_lists_every_finding_plain_first_with_the_full_one_in_details() -> None:
+    from benchmark.site import findings
+    from benchmark.site.board import Board
+
+    board = Board.of(_tripped(cut=True, tied=False).data | {"claims": []})
+    pairs = findings.all_claims(board)
+    stated = claims(board.document)
+    assert pairs == [(c["plain"], c["text"]) for c in stated]
+    assert findings.headline_claims(board) == [(c["plain"], c["text"]) for c in stated if c["headline"]]
+
+
 def test_the_site_headline_shows_the_plain_sentence_with_the_full_one_in_details() -> None:
     from benchmark.site import findings
     from benchmark.site.board import Board

@@ -39,8 +39,9 @@ def export() -> None:
 def export_lm_eval(set_name: str, version: str, profile: str, datasets: str | None, out: Path) -> None:
     """One lm-evaluation-harness task per dataset, plus a group over them.
 
-    Each task reads the frozen parquet file, keeps exactly the rows `sago evaluate --profile` runs, and
-    generates greedily with the profile's token cap; its metadata pins the set by sha256. The folder's
+    Each task reads the frozen parquet file copied beside it (the folder can be moved to the machine
+    lm-eval runs on), keeps exactly the rows `sago evaluate --profile` runs, and generates greedily with
+    the profile's token cap; its metadata pins the set and the file by sha256. The folder's
     README.md gives the lm_eval command (run it with --apply_chat_template and --log_samples) and the
     `sago import lm-eval` that scores the samples.
     """

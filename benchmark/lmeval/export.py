@@ -1,6 +1,10 @@
 """``sago export lm-eval``: a frozen variant set as lm-evaluation-harness tasks, one per dataset.
 
-Each task reads the set's parquet file directly (``dataset_path: parquet``) and keeps exactly the rows
+The export folder is self-contained: each dataset's frozen parquet file is copied beside the task YAMLs,
+and the tasks load it through a ``custom_dataset`` hook in the folder's ``utils.py`` that finds it next
+to itself (lm-eval resolves ``!function`` against the YAML's folder, while a relative ``data_files``
+would be read against the working directory), so the folder can be moved to the machine lm-eval runs on.
+The hook refuses a file whose sha256 is not the one the export recorded. Each task keeps exactly the rows
 ``sago evaluate --profile P`` runs, through a pyarrow filter on ``item_rank`` and ``variant_id`` (a
 profile's choice of levels is a function of the variant id: checked here against ``select_rows`` before
 anything is written). One document is one (item, variant) row with every column carried through, so
@@ -35,10 +39,13 @@ EXPORT_FORMAT = 1
 """version of the ``metadata.sago`` block; the import refuses a newer one."""
 LM_EVAL_PIN = "lm_eval==0.4.13"
 """the lm-eval release the export is tested with (the ``peer`` extra)."""
+LM_EVAL_BATCH_SIZE = 32
+"""``--batch_size`` of the lm_eval command the export's README and the project README give."""
 README = "README.md"
 UTILS = "utils.py"
-"""the tasks' ``process_results``: sago's accuracy grading, copied in whole (lm-eval imports it by path)."""
-EXPORT_FILES = re.compile(r"^(?:[a-z0-9_]+\.yaml|README\.md|utils\.py)$")
+"""the tasks' hooks (lm-eval imports it by path): ``custom_dataset``, which loads the copied parquet, and
+``process_results``, sago's accuracy grading copied in whole."""
+EXPORT_FILES = re.compile(r"^(?:[a-z0-9_]+\.yaml|[a-z0-9_]+\.parquet|README\.md|utils\.py)$")
 """what an export folder holds; a folder with anything else is not replaced."""
 
 
@@ -65,19 +72,43 @@ yaml.add_representer(
     Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)), Dumper=yaml.SafeDumper
 )
 
-PROCESS_RESULTS = '''
+HOOKS = '''
 
 # --- written by `sago export lm-eval` below sago's grading (benchmark/axes/accuracy.py, copied whole) ---
+import hashlib as _hashlib
+from pathlib import Path as _Path
+
+
 def process_results(doc, results):
     """lm-eval's per-sample hook: sago's accuracy, 1.0 when the response states a gold answer."""
     return {"accuracy": is_correct(results[0], list(doc["answers"]), doc["prompt"])}
+
+
+def load_rows(data_file, filters, sago, **_):
+    """lm-eval's custom_dataset hook (called with the task's metadata and dataset_kwargs): the profile's
+    rows of the parquet file beside this one, read from any working directory, refused unless its sha256
+    is the one the export recorded."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    path = _Path(__file__).resolve().parent / data_file
+    digest = _hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != sago["data_sha256"]:
+        raise ValueError(
+            f"{path}: sha256 {digest[:12]}..., but the task was exported with {sago['data_sha256'][:12]}...; "
+            "export the tasks again with `sago export lm-eval`"
+        )
+    # read as the export checked the filter (pyarrow), so no copy lands in the Hugging Face cache
+    table = pq.read_table(path, filters=[tuple(f) for f in filters])
+    return datasets.DatasetDict({"test": datasets.Dataset(table)})
 '''
 
 
 def utils_source() -> str:
     """``utils.py`` of an export: the grading module's own source (standard library only, so lm-eval needs
-    no sago installed) and the ``process_results`` hook that calls it."""
-    return Path(accuracy.__file__).read_text(encoding="utf-8") + PROCESS_RESULTS
+    no sago installed) and the hooks: ``process_results``, which calls it, and ``load_rows``, which
+    reads the copied parquet file with lm-eval's own ``datasets``."""
+    return Path(accuracy.__file__).read_text(encoding="utf-8") + HOOKS
 
 
 def name_part(text: str) -> str:
@@ -135,17 +166,24 @@ def sago_metadata(
     }
 
 
+def data_source(variant_set: VariantSet, dataset: str) -> Path:
+    """The frozen parquet file of ``dataset``; the export copies it under its own name."""
+    return variant_set.path / variant_set.entries[dataset].file
+
+
 def task_config(variant_set: VariantSet, profile: Profile, dataset: str) -> ExportedTask:
     """The lm-eval task of one dataset under one profile."""
-    data = (variant_set.path / variant_set.entries[dataset].file).resolve()
+    data = data_source(variant_set, dataset)
     frame = variant_set.frame(dataset)
     filters = selection_filters(frame, profile)
     rows = check_filters(data, frame, profile, filters)
     name = f"{group_name(variant_set, profile)}_{name_part(dataset)}"
     config: dict[str, object] = {
         "task": name,
-        "dataset_path": "parquet",
-        "dataset_kwargs": {"data_files": {"test": str(data)}, "filters": filters},
+        # the hook finds the copied file beside utils.py; a data_files path would be read against the
+        # working directory lm-eval runs in, not against this folder
+        "custom_dataset": Function("utils.load_rows"),
+        "dataset_kwargs": {"data_file": data.name, "filters": filters},
         "test_split": "test",
         "output_type": "generate_until",
         "doc_to_text": "prompt",  # a column name: lm-eval passes the text through untouched
@@ -198,10 +236,12 @@ def readme(variant_set: VariantSet, profile: Profile, out: Path, tasks: Sequence
         f"# {group}: {variant_set.name}/{variant_set.version} as lm-evaluation-harness tasks\n\n"
         f"Written by `sago export lm-eval` ({profile.name} profile: {sum(t.rows for t in tasks)} documents, "
         f"greedy, {profile.max_new_tokens} new tokens). Variant-set sha256: `{variant_set.sha256}`.\n\n"
+        "The folder holds everything lm-eval reads (the tasks, `utils.py` and each dataset's parquet file), "
+        "so it can be copied to another machine; run from the folder that holds it:\n\n"
         "```bash\n"
         f"lm_eval --model hf --model_args pretrained=MODEL,dtype=float32,add_bos_token=False \\\n"
-        f"  --include_path {out} --tasks {group} --apply_chat_template \\\n"
-        "  --log_samples --output_path lm-eval-out --batch_size 8\n"
+        f"  --include_path {out.name} --tasks {group} --apply_chat_template \\\n"
+        f"  --log_samples --output_path lm-eval-out --batch_size {LM_EVAL_BATCH_SIZE}\n"
         f"sago import lm-eval lm-eval-out/*/samples_{group}_*.jsonl "
         f"--set {variant_set.name} --version {variant_set.version} --out RESULTS_DIR\n"
         "```\n\n"
@@ -238,6 +278,9 @@ def export_lm_eval(
                 staging / name, yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
             )
         write_text(staging / UTILS, utils_source())
+        for dataset in chosen:  # copied, so the folder holds everything lm-eval reads
+            source = data_source(variant_set, dataset)
+            shutil.copyfile(source, staging / source.name)
         write_text(staging / README, readme(variant_set, profile, out.resolve(), tasks))
         out.parent.mkdir(parents=True, exist_ok=True)
         replace_folder(staging, out)

@@ -29,7 +29,7 @@ from benchmark.documents import ALL, RunDocument, SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.integrity import file_hashes
-from benchmark.lmeval.export import LM_EVAL_PIN
+from benchmark.lmeval.export import LM_EVAL_PIN, data_source
 from benchmark.lmeval.samples import TaskSamples, read_task_samples
 from benchmark.paths import check_output, replace_folder
 from benchmark.profiles import Profile, get_profile, select_rows
@@ -178,6 +178,14 @@ def check_tag(task: TaskSamples, variant_set: VariantSet) -> None:
         raise SagoError(
             f"{task.results_path}: dataset {tag.dataset!r} is not in "
             f"{variant_set.name}/{variant_set.version}; re-export the tasks"
+        )
+    # The task read a copy of the parquet file: it must be the set's own file, byte for byte.
+    data = sha256_file(data_source(variant_set, tag.dataset))
+    if tag.data_sha256 != data:
+        raise SagoError(
+            f"{task.results_path}: task {task.task!r} read a {tag.dataset} file with sha256 "
+            f"{tag.data_sha256[:12]}…, not {variant_set.name}/{variant_set.version}'s ({data[:12]}…); "
+            "re-export the tasks from the released set and re-run lm-eval"
         )
 
 

@@ -37,6 +37,8 @@ class ExportTag:
     dataset: str
     profile: str
     max_new_tokens: int
+    data_sha256: str
+    """sha256 of the dataset's parquet file the task read (the copy beside the task files)."""
 
 
 @dataclass(frozen=True)
@@ -145,12 +147,13 @@ def export_tag(sago: Mapping[str, Any], where: Path) -> ExportTag:
         raise SagoError(
             f"{where}: metadata.sago.export {version!r} is not one this sago-bench reads; upgrade sago-bench"
         )
-    texts = {k: sago.get(k) for k in ("set", "version", "variant_set_sha256", "dataset", "profile")}
+    keys = ("set", "version", "variant_set_sha256", "dataset", "profile", "data_sha256")
+    texts = {k: sago.get(k) for k in keys}
     tokens = sago.get("max_new_tokens")
     if not all(isinstance(v, str) for v in texts.values()) or not isinstance(tokens, int):
         raise SagoError(
-            f"{where}: metadata.sago lacks set, version, variant_set_sha256, dataset, profile or "
-            "max_new_tokens; re-export the tasks"
+            f"{where}: metadata.sago lacks set, version, variant_set_sha256, dataset, profile, "
+            "data_sha256 or max_new_tokens; re-export the tasks"
         )
     return ExportTag(**{k: str(v) for k, v in texts.items()}, max_new_tokens=tokens)
 

@@ -8,7 +8,7 @@ come only from validated slugs, dataset names and integer item ranks.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from benchmark.documents import SummaryDocument
 from benchmark.errors import SagoError
+from benchmark.model_facts import PackagedFacts
 from benchmark.paths import check_name, replace_folder
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.rows import PerItemRow
@@ -29,6 +30,7 @@ from benchmark.site.cite import DEFAULT_REPO_URL, Citation
 from benchmark.site.downloads import Download, copy_downloads
 from benchmark.site.facts import ModelFacts, all_facts
 from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
+from benchmark.site.model_file import DEGENERATE_RULE, degenerate_text, files_that_ran
 from benchmark.site.render import NAV, environment, root_of
 from benchmark.site.runinfo import read_runs, run_header
 from benchmark.site.stack import label_cells
@@ -60,6 +62,9 @@ class SiteInputs:
     api_rows: tuple[ApiRow, ...] = ()
     """the API table of this board (``api_models.json``; ``benchmark.stats.api_models``), shown on its own
     page and never in the open models' tables."""
+    model_files: Mapping[str, PackagedFacts] = field(default_factory=dict)
+    """slug -> the packaged file's facts (``model_facts.json``), shown on the page of a model whose run
+    loaded that file."""
 
     def dataset_info(self, dataset: str) -> views.DatasetInfo | None:
         """The variant set's description of one dataset (None without the set, or the dataset in it)."""
@@ -175,7 +180,8 @@ def _render_board(
     """
     board = inputs.board
     version = str(board.data.get("generator", {}).get("version", ""))
-    header = run_header(board, read_runs(board, inputs.submissions_root))
+    runs = read_runs(board, inputs.submissions_root)
+    header = run_header(board, runs)
     facts = all_facts(board, inputs.submissions_root)
     cite = Citation(inputs.repo_url, version)
     writer = _Writer(
@@ -189,6 +195,9 @@ def _render_board(
             "board_url": cite.site_url + prefix,
             "boards": links,
             "facts": facts,
+            "file_facts": files_that_ran(runs, inputs.model_files),
+            "degenerate_text": degenerate_text,
+            "degenerate_rule": DEGENERATE_RULE,
             "snapshot": snapshot_name(str(board.data["set"]), str(board.data["version"]), header.run_dates),
         },
     )

@@ -11,6 +11,7 @@ from benchmark import paths
 from benchmark.documents import MANIFEST
 from benchmark.errors import SagoError, visible
 from benchmark.gitrepo import refuse_tracked, tracked_under
+from benchmark.model_facts import FACTS_FILE, read_model_facts
 from benchmark.paths import check_name, check_output
 from benchmark.results import LEADERBOARD_FILE, refuse_leftovers, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
@@ -104,9 +105,10 @@ def build(
     # The leaderboard names the set its numbers come from; prompts must come from the same one.
     variants = _variants(board.data["set"], board.data["version"], variants_root)
     others = other_boards(board, input_path, submissions_root, variants_root, repo_url)
+    files = read_model_facts(input_path.with_name(FACTS_FILE))
     try:
         api = ApiTable.read(input_path.with_name(API_TABLE_FILE), str(board.data["set"]), version_of(board))
-        inputs = SiteInputs(board, submissions_root, variants, repo_url, api_rows=api.rows)
+        inputs = SiteInputs(board, submissions_root, variants, repo_url, api_rows=api.rows, model_files=files)
         report = build_site(inputs, out, others=others)
     except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
         # read_board checks the shape the site needs; this names a row it did not foresee.
@@ -167,12 +169,14 @@ def other_boards(
     """The boards of the set's other frozen versions (``board`` is the published one, read from
     ``published``), each with its verified variant set; shared by the CLI and ``benchmark.build_site``."""
     set_name = str(board.data["set"])
+    files = read_model_facts(published.with_name(FACTS_FILE))  # shown where a run loaded the same file
     return [
         SiteInputs(
             _version_board(published, set_name, other, submissions_root),
             submissions_root,
             _variants(set_name, other, variants_root),
             repo_url,
+            model_files=files,
         )
         for other in frozen_versions(set_name, variants_root)
         if other != board.data["version"]

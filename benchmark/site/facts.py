@@ -28,6 +28,8 @@ class Truncation:
     """responses that reached ``max_new_tokens``."""
     total: int
     """responses recorded."""
+    degenerate: int | None = None
+    """cut responses that end in a loop (``benchmark.stats.validity.degenerate``; None: not recorded)."""
 
     @property
     def share(self) -> float | None:
@@ -101,7 +103,7 @@ def _from_run(model: ModelRow, run: RunRow) -> ModelFacts:
         run["quantisation"],
         run["dtype"],
         run["token_cap"],
-        {t["dataset"]: Truncation(t["cut"], t["total"]) for t in run["truncated"]},
+        {t["dataset"]: Truncation(t["cut"], t["total"], t.get("degenerate")) for t in run["truncated"]},
     )
 
 

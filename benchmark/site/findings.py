@@ -34,6 +34,7 @@ __all__ = [
     "GridCell",
     "Reversal",
     "Verdict",
+    "all_claims",
     "alpha",
     "grid",
     "grid_cell",
@@ -96,9 +97,21 @@ def headline(board: Board) -> list[str]:
 def headline_claims(board: Board) -> list[tuple[str, str | None]]:
     """The headline as (sentence, details): the plain sentence first and the full one (test, n,
     correction) as its details, or the full sentence alone where it has no plain form."""
+    return [pair for pair, headline in _claim_pairs(board) if headline]
+
+
+def all_claims(board: Board) -> list[tuple[str, str | None]]:
+    """Every stored finding as (sentence, details), in the file's order, headline ones included."""
+    return [pair for pair, _ in _claim_pairs(board)]
+
+
+def _claim_pairs(board: Board) -> list[tuple[tuple[str, str | None], bool]]:
+    """((plain or full sentence, full sentence or None), headline) of every stored claim; a file whose
+    ``claims`` were not stored (examples built by hand) gets them from the same engine."""
     stored = list(board.document.claims) or claims.claims(board.document)
     return [
-        (c["plain"], c["text"]) if "plain" in c else (c["text"], None) for c in stored if c.get("headline")
+        ((c["plain"], c["text"]) if "plain" in c else (c["text"], None), bool(c.get("headline")))
+        for c in stored
     ]
 
 

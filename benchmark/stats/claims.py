@@ -28,10 +28,18 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.rows import AccuracyRow, CellRow, ClaimRow, OneSidedTestRow, ReversalRow, RunRow
+from benchmark.rows import (
+    AccuracyRow,
+    CellRow,
+    ClaimRow,
+    IndependenceRow,
+    OneSidedTestRow,
+    ReversalRow,
+    RunRow,
+)
 from benchmark.schema import axis_label
 from benchmark.stats.sgs import ALL
-from benchmark.stats.validity import LEGEND, labelled
+from benchmark.stats.validity import LEGEND, labelled, ordered
 from benchmark.stats.verdicts import (
     NO_DATA,
     NO_DIFFERENCE,
@@ -203,10 +211,26 @@ def _grid_claims(document: LeaderboardDocument, cells: list[GridCell]) -> list[C
             if c.leader == slug:
                 by_axis.setdefault(c.axis, []).append(labelled(c.dataset, c.labels))
         where = [f"{axis_label(a).lower()} on {_listed(ds)}" for a, ds in by_axis.items()]
+        said = f"{document.name(slug)} is steadier than every other model in {_listed(where)}"
+        claim = _claim(f"grid-{slug}", f"{said}, on the axis's headline measure ({how}).", headline=True)
         out.append(
-            _claim(f"grid-{slug}", f"{document.name(slug)} is steadier in {_listed(where)}.", headline=True)
+            claim
+            | {"plain": _leader_plain(document.name(slug), said, [c for c in cells if c.leader == slug])}
         )
     return out
+
+
+PLAIN_CELLS = 3
+"""a leader's plain sentence names its dataset × axis cells up to this many, and counts them beyond."""
+
+
+def _leader_plain(name: str, listed: str, led: Sequence[GridCell]) -> str:
+    """One model's lead in a short sentence: the cells by name when few, else their count and labels."""
+    if len(led) <= PLAIN_CELLS:
+        return f"{listed}."
+    return f"{name} is steadier than every other model in {len(led)} dataset × axis cells" + _carry(
+        [c.labels for c in led]
+    )
 
 
 def _pooled_claim(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> str:
@@ -306,9 +330,12 @@ def _winner_claim(document: LeaderboardDocument, cells: Sequence[GridCell]) -> s
     leaders = sorted({c.leader for c in cells if c.status == STEADIER and c.leader})
     if len(leaders) < 2:
         return None
+    size, ns = _pair_family(document, False)
     return (
         f"There is no overall winner: {_listed([document.name(s) for s in leaders])} each lead somewhere, "
-        "and the axes are not added up into one score."
+        "and the axes are not added up into one score. A model leads a dataset × axis cell when it is "
+        f"significantly steadier than every other there on the axis's headline measure (exact paired "
+        f"sign-flip tests on {ns} shared items, Holm over all {size} comparisons, p < {alpha(document)})."
     )
 
 
@@ -396,13 +423,18 @@ def _agreement_claim(document: LeaderboardDocument) -> str:
     )
 
 
-def _independence_claim(document: LeaderboardDocument) -> str:
+def _correlations(document: LeaderboardDocument) -> list[IndependenceRow]:
+    """The combined per-item correlations between paper measures that have a ρ, in measure order."""
     rows = {(r["measure_a"], r["measure_b"]): r for r in document.independence if r["scope"] == "combined"}
-    pairs = [
+    return [
         rows[(a, b)]
         for a, b in itertools.combinations(_paper_measures(document), 2)
         if (a, b) in rows and rows[(a, b)]["rho"] is not None
     ]
+
+
+def _independence_claim(document: LeaderboardDocument) -> str:
+    pairs = _correlations(document)
     if not pairs:
         return "Per-item correlations between measures are not computable."
     strongest = max(pairs, key=lambda r: abs(r["rho"] or 0.0))
@@ -425,17 +457,22 @@ def _independence_claim(document: LeaderboardDocument) -> str:
     )
 
 
-def _aggregate_claim(document: LeaderboardDocument) -> str | None:
-    if len(document.aggregates.rows) < 2:
-        return None
-    paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
+def _sgs_span(document: LeaderboardDocument) -> str | None:
+    """How far SGS sits from SGS-ext over the pooled paper-measure cells, e.g. ``-4.5 % to +5.5 %``."""
     changes = [
         (sgs - ext) / ext
         for c in document.cells
         if c["dataset"] == ALL and c["measure"] in _paper_measures(document)
         if (sgs := c.get("sgs")) is not None and (ext := c["extended"].get("sgs")) not in (None, 0)
     ]
-    span = f"{100 * min(changes):+.1f} % to {100 * max(changes):+.1f} %" if changes else "–"
+    return f"{100 * min(changes):+.1f} % to {100 * max(changes):+.1f} %" if changes else None
+
+
+def _aggregate_claim(document: LeaderboardDocument) -> str | None:
+    if len(document.aggregates.rows) < 2:
+        return None
+    paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
+    span = _sgs_span(document) or "–"
     added = sorted(set(extended["families"]) - set(paper["families"]))
     return (
         f"SGS pools exactly the paper's families ({', '.join(paper['families'])}); SGS-ext adds "
@@ -453,15 +490,21 @@ def _claim(key: str, text: str, *, headline: bool = False) -> ClaimRow:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _carry(n: int) -> str:
-    """The end of a plain sentence: how many of its cells carry a validity label.
+def _carry(labels: Sequence[Sequence[str]]) -> str:
+    """The end of a plain sentence: how many of its cells carry a validity label, and which.
 
-    >>> _carry(0), _carry(1), _carry(2)
-    ('.', '; 1 of them carries a validity label.', '; 2 of them carry a validity label.')
+    >>> _carry([[], []]), _carry([["cut"], []]), _carry([["cut", "tied"], ["cut"]])
+    ('.', '; 1 of them is labelled [cut].', '; 2 of them are labelled (2 [cut], 1 [tied]).')
     """
-    if not n:
+    carrying = [found for found in labels if found]
+    if not carrying:
         return "."
-    return f"; {n} of them {'carries' if n == 1 else 'carry'} a validity label."
+    counts = Counter(label for found in carrying for label in found)
+    if len(counts) == 1:
+        said = f"[{next(iter(counts))}]"
+    else:
+        said = "(" + ", ".join(f"{counts[label]} [{label}]" for label in ordered(counts)) + ")"
+    return f"; {len(carrying)} of them {'is' if len(carrying) == 1 else 'are'} labelled {said}."
 
 
 def _instability_plain(document: LeaderboardDocument) -> str:
@@ -475,7 +518,7 @@ def _instability_plain(document: LeaderboardDocument) -> str:
     ]
     return (
         f"{significant} of {len(proper)} model × dataset × measure cells are significantly unstable above "
-        f"ε = {document.primary_epsilon}" + _carry(len(labelled_cells))
+        f"ε = {document.primary_epsilon}" + _carry([c.get("validity", []) for c in labelled_cells])
     )
 
 
@@ -486,10 +529,9 @@ def _grid_plain(cells: Sequence[GridCell]) -> str:
             "No model is significantly steadier than every other in any of the "
             f"{len(cells)} dataset × axis cells."
         )
-    labelled_cells = sum(bool(c.labels) for c in cells if c.status == STEADIER)
     return (
         f"One model is significantly steadier than every other in {wins} of {len(cells)} dataset × axis cells"
-        + _carry(labelled_cells)
+        + _carry([c.labels for c in cells if c.status == STEADIER])
     )
 
 
@@ -508,11 +550,12 @@ def _reversal_plain(document: LeaderboardDocument) -> str | None:
     told = reversals(document)
     if not told:
         return None
-    significant = sum(r.significant for r in told)
-    verb = "is" if significant == 1 else "are"
+    significant = [r for r in told if r.significant]
+    verb = "is" if len(significant) == 1 else "are"
+    labels = [ordered([*r.labels_first, *r.labels_second]) for r in significant]
     return (
-        f"{significant} of {len(told)} observed flips in two models' order between datasets {verb} "
-        "significant."
+        f"{len(significant)} of {len(told)} observed flips in two models' order between datasets {verb} "
+        "significant" + _carry(labels)
     )
 
 
@@ -528,15 +571,92 @@ def _rewrite_plain(document: LeaderboardDocument) -> str | None:
     )
 
 
+def _winner_plain(document: LeaderboardDocument) -> str | None:
+    rows = grid(document) if len(document.complete) >= 2 and document.datasets else []
+    leaders = sorted({c.leader for row in rows for c in row if c.status == STEADIER and c.leader})
+    if len(leaders) < 2:
+        return None
+    return (
+        f"No model is steadiest overall: {_listed([document.name(s) for s in leaders])} each lead somewhere, "
+        "and the axes are not added into one score."
+    )
+
+
+def _proportional_plain(document: LeaderboardDocument) -> str | None:
+    rows = [r for r in document.proportional_measures if r["dataset"] == ALL]
+    if not rows:
+        return None
+    if len(rows) > 1:
+        return f"{len(rows)} pairs of measures are one quantity on every item: each is one finding, not two."
+    row = rows[0]
+    return (
+        f"For {document.name(row['model'])}, {lower_first(measure_label(row['measure_a']))} = "
+        f"{_num(row['factor'])} × {lower_first(measure_label(row['measure_b']))} on every item: one finding, "
+        "not two."
+    )
+
+
+def _aggregate_plain(document: LeaderboardDocument) -> str | None:
+    if len(document.aggregates.rows) < 2:
+        return None
+    paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
+    span = _sgs_span(document) or "an unknown amount"
+    return (
+        f"SGS ({len(paper['families'])} paper families) and SGS-ext (all {len(extended['families'])}) differ "
+        f"by {span} on all items."
+    )
+
+
+def _noise_plain(document: LeaderboardDocument) -> str:
+    pooled, proper = _noise_floors(document, pooled=True), _noise_floors(document, pooled=False)
+    return (
+        "Controls that change nothing (identity rewrite, re-run) move the paper measures by at most "
+        f"{_num(max(proper, default=None))} in one dataset and {_num(max(pooled, default=None))} pooled."
+    )
+
+
+def _agreement_plain(document: LeaderboardDocument) -> str | None:
+    rows = {r["measure"]: r for r in document.kendall_w}
+    found = [(m, w) for m in document.headline_measures if m in rows and (w := rows[m]["w"]) is not None]
+    if not found:
+        return None
+    low, high = min(found, key=lambda mw: mw[1]), max(found, key=lambda mw: mw[1])
+    return (
+        f"The models' ranking agrees across datasets with Kendall's W from {_num(low[1])} ({low[0]}) to "
+        f"{_num(high[1])} ({high[0]})."
+    )
+
+
+def _independence_plain(document: LeaderboardDocument) -> str | None:
+    pairs = _correlations(document)
+    if not pairs:
+        return None
+    strongest = max(pairs, key=lambda r: abs(r["rho"] or 0.0))
+    weakest = min(pairs, key=lambda r: abs(r["rho"] or 0.0))
+    significant = sum((p := r["p"]) is not None and p < alpha(document) for r in pairs)
+    return (
+        f"Per item, paper measures correlate from ρ = {_num(weakest['rho'], 2)} ({weakest['measure_a']}–"
+        f"{weakest['measure_b']}) to {_num(strongest['rho'], 2)} ({strongest['measure_a']}–"
+        f"{strongest['measure_b']}); {significant} of {len(pairs)} pairs have uncorrected "
+        f"p < {alpha(document)}."
+    )
+
+
 def _with_plain(document: LeaderboardDocument, out: list[ClaimRow]) -> list[ClaimRow]:
-    """``out`` with a ``plain`` sentence on each long finding that has one."""
+    """``out`` with a ``plain`` sentence on every finding that lacks one."""
     rows = grid(document) if len(document.complete) >= 2 and document.datasets else []
     plain = {
         "instability": _instability_plain(document),
         "grid": _grid_plain([c for row in rows for c in row if c.dataset != ALL]),
         "pooled": _pooled_plain(document, [c for row in rows for c in row if c.dataset == ALL]),
         "reversals": _reversal_plain(document),
+        "winner": _winner_plain(document),
+        "proportional": _proportional_plain(document),
+        "aggregates": _aggregate_plain(document),
         "rewrite-accuracy": _rewrite_plain(document),
+        "noise": _noise_plain(document),
+        "agreement": _agreement_plain(document),
+        "independence": _independence_plain(document),
     }
     for claim in out:
         if (sentence := plain.get(claim["id"])) is not None:

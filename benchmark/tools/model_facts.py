@@ -23,16 +23,13 @@ import click
 
 from benchmark.entry import run_command
 from benchmark.jsonio import plain_json
-from benchmark.model_facts import default_system_turn, gguf_facts
+from benchmark.model_facts import FACTS_FILE, FACTS_SCHEMA_VERSION, default_system_turn, gguf_facts
 from benchmark.packaged import materialise
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
 from benchmark.submissions.schema import list_slugs
 from benchmark.variants.frozen import load_variant_set
-
-FACTS_FILE = "model_facts.json"
-SCHEMA_VERSION = 1
 
 
 def example_prompt(set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION) -> dict[str, str]:
@@ -81,7 +78,7 @@ def build(slugs: list[str]) -> dict[str, Any]:
     """The whole document for ``slugs`` (packaged ones only, in slug order)."""
     example = example_prompt()
     models = {s: f for s in sorted(slugs) if (f := facts_of(s, example)) is not None}
-    return {"schema_version": SCHEMA_VERSION, "models": models}
+    return {"schema_version": FACTS_SCHEMA_VERSION, "models": models}
 
 
 @click.command()

@@ -2,14 +2,15 @@
 
 The layout and fields are those a real ``lm_eval ... --log_samples --output_path OUT`` run writes (seen
 in ``tests/test_lmeval_slow.py``'s real run): ``OUT/<model>/results_<time>.json`` and one
-``samples_<task>_<time>.jsonl`` per task. The documents are loaded from each exported task's
-``dataset_kwargs`` with Hugging Face ``datasets``, as lm-eval loads them.
+``samples_<task>_<time>.jsonl`` per task. The documents are loaded by each exported task's
+``custom_dataset`` hook, as lm-eval loads them.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import runpy
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -45,9 +46,13 @@ def task_configs(tasks_dir: Path) -> dict[str, dict[str, Any]]:
     return {c["task"]: c for c in configs if "group" not in c}
 
 
-def task_docs(config: Mapping[str, Any], cache: Path) -> list[dict[str, Any]]:
-    """The documents of one task, loaded as lm-eval loads them (``load_dataset(dataset_path, **kwargs)``)."""
-    loaded = datasets.load_dataset(config["dataset_path"], cache_dir=str(cache), **config["dataset_kwargs"])
+def task_docs(config: Mapping[str, Any], tasks_dir: Path) -> list[dict[str, Any]]:
+    """The documents of one task, loaded as lm-eval 0.4.13 loads them: the ``custom_dataset`` function
+    imported from the task folder's module, called with the task's metadata and ``dataset_kwargs``."""
+    module, function = str(config["custom_dataset"]).rsplit(".", 1)
+    hook = runpy.run_path(str(tasks_dir / f"{module}.py"))[function]
+    loaded = hook(**config["metadata"], **config["dataset_kwargs"])
+    assert isinstance(loaded, datasets.DatasetDict)
     return [dict(row) for row in loaded[config["test_split"]]]
 
 
@@ -72,7 +77,7 @@ def write_lm_eval_output(
     for task, config in configs.items():
         settings = dict(gen_kwargs if gen_kwargs is not None else config["generation_kwargs"])
         lines = []
-        for doc_id, doc in enumerate(task_docs(config, out / "hf-cache")):
+        for doc_id, doc in enumerate(task_docs(config, tasks_dir)):
             request = {"gen_args_0": {"arg_0": context(doc["prompt"]), "arg_1": settings}}
             answer = respond(doc)
             lines.append(
