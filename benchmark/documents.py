@@ -238,10 +238,10 @@ class Document:
     def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
         """The typed document of a parsed JSON object: the version checked, then every field read from
         its key by its declaration (``data`` is the object itself)."""
-        return cls.typed(data, cls.version_of(data, where), where)
+        return cls._typed(data, cls.version_of(data, where), where)
 
     @classmethod
-    def typed(cls, data: Mapping[str, Any], version: int, where: object) -> Self:
+    def _typed(cls, data: Mapping[str, Any], version: int, where: object) -> Self:
         """Every field of ``data`` read by its declaration, at ``version`` (already judged)."""
         fields = {**data, "schema_version": version, "data": data}
         return read_as(cls, fields, Where(where, cls.KIND, cls.FIX))
@@ -549,7 +549,7 @@ class RunDocument(Document):
         """The typed run.json; ``strict=False`` reads one whose ``schema_version`` this code does not read
         too (as 0 when it has none), for a checker that reports :meth:`problems` instead of refusing."""
         version = cls.version_of(data, where) if strict else _int(data.get("schema_version")) or 0
-        return cls.typed(data, version, where)
+        return cls._typed(data, version, where)
 
     def with_files(self, files: Mapping[str, str]) -> Self:
         """This run.json with ``files`` replaced (every other key keeps its value and place)."""

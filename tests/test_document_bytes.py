@@ -22,9 +22,10 @@ from benchmark.documents import (
     RunDocument,
     SummaryDocument,
 )
+from benchmark.jsonio import plain_json
+from benchmark.model_facts import FACTS_FILE
 from benchmark.safeload import load_json_object
 from benchmark.stats.api_models import API_TABLE_FILE, ApiTable
-from benchmark.tools.model_facts import FACTS_FILE, render_document
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS: dict[str, type[Document]] = {
@@ -39,7 +40,7 @@ def _api_table(path: Path) -> str:
 
 
 def _facts(path: Path) -> str:
-    return render_document(load_json_object(path, limit=4 << 20, fix=""))
+    return plain_json(load_json_object(path, limit=4 << 20, fix=""))
 
 
 def _reader(name: str) -> Callable[[Path], str]:
