@@ -26,15 +26,14 @@ own float32 run; the planned batch size from a pretend 4 MiB free; no evidence r
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import math
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +52,7 @@ from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.sets import open_variant_set
 from benchmark.jsonio import plain_json
 from benchmark.models import prefill
-from benchmark.models.engine import RawOutput, greedy_generate
+from benchmark.models.engine import Engine, run_batch_two_pass
 from benchmark.models.loading import RowTokens, plan_gpu_batch
 from benchmark.profiles import get_profile
 from benchmark.results import ResultsFolder, results_dir, write_text
@@ -191,7 +190,7 @@ def bench_phases(
             _sync(device)
             began = time.perf_counter()
             state = prefill.prefill_batch(model, chunk, 0)
-            prefill.score_baselines(model, state, copy.deepcopy(state.cache), tails, 0)
+            prefill.score_baselines(model, state, tails, 0)
             _sync(device)
             middle = time.perf_counter()
             decoded = prefill.greedy_decode(model, state, max_new_tokens=workload.new_tokens, eos_ids=eos)
@@ -199,7 +198,7 @@ def bench_phases(
             read_seconds += middle - began
             decode_seconds += time.perf_counter() - middle
             read_tokens += sum(map(len, chunk)) + sum(map(len, tails))
-            generated += sum(map(len, decoded.response_ids))
+            generated += sum(len(response.ids) for response in decoded)
     total = read_seconds + decode_seconds
     cuda = device.type == "cuda"
     row = PhaseRow(
@@ -219,22 +218,8 @@ def bench_phases(
     return row
 
 
-def run_generate(
-    model: object,
-    prompts: Sequence[Sequence[int]],
-    baselines: Sequence[Sequence[int]] | None,
-    *,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-    pad_id: int,
-) -> list[RawOutput]:
-    """Plain batched ``generate`` as an engine: greedy ids only (no y_0 scoring, no hidden states)."""
-    with torch.inference_mode():
-        responses = greedy_generate(
-            model, prompts, max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id
-        )
-    empty = np.zeros((0, 0), np.float32)
-    return [RawOutput(ids, done, math.nan, math.nan, math.nan, 0, empty) for ids, done in responses]
+GENERATE_ONLY: Engine = partial(run_batch_two_pass, read=False)
+"""Plain batched ``generate`` as an engine: greedy ids only (no y_0 scoring, no hidden states)."""
 
 
 def planned_batch(shape: Shape, workload: Workload, dtype: torch.dtype, free_bytes: int) -> dict[str, int]:
@@ -287,7 +272,7 @@ def _time_engine(
     decoding: Decoding,
 ) -> Measurement:
     """One engine over every prompt after a one-batch warm-up."""
-    engine = run_generate if name == "generate" else None
+    engine = GENERATE_ONLY if name == "generate" else None
     size = decoding.batch_size
     first = None if baselines is None else baselines[:size]
     run_engine(engine or TOOL_ENGINES.get(name).run, model, prompts[:size], first, decoding)
