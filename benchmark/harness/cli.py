@@ -289,8 +289,8 @@ def serve(artefact: str, command: tuple[str, ...], port: int, threads: int, slot
     """
     import subprocess
 
-    from benchmark.harness.serve import served
     from benchmark.packaged import ARTEFACTS
+    from benchmark.variants.llamacpp import served
 
     if artefact not in ARTEFACTS.names():
         raise SagoError(f"unknown packaged artefact {artefact!r}; one of {', '.join(ARTEFACTS.names())}")
