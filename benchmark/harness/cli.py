@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,11 +21,11 @@ from benchmark.harness.evaluate import (
     copy_submission,
     evaluate_submission,
     kept_batches,
+    options_from_flags,
     scratch_root,
 )
 from benchmark.harness.sets import VariantSetLike, checked_frame, open_variant_set
 from benchmark.models.hf import ENGINES
-from benchmark.options import dataset_list
 from benchmark.paths import check_slug
 from benchmark.profiles import PROFILES, Profile, get_profile, rows_run
 from benchmark.results import LEADERBOARD_FILE, results_dir
@@ -122,24 +123,7 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
     "writes the results (the run's own process does). The batches, and so the bytes, are the run's own.",
 )
 def evaluate(
-    slugs: tuple[str, ...],
-    pending: bool,
-    every: bool,
-    set_name: str,
-    version: str,
-    profile: str,
-    device: str | None,
-    batch_size: int | None,
-    datasets: str | None,
-    engine: str,
-    threads: int | None,
-    force: bool,
-    out: Path | None,
-    no_progress: bool,
-    num_processes: int,
-    device_map: str | None,
-    keep_activations: bool,
-    second_worker: bool,
+    slugs: tuple[str, ...], pending: bool, every: bool, out: Path | None, num_processes: int, **flags: Any
 ) -> None:
     """Run submissions on a variant set and store raw outputs (records, activations, run.json).
 
@@ -147,11 +131,12 @@ def evaluate(
     Ctrl-C prints the batches kept and that command.
     """
     check_selection(slugs, pending=pending, every=every)  # cheap mistakes fail before any loading
-    get_profile(profile)
-    ENGINES.get(engine)
-    if num_processes > 1 and device_map:
+    options = options_from_flags(**flags)
+    get_profile(options.profile)
+    ENGINES.get(options.engine)
+    if num_processes > 1 and options.device_map:
         raise SagoError("--device-map spreads one model over every GPU; use it with --num-processes 1")
-    if second_worker and (force or num_processes > 1 or pending or every or len(slugs) != 1):
+    if options.second_worker and (options.force or num_processes > 1 or pending or every or len(slugs) != 1):
         raise SagoError(
             "--second-worker helps one started one-process run: name one submission, without --force, "
             "--pending, --all or --num-processes"
@@ -161,21 +146,7 @@ def evaluate(
             "--out takes named submissions (or --all) in one process; --pending and --num-processes "
             "read and write the submissions folder"
         )
-    options = EvaluateOptions(
-        set_name=set_name,
-        version=version,
-        profile=profile,
-        device=device,
-        batch_size=batch_size,
-        datasets=dataset_list(datasets),
-        engine=engine,
-        threads=threads,
-        force=force,
-        progress=not no_progress,
-        device_map=device_map,
-        activations="full" if keep_activations else "compact",
-        second_worker=second_worker,
-    )
+    set_name, version, profile = options.set_name, options.version, options.profile
     variant_set = open_variant_set(set_name, version)
     check_options(options, variant_set)  # every option checked before any file is touched
     chosen = choose_slugs(slugs, pending=pending, every=every, options=options, variant_set=variant_set)

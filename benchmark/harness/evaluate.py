@@ -33,6 +33,7 @@ from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.api import CACHE_FILE as API_CACHE_FILE
 from benchmark.models.api import ApiBackend
 from benchmark.models.protocol import ModelBackend
+from benchmark.options import dataset_list
 from benchmark.paths import check_slug
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import PLAN_FILE, ResultsFolder, results_dir
@@ -84,6 +85,17 @@ class EvaluateOptions:
     second_worker: bool = False
     """``--second-worker``: help a started one-process run from its last unfinished variant batch
     backwards (:func:`benchmark.harness.collect.second_worker`); never writes the results."""
+
+
+def options_from_flags(
+    *, datasets: str | None, no_progress: bool, keep_activations: bool, **flags: Any
+) -> EvaluateOptions:
+    """The options a command's parsed flags say: ``--datasets a,b``, ``--no-progress``,
+    ``--keep-activations`` and the options named as :class:`EvaluateOptions` names them."""
+    activations = "full" if keep_activations else "compact"
+    return EvaluateOptions(
+        datasets=dataset_list(datasets), progress=not no_progress, activations=activations, **flags
+    )
 
 
 class Given(TypedDict, total=False):

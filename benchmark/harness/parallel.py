@@ -33,11 +33,10 @@ from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import ParallelRun, Ranks, collect
-from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
+from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission, options_from_flags
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
-from benchmark.options import dataset_list
 from benchmark.profiles import Profile
 from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 
@@ -217,32 +216,9 @@ def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) 
 @click.option(
     "--keep-activations", is_flag=True, help="Every row's hidden-state vectors (see sago evaluate)."
 )
-def worker(
-    slug: str,
-    set_name: str,
-    version: str,
-    profile: str,
-    batch_size: int | None,
-    datasets: str | None,
-    engine: str,
-    threads: int | None,
-    force: bool,
-    no_progress: bool,
-    keep_activations: bool,
-) -> None:
+def worker(slug: str, **flags: Any) -> None:
     """One rank of a data-parallel ``sago evaluate`` (run it through ``accelerate launch``)."""
-    options = EvaluateOptions(
-        set_name=set_name,
-        version=version,
-        profile=profile,
-        batch_size=batch_size,
-        datasets=dataset_list(datasets),
-        engine=engine,
-        threads=threads,
-        force=force,
-        progress=not no_progress,
-        activations="full" if keep_activations else "compact",
-    )
+    options = options_from_flags(**flags)
     run_file = evaluate_distributed(slug, options)
     if run_file is not None:  # only the main rank finalizes (and says when it skipped)
         click.echo(f"{slug}: wrote {run_file.parent}")
