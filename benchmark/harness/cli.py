@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,10 @@ from benchmark.harness.evaluate import (
     scratch_root,
 )
 from benchmark.harness.sets import VariantSetLike, checked_frame, open_variant_set
-from benchmark.models.hf import ENGINES
+from benchmark.models.hf import ENGINES, EngineSpec, engine_help
 from benchmark.paths import check_slug
 from benchmark.profiles import PROFILES, Profile, get_profile, rows_run
+from benchmark.registry import Registry
 from benchmark.results import LEADERBOARD_FILE, results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 
@@ -71,19 +73,17 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
     return function
 
 
+def engine_option(engines: Registry[EngineSpec]) -> Callable[[click.decorators.FC], click.decorators.FC]:
+    """``--engine``, with every engine of ``engines`` in its help."""
+    return click.option("--engine", default="single_prefill", show_default=True, help=engine_help(engines))
+
+
 @click.command()
 @click.argument("slugs", nargs=-1)
 @click.option("--pending", is_flag=True, help="Every submission without complete results for the set.")
 @click.option("--all", "every", is_flag=True, help="Every submission.")
 @run_options
-@click.option(
-    "--engine",
-    default="single_prefill",
-    show_default=True,
-    help="single_prefill (every committed result), two_pass (the reference), draft (single_prefill "
-    "with y_0 as a free draft) or static_graph (single_prefill decoding on a static cache, a captured "
-    "CUDA graph on a GPU; not the default until a GPU run measures it faster).",
-)
+@engine_option(ENGINES)
 @click.option(
     "--force",
     is_flag=True,
