@@ -139,9 +139,12 @@ def prefill_engine(
         with torch.inference_mode():
             state = prefill_batch(lm, prompts, pad_id)
             if draft and baselines is not None and draft_fits(lm, state, baselines, max_new_tokens):
-                scores, responses = _score_and_draft_decode(
-                    lm, state, baselines, pad_id, max_new_tokens, eos_ids
-                )
+                # decode each row from its first token that leaves y_0, in the scoring pass's cache
+                drafted = score_and_draft(lm, state, baselines, pad_id)
+                scores = drafted.scores
+                lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, range(len(prompts)))
+                generated = [p[:max_new_tokens] for p in drafted.prefix]
+                responses = _finish(lm, lane, generated, max_new_tokens, eos_ids)
             else:
                 scores = score_baselines(lm, state, baselines, pad_id)
                 responses = (decode or greedy_decode)(
@@ -431,21 +434,6 @@ def smallest_window(model: PreTrainedModel) -> int | None:
     return int(window) if window else 0
 
 
-def _score_and_draft_decode(
-    model: PreTrainedModel,
-    state: Prefill,
-    baselines: Sequence[Sequence[int]],
-    pad_id: int,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-) -> tuple[list[Scores], list[Response]]:
-    """Score y_0 (one forward over the padded y_0 batch), then decode each row from its first token that
-    leaves y_0, reusing the scoring cache with y_0's unused tail masked out."""
-    drafted = score_and_draft(model, state, baselines, pad_id)
-    decoded = _continue(model, state, drafted.prefix, drafted.y_mask, drafted.width, max_new_tokens, eos_ids)
-    return drafted.scores, decoded
-
-
 class Drafted(NamedTuple):
     """A batch after its y_0 scoring pass (the pass has appended y_0's slots to the batch's cache)."""
 
@@ -477,21 +465,6 @@ def score_and_draft(
             greedy = [int(state.next_logits[row].argmax())]
         prefix.append(draft_prefix(y0, greedy))
     return Drafted(scores, prefix, y_mask, width)
-
-
-def _continue(
-    model: PreTrainedModel,
-    state: Prefill,
-    prefix: list[list[int]],
-    y_mask: torch.Tensor,
-    width: int,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-) -> list[Response]:
-    """Greedy decoding of every row from its draft prefix (the kept part of y_0 plus the first new token)."""
-    generated = [p[:max_new_tokens] for p in prefix]
-    lane = draft_lane(state, prefix, y_mask, width, range(len(prefix)))
-    return _finish(model, lane, generated, max_new_tokens, eos_ids)
 
 
 class Lane(NamedTuple):
