@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from benchmark.harness.evaluate import (
     copy_submission,
     evaluate_submission,
     kept_batches,
+    options_argv,
     options_from_flags,
     scratch_root,
 )
@@ -182,20 +184,8 @@ def evaluate(
 def resume_command(slug: str, options: EvaluateOptions, out: Path | None) -> str:
     """The command that resumes ``slug``'s stopped run: the options its plan depends on, as given (with
     --force too, which keeps a checkpoint of the same run)."""
-    words = ["sago", "evaluate", slug, "--set", options.set_name, "--version", options.version]
-    words += ["--profile", options.profile, "--engine", options.engine]
-    for flag, value in (
-        ("--datasets", ",".join(options.datasets) if options.datasets else None),
-        ("--batch-size", options.batch_size),
-        ("--threads", options.threads),
-        ("--device", options.device),
-        ("--device-map", options.device_map),
-        ("--out", out),
-    ):
-        if value is not None:
-            words += [flag, str(value)]
-    words += ["--keep-activations"] * (options.activations == "full") + ["--force"] * options.force
-    return shlex.join(words)
+    words = ["sago", "evaluate", slug, *options_argv(replace(options, progress=True))]
+    return shlex.join(words + (["--out", str(out)] if out is not None else []))
 
 
 def scratch_next_steps(out: Path, set_name: str, version: str) -> str:

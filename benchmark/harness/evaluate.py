@@ -98,6 +98,27 @@ def options_from_flags(
     )
 
 
+def options_argv(options: EvaluateOptions) -> list[str]:
+    """The flags of ``sago evaluate`` (and of the parallel worker) that give ``options`` back.
+
+    >>> options_argv(EvaluateOptions(profile="cpu", batch_size=4, force=True))[-4:]
+    ['single_prefill', '--batch-size', '4', '--force']
+    """
+    argv = ["--set", options.set_name, "--version", options.version]
+    argv += ["--profile", options.profile, "--engine", options.engine]
+    for flag, value in (
+        ("--batch-size", options.batch_size),
+        ("--threads", options.threads),
+        ("--datasets", ",".join(options.datasets) if options.datasets else None),
+        ("--device", options.device),
+        ("--device-map", options.device_map),
+    ):
+        if value is not None:
+            argv += [flag, str(value)]
+    flags = ["--force"] * options.force + ["--no-progress"] * (not options.progress)
+    return argv + flags + ["--keep-activations"] * (options.activations == "full")
+
+
 class Given(TypedDict, total=False):
     """What a caller may hand :func:`evaluate_submission` and :func:`evaluate_model` ready-made."""
 

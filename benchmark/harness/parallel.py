@@ -33,7 +33,7 @@ from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import ParallelRun, Ranks, collect
-from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission, options_from_flags
+from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission, options_argv, options_from_flags
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
@@ -168,26 +168,8 @@ def evaluate_argv(slug: str, options: EvaluateOptions) -> list[str]:
     >>> evaluate_argv("m", EvaluateOptions(profile="cpu", batch_size=4, datasets=("a", "b")))[:5]
     ['m', '--set', 'sago-v1', '--version', 'v2']
     """
-    argv = [
-        slug,
-        "--set",
-        options.set_name,
-        "--version",
-        options.version,
-        "--profile",
-        options.profile,
-        "--engine",
-        options.engine,
-    ]
-    for flag, value in (
-        ("--batch-size", options.batch_size),
-        ("--threads", options.threads),
-        ("--datasets", ",".join(options.datasets) if options.datasets else None),
-    ):
-        if value is not None:
-            argv += [flag, str(value)]
-    flags = ["--force"] * options.force + ["--no-progress"] * (not options.progress)
-    return argv + flags + ["--keep-activations"] * (options.activations == "full")
+    # each rank picks its own device; a device map is refused with more than one process
+    return [slug, *options_argv(replace(options, device=None, device_map=None))]
 
 
 def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) -> None:
