@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import click
 import torch
@@ -32,13 +32,12 @@ from accelerate import PartialState
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.harness.collect import ParallelRun, Ranks, collect
+from benchmark.harness.collect import ParallelRun, Ranks, RunSettings, collect
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission, options_argv, options_from_flags
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
-from benchmark.profiles import Profile
-from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 
 
 def _accelerate_state() -> PartialState:
@@ -66,21 +65,16 @@ def run_distributed(
     variant_set: VariantSetLike,
     results_dir: Path,
     *,
-    profile: Profile,
-    batch_size: int | None = None,
-    datasets: Sequence[str] | None = None,
-    seed: int = DEFAULT_SEED,
-    run_info: Mapping[str, Any] | None = None,
     progress: bool = True,
+    **settings: Unpack[RunSettings],
 ) -> Path | None:
     """Run this process's rank of an already built backend; the main process finalizes at the end.
 
     Args:
         make_backend: builds the model on the device given (``cuda:<local rank>``, or the CPU).
-        variant_set, results_dir, profile, datasets, seed, run_info, progress: as for
-            :func:`~benchmark.harness.collect.collect`; every rank must pass the same values.
-        batch_size: prompts per batch; None: the backend's own (equal on every rank, since all ranks
-            load the same model).
+        variant_set, results_dir, progress, settings: as for :func:`~benchmark.harness.collect.collect`;
+            every rank must pass the same values. Without a batch size, the backend's own (equal on every
+            rank, since all ranks load the same model).
 
     Returns:
         run.json's path on the main process, None on the others.
@@ -88,18 +82,9 @@ def run_distributed(
     state = _accelerate_state()
     backend = make_backend(_device(state))
     ranks = _ranks(state)
-    result = collect(
-        backend,
-        variant_set,
-        results_dir,
-        profile=profile,
-        batch_size=batch_size or backend.batch_size,
-        datasets=datasets,
-        ranks=ranks,
-        seed=seed,
-        run_info=run_info,
-        progress=progress and state.is_local_main_process,
-    )
+    settings.setdefault("batch_size", backend.batch_size)
+    progress = progress and state.is_local_main_process
+    result = collect(backend, variant_set, results_dir, ranks=ranks, progress=progress, **settings)
     click.echo(
         f"rank {state.process_index}: ran {result.batches_run} batches, "
         f"skipped {result.batches_skipped} finished ones",
