@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, TypedDict, Unpack
+from typing import NamedTuple, Protocol, TypedDict, Unpack
 
 import torch
 from transformers import PreTrainedModel
@@ -111,9 +111,12 @@ def unsupported_reason(model: object) -> str | None:
     return None
 
 
-Decoder = Callable[..., list[Response]]
-"""``(model, state, *, max_new_tokens, eos_ids)``: greedy responses from a prefilled batch (extends its
-cache)."""
+class Decoder(Protocol):
+    """Greedy responses from a prefilled batch (extends its cache): :func:`greedy_decode` or another."""
+
+    def __call__(
+        self, model: PreTrainedModel, state: Prefill, *, max_new_tokens: int, eos_ids: frozenset[int]
+    ) -> list[Response]: ...
 
 
 def prefill_engine(
