@@ -604,25 +604,10 @@ def _own(out: VariantOutput) -> dict[str, Any]:
 
 
 def _record(task: Task, out: VariantOutput) -> dict[str, Any]:
+    """One records row: the task's identity columns, then what the backend said of it."""
     if out.key != task.key:
         raise RuntimeError(f"backend returned {out.key!r} for {task.key!r}: outputs out of order")
-    return {
-        "key": task.key,
-        "dataset": task.dataset,
-        "item_id": task.item_id,
-        "variant_id": task.variant_id,
-        "family": task.family,
-        "place": task.place,
-        "strength": task.strength,
-        "response": out.response,
-        "response_tokens": out.response_tokens,
-        "finished": out.finished,
-        "logprob_sum": out.logprob_sum,
-        "logprob_mean": out.logprob_mean,
-        "entropy_mean": out.entropy_mean,
-        "baseline_tokens": out.baseline_tokens,
-        "prompt_tokens": out.prompt_tokens,
-    }
+    return {"key": task.key} | {c: getattr(task if hasattr(task, c) else out, c) for c in RECORD_COLUMNS}
 
 
 def run_batches(
