@@ -1,10 +1,13 @@
-"""Typed documents: run.json, plan.json, summary.json and leaderboard.json of the results, and the variant
-set's manifest.json.
+"""Typed documents: run.json, plan.json, done.json, summary.json and leaderboard.json of the results,
+and the variant set's manifest.json.
 
-Each is a frozen dataclass with its ``schema_version`` and the typed fields consumers read, plus
-``data``: the whole JSON object exactly as written. Producers build the document and write
-``to_json()``; consumers read through ``from_json`` / ``read``, which refuse a version this code does not
-read with one line. Serialising gives back the same object, so the bytes on disk do not change.
+Each is one pydantic dataclass: its fields are declared once, each with the reader of its JSON value
+(:class:`Read`: lenient for provenance, where an old or ill-typed value reads as not recorded; refusing
+for the statistics' tables), its ``schema_version`` range and fix as class constants, and ``data``: the
+whole JSON object exactly as written. Producers build the document and write :meth:`Document.dumps`;
+consumers read through ``from_json`` / ``read``, which refuse a version this code does not read with one
+line. Serialising gives back the object as read, so the bytes on disk do not change
+(``tests/test_document_bytes.py`` holds every committed file to that).
 
 plan.json has never carried a ``schema_version``: a plan without one is version 1, and none is added
 (an in-progress checkpoint written before would otherwise stop resuming).
@@ -14,11 +17,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass as plain_dataclass
+from dataclasses import field, replace
+from dataclasses import fields as declared
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Protocol, Self, TypedDict, cast
+from typing import Annotated, Any, ClassVar, Protocol, Self, TypeVar
+
+from pydantic import GetCoreSchemaHandler, TypeAdapter
+from pydantic.dataclasses import dataclass
+from pydantic_core import core_schema
 
 from benchmark import jsonio
 from benchmark.errors import FileProblem, SagoError
@@ -65,6 +74,88 @@ CLOCK_SKEW = timedelta(hours=1)
 """how far a run.json date may lie ahead of this machine's clock (two machines' clocks disagree a little)."""
 
 
+@plain_dataclass(frozen=True)
+class Where:
+    """What a refusing reader names: the file (or "document") and the document's kind and fix."""
+
+    path: object
+    kind: str
+    fix: str
+    key: str = ""
+    """the key being read (a table's name in its messages)."""
+
+
+@plain_dataclass(frozen=True)
+class Read:
+    """A field's reader, as pydantic metadata: ``func(value, where)`` turns the JSON value into the
+    field's value, or raises one line. No schema of the field's type is generated (tables and nested
+    objects stay as written); a missing key takes the field's default unread."""
+
+    func: Callable[[Any, Where], Any]
+
+    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> Any:
+        def read(value: Any, info: core_schema.ValidationInfo) -> Any:
+            where = info.context if isinstance(info.context, Where) else Where("document", "document", "")
+            return self.func(value, replace(where, key=info.field_name or ""))
+
+        return core_schema.with_info_plain_validator_function(read)
+
+
+def _text(value: object, _: object = None) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object, _: object = None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _object(value: object, _: object = None) -> Mapping[str, Any]:
+    """A JSON object, else an empty one (the lenient read of a nested part)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _seconds(value: object, _: object = None) -> float | None:
+    """A number of seconds (or MiB) as a float; None for a boolean or non-numeric value, and for an
+    integer too large for a float (no timing is that long).
+
+    >>> _seconds(2), _seconds(10**400), _seconds(True)
+    (2.0, None, None)
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def _int_map(value: object, _: object = None) -> Mapping[str, int] | None:
+    """``{name: integer}`` (entries that are not integers left out); None: not an object."""
+    if not isinstance(value, Mapping):
+        return None
+    return {str(k): v for k, v in value.items() if _int(v) is not None}
+
+
+Text = Annotated[str | None, Read(_text)]
+Int = Annotated[int | None, Read(_int)]
+Seconds = Annotated[float | None, Read(_seconds)]
+Object = Annotated[Mapping[str, Any], Read(_object)]
+AsWritten = Annotated[Any, Read(lambda value, _: value)]
+"""a value kept exactly as written (the checks are the document's own)."""
+
+
+T = TypeVar("T")
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+"""each declaration's pydantic validator, built on first use (building one costs milliseconds)."""
+
+
+def read_as(kind: type[T], data: Mapping[str, Any], where: Where | None = None) -> T:
+    """``data`` read into ``kind``'s fields (keys it does not declare are ignored)."""
+    adapter = _ADAPTERS.get(kind) or _ADAPTERS.setdefault(kind, TypeAdapter(kind))
+    read: T = adapter.validate_python(data, context=where)
+    return read
+
+
 @dataclass(frozen=True)
 class DocumentProblem:
     """One thing wrong with a document, for a checker that reports rather than refuses (the validator)."""
@@ -108,7 +199,7 @@ class Document:
     """the largest file :meth:`read` loads (bytes)."""
 
     schema_version: int
-    data: Mapping[str, Any]
+    data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
     """the whole JSON object (keys and values exactly as in the file)."""
 
     @classmethod
@@ -145,8 +236,15 @@ class Document:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
-        """The typed document of a parsed JSON object."""
-        return cls(cls.version_of(data, where), data)
+        """The typed document of a parsed JSON object: the version checked, then every field read from
+        its key by its declaration (``data`` is the object itself)."""
+        return cls.typed(data, cls.version_of(data, where), where)
+
+    @classmethod
+    def typed(cls, data: Mapping[str, Any], version: int, where: object) -> Self:
+        """Every field of ``data`` read by its declaration, at ``version`` (already judged)."""
+        fields = {**data, "schema_version": version, "data": data}
+        return read_as(cls, fields, Where(where, cls.KIND, cls.FIX))
 
     @classmethod
     def read(cls, path: Path, fix: str | None = None) -> Self:
@@ -176,61 +274,27 @@ class Document:
         return jsonio.plain_json(self.data)
 
 
-def _text(data: Mapping[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _int(data: Mapping[str, Any], key: str) -> int | None:
-    value = data.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """``data[key]`` when it is a JSON object, else an empty one (the lenient read of a nested part)."""
-    value = data.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
-def _seconds(data: Mapping[str, Any], key: str) -> float | None:
-    """A number of seconds (or MiB) as a float; None for a missing, boolean or non-numeric value, and for
-    an integer too large for a float (no timing is that long).
-
-    >>> _seconds({"v": 2}, "v"), _seconds({"v": 10**400}, "v"), _seconds({"v": True}, "v")
-    (2.0, None, None)
-    """
-    value = data.get(key)
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return None
-    try:
-        return float(value)
-    except OverflowError:
-        return None
-
-
-def _int_map(data: Mapping[str, Any], key: str) -> Mapping[str, int] | None:
-    """``data[key]`` as ``{name: integer}`` (entries that are not integers left out); None: not an object."""
-    value = data.get(key)
-    if not isinstance(value, Mapping):
-        return None
-    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+def _names(value: object, _: object = None) -> tuple[str, ...] | None:
+    """A list of names as a tuple; None: not a list of text."""
+    names = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return tuple(str(v) for v in value) if isinstance(value, list) and names else None
 
 
 @dataclass(frozen=True)
 class RunProfile:
     """run.json's ``profile``: the evaluation setting a run used (a missing or ill-typed value is None)."""
 
-    name: str | None = None
+    name: Text = None
     """profile name (smoke, full, paper, ...)."""
-    items_per_dataset: int | None = None
+    items_per_dataset: Int = None
     """items run per dataset."""
-    all_strengths: bool | None = None
+    all_strengths: Annotated[bool | None, Read(lambda v, _: v if isinstance(v, bool) else None)] = None
     """every strength level, or only the weakest and strongest."""
-    max_new_tokens: int | None = None
+    max_new_tokens: Int = None
     """generation limit."""
-    description: str | None = None
+    description: Text = None
     """the profile's one-line description."""
-    every_level_of: tuple[str, ...] | None = ()
+    every_level_of: Annotated[tuple[str, ...] | None, Read(_names)] = ()
     """families run at every level (empty: none, also when not recorded; None: not a list of names)."""
 
     def problem(self) -> str | None:
@@ -265,47 +329,39 @@ class RunProfile:
         )
 
 
-def _run_profile(data: Mapping[str, Any]) -> RunProfile:
-    """run.json's ``profile`` object, read leniently (old files lack some keys)."""
-    strengths, every = data.get("all_strengths"), data.get("every_level_of", [])
-    names = isinstance(every, list) and all(isinstance(f, str) for f in every)
-    return RunProfile(
-        _text(data, "name"),
-        _int(data, "items_per_dataset"),
-        strengths if isinstance(strengths, bool) else None,
-        _int(data, "max_new_tokens"),
-        _text(data, "description"),
-        tuple(every) if names else None,
-    )
-
-
 @dataclass(frozen=True)
 class RunModel:
     """run.json's ``model``: what was run and how it was loaded (a missing or ill-typed value is None)."""
 
-    source: str | None = None
+    source: Text = None
     """where the weights came from: ``hub``, ``packaged``, ``api``, ``lm-eval``, a backend's name."""
-    location: str | None = None
+    location: Text = None
     """the Hub id, file path or endpoint."""
-    revision: str | None = None
+    revision: Text = None
     """the Hub revision (an API model: the submission's ``snapshot``)."""
-    file_sha256: str | None = None
+    file_sha256: Text = None
     """sha256 of a packaged weights file."""
-    dtype: str | None = None
+    dtype: Text = None
     """the dtype the weights ran in."""
-    device: str | None = None
+    device: Text = None
     """the device the model ran on."""
-    engine: str | None = None
+    engine: Text = None
     """the engine that ran it."""
-    chat_template: str | None = None
+    chat_template: Text = None
     """``applied`` or ``raw prompt``: what the run did with the prompts."""
-    n_layers: int | None = None
+    n_layers: Int = None
     """transformer layers."""
-    hidden_size: int | None = None
+    hidden_size: Int = None
     """width of a hidden state."""
-    own_confidence: str | None = None
+    own_confidence: Text = None
     """an API run: ``measured``, or why the own-token confidence was not (the endpoint refused
     ``logprobs``); None: not recorded (every open-model run, and API runs from before it was)."""
+
+    @property
+    def is_api(self) -> bool:
+        """Answered by an endpoint (``source`` "api"): no teacher forcing, no activations, and an
+        own-token confidence table of its own."""
+        return self.source == "api"
 
     @property
     def shape(self) -> tuple[int, int] | None:
@@ -320,33 +376,17 @@ class RunModel:
         return layers + 1, hidden
 
 
-def _run_model(data: Mapping[str, Any]) -> RunModel:
-    return RunModel(
-        _text(data, "source"),
-        _text(data, "location"),
-        _text(data, "revision"),
-        _text(data, "file_sha256"),
-        _text(data, "dtype"),
-        _text(data, "device"),
-        _text(data, "engine"),
-        _text(data, "chat_template"),
-        _int(data, "n_layers"),
-        _int(data, "hidden_size"),
-        _text(data, "own_confidence"),
-    )
-
-
 @dataclass(frozen=True)
 class RunTimings:
     """run.json's ``timings`` (a missing or ill-typed value is None)."""
 
-    started_at: str | None = None
+    started_at: Text = None
     """when the first rank started (ISO 8601)."""
-    finished_at: str | None = None
+    finished_at: Text = None
     """when the last rank finished (ISO 8601)."""
-    model_seconds: float | None = None
+    model_seconds: Seconds = None
     """compute time of the model alone, every rank together."""
-    peak_rss_mib: float | None = None
+    peak_rss_mib: Seconds = None
     """the largest resident memory of a rank."""
 
     @property
@@ -366,80 +406,25 @@ class RunTimings:
             return None
 
 
-def _run_timings(data: Mapping[str, Any]) -> RunTimings:
-    return RunTimings(
-        _text(data, "started_at"),
-        _text(data, "finished_at"),
-        _seconds(data, "model_seconds"),
-        _seconds(data, "peak_rss_mib"),
-    )
-
-
 @dataclass(frozen=True)
 class RunHardware:
     """The parts of run.json's ``hardware`` that readers use (written by ``provenance.Hardware``)."""
 
-    cpu_count: int | None = None
+    cpu_count: Int = None
     """logical CPUs of the machine."""
-    torch_threads: int | None = None
+    torch_threads: Int = None
     """torch's intra-op threads."""
-    accelerator: str | None = None
+    accelerator: Text = None
     """the first CUDA device's name (None: none)."""
-    cpu_setting: str | None = None
+    cpu_setting: Text = None
     """the harness's CPU-setting variables as recorded (a re-run applies them: ``benchmark.cpu``)."""
 
 
-def _run_hardware(data: Mapping[str, Any]) -> RunHardware:
-    return RunHardware(
-        _int(data, "cpu_count"),
-        _int(data, "torch_threads"),
-        _text(data, "accelerator"),
-        _text(data, "cpu_setting"),
-    )
+def _part(kind: type[T]) -> Read:
+    """A nested object read leniently into ``kind`` (not an object: every field not recorded)."""
+    return Read(lambda value, _: read_as(kind, _object(value)))
 
 
-class RunFields(TypedDict, total=False):
-    """Every key a run.json is written with and its type, in the order the file lists them (sorted:
-    ``jsonio.plain_json`` writes sorted keys). The one declaration of run.json's keys: both writers (the
-    harness's ``finalize`` and ``sago import lm-eval``) build through :meth:`RunDocument.build`. Nested
-    objects are written as given (``object`` values: readers use :class:`RunDocument`'s typed parts)."""
-
-    activations: str
-    batch_size: int
-    batch_sizes_used: Mapping[str, object]
-    chat_template: str | None
-    chat_template_setting: str | None
-    chat_template_sha256: str | None
-    collected_by: str
-    counts: Mapping[str, int]
-    datasets: str | list[str]
-    device: str | None
-    dtype: str | None
-    engine: str | None
-    files: Mapping[str, str]
-    git_commit: str
-    hardware: Mapping[str, object]
-    harness_version: str
-    libraries: Mapping[str, str]
-    lm_eval: Mapping[str, object]
-    model: Mapping[str, object]
-    not_measured: Mapping[str, str]
-    parallel: Mapping[str, object]
-    profile: Mapping[str, object]
-    schema_version: int
-    seed: int
-    set: str
-    submission: str
-    submission_model: Mapping[str, object]
-    timings: Mapping[str, object]
-    tokens: Mapping[str, int]
-    variant_set_sha256: str
-    version: str
-    world_size: int
-
-
-RUN_KEYS: tuple[str, ...] = tuple(RunFields.__annotations__)
-"""run.json's keys in the order the file lists them (:class:`RunFields`)."""
 ALL = "all"
 """run.json's ``datasets`` when the run took every dataset of the set."""
 
@@ -448,10 +433,11 @@ ALL = "all"
 class RunDocument(Document):
     """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2).
 
-    The one declaration of run.json: :meth:`build` writes it (keys :class:`RunFields`), :meth:`from_json`
-    reads it into the typed fields below, :meth:`problems` says what in it no harness run writes, and
-    :meth:`differing` compares two runs on what a faithful re-run reproduces. ``data`` is the object as
-    written, kept so that a rewrite (:meth:`with_files`) leaves every other byte as it was.
+    The one declaration of run.json: :meth:`build` writes it (keys :data:`RUN_KEYS`), :meth:`from_json`
+    reads it into the typed fields below (each leniently: a value of the wrong type reads as not
+    recorded, and :meth:`problems` says what in it no harness run writes), and :meth:`differing` compares
+    two runs on what a faithful re-run reproduces. ``data`` is the object as written, kept so that a
+    rewrite (:meth:`with_files`) leaves every other byte as it was.
     """
 
     KIND: ClassVar[str] = "run"
@@ -475,62 +461,84 @@ class RunDocument(Document):
     )
     """the keys a faithful re-run reproduces (timings, git commit and hardware may differ)."""
 
-    variant_set_sha256: str | None = None
+    variant_set_sha256: Text = None
     """sha256 of the variant set's manifest the run read."""
-    profile: RunProfile | None = None
+    profile: Annotated[
+        RunProfile | None, Read(lambda v, _: read_as(RunProfile, v) if isinstance(v, Mapping) else None)
+    ] = None
     """the evaluation profile (None: run.json records none)."""
-    datasets: tuple[str, ...] | None = None
+    datasets: Annotated[tuple[str, ...] | None, Read(_names)] = None
     """the datasets chosen; None when the run took all of them (or run.json names none)."""
-    all_datasets: bool = False
-    """``datasets`` is ``"all"``: the run took every dataset of the set."""
-    files: Mapping[str, str] | None = None
+    files: Annotated[Mapping[str, str] | None, Read(lambda v, _: v if _is_hash_map(v) else None)] = None
     """``{relative path: sha256}`` of every records/activations file (None: not recorded, or malformed)."""
-    files_given: bool = False
-    """run.json has a ``files`` key, whatever its value (runs from before hashes have none)."""
-    nested_variant_set_sha256: str | None = None
-    """``variant_set.sha256``: where older run.json files recorded the set's hash."""
-    not_measured: Mapping[str, str] = field(default_factory=dict)
+    not_measured: Annotated[
+        Mapping[str, str], Read(lambda v, _: {str(k): str(m) for k, m in _object(v).items()})
+    ] = field(default_factory=dict)
     """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
     Empty for every harness run; a result with entries is response-only and stays off the board."""
-    model: RunModel = RunModel()
+    model: Annotated[RunModel, _part(RunModel)] = RunModel()
     """what was run (``model``)."""
-    timings: RunTimings = RunTimings()
+    timings: Annotated[RunTimings, _part(RunTimings)] = RunTimings()
     """when it ran and for how long (``timings``)."""
-    hardware: RunHardware = RunHardware()
+    hardware: Annotated[RunHardware, _part(RunHardware)] = RunHardware()
     """where it ran (``hardware``)."""
-    submission: str | None = None
+    submission: Text = None
     """the submission's label (its slug)."""
-    submission_model: Mapping[str, object] | None = None
+    submission_model: Annotated[
+        Mapping[str, object] | None, Read(lambda v, _: v if isinstance(v, Mapping) else None)
+    ] = None
     """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
-    set: str | None = None
+    set: Text = None
     """the variant set's name."""
-    version: str | None = None
+    version: Text = None
     """the variant set's version."""
-    seed: int | None = None
+    seed: Int = None
     """the run's seed."""
-    batch_size: int | None = None
+    batch_size: Int = None
     """prompts per batch."""
-    world_size: int | None = None
+    world_size: Int = None
     """how many ranks ran."""
-    engine: str | None = None
+    engine: Text = None
     """the engine that ran the model."""
-    dtype: str | None = None
+    dtype: Text = None
     """the dtype the weights ran in."""
-    device: str | None = None
+    device: Text = None
     """the device the model ran on."""
-    activations: str | None = None
+    activations: Text = None
     """the activations layout (``compact``; None: not recorded, which is full)."""
-    collected_by: str | None = None
+    collected_by: Text = None
     """who collected the records when not the harness (``lm-eval``)."""
-    counts: Mapping[str, int] | None = None
+    counts: Annotated[Mapping[str, int] | None, Read(_int_map)] = None
     """dataset -> records rows (None: not recorded)."""
-    tokens: Mapping[str, int] = field(default_factory=dict)
+    tokens: Annotated[Mapping[str, int], Read(lambda v, _: _int_map(v) or {})] = field(default_factory=dict)
     """requests, prompt, generated and scored tokens, every rank together."""
+    chat_template: Text = None
+    """``applied`` or ``raw prompt`` (the model's own record is ``model.chat_template``)."""
+    # Written for the record and compared as written; no reader needs a typed view of them.
+    batch_sizes_used: AsWritten = None
+    """rank -> the batch sizes the engine actually used."""
+    chat_template_setting: AsWritten = None
+    """the chat-template option the run was given."""
+    chat_template_sha256: AsWritten = None
+    """sha256 of the template text the prompts were rendered with."""
+    git_commit: AsWritten = None
+    """the code's commit."""
+    harness_version: AsWritten = None
+    """the sago-bench version that ran."""
+    libraries: AsWritten = None
+    """library -> version."""
+    lm_eval: AsWritten = None
+    """an imported lm-eval run: its version, tasks and settings."""
+    parallel: AsWritten = None
+    """a launcher's ranks and their placement."""
 
     @classmethod
-    def build(cls, fields: RunFields, extra: Mapping[str, object] | None = None) -> Self:
-        """The run.json of a finished run: ``fields`` in :data:`RUN_KEYS` order, then ``extra`` (keys a
-        caller adds or replaces, e.g. a launcher's ``parallel``; a key not declared goes last)."""
+    def build(cls, fields: Mapping[str, object], extra: Mapping[str, object] | None = None) -> Self:
+        """The run.json of a finished run: ``fields`` (declared keys only) in :data:`RUN_KEYS` order, then
+        ``extra`` (keys a caller adds or replaces, e.g. a launcher's ``parallel``; a key not declared goes
+        last)."""
+        undeclared = set(fields) - set(RUN_KEYS)
+        assert not undeclared, f"run.json keys not declared by RunDocument: {sorted(undeclared)}"
         merged: dict[str, object] = {**fields, **(extra or {})}
         ordered = {key: merged[key] for key in RUN_KEYS if key in merged}
         ordered |= {key: merged[key] for key in sorted(merged) if key not in ordered}
@@ -540,43 +548,27 @@ class RunDocument(Document):
     def from_json(cls, data: Mapping[str, Any], where: object = "run", *, strict: bool = True) -> Self:
         """The typed run.json; ``strict=False`` reads one whose ``schema_version`` this code does not read
         too (as 0 when it has none), for a checker that reports :meth:`problems` instead of refusing."""
-        datasets, files = data.get("datasets"), data.get("files")
-        profile, model = data.get("profile"), _object(data, "model")
-        chosen = isinstance(datasets, list) and all(isinstance(d, str) for d in datasets)
-        submission_model = data.get("submission_model")
-        return cls(
-            cls.version_of(data, where) if strict else _int(data, "schema_version") or 0,
-            data,
-            variant_set_sha256=_text(data, "variant_set_sha256"),
-            profile=_run_profile(profile) if isinstance(profile, Mapping) else None,
-            datasets=tuple(cast("list[str]", datasets)) if chosen else None,
-            all_datasets=datasets == ALL,
-            files=files if _is_hash_map(files) else None,
-            files_given="files" in data,
-            nested_variant_set_sha256=_text(_object(data, "variant_set"), "sha256"),
-            not_measured={str(k): str(v) for k, v in _object(data, "not_measured").items()},
-            model=_run_model(model),
-            timings=_run_timings(_object(data, "timings")),
-            hardware=_run_hardware(_object(data, "hardware")),
-            submission=_text(data, "submission"),
-            submission_model=submission_model if isinstance(submission_model, Mapping) else None,
-            set=_text(data, "set"),
-            version=_text(data, "version"),
-            seed=_int(data, "seed"),
-            batch_size=_int(data, "batch_size"),
-            world_size=_int(data, "world_size"),
-            engine=_text(data, "engine"),
-            dtype=_text(data, "dtype"),
-            device=_text(data, "device"),
-            activations=_text(data, "activations"),
-            collected_by=_text(data, "collected_by"),
-            counts=_int_map(data, "counts"),
-            tokens=_int_map(data, "tokens") or {},
-        )
+        version = cls.version_of(data, where) if strict else _int(data.get("schema_version")) or 0
+        return cls.typed(data, version, where)
 
     def with_files(self, files: Mapping[str, str]) -> Self:
         """This run.json with ``files`` replaced (every other key keeps its value and place)."""
         return type(self).from_json({**self.data, "files": dict(files)}, "run")
+
+    @property
+    def all_datasets(self) -> bool:
+        """``datasets`` is ``"all"``: the run took every dataset of the set."""
+        return bool(self.data.get("datasets") == ALL)
+
+    @property
+    def files_given(self) -> bool:
+        """run.json has a ``files`` key, whatever its value (runs from before hashes have none)."""
+        return "files" in self.data
+
+    @property
+    def nested_variant_set_sha256(self) -> str | None:
+        """``variant_set.sha256``: where older run.json files recorded the set's hash."""
+        return _text(_object(self.data.get("variant_set")).get("sha256"))
 
     @property
     def finished_at(self) -> str | None:
@@ -587,7 +579,7 @@ class RunDocument(Document):
     def is_api(self) -> bool:
         """The model was answered by an endpoint (``model.source`` "api"): no teacher forcing, no
         activations, its own table on the board."""
-        return self.model.source == "api"
+        return self.model.is_api
 
     @property
     def profile_name(self) -> str | None:
@@ -693,6 +685,10 @@ def _is_hash_map(value: object) -> bool:
     return isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())
 
 
+RUN_KEYS: tuple[str, ...] = tuple(sorted(f.name for f in declared(RunDocument) if f.name != "data"))
+"""run.json's keys in the order the file lists them (sorted: ``jsonio.plain_json`` writes sorted keys)."""
+
+
 @dataclass(frozen=True)
 class PlanDocument(Document):
     """``checkpoint/rank-<r>/plan.json``: everything that determines one rank's outputs."""
@@ -702,13 +698,13 @@ class PlanDocument(Document):
     MISSING: ClassVar[int | None] = 1
     FIX: ClassVar[str] = "rerun with --force"
 
-    rank: int = 0
-    """this rank's index."""
-    world_size: int = 1
+    rank: AsWritten = 0
+    """this rank's index (an integer: :meth:`from_json` checks)."""
+    world_size: AsWritten = 1
     """how many ranks share the run."""
-    keys: tuple[str, ...] = ()
+    keys: Annotated[tuple[str, ...], Read(lambda v, _: tuple(str(k) for k in v))] = ()
     """every record key this rank must produce."""
-    started_at: str | None = None
+    started_at: Text = None
     """when this rank first started (ISO 8601; None: not recorded)."""
 
     @classmethod
@@ -716,14 +712,7 @@ class PlanDocument(Document):
         rank, world_size, keys = data.get("rank"), data.get("world_size"), data.get("keys")
         if not isinstance(rank, int) or not isinstance(world_size, int) or not isinstance(keys, list):
             raise SagoError(f"{where}: plan has no integer rank and world_size or no keys; {cls.FIX}")
-        return cls(
-            cls.version_of(data, where),
-            data,
-            rank,
-            world_size,
-            tuple(str(k) for k in keys),
-            _text(data, "started_at"),
-        )
+        return super().from_json(data, where)
 
     def shared(self) -> tuple[tuple[str, str], ...]:
         """The settings every rank of one run must agree on (not its rank, keys or start time), as
@@ -752,17 +741,17 @@ class DoneDocument(Document):
     MISSING: ClassVar[int | None] = 1
     FIX: ClassVar[str] = "rerun with --force"
 
-    model: Mapping[str, object] = field(default_factory=dict)
-    """the backend's own description (run.json's ``model`` is rank 0's)."""
-    finished_at: str = ""
-    """when the rank finished (ISO 8601)."""
-    peak_rss_mib: float | None = None
+    model: AsWritten = field(default_factory=dict)
+    """the backend's own description (run.json's ``model`` is rank 0's; a mapping: checked)."""
+    finished_at: AsWritten = ""
+    """when the rank finished (ISO 8601; text: checked)."""
+    peak_rss_mib: Seconds = None
     """the rank's peak resident memory (None: not recorded by older checkpoints)."""
 
     @property
     def described(self) -> RunModel:
         """The backend's description read as run.json's typed ``model`` (what finalize copies out)."""
-        return _run_model(self.model)
+        return read_as(RunModel, self.model)
 
     @classmethod
     def build(cls, model: Mapping[str, object], finished_at: str, peak_rss_mib: float) -> Self:
@@ -775,60 +764,9 @@ class DoneDocument(Document):
         model, finished = data.get("model"), data.get("finished_at")
         if not isinstance(model, Mapping) or not isinstance(finished, str):
             raise SagoError(f"{where}: done marker has no model or finished_at; {cls.FIX}")
-        return cls(cls.version_of(data, where), data, model, finished, _seconds(data, "peak_rss_mib"))
+        return super().from_json(data, where)
 
 
-@dataclass(frozen=True)
-class SummaryDocument(Document):
-    """``summary.json``: one submission's statistics (version 1, one SGS, still loads)."""
-
-    KIND: ClassVar[str] = "summary"
-    FILE: ClassVar[str] = "summary.json"
-    LIMIT: ClassVar[int] = 16 << 20
-    NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
-
-    model: str | None = None
-    """the submission slug."""
-    set: str | None = None
-    """variant set name."""
-    version: str | None = None
-    """variant set version."""
-    per_item: Table[PerItemRow] = Table()
-    """s_X(i) of every item and measure (what the site's comparison pages read)."""
-
-    def dumps(self) -> str:
-        """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
-        return jsonio.dumps(self.data)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "summary") -> Self:
-        version = cls.version_of(data, where)
-        return cls(
-            version,
-            data,
-            _text(data, "model"),
-            _text(data, "set"),
-            _text(data, "version"),
-            Table(tuple(cast("list[PerItemRow]", _rows(data, "per_item", cls.KIND, where)))),
-        )
-
-
-def _rows(data: Mapping[str, Any], key: str, kind: str, where: object) -> list[Mapping[str, Any]]:
-    """The table ``key`` of a document: a list of JSON objects (absent: none); anything else is refused."""
-    rows = data.get(key, [])
-    if not isinstance(rows, list):
-        raise FileProblem(where, f"{kind} table {key!r} is not a list of rows", _ANALYZE)
-    for row in rows:
-        if not isinstance(row, dict):
-            found = type(row).__name__
-            raise FileProblem(where, f"{kind} table {key!r} holds a {found}, not a row object", _ANALYZE)
-        for name in _NAME_FIELDS.intersection(row):
-            if not isinstance(row[name], str | None):
-                raise FileProblem(where, f"{kind} table {key!r}: field {name!r} is not text", _ANALYZE)
-    return rows
-
-
-_ANALYZE = Document.FIX
 # Row fields that name things (lookups and the site's file names use them): text, or null.
 _NAME_FIELDS = frozenset(
     {
@@ -853,6 +791,54 @@ _NAME_FIELDS = frozenset(
         "item_id",
     }
 )
+
+
+def _rows(rows: object, where: Where) -> Table[Any]:
+    """A table: a list of JSON objects whose naming fields are text (absent: an empty table); anything
+    else is one line."""
+    if not isinstance(rows, list):
+        raise FileProblem(where.path, f"{where.kind} table {where.key!r} is not a list of rows", where.fix)
+    for row in rows:
+        if not isinstance(row, dict):
+            found = type(row).__name__
+            raise FileProblem(
+                where.path, f"{where.kind} table {where.key!r} holds a {found}, not a row object", where.fix
+            )
+        for name in _NAME_FIELDS.intersection(row):
+            if not isinstance(row[name], str | None):
+                problem = f"{where.kind} table {where.key!r}: field {name!r} is not text"
+                raise FileProblem(where.path, problem, where.fix)
+    return Table(tuple(rows))
+
+
+R = TypeVar("R", bound=Mapping[str, object])
+Rows = Annotated[Table[R], Read(_rows)]
+"""a table of the document, read by :func:`_rows` from the key the field is named after."""
+
+
+@dataclass(frozen=True)
+class SummaryDocument(Document):
+    """``summary.json``: one submission's statistics (version 1, one SGS, still loads)."""
+
+    KIND: ClassVar[str] = "summary"
+    FILE: ClassVar[str] = "summary.json"
+    LIMIT: ClassVar[int] = 16 << 20
+    NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
+
+    model: Text = None
+    """the submission slug."""
+    set: Text = None
+    """variant set name."""
+    version: Text = None
+    """variant set version."""
+    per_item: Rows[PerItemRow] = Table()
+    """s_X(i) of every item and measure (what the site's comparison pages read)."""
+
+    def dumps(self) -> str:
+        """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
+        return jsonio.dumps(self.data)
+
+
 # Top-level keys a leaderboard cannot do without, and the type each must have (checked by ``require``).
 _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "schema_version": int,
@@ -868,13 +854,21 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
 _KIND_NAMES = {"int": "integer", "str": "string", "list": "list", "float": "number"}
 
 
-def _number(data: Mapping[str, Any], key: str) -> float | None:
-    value = data.get(key)
+def _number(value: object, _: object = None) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _table(data: Mapping[str, Any], key: str, where: object) -> Table[Any]:
-    return Table(tuple(_rows(data, key, "leaderboard", where)))
+def _listing(holds: type | tuple[type, ...], what: str, read: Callable[[Any], Any]) -> Read:
+    """The reader of a list whose every entry is a ``holds``, each as ``read`` gives it (else one line)."""
+
+    def check(value: object, where: Where) -> tuple[Any, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, holds) for v in value):
+            raise FileProblem(
+                where.path, f"leaderboard {where.key!r} holds something other than {what}", where.fix
+            )
+        return tuple(read(v) for v in value)
+
+    return Read(check)
 
 
 @dataclass(frozen=True)
@@ -891,43 +885,43 @@ class LeaderboardDocument(Document):
     NEWEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
     OLDEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
 
-    set: str | None = None
+    set: Text = None
     """variant set name."""
-    version: str | None = None
+    version: Text = None
     """variant set version."""
-    datasets: tuple[str, ...] = ()
+    datasets: Annotated[tuple[str, ...], _listing(str, "names", str)] = ()
     """dataset names proper (without ``"all"``), sorted."""
-    epsilons: tuple[float, ...] = ()
+    epsilons: Annotated[tuple[float, ...], _listing((int, float), "numbers", float)] = ()
     """thresholds of the one-sided tests."""
-    primary_epsilon: float | None = None
+    primary_epsilon: Annotated[float | None, Read(_number)] = None
     """the ε that ``cells[].marker`` and ``verdict`` refer to."""
-    generator_version: str = ""
-    """the sago-bench version that wrote the file."""
-    alpha: float | None = None
+    alpha: Annotated[float | None, Read(_number)] = None
     """the level of every verdict."""
-    headline_measures: tuple[str, ...] = ()
+    headline_measures: Annotated[
+        tuple[str, ...], Read(lambda v, _: tuple(str(m) for m in v) if isinstance(v, list) else ())
+    ] = ()
     """one measure per axis: the one the reversal tests and the site's verdicts use."""
-    models: Table[ModelRow] = Table()
-    measures: Table[MeasureRow] = Table()
-    markers: Table[MarkerRow] = Table()
-    aggregates: Table[AggregateRow] = Table()
-    claims: Table[ClaimRow] = Table()
-    cells: Table[CellRow] = Table()
-    per_family: Table[FamilyRow] = Table()
-    noise_floor: Table[NoiseFloorRow] = Table()
-    accuracy: Table[AccuracyRow] = Table()
-    accuracy_vs_sgs: Table[AccuracyVsSgsRow] = Table()
-    pairwise: Table[PairwiseRow] = Table()
-    friedman: Table[FriedmanRow] = Table()
-    kendall_tau: Table[KendallTauRow] = Table()
-    kendall_w: Table[KendallWRow] = Table()
-    reversals: Table[ReversalRow] = Table()
-    independence: Table[IndependenceRow] = Table()
-    proportional_measures: Table[ProportionalRow] = Table()
-    pareto: Table[ParetoRow] = Table()
-    sample_size: Table[SampleSizeRow] = Table()
-    sample_size_smallest_n: Table[SmallestNRow] = Table()
-    sample_size_ranking: Table[SampleRankingRow] = Table()
+    models: Rows[ModelRow] = Table()
+    measures: Rows[MeasureRow] = Table()
+    markers: Rows[MarkerRow] = Table()
+    aggregates: Rows[AggregateRow] = Table()
+    claims: Rows[ClaimRow] = Table()
+    cells: Rows[CellRow] = Table()
+    per_family: Rows[FamilyRow] = Table()
+    noise_floor: Rows[NoiseFloorRow] = Table()
+    accuracy: Rows[AccuracyRow] = Table()
+    accuracy_vs_sgs: Rows[AccuracyVsSgsRow] = Table()
+    pairwise: Rows[PairwiseRow] = Table()
+    friedman: Rows[FriedmanRow] = Table()
+    kendall_tau: Rows[KendallTauRow] = Table()
+    kendall_w: Rows[KendallWRow] = Table()
+    reversals: Rows[ReversalRow] = Table()
+    independence: Rows[IndependenceRow] = Table()
+    proportional_measures: Rows[ProportionalRow] = Table()
+    pareto: Rows[ParetoRow] = Table()
+    sample_size: Rows[SampleSizeRow] = Table()
+    sample_size_smallest_n: Rows[SmallestNRow] = Table()
+    sample_size_ranking: Rows[SampleRankingRow] = Table()
 
     def dumps(self) -> str:
         """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
@@ -935,29 +929,16 @@ class LeaderboardDocument(Document):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "leaderboard") -> Self:
-        version = cls.version_of(data, where)
-        datasets, epsilons = data.get("datasets", []), data.get("epsilons", [])
-        if not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets):
-            raise FileProblem(where, "leaderboard 'datasets' holds something other than names", cls.FIX)
-        if not isinstance(epsilons, list) or not all(isinstance(e, int | float) for e in epsilons):
-            raise FileProblem(where, "leaderboard 'epsilons' holds something other than numbers", cls.FIX)
-        generator, headline = data.get("generator"), data.get("headline_measures")
-        tables = {name: _table(data, name, where) for name in LEADERBOARD_TABLES}
-        if not all(isinstance(m.get("name"), str) for m in tables["measures"]):
+        board = super().from_json(data, where)
+        if not all(isinstance(m.get("name"), str) for m in board.measures):
             raise FileProblem(where, "leaderboard 'measures' rows need a 'name'", cls.FIX)
-        return cls(
-            version,
-            data,
-            _text(data, "set"),
-            _text(data, "version"),
-            tuple(datasets),
-            tuple(float(e) for e in epsilons),
-            _number(data, "primary_epsilon"),
-            str(generator.get("version", "")) if isinstance(generator, Mapping) else "",
-            _number(data, "alpha"),
-            tuple(str(m) for m in headline) if isinstance(headline, list) else (),
-            **tables,
-        )
+        return board
+
+    @property
+    def generator_version(self) -> str:
+        """The sago-bench version that wrote the file ("" when not recorded)."""
+        generator = self.data.get("generator")
+        return str(generator.get("version", "")) if isinstance(generator, Mapping) else ""
 
     def require(self, where: object) -> Self:
         """This document, after refusing one that lacks a key readers cannot do without, a model without
@@ -1001,7 +982,7 @@ class LeaderboardDocument(Document):
 
 
 LEADERBOARD_TABLES: tuple[str, ...] = tuple(
-    name for name, kind in LeaderboardDocument.__annotations__.items() if kind.startswith("Table[")
+    name for name, kind in LeaderboardDocument.__annotations__.items() if kind.startswith("Rows[")
 )
 """the tables of a leaderboard: every ``Table`` field, named as its JSON key."""
 
@@ -1093,12 +1074,12 @@ def _manifest_datasets(datasets: object, files: Mapping[str, str], where: object
             raise FileProblem(where, f"datasets.{name}.file is missing or not listed in 'files'", _RESTORE)
         if not _count(entry.get("rows")):
             raise FileProblem(where, f"datasets.{name}.rows is not a row count", _RESTORE)
-        source = {str(k): str(v) for k, v in _object(entry, "source").items()}
+        source = {str(k): str(v) for k, v in _object(entry.get("source")).items()}
         entries[name] = DatasetEntry(
             name,
             file,
             entry["rows"],
-            _int(entry, "items"),
+            _int(entry.get("items")),
             _words(entry.get("license") or source.get("license")),
             _words(source.get("archive")),
             _words(source.get("member")),
@@ -1180,22 +1161,22 @@ class ManifestDocument(Document):
         return cls(
             version,
             data,
-            _text(data, "set"),
-            _text(data, "version"),
+            _text(data.get("set")),
+            _text(data.get("version")),
             files,
             datasets,
             tuple(order),
             {name: dict(c) for name, c in counts.items()},
-            {str(k): str(v) for k, v in _object(data, "not_produced").items()},
+            {str(k): str(v) for k, v in _object(data.get("not_produced")).items()},
             {
                 str(name): {str(f): _counts(why) for f, why in made.items()}
-                for name, made in _object(data, "not_made").items()
+                for name, made in _object(data.get("not_made")).items()
                 if isinstance(made, Mapping)
             },
-            {str(k): f for k, f in _object(data, "families").items() if isinstance(f, Mapping)},
-            _object(data, "llm"),
+            {str(k): f for k, f in _object(data.get("families")).items() if isinstance(f, Mapping)},
+            _object(data.get("llm")),
             written if isinstance(written, Mapping) else None,
-            _text(data, "sha256"),
+            _text(data.get("sha256")),
         )
 
     @staticmethod

@@ -34,15 +34,17 @@ from benchmark.errors import SagoError
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 from benchmark.packaged import ARTEFACTS
 from benchmark.tools.judge_calibration import (
+    choose_threshold,
     cohen_kappa,
     held_out_rows,
     kappa_difference_interval,
     load_reference,
     load_tables,
+    margin,
     tuning_groups,
     verdicts,
 )
-from benchmark.tools.llm_judge_calibration import choose_threshold, margin, measure
+from benchmark.tools.judge_calibration import measure_margins as measure
 
 FIXTURES = Path(__file__).parent / "fixtures"
 POLITE = "Of course, happy to help! It is Paris. I hope this helps."

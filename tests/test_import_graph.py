@@ -207,11 +207,7 @@ def test_no_runtime_unit_imports_the_tools() -> None:
     assert not any(name.startswith("benchmark.tools") for name in top)
 
 
-JUDGE_CALIBRATION = (
-    "benchmark.tools.judge_calibration",
-    "benchmark.tools.llm_judge_calibration",
-    "benchmark.tools.api_judge_calibration",
-)
+JUDGE_CALIBRATION = ("benchmark.tools.judge_calibration",)
 """the research that chose the politeness judges' parameters: tools, whose numbers the runtime copies."""
 
 

@@ -341,3 +341,19 @@ def test_mirroring_sgs_on_the_authors_rows(tables: dict[str, Rows]) -> None:
     assert len(found) == 20 and sum(theirs(r) for r in found) == 9  # all 9 of theirs, 11 more
     assert sgs(judged(default), nothing) == pytest.approx(SGS_POLITENESS_ONLY["default"], abs=5e-5)
     assert not math.isnan(sgs(theirs, theirs))
+
+
+def test_one_command_takes_either_judge_and_refuses_the_other_ones_options(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A packaged judge needs its margin cache; an endpoint's judge caches its own verdicts: both refuse
+    in one line before any model loads or any request is sent."""
+    from benchmark.tools.judge_calibration import main
+
+    assert main(["--judge", "qwen2.5-coder-0.5b-instruct-q4_k_m"]) == 2
+    assert "--cache" in capsys.readouterr().err
+    assert main(["--judge", "openai:m", "--cache", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "packaged judge" in err
+    assert main(["--model", "no-such-artefact", "--cache", str(tmp_path / "m.json")]) == 2  # the old option
+    assert "no-such-artefact" in capsys.readouterr().err and not (tmp_path / "m.json").exists()

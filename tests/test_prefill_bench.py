@@ -73,13 +73,16 @@ def test_ratio_uses_the_requested_clock_and_table_prints_na() -> None:
 def test_dry_run_runs_both_engines_on_the_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench.json"
     assert main(["--dry-run", "--json", str(out)]) == 0
-    rows = json.loads(out.read_text())
+    report = json.loads(out.read_text())
+    assert report["schema_version"] == 1 and report["meta"]["hardware"]["cpu_count"] > 0
+    assert report["meta"]["commit"]  # the checkout the numbers came from
+    rows = report["rows"]
     assert [r["engine"] for r in rows] == ["two_pass", "single_prefill"]
     for row in rows:
         assert row["model"] == "tiny" and row["prompts"] == 8 and row["batch_size"] == 4
         assert row["prompts_per_s"] > 0 and row["generated_tokens_per_s"] > 0
         assert row["model_tokens_per_s"] > row["generated_tokens_per_s"]
-        assert math.isnan(row["mfu"]) and math.isnan(row["peak_memory_gib"])
+        assert row["mfu"] is None and row["peak_memory_gib"] is None  # NaN on a CPU, null in JSON
     assert "single_prefill / two_pass CPU time" in capsys.readouterr().out
 
 
@@ -117,5 +120,5 @@ def test_gpu_run_reports_memory_and_mfu(tmp_path: Path) -> None:
         )
         == 0
     )
-    for row in json.loads(out.read_text()):
+    for row in json.loads(out.read_text())["rows"]:
         assert 0 < row["mfu"] < 1 and row["peak_memory_gib"] > 2.0

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pytest
 
-from benchmark.documents import RUN_KEYS, RunDocument, RunFields
+from benchmark.documents import RUN_KEYS, RunDocument
 from benchmark.errors import SagoError
 from benchmark.jsonio import plain_json
 from benchmark.paths import SUBMISSIONS_DIR
@@ -22,8 +22,8 @@ HARNESS_RUN = next(p for p in COMMITTED if json.loads(p.read_text())["model"]["s
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
-def _fields(path: Path) -> RunFields:
-    return cast("RunFields", json.loads(path.read_text(encoding="utf-8")))
+def _fields(path: Path) -> dict[str, Any]:
+    return cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
 
 
 def _valid(**changes: Any) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def test_the_declared_keys_are_in_the_order_the_file_lists_them() -> None:
 
 def test_the_builder_lays_out_a_committed_run_as_the_file_does() -> None:
     fields = _fields(HARNESS_RUN)
-    shuffled = cast("RunFields", dict(reversed(list(fields.items()))))
+    shuffled = dict(reversed(list(fields.items())))
     built = RunDocument.build(shuffled).to_json()
     assert list(built) == list(json.loads(HARNESS_RUN.read_text(encoding="utf-8")))
     assert plain_json(built).encode() == HARNESS_RUN.read_bytes()
@@ -183,3 +183,9 @@ def test_typed_parts_read_ill_typed_values_as_not_recorded() -> None:
     assert (run.model.shape, run.model.dtype, run.model.source) == (None, None, "hub")
     assert (run.hardware.torch_threads, run.hardware.cpu_setting) == (None, "A=1")
     assert run.counts == {"a": 3} and run.datasets is None and not run.all_datasets
+
+
+def test_the_builder_refuses_a_key_run_json_does_not_declare() -> None:
+    """Declared once: a writer's misspelt key fails at once rather than landing last in the file."""
+    with pytest.raises(AssertionError, match="not declared by RunDocument: \\['sead'\\]"):
+        RunDocument.build({**_fields(HARNESS_RUN), "sead": 42})

@@ -17,8 +17,8 @@ their ``utils/metrics.py``, ``build_mirroring_prompt_politeness``), through
 
 The local judges stay the default (docs/METHOD.md section 7); this one is chosen with
 ``$SAGO_POLITENESS_JUDGE=openai:<model>`` (``sago analyze --judge openai:<model>``). Its agreement with the
-authors' verdicts is measured by the research tool ``python -m benchmark.tools.api_judge_calibration``,
-which no runtime unit imports.
+authors' verdicts is measured by the research tool ``python -m benchmark.tools.judge_calibration``
+(``--judge openai:<model>``), which no runtime unit imports.
 """
 
 from __future__ import annotations

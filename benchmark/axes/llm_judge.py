@@ -253,7 +253,7 @@ class LogitPolitenessJudge:
     """(response, baseline, direction) -> margin log P(YES) − log P(NO), e.g. a :class:`LogitScorer`."""
     threshold: float = THRESHOLD
     """the verdict is YES when the margin reaches it (chosen on the tuning rows by
-    ``benchmark.tools.llm_judge_calibration.choose_threshold``)."""
+    ``benchmark.tools.judge_calibration.choose_threshold``)."""
     guard: bool = True
     """the authors' guard: NO unless y_0 or y_v holds a courtesy cue (then the model is not asked)."""
 
@@ -283,7 +283,7 @@ MEASURED_THRESHOLDS: dict[str, float] = {
 }
 """The threshold chosen on the 208 tuning rows for each measured packaged model (docs/METHOD.md §7.1). The
 runtime reads these constants only; they were measured by the research tool
-``python -m benchmark.tools.llm_judge_calibration``, which no runtime unit imports
+``python -m benchmark.tools.judge_calibration``, which no runtime unit imports
 (``tests/test_axes_llm_judge.py`` recomputes them from the committed margins). No margin lies within 0.004
 of either, so the rounding moves no verdict."""
 JUDGE_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -332,7 +332,7 @@ def packaged_judge(artefact: str = JUDGE_MODEL) -> tuple[LogitPolitenessJudge, s
         raise SagoError(
             f"no politeness threshold is measured for {artefact!r} (measured: "
             f"{', '.join(MEASURED_THRESHOLDS)}); measure it with "
-            "python -m benchmark.tools.llm_judge_calibration"
+            "python -m benchmark.tools.judge_calibration --judge <model> --cache <file>"
         )
     threshold = MEASURED_THRESHOLDS[artefact]
     label = f"LogitPolitenessJudge({artefact}, threshold {threshold:g}, prompt {prompt_digest()})"

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from benchmark.documents import DoneDocument, PlanDocument, RunDocument, RunFields
+from benchmark.documents import DoneDocument, PlanDocument, RunDocument
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore
 from benchmark.integrity import file_hashes
@@ -64,6 +64,7 @@ def finalize(
     results = ResultsFolder(results_dir)
     plans = _rank_plans(results, world_size)
     stores = [PartStore(results.rank_dir(r)) for r in range(len(plans))]
+    done = [DoneDocument.read(s.folder / DoneDocument.FILE) for s in stores]
     records = _merged_records(stores, plans)
     activations = {k: v for s in stores for k, v in s.activations().items()}
     staging = ResultsFolder(results_dir.with_name(f".{results_dir.name}.finalizing"))
@@ -77,9 +78,7 @@ def finalize(
             )
             if activations:
                 write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
-            if set(OWN_CONFIDENCE_COLUMNS) <= set(
-                rows.columns
-            ):  # an API run: its own-token confidence, a table apart
+            if done[0].described.is_api:  # the endpoint's own-token confidence, a table apart
                 write_parquet(
                     staging.own_confidence(dataset),
                     pa.Table.from_pandas(
@@ -89,7 +88,7 @@ def finalize(
                         preserve_index=False,
                     ),
                 )
-        run = run_json(plans, stores, records, extra=extra or {}, files=file_hashes(staging.path))
+        run = run_json(plans, stores, done, records, extra=extra or {}, files=file_hashes(staging.path))
         write_document(staging.run, run)
         replace_folder(staging.path, results_dir)
     finally:
@@ -142,6 +141,7 @@ def _dataset_activations(rows: pd.DataFrame, activations: Mapping[str, np.ndarra
 def run_json(
     plans: Sequence[PlanDocument],
     stores: Sequence[PartStore],
+    done: Sequence[DoneDocument],
     records: pd.DataFrame,
     *,
     extra: Mapping[str, Any],
@@ -152,10 +152,9 @@ def run_json(
     them), then the plan's ``run_info`` (who was run, on which set) and ``extra`` are laid over them.
     """
     first = plans[0].data
-    done = [DoneDocument.read(s.folder / DoneDocument.FILE) for s in stores]
     stats = [st for s in stores for st in s.stats()]
     model, described = done[0].model, done[0].described
-    fields: RunFields = {
+    fields: dict[str, object] = {
         "schema_version": RECORDS_SCHEMA_VERSION,
         "harness_version": __version__,
         "libraries": library_versions(),

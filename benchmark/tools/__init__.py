@@ -2,10 +2,9 @@
 
 What measures the harness rather than runs it: ``sago bench`` (:mod:`benchmark.tools.bench`), the
 ``make`` targets ``bench-peer``, ``bench-floor``, ``scoring-accuracy``, ``gpu-check`` and ``bench-gpu``
-(``python -m benchmark.tools.<module>``), the politeness judges' calibration against the authors'
-verdicts (:mod:`benchmark.tools.judge_calibration`, and its commands
-``python -m benchmark.tools.llm_judge_calibration`` and ``python -m benchmark.tools.api_judge_calibration``),
-and the CPU engine only they use: the pooled engine
+(``python -m benchmark.tools.<module>``, timed by :mod:`benchmark.tools.timing`), the politeness judges'
+calibration against the authors' verdicts (``python -m benchmark.tools.judge_calibration``, the judge a
+parameter), and the CPU engine only they use: the pooled engine
 (:mod:`benchmark.tools.pooled`, with its float16-screened output layer :mod:`benchmark.tools.screen`
 and its sliced scoring pass :mod:`benchmark.tools.chunked`). A tool may import any unit; no runtime unit
 imports a tool (the ``sago`` group alone names ``sago bench``, imported when it runs), so no run a user

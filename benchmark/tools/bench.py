@@ -10,12 +10,11 @@ merge — counts as overhead, so a ratio of 1.0 means the three extra axes cost 
 from __future__ import annotations
 
 import math
-import resource
-import sys
 import tempfile
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 import torch
@@ -23,16 +22,18 @@ import torch
 from benchmark import options, paths
 from benchmark.errors import SagoError
 from benchmark.harness.cli import engine_option, run_options
-from benchmark.harness.collect import Batch, collect, global_batches, select_tasks
+from benchmark.harness.collect import Batch, collect
 from benchmark.harness.evaluate import EvaluateOptions, check_options
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.engine import greedy_config, left_pad, plain_greedy
-from benchmark.models.hf import HFBackend
+from benchmark.models.hf import EngineSpec, HFBackend
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
 from benchmark.tools.pooled import TOOL_ENGINES
+from benchmark.tools.timing import Timed, Timing, peak_rss_mib, profile_batches, profile_tasks, timed
 
 
 @dataclass(frozen=True)
@@ -88,20 +89,22 @@ def bench(
     ``floor_batch_size``, over batches of that many prompts: the pooled engine's forwards hold a quarter
     of its call, so its floor is plain generation at that forward size); ``floor=False``: the harness
     alone (the floor's times are NaN)."""
-    warm_up(backend)
-    harness, harness_cpu, generated = time_harness(backend, variant_set, profile, batch_size, datasets)
-    if not floor:
-        prompts = sum(len(b.tasks) for b in _same_batches(variant_set, profile, datasets, batch_size))
-        return BenchResult(prompts, generated, harness, math.nan, _peak_rss_mib(), harness_cpu, math.nan)
-    # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
-    batches = _same_batches(
-        variant_set, profile, datasets, floor_batch_size or min(batch_size, backend.forward_rows)
+    harness = time_harness(backend, variant_set, profile, batch_size, datasets, warm=True)
+    bare = Timing(math.nan, math.nan, math.nan)
+    if floor:
+        # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
+        size = floor_batch_size or min(batch_size, backend.forward_rows)
+        batches = profile_batches(variant_set, profile, datasets, size)
+        bare = timed(lambda: _bare_work(backend, batches, profile.max_new_tokens)).timing
+    return BenchResult(
+        len(profile_tasks(variant_set, profile, datasets)),
+        harness.value,
+        harness.timing.seconds,
+        bare.seconds,
+        peak_rss_mib(),
+        harness.timing.cpu_seconds,
+        bare.cpu_seconds,
     )
-    start, start_cpu = time.perf_counter(), time.process_time()
-    _bare_work(backend, batches, profile.max_new_tokens)
-    bare, bare_cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    prompts = sum(len(b.tasks) for b in batches)
-    return BenchResult(prompts, generated, harness, bare, _peak_rss_mib(), harness_cpu, bare_cpu)
 
 
 def time_harness(
@@ -110,23 +113,27 @@ def time_harness(
     profile: Profile,
     batch_size: int,
     datasets: tuple[str, ...] | None = None,
-) -> tuple[float, float, int]:
-    """(wall s, CPU s, generated tokens) of one harness run (collect and finalize) into a temporary
-    folder; call :func:`warm_up` first."""
+    *,
+    warm: bool = False,
+) -> Timed[int]:
+    """The generated tokens and clocks of one harness run (collect and finalize) into a temporary folder;
+    ``warm``: after :func:`warm_up` (else the caller warms up)."""
     with tempfile.TemporaryDirectory() as tmp:
-        start, start_cpu = time.perf_counter(), time.process_time()
-        collect(
-            backend,
-            variant_set,
-            Path(tmp),
-            profile=profile,
-            batch_size=batch_size,
-            datasets=datasets,
-            progress=False,
-        )
-        finalize(Path(tmp))
-        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-        return wall, cpu, _generated_tokens(Path(tmp))
+
+        def run() -> None:
+            collect(
+                backend,
+                variant_set,
+                Path(tmp),
+                profile=profile,
+                batch_size=batch_size,
+                datasets=datasets,
+                progress=False,
+            )
+            finalize(Path(tmp))
+
+        clocks = timed(run, warm_up=(lambda: warm_up(backend)) if warm else None).timing
+        return Timed(_generated_tokens(Path(tmp)), clocks)
 
 
 def warm_up(backend: HFBackend) -> None:
@@ -141,13 +148,6 @@ def warm_up(backend: HFBackend) -> None:
             do_sample=False,
             pad_token_id=backend.pad_id,
         )
-
-
-def _same_batches(
-    variant_set: VariantSetLike, profile: Profile, datasets: tuple[str, ...] | None, batch_size: int
-) -> list[Batch]:
-    plan = global_batches(select_tasks(variant_set, profile, datasets), batch_size)
-    return [*plan.baselines, *plan.rest]
 
 
 def _generated_tokens(results: Path) -> int:
@@ -170,37 +170,73 @@ def _bare_work(backend: HFBackend, batches: list[Batch], max_new_tokens: int) ->
             )
 
 
-def _peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # Linux reports KiB, macOS bytes.
-    return peak / 1024 / (1024 if sys.platform == "darwin" else 1)
+def load_hf(
+    slug: str,
+    tool: str,
+    *,
+    device: str | None,
+    threads: int | None,
+    batch_size: int | None,
+    engine: EngineSpec,
+) -> HFBackend:
+    """The submission's model as the timing tools need it: a Hugging Face backend, whose weights they
+    reach directly (a fake has none)."""
+    from benchmark.models.loading import load_backend
 
-
-def require_hf(backend: object) -> HFBackend:
-    """Bench needs direct access to the model; fakes have none."""
+    submission = load_submission(slug, paths.SUBMISSIONS_DIR)
+    backend = load_backend(submission, device=device, threads=threads, batch_size=batch_size, engine=engine)
     if not isinstance(backend, HFBackend):
-        raise SagoError("sago bench needs a Hugging Face backend (hub, local or packaged model)")
+        raise SagoError(f"{tool} needs a Hugging Face model (hub, local or packaged)")
     return backend
 
 
-def pooled_run(
-    slug: str, set_name: str, version: str, profile: str, batch_size: int, tool: str
-) -> tuple[HFBackend, VariantSetLike, Profile, int]:
-    """What the pooled engine's measuring tools (bench-floor, scoring-accuracy) run: the submission's
-    model on the pooled engine, one thread, ``batch_size`` rows per forward, with the variant set and
-    profile, and the plan's batch size (``POOL`` times that); a bad set or profile fails before the model
-    loads."""
-    from benchmark.models.loading import load_backend
+class PooledRun(NamedTuple):
+    """What a pooled-engine tool (bench-floor, scoring-accuracy) runs."""
+
+    backend: HFBackend
+    variant_set: VariantSetLike
+    profile: Profile
+    plan: int
+    """the plan's batch size: ``POOL`` forwards of ``--batch-size`` rows per engine call."""
+
+
+def pooled_run(slug: str, set_name: str, version: str, profile: str, batch_size: int, tool: str) -> PooledRun:
+    """The submission's model on the pooled engine, one thread, ``batch_size`` rows per forward, with the
+    variant set and profile; a bad set or profile fails before the model loads."""
     from benchmark.tools.pooled import POOLED
 
-    variant_set = open_variant_set(set_name, version)
-    chosen = get_profile(profile)
-    backend = load_backend(
-        load_submission(slug), device="cpu", threads=1, batch_size=batch_size, engine=POOLED
+    variant_set, chosen = open_variant_set(set_name, version), get_profile(profile)
+    backend = load_hf(slug, tool, device="cpu", threads=1, batch_size=batch_size, engine=POOLED)
+    return PooledRun(backend, variant_set, chosen, backend.batch_size)
+
+
+POOLED_RUN_OPTIONS = (
+    click.option(
+        "--model", "slug", default="google__gemma-3-270m-q4_k_m", show_default=True, help="Submission slug."
+    ),
+    click.option("--profile", default="bench", show_default=True),
+    click.option("--set", "set_name", default=DEFAULT_SET, show_default=True),
+    click.option("--version", default=DEFAULT_SET_VERSION, show_default=True),
+    click.option(
+        "--batch-size", type=options.BATCH_SIZE, default=32, show_default=True, help="rows per forward"
+    ),
+)
+"""The options of a tool that runs the bench profile on the pooled engine (:func:`pooled_run`)."""
+
+
+def pooled_run_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with :data:`POOLED_RUN_OPTIONS`."""
+    for option in reversed(POOLED_RUN_OPTIONS):
+        command = option(command)
+    return command
+
+
+def pooled_header(slug: str, profile: str, batch_size: int) -> str:
+    """The start of a pooled tool's first line: what ran, and on how many threads."""
+    return (
+        f"model {slug}, engine pooled, profile {profile}, {batch_size} rows per forward, torch threads "
+        f"{torch.get_num_threads()}; "
     )
-    if not isinstance(backend, HFBackend):
-        raise SagoError(f"{tool} needs a Hugging Face model")
-    return backend, variant_set, chosen, backend.batch_size
 
 
 @click.command(name="bench")
@@ -219,33 +255,15 @@ def bench_command(
     threads: int | None,
 ) -> None:
     """Measure prompts/s, tokens/s, peak memory and the harness/bare-model wall-time ratio."""
-    from benchmark.models.loading import load_backend
-
     spec = TOOL_ENGINES.get(engine)
     chosen = get_profile(profile)
-    submission = load_submission(slug, paths.SUBMISSIONS_DIR)
+    subset = options.dataset_list(datasets)
     variant_set = open_variant_set(set_name, version)
-    check_options(
-        EvaluateOptions(
-            set_name=set_name,
-            version=version,
-            profile=profile,
-            device=device,
-            datasets=options.dataset_list(datasets),
-            engine=engine,
-        ),
-        variant_set,
+    settings = EvaluateOptions(
+        set_name=set_name, version=version, profile=profile, device=device, datasets=subset, engine=engine
     )
-    backend = require_hf(
-        load_backend(submission, device=device, batch_size=batch_size, engine=spec, threads=threads)
-    )
-    result = bench(
-        backend,
-        variant_set,
-        profile=chosen,
-        batch_size=backend.batch_size,
-        datasets=options.dataset_list(datasets),
-    )
+    check_options(settings, variant_set)
+    backend = load_hf(slug, "sago bench", device=device, threads=threads, batch_size=batch_size, engine=spec)
+    result = bench(backend, variant_set, profile=chosen, batch_size=backend.batch_size, datasets=subset)
     click.echo(f"bench {slug} ({profile}, {backend.describe()['device']}, engine {backend.engine_name})")
-    for line in result.lines():
-        click.echo(line)
+    click.echo("\n".join(result.lines()))

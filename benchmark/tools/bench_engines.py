@@ -15,14 +15,12 @@ Usage::
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 import click
 import torch
@@ -33,14 +31,26 @@ from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
+from benchmark.harness.sets import open_variant_set
 from benchmark.models.engine import Engine, RawOutput
+from benchmark.profiles import get_profile
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.tools.pooled import TOOL_ENGINES
+from benchmark.tools.timing import Column, profile_tasks, release, report_option, table, timed, write_report
 
+T = TypeVar("T")
 _CPU_ORDER = ("two_pass", "single_prefill")
 """reference engine first in the CPU comparison's table."""
 
 # Dense bf16 tensor-core peak of an H100/H200 SXM (989 TFLOP/s); pass --peak-flops for other chips.
 DEFAULT_PEAK_FLOPS = 989e12
+peak_flops_option = click.option(
+    "--peak-flops",
+    type=options.FLOPS,
+    default=DEFAULT_PEAK_FLOPS,
+    show_default=True,
+    help="chip's dense bf16 FLOP/s",
+)
 
 
 @dataclass(frozen=True)
@@ -199,7 +209,7 @@ def run_engine(
     return outputs
 
 
-class Timed(NamedTuple):
+class EngineRun(NamedTuple):
     """A measurement and the outputs it timed."""
 
     measurement: Measurement
@@ -209,98 +219,85 @@ class Timed(NamedTuple):
 def measure(
     name: str,
     engine_name: str,
+    engine: Engine,
     model: PreTrainedModel,
     prompts: Sequence[Sequence[int]],
     baselines: Sequence[Sequence[int]] | None,
     decoding: Decoding,
     *,
     peak_flops: float,
-    engine: Engine | None = None,
-) -> Timed:
-    """Time one engine over all prompts (after the caller's warm-up) and derive the rates. ``engine``: run
-    this one under the name ``engine_name`` instead of the :data:`TOOL_ENGINES` entry of that name."""
-    cuda = model.device.type == "cuda"
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    start, start_cpu = time.perf_counter(), time.process_time()
-    outputs = run_engine(engine or TOOL_ENGINES.get(engine_name).run, model, prompts, baselines, decoding)
-    if cuda:
-        torch.cuda.synchronize()
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
+    warm: bool = False,
+) -> EngineRun:
+    """Time ``engine`` (labelled ``engine_name``) over all prompts and derive the rates; ``warm``: after a
+    warm-up on the first batch (else the caller warms up)."""
+    size = decoding.batch_size
+    first = None if baselines is None else baselines[:size]
+    clock = timed(
+        lambda: run_engine(engine, model, prompts, baselines, decoding),
+        warm_up=(lambda: run_engine(engine, model, prompts[:size], first, decoding)) if warm else None,
+        device=model.device,
+    )
+    outputs, seconds = clock.value, clock.timing.seconds
     generated = sum(len(o.response_ids) for o in outputs)
     tokens = generated + sum(map(len, prompts)) + (sum(map(len, baselines)) if baselines else 0)
-    return Timed(
+    cuda = model.device.type == "cuda"
+    return EngineRun(
         Measurement(
             model=name,
             engine=engine_name,
-            batch_size=decoding.batch_size,
+            batch_size=size,
             prompts=len(prompts),
             seconds=seconds,
-            cpu_seconds=cpu_seconds,
+            cpu_seconds=clock.timing.cpu_seconds,
             prompts_per_s=len(prompts) / seconds,
             generated_tokens_per_s=generated / seconds,
             model_tokens_per_s=tokens / seconds,
-            peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
+            peak_memory_gib=clock.timing.peak_memory_gib,
             mfu=2 * matmul_params(model) * tokens / seconds / peak_flops if cuda else math.nan,
         ),
         outputs,
     )
 
 
-def bench_shape(
+def time_engines(
+    model: PreTrainedModel,
     shape: Shape,
     workload: Workload,
+    engines: Mapping[str, Engine],
     *,
-    device: torch.device,
-    dtype: torch.dtype,
-    engines: Sequence[str],
     peak_flops: float,
 ) -> list[Measurement]:
-    """Build one random model, warm each engine up on one batch, then time every engine."""
-    model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
+    """Each of ``engines`` over the workload's random prompts on ``model`` (of ``shape``), each after a
+    warm-up on one batch."""
     prompts, baselines = random_prompts(workload, shape.vocab)
     # The last id never occurs in the prompts; random weights rarely pick it, so rows run to the limit.
     decoding = Decoding(workload.batch_size, workload.new_tokens, frozenset({shape.vocab - 1}), pad_id=0)
-    warm = workload.batch_size
-    results = []
-    for engine_name in engines:
-        run_engine(
-            TOOL_ENGINES.get(engine_name).run, model, prompts[:warm], baselines and baselines[:warm], decoding
-        )
-        results.append(
-            measure(
-                shape.name, engine_name, model, prompts, baselines, decoding, peak_flops=peak_flops
-            ).measurement
-        )
-    del model
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-    return results
+    return [
+        measure(
+            shape.name, name, run, model, prompts, baselines, decoding, peak_flops=peak_flops, warm=True
+        ).measurement
+        for name, run in engines.items()
+    ]
+
+
+TABLE_COLUMNS: list[Column] = [
+    ("model", "<16", lambda m: m.model),
+    ("engine", "<15", lambda m: m.engine),
+    ("batch", ">5", lambda m: m.batch_size),
+    ("prompts", ">7", lambda m: m.prompts),
+    ("seconds", ">8.2f", lambda m: m.seconds),
+    ("cpu s", ">8.2f", lambda m: m.cpu_seconds),
+    ("prompts/s", ">9.2f", lambda m: m.prompts_per_s),
+    ("gen tok/s", ">10.1f", lambda m: m.generated_tokens_per_s),
+    ("model tok/s", ">11.1f", lambda m: m.model_tokens_per_s),
+    ("peak GiB", ">8.2f", lambda m: m.peak_memory_gib),
+    ("MFU", ">6.1%", lambda m: m.mfu),
+]
 
 
 def format_table(rows: Sequence[Measurement]) -> str:
     """A fixed-width text table of measurements."""
-    header = (
-        f"{'model':<16} {'engine':<15} {'batch':>5} {'prompts':>7} {'seconds':>8} {'cpu s':>8} "
-        f"{'prompts/s':>9} "
-        f"{'gen tok/s':>10} {'model tok/s':>11} {'peak GiB':>8} {'MFU':>6}"
-    )
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        lines.append(
-            f"{r.model:<16} {r.engine:<15} {r.batch_size:>5} {r.prompts:>7} {r.seconds:>8.2f} "
-            f"{r.cpu_seconds:>8.2f} "
-            f"{r.prompts_per_s:>9.2f} {r.generated_tokens_per_s:>10.1f} "
-            f"{r.model_tokens_per_s:>11.1f} "
-            f"{_or_na(r.peak_memory_gib, '8.2f')} {_or_na(r.mfu, '6.1%')}"
-        )
-    return "\n".join(lines)
-
-
-def _or_na(value: float, spec: str) -> str:
-    width = int(spec.split(".")[0])
-    return "n/a".rjust(width) if math.isnan(value) else format(value, spec)
+    return "\n".join(table(TABLE_COLUMNS, rows, nan="n/a", rule=True))
 
 
 def engine_ratios(rows: Sequence[Measurement], *, cpu_time: bool = False) -> dict[str, float]:
@@ -315,47 +312,22 @@ def engine_ratios(rows: Sequence[Measurement], *, cpu_time: bool = False) -> dic
 
 # --- CPU comparison of the two engines on the real packaged SmolLM2 -------------------------------
 
-_QUESTIONS = (
-    "What is the capital of France?",
-    "Who wrote the play Hamlet?",
-    "How many legs does a spider have?",
-    "Are bats blind?",
-    "What is the boiling point of water at sea level in Celsius?",
-    "Which planet is known as the red planet?",
-    "Who painted the Mona Lisa?",
-    "What gas do plants absorb from the air to make their food?",
-    "In which year did the first person walk on the Moon?",
-    "What is the largest ocean on Earth?",
-    "How many continents are there, and which one is the largest by area?",
-    "Name the chemical element with the symbol Fe.",
-    "Why is the sky blue during the day?",
-    "What is the square root of one hundred and forty-four?",
-    "Who developed the theory of relativity?",
-    "Which language has the most native speakers in the world?",
-)
-# A plain and a rewritten form of each question, so prompt lengths vary as they do across variants.
-_FORMS = (
-    "{q}",
-    (
-        "Hello! I hope you are having a lovely day. If it is not too much trouble, could you "
-        "please help me with this: {q} Thank you so much in advance!"
-    ),
-)
-
 
 def smollm2_prompts(tokenizer: object, count: int) -> list[list[int]]:
-    """``count`` chat-templated prompts (plain and politely rewritten questions)."""
-    texts = [form.format(q=q) for form in _FORMS for q in _QUESTIONS]
-    rendered = [
-        tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-            [{"role": "user", "content": texts[i % len(texts)]}],
-            add_generation_prompt=True,
-            tokenize=True,
-            return_dict=True,
-        )["input_ids"]
-        for i in range(count)
+    """The first ``count`` requests of the default set's bench profile, chat-templated (baselines and
+    rewrites, so prompt lengths vary as they do in a run)."""
+    variant_set = open_variant_set(DEFAULT_SET, DEFAULT_SET_VERSION)
+    return [
+        list(
+            tokenizer.apply_chat_template(  # type: ignore[attr-defined]
+                [{"role": "user", "content": t.prompt}],
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+            )["input_ids"]
+        )
+        for t in profile_tasks(variant_set, get_profile("bench"), None)[:count]
     ]
-    return [list(ids) for ids in rendered]
 
 
 def cpu_compare(
@@ -382,13 +354,22 @@ def cpu_compare(
     rows: list[Measurement] = []
     tails: list[list[int]] | None = None
     for phase in ("baseline", "variant"):
-        timed = {
-            name: measure(f"smollm2/{phase}", name, model, ids, tails, decoding, peak_flops=1.0)
+        runs = {
+            name: measure(
+                f"smollm2/{phase}",
+                name,
+                TOOL_ENGINES.get(name).run,
+                model,
+                ids,
+                tails,
+                decoding,
+                peak_flops=1.0,
+            )
             for name in ("single_prefill", "two_pass")
         }
-        _print_agreement(phase, timed["two_pass"].outputs, timed["single_prefill"].outputs)
-        rows += [timed[name].measurement for name in _CPU_ORDER]
-        tails = [o.response_ids for o in timed["single_prefill"].outputs]
+        _print_agreement(phase, runs["two_pass"].outputs, runs["single_prefill"].outputs)
+        rows += [runs[name].measurement for name in _CPU_ORDER]
+        tails = [o.response_ids for o in runs["single_prefill"].outputs]
     return rows
 
 
@@ -436,20 +417,8 @@ def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequenc
     show_default=True,
     help="length of y_0 (0: baseline phase)",
 )
-@click.option(
-    "--peak-flops",
-    type=options.FLOPS,
-    default=DEFAULT_PEAK_FLOPS,
-    show_default=True,
-    help="chip's dense bf16 FLOP/s",
-)
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="also write the measurements as JSON",
-)
+@peak_flops_option
+@report_option("--json", "also write the measurements as JSON")
 def bench_gpu(
     dry_run: bool,
     compare_on_cpu: bool,
@@ -460,11 +429,11 @@ def bench_gpu(
     new_tokens: int,
     baseline_tokens: int,
     peak_flops: float,
-    json_path: Path | None,
+    report: Path | None,
 ) -> None:
     """Throughput of the engines on random-weight 1B/8B Llama shapes (GPU), or the CPU checks."""
-    if json_path is not None:  # before minutes of timing
-        refuse_tracked(json_path, "--json", own=lambda _: False, writes="a measurements file of its own")
+    if report is not None:  # before minutes of timing
+        refuse_tracked(report, "--json", own=lambda _: False, writes="a measurements file of its own")
     if compare_on_cpu:
         rows = cpu_compare()
     else:
@@ -479,37 +448,57 @@ def bench_gpu(
     clock = "CPU" if compare_on_cpu or dry_run else "wall-clock"
     for model, ratio in engine_ratios(rows, cpu_time=clock == "CPU").items():
         click.echo(f"{model}: single_prefill / two_pass {clock} time = {ratio:.3f} (target <= 0.8)")
-    if json_path is not None:
-        json_path.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
+    if report is not None:
+        write_report(report, {"rows": [asdict(r) for r in rows]})
+
+
+class Setting(NamedTuple):
+    """Where and in what the random shapes run."""
+
+    shapes: list[Shape]
+    device: torch.device
+    dtype: torch.dtype
+
+
+DRY_RUN = Workload(8, 4, 40, 120, 8, 8, seed=0)
+"""a dry run's workload on the tiny shape: seconds on one CPU thread."""
+
+
+def setting(dry_run: bool, shapes: Sequence[str], refusal: str) -> Setting:
+    """The tiny shape on one CPU thread in float32 (a dry run), else ``shapes`` on CUDA in bfloat16; where
+    there is no CUDA device, ``refusal`` is the error."""
+    if dry_run:
+        torch.set_num_threads(1)  # see cpu_compare: extra threads only spin on a shared CPU
+        return Setting([SHAPES["tiny"]], torch.device("cpu"), torch.float32)
+    if not torch.cuda.is_available():
+        raise SagoError(refusal)
+    return Setting([SHAPES[name] for name in shapes], torch.device("cuda"), torch.bfloat16)
+
+
+def on_random_models(setting: Setting, seed: int, work: Callable[[PreTrainedModel, Shape], T]) -> list[T]:
+    """``work`` on a random model of each of the setting's shapes in turn, each model's memory handed back
+    before the next one is built (so each is measured alone)."""
+    results = []
+    for shape in tqdm(setting.shapes, desc="shapes", disable=None):
+        results.append(work(build_model(shape, device=setting.device, dtype=setting.dtype, seed=seed), shape))
+        release(setting.device)
+    return results
 
 
 def _bench(
     dry_run: bool, shapes: list[str], engines: list[str], peak_flops: float, workload: Workload
 ) -> list[Measurement]:
-    if dry_run:
-        torch.set_num_threads(1)  # see cpu_compare: extra threads only spin on a shared CPU
-        workload = Workload(8, 4, 40, 120, min(workload.new_tokens, 8), min(workload.baseline_tokens, 8), 0)
-        return bench_shape(
-            SHAPES["tiny"],
-            workload,
-            device=torch.device("cpu"),
-            dtype=torch.float32,
-            engines=engines,
-            peak_flops=peak_flops,
-        )
-    if not torch.cuda.is_available():
-        raise SagoError("bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare")
-    rows: list[Measurement] = []
-    for name in tqdm(shapes, desc="shapes", disable=None):
-        rows += bench_shape(
-            SHAPES[name],
-            workload,
-            device=torch.device("cuda"),
-            dtype=torch.bfloat16,
-            engines=engines,
-            peak_flops=peak_flops,
-        )
-    return rows
+    chosen = setting(
+        dry_run, shapes, "bench-gpu needs a CUDA device; on a CPU run it with --dry-run or --cpu-compare"
+    )
+    if dry_run:  # the tiny shape's workload, with at most 8 new and 8 baseline tokens
+        new, baseline = min(workload.new_tokens, 8), min(workload.baseline_tokens, 8)
+        workload = replace(DRY_RUN, new_tokens=new, baseline_tokens=baseline)
+    runs = {name: TOOL_ENGINES.get(name).run for name in engines}
+    measured = on_random_models(
+        chosen, workload.seed, lambda m, shape: time_engines(m, shape, workload, runs, peak_flops=peak_flops)
+    )
+    return [row for rows in measured for row in rows]
 
 
 def _names(text: str, known: Collection[str]) -> list[str]:

@@ -30,7 +30,6 @@ Usage::
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,9 +41,9 @@ import torch
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.tools.bench import pooled_run, time_harness, warm_up
+from benchmark.tools.bench import pooled_header, pooled_run, pooled_run_options, time_harness, warm_up
 from benchmark.tools.screen import plain_head, screened_head
+from benchmark.tools.timing import Column, table, timed
 
 CLASSES = ("body, wide", "body, step", "head, wide", "head, step")
 WIDE_ROWS = 1024
@@ -141,13 +140,8 @@ HEAD_KERNELS = {**BODY_KERNELS, "fbgemm float16 weights": _fbgemm_fp16}
 
 
 def _median_seconds(run: Callable[[], object], repeats: int = 3) -> float:
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+    times = sorted(timed(run, warm_up=None if i else run).timing.seconds for i in range(repeats))
+    return times[repeats // 2]
 
 
 def _all(products: list[Product], inputs: list[torch.Tensor]) -> Callable[[], object]:
@@ -219,24 +213,24 @@ def floor_rows(work: Work, model: Any, head: torch.Tensor, step_rows: int) -> li
     return rows
 
 
+FLOOR_COLUMNS: list[Column] = [
+    ("work", "<11", lambda r: r.kind),
+    ("positions", ">9", lambda r: r.positions),
+    ("GFLOP", ">7.0f", lambda r: r.gflop),
+    ("GFLOP/s", ">7.1f", lambda r: r.rate),
+    ("kernel", "<22", lambda r: r.kernel),
+    ("floor s", ">7.1f", lambda r: r.seconds),
+    ("f32 GFLOP/s", ">11.1f", lambda r: r.exact_rate),
+    ("f32 floor s", ">11.1f", lambda r: r.exact_seconds),
+]
+
+
 def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: float | None) -> str:
     """The table: per class and in total, at the fastest kernel and at the fastest float32 kernel, then
     both floors against sago's and the peer's measured times."""
-    lines = [
-        f"{'work':<11} {'positions':>9} {'GFLOP':>7} {'GFLOP/s':>7} {'kernel':<22} {'floor s':>7} "
-        f"{'f32 GFLOP/s':>11} {'f32 floor s':>11}",
-        "-" * 92,
-    ]
-    for r in rows:
-        lines.append(
-            f"{r.kind:<11} {r.positions:>9} {r.gflop:>7.0f} {r.rate:>7.1f} {r.kernel:<22} {r.seconds:>7.1f} "
-            f"{r.exact_rate:>11.1f} {r.exact_seconds:>11.1f}"
-        )
     floor, exact = sum(r.seconds for r in rows), sum(r.exact_seconds for r in rows)
-    lines.append(
-        f"{'total':<11} {'':>9} {sum(r.gflop for r in rows):>7.0f} {'':>7} {'':<22} {floor:>7.1f} "
-        f"{'':>11} {exact:>11.1f}"
-    )
+    total = ("total", "", sum(r.gflop for r in rows), "", "", floor, "", exact)
+    lines = table(FLOOR_COLUMNS, [*rows, total], rule=True)
     for name, seconds in (
         ("sago bench (this run)", harness_seconds),
         ("lm-eval generate_until (given)", peer_seconds),
@@ -247,33 +241,6 @@ def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: flo
                 f"float32 floor / that = {exact / seconds:.3f}"
             )
     return "\n".join(lines)
-
-
-def pooled_run_options(command: Callable[..., None]) -> Callable[..., None]:
-    """The options of a tool that runs the bench profile on the pooled engine (:func:`bench.pooled_run`)."""
-    for option in reversed(
-        (
-            click.option(
-                "--model",
-                "slug",
-                default="google__gemma-3-270m-q4_k_m",
-                show_default=True,
-                help="Submission slug.",
-            ),
-            click.option("--profile", default="bench", show_default=True),
-            click.option("--set", "set_name", default=DEFAULT_SET, show_default=True),
-            click.option("--version", default=DEFAULT_SET_VERSION, show_default=True),
-            click.option(
-                "--batch-size",
-                type=options.BATCH_SIZE,
-                default=32,
-                show_default=True,
-                help="rows per forward, as bench-peer's",
-            ),
-        )
-    ):
-        command = option(command)
-    return command
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -299,19 +266,12 @@ def bench_floor(
         )
     warm_up(backend)  # outside the count: its forwards are not the run's
     with counting(backend.model) as work:
-        seconds, _, _ = time_harness(backend, variant_set, chosen, plan)
+        seconds = time_harness(backend, variant_set, chosen, plan).timing.seconds
     click.echo(
-        f"model {slug}, engine pooled, profile {profile}, {batch_size} rows per forward, torch threads "
-        f"{torch.get_num_threads()}; positions exclude padding; rates are the fastest of the kernels "
-        "named, timed here; attention, norms, activations, caches and Python are not counted"
+        pooled_header(slug, profile, batch_size) + "positions exclude padding; rates are the fastest of the "
+        "kernels named, timed here; attention, norms, activations, caches and Python are not counted"
     )
-    click.echo(
-        format_floor(
-            floor_rows(work, backend.model, head, batch_size),
-            seconds,
-            peer_seconds,
-        )
-    )
+    click.echo(format_floor(floor_rows(work, backend.model, head, batch_size), seconds, peer_seconds))
 
 
 def main(argv: list[str] | None = None) -> int:

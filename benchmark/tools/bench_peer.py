@@ -18,7 +18,6 @@ Usage::
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,15 +28,14 @@ import torch
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.harness.collect import rerun_task, select_tasks
+from benchmark.harness.collect import Task
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import HFBackend
-from benchmark.models.loading import load_backend
 from benchmark.profiles import get_profile
-from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.submissions import load_submission
-from benchmark.tools.bench import BenchResult, bench
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.tools.bench import BenchResult, bench, load_hf
 from benchmark.tools.pooled import TOOL_ENGINES
+from benchmark.tools.timing import Column, Timing, profile_tasks, table, timed
 
 DEFAULT_MODEL = "huggingfacetb__smollm2-135m-instruct-q4_1"
 
@@ -66,16 +64,8 @@ class PeerRow:
         return self.harness.harness_cpu_seconds / self.peer_cpu_seconds
 
 
-def rendered_requests(
-    backend: HFBackend,
-    profile_name: str,
-    set_name: str,
-    version: str,
-    datasets: tuple[str, ...] | None = None,
-) -> list[str]:
-    """The chat-templated text of every request ``sago bench`` runs (variants plus rerun controls)."""
-    tasks = select_tasks(open_variant_set(set_name, version), get_profile(profile_name), datasets)
-    tasks += [rerun_task(t) for t in tasks if t.family == BASELINE_FAMILY]
+def rendered_requests(backend: HFBackend, tasks: Sequence[Task]) -> list[str]:
+    """The chat-templated text of each task's prompt, as the peer is given it."""
     if not backend.uses_chat_template:
         return [t.prompt for t in tasks]
     return [
@@ -123,39 +113,45 @@ def check_same_tokens(lm: Any, backend: HFBackend, texts: Sequence[str], prompts
             )
 
 
-def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> tuple[float, float]:
-    """Wall and CPU time of ``generate_until`` over ``texts`` (greedy, stop on end-of-sequence only)."""
+def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> Timing:
+    """Clocks of ``generate_until`` over ``texts`` (greedy, stop on end-of-sequence only), after a
+    two-request warm-up."""
     from lm_eval.api.instance import Instance
 
-    options = {"until": [], "max_gen_toks": max_new_tokens, "do_sample": False}
-    requests = [
-        Instance(request_type="generate_until", doc={}, arguments=(text, dict(options)), idx=index)
-        for index, text in enumerate(texts)
-    ]
-    start, start_cpu = time.perf_counter(), time.process_time()
-    lm.generate_until(requests, disable_tqdm=True)
-    return time.perf_counter() - start, time.process_time() - start_cpu
+    def requests(texts: Sequence[str], tokens: int) -> list[Instance]:
+        options = {"until": [], "max_gen_toks": tokens, "do_sample": False}
+        return [
+            Instance(request_type="generate_until", doc={}, arguments=(text, dict(options)), idx=index)
+            for index, text in enumerate(texts)
+        ]
+
+    warm, timed_requests = requests(texts[:2], 2), requests(texts, max_new_tokens)
+    return timed(
+        lambda: lm.generate_until(timed_requests, disable_tqdm=True),
+        warm_up=lambda: lm.generate_until(warm, disable_tqdm=True),
+    ).timing
 
 
 def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
     """One line per batch size."""
-    header = (
-        f"{'threads':>7} {'batch':>5} {'prompts':>7} {'lm-eval s':>9} {'lm-eval p/s':>11} "
-        f"{'sago s':>8} {'sago p/s':>8} {'sago tok/s':>10} {'floor s':>8} {'peak MiB':>8} {'ratio':>6} "
-        f"{'lm-eval cpu':>11} {'sago cpu':>8} {'floor cpu':>9} {'cpu ratio':>9}"
-    )
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        h = r.harness
-        lines.append(
-            f"{threads:>7} {r.batch_size:>5} {r.prompts:>7} {r.peer_seconds:>9.1f} "
-            f"{r.prompts / r.peer_seconds:>11.3f} {h.harness_seconds:>8.1f} "
-            f"{h.prompts / h.harness_seconds:>8.3f} {h.generated_tokens / h.harness_seconds:>10.1f} "
-            f"{h.bare_seconds:>8.1f} {h.peak_rss_mib:>8.0f} {r.ratio:>6.3f} "
-            f"{r.peer_cpu_seconds:>11.1f} {h.harness_cpu_seconds:>8.1f} {h.bare_cpu_seconds:>9.1f} "
-            f"{r.cpu_ratio:>9.3f}"
-        )
-    return "\n".join(lines)
+    columns: list[Column] = [
+        ("threads", ">7", lambda r: threads),
+        ("batch", ">5", lambda r: r.batch_size),
+        ("prompts", ">7", lambda r: r.prompts),
+        ("lm-eval s", ">9.1f", lambda r: r.peer_seconds),
+        ("lm-eval p/s", ">11.3f", lambda r: r.prompts / r.peer_seconds),
+        ("sago s", ">8.1f", lambda r: r.harness.harness_seconds),
+        ("sago p/s", ">8.3f", lambda r: r.harness.prompts / r.harness.harness_seconds),
+        ("sago tok/s", ">10.1f", lambda r: r.harness.generated_tokens / r.harness.harness_seconds),
+        ("floor s", ">8.1f", lambda r: r.harness.bare_seconds),
+        ("peak MiB", ">8.0f", lambda r: r.harness.peak_rss_mib),
+        ("ratio", ">6.3f", lambda r: r.ratio),
+        ("lm-eval cpu", ">11.1f", lambda r: r.peer_cpu_seconds),
+        ("sago cpu", ">8.1f", lambda r: r.harness.harness_cpu_seconds),
+        ("floor cpu", ">9.1f", lambda r: r.harness.bare_cpu_seconds),
+        ("cpu ratio", ">9.3f", lambda r: r.cpu_ratio),
+    ]
+    return "\n".join(table(columns, rows, rule=True))
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -206,20 +202,17 @@ def bench_peer(
     spec = TOOL_ENGINES.get(engine)
     require_lm_eval()
     chosen = get_profile(profile)
-    backend = load_backend(
-        load_submission(slug), device="cpu", threads=threads, batch_size=batch_sizes[0], engine=spec
+    backend = load_hf(
+        slug, "bench-peer", device="cpu", threads=threads, batch_size=batch_sizes[0], engine=spec
     )
-    if not isinstance(backend, HFBackend):
-        raise SagoError("bench-peer needs a Hugging Face model")
     subset = options.dataset_list(datasets)
-    texts = rendered_requests(backend, profile, set_name, version, subset)
+    tasks = profile_tasks(variant_set, chosen, subset)
+    texts = rendered_requests(backend, tasks)
     rows = []
     for size in batch_sizes:
         lm = peer_model(backend, size)
-        tasks = select_tasks(variant_set, chosen, subset)
-        check_same_tokens(lm, backend, texts[: len(tasks)], [t.prompt for t in tasks])
-        time_peer(lm, texts[:2], 2)  # warm-up
-        peer, peer_cpu = time_peer(lm, texts, chosen.max_new_tokens)
+        check_same_tokens(lm, backend, texts, [t.prompt for t in tasks])
+        peer = time_peer(lm, texts, chosen.max_new_tokens)
         # `size` rows in each forward, as the peer's batch `size`: the pooled engine's calls hold
         # POOL such forwards (micro-batches).
         plan = size * backend.engine_spec.forwards_per_call
@@ -233,7 +226,7 @@ def bench_peer(
             floor_batch_size=size,
             floor=floor,
         )
-        rows.append(PeerRow(size, len(texts), peer, peer_cpu, harness))
+        rows.append(PeerRow(size, len(texts), peer.seconds, peer.cpu_seconds, harness))
         click.echo(format_rows(rows[-1:], threads), err=True)  # progress on stderr
     click.echo(
         f"model {slug}, engine {engine}, profile {profile} ({chosen.max_new_tokens} new tokens), "

@@ -30,7 +30,7 @@ from typing import Any
 import click
 import numpy as np
 
-from benchmark import options
+from benchmark import cpu, options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.reproduce import rerun_sample
@@ -38,17 +38,6 @@ from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 
 _KEYS = ["dataset", "item_id", "variant_id"]
 _FLOATS = ("logprob_sum", "logprob_mean", "entropy_mean")
-
-
-def cpu_model() -> str:
-    """This machine's CPU model name (``/proc/cpuinfo``), or the platform's processor string."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def record_errors(old: Any, fresh: Any) -> dict[str, Any]:
@@ -152,7 +141,7 @@ def main_command(
     document = {
         "what": "largest |committed float32 - float64 re-run| of make all's sampled batches "
         "(python -m benchmark.tools.float64_bound)",
-        "cpu": cpu_model(),
+        "cpu": cpu.cpu_model()[0] or platform.processor() or "unknown",
         "torch": torch.__version__,
         "profile": profile,
         "set": f"{set_name}/{version}",

@@ -31,58 +31,63 @@ import math
 import re
 import shutil
 import tempfile
-import time
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import click
 import numpy as np
 import pandas as pd
 import torch
 import yaml
+from transformers import PreTrainedModel
 
 from benchmark import options, paths
 from benchmark.entry import run_command
-from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
-from benchmark.harness.collect import select_tasks
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.sets import open_variant_set
-from benchmark.jsonio import plain_json
 from benchmark.models import prefill
 from benchmark.models.engine import Engine, run_batch_two_pass
 from benchmark.models.loading import RowTokens, plan_gpu_batch
 from benchmark.profiles import get_profile
-from benchmark.results import ResultsFolder, results_dir, write_text
-from benchmark.schema import BASELINE_FAMILY, DEFAULT_SET
+from benchmark.results import ResultsFolder, results_dir
+from benchmark.schema import DEFAULT_SET
 from benchmark.tools.bench_engines import (
-    DEFAULT_PEAK_FLOPS,
-    SHAPES,
-    Decoding,
-    Measurement,
+    DRY_RUN,
     Shape,
     Workload,
     build_model,
     matmul_params,
-    measure,
+    on_random_models,
+    peak_flops_option,
     random_prompts,
-    run_engine,
+    setting,
+    time_engines,
 )
 from benchmark.tools.pooled import TOOL_ENGINES
+from benchmark.tools.timing import (
+    Column,
+    Laps,
+    Timed,
+    profile_tasks,
+    report_option,
+    table,
+    timed,
+    write_report,
+)
 
 SMOLLM2 = "huggingfacetb__smollm2-135m-instruct-q4_1"
 REFERENCE_VERSION = "v1"
+"""The set version of the committed CPU smoke results (full activations) the GPU run is compared with."""
 EVIDENCE_VERSION = "v2"
 """the set version of the committed CPU evidence results (compact activations) part 4 compares with."""
 COMPARED_ENGINES = ("generate", "single_prefill", "static_graph")
 """part 3's engines, the reference (plain ``generate``) first."""
 DRY_RUN_FREE_BYTES = 4 * 2**20
+"""the free memory the dry run pretends to have when it plans a batch size (no CUDA to ask)."""
 DRY_RUN_DEVICE = "cpu-dry-run"
 """the report's device name in a dry run."""
-"""the free memory the dry run pretends to have when it plans a batch size (no CUDA to ask)."""
-"""The set version of the committed CPU smoke results (full activations) the GPU run is compared with."""
 CONFIDENCE_COLUMNS = ("logprob_sum", "logprob_mean", "entropy_mean")
 """the record columns compared between the GPU run and the committed CPU records (with the states)."""
 
@@ -95,10 +100,14 @@ class PhaseRow:
     batch_size: int
     prompts: int
     prompts_per_s: float
+    """prompts over the prefill and decode seconds together."""
     generated_tokens_per_s: float
+    """over the decode seconds alone."""
     peak_memory_gib: float
     prefill_mfu: float
+    """model-FLOPs utilisation of the prompt reads and y_0 scoring (NaN off CUDA)."""
     decode_mfu: float
+    """of the greedy decode steps (NaN off CUDA)."""
     seconds: float
 
 
@@ -146,76 +155,49 @@ class Report:
     estimate: str
     evidence: list[AgreementRow] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON (NaN as null)."""
-        document: dict[str, Any] = _no_nan(asdict(self))
-        return document
 
-
-def _no_nan(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _no_nan(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_no_nan(v) for v in value]
-    return value
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def bench_phases(
-    shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype, peak_flops: float
-) -> PhaseRow:
+def time_phases(model: PreTrainedModel, shape: Shape, workload: Workload, peak_flops: float) -> PhaseRow:
     """Prefill (with y_0 scoring) and greedy decoding timed apart on a random model of ``shape``."""
-    model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
     prompts, baselines = random_prompts(workload, shape.vocab)
     assert baselines is not None
-    eos = frozenset({shape.vocab - 1})
-    size = workload.batch_size
-    prefill.run_batch_single_prefill(
-        model, prompts[:size], baselines[:size], max_new_tokens=2, eos_ids=eos, pad_id=0
-    )  # warm-up
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-    flops_per_token = 2 * matmul_params(model)
-    read_seconds = decode_seconds = 0.0
-    read_tokens = generated = 0
-    with torch.inference_mode():
-        for start in range(0, len(prompts), size):
-            chunk, tails = prompts[start : start + size], baselines[start : start + size]
-            _sync(device)
-            began = time.perf_counter()
-            state = prefill.prefill_batch(model, chunk, 0)
-            prefill.score_baselines(model, state, tails, 0)
-            _sync(device)
-            middle = time.perf_counter()
-            decoded = prefill.greedy_decode(model, state, max_new_tokens=workload.new_tokens, eos_ids=eos)
-            _sync(device)
-            read_seconds += middle - began
-            decode_seconds += time.perf_counter() - middle
-            read_tokens += sum(map(len, chunk)) + sum(map(len, tails))
-            generated += sum(len(response.ids) for response in decoded)
-    total = read_seconds + decode_seconds
-    cuda = device.type == "cuda"
-    row = PhaseRow(
+    eos, size, laps = frozenset({shape.vocab - 1}), workload.batch_size, Laps(model.device)
+
+    def run() -> int:
+        generated = 0
+        with torch.inference_mode():
+            for start in range(0, len(prompts), size):
+                with laps.lap("prefill"):
+                    state = prefill.prefill_batch(model, prompts[start : start + size], 0)
+                    tails = baselines[start : start + size]
+                    prefill.score_baselines(model, state, tails, 0)
+                with laps.lap("decode"):
+                    decoded = prefill.greedy_decode(
+                        model, state, max_new_tokens=workload.new_tokens, eos_ids=eos
+                    )
+                generated += sum(len(response.ids) for response in decoded)
+        return generated
+
+    clock = timed(
+        run,
+        warm_up=lambda: prefill.run_batch_single_prefill(
+            model, prompts[:size], baselines[:size], max_new_tokens=2, eos_ids=eos, pad_id=0
+        ),
+        device=model.device,
+    )
+    generated, read, decode = clock.value, laps.seconds["prefill"], laps.seconds["decode"]
+    read_tokens = sum(map(len, prompts)) + sum(map(len, baselines))
+    flops = 2 * matmul_params(model) / peak_flops if model.device.type == "cuda" else math.nan
+    return PhaseRow(
         shape.name,
         size,
         len(prompts),
-        len(prompts) / total,
-        generated / decode_seconds,
-        torch.cuda.max_memory_allocated() / 2**30 if cuda else math.nan,
-        flops_per_token * read_tokens / read_seconds / peak_flops if cuda else math.nan,
-        flops_per_token * generated / decode_seconds / peak_flops if cuda else math.nan,
-        total,
+        len(prompts) / (read + decode),
+        generated / decode,
+        clock.timing.peak_memory_gib,
+        flops * read_tokens / read,
+        flops * generated / decode,
+        read + decode,
     )
-    del model
-    if cuda:
-        torch.cuda.empty_cache()
-    return row
 
 
 GENERATE_ONLY: Engine = partial(run_batch_two_pass, read=False)
@@ -229,22 +211,22 @@ def planned_batch(shape: Shape, workload: Workload, dtype: torch.dtype, free_byt
 
 
 def compare_engines(
-    shape: Shape, workload: Workload, *, device: torch.device, dtype: torch.dtype
+    model: PreTrainedModel, shape: Shape, workload: Workload
 ) -> tuple[list[EngineRow], dict[str, int]]:
-    """Each of :data:`COMPARED_ENGINES` on one random model, at the workload's batch size and at the one
-    planned from the memory left once the weights are loaded (``loading.plan_gpu_batch``; the dry run
-    pretends :data:`DRY_RUN_FREE_BYTES` are free), each warmed up on one batch first (the captured-graph
-    engine compiles and captures its decode step there) and timed over two batches. Returns the rows and
-    the plan."""
-    model = build_model(shape, device=device, dtype=dtype, seed=workload.seed)
-    free = torch.cuda.mem_get_info(device)[0] if device.type == "cuda" else DRY_RUN_FREE_BYTES
-    plan = planned_batch(shape, workload, dtype, free)
+    """Each of :data:`COMPARED_ENGINES` on a random model of ``shape``, at the workload's batch size and
+    at the one planned from the memory left once the weights are loaded (``loading.plan_gpu_batch``; the
+    dry run pretends :data:`DRY_RUN_FREE_BYTES` are free), each warmed up on one batch first (the
+    captured-graph engine compiles and captures its decode step there) and timed over two batches.
+    Returns the rows and the plan."""
+    cuda = model.device.type == "cuda"
+    free = torch.cuda.mem_get_info(model.device)[0] if cuda else DRY_RUN_FREE_BYTES
+    plan = planned_batch(shape, workload, model.dtype, free)
     rows: list[EngineRow] = []
+    runs = {"generate": GENERATE_ONLY, **{name: TOOL_ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
     for size in sorted({workload.batch_size, plan["batch_size"]}):
-        prompts, baselines = random_prompts(replace(workload, prompts=2 * size, batch_size=size), shape.vocab)
-        decoding = Decoding(size, workload.new_tokens, frozenset({shape.vocab - 1}), 0)
-        timed = {name: _time_engine(name, model, prompts, baselines, decoding) for name in COMPARED_ENGINES}
-        reference = timed["generate"].prompts_per_s
+        sized = replace(workload, prompts=2 * size, batch_size=size)
+        measured = {m.engine: m for m in time_engines(model, shape, sized, runs, peak_flops=1.0)}
+        reference = measured["generate"].prompts_per_s
         rows += [
             EngineRow(
                 shape.name,
@@ -256,28 +238,9 @@ def compare_engines(
                 m.peak_memory_gib,
                 m.prompts_per_s / reference,
             )
-            for name, m in timed.items()
+            for name, m in measured.items()
         ]
-    del model
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
     return rows, plan
-
-
-def _time_engine(
-    name: str,
-    model: Any,
-    prompts: list[list[int]],
-    baselines: list[list[int]] | None,
-    decoding: Decoding,
-) -> Measurement:
-    """One engine over every prompt after a one-batch warm-up."""
-    engine = GENERATE_ONLY if name == "generate" else None
-    size = decoding.batch_size
-    first = None if baselines is None else baselines[:size]
-    run_engine(engine or TOOL_ENGINES.get(name).run, model, prompts[:size], first, decoding)
-    timed = measure(name, name, model, prompts, baselines, decoding, peak_flops=1.0, engine=engine)
-    return timed.measurement
 
 
 def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: int) -> list[EngineRow]:
@@ -285,18 +248,9 @@ def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: 
     when vLLM is importable; otherwise one row saying it was skipped. Its ``ratio_to_generate`` is NaN:
     vLLM schedules its own batches, so it is compared by prompts/s alone."""
     if importlib.util.find_spec("vllm") is None:
+        nan = math.nan
         return [
-            EngineRow(
-                shape.name,
-                "vllm",
-                planned,
-                True,
-                math.nan,
-                math.nan,
-                math.nan,
-                math.nan,
-                "vllm not importable: skipped",
-            )
+            EngineRow(shape.name, "vllm", planned, True, nan, nan, nan, nan, "vllm not importable: skipped")
         ]
     import vllm  # optional: only on a machine that has it
 
@@ -308,13 +262,13 @@ def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: 
         )
         llm = vllm.LLM(model=str(scratch), skip_tokenizer_init=True, dtype=str(dtype).removeprefix("torch."))
         params = vllm.SamplingParams(temperature=0.0, max_tokens=workload.new_tokens, ignore_eos=True)
-        llm.generate([{"prompt_token_ids": p} for p in prompts[:planned]], params)  # warm-up
-        began = time.perf_counter()
-        outputs = llm.generate([{"prompt_token_ids": p} for p in prompts], params)
-        seconds = time.perf_counter() - began
+        clock = timed(
+            lambda: llm.generate([{"prompt_token_ids": p} for p in prompts], params),
+            warm_up=lambda: llm.generate([{"prompt_token_ids": p} for p in prompts[:planned]], params),
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    generated = sum(len(o.outputs[0].token_ids) for o in outputs)
+    generated, seconds = sum(len(o.outputs[0].token_ids) for o in clock.value), clock.timing.seconds
     peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else math.nan
     return [
         EngineRow(
@@ -323,48 +277,39 @@ def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: 
     ]
 
 
-def paper_estimate(row: PhaseRow, prompts: int) -> float:
-    """Seconds for ``prompts`` requests at the measured prompts/s (an extrapolation, not a run)."""
-    return prompts / row.prompts_per_s
-
-
 def run_smollm2(
     dtype: str,
     *,
-    device: str,
     profile: str,
-    datasets: tuple[str, ...] | None,
     scratch: Path,
-    slug: str = SMOLLM2,
-    source_root: Path | None = None,
     version: str = REFERENCE_VERSION,
     activations: str = "full",
     batch_size: int | None = 8,
 ) -> Path:
-    """Evaluate ``slug`` in ``dtype`` on ``device`` into ``scratch``; returns its results folder."""
-    source_root = source_root or paths.SUBMISSIONS_DIR
-    spec = yaml.safe_load((source_root / slug / "submission.yaml").read_text(encoding="utf-8"))
-    spec["dtype"] = dtype
+    """Evaluate SmolLM2 in ``dtype`` on the GPU into ``scratch``; returns its results folder (compared with
+    the committed CPU records of ``version``: v1 smoke with full activations, v2 with compact ones)."""
+    spec = yaml.safe_load((paths.SUBMISSIONS_DIR / SMOLLM2 / "submission.yaml").read_text(encoding="utf-8"))
     root = scratch / dtype
-    (root / slug).mkdir(parents=True)
-    (root / slug / "submission.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    # compared with the committed CPU records of ``version`` (v1 smoke: full activations; v2: compact)
+    (root / SMOLLM2).mkdir(parents=True)
+    (root / SMOLLM2 / "submission.yaml").write_text(
+        yaml.safe_dump(spec | {"dtype": dtype}, sort_keys=False), encoding="utf-8"
+    )
     options = EvaluateOptions(
         version=version,
         profile=profile,
-        device=device,
-        datasets=datasets,
+        device="cuda",
         batch_size=batch_size,
         force=True,
         progress=False,
         activations=activations,
     )
-    evaluate_submission(slug, options, root=root)
-    return results_dir(slug, DEFAULT_SET, version, root)
+    evaluate_submission(SMOLLM2, options, root=root)
+    return results_dir(SMOLLM2, DEFAULT_SET, version, root)
 
 
-def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> AgreementRow:
-    """Compare two result folders of the same profile row by row."""
+def agreement(reference: Path, run: Timed[Path], dtype: str) -> AgreementRow:
+    """Compare a timed run's result folder with another of the same profile, row by row."""
+    other = run.value
     from safetensors.numpy import load_file
 
     def records(folder: Path) -> pd.DataFrame:
@@ -391,87 +336,76 @@ def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> Agree
             )
     deltas["hidden"] = hidden
     same = float((ref["response"] == got["response"]).mean())
-    return AgreementRow(dtype, len(got), same, deltas, seconds)
+    return AgreementRow(dtype, len(got), same, deltas, run.timing.seconds)
 
 
 def format_table(report: Report) -> str:
-    """The tables gpu-check prints."""
-    phases, estimate = report.phases, report.estimate
-    header = (
-        f"{'model':<10} {'batch':>5} {'prompts':>7} {'prompts/s':>9} {'gen tok/s':>10} {'peak GiB':>8} "
-        f"{'prefill MFU':>11} {'decode MFU':>10}"
-    )
-    lines = [header]
-    for p in phases:
-        lines.append(
-            f"{p.model:<10} {p.batch_size:>5} {p.prompts:>7} {p.prompts_per_s:>9.2f} "
-            f"{p.generated_tokens_per_s:>10.1f} {_na(p.peak_memory_gib, '8.2f')} "
-            f"{_na(p.prefill_mfu, '11.1%')} {_na(p.decode_mfu, '10.1%')}"
-        )
-    lines.append("")
-    names = [*CONFIDENCE_COLUMNS, "hidden"]
-    lines.append(
-        f"{'SmolLM2 vs CPU':<15} {'rows':>5} {'greedy same':>11} {'seconds':>8} "
-        + " ".join(f"{'max|d| ' + n:>20}" for n in names)
-    )
-    for r in [*report.agreement, *report.evidence]:
-        lines.append(
-            f"{r.dtype:<15} {r.rows:>5} {r.greedy_agreement:>11.1%} {r.seconds:>8.1f} "
-            + " ".join(f"{r.max_delta[n]:>20.3g}" for n in names)
-        )
-    lines.append(estimate)
-    lines += ["", *engine_lines(report)]
-    return "\n".join(lines)
-
-
-def engine_lines(report: Report) -> list[str]:
-    """Part 3's table: the engines side by side per shape and batch size, then the planned batches."""
-    lines = [
-        f"{'engines':<10} {'batch':>5} {'planned':>7} {'engine':<15} {'prompts/s':>9} {'gen tok/s':>10} "
-        f"{'peak GiB':>8} {'ratio_to_generate':>17}"
+    """The tables gpu-check prints: part 1, parts 2 and 4, part 3 with the planned batches."""
+    phases: list[Column] = [
+        ("model", "<10", lambda p: p.model),
+        ("batch", ">5", lambda p: p.batch_size),
+        ("prompts", ">7", lambda p: p.prompts),
+        ("prompts/s", ">9.2f", lambda p: p.prompts_per_s),
+        ("gen tok/s", ">10.1f", lambda p: p.generated_tokens_per_s),
+        ("peak GiB", ">8.2f", lambda p: p.peak_memory_gib),
+        ("prefill MFU", ">11.1%", lambda p: p.prefill_mfu),
+        ("decode MFU", ">10.1%", lambda p: p.decode_mfu),
     ]
-    for e in report.engines:
-        lines.append(
-            f"{e.model:<10} {e.batch_size:>5} {'yes' if e.planned else 'no':>7} {e.engine:<15} "
-            f"{_na(e.prompts_per_s, '9.2f')} {_na(e.generated_tokens_per_s, '10.1f')} "
-            f"{_na(e.peak_memory_gib, '8.2f')} {_na(e.ratio_to_generate, '17.2f')} {e.note}".rstrip()
-        )
-    for shape, plan in report.planned_batch.items():
-        lines.append(
-            f"planned batch {shape}: {plan['batch_size']} ({plan['free_bytes'] / 2**30:.1f} GiB free, "
-            f"{plan['row_bytes'] / 2**20:.1f} MiB per row)"
-        )
-    return lines
-
-
-def _na(value: float, spec: str) -> str:
-    width = int(spec.split(".")[0])
-    return "n/a".rjust(width) if math.isnan(value) else format(value, spec)
+    agreement: list[Column] = [
+        ("SmolLM2 vs CPU", "<15", lambda r: r.dtype),
+        ("rows", ">5", lambda r: r.rows),
+        ("greedy same", ">11.1%", lambda r: r.greedy_agreement),
+        ("seconds", ">8.1f", lambda r: r.seconds),
+        *((f"max|d| {n}", ">20.3g", lambda r, n=n: r.max_delta[n]) for n in [*CONFIDENCE_COLUMNS, "hidden"]),
+    ]
+    engines: list[Column] = [
+        ("engines", "<10", lambda e: e.model),
+        ("batch", ">5", lambda e: e.batch_size),
+        ("planned", ">7", lambda e: "yes" if e.planned else "no"),
+        ("engine", "<15", lambda e: e.engine),
+        ("prompts/s", ">9.2f", lambda e: e.prompts_per_s),
+        ("gen tok/s", ">10.1f", lambda e: e.generated_tokens_per_s),
+        ("peak GiB", ">8.2f", lambda e: e.peak_memory_gib),
+        ("ratio_to_generate", ">17.2f", lambda e: e.ratio_to_generate),
+        ("", "", lambda e: e.note),
+    ]
+    return "\n".join(
+        [
+            *table(phases, report.phases, nan="n/a"),
+            "",
+            *table(agreement, [*report.agreement, *report.evidence]),
+            report.estimate,
+            "",
+            *table(engines, report.engines, nan="n/a"),
+            *(
+                f"planned batch {shape}: {plan['batch_size']} ({plan['free_bytes'] / 2**30:.1f} GiB free, "
+                f"{plan['row_bytes'] / 2**20:.1f} MiB per row)"
+                for shape, plan in report.planned_batch.items()
+            ),
+        ]
+    )
 
 
 def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bool = True) -> Report:
     """Run every part; returns what they measured."""
-    if not dry_run and not torch.cuda.is_available():
-        raise SagoError("gpu-check needs a CUDA device; on a CPU run it with ARGS=--dry-run")
-    device = torch.device("cpu" if dry_run else "cuda")
-    if dry_run:
-        torch.set_num_threads(1)
-        shapes, dtype = [SHAPES["tiny"]], torch.float32
-        workload = Workload(8, 4, 40, 120, 8, 8, seed=0)
-    else:
-        shapes, dtype = [SHAPES["llama-1b"], SHAPES["llama-8b"]], torch.bfloat16
-        workload = Workload(4 * batch_size, batch_size, 40, 120, 100, 100, seed=0)
-    phases = [bench_phases(s, workload, device=device, dtype=dtype, peak_flops=peak_flops) for s in shapes]
-    engines: list[EngineRow] = []
-    plans: dict[str, dict[str, int]] = {}
-    for shape in shapes:
-        rows, plans[shape.name] = compare_engines(shape, workload, device=device, dtype=dtype)
-        engines += rows + time_vllm(shape, workload, dtype=dtype, planned=plans[shape.name]["batch_size"])
-    tasks = select_tasks(open_variant_set(DEFAULT_SET, REFERENCE_VERSION), get_profile("paper"), None)
-    paper = len(tasks) + sum(t.family == BASELINE_FAMILY for t in tasks)  # + the rerun controls
+    refusal = "gpu-check needs a CUDA device; on a CPU run it with ARGS=--dry-run"
+    chosen = setting(dry_run, ["llama-1b", "llama-8b"], refusal)
+    workload = DRY_RUN if dry_run else Workload(4 * batch_size, batch_size, 40, 120, 100, 100, seed=0)
+    phases = on_random_models(
+        chosen, workload.seed, lambda m, shape: time_phases(m, shape, workload, peak_flops)
+    )
+    compared = on_random_models(chosen, workload.seed, lambda m, shape: compare_engines(m, shape, workload))
+    plans = {shape.name: plan for shape, (_, plan) in zip(chosen.shapes, compared, strict=True)}
+    engines = [
+        row
+        for shape, (rows, plan) in zip(chosen.shapes, compared, strict=True)
+        for row in rows + time_vllm(shape, workload, dtype=chosen.dtype, planned=plan["batch_size"])
+    ]
+    # every request of the paper profile, the rerun controls included
+    paper = len(profile_tasks(open_variant_set(DEFAULT_SET, REFERENCE_VERSION), get_profile("paper"), None))
     estimate = (
         f"ESTIMATE (extrapolated from the {phases[-1].model} row, not measured): the paper profile's "
-        f"{paper} requests would take {paper_estimate(phases[-1], paper) / 60:.1f} min at that rate"
+        f"{paper} requests would take {paper / phases[-1].prompts_per_s / 60:.1f} min at that rate"
     )
     scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
     try:
@@ -479,10 +413,9 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bo
         rows_evidence = _evidence_agreement(scratch) if evidence and not dry_run else []
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(device))
-    return Report(
-        name, str(dtype).removeprefix("torch."), phases, engines, plans, rows_agree, estimate, rows_evidence
-    )
+    name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(chosen.device))
+    dtype = str(chosen.dtype).removeprefix("torch.")
+    return Report(name, dtype, phases, engines, plans, rows_agree, estimate, rows_evidence)
 
 
 def device_slug(name: str) -> str:
@@ -507,70 +440,47 @@ def default_out(report: Report) -> Path:
 
 def _evidence_agreement(scratch: Path) -> list[AgreementRow]:
     """SmolLM2 in float32 on the v2 evidence profile against the committed CPU result (compact states)."""
-    committed = results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION)
-    began = time.perf_counter()
-    fresh = run_smollm2(
-        "float32",
-        device="cuda",
-        profile="evidence",
-        datasets=None,
-        scratch=scratch / "evidence",
-        version=EVIDENCE_VERSION,
-        activations="compact",
-        batch_size=None,
-    )
-    return [agreement(committed, fresh, "float32 evidence", time.perf_counter() - began)]
+    run = partial(run_smollm2, "float32", profile="evidence", scratch=scratch / "evidence")
+    fresh = timed(partial(run, version=EVIDENCE_VERSION, activations="compact", batch_size=None))
+    return [agreement(results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION), fresh, "float32 evidence")]
 
 
 def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
     committed = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION)
-    rows = []
-    for dtype in ("float32", "bfloat16"):
-        began = time.perf_counter()
-        fresh = run_smollm2(dtype, device="cuda", profile="smoke", datasets=None, scratch=scratch)
-        rows.append(agreement(committed, fresh, dtype, time.perf_counter() - began))
-    return rows
+    return [
+        agreement(committed, timed(partial(run_smollm2, dtype, profile="smoke", scratch=scratch)), dtype)
+        for dtype in ("float32", "bfloat16")
+    ]
 
 
 def _dry_agreement(scratch: Path) -> list[AgreementRow]:
     """The comparison code path on the CPU: the tiny model in float32 (reference) and bfloat16."""
+    runs = {
+        name: timed(partial(_tiny_run, scratch / name, dtype))
+        for name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16))
+    }
+    return [agreement(runs["float32"].value, run, name) for name, run in runs.items()]
+
+
+def _tiny_run(root: Path, dtype: torch.dtype) -> Path:
+    """The tiny random model in ``dtype`` on one dataset of the bench profile, into ``root``."""
     from benchmark.testing import tiny_backend
 
-    dataset = open_variant_set(DEFAULT_SET, REFERENCE_VERSION).datasets[:1]
-    folders, seconds = {}, {}
-    for dtype, torch_dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
-        backend = tiny_backend(batch_size=4)
-        backend.model.to(torch_dtype)
-        root = scratch / dtype
-        began = time.perf_counter()
-        evaluate_submission(
-            SMOLLM2,
-            EvaluateOptions(
-                version=REFERENCE_VERSION, profile="bench", datasets=dataset, force=True, progress=False
-            ),
-            root=_copy_submission(root),
-            backend=backend,
-        )
-        seconds[dtype] = time.perf_counter() - began
-        folders[dtype] = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, root)
-    return [agreement(folders["float32"], folders[d], d, seconds[d]) for d in folders]
-
-
-def _copy_submission(root: Path) -> Path:
+    backend = tiny_backend(batch_size=4)
+    backend.model.to(dtype)
     (root / SMOLLM2).mkdir(parents=True)
     shutil.copy2(paths.SUBMISSIONS_DIR / SMOLLM2 / "submission.yaml", root / SMOLLM2 / "submission.yaml")
-    return root
+    datasets = open_variant_set(DEFAULT_SET, REFERENCE_VERSION).datasets[:1]
+    options = EvaluateOptions(
+        version=REFERENCE_VERSION, profile="bench", datasets=datasets, force=True, progress=False
+    )
+    evaluate_submission(SMOLLM2, options, root=root, backend=backend)
+    return results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, root)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--dry-run", is_flag=True, help="CPU, tiny model, seconds: checks every code path.")
-@click.option(
-    "--peak-flops",
-    type=options.FLOPS,
-    default=DEFAULT_PEAK_FLOPS,
-    show_default=True,
-    help="chip's dense bf16 FLOP/s",
-)
+@peak_flops_option
 @click.option(
     "--batch-size",
     type=options.BATCH_SIZE,
@@ -584,21 +494,17 @@ def _copy_submission(root: Path) -> Path:
     show_default=True,
     help="SmolLM2 on the v2 evidence profile vs the committed CPU result (GPU only)",
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="JSON report [default: docs/bench/gpu-check-<device>.json]",
-)
-def main_command(dry_run: bool, peak_flops: float, batch_size: int, evidence: bool, out: Path | None) -> None:
+@report_option("--out", "JSON report [default: docs/bench/gpu-check-<device>.json]")
+def main_command(
+    dry_run: bool, peak_flops: float, batch_size: int, evidence: bool, report: Path | None
+) -> None:
     """Random-init 1B/8B throughput with prefill/decode MFU, the engines side by side, then SmolLM2 on the
     GPU vs the CPU records; prints the tables and writes them as JSON."""
-    if out is not None:
-        refuse_tracked(out, "--out", own=_own_report, writes="docs/bench/gpu-check-<device>.json")
-    report = gpu_check(dry_run, peak_flops, batch_size, evidence=evidence)
-    click.echo(format_table(report))
-    path = write_text(out or default_out(report), plain_json(report.to_json()))  # a report, not a document
-    click.echo(f"wrote {path}")
+    if report is not None:
+        refuse_tracked(report, "--out", own=_own_report, writes="docs/bench/gpu-check-<device>.json")
+    measured = gpu_check(dry_run, peak_flops, batch_size, evidence=evidence)
+    click.echo(format_table(measured))
+    click.echo(f"wrote {write_report(report or default_out(measured), asdict(measured))}")
 
 
 def _own_report(tracked: str) -> bool:

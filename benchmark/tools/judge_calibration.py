@@ -1,9 +1,12 @@
-"""How well does a politeness judge agree with the authors' judge? Cohen's κ and the confusion matrix.
+"""How well does a politeness judge agree with the authors' judge? Cohen's κ, with the judge a parameter.
 
 Research, not runtime: this measured the politeness judges' parameters (the defaults of
-``benchmark.axes.politeness``; numbers in docs/METHOD.md section 7), and no runtime unit imports it. The
-commands built on it are ``python -m benchmark.tools.llm_judge_calibration`` (a packaged model as judge) and
-``python -m benchmark.tools.api_judge_calibration`` (a judge behind an endpoint).
+``benchmark.axes.politeness``, the thresholds of ``benchmark.axes.llm_judge``; numbers in docs/METHOD.md
+section 7), and no runtime unit imports it. Its command measures one judge::
+
+    python -m benchmark.tools.judge_calibration --judge qwen2.5-coder-0.5b-instruct-q4_k_m \\
+        --cache /tmp/llm-judge-qwen05.json        # a packaged model, read through its YES/NO logits (§7.1)
+    python -m benchmark.tools.judge_calibration --judge openai:<model> [--out verdicts.json]   # (§7.2)
 
 The reference is the authors' published, judged politeness rows, transcribed with provenance into
 ``tests/fixtures/authors_politeness_claude_trivia_qa.json``, ``authors_judged_claude.json`` (tuning rows) and
@@ -16,14 +19,19 @@ the authors' verdict. A judge is scored with the same rule the mirroring delta u
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
 
-from benchmark.axes.mirroring import politeness
+from benchmark import options
+from benchmark.axes.api_judge import RowContext, api_judge
+from benchmark.axes.llm_judge import LogitPolitenessJudge, Score, ScoreCache, has_courtesy_cue, load_scorer
+from benchmark.axes.mirroring import length, politeness
 from benchmark.axes.politeness import (
     CourtesyCueJudge,
     CourtesyMarkerJudge,
@@ -31,6 +39,11 @@ from benchmark.axes.politeness import (
     LexiconPolitenessJudge,
     PolitenessJudge,
 )
+from benchmark.entry import run_command
+from benchmark.errors import SagoError
+from benchmark.packaged import ARTEFACTS
+from benchmark.paths import REPO_ROOT
+from benchmark.tools.timing import timed
 
 TUNING, HELD_OUT = "tuning", "held_out"
 """The split of the authors' judged politeness rows, fixed before any parameter was chosen and written in
@@ -90,23 +103,19 @@ def cohen_kappa(reference: Sequence[int], judge: Sequence[int]) -> Agreement:
     return Agreement(n, confusion, kappa, float(b.mean()), float(a.mean()))
 
 
+JudgedRow = Mapping[str, Any]
+Detect = Callable[[str, str, float], float]
+
+
+def authors(rows: Sequence[JudgedRow]) -> list[int]:
+    """The authors' 0/1 verdicts on ``rows``."""
+    return [int(r["authors_verdict"]) for r in rows]
+
+
 def load_reference(path: Path) -> list[dict[str, Any]]:
     """The judged rows of a calibration fixture."""
     rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
     return rows
-
-
-def judge_agreement(judge: PolitenessJudge, rows: Sequence[Mapping[str, Any]]) -> Agreement:
-    """Agreement of ``judge`` (scored as the mirroring delta scores it) with the rows' authors' verdicts."""
-    detect = politeness(judge)
-    verdicts = [
-        int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows
-    ]
-    return cohen_kappa([int(r["authors_verdict"]) for r in rows], verdicts)
-
-
-JudgedRow = Mapping[str, Any]
-Detect = Callable[[str, str, float], float]
 
 
 def load_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -115,12 +124,24 @@ def load_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
     return {name: table["rows"] for name, table in tables.items()}
 
 
+def detected(detect: Detect, rows: Sequence[JudgedRow]) -> list[int]:
+    """The 0/1 verdicts of a mirroring detector (y_v, y_0, strength) -> 0/1 on ``rows``."""
+    return [int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows]
+
+
+def verdicts(judge: PolitenessJudge, rows: Sequence[JudgedRow]) -> list[int]:
+    """The 0/1 verdicts of ``judge`` on ``rows``, scored as the mirroring delta scores it."""
+    return detected(politeness(judge), rows)
+
+
 def detector_agreement(detect: Detect, rows: Sequence[JudgedRow]) -> Agreement:
     """Agreement of a mirroring detector (y_v, y_0, strength) -> 0/1 with the rows' authors' verdicts."""
-    verdicts = [
-        int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows
-    ]
-    return cohen_kappa([int(r["authors_verdict"]) for r in rows], verdicts)
+    return cohen_kappa(authors(rows), detected(detect, rows))
+
+
+def judge_agreement(judge: PolitenessJudge, rows: Sequence[JudgedRow]) -> Agreement:
+    """Agreement of ``judge`` (scored as the mirroring delta scores it) with the rows' authors' verdicts."""
+    return detector_agreement(politeness(judge), rows)
 
 
 CLOSED_MODEL_VARIANTS = 26
@@ -153,12 +174,6 @@ def yes_per_prompt(rows: Sequence[JudgedRow], verdict: Callable[[JudgedRow], boo
     return counts
 
 
-def verdicts(judge: PolitenessJudge, rows: Sequence[JudgedRow]) -> list[int]:
-    """The 0/1 verdicts of ``judge`` on ``rows``, scored as the mirroring delta scores it."""
-    detect = politeness(judge)
-    return [int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows]
-
-
 def choose(candidates: Mapping[str, PolitenessJudge], rows: Sequence[JudgedRow]) -> str:
     """The candidate with the highest κ on ``rows`` (the first listed wins a tie).
 
@@ -169,9 +184,23 @@ def choose(candidates: Mapping[str, PolitenessJudge], rows: Sequence[JudgedRow])
     >>> choose({"one": CourtesyCueJudge(min_change=1), "two": CourtesyCueJudge(min_change=2)}, [row, quiet])
     'one'
     """
-    reference = [int(r["authors_verdict"]) for r in rows]
-    scores = {name: cohen_kappa(reference, verdicts(judge, rows)).kappa for name, judge in candidates.items()}
+    scores = {
+        name: cohen_kappa(authors(rows), verdicts(judge, rows)).kappa for name, judge in candidates.items()
+    }
     return max(scores, key=lambda name: -np.inf if np.isnan(scores[name]) else scores[name])
+
+
+def leave_one_out(
+    groups: Mapping[str, Sequence[JudgedRow]], judge: Callable[[str, list[str]], list[int]]
+) -> tuple[list[JudgedRow], list[int]]:
+    """Every group's rows and ``judge(group, other groups)``'s verdicts on them: each group is judged by
+    what was chosen on the others alone."""
+    rows: list[JudgedRow] = []
+    judged: list[int] = []
+    for name, group in groups.items():
+        rows += group
+        judged += judge(name, [other for other in groups if other != name])
+    return rows, judged
 
 
 def cross_validated(
@@ -182,13 +211,13 @@ def cross_validated(
     The parameter of a judge is chosen on tuning rows; this says how well that choice carries to a group
     (a dataset) it was not chosen on, without touching the held-out rows.
     """
-    reference: list[int] = []
-    judged: list[int] = []
-    for name, rows in groups.items():
-        others = [r for other, rest in groups.items() if other != name for r in rest]
-        reference += [int(r["authors_verdict"]) for r in rows]
-        judged += verdicts(candidates[choose(candidates, others)], rows)
-    return cohen_kappa(reference, judged)
+
+    def judge(name: str, others: list[str]) -> list[int]:
+        chosen = choose(candidates, [r for other in others for r in groups[other]])
+        return verdicts(candidates[chosen], groups[name])
+
+    rows, judged = leave_one_out(groups, judge)
+    return cohen_kappa(authors(rows), judged)
 
 
 def cluster_resamples(clusters: Sequence[object], resamples: int, seed: int) -> Iterator[list[int]]:
@@ -204,9 +233,20 @@ def cluster_resamples(clusters: Sequence[object], resamples: int, seed: int) -> 
         yield [i for p in rng.integers(0, len(ids), size=len(ids)) for i in members[ids[p]]]
 
 
-def _percentiles(values: Sequence[float]) -> tuple[float, float]:
-    kept = [v for v in values if not np.isnan(v)]  # a resample with a constant rater has no κ
-    low, high = np.percentile(kept, [2.5, 97.5])
+def _interval(
+    raters: Sequence[Sequence[int]],
+    statistic: Callable[[list[list[int]]], float],
+    clusters: Sequence[object],
+    resamples: int,
+    seed: int,
+) -> tuple[float, float]:
+    """95 % percentile interval of ``statistic`` over cluster resamples of every rater's rows; a resample
+    whose statistic is undefined (NaN: a constant rater has no κ) is dropped."""
+    arrays = [np.asarray(r, dtype=int) for r in raters]
+    values = [
+        statistic([a[rows].tolist() for a in arrays]) for rows in cluster_resamples(clusters, resamples, seed)
+    ]
+    low, high = np.percentile([v for v in values if not np.isnan(v)], [2.5, 97.5])
     return float(low), float(high)
 
 
@@ -220,19 +260,12 @@ def kappa_interval(
 ) -> tuple[float, float]:
     """95 % percentile bootstrap interval of Cohen's κ, resampling whole clusters (prompts).
 
-    The rows of one prompt share its baseline response y_0, so they are resampled together; resamples
-    whose κ is undefined (a constant rater) are dropped.
+    The rows of one prompt share its baseline response y_0, so they are resampled together.
 
     >>> kappa_interval([0, 1] * 20, [0, 1] * 20, list(range(40)))
     (1.0, 1.0)
     """
-    a, b = np.asarray(reference, dtype=int), np.asarray(judged, dtype=int)
-    return _percentiles(
-        [
-            cohen_kappa(a[rows].tolist(), b[rows].tolist()).kappa
-            for rows in cluster_resamples(clusters, resamples, seed)
-        ]
-    )
+    return _interval((reference, judged), lambda r: cohen_kappa(*r).kappa, clusters, resamples, seed)
 
 
 def kappa_difference_interval(
@@ -249,13 +282,11 @@ def kappa_difference_interval(
     >>> kappa_difference_interval([0, 1] * 20, [0, 1] * 20, [0, 0] * 20, list(range(40)))  # perfect vs chance
     (1.0, 1.0)
     """
-    a, b, c = (np.asarray(x, dtype=int) for x in (reference, first, second))
-    differences = [
-        cohen_kappa(a[rows].tolist(), b[rows].tolist()).kappa
-        - cohen_kappa(a[rows].tolist(), c[rows].tolist()).kappa
-        for rows in cluster_resamples(clusters, resamples, seed)
-    ]
-    return _percentiles(differences)
+
+    def difference(r: list[list[int]]) -> float:
+        return cohen_kappa(r[0], r[1]).kappa - cohen_kappa(r[0], r[2]).kappa
+
+    return _interval((reference, first, second), difference, clusters, resamples, seed)
 
 
 def split_tables(path: Path, split: str) -> dict[str, list[dict[str, Any]]]:
@@ -316,3 +347,258 @@ def closed_model_length(judge: PolitenessJudge) -> Detect:
         return 0.0 if level == 0 else detect(response, baseline, float(level))
 
     return rule
+
+
+# --- a packaged model as judge: a threshold on its YES/NO margin (METHOD §7.1) ------------------------
+
+
+def choose_threshold(margins: Sequence[float], reference: Sequence[int]) -> float:
+    """The threshold on ``margins`` whose verdicts (margin ≥ threshold) have the highest Cohen's κ with
+    ``reference``; candidates are the midpoints between consecutive distinct margins (and one above all),
+    a tie goes to the highest threshold (the fewest YES). NaN margins (rows the guard answered) are NO.
+
+    >>> choose_threshold([-2.0, -1.0, 0.5, 3.0], [0, 0, 1, 1])
+    -0.25
+    """
+    finite = sorted({m for m in margins if not math.isnan(m)})
+    candidates = [(a + b) / 2 for a, b in zip(finite, finite[1:], strict=False)] + [finite[-1] + 1.0]
+    best, best_kappa = candidates[-1], -math.inf
+    for threshold in reversed(candidates):
+        kappa = cohen_kappa(reference, at_threshold(margins, threshold)).kappa
+        if not math.isnan(kappa) and kappa > best_kappa:
+            best, best_kappa = threshold, kappa
+    return best
+
+
+def margin(score: Score, row: JudgedRow) -> float:
+    """The row's YES/NO margin, NaN where the judge answers NO without the model (y_v = y_0, no cue)."""
+    response, baseline = str(row["response_pert"]), str(row["response_orig"])
+    if response == baseline or not (has_courtesy_cue(response) or has_courtesy_cue(baseline)):
+        return math.nan
+    return score(response, baseline, 1 if float(row["strength"]) > 0 else -1)
+
+
+def at_threshold(margins: Sequence[float], threshold: float) -> list[int]:
+    """0/1 verdicts: YES where the margin reaches ``threshold`` (NaN: NO)."""
+    return [int(not math.isnan(m) and m >= threshold) for m in margins]
+
+
+def agreement(rows: Sequence[JudgedRow], judged: Sequence[int]) -> dict[str, Any]:
+    """κ, confusion [[TN, FP], [FN, TP]] and YES counts of ``judged`` against the authors' verdicts."""
+    found = cohen_kappa(authors(rows), judged)
+    return {"n": found.n, "kappa": round(found.kappa, 4), "confusion": found.confusion, "yes": sum(judged)}
+
+
+def authors_sgs(
+    fixtures: Path,
+    polite: Callable[[JudgedRow], bool],
+    closed_length: Callable[[JudgedRow], bool] | None = None,
+) -> dict[str, float]:
+    """SGS_MR on the authors' Claude/TriviaQA rows with ``polite`` deciding the 96 politeness rows, and
+    the length rows decided by our ratio rule / by the authors' verdicts / by ``closed_length`` (their
+    closed-model pipeline: :func:`closed_model_length`) / left at 0."""
+    tables = load_tables(fixtures / JUDGED_FIXTURE)
+    politeness_rows = load_reference(fixtures / POLITENESS_FIXTURE) + tables["politeness/trivia_qa"]
+    length_rows = tables["length/trivia_qa"]
+
+    def ratio_rule(r: JudgedRow) -> bool:
+        return length(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
+
+    def theirs(r: JudgedRow) -> bool:
+        return bool(r["authors_verdict"])
+
+    def sgs(decide: Callable[[JudgedRow], bool], lengths: Callable[[JudgedRow], bool] | None) -> float:
+        counts = yes_per_prompt(politeness_rows, decide)
+        for prompt, n in (yes_per_prompt(length_rows, lengths) if lengths else {}).items():
+            counts[prompt] = counts.get(prompt, 0) + n
+        return round(sgs_mr(counts), 4)
+
+    found = {
+        "ratio_rule": sgs(polite, ratio_rule),
+        "authors_length": sgs(polite, theirs),
+        "politeness_only": sgs(polite, None),
+        "authors": sgs(theirs, theirs),
+    }
+    return found if closed_length is None else found | {"closed_model_length": sgs(polite, closed_length)}
+
+
+def measure_margins(score: Score, fixtures: Path, *, closed_length: bool = False) -> dict[str, Any]:
+    """The report on one scorer of margins: the threshold chosen on the 208 tuning rows only, κ and the
+    confusion matrix on both splits (tuning also leave-one-dataset-out), the held-out 95 % cluster-bootstrap
+    interval, and SGS_MR on the authors' Claude/TriviaQA rows.
+
+    With ``closed_length`` the 80 length rows are also judged as the authors' closed-model pipeline judges
+    them (:func:`closed_model_length`: this judge, without its guard, at int(multiplier)); that asks the
+    model about 48 more rows.
+    """
+    groups = tuning_groups(fixtures)
+    tuning = [r for g in groups.values() for r in g]
+    held = held_out_rows(fixtures)
+    by_group = {name: [margin(score, r) for r in rows] for name, rows in groups.items()}
+    tuning_margins = [m for ms in by_group.values() for m in ms]
+    held_margins = [margin(score, r) for r in held]
+    threshold = choose_threshold(tuning_margins, authors(tuning))
+    held_judged = at_threshold(held_margins, threshold)
+    low, high = kappa_interval(authors(held), held_judged, [(r["table"], r["prompt_id"]) for r in held])
+
+    def judge(name: str, others: list[str]) -> list[int]:
+        chosen = choose_threshold(
+            [m for o in others for m in by_group[o]], authors([r for o in others for r in groups[o]])
+        )
+        return at_threshold(by_group[name], chosen)
+
+    per_table: dict[str, list[tuple[JudgedRow, int]]] = {}
+    for row, verdict in zip(held, held_judged, strict=True):
+        per_table.setdefault(str(row["table"]), []).append((row, verdict))
+    report = {
+        "threshold": round(threshold, 4),
+        "tuning": {
+            **agreement(tuning, at_threshold(tuning_margins, threshold)),
+            "cv": agreement(*leave_one_out(groups, judge)),
+        },
+        "held_out": {**agreement(held, held_judged), "interval": (round(low, 3), round(high, 3))},
+        "held_out_per_table": {
+            table: agreement([r for r, _ in pairs], [v for _, v in pairs])
+            for table, pairs in per_table.items()
+        },
+        "held_out_at_zero": agreement(held, at_threshold(held_margins, 0.0)),
+        "rows_asked": sum(not math.isnan(m) for m in (*tuning_margins, *held_margins)),
+    }
+    rule = closed_model_length(LogitPolitenessJudge(score, threshold, guard=False))
+
+    def closed(r: JudgedRow) -> bool:
+        return rule(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
+
+    def polite(r: JudgedRow) -> bool:
+        return bool(at_threshold([margin(score, r)], threshold)[0])
+
+    lengths = closed if closed_length else None
+    report["sgs_mr"] = authors_sgs(fixtures, polite, lengths)
+    if lengths is not None:
+        rows = load_tables(fixtures / JUDGED_FIXTURE)["length/trivia_qa"]
+        report["length_closed_model"] = agreement(rows, [int(lengths(r)) for r in rows])
+    return report
+
+
+def packaged_report(model: str, cache: Path, fixtures: Path, *, threads: int, closed_length: bool) -> str:
+    """:func:`measure_margins` of a packaged instruct model, its margins cached per row in ``cache`` (read
+    when present, written at the end: a rerun costs no model time), as indented JSON."""
+    margins = ScoreCache.open(cache, f"{model}:{ARTEFACTS.get(model).sha256}")  # refuses before loading
+    scorer = load_scorer(model, threads=threads)
+    before = len(margins.scores)
+    try:
+        report = measure_margins(margins.wrap(scorer), fixtures, closed_length=closed_length)
+    finally:
+        margins.save()
+    computed = len(margins.scores) - before
+    report |= {"model": model, "threads": threads, "rows_computed_now": computed}
+    if computed:  # wall time of the model calls alone (loading and the bootstrap left out)
+        report["model_seconds"] = round(margins.seconds, 1)
+        report["seconds_per_computed_row"] = round(margins.seconds / computed, 2)
+    return json.dumps(report, indent=1)
+
+
+# --- the authors' judge behind an endpoint (METHOD §7.2) ---------------------------------------------
+
+
+def api_report(spec: str, fixtures: Path) -> str:
+    """Cohen's κ of :class:`benchmark.axes.api_judge.ApiPolitenessJudge` (``openai:<model>`` at
+    ``$SAGO_JUDGE_BASE_URL``) on the 377 held-out rows, with its 95 % cluster-bootstrap interval and
+    every verdict, as compact JSON (one verdict a line; the committed run is
+    ``docs/bench/api-judge-held-out-qwen2.5-coder-1.5b.json``). Each row's strength is in the message, its
+    prompts are not (the tables publish none)."""
+    judge = api_judge(spec)
+    rows = held_out_rows(fixtures)
+
+    def judged() -> list[int]:
+        return [
+            int(
+                r["response_pert"] != r["response_orig"]
+                and judge.verdict(
+                    r["response_pert"],
+                    r["response_orig"],
+                    1 if float(r["strength"]) > 0 else -1,
+                    RowContext(strength=float(r["strength"])),
+                )
+            )
+            for r in rows
+        ]
+
+    run = timed(judged)
+    reference, ours = authors(rows), run.value
+    found = cohen_kappa(reference, ours)
+    low, high = kappa_interval(reference, ours, [f"{r['table']}|{r['prompt_id']}" for r in rows])
+    result = {
+        "judge": judge.label,
+        "rows": found.n,
+        "kappa": round(found.kappa, 3),
+        "kappa_95": [round(low, 3), round(high, 3)],
+        "tn_fp_fn_tp": [n for pair in found.confusion for n in pair],
+        "requests": judge.stats,
+        "seconds": round(run.timing.seconds, 1),
+        "verdicts": [
+            [r["table"], r["prompt_id"], r["strength"], a, b]
+            for r, a, b in zip(rows, reference, ours, strict=True)
+        ],
+    }
+    return json.dumps(result, indent=None, separators=(",", ":")).replace("],[", "],\n[")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--judge",
+    "--model",
+    "spec",
+    required=True,
+    help="openai:<model> (the endpoint is $SAGO_JUDGE_BASE_URL), or a packaged instruct model read through "
+    "its YES/NO logits, e.g. qwen2.5-coder-1.5b-instruct-q4_k_m.",
+)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A packaged judge's per-row margins (JSON; required for one): read when present, written at the end",
+)
+@click.option(
+    "--fixtures",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=REPO_ROOT / "tests" / "fixtures",
+    show_default="tests/fixtures",
+    help="The folder of the authors' judged rows.",
+)
+@click.option("--threads", type=options.THREADS, default=1, show_default=True, help="A packaged judge's.")
+@click.option(
+    "--closed-model-length",
+    is_flag=True,
+    help="Also judge the length rows as the authors' closed runs (a packaged judge).",
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report here (JSON)."
+)
+def main_command(
+    spec: str, cache: Path | None, fixtures: Path, threads: int, closed_model_length: bool, out: Path | None
+) -> None:
+    """Cohen's κ of a politeness judge against the authors' verdicts (docs/METHOD.md section 7): a packaged
+    model's on both splits at the threshold chosen on the tuning rows, an endpoint's on the 377 held-out
+    rows; the report is JSON on stdout."""
+    if spec.startswith("openai:"):
+        if cache is not None or closed_model_length:
+            raise SagoError(
+                "--cache and --closed-model-length are a packaged judge's; openai: judges cache their own"
+            )
+        text = api_report(spec, fixtures)
+    elif cache is None:
+        raise SagoError(f"judge {spec!r} is a packaged model: give --cache FILE for its margins")
+    else:
+        text = packaged_report(spec, cache, fixtures, threads=threads, closed_length=closed_model_length)
+    click.echo(text)
+    if out is not None:
+        out.write_text(text + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: a user error is one line on stderr and exit status 2."""
+    return run_command(main_command, argv, "python -m benchmark.tools.judge_calibration")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

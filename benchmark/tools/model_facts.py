@@ -16,13 +16,13 @@ Usage::
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from benchmark.entry import run_command
+from benchmark.jsonio import plain_json
 from benchmark.model_facts import default_system_turn, gguf_facts
 from benchmark.packaged import materialise
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR
@@ -84,11 +84,6 @@ def build(slugs: list[str]) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "models": models}
 
 
-def render_document(document: dict[str, Any]) -> str:
-    """The file's bytes: sorted keys, two-space indent, non-ASCII kept, one final newline."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
 @click.command()
 @click.argument("slugs", nargs=-1)
 @click.option(
@@ -98,7 +93,7 @@ def model_facts(slugs: tuple[str, ...], out: Path) -> None:
     """Write the packaged models' facts (lineage, bits per weight, context, the exact prompt)."""
     chosen = list(slugs) or list_slugs(SUBMISSIONS_DIR)
     document = build(chosen)
-    out.write_text(render_document(document), encoding="utf-8")
+    out.write_text(plain_json(document), encoding="utf-8")  # sorted keys, two-space indent, UTF-8
     click.echo(f"{out}: {len(document['models'])} packaged model(s)")
 
 

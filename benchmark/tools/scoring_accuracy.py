@@ -29,9 +29,9 @@ from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.tools import chunked
-from benchmark.tools.bench import pooled_run, time_harness, warm_up
-from benchmark.tools.bench_floor import pooled_run_options
+from benchmark.tools.bench import pooled_header, pooled_run, pooled_run_options, time_harness, warm_up
 from benchmark.tools.screen import ScreenedHead
+from benchmark.tools.timing import Column, table
 
 _ROWS_AT_ONCE = 128
 """rows whose full float64 logits are held at once (268 MB for Gemma 3's vocabulary)."""
@@ -117,19 +117,15 @@ def candidates_per_row(rows: list[tuple[torch.Tensor, torch.Tensor]], screen: Sc
 
 
 def format_table(errors: list[Errors], positions: int, rows_with_target: int) -> str:
-    header = (
-        f"{'method':<26} {'positions':>9} {'max |d log-prob|':>16} {'max |d entropy|':>15} "
-        f"{'argmax = float64':>16}"
-    )
-    lines = [header, "-" * len(header)]
-    for e in errors:
-        lines.append(
-            f"{e.method:<26} {positions:>9} {e.log_prob:>16.2e} {e.entropy:>15.2e} {e.argmax_equal:>16}"
-        )
-    lines.append(
-        f"log-prob over the {rows_with_target} positions with a target (the last of each y_0 has none)"
-    )
-    return "\n".join(lines)
+    columns: list[Column] = [
+        ("method", "<26", lambda e: e.method),
+        ("positions", ">9", lambda e: positions),
+        ("max |d log-prob|", ">16.2e", lambda e: e.log_prob),
+        ("max |d entropy|", ">15.2e", lambda e: e.entropy),
+        ("argmax = float64", ">16", lambda e: e.argmax_equal),
+    ]
+    last = f"log-prob over the {rows_with_target} positions with a target (the last of each y_0 has none)"
+    return "\n".join([*table(columns, errors, rule=True), last])
 
 
 def _keeping(limit: int, kept: list[tuple[torch.Tensor, torch.Tensor]]) -> Callable[..., chunked._Stats]:
@@ -183,10 +179,9 @@ def scoring_accuracy(
         errors = measure(kept, screen)
         mean = candidates_per_row(kept, screen)
     click.echo(
-        f"model {slug}, engine pooled, profile {profile}, {batch_size} rows per forward, torch threads "
-        f"{torch.get_num_threads()}; {len(kept)} scoring calls; margin {chunked.SCREEN_MARGIN:g} nats, "
-        f"{mean:.0f} candidates per position on average; errors against float64 from the same float32 "
-        "hidden states and weights"
+        pooled_header(slug, profile, batch_size) + f"{len(kept)} scoring calls; margin "
+        f"{chunked.SCREEN_MARGIN:g} nats, {mean:.0f} candidates per position on average; errors against "
+        "float64 from the same float32 hidden states and weights"
     )
     with_target = int(sum(int((t >= 0).sum()) for _, t in kept))
     click.echo(format_table(errors, count, with_target))
