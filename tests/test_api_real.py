@@ -23,11 +23,10 @@ from benchmark.axes.api_judge import ApiPolitenessJudge, RowContext
 from benchmark.chat_api import ChatClient, ChatSettings
 from benchmark.endpoints import LOCAL_ENDPOINT_ENV
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_model
-from benchmark.harness.serve import served
 from benchmark.paths import REPO_ROOT
 from benchmark.results import ResultsFolder
 from benchmark.submissions import Submission
-from benchmark.variants.llamacpp import server_path
+from benchmark.variants.llamacpp import served, server_path
 
 pytestmark = [
     pytest.mark.slow,

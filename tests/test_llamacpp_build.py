@@ -51,8 +51,6 @@ def test_a_server_that_runs_passes_the_check(tmp_path: Path) -> None:
 
 def test_serving_checks_the_binary_first(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """``served`` refuses a SIGILL binary in one line instead of waiting on a server that died."""
-    from benchmark.harness import serve
-
-    monkeypatch.setattr(serve, "server_path", lambda: _fake(tmp_path, "kill -ILL $$"))
-    with pytest.raises(SagoError, match="SIGILL"), serve.served("smollm2-135m-instruct-q4_1"):
+    monkeypatch.setattr(llamacpp, "server_path", lambda: _fake(tmp_path, "kill -ILL $$"))
+    with pytest.raises(SagoError, match="SIGILL"), llamacpp.served("smollm2-135m-instruct-q4_1"):
         pass

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,13 +23,15 @@ from benchmark.harness.evaluate import (
     copy_submission,
     evaluate_submission,
     kept_batches,
+    options_argv,
+    options_from_flags,
     scratch_root,
 )
 from benchmark.harness.sets import VariantSetLike, checked_frame, open_variant_set
-from benchmark.models.hf import ENGINES
-from benchmark.options import dataset_list
+from benchmark.models.hf import ENGINES, EngineSpec, engine_help
 from benchmark.paths import check_slug
 from benchmark.profiles import PROFILES, Profile, get_profile, rows_run
+from benchmark.registry import Registry
 from benchmark.results import LEADERBOARD_FILE, results_dir
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 
@@ -70,19 +75,17 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
     return function
 
 
+def engine_option(engines: Registry[EngineSpec]) -> Callable[[click.decorators.FC], click.decorators.FC]:
+    """``--engine``, with every engine of ``engines`` in its help."""
+    return click.option("--engine", default="single_prefill", show_default=True, help=engine_help(engines))
+
+
 @click.command()
 @click.argument("slugs", nargs=-1)
 @click.option("--pending", is_flag=True, help="Every submission without complete results for the set.")
 @click.option("--all", "every", is_flag=True, help="Every submission.")
 @run_options
-@click.option(
-    "--engine",
-    default="single_prefill",
-    show_default=True,
-    help="single_prefill (every committed result), two_pass (the reference), draft (single_prefill "
-    "with y_0 as a free draft) or static_graph (single_prefill decoding on a static cache, a captured "
-    "CUDA graph on a GPU; not the default until a GPU run measures it faster).",
-)
+@engine_option(ENGINES)
 @click.option(
     "--force",
     is_flag=True,
@@ -122,24 +125,7 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
     "writes the results (the run's own process does). The batches, and so the bytes, are the run's own.",
 )
 def evaluate(
-    slugs: tuple[str, ...],
-    pending: bool,
-    every: bool,
-    set_name: str,
-    version: str,
-    profile: str,
-    device: str | None,
-    batch_size: int | None,
-    datasets: str | None,
-    engine: str,
-    threads: int | None,
-    force: bool,
-    out: Path | None,
-    no_progress: bool,
-    num_processes: int,
-    device_map: str | None,
-    keep_activations: bool,
-    second_worker: bool,
+    slugs: tuple[str, ...], pending: bool, every: bool, out: Path | None, num_processes: int, **flags: Any
 ) -> None:
     """Run submissions on a variant set and store raw outputs (records, activations, run.json).
 
@@ -147,11 +133,12 @@ def evaluate(
     Ctrl-C prints the batches kept and that command.
     """
     check_selection(slugs, pending=pending, every=every)  # cheap mistakes fail before any loading
-    get_profile(profile)
-    ENGINES.get(engine)
-    if num_processes > 1 and device_map:
+    options = options_from_flags(**flags)
+    get_profile(options.profile)
+    ENGINES.get(options.engine)
+    if num_processes > 1 and options.device_map:
         raise SagoError("--device-map spreads one model over every GPU; use it with --num-processes 1")
-    if second_worker and (force or num_processes > 1 or pending or every or len(slugs) != 1):
+    if options.second_worker and (options.force or num_processes > 1 or pending or every or len(slugs) != 1):
         raise SagoError(
             "--second-worker helps one started one-process run: name one submission, without --force, "
             "--pending, --all or --num-processes"
@@ -161,21 +148,7 @@ def evaluate(
             "--out takes named submissions (or --all) in one process; --pending and --num-processes "
             "read and write the submissions folder"
         )
-    options = EvaluateOptions(
-        set_name=set_name,
-        version=version,
-        profile=profile,
-        device=device,
-        batch_size=batch_size,
-        datasets=dataset_list(datasets),
-        engine=engine,
-        threads=threads,
-        force=force,
-        progress=not no_progress,
-        device_map=device_map,
-        activations="full" if keep_activations else "compact",
-        second_worker=second_worker,
-    )
+    set_name, version, profile = options.set_name, options.version, options.profile
     variant_set = open_variant_set(set_name, version)
     check_options(options, variant_set)  # every option checked before any file is touched
     chosen = choose_slugs(slugs, pending=pending, every=every, options=options, variant_set=variant_set)
@@ -211,20 +184,8 @@ def evaluate(
 def resume_command(slug: str, options: EvaluateOptions, out: Path | None) -> str:
     """The command that resumes ``slug``'s stopped run: the options its plan depends on, as given (with
     --force too, which keeps a checkpoint of the same run)."""
-    words = ["sago", "evaluate", slug, "--set", options.set_name, "--version", options.version]
-    words += ["--profile", options.profile, "--engine", options.engine]
-    for flag, value in (
-        ("--datasets", ",".join(options.datasets) if options.datasets else None),
-        ("--batch-size", options.batch_size),
-        ("--threads", options.threads),
-        ("--device", options.device),
-        ("--device-map", options.device_map),
-        ("--out", out),
-    ):
-        if value is not None:
-            words += [flag, str(value)]
-    words += ["--keep-activations"] * (options.activations == "full") + ["--force"] * options.force
-    return shlex.join(words)
+    words = ["sago", "evaluate", slug, *options_argv(replace(options, progress=True))]
+    return shlex.join(words + (["--out", str(out)] if out is not None else []))
 
 
 def scratch_next_steps(out: Path, set_name: str, version: str) -> str:
@@ -289,8 +250,8 @@ def serve(artefact: str, command: tuple[str, ...], port: int, threads: int, slot
     """
     import subprocess
 
-    from benchmark.harness.serve import served
     from benchmark.packaged import ARTEFACTS
+    from benchmark.variants.llamacpp import served
 
     if artefact not in ARTEFACTS.names():
         raise SagoError(f"unknown packaged artefact {artefact!r}; one of {', '.join(ARTEFACTS.names())}")

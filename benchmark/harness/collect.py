@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import dropwhile
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Required, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -224,20 +224,35 @@ def rank_share(
     )
 
 
+class RunSettings(TypedDict, total=False):
+    """What decides a run's plan and outputs: the keyword arguments :func:`collect`, :func:`second_worker`
+    and :func:`start_rank` share (every rank of a run must pass the same values)."""
+
+    profile: Required[Profile]
+    """which items and strengths, and the token limit."""
+    batch_size: int
+    """prompts per batch (the backend may split a batch further on out-of-memory); default 8."""
+    datasets: Sequence[str] | None
+    """subset of the set's datasets (default: all)."""
+    seed: int
+    """seeds torch before any model call."""
+    run_info: Mapping[str, Any] | None
+    """extra provenance carried into run.json (submission, set name, version)."""
+    activations: str
+    """``"full"`` (the default) keeps every hidden-state vector; ``"compact"`` keeps the baselines'
+    vectors and, for every other row, only its per-layer cosine to the item's baseline (what the
+    activation measures read), which is ~1/500 of the size."""
+
+
 def collect(
     backend: ModelBackend,
     variant_set: VariantSetLike,
     results_dir: Path,
     *,
-    profile: Profile,
-    batch_size: int = 8,
-    datasets: Sequence[str] | None = None,
     ranks: Ranks = ONE_PROCESS,
-    seed: int = DEFAULT_SEED,
-    run_info: Mapping[str, Any] | None = None,
     progress: bool = True,
-    activations: str = FULL,
     force: bool = False,
+    **settings: Unpack[RunSettings],
 ) -> RankResult:
     """Run this rank's share of the selected (item, variant)s and checkpoint every batch.
 
@@ -248,18 +263,11 @@ def collect(
         variant_set: the frozen set (``sha256``, ``datasets``, ``frame``).
         results_dir: ``submissions/<slug>/results/<set>/<version>``; parts go under
             ``checkpoint/rank-<rank>/``.
-        profile: which items and strengths, and the token limit.
-        batch_size: prompts per batch (the backend may split a batch further on out-of-memory).
-        datasets: subset of the set's datasets (default: all).
         ranks: this process's rank, the world size and the barrier between the two phases (the
             variant phase teacher-forces y_0, which may come from another rank's baseline batch).
-        seed: seeds torch before any model call.
-        run_info: extra provenance carried into run.json (submission, set name, version).
         progress: show tqdm bars.
-        activations: ``"full"`` keeps every hidden-state vector; ``"compact"`` keeps the baselines'
-            vectors and, for every other row, only its per-layer cosine to the item's baseline (what the
-            activation measures read), which is ~1/500 of the size.
         force: ``--force``: keep this rank's checkpoint only when its plan is this run's.
+        settings: the run's :class:`RunSettings`.
 
     Returns:
         A :class:`RankResult`. Call :func:`benchmark.harness.finalize.finalize` once every rank is done.
@@ -268,21 +276,16 @@ def collect(
         backend,
         variant_set,
         results_dir,
-        profile=profile,
-        batch_size=batch_size,
-        datasets=datasets,
         rank=ranks.rank,
         world_size=ranks.world_size,
-        seed=seed,
-        run_info=run_info,
-        activations=activations,
         force=force,
+        **settings,
     )
+    profile = settings["profile"]
     ran, skipped = run_baseline_phase(share, backend, profile, progress=progress)
     ranks.barrier()
-    ran2, skipped2 = run_variant_phase(
-        share, backend, profile, progress=progress, compact=activations == COMPACT
-    )
+    compact = settings.get("activations", FULL) == COMPACT
+    ran2, skipped2 = run_variant_phase(share, backend, profile, progress=progress, compact=compact)
     finish_rank(share, backend)
     return RankResult(share.store.folder, ran + ran2, skipped + skipped2)
 
@@ -292,22 +295,19 @@ def start_rank(
     variant_set: VariantSetLike,
     results_dir: Path,
     *,
-    profile: Profile,
-    batch_size: int,
-    datasets: Sequence[str] | None,
     rank: int,
     world_size: int,
-    seed: int = DEFAULT_SEED,
-    run_info: Mapping[str, Any] | None = None,
-    activations: str = FULL,
     force: bool = False,
+    **settings: Unpack[RunSettings],
 ) -> RankShare:
     """Plan this rank's share and write (or check, on resume) its ``plan.json``; with ``force``, a
     checkpoint of another run is discarded first and one of this same run kept (:func:`keep_or_discard`)."""
+    activations, batch_size = settings.get("activations", FULL), settings.get("batch_size", 8)
+    seed, profile = settings.get("seed", DEFAULT_SEED), settings["profile"]
     if activations not in (FULL, COMPACT):
         raise SagoError(f"activations must be {FULL!r} or {COMPACT!r}, not {activations!r}")
     torch.manual_seed(seed)
-    tasks = select_tasks(variant_set, profile, datasets)
+    tasks = select_tasks(variant_set, profile, settings.get("datasets"))
     share = rank_share(results_dir, tasks, batch_size=batch_size, rank=rank, world_size=world_size)
     # finalize() checks the merged records against the union of the ranks' planned keys.
     keys = [t.key for b in share.baselines + share.rest for t in b.tasks]
@@ -320,7 +320,7 @@ def start_rank(
         rank=rank,
         world_size=world_size,
         seed=seed,
-        run_info=run_info or {},
+        run_info=settings.get("run_info") or {},
         sharding=SHARDING,
         # only a compact run records the setting, so full runs keep their earlier plan and run.json bytes
         **({"activations": COMPACT} if activations == COMPACT else {}),
@@ -389,13 +389,8 @@ def second_worker(
     variant_set: VariantSetLike,
     results_dir: Path,
     *,
-    profile: Profile,
-    batch_size: int = 8,
-    datasets: Sequence[str] | None = None,
-    seed: int = DEFAULT_SEED,
-    run_info: Mapping[str, Any] | None = None,
     progress: bool = True,
-    activations: str = FULL,
+    **settings: Unpack[RunSettings],
 ) -> RankResult:
     """A second process on a started one-process run: its variant batches from the last unfinished one
     backwards, stopping at the first one already finished (where it meets the run's own process).
@@ -411,19 +406,7 @@ def second_worker(
     run finalized (its plan.json gone with the checkpoint) stops as well. Arguments are :func:`collect`'s.
     """
     folder = started_run(results_dir)
-    share = start_rank(
-        backend,
-        variant_set,
-        results_dir,
-        profile=profile,
-        batch_size=batch_size,
-        datasets=datasets,
-        rank=0,
-        world_size=1,
-        seed=seed,
-        run_info=run_info,
-        activations=activations,
-    )
+    share = start_rank(backend, variant_set, results_dir, rank=0, world_size=1, **settings)
     finished = share.store.finished()
     left = sum(b.name not in finished for b in share.baselines)
     if left:
@@ -431,7 +414,8 @@ def second_worker(
             f"{folder}: {left} baseline batches are not finished; a second worker starts once the run "
             "is in its variant phase (the variants need every baseline answer)"
         )
-    run = variant_runner(share, backend, profile, compact=activations == COMPACT)
+    compact = settings.get("activations", FULL) == COMPACT
+    run = variant_runner(share, backend, settings["profile"], compact=compact)
     # A restarted second worker first passes the stretch at the end that it (or another) finished.
     backwards = list(dropwhile(lambda b: b.name in finished, reversed(share.rest)))
     ran = 0
@@ -620,25 +604,10 @@ def _own(out: VariantOutput) -> dict[str, Any]:
 
 
 def _record(task: Task, out: VariantOutput) -> dict[str, Any]:
+    """One records row: the task's identity columns, then what the backend said of it."""
     if out.key != task.key:
         raise RuntimeError(f"backend returned {out.key!r} for {task.key!r}: outputs out of order")
-    return {
-        "key": task.key,
-        "dataset": task.dataset,
-        "item_id": task.item_id,
-        "variant_id": task.variant_id,
-        "family": task.family,
-        "place": task.place,
-        "strength": task.strength,
-        "response": out.response,
-        "response_tokens": out.response_tokens,
-        "finished": out.finished,
-        "logprob_sum": out.logprob_sum,
-        "logprob_mean": out.logprob_mean,
-        "entropy_mean": out.entropy_mean,
-        "baseline_tokens": out.baseline_tokens,
-        "prompt_tokens": out.prompt_tokens,
-    }
+    return {"key": task.key} | {c: getattr(task if hasattr(task, c) else out, c) for c in RECORD_COLUMNS}
 
 
 def run_batches(

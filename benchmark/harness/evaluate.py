@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import click
 
@@ -33,6 +33,7 @@ from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.api import CACHE_FILE as API_CACHE_FILE
 from benchmark.models.api import ApiBackend
 from benchmark.models.protocol import ModelBackend
+from benchmark.options import dataset_list
 from benchmark.paths import check_slug
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import PLAN_FILE, ResultsFolder, results_dir
@@ -40,6 +41,7 @@ from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import ApiModel, list_slugs, load_submission
 
 if TYPE_CHECKING:
+    from benchmark.models.hf import HFBackend
     from benchmark.models.loading import ModelChoice  # torch: imported only where a model loads
 
 # Values transformers/accelerate accept for ``device_map`` as a string.
@@ -85,15 +87,54 @@ class EvaluateOptions:
     backwards (:func:`benchmark.harness.collect.second_worker`); never writes the results."""
 
 
+def options_from_flags(
+    *, datasets: str | None, no_progress: bool, keep_activations: bool, **flags: Any
+) -> EvaluateOptions:
+    """The options a command's parsed flags say: ``--datasets a,b``, ``--no-progress``,
+    ``--keep-activations`` and the options named as :class:`EvaluateOptions` names them."""
+    activations = "full" if keep_activations else "compact"
+    return EvaluateOptions(
+        datasets=dataset_list(datasets), progress=not no_progress, activations=activations, **flags
+    )
+
+
+def options_argv(options: EvaluateOptions) -> list[str]:
+    """The flags of ``sago evaluate`` (and of the parallel worker) that give ``options`` back.
+
+    >>> options_argv(EvaluateOptions(profile="cpu", batch_size=4, force=True))[-4:]
+    ['single_prefill', '--batch-size', '4', '--force']
+    """
+    argv = ["--set", options.set_name, "--version", options.version]
+    argv += ["--profile", options.profile, "--engine", options.engine]
+    for flag, value in (
+        ("--batch-size", options.batch_size),
+        ("--threads", options.threads),
+        ("--datasets", ",".join(options.datasets) if options.datasets else None),
+        ("--device", options.device),
+        ("--device-map", options.device_map),
+    ):
+        if value is not None:
+            argv += [flag, str(value)]
+    flags = ["--force"] * options.force + ["--no-progress"] * (not options.progress)
+    return argv + flags + ["--keep-activations"] * (options.activations == "full")
+
+
+class Given(TypedDict, total=False):
+    """What a caller may hand :func:`evaluate_submission` and :func:`evaluate_model` ready-made."""
+
+    backend: ModelBackend | None
+    """an already loaded model (tests, benchmarks); default: load the submission's."""
+    variant_set: VariantSetLike | None
+    """an already opened set; default: ``open_variant_set(options.set_name, options.version)``."""
+    ranks: Ranks
+    """this process's place in a data-parallel run (see ``benchmark.harness.parallel``); default one
+    process."""
+    provenance: Callable[[], ParallelRun] | None
+    """how a parallel launch ran (run.json's ``parallel``), asked for when the run is finalized."""
+
+
 def evaluate_submission(
-    slug: str,
-    options: EvaluateOptions,
-    *,
-    root: Path | None = None,
-    backend: ModelBackend | None = None,
-    variant_set: VariantSetLike | None = None,
-    ranks: Ranks = ONE_PROCESS,
-    provenance: Callable[[], ParallelRun] | None = None,
+    slug: str, options: EvaluateOptions, *, root: Path | None = None, **given: Unpack[Given]
 ) -> Path | None:
     """Run one submission and write its results; resumes from a checkpoint when one exists.
 
@@ -101,12 +142,7 @@ def evaluate_submission(
         slug: submission folder name under ``root``.
         options: run options.
         root: the submissions folder (default ``paths.SUBMISSIONS_DIR``).
-        backend: an already loaded model (tests, benchmarks); default: load the submission's.
-        variant_set: an already opened set; default: ``open_variant_set(options.set_name, options.version)``.
-        ranks: this process's place in a data-parallel run (see ``benchmark.harness.parallel``);
-            default one process.
-        provenance: how a parallel launch ran (run.json's ``parallel``), asked for when the run is
-            finalized.
+        given: what the caller hands over ready-made (:class:`Given`).
 
     Returns:
         The run.json path; None when complete results existed and ``force`` was off, and on every
@@ -115,15 +151,22 @@ def evaluate_submission(
     root = root or paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
     out = results_dir(slug, options.set_name, options.version, root)
-    return evaluate_model(
+    return evaluate_model(submission, options, out, label=slug, **given)
+
+
+def local_backend(submission: ModelChoice, options: EvaluateOptions, **more: Any) -> HFBackend:
+    """The submission's weights loaded as the run options say (``more``: other arguments of
+    ``load_backend``); torch and transformers are imported only here."""
+    from benchmark.models.loading import load_backend
+
+    return load_backend(
         submission,
-        options,
-        out,
-        label=slug,
-        backend=backend,
-        variant_set=variant_set,
-        ranks=ranks,
-        provenance=provenance,
+        device=options.device,
+        batch_size=options.batch_size,
+        engine=options.engine,
+        threads=options.threads,
+        device_map=options.device_map,
+        **more,
     )
 
 
@@ -169,17 +212,8 @@ def evaluate_model(
         extra = {**extra, "not_measured": api_not_measured()}
     if backend is None:
         assert submission is not None  # checked above
-        from benchmark.models.loading import load_backend  # torch/transformers only when needed
-
-        backend = load_backend(
-            submission,
-            device=options.device,
-            batch_size=options.batch_size,
-            engine=options.engine,
-            threads=options.threads,
-            device_map=options.device_map,
-            max_new_tokens=profile.max_new_tokens,  # sets a GPU row's memory, so its batch size
-        )
+        # a GPU row's memory, so its batch size, depends on the profile's token limit
+        backend = local_backend(submission, options, max_new_tokens=profile.max_new_tokens)
     settings: dict[str, Any] = {
         "profile": profile,
         "batch_size": options.batch_size or backend.batch_size,

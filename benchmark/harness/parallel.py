@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import click
 import torch
@@ -32,14 +32,12 @@ from accelerate import PartialState
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.harness.collect import ParallelRun, Ranks, collect
-from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
+from benchmark.harness.collect import ParallelRun, Ranks, RunSettings, collect
+from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission, options_argv, options_from_flags
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
 from benchmark.models.protocol import ModelBackend
-from benchmark.options import dataset_list
-from benchmark.profiles import Profile
-from benchmark.schema import DEFAULT_SEED, DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 
 
 def _accelerate_state() -> PartialState:
@@ -67,21 +65,16 @@ def run_distributed(
     variant_set: VariantSetLike,
     results_dir: Path,
     *,
-    profile: Profile,
-    batch_size: int | None = None,
-    datasets: Sequence[str] | None = None,
-    seed: int = DEFAULT_SEED,
-    run_info: Mapping[str, Any] | None = None,
     progress: bool = True,
+    **settings: Unpack[RunSettings],
 ) -> Path | None:
     """Run this process's rank of an already built backend; the main process finalizes at the end.
 
     Args:
         make_backend: builds the model on the device given (``cuda:<local rank>``, or the CPU).
-        variant_set, results_dir, profile, datasets, seed, run_info, progress: as for
-            :func:`~benchmark.harness.collect.collect`; every rank must pass the same values.
-        batch_size: prompts per batch; None: the backend's own (equal on every rank, since all ranks
-            load the same model).
+        variant_set, results_dir, progress, settings: as for :func:`~benchmark.harness.collect.collect`;
+            every rank must pass the same values. Without a batch size, the backend's own (equal on every
+            rank, since all ranks load the same model).
 
     Returns:
         run.json's path on the main process, None on the others.
@@ -89,18 +82,9 @@ def run_distributed(
     state = _accelerate_state()
     backend = make_backend(_device(state))
     ranks = _ranks(state)
-    result = collect(
-        backend,
-        variant_set,
-        results_dir,
-        profile=profile,
-        batch_size=batch_size or backend.batch_size,
-        datasets=datasets,
-        ranks=ranks,
-        seed=seed,
-        run_info=run_info,
-        progress=progress and state.is_local_main_process,
-    )
+    settings.setdefault("batch_size", backend.batch_size)
+    progress = progress and state.is_local_main_process
+    result = collect(backend, variant_set, results_dir, ranks=ranks, progress=progress, **settings)
     click.echo(
         f"rank {state.process_index}: ran {result.batches_run} batches, "
         f"skipped {result.batches_skipped} finished ones",
@@ -169,26 +153,8 @@ def evaluate_argv(slug: str, options: EvaluateOptions) -> list[str]:
     >>> evaluate_argv("m", EvaluateOptions(profile="cpu", batch_size=4, datasets=("a", "b")))[:5]
     ['m', '--set', 'sago-v1', '--version', 'v2']
     """
-    argv = [
-        slug,
-        "--set",
-        options.set_name,
-        "--version",
-        options.version,
-        "--profile",
-        options.profile,
-        "--engine",
-        options.engine,
-    ]
-    for flag, value in (
-        ("--batch-size", options.batch_size),
-        ("--threads", options.threads),
-        ("--datasets", ",".join(options.datasets) if options.datasets else None),
-    ):
-        if value is not None:
-            argv += [flag, str(value)]
-    flags = ["--force"] * options.force + ["--no-progress"] * (not options.progress)
-    return argv + flags + ["--keep-activations"] * (options.activations == "full")
+    # each rank picks its own device; a device map is refused with more than one process
+    return [slug, *options_argv(replace(options, device=None, device_map=None))]
 
 
 def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) -> None:
@@ -217,32 +183,9 @@ def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) 
 @click.option(
     "--keep-activations", is_flag=True, help="Every row's hidden-state vectors (see sago evaluate)."
 )
-def worker(
-    slug: str,
-    set_name: str,
-    version: str,
-    profile: str,
-    batch_size: int | None,
-    datasets: str | None,
-    engine: str,
-    threads: int | None,
-    force: bool,
-    no_progress: bool,
-    keep_activations: bool,
-) -> None:
+def worker(slug: str, **flags: Any) -> None:
     """One rank of a data-parallel ``sago evaluate`` (run it through ``accelerate launch``)."""
-    options = EvaluateOptions(
-        set_name=set_name,
-        version=version,
-        profile=profile,
-        batch_size=batch_size,
-        datasets=dataset_list(datasets),
-        engine=engine,
-        threads=threads,
-        force=force,
-        progress=not no_progress,
-        activations="full" if keep_activations else "compact",
-    )
+    options = options_from_flags(**flags)
     run_file = evaluate_distributed(slug, options)
     if run_file is not None:  # only the main rank finalizes (and says when it skipped)
         click.echo(f"{slug}: wrote {run_file.parent}")

@@ -380,9 +380,9 @@ def rerun_sample(
     from safetensors.numpy import load_file
 
     from benchmark.harness.collect import COMPACT, global_batches, runner, select_tasks
+    from benchmark.harness.evaluate import local_backend
     from benchmark.harness.finalize import RECORD_DTYPES
     from benchmark.harness.sets import open_variant_set
-    from benchmark.models.loading import load_backend
     from benchmark.profiles import get_profile
     from benchmark.schema import BASELINE_VARIANT_ID, RECORD_COLUMNS
 
@@ -405,13 +405,7 @@ def rerun_sample(
     reference = (
         {(d, i): tensors[d][f"{i}|{BASELINE_VARIANT_ID}"] for d, i in y0 if d in tensors} if compact else None
     )
-    backend = load_backend(
-        submission,
-        device=options.device,
-        batch_size=options.batch_size,
-        engine=options.engine,
-        threads=options.threads,
-    )
+    backend = local_backend(submission, options)
     if dtype == "float64":
         import torch
 

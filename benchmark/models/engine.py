@@ -8,10 +8,10 @@ of rendered prompts (and, after the baseline phase, of the baseline responses y_
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple, Protocol, TypedDict, Unpack, cast
 
 import numpy as np
 import torch
@@ -38,18 +38,32 @@ class RawOutput:
     """float32 [n_layers + 1, hidden_size]: hidden states at the last prompt token, embeddings first."""
 
 
+Tokens = Sequence[Sequence[int]]
+"""token ids of several texts (rendered prompts, or baseline responses y_0), one sequence per text."""
+
+
+class DecodeOptions(TypedDict):
+    """The keyword arguments every engine takes."""
+
+    max_new_tokens: int
+    """generation limit per prompt; 0 skips generation."""
+    eos_ids: frozenset[int]
+    """tokens that end a response."""
+    pad_id: int
+    """token used for left padding (masked out, never attended to)."""
+
+
 class Engine(Protocol):
-    """Signature of ``run_batch_two_pass`` and ``run_batch_single_prefill``."""
+    """An engine: ``run_batch_two_pass``, ``run_batch_single_prefill`` and the others of ``hf.ENGINES``.
+
+    Given a model, token ids of rendered prompts (each non-empty) and, after the baseline phase, of each
+    prompt's baseline response y_0 (None while the baselines are generated: then the confidence numbers
+    are NaN and ``scored_tokens`` is 0), it returns one :class:`RawOutput` per prompt, in order,
+    independent of how the prompts were batched.
+    """
 
     def __call__(
-        self,
-        model: object,
-        prompts: Sequence[Sequence[int]],
-        baselines: Sequence[Sequence[int]] | None,
-        *,
-        max_new_tokens: int,
-        eos_ids: frozenset[int],
-        pad_id: int,
+        self, model: object, prompts: Tokens, baselines: Tokens | None, **options: Unpack[DecodeOptions]
     ) -> list[RawOutput]: ...
 
 
@@ -65,9 +79,8 @@ class PaddedBatch:
     """long [batch, length]; 0 at the first real token, so padding does not shift positions."""
 
 
-@dataclass(frozen=True)
-class Scored:
-    """What the forward pass yields for one prompt."""
+class Scores(NamedTuple):
+    """Teacher-forced statistics of y_0 for one prompt."""
 
     logprob_sum: float
     """summed log p(y_0 | prompt); NaN without y_0."""
@@ -77,8 +90,20 @@ class Scored:
     """mean full-vocabulary entropy over y_0's positions; NaN without y_0 or when it is empty."""
     scored_tokens: int
     """tokens of y_0 scored."""
-    hidden: np.ndarray
-    """float32 [n_layers + 1, hidden_size] at the last prompt token."""
+
+
+# An empty y_0 has probability 1 (sum 0) and no mean or entropy.
+EMPTY_Y0 = Scores(0.0, math.nan, math.nan, 0)
+NOT_SCORED = Scores(math.nan, math.nan, math.nan, 0)
+
+
+class Response(NamedTuple):
+    """One prompt's greedy response."""
+
+    ids: list[int]
+    """generated ids with the end-of-sequence token and anything after it removed."""
+    finished: bool
+    """an end-of-sequence token stopped generation."""
 
 
 def left_pad(sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> PaddedBatch:
@@ -131,20 +156,25 @@ def greedy_config(max_new_tokens: int, eos_ids: frozenset[int], pad_id: int) -> 
     return config
 
 
-def _cut_at_eos(row: list[int], eos_ids: frozenset[int]) -> tuple[list[int], bool]:
-    """Generated ids up to (excluding) the first end-of-sequence token, and whether one was hit."""
-    for index, token in enumerate(row):
-        if token in eos_ids:
-            return row[:index], True
-    return row, False
+def cut_at_eos(generated: Iterable[list[int]], eos_ids: frozenset[int]) -> list[Response]:
+    """Each row up to (excluding) its first end-of-sequence token, and whether it had one.
+
+    >>> cut_at_eos([[5, 2, 6], [5]], frozenset({2}))
+    [Response(ids=[5], finished=True), Response(ids=[5], finished=False)]
+    """
+    responses = []
+    for row in generated:
+        stop = next((i for i, token in enumerate(row) if token in eos_ids), None)
+        responses.append(Response(row, False) if stop is None else Response(row[:stop], True))
+    return responses
 
 
 def greedy_generate(
-    model: Any, prompts: Sequence[Sequence[int]], *, max_new_tokens: int, eos_ids: frozenset[int], pad_id: int
-) -> list[tuple[list[int], bool]]:
-    """Batched greedy decoding; returns (response ids without eos, finished) per prompt."""
+    model: Any, prompts: Tokens, *, max_new_tokens: int, eos_ids: frozenset[int], pad_id: int
+) -> list[Response]:
+    """Batched greedy decoding with ``generate``: one response per prompt."""
     if max_new_tokens <= 0:
-        return [([], False) for _ in prompts]
+        return [Response([], False) for _ in prompts]
     batch = left_pad(prompts, pad_id, model.device)
     config = greedy_config(max_new_tokens, eos_ids, pad_id)
     with plain_greedy(model, config):
@@ -152,27 +182,29 @@ def greedy_generate(
             input_ids=batch.input_ids, attention_mask=batch.attention_mask, generation_config=config
         )
     generated = out[:, batch.input_ids.shape[1] :].tolist()  # [batch, <= max_new_tokens]
-    return [_cut_at_eos(row, eos_ids) for row in generated]
+    return cut_at_eos(generated, eos_ids)
 
 
-def _score_row(logits: torch.Tensor, targets: Sequence[int]) -> tuple[float, float, float]:
-    """Log-prob sum, mean and mean entropy of ``targets`` given the logits that predict them.
+def row_scores(logits: torch.Tensor, targets: torch.Tensor) -> Scores:
+    """Sum/mean log-probability of ``targets`` and their mean entropy (:data:`EMPTY_Y0` when empty).
 
     ``logits`` is [len(targets), vocab]; row j predicts ``targets[j]``.
     """
-    if not targets:
-        return 0.0, math.nan, math.nan
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    picked = logp.gather(-1, torch.tensor(list(targets), device=logp.device).unsqueeze(-1))
-    entropy = -(logp.exp() * logp).sum(-1)
-    total = float(picked.sum())
-    return total, total / len(targets), float(entropy.mean())
+    count = int(targets.numel())
+    if count == 0:
+        return EMPTY_Y0
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    token_logp = log_probs.gather(-1, targets[:, None]).squeeze(-1)
+    entropy = -(log_probs.exp() * log_probs).sum(-1)
+    total = float(token_logp.sum())
+    return Scores(total, total / count, float(entropy.mean()), count)
 
 
 def teacher_forced_pass(
-    model: Any, prompts: Sequence[Sequence[int]], baselines: Sequence[Sequence[int]] | None, *, pad_id: int
-) -> list[Scored]:
-    """One forward over ``[prompt ; y_0]`` (or the prompt alone): hidden states and confidence."""
+    model: Any, prompts: Tokens, baselines: Tokens | None, *, pad_id: int
+) -> tuple[list[Scores], np.ndarray]:
+    """One forward over ``[prompt ; y_0]`` (or the prompt alone): confidence per prompt, and the hidden
+    states, float32 [batch, n_layers + 1, hidden], at each prompt's last token."""
     tails = [list(b) for b in baselines] if baselines is not None else [[] for _ in prompts]
     batch = left_pad([list(p) + t for p, t in zip(prompts, tails, strict=True)], pad_id, model.device)
     # Left padding right-aligns every row, so the logits predicting any row's y_0 lie within the
@@ -191,60 +223,44 @@ def teacher_forced_pass(
     last_prompt = torch.tensor([width - len(t) - 1 for t in tails], device=rows.device)
     # [batch, n_layers + 1, hidden]: each layer's state at each row's last prompt token.
     states = torch.stack([h[rows, last_prompt] for h in out.hidden_states], dim=1).float().cpu().numpy()
-    results = []
-    for row, tail in enumerate(tails):
-        hidden = states[row]
-        if baselines is None:
-            results.append(Scored(math.nan, math.nan, math.nan, 0, hidden))
-            continue
-        predicting = out.logits[row, keep - len(tail) - 1 : keep - 1]  # [len(y_0), vocab]
-        total, mean, entropy = _score_row(predicting, tail)
-        results.append(Scored(total, mean, entropy, len(tail), hidden))
-    return results
+    if baselines is None:
+        return [NOT_SCORED for _ in tails], states
+    scores = [
+        row_scores(out.logits[row, keep - len(tail) - 1 : keep - 1], torch.tensor(tail, device=rows.device))
+        for row, tail in enumerate(tails)
+    ]
+    return scores, states
+
+
+def raw_outputs(
+    responses: Iterable[Response], scores: Iterable[Scores], hidden: np.ndarray
+) -> list[RawOutput]:
+    """One :class:`RawOutput` per row; ``hidden`` is float32 [rows, n_layers + 1, hidden_size]."""
+    return [
+        RawOutput(response.ids, response.finished, *score, np.ascontiguousarray(state, dtype=np.float32))
+        for response, score, state in zip(responses, scores, hidden, strict=True)
+    ]
 
 
 def run_batch_two_pass(
     model: object,
-    prompts: Sequence[Sequence[int]],
-    baselines: Sequence[Sequence[int]] | None,
+    prompts: Tokens,
+    baselines: Tokens | None,
     *,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-    pad_id: int,
+    read: bool = True,
+    **options: Unpack[DecodeOptions],
 ) -> list[RawOutput]:
-    """Reference engine: one batched greedy ``generate`` over the left-padded prompts, then one
-    forward pass over ``[prompt ; y_0]`` for hidden states and confidence numbers.
-
-    Args:
-        model: a Hugging Face causal LM in eval mode.
-        prompts: token ids of each rendered prompt (each non-empty).
-        baselines: token ids of y_0 per prompt, or None while the baselines are generated (then the
-            confidence numbers are NaN, ``scored_tokens`` 0 and the forward covers the prompt alone).
-        max_new_tokens: generation limit; 0 skips generation.
-        eos_ids: tokens that end a response.
-        pad_id: token used for left padding (masked out, never attended to).
-
-    Returns:
-        One :class:`RawOutput` per prompt, in order. An empty y_0 scores ``logprob_sum`` 0 and NaN
-        mean/entropy.
-    """
+    """Reference engine (see :class:`Engine`): one batched greedy ``generate`` over the left-padded
+    prompts, then one forward pass over ``[prompt ; y_0]`` (or the prompt alone) for hidden states and
+    confidence numbers; an empty y_0 scores ``logprob_sum`` 0 and NaN mean/entropy. ``read=False`` skips
+    the second pass (plain ``generate`` as an engine, for the GPU check: no scores, hidden states of
+    shape [0, 0])."""
     if baselines is not None and len(baselines) != len(prompts):
         raise ValueError(f"{len(prompts)} prompts but {len(baselines)} baselines")
     lm = cast(Any, model)
     with torch.inference_mode():
-        responses = greedy_generate(
-            lm, prompts, max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id
-        )
-        scores = teacher_forced_pass(lm, prompts, baselines, pad_id=pad_id)
-    return [
-        RawOutput(
-            response_ids=ids,
-            finished=finished,
-            logprob_sum=s.logprob_sum,
-            logprob_mean=s.logprob_mean,
-            entropy_mean=s.entropy_mean,
-            scored_tokens=s.scored_tokens,
-            hidden=s.hidden,
-        )
-        for (ids, finished), s in zip(responses, scores, strict=True)
-    ]
+        responses = greedy_generate(lm, prompts, **options)
+        if not read:
+            return raw_outputs(responses, [NOT_SCORED] * len(prompts), np.zeros((len(prompts), 0, 0)))
+        scores, hidden = teacher_forced_pass(lm, prompts, baselines, pad_id=options["pad_id"])
+    return raw_outputs(responses, scores, hidden)

@@ -45,19 +45,35 @@ class EngineSpec:
     """builds what the engine keeps per model, before the first batch (a one-time cost, like loading)."""
     settings: Callable[[Any], dict[str, object]] | None = None
     """run.json's ``engine_settings`` for a model (None: the engine records none)."""
+    about: str = ""
+    """what it is, in ``--engine``'s help."""
 
 
-TWO_PASS = EngineSpec("two_pass", run_batch_two_pass)
+def engine_help(engines: Registry[EngineSpec]) -> str:
+    """``--engine``'s help: every engine of ``engines``, in registration order, with what it is."""
+    said = [f"{spec.name} ({spec.about})" for spec in engines.entries()]
+    return ", ".join(said[:-1]) + f" or {said[-1]}."
+
+
+TWO_PASS = EngineSpec("two_pass", run_batch_two_pass, about="the reference")
 ENGINES: Registry[EngineSpec] = Registry("engine")
 """The engines a run can use, by name (``--engine``); their outputs are the same (tests/test_engine.py,
 tests/test_prefill.py). The performance tools add their own (``benchmark.tools``), never here."""
-ENGINES.add("two_pass", TWO_PASS)
-ENGINES.add(
-    "single_prefill", EngineSpec("single_prefill", run_batch_single_prefill, declines=unsupported_reason)
-)
-ENGINES.add("draft", EngineSpec("draft", run_batch_draft, declines=unsupported_reason))
-# not the default: it becomes the default on CUDA once a GPU run measures it faster than single_prefill
-ENGINES.add("static_graph", EngineSpec("static_graph", run_batch_static, declines=static_declines))
+for _spec in (
+    EngineSpec(
+        "single_prefill", run_batch_single_prefill, unsupported_reason, about="every committed result"
+    ),
+    TWO_PASS,
+    EngineSpec("draft", run_batch_draft, unsupported_reason, about="single_prefill with y_0 as a free draft"),
+    EngineSpec(
+        "static_graph",
+        run_batch_static,
+        static_declines,
+        about="single_prefill decoding on a static cache, a captured CUDA graph on a GPU; not the default "
+        "until a GPU run measures it faster",
+    ),
+):
+    ENGINES.add(_spec.name, _spec)
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
 

@@ -19,16 +19,27 @@ and recurrent or compressed cache layers.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, TypedDict
+from typing import NamedTuple, Protocol, TypedDict, Unpack
 
-import numpy as np
 import torch
 from transformers import PreTrainedModel
 from transformers.cache_utils import DynamicCache
 
-from benchmark.models.engine import RawOutput, left_pad
+from benchmark.models.engine import (
+    EMPTY_Y0,
+    NOT_SCORED,
+    DecodeOptions,
+    Engine,
+    RawOutput,
+    Response,
+    Scores,
+    Tokens,
+    cut_at_eos,
+    left_pad,
+    raw_outputs,
+    row_scores,
+)
 
 # Layer types whose cache is a plain (optionally windowed) KV store and whose mask depends only on
 # the distance between real tokens, so a branched cache behaves like a fresh forward.
@@ -78,29 +89,6 @@ class Prefill(NamedTuple):
     """float32 [batch, n_layers + 1, hidden]: states at the last prompt token, embeddings first."""
 
 
-class Decoded(NamedTuple):
-    """Greedy responses of a batch."""
-
-    response_ids: list[list[int]]
-    """per row, generated ids with the end-of-sequence token and anything after it removed."""
-    finished: list[bool]
-    """per row, whether an end-of-sequence token stopped generation."""
-
-
-class Scores(NamedTuple):
-    """Teacher-forced statistics of y_0 for one row."""
-
-    logprob_sum: float
-    logprob_mean: float
-    entropy_mean: float
-    scored_tokens: int
-
-
-# The two-pass engine's convention: an empty y_0 has probability 1 (sum 0) and no mean or entropy.
-EMPTY_Y0 = Scores(0.0, math.nan, math.nan, 0)
-NOT_SCORED = Scores(math.nan, math.nan, math.nan, 0)
-
-
 def unsupported_reason(model: object) -> str | None:
     """Why the single-prefill engine cannot run ``model``, or None when it can.
 
@@ -123,60 +111,62 @@ def unsupported_reason(model: object) -> str | None:
     return None
 
 
-def run_batch_single_prefill(
-    model: object,
-    prompts: Sequence[Sequence[int]],
-    baselines: Sequence[Sequence[int]] | None,
+class Decoder(Protocol):
+    """Greedy responses from a prefilled batch (extends its cache): :func:`greedy_decode` or another."""
+
+    def __call__(
+        self, model: PreTrainedModel, state: Prefill, *, max_new_tokens: int, eos_ids: frozenset[int]
+    ) -> list[Response]: ...
+
+
+def prefill_engine(
+    decode: Decoder | None = None,
     *,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-    pad_id: int,
     draft: bool = False,
-) -> list[RawOutput]:
-    """Greedy responses, hidden states and y_0 scores with one prefill per prompt.
+    declines: Callable[[object], str | None] = unsupported_reason,
+) -> Engine:
+    """An engine that reads each prompt once, scores y_0 through a copy of the prompt cache and decodes
+    from the cache with ``decode`` (default :func:`greedy_decode`); ``draft``: y_0 is a free draft
+    (see :data:`run_batch_draft`). Same contract and outputs as ``engine.run_batch_two_pass`` (equal
+    greedy ids; floats equal up to floating-point reassociation).
 
-    Same contract and outputs as ``engine.run_batch_two_pass`` (equal greedy ids; floats equal up to
-    floating-point reassociation).
-
-    Args:
-        model: a causal LM for which :func:`unsupported_reason` is None, in eval mode.
-        prompts: token ids of the rendered prompts (each non-empty).
-        baselines: per prompt, the ids of the baseline response y_0 to score, or None to skip scoring.
-        max_new_tokens: generation limit per prompt.
-        eos_ids: tokens that end a response.
-        pad_id: token used for left padding (masked out; finished rows leave the decode batch).
-        draft: use y_0 as a draft (see :func:`run_batch_draft`).
-
-    Returns:
-        One :class:`RawOutput` per prompt, in order.
-
-    Raises:
-        SinglePrefillUnsupported: the architecture needs the two-pass engine.
+    The engine raises :class:`SinglePrefillUnsupported` where ``declines`` names a reason (then the
+    backend runs the two-pass engine), and ValueError when the baselines do not match the prompts.
     """
-    model = checked_model(model, prompts, baselines)
-    with torch.inference_mode():
-        state = prefill_batch(model, prompts, pad_id)
-        scores: list[Scores] | None
-        if draft and baselines is not None and draft_fits(model, state, baselines, max_new_tokens):
-            scores, decoded = _score_and_draft_decode(
-                model, state, baselines, pad_id, max_new_tokens, eos_ids
-            )
-        else:
-            scores = (
-                None
-                if baselines is None
-                else score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
-            )
-            decoded = greedy_decode(model, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
-    hidden = state.hidden.cpu().numpy()
-    return [raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
+
+    def run(
+        model: object, prompts: Tokens, baselines: Tokens | None, **options: Unpack[DecodeOptions]
+    ) -> list[RawOutput]:
+        max_new_tokens, eos_ids, pad_id = options["max_new_tokens"], options["eos_ids"], options["pad_id"]
+        lm = checked_model(model, prompts, baselines, declines)
+        with torch.inference_mode():
+            state = prefill_batch(lm, prompts, pad_id)
+            if draft and baselines is not None and draft_fits(lm, state, baselines, max_new_tokens):
+                # decode each row from its first token that leaves y_0, in the scoring pass's cache
+                drafted = score_and_draft(lm, state, baselines, pad_id)
+                scores = drafted.scores
+                lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, range(len(prompts)))
+                generated = [p[:max_new_tokens] for p in drafted.prefix]
+                responses = _finish(lm, lane, generated, max_new_tokens, eos_ids)
+            else:
+                scores = score_baselines(lm, state, baselines, pad_id)
+                responses = (decode or greedy_decode)(
+                    lm, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids
+                )
+        return raw_outputs(responses, scores, state.hidden.cpu().numpy())
+
+    return run
 
 
 def checked_model(
-    model: object, prompts: Sequence[Sequence[int]], baselines: Sequence[Sequence[int]] | None
+    model: object,
+    prompts: Sequence[Sequence[int]],
+    baselines: Sequence[Sequence[int]] | None,
+    declines: Callable[[object], str | None] = unsupported_reason,
 ) -> PreTrainedModel:
-    """``model`` once it is known to suit these engines and the baselines match the prompts."""
-    reason = unsupported_reason(model)
+    """``model`` once it is known to suit these engines (``declines`` names no reason) and the baselines
+    match the prompts."""
+    reason = declines(model)
     if reason is not None:
         raise SinglePrefillUnsupported(reason)
     assert isinstance(model, PreTrainedModel)
@@ -300,7 +290,7 @@ def layer_tensors(cache: DynamicCache, layer: int) -> tuple[torch.Tensor, torch.
 
 def greedy_decode(
     model: PreTrainedModel, state: Prefill, *, max_new_tokens: int, eos_ids: frozenset[int]
-) -> Decoded:
+) -> list[Response]:
     """Greedy decoding from the prefilled cache (mutates ``state.cache``).
 
     A row that emits an end-of-sequence token leaves the batch: its cache rows, mask and position are
@@ -345,40 +335,28 @@ def _finish(
     generated: list[list[int]],
     max_new_tokens: int,
     eos_ids: frozenset[int],
-) -> Decoded:
+) -> list[Response]:
     """Decode the lane's unfinished rows to the end, then cut every row at its end-of-sequence token."""
     live = unfinished(lane, generated, max_new_tokens, eos_ids)
     if live is not None:
         decode_lane(model, live, generated, max_new_tokens, eos_ids)
-    return split_responses(generated, eos_ids)
-
-
-def split_responses(generated: list[list[int]], eos_ids: frozenset[int]) -> Decoded:
-    """Cut each row at its first end-of-sequence token."""
-    responses: list[list[int]] = []
-    finished: list[bool] = []
-    for row in generated:
-        stop = next((i for i, token in enumerate(row) if token in eos_ids), None)
-        responses.append(row if stop is None else row[:stop])
-        finished.append(stop is not None)
-    return Decoded(response_ids=responses, finished=finished)
+    return cut_at_eos(generated, eos_ids)
 
 
 def score_baselines(
-    model: PreTrainedModel,
-    state: Prefill,
-    cache: DynamicCache,
-    baselines: Sequence[Sequence[int]],
-    pad_id: int,
+    model: PreTrainedModel, state: Prefill, baselines: Sequence[Sequence[int]] | None, pad_id: int
 ) -> list[Scores]:
-    """Teacher-force each row's y_0 through its own copy of the prompt cache in one forward call."""
+    """Teacher-force each row's y_0 through a copy of the prompt cache (the cache itself stays for
+    decoding) in one forward call; :data:`NOT_SCORED` per row without y_0."""
+    if baselines is None:
+        return [NOT_SCORED] * len(state.last_position)
     if not any(baselines):
         return [EMPTY_Y0 for _ in baselines]
-    inputs, _, _ = teacher_inputs(state, cache, baselines, pad_id)
+    inputs, _, _ = teacher_inputs(state, copy.deepcopy(state.cache), baselines, pad_id)
     out = model(**inputs)
     ids = inputs["input_ids"]
     return [
-        _row_scores(_predicting(state.next_logits[row], out.logits[row], len(b)), ids[row, : len(b)])
+        row_scores(_predicting(state.next_logits[row], out.logits[row], len(b)), ids[row, : len(b)])
         if b
         else EMPTY_Y0
         for row, b in enumerate(baselines)
@@ -423,53 +401,20 @@ def _predicting(first: torch.Tensor, continued: torch.Tensor, length: int) -> to
     return torch.cat([first[None, :], rest], dim=0)
 
 
-def _row_scores(logits: torch.Tensor, targets: torch.Tensor) -> Scores:
-    """Sum/mean log-probability of non-empty ``targets`` and mean entropy; logits float32 [len, vocab]."""
-    log_probs = torch.log_softmax(logits, dim=-1)
-    token_logp = log_probs.gather(-1, targets[:, None]).squeeze(-1)
-    entropy = -(log_probs.exp() * log_probs).sum(-1)
-    total = float(token_logp.sum())
-    count = int(targets.numel())
-    return Scores(total, total / count, float(entropy.mean()), count)
+run_batch_single_prefill = prefill_engine()
+"""Greedy responses, hidden states and y_0 scores with one prefill per prompt (see :func:`prefill_engine`)."""
+run_batch_draft = prefill_engine(draft=True)
+"""The single-prefill engine with the item's baseline answer y_0 as a free draft.
 
-
-def raw_output(decoded: Decoded, scores: list[Scores] | None, hidden: np.ndarray, row: int) -> RawOutput:
-    """Assemble one row's :class:`RawOutput`."""
-    score = NOT_SCORED if scores is None else scores[row]
-    return RawOutput(
-        response_ids=decoded.response_ids[row],
-        finished=decoded.finished[row],
-        logprob_sum=score.logprob_sum,
-        logprob_mean=score.logprob_mean,
-        entropy_mean=score.entropy_mean,
-        scored_tokens=score.scored_tokens,
-        hidden=np.ascontiguousarray(hidden[row], dtype=np.float32),
-    )
-
-
-def run_batch_draft(
-    model: object,
-    prompts: Sequence[Sequence[int]],
-    baselines: Sequence[Sequence[int]] | None,
-    *,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-    pad_id: int,
-) -> list[RawOutput]:
-    """The single-prefill engine with the item's baseline answer y_0 as a free draft.
-
-    The confidence axis already runs y_0 teacher-forced under every variant prompt, which yields the
-    variant's logits at every position of y_0. Greedy decoding of the variant repeats y_0 up to the first
-    position where those logits' argmax differs from y_0's token, so decoding starts there, from the cache
-    of that same scoring pass (the rest of y_0 is masked out of it), instead of regenerating the shared
-    prefix one token at a time. Hidden states and y_0 scores are the single-prefill engine's own; greedy
-    responses equal plain greedy decoding except where a float-level near-tie between two tokens resolves
-    differently because the shared prefix's keys and values were computed in one pass rather than step by
-    step (counted by ``sago bench --compare-engines``). Baseline batches (no y_0 yet) decode as usual.
-    """
-    return run_batch_single_prefill(
-        model, prompts, baselines, max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id, draft=True
-    )
+The confidence axis already runs y_0 teacher-forced under every variant prompt, which yields the
+variant's logits at every position of y_0. Greedy decoding of the variant repeats y_0 up to the first
+position where those logits' argmax differs from y_0's token, so decoding starts there, from the cache
+of that same scoring pass (the rest of y_0 is masked out of it), instead of regenerating the shared
+prefix one token at a time. Hidden states and y_0 scores are the single-prefill engine's own; greedy
+responses equal plain greedy decoding except where a float-level near-tie between two tokens resolves
+differently because the shared prefix's keys and values were computed in one pass rather than step by
+step (counted by ``sago bench --compare-engines``). Baseline batches (no y_0 yet) decode as usual.
+"""
 
 
 def draft_fits(
@@ -490,21 +435,6 @@ def smallest_window(model: PreTrainedModel) -> int | None:
     text_config = model.config.get_text_config(decoder=True)
     window = getattr(text_config, "sliding_window", None)
     return int(window) if window else 0
-
-
-def _score_and_draft_decode(
-    model: PreTrainedModel,
-    state: Prefill,
-    baselines: Sequence[Sequence[int]],
-    pad_id: int,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-) -> tuple[list[Scores], Decoded]:
-    """Score y_0 (one forward over the padded y_0 batch), then decode each row from its first token that
-    leaves y_0, reusing the scoring cache with y_0's unused tail masked out."""
-    drafted = score_and_draft(model, state, baselines, pad_id)
-    decoded = _continue(model, state, drafted.prefix, drafted.y_mask, drafted.width, max_new_tokens, eos_ids)
-    return drafted.scores, decoded
 
 
 class Drafted(NamedTuple):
@@ -531,28 +461,13 @@ def score_and_draft(
     for row, y0 in enumerate(baselines):
         if y0:
             predicting = _predicting(state.next_logits[row], out.logits[row], len(y0) + 1)
-            scores.append(_row_scores(predicting[: len(y0)], ids[row, : len(y0)]))
+            scores.append(row_scores(predicting[: len(y0)], ids[row, : len(y0)]))
             greedy = predicting.argmax(-1).tolist()
         else:
             scores.append(EMPTY_Y0)
             greedy = [int(state.next_logits[row].argmax())]
         prefix.append(draft_prefix(y0, greedy))
     return Drafted(scores, prefix, y_mask, width)
-
-
-def _continue(
-    model: PreTrainedModel,
-    state: Prefill,
-    prefix: list[list[int]],
-    y_mask: torch.Tensor,
-    width: int,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-) -> Decoded:
-    """Greedy decoding of every row from its draft prefix (the kept part of y_0 plus the first new token)."""
-    generated = [p[:max_new_tokens] for p in prefix]
-    lane = draft_lane(state, prefix, y_mask, width, range(len(prefix)))
-    return _finish(model, lane, generated, max_new_tokens, eos_ids)
 
 
 class Lane(NamedTuple):

@@ -18,27 +18,20 @@ ring buffer that the left-padded prompt layout would shift); they run the two-pa
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from transformers import PreTrainedModel
 from transformers.cache_utils import StaticCache
 
-from benchmark.models.engine import RawOutput
+from benchmark.models.engine import Response, cut_at_eos
 from benchmark.models.prefill import (
-    Decoded,
     Prefill,
-    SinglePrefillUnsupported,
-    checked_model,
     generating,
     has_sliding_layers,
     layer_tensors,
-    prefill_batch,
-    raw_output,
-    score_baselines,
-    split_responses,
+    prefill_engine,
     unsupported_reason,
 )
 
@@ -63,34 +56,6 @@ def declines(model: object) -> str | None:
     if has_sliding_layers(model):
         return "sliding-window layers need the dynamic cache"
     return None
-
-
-def run_batch_static(
-    model: object,
-    prompts: Sequence[Sequence[int]],
-    baselines: Sequence[Sequence[int]] | None,
-    *,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-    pad_id: int,
-) -> list[RawOutput]:
-    """Greedy responses, hidden states and y_0 scores: one prefill, then a fixed-shape decode loop on a
-    static cache (captured as a CUDA graph on a GPU). Same contract and outputs as
-    ``prefill.run_batch_single_prefill``."""
-    lm = checked_model(model, prompts, baselines)
-    why = declines(lm)
-    if why is not None:
-        raise SinglePrefillUnsupported(why)
-    with torch.inference_mode():
-        state = prefill_batch(lm, prompts, pad_id)
-        scores = (
-            None
-            if baselines is None
-            else score_baselines(lm, state, copy.deepcopy(state.cache), baselines, pad_id)
-        )
-        decoded = static_decode(lm, state, max_new_tokens=max_new_tokens, eos_ids=eos_ids)
-    hidden = state.hidden.cpu().numpy()
-    return [raw_output(decoded, scores, hidden, row) for row in range(len(prompts))]
 
 
 def cache_length(prompt_width: int, max_new_tokens: int) -> int:
@@ -130,14 +95,14 @@ def static_cache(model: PreTrainedModel, state: Prefill, length: int) -> StaticC
 
 def static_decode(
     model: PreTrainedModel, state: Prefill, *, max_new_tokens: int, eos_ids: frozenset[int]
-) -> Decoded:
+) -> list[Response]:
     """Greedy decoding from the prefilled prompt with every row kept in the batch, until every row holds
     ``max_new_tokens`` tokens or an end-of-sequence token."""
     first = state.next_logits.argmax(-1)
     generated = [[token][:max_new_tokens] for token in first.tolist()]
     rows = range(len(generated))
     if not any(generating(g, max_new_tokens, eos_ids) for g in generated):
-        return split_responses(generated, eos_ids)
+        return cut_at_eos(generated, eos_ids)
     width = state.attention_mask.shape[-1]
     length = cache_length(width, max_new_tokens)
     cache = static_cache(model, state, length)
@@ -154,7 +119,7 @@ def static_decode(
         for row, value in zip(rows, token[:, 0].tolist(), strict=True):
             if row in live:
                 generated[row].append(value)
-    return split_responses(generated, eos_ids)
+    return cut_at_eos(generated, eos_ids)
 
 
 def _step(
@@ -180,3 +145,9 @@ def decode_step(model: PreTrainedModel) -> Step:
         kept["step"] = torch.compile(_step, mode="reduce-overhead", fullgraph=False)
     step: Step = kept["step"]
     return step
+
+
+run_batch_static = prefill_engine(static_decode, declines=declines)
+"""Greedy responses, hidden states and y_0 scores: one prefill, then a fixed-shape decode loop on a
+static cache (captured as a CUDA graph on a GPU). Same contract and outputs as
+``prefill.run_batch_single_prefill``."""

@@ -21,7 +21,7 @@ import torch
 
 from benchmark import options, paths
 from benchmark.errors import SagoError
-from benchmark.harness.cli import run_options
+from benchmark.harness.cli import engine_option, run_options
 from benchmark.harness.collect import Batch, collect
 from benchmark.harness.evaluate import EvaluateOptions, check_options
 from benchmark.harness.finalize import finalize
@@ -32,6 +32,7 @@ from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
+from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import Timed, Timing, peak_rss_mib, profile_batches, profile_tasks, timed
 
 
@@ -241,14 +242,7 @@ def pooled_header(slug: str, profile: str, batch_size: int) -> str:
 @click.command(name="bench")
 @click.option("--model", "slug", required=True, help="Submission slug to benchmark.")
 @run_options
-@click.option(
-    "--engine",
-    default="single_prefill",
-    show_default=True,
-    help="single_prefill, two_pass (reference), draft (y_0 as a free draft) or pooled (a performance "
-    "tool's engine: draft, each call read as 4 micro-batches of --batch-size rows whose unfinished rows "
-    "decode together; fastest on a CPU).",
-)
+@engine_option(TOOL_ENGINES)
 def bench_command(
     slug: str,
     set_name: str,
@@ -261,8 +255,6 @@ def bench_command(
     threads: int | None,
 ) -> None:
     """Measure prompts/s, tokens/s, peak memory and the harness/bare-model wall-time ratio."""
-    from benchmark.tools.pooled import TOOL_ENGINES
-
     spec = TOOL_ENGINES.get(engine)
     chosen = get_profile(profile)
     subset = options.dataset_list(datasets)

@@ -35,7 +35,8 @@ from typing import NamedTuple
 import torch
 from transformers import PreTrainedModel
 
-from benchmark.models.prefill import EMPTY_Y0, Drafted, Prefill, Scores, draft_prefix, teacher_inputs
+from benchmark.models.engine import EMPTY_Y0, Scores
+from benchmark.models.prefill import Drafted, Prefill, draft_prefix, teacher_inputs
 from benchmark.tools.screen import SAFETY, ScreenedHead, final_hidden, first_largest, screened_head, sliced
 
 VOCAB_CHUNK = 2048

@@ -26,13 +26,11 @@ own float32 run; the planned batch size from a pretend 4 MiB free; no evidence r
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import math
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -50,7 +48,7 @@ from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.sets import open_variant_set
 from benchmark.models import prefill
-from benchmark.models.engine import RawOutput, greedy_generate
+from benchmark.models.engine import Engine, run_batch_two_pass
 from benchmark.models.loading import RowTokens, plan_gpu_batch
 from benchmark.profiles import get_profile
 from benchmark.results import ResultsFolder, results_dir
@@ -171,12 +169,12 @@ def time_phases(model: PreTrainedModel, shape: Shape, workload: Workload, peak_f
                 with laps.lap("prefill"):
                     state = prefill.prefill_batch(model, prompts[start : start + size], 0)
                     tails = baselines[start : start + size]
-                    prefill.score_baselines(model, state, copy.deepcopy(state.cache), tails, 0)
+                    prefill.score_baselines(model, state, tails, 0)
                 with laps.lap("decode"):
                     decoded = prefill.greedy_decode(
                         model, state, max_new_tokens=workload.new_tokens, eos_ids=eos
                     )
-                generated += sum(map(len, decoded.response_ids))
+                generated += sum(len(response.ids) for response in decoded)
         return generated
 
     clock = timed(
@@ -202,22 +200,8 @@ def time_phases(model: PreTrainedModel, shape: Shape, workload: Workload, peak_f
     )
 
 
-def run_generate(
-    model: object,
-    prompts: Sequence[Sequence[int]],
-    baselines: Sequence[Sequence[int]] | None,
-    *,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-    pad_id: int,
-) -> list[RawOutput]:
-    """Plain batched ``generate`` as an engine: greedy ids only (no y_0 scoring, no hidden states)."""
-    with torch.inference_mode():
-        responses = greedy_generate(
-            model, prompts, max_new_tokens=max_new_tokens, eos_ids=eos_ids, pad_id=pad_id
-        )
-    empty = np.zeros((0, 0), np.float32)
-    return [RawOutput(ids, done, math.nan, math.nan, math.nan, 0, empty) for ids, done in responses]
+GENERATE_ONLY: Engine = partial(run_batch_two_pass, read=False)
+"""Plain batched ``generate`` as an engine: greedy ids only (no y_0 scoring, no hidden states)."""
 
 
 def planned_batch(shape: Shape, workload: Workload, dtype: torch.dtype, free_bytes: int) -> dict[str, int]:
@@ -238,7 +222,7 @@ def compare_engines(
     free = torch.cuda.mem_get_info(model.device)[0] if cuda else DRY_RUN_FREE_BYTES
     plan = planned_batch(shape, workload, model.dtype, free)
     rows: list[EngineRow] = []
-    runs = {"generate": run_generate, **{name: TOOL_ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
+    runs = {"generate": GENERATE_ONLY, **{name: TOOL_ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
     for size in sorted({workload.batch_size, plan["batch_size"]}):
         sized = replace(workload, prompts=2 * size, batch_size=size)
         measured = {m.engine: m for m in time_engines(model, shape, sized, runs, peak_flops=1.0)}

@@ -32,11 +32,10 @@ Hidden states are the prefill's own, unchanged.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Unpack
 
 import numpy as np
 import torch
@@ -44,12 +43,18 @@ from torch.nn import functional
 from transformers import PreTrainedModel
 from transformers.cache_utils import DynamicCache
 
-from benchmark.models.engine import RawOutput
+from benchmark.models.engine import (
+    NOT_SCORED,
+    DecodeOptions,
+    RawOutput,
+    Scores,
+    Tokens,
+    cut_at_eos,
+    raw_outputs,
+)
 from benchmark.models.hf import ENGINES, EngineSpec
 from benchmark.models.prefill import (
-    NOT_SCORED,
     Lane,
-    Scores,
     SinglePrefillUnsupported,
     TokenPicker,
     checked_model,
@@ -60,11 +65,9 @@ from benchmark.models.prefill import (
     layer_tensors,
     prefill_batch,
     prompt_lane,
-    raw_output,
     score_and_draft,
     score_baselines,
     smallest_window,
-    split_responses,
     step_lane,
     unfinished,
     unsupported_reason,
@@ -101,14 +104,12 @@ def micro_batches(lengths: Sequence[int], size: int | None = None) -> list[list[
 
 def run_batch_pooled(
     model: object,
-    prompts: Sequence[Sequence[int]],
-    baselines: Sequence[Sequence[int]] | None,
+    prompts: Tokens,
+    baselines: Tokens | None,
     *,
-    max_new_tokens: int,
-    eos_ids: frozenset[int],
-    pad_id: int,
     micro_rows: int | None = None,
     decode_rows: int | None = None,
+    **options: Unpack[DecodeOptions],
 ) -> list[RawOutput]:
     """Greedy responses, hidden states and y_0 scores; see the module docstring.
 
@@ -123,6 +124,7 @@ def run_batch_pooled(
     Raises:
         SinglePrefillUnsupported: the architecture needs the two-pass engine.
     """
+    max_new_tokens, eos_ids, pad_id = options["max_new_tokens"], options["eos_ids"], options["pad_id"]
     model = checked_model(model, prompts, baselines)
     parts = micro_batches([len(p) for p in prompts], micro_rows)
     generated: list[list[int]] = [[] for _ in prompts]
@@ -140,9 +142,8 @@ def run_batch_pooled(
             lanes.append(read.lane)
         width = decode_rows or (len(parts[0]) if parts else 1)
         _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width, _decode_picker(model))
-    decoded = split_responses(generated, eos_ids)
     stacked = np.stack([hidden[row] for row in range(len(prompts))]) if hidden else np.zeros((0, 0, 0))
-    return [raw_output(decoded, scores, stacked, row) for row in range(len(prompts))]
+    return raw_outputs(cut_at_eos(generated, eos_ids), scores, stacked)
 
 
 class _Read(NamedTuple):
@@ -181,11 +182,7 @@ def _read_part(
             generated[row] = list(prefix)
         lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, rows)
         return _Read(hidden, lane, drafted.scores)
-    scores = (
-        [NOT_SCORED] * len(rows)
-        if baselines is None
-        else score_baselines(model, state, copy.deepcopy(state.cache), baselines, pad_id)
-    )
+    scores = score_baselines(model, state, baselines, pad_id)
     lane = prompt_lane(state, rows)
     for row, token in zip(rows, lane.token.tolist(), strict=True):
         generated[row] = [token]
@@ -326,6 +323,8 @@ POOLED = EngineSpec(
     options=engine_options,
     prepare=prepare,
     settings=engine_settings,
+    about=f"a performance tool's engine: draft, each call read as {POOL} micro-batches of --batch-size rows "
+    "whose unfinished rows decode together; fastest on a CPU",
 )
 """The pooled engine as the backend takes it (``HFBackend(..., engine=POOLED)``)."""
 TOOL_ENGINES: Registry[EngineSpec] = Registry("engine")

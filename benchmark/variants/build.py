@@ -238,13 +238,18 @@ def _written_rows(
         text = cell.prompt(written_item(dataset, item))
         status = cell.status() if text not in seen or not cell.accepted() else "duplicate"
         if status != "made":
-            counts = not_made.setdefault(cell.family, {})
-            counts[status] = counts.get(status, 0) + 1
+            _not_made(not_made, cell.family, status)
             continue
         seen.add(text)
         key = VariantKey(cell.family, "global", cell.multiplier)
         rows.append(_row(dataset, item, rank, key, text, written_tag(cell), cell.ratio))
     return rows
+
+
+def _not_made(not_made: dict[str, dict[str, int]], family: str, why: str) -> None:
+    """Count one cell of ``family`` that has no row, under the reason it has none."""
+    counts = not_made.setdefault(family, {})
+    counts[why] = counts.get(why, 0) + 1
 
 
 def _row(
@@ -294,17 +299,9 @@ def _rule_rows(
     """Controls plus every rule cell whose text differs from the baseline and from every other cell."""
     rows = []
     for rank, item in enumerate(items):
-        rows += [
-            _row(
-                dataset,
-                item,
-                rank,
-                key,
-                item.prompt,
-                "source" if key.family == BASELINE_FAMILY else rewriter_tag(key.family),
-            )
-            for key in CONTROL_ROWS
-        ]
+        for key in CONTROL_ROWS:
+            tag = "source" if key.family == BASELINE_FAMILY else rewriter_tag(key.family)
+            rows.append(_row(dataset, item, rank, key, item.prompt, tag))
         seen = {item.prompt}
         for key in (k for name in rule_families() for k in keys_of(FAMILIES.get(name))):
             text = rule_text(dataset, item, key, seed)
@@ -313,9 +310,7 @@ def _rule_rows(
                 retry += 1
                 text = rule_text(dataset, item, key, seed, retry)
             if text == item.prompt or text in seen:  # no site for the edit, or only a copy of another cell
-                why = "no_site" if text == item.prompt else "duplicate"
-                counts = not_made.setdefault(key.family, {})
-                counts[why] = counts.get(why, 0) + 1
+                _not_made(not_made, key.family, "no_site" if text == item.prompt else "duplicate")
                 continue
             seen.add(text)
             rows.append(_row(dataset, item, rank, key, text, rewriter_tag(key.family)))
@@ -340,8 +335,7 @@ def _llm_rows(
         family, place, strength = attempt.variant_id.split("/")
         text = llm.variant_prompt(family, item.template, llm.clean(attempt.output))
         if text in seen:
-            counts = not_made.setdefault(family, {})
-            counts["duplicate"] = counts.get("duplicate", 0) + 1
+            _not_made(not_made, family, "duplicate")
             continue
         seen.add(text)
         ratio = None

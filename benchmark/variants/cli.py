@@ -6,7 +6,10 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from functools import wraps
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +23,9 @@ from benchmark.variants import llm
 from benchmark.variants.frozen import load_variant_set, read_manifest
 from benchmark.variants.rewriter import Rewriter
 from benchmark.variants.similarity import Embedder
+
+if TYPE_CHECKING:
+    from benchmark.variants.sources import Source
 
 _set = click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant-set name.")
 _version = click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Release version.")
@@ -38,15 +44,100 @@ REWRITERS_HELP = (
 )
 
 
-def _group(*options: Decorator) -> Decorator:
-    """Several click options as one decorator, applied in the order listed (so --help lists them so)."""
+def _group(*options: Decorator, into: type[Sample | RewriterChoice] | None = None) -> Decorator:
+    """Several click options as one decorator, applied in the order listed (so --help lists them so);
+    ``into``: the command gets their values as one argument of that dataclass (named after it in
+    snake case) instead of one argument per option."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        if into is not None:
+            command = _bundled(command, into)
         for option in reversed(options):
             command = option(command)
         return command
 
     return decorate
+
+
+def _bundled(command: Callable[..., None], into: type[Sample | RewriterChoice]) -> Callable[..., None]:
+    """``command`` taking the fields of ``into`` as keyword arguments, which it receives as one value."""
+    names = [field.name for field in fields(into)]
+    argument = "sample" if into is Sample else "choice"
+
+    @wraps(command)
+    def run(**values: Any) -> None:
+        bundle = into(**{name: values.pop(name) for name in names})
+        command(**values, **{argument: bundle})
+
+    return run
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Which items and LLM cells a set has, as `build` samples them (build, rewrite and coverage)."""
+
+    set_name: str
+    """variant-set name."""
+    version: str
+    """release version."""
+    datasets: tuple[str, ...]
+    """only these datasets (empty: every dataset of the set's suite)."""
+    n_items: int
+    """items sampled per dataset."""
+    llm_items: int
+    """items (by rank) that get length/form."""
+    attempts: int
+    """candidates per LLM cell."""
+
+    def chosen(self) -> tuple[str, ...]:
+        """The datasets built: those asked for, or the suite's."""
+        from benchmark.variants.suites import SUITES
+
+        return self.datasets or SUITES.get(self.set_name).datasets
+
+    def sources(self) -> dict[str, Source]:
+        """Each chosen dataset's pinned source."""
+        from benchmark.variants.sources import suite_source
+        from benchmark.variants.suites import SUITES
+
+        return {name: suite_source(SUITES.get(self.set_name), name) for name in self.chosen()}
+
+
+@dataclass(frozen=True)
+class RewriterChoice:
+    """The rewriter that makes length/form cells, and the CPU threads it (and MiniLM) may use."""
+
+    rewriter: str
+    """one of :data:`REWRITERS`."""
+    rewriter_model: str | None
+    """packaged artefact (local, llamacpp) or model name (http)."""
+    rewriter_url: str | None
+    """base URL of an OpenAI-compatible endpoint (http)."""
+    llama_server: str | None
+    """llama.cpp server binary (llamacpp)."""
+    threads: int
+    """torch CPU threads, and llama.cpp's."""
+
+    def factory(self, batch_size: int = 16) -> Callable[[], Rewriter] | None:
+        """What builds the rewriter when the first cell needs it (None: ``none``)."""
+        from benchmark.variants.rewriter import (
+            DEFAULT_MODEL,
+            HttpRewriter,
+            LlamaCppRewriter,
+            LocalModelRewriter,
+        )
+
+        model, url = self.rewriter_model, self.rewriter_url
+        if self.rewriter == "none":
+            return None
+        if self.rewriter == "http":
+            if not url or not model:
+                raise SagoError("--rewriter http needs --rewriter-url and --rewriter-model")
+            return lambda: HttpRewriter(url, model)
+        if self.rewriter == "llamacpp":
+            binary, threads = self.llama_server, self.threads
+            return lambda: LlamaCppRewriter(model or DEFAULT_MODEL, binary=binary, threads=threads)
+        return lambda: LocalModelRewriter(model or DEFAULT_MODEL, batch_size=batch_size)
 
 
 _sample = _group(
@@ -70,6 +161,7 @@ _sample = _group(
         show_default=True,
         help="Candidates per LLM cell; raise it to let another rewriter retry cells a log has dropped.",
     ),
+    into=Sample,
 )
 """Which LLM cells a set has, as `build` samples them (build, rewrite and coverage take the same)."""
 
@@ -102,6 +194,7 @@ def _rewriter_options(default: str) -> Decorator:
             show_default=True,
             help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.",
         ),
+        into=RewriterChoice,
     )
 
 
@@ -149,18 +242,9 @@ def variants() -> None:
     "only for cells it lacks.",
 )
 def build(
-    set_name: str,
-    version: str,
-    datasets: tuple[str, ...],
-    n_items: int,
-    llm_items: int,
-    attempts: int,
+    sample: Sample,
     root: Path,
-    rewriter: str,
-    rewriter_model: str | None,
-    rewriter_url: str | None,
-    llama_server: str | None,
-    threads: int,
+    choice: RewriterChoice,
     llm_budget_s: float,
     embedding_cache: bool,
     replay: Path | None,
@@ -170,43 +254,30 @@ def build(
     """Build a set from its pinned sources; on an existing release, prove the rebuild is byte-identical."""
     import torch
 
-    from benchmark.paths import cache_dir
     from benchmark.variants.build import BuildSpec
     from benchmark.variants.families import LLM_FAMILIES
     from benchmark.variants.release import build_release
-    from benchmark.variants.similarity import minilm
-    from benchmark.variants.sources import suite_source
-    from benchmark.variants.suites import SUITES
 
-    torch.set_num_threads(threads)
-    suite = SUITES.get(set_name)
-    chosen = tuple(datasets) or suite.datasets
-    sources = {name: suite_source(suite, name) for name in chosen}
-    cells = cells or written_cells_path(set_name, version)
+    torch.set_num_threads(choice.threads)
+    cells = cells or written_cells_path(sample.set_name, sample.version)
     if cells is not None and not cells.is_file():
         raise SagoError(f"--cells {cells} does not exist")
+    no_llm = choice.rewriter == "none" and cells is None
     spec = BuildSpec(
-        set_name,
-        version,
-        chosen,
-        n_items=n_items,
-        llm_items=llm_items,
-        llm_families=() if rewriter == "none" and cells is None else LLM_FAMILIES,
+        sample.set_name,
+        sample.version,
+        sample.chosen(),
+        n_items=sample.n_items,
+        llm_items=sample.llm_items,
+        llm_families=() if no_llm else LLM_FAMILIES,
         llm_budget_s=llm_budget_s,
-        llm_attempts=attempts,
-        min_llm_coverage=0.0 if rewriter == "none" and cells is None else min_llm_coverage,
+        llm_attempts=sample.attempts,
+        min_llm_coverage=0.0 if no_llm else min_llm_coverage,
         cells=cells,
     )
-    embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite" if embedding_cache else None)
+    embedder = _minilm(embedding_cache)
     outcome = build_release(
-        spec,
-        sources,
-        embedder,
-        root=root,
-        replay_from=replay,
-        rewriter=_rewriter_factory(
-            rewriter, rewriter_model, rewriter_url, server=llama_server, threads=threads
-        ),
+        spec, sample.sources(), embedder, root=root, replay_from=replay, rewriter=choice.factory()
     )
     verb = "built" if outcome.created else "rebuilt byte-identically:"
     click.echo(f"{verb} {outcome.path} (variant-set sha256 {outcome.manifest_sha256})")
@@ -236,34 +307,19 @@ def build(
     help="Stop asking for new rewrites after this long.",
 )
 def rewrite(
-    set_name: str,
-    version: str,
-    datasets: tuple[str, ...],
-    n_items: int,
-    llm_items: int,
-    attempts: int,
-    log: Path,
-    rewriter: str,
-    rewriter_model: str | None,
-    rewriter_url: str | None,
-    llama_server: str | None,
-    threads: int,
-    batch_size: int,
-    budget_s: float | None,
+    sample: Sample, log: Path, choice: RewriterChoice, batch_size: int, budget_s: float | None
 ) -> None:
     """Run the LLM stage alone (length, form), resumably; `build --replay LOG` freezes without a model."""
     import torch
 
     from benchmark.variants.build import LazyRewriter
 
-    factory = _rewriter_factory(
-        rewriter, rewriter_model, rewriter_url, batch_size=batch_size, server=llama_server, threads=threads
-    )
+    factory = choice.factory(batch_size)
     if factory is None:
         raise SagoError("--rewriter none writes nothing: choose local, llamacpp or http to grow a log")
     refuse_tracked(log, "--log", own=lambda p: is_rewrite_log(log, p), writes="a rewrite log (*.jsonl)")
-    torch.set_num_threads(threads)
-    jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
+    torch.set_num_threads(choice.threads)
+    jobs, embedder = _llm_jobs(sample)
     log.parent.mkdir(parents=True, exist_ok=True)
     made = llm.run_jobs(
         jobs,
@@ -273,7 +329,7 @@ def rewrite(
         budget_s=budget_s,
         ranks_per_round=2,
         chunk=24,
-        attempts=attempts,
+        attempts=sample.attempts,
         on_fresh=lambda fresh: llm.append_log(log, fresh),
     )
     accepted = {(a.dataset, a.item_id, a.variant_id) for a in made if a.accepted}
@@ -297,23 +353,23 @@ def written_cells_path(set_name: str, version: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def _llm_jobs(
-    set_name: str, version: str, datasets: tuple[str, ...], n_items: int, llm_items: int
-) -> tuple[list[llm.Job], Embedder]:
-    """The LLM cells of a set (as `build` samples them) and the embedder that validates rewrites."""
+def _minilm(cached: bool = True) -> Embedder:
+    """MiniLM, its vectors kept in the cache folder when ``cached``."""
     from benchmark.paths import cache_dir
-    from benchmark.variants.build import BuildSpec, llm_jobs, sample_items
     from benchmark.variants.similarity import minilm
-    from benchmark.variants.sources import suite_source
-    from benchmark.variants.suites import SUITES
 
-    suite = SUITES.get(set_name)
-    chosen = tuple(datasets) or suite.datasets
-    spec = BuildSpec(set_name, version, chosen, n_items=n_items, llm_items=llm_items)
-    embedder = minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite")
-    return llm_jobs(
-        spec, sample_items(spec, {name: suite_source(suite, name) for name in chosen}, embedder)
-    ), embedder
+    return minilm(cache_dir() / "embeddings" / "all-minilm-l6-v2.sqlite" if cached else None)
+
+
+def _llm_jobs(sample: Sample) -> tuple[list[llm.Job], Embedder]:
+    """The LLM cells of a set (as `build` samples them) and the embedder that validates rewrites."""
+    from benchmark.variants.build import BuildSpec, llm_jobs, sample_items
+
+    spec = BuildSpec(
+        sample.set_name, sample.version, sample.chosen(), n_items=sample.n_items, llm_items=sample.llm_items
+    )
+    embedder = _minilm()
+    return llm_jobs(spec, sample_items(spec, sample.sources(), embedder)), embedder
 
 
 @variants.command()
@@ -325,19 +381,13 @@ def _llm_jobs(
     required=True,
     help="The rewrite log to judge.",
 )
-def coverage(
-    set_name: str,
-    version: str,
-    datasets: tuple[str, ...],
-    n_items: int,
-    llm_items: int,
-    attempts: int,
-    log: Path,
-) -> None:
+def coverage(sample: Sample, log: Path) -> None:
     """Judge a rewrite log with this code's validator, without a model: accepted / tried / all cells
     per dataset and variant, and the rejection reasons (what `build --replay LOG` would freeze)."""
-    jobs, embedder = _llm_jobs(set_name, version, datasets, n_items, llm_items)
-    made = llm.run_jobs(jobs, None, embedder, replay=llm.read_log(log), replay_only=True, attempts=attempts)
+    jobs, embedder = _llm_jobs(sample)
+    made = llm.run_jobs(
+        jobs, None, embedder, replay=llm.read_log(log), replay_only=True, attempts=sample.attempts
+    )
     click.echo(coverage_table(jobs, made))
 
 
@@ -366,28 +416,6 @@ def coverage_table(jobs: Sequence[llm.Job], made: Sequence[llm.Attempt]) -> str:
     )
     lines.append("rejections: " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
     return "\n".join(lines)
-
-
-def _rewriter_factory(
-    kind: str,
-    model: str | None,
-    url: str | None,
-    *,
-    batch_size: int = 16,
-    server: str | None = None,
-    threads: int = 2,
-) -> Callable[[], Rewriter] | None:
-    from benchmark.variants.rewriter import DEFAULT_MODEL, HttpRewriter, LlamaCppRewriter, LocalModelRewriter
-
-    if kind == "none":
-        return None
-    if kind == "http":
-        if not url or not model:
-            raise SagoError("--rewriter http needs --rewriter-url and --rewriter-model")
-        return lambda: HttpRewriter(url, model)
-    if kind == "llamacpp":
-        return lambda: LlamaCppRewriter(model or DEFAULT_MODEL, binary=server, threads=threads)
-    return lambda: LocalModelRewriter(model or DEFAULT_MODEL, batch_size=batch_size)
 
 
 _expected = click.option(

@@ -1,7 +1,9 @@
-"""Build llama.cpp's ``llama-server`` from the pinned sources in the llama-cpp-python sdist.
+"""Build llama.cpp's ``llama-server`` from the pinned sources in the llama-cpp-python sdist, and serve a
+packaged GGUF model with it over the OpenAI-compatible protocol (:func:`served`).
 
-Only the LLM rewrite stage uses it (``sago variants rewrite --rewriter llamacpp``) and the API tests;
-rebuilds of a variant set replay the rewrite log and never need it. The build goes into the cache, once per
+The LLM rewrite stage uses it (``sago variants rewrite --rewriter llamacpp``), and so does the API path
+when it is exercised without a hosted API (``sago serve``, ``make api-smoke``, the API tests); rebuilds of a
+variant set replay the rewrite log and never need it. The build goes into the cache, once per
 source hash and build flags.
 
 The build is portable: ``-march=native`` (``GGML_NATIVE=ON``) compiled for the building CPU's guesses, and a
@@ -13,10 +15,13 @@ builds its CPU backend once per x86-64 feature level (``GGML_CPU_ALL_VARIANTS``)
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import signal
 import subprocess
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmark import packaged
@@ -139,3 +144,83 @@ def wait_ready(process: subprocess.Popen[bytes], port: int, limit_s: float = 300
             pass
         time.sleep(0.5)
     raise SagoError(f"llama-server did not answer its health check within {limit_s:g} s")
+
+
+def server_binary(binary: str | None = None) -> Path:
+    """The llama-server executable, ``binary`` (a path or a name on PATH) or the one `sago variants
+    llama-server` built, once it is known to run on this CPU (:func:`check_runs`)."""
+    found = shutil.which(binary or str(server_path()))
+    if found is None:
+        raise SagoError(
+            f"llama.cpp server {binary or server_path()} not found; build it with `sago variants "
+            "llama-server` (or `make llama-server`), or pass --llama-server PATH"
+        )
+    check_runs(
+        Path(found)
+    )  # a SIGILL here is one line, not a server that "exited with code -4" while loading
+    return Path(found)
+
+
+def server_command(
+    binary: Path, model: Path, *, port: int, threads: int, slots: int, context: int, jinja: bool = True
+) -> list[str]:
+    """The ``llama-server`` command line: greedy by request (each request sends its temperature and seed;
+    ``--seed 0`` is only the default); ``jinja``: the GGUF's own chat template through ``--jinja``."""
+    options = f"--host 127.0.0.1 --port {port} -t {threads} -np {slots} -c {context * slots}"
+    return [
+        str(binary),
+        "-m",
+        str(model),
+        *options.split(),
+        *["--jinja"] * jinja,
+        "--no-webui",
+        "--seed",
+        "0",
+    ]
+
+
+@contextmanager
+def served(
+    artefact: str,
+    *,
+    binary: str | None = None,
+    port: int | None = None,
+    threads: int = 1,
+    slots: int = 2,
+    context: int = 2048,
+    jinja: bool = True,
+    log: Path | None = None,
+) -> Iterator[str]:
+    """Start ``llama-server`` on the packaged ``artefact`` (its sha256 checked), yield its base URL, stop it.
+
+    The same bytes the open-model board runs, answered by a real OpenAI-compatible server on 127.0.0.1:
+    ``sago evaluate`` runs it as an ``api`` submission, and the LLM rewriter asks it for rewrites.
+
+    Raises:
+        SagoError: the server binary is missing (build it with ``sago variants llama-server``) or dies on
+            this CPU (``--version`` killed by a signal), or the server exits or does not answer its health
+            check within five minutes.
+    """
+    found = server_binary(binary)
+    model = packaged.materialise(artefact)
+    port = port or free_port()
+    # the ggml libraries (and the CPU variant ggml picks at start-up) sit beside the binary; its rpath
+    # finds them, and this does when the build folder was moved
+    libraries = os.pathsep.join(p for p in (str(found.parent), os.environ.get("LD_LIBRARY_PATH")) if p)
+    with open(log or os.devnull, "ab") as out:
+        command = server_command(
+            found, model, port=port, threads=threads, slots=slots, context=context, jinja=jinja
+        )
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "LD_LIBRARY_PATH": libraries}
+        )
+        try:
+            wait_ready(process, port)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()

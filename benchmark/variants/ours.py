@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from benchmark.variants.guards import is_word, next_to_number
-from benchmark.variants.rules import gap_slots, insert_at, protected_spans
+from benchmark.variants.rules import gap_slots, insert_at, protected_spans, replace_spans
 
 # QWERTY neighbours, so a typo is one a hurried typist would make.
 _NEIGHBOURS: dict[str, str] = {
@@ -101,7 +101,7 @@ def typos(text: str, place: str, strength: float, rng: np.random.Generator, prot
             edits.append((word.start(), word.end(), made))
     if len(edits) < int(strength):
         return text
-    return insert_at_replacing(text, sorted(edits))
+    return replace_spans(text, sorted(edits))
 
 
 _CONTRACTIONS: tuple[tuple[str, str], ...] = (
@@ -163,15 +163,8 @@ def contractions(
         return text
     count = max(1, round(len(sites) * strength))
     chosen = {int(i) for i in rng.choice(len(sites), size=min(count, len(sites)), replace=False)}
-    pieces, cursor = [], 0
-    for index, match in enumerate(sites):
-        if index in chosen:
-            pieces += [
-                text[cursor : match.start()],
-                _match_case(match.group(0), _TOGGLE[match.group(0).lower()]),
-            ]
-            cursor = match.end()
-    return "".join(pieces) + text[cursor:]
+    toggled = [(m.start(), m.end(), _match_case(m.group(0), _TOGGLE[m.group(0).lower()])) for m in sites]
+    return replace_spans(text, [edit for index, edit in enumerate(toggled) if index in chosen])
 
 
 FILLERS: tuple[str, ...] = (
@@ -217,18 +210,9 @@ def lowercase(
         return text
     count = max(1, round(len(words) * strength / 100))
     chosen = sorted(int(i) for i in rng.choice(len(words), size=min(count, len(words)), replace=False))
-    return insert_at_replacing(
+    return replace_spans(
         text, [(words[i].start(), words[i].end(), words[i].group(0).lower()) for i in chosen]
     )
-
-
-def insert_at_replacing(text: str, edits: Sequence[tuple[int, int, str]]) -> str:
-    """Replace non-overlapping ``[start, end)`` spans, given in order, with new strings."""
-    pieces, cursor = [], 0
-    for start, end, new in edits:
-        pieces += [text[cursor:start], new]
-        cursor = end
-    return "".join(pieces) + text[cursor:]
 
 
 # More scaffolding with each level: a bare label, a question/answer frame, a sectioned template.

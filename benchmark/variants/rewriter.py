@@ -204,38 +204,18 @@ class LlamaCppRewriter:
         timeout: float = 600.0,
     ) -> None:
         import atexit
-        import subprocess
+        from contextlib import ExitStack
 
         from benchmark.packaged import materialise
-        from benchmark.variants.llamacpp import free_port
+        from benchmark.variants.llamacpp import served
 
-        found = _server_binary(binary)
-        path = materialise(artefact)
-        port = free_port()
-        # --temp 0 and --seed 0 are only the defaults: each request sends its own temperature and seed.
-        options = (
-            f"--host 127.0.0.1 --port {port} -t {threads} -c {context * slots} -np {slots} --temp 0 --seed 0"
-        )
-        self._server = subprocess.Popen(
-            [found, "-m", str(path), *options.split(), "--no-webui"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        self._server = ExitStack()
+        # Without --jinja, as the rewriter always ran: the GGUF's own template could change a rewrite's bytes.
+        server = served(artefact, binary=binary, threads=threads, slots=slots, context=context, jinja=False)
+        self._http = HttpRewriter(self._server.enter_context(server), artefact, timeout=timeout)
         atexit.register(self.close)
-        self._http = HttpRewriter(f"http://127.0.0.1:{port}", artefact, timeout=timeout)
         self._slots = slots
-        self.tag = loaded_tag(artefact, path, "+llama.cpp")
-        self._wait_ready(port)
-
-    def _wait_ready(self, port: int) -> None:
-        """Return once the server answers its health check; stop it and raise if it exits or stalls."""
-        from benchmark.variants.llamacpp import wait_ready
-
-        try:
-            wait_ready(self._server, port)
-        except SagoError:
-            self.close()
-            raise
+        self.tag = loaded_tag(artefact, materialise(artefact), "+llama.cpp")
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
         # Requests that share their instruction and example go one after another, so the server's
@@ -260,21 +240,4 @@ class LlamaCppRewriter:
 
     def close(self) -> None:
         """Stop the server (idempotent)."""
-        if self._server.poll() is None:
-            self._server.terminate()
-            self._server.wait(timeout=30)
-
-
-def _server_binary(binary: str | None) -> str:
-    """The llama-server executable: ``binary`` or the one `make llama-server` built."""
-    import shutil
-
-    from benchmark.variants.llamacpp import server_path
-
-    found = shutil.which(binary or str(server_path()))
-    if found is None:
-        raise SagoError(
-            f"llama.cpp server {binary!r} not found; build it with `sago variants llama-server` "
-            "or pass --llama-server PATH"
-        )
-    return found
+        self._server.close()

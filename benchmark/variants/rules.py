@@ -54,14 +54,20 @@ def insert_at(text: str, insertions: Sequence[tuple[int, str]]) -> str:
     '<aXYb'
     """
     ordered = sorted(enumerate(insertions), key=lambda pair: (pair[1][0], pair[0]))
-    pieces: list[str] = []
-    cursor = 0
-    for _, (position, piece) in ordered:
-        pieces.append(text[cursor:position])
-        pieces.append(piece)
-        cursor = position
-    pieces.append(text[cursor:])
-    return "".join(pieces)
+    return replace_spans(text, [(position, position, piece) for _, (position, piece) in ordered])
+
+
+def replace_spans(text: str, edits: Sequence[tuple[int, int, str]]) -> str:
+    """Replace non-overlapping ``[start, end)`` spans, given in order, with new strings.
+
+    >>> replace_spans("a cat", [(0, 1, "the"), (5, 5, "s")])
+    'the cats'
+    """
+    pieces, cursor = [], 0
+    for start, end, new in edits:
+        pieces += [text[cursor:start], new]
+        cursor = end
+    return "".join(pieces) + text[cursor:]
 
 
 def _scatter(
