@@ -114,7 +114,7 @@ def evaluate_submission(
     """
     root = root or paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
-    out = results_dir(slug, options.set_name, options.version, root)
+    out = run_folder(slug, options, root, api=isinstance(submission.model, ApiModel))
     return evaluate_model(
         submission,
         options,
@@ -125,6 +125,15 @@ def evaluate_submission(
         ranks=ranks,
         provenance=provenance,
     )
+
+
+def run_folder(slug: str, options: EvaluateOptions, root: Path, *, api: bool = False) -> Path:
+    """Where this run of ``slug`` goes: ``<version>/`` for the version's board profile,
+    ``<version>-<profile>/`` for any other (:func:`benchmark.results.results_dir`). An API model's run
+    stays in ``<version>/`` whatever its profile: it is shown only in the API table, which states each
+    row's profile and ranks nothing."""
+    profile = None if api else options.profile
+    return results_dir(slug, options.set_name, options.version, root, profile=profile)
 
 
 def evaluate_model(
@@ -436,6 +445,9 @@ def choose_slugs(
         s
         for s in chosen
         if not has_finished_run(
-            results_dir(s, options.set_name, options.version, root), sha, profile, options.datasets
+            run_folder(s, options, root, api=isinstance(load_submission(s, root).model, ApiModel)),
+            sha,
+            profile,
+            options.datasets,
         )
     ]
