@@ -18,20 +18,21 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from helpers.toy import toy_variant_set
+from helpers.toy import freeze_toy_set
 
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
+from benchmark.harness.cli import scratch_next_steps
 from benchmark.harness.collect import collect
+from benchmark.harness.evaluate import EvaluateOptions, run_folder
 from benchmark.harness.finalize import finalize
 from benchmark.models.fake import FakeBackend
 from benchmark.pipeline import origin
 from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
 from benchmark.profiles import board_profile, get_profile, parse_results_folder_name, results_folder_name
-from benchmark.provenance import sha256_file
-from benchmark.results import ResultsFolder, profile_board_path, results_dir, write_json
+from benchmark.results import ResultsFolder, profile_board_path, results_dir
 from benchmark.rows import PerItemRow
-from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, VARIANT_SCHEMA_VERSION
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION
 from benchmark.site.board import Board, read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.cli import profile_boards
@@ -39,7 +40,6 @@ from benchmark.site.profiles import comparison_view, ranking_sentence
 from benchmark.stats.profile_compare import profile_comparison
 from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
-from benchmark.variants.freeze import write_variant_table
 from benchmark.variants.frozen import VariantSet, load_variant_set
 
 SET, VERSION, OTHER = "sago-v1", "v1", "paper"
@@ -64,31 +64,6 @@ def test_the_board_profile_of_each_version_names_its_folder() -> None:
     )
     with pytest.raises(SagoError, match="board profile"):
         profile_board_path(Path("lb"), SET, "v2", "evidence")
-
-
-def freeze_toy_set(root: Path) -> VariantSet:
-    toy = toy_variant_set(("alpha", "beta"), n_items=4)
-    folder = root / SET / VERSION
-    files = {}
-    for dataset in toy.datasets:
-        write_variant_table(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
-        files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
-    frames = {d: toy.frame(d) for d in toy.datasets}
-    write_json(
-        folder / "manifest.json",
-        {
-            "schema_version": VARIANT_SCHEMA_VERSION,
-            "set": SET,
-            "version": VERSION,
-            "files": files,
-            "dataset_order": list(toy.datasets),
-            "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(f)} for d, f in frames.items()},
-            "counts": {
-                d: {str(k): int(v) for k, v in f.groupby("family").size().items()} for d, f in frames.items()
-            },
-        },
-    )
-    return load_variant_set(SET, VERSION, root)
 
 
 def run_both_profiles(submissions: Path, variants: VariantSet) -> None:
@@ -408,3 +383,15 @@ def test_rankings_cannot_be_compared_when_a_profile_ranks_one_model() -> None:
         ranking, comparison
     )
     assert all(r["verdict"] == "not testable" and r["n_shared"] == 0 for r in comparison["rows"])
+
+
+def test_evaluate_writes_a_run_of_another_profile_beside_the_board_run_never_over_it(tmp_path: Path) -> None:
+    """`sago evaluate SLUG` (smoke) on v2 used to land on the committed evidence run's folder."""
+    smoke = EvaluateOptions(set_name=SET, version="v2", profile="smoke")
+    evidence = EvaluateOptions(set_name=SET, version="v2", profile="evidence")
+    assert run_folder(SLUGS[0], smoke, tmp_path).name == "v2-smoke"
+    assert run_folder(SLUGS[0], evidence, tmp_path).name == "v2"
+    assert run_folder(SLUGS[0], smoke, tmp_path, api=True).name == "v2"  # the API table's runs stay put
+    steps = scratch_next_steps(tmp_path, SET, "v2", "paper")
+    assert "sago analyze --set sago-v1 --version v2 --profile paper" in steps
+    assert "--profile" not in scratch_next_steps(tmp_path, SET, "v2", "evidence")

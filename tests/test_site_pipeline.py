@@ -10,50 +10,20 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers.toy import toy_variant_set
+from helpers.toy import freeze_toy_set
 
 from benchmark.harness.collect import collect
 from benchmark.harness.finalize import finalize
 from benchmark.models.fake import FakeBackend
 from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
 from benchmark.profiles import get_profile
-from benchmark.provenance import sha256_file
-from benchmark.results import write_json
-from benchmark.schema import VARIANT_SCHEMA_VERSION
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
-from benchmark.variants.freeze import write_variant_table
-from benchmark.variants.frozen import VariantSet, load_variant_set
+from benchmark.variants.frozen import VariantSet
 
 SLUGS = ("acme__fake-one", "acme__fake-two", "acme__fake-pending")
-
-
-def freeze_toy_set(root: Path) -> VariantSet:
-    """Write the harness's toy set to disk the way a released set is laid out, and load it back."""
-    toy = toy_variant_set(("alpha", "beta"), n_items=4)
-    folder = root / "sago-v1" / "v1"
-    files = {}
-    for dataset in toy.datasets:
-        write_variant_table(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
-        files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
-    frames = {d: toy.frame(d) for d in toy.datasets}
-    write_json(
-        folder / "manifest.json",
-        {
-            "schema_version": VARIANT_SCHEMA_VERSION,
-            "set": "sago-v1",
-            "version": "v1",
-            "files": files,
-            "dataset_order": list(toy.datasets),
-            "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(f)} for d, f in frames.items()},
-            "counts": {
-                d: {str(k): int(v) for k, v in f.groupby("family").size().items()} for d, f in frames.items()
-            },
-        },
-    )
-    return load_variant_set("sago-v1", "v1", root)
 
 
 def submit_and_run(submissions: Path, variants: VariantSet) -> None:

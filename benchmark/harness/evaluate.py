@@ -340,8 +340,8 @@ def _run_info(
 
 def refuse_replacing_another_run(out: Path, label: str, profile: str) -> None:
     """Without --force, a finished run of another profile, set or dataset selection in ``out`` is never
-    replaced: the defaults alone (``--profile smoke``) would otherwise overwrite a submission's hours-long
-    evidence result when this run finishes."""
+    replaced. A run of another profile has a folder of its own (``<version>-<profile>/``), so this guards
+    ``--out`` folders and dataset selections; it stays for any folder that holds another run."""
     folder = ResultsFolder(out)
     if not folder.run.is_file():
         return

@@ -375,7 +375,7 @@ def run_smollm2(
         activations=activations,
     )
     evaluate_submission(slug, options, root=root)
-    return results_dir(slug, DEFAULT_SET, version, root)
+    return results_dir(slug, DEFAULT_SET, version, root, profile=profile)
 
 
 def agreement(reference: Path, other: Path, dtype: str, seconds: float) -> AgreementRow:
@@ -567,7 +567,7 @@ def _dry_agreement(scratch: Path) -> list[AgreementRow]:
             backend=backend,
         )
         seconds[dtype] = time.perf_counter() - began
-        folders[dtype] = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, root)
+        folders[dtype] = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, root, profile="bench")
     return [agreement(folders["float32"], folders[d], d, seconds[d]) for d in folders]
 
 
