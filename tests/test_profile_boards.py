@@ -17,19 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
-from helpers.toy import freeze_toy_set
+from helpers.toy import fake_run, freeze_toy_set, submit_hub_model
 
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
 from benchmark.harness.cli import scratch_next_steps
-from benchmark.harness.collect import collect
 from benchmark.harness.evaluate import EvaluateOptions, run_folder
-from benchmark.harness.finalize import finalize
-from benchmark.models.fake import FakeBackend
 from benchmark.pipeline import origin
 from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
-from benchmark.profiles import board_profile, get_profile, parse_results_folder_name, results_folder_name
+from benchmark.profiles import board_profile, parse_results_folder_name, results_folder_name
 from benchmark.results import ResultsFolder, profile_board_path, results_dir
 from benchmark.rows import PerItemRow
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION
@@ -38,7 +34,6 @@ from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.cli import profile_boards
 from benchmark.site.profiles import comparison_view, ranking_sentence
 from benchmark.stats.profile_compare import profile_comparison
-from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
 from benchmark.variants.frozen import VariantSet, load_variant_set
 
@@ -69,31 +64,10 @@ def test_the_board_profile_of_each_version_names_its_folder() -> None:
 def run_both_profiles(submissions: Path, variants: VariantSet) -> None:
     """Each model: a smoke run (the board profile of v1) in v1/, a paper run in v1-paper/."""
     for index, slug in enumerate(SLUGS, start=1):
-        (submissions / slug).mkdir(parents=True)
-        (submissions / slug / "submission.yaml").write_text(
-            yaml.safe_dump(
-                {
-                    "name": slug,
-                    "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index}" * 40},
-                    "license": "Apache-2.0",
-                    "parameters": 10,
-                    "contact": "tests",
-                }
-            )
-        )
-        model = load_submission(slug, submissions).model
+        submit_hub_model(submissions, slug, index)
         for profile in ("smoke", OTHER):
             out = results_dir(slug, SET, VERSION, submissions, profile=profile)
-            backend = FakeBackend(hidden_size=8 * index)
-            collect(backend, variants, out, profile=get_profile(profile), progress=False)
-            finalize(
-                out,
-                extra={
-                    "submission": slug,
-                    "submission_model": model.model_dump(),
-                    "model": {"source": "hub", "revision": model.revision},
-                },
-            )
+            fake_run(submissions, slug, variants, out, hidden=8 * index, profile=profile)
 
 
 def holm(p: list[float]) -> list[float]:

@@ -9,17 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-from helpers.toy import freeze_toy_set
+from helpers.toy import fake_run, freeze_toy_set, submit_hub_model
 
-from benchmark.harness.collect import collect
-from benchmark.harness.finalize import finalize
-from benchmark.models.fake import FakeBackend
 from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
-from benchmark.profiles import get_profile
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
-from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
 from benchmark.variants.frozen import VariantSet
 
@@ -28,35 +22,10 @@ SLUGS = ("acme__fake-one", "acme__fake-two", "acme__fake-pending")
 
 def submit_and_run(submissions: Path, variants: VariantSet) -> None:
     for index, slug in enumerate(SLUGS, start=1):
-        (submissions / slug).mkdir(parents=True)
-        (submissions / slug / "submission.yaml").write_text(
-            yaml.safe_dump(
-                {
-                    "name": slug,
-                    "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index}" * 40},
-                    "license": "Apache-2.0",
-                    "parameters": 10,
-                    "contact": "tests",
-                }
-            )
-        )
-        if slug.endswith("pending"):
-            continue
-        out = submissions / slug / "results" / "sago-v1" / "v1"
-        collect(
-            FakeBackend(hidden_size=8 * index), variants, out, profile=get_profile("smoke"), progress=False
-        )
-        model = load_submission(
-            slug, submissions
-        ).model  # run.json names the model it ran, as evaluate writes it
-        finalize(
-            out,
-            extra={
-                "submission": slug,
-                "submission_model": model.model_dump(),
-                "model": {"source": "hub", "revision": model.revision},
-            },
-        )
+        submit_hub_model(submissions, slug, index)
+        if not slug.endswith("pending"):
+            out = submissions / slug / "results" / "sago-v1" / "v1"
+            fake_run(submissions, slug, variants, out, hidden=8 * index, profile="smoke")
 
 
 @pytest.mark.slow

@@ -143,3 +143,39 @@ def freeze_toy_set(root: Path) -> VariantSet:
         },
     )
     return load_variant_set("sago-v1", "v1", root)
+
+
+def submit_hub_model(submissions: Path, slug: str, index: int) -> None:
+    """``submissions/<slug>/submission.yaml`` naming a Hub model pinned to a revision of ``index``'s digit."""
+    import yaml
+
+    (submissions / slug).mkdir(parents=True)
+    spec = {
+        "name": slug,
+        "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index}" * 40},
+        "license": "Apache-2.0",
+        "parameters": 10,
+        "contact": "tests",
+    }
+    (submissions / slug / "submission.yaml").write_text(yaml.safe_dump(spec))
+
+
+def fake_run(
+    submissions: Path, slug: str, variants: VariantSet, out: Path, *, hidden: int, profile: str
+) -> None:
+    """A finished ``profile`` run of the stand-in model (``FakeBackend``) in ``out``, its run.json naming
+    the submission's model as `sago evaluate` writes it."""
+    from benchmark.harness.collect import collect
+    from benchmark.harness.finalize import finalize
+    from benchmark.models.fake import FakeBackend
+    from benchmark.profiles import get_profile
+    from benchmark.submissions import load_submission
+
+    collect(FakeBackend(hidden_size=hidden), variants, out, profile=get_profile(profile), progress=False)
+    model = load_submission(slug, submissions).model
+    extra = {
+        "submission": slug,
+        "submission_model": model.model_dump(),
+        "model": {"source": "hub", "revision": getattr(model, "revision", None)},
+    }
+    finalize(out, extra=extra)
