@@ -21,16 +21,24 @@ BOARD_VERSION ?= v2
 V1_SHA256 ?= f1ec4540ba799cfe4d8c8365d13e1de2cd0b17414e7c5fcb1d424404ad50658b
 V2_SHA256 ?= dc0e25db066996cd35282735deb5dc9e5d211ee5d3e8f8d9b13a3d5a86df4891
 PROFILE ?= smoke
-# The board's committed results: their profile, and how `make all` proves them. SAMPLE=K re-runs K seeded
-# baseline batches and K variant batches of each (their committed composition) instead of the whole run:
-# hours of evidence cannot be re-run in the main job's 30 minutes (empty: re-run everything).
-BOARD_PROFILE ?= evidence
+# How `make all` proves the committed results. SAMPLE=K re-runs K seeded baseline batches and K variant
+# batches of each (their committed composition) instead of the whole run: hours of evidence cannot be
+# re-run in the main job's 30 minutes (empty: re-run everything). Each version's board profile (v2:
+# evidence; benchmark/profiles.py BOARD_PROFILES) is the run in results/<set>/<version>/, and
+# benchmark.harness.reproduce defaults to it; a run of another profile is in <version>-<profile>/.
+# PROFILE_SAMPLE: batches of each committed run of another profile (the paper profile's batches are
+# about twice as slow, 100 tokens).
 SAMPLE ?= 2
+PROFILE_SAMPLE ?= 1
 SEED ?= 0
 MODEL ?=
 # The default submissions `make all` re-runs and diffs with their committed results (every committed
 # result is analysed and rebuilt into the site).
 ALL_MODELS ?= huggingfacetb__smollm2-135m-instruct-q4_1 google__gemma-3-270m-q4_k_m qwen__qwen2.5-coder-0.5b-instruct-q4_k_m qwen__qwen2.5-coder-1.5b-instruct-q4_k_m
+# Committed finished runs of other profiles of the board version (submissions/<slug>/results/<set>/<version>-<profile>/run.json),
+# as <slug>/<profile>; `make all` samples, analyses and publishes each profile as a board of its own.
+PROFILE_RUNS := $(foreach run,$(wildcard $(foreach m,$(ALL_MODELS),submissions/$(m)/results/$(SET)/$(BOARD_VERSION)-*/run.json)),$(word 2,$(subst /, ,$(run)))/$(patsubst $(BOARD_VERSION)-%,%,$(word 5,$(subst /, ,$(run)))))
+OTHER_PROFILES := $(sort $(foreach run,$(PROFILE_RUNS),$(word 2,$(subst /, ,$(run)))))
 # One torch thread per model run: the committed results were made this way, and float reductions
 # (hence, rarely, a greedy token) depend on the thread count. `make all` runs the models side by side.
 THREADS ?= 1
@@ -52,16 +60,17 @@ QUICKSTART_DATASETS ?= trivia_qa
 
 quickstart: install  ## first result of your own: packaged SmolLM2, bench profile, one dataset, into .scratch/quickstart/ (results, leaderboard.json, site/); the committed board is untouched
 	$(SAGO) evaluate $(QUICKSTART_MODEL) --out $(QUICKSTART) --set $(SET) --version $(VERSION) --profile bench --datasets $(QUICKSTART_DATASETS) --threads $(THREADS)
-	$(SAGO) analyze --set $(SET) --version $(VERSION) --submissions-dir $(QUICKSTART)/submissions --out $(QUICKSTART)/leaderboard.json
+	$(SAGO) analyze --set $(SET) --version $(VERSION) --profile bench --submissions-dir $(QUICKSTART)/submissions --out $(QUICKSTART)/leaderboard.json
 	$(SAGO) leaderboard build --set $(SET) --version $(VERSION) --input $(QUICKSTART)/leaderboard.json --submissions $(QUICKSTART)/submissions --out $(QUICKSTART)/site
-	@echo "your result: $(QUICKSTART)/submissions/$(QUICKSTART_MODEL)/results/$(SET)/$(VERSION)/ (records/*.parquet, run.json)"
+	@echo "your result: $(QUICKSTART)/submissions/$(QUICKSTART_MODEL)/results/$(SET)/$(VERSION)-bench/ (records/*.parquet, run.json)"
 	@echo "your board:  $(QUICKSTART)/leaderboard.json; your site: $(QUICKSTART)/site/index.html"
 
 all: setup  ## main job on a fresh machine: re-run the default submissions (CPU), diff them with the committed results, analyze, build the site
 	$(SAGO) variants verify --set $(SET) --version v1 --expected-sha256 $(V1_SHA256)
 	$(SAGO) variants verify --set $(SET) --version v2 --expected-sha256 $(V2_SHA256)
-	$(MAKE) --no-print-directory -j$(JOBS) $(addprefix reproduce-one/,$(ALL_MODELS))
+	$(MAKE) --no-print-directory -j$(JOBS) $(addprefix reproduce-one/,$(ALL_MODELS)) $(addprefix reproduce-profile/,$(PROFILE_RUNS))
 	$(SAGO) analyze --set $(SET) --version $(BOARD_VERSION)
+	$(foreach p,$(OTHER_PROFILES),$(SAGO) analyze --set $(SET) --version $(BOARD_VERSION) --profile $(p) &&) true
 	$(SAGO) leaderboard build --set $(SET) --version $(BOARD_VERSION)
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
 	  if [ -z "$$(git status --porcelain -- leaderboard submissions)" ]; then \
@@ -94,13 +103,17 @@ install: venv  ## create .venv and install pinned dependencies (torch CPU wheel 
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
 
-evaluate:  ## evaluate every submission without results (or MODEL=slug), then analyze
+evaluate:  ## evaluate every submission without results (or MODEL=slug) on PROFILE, then analyze that profile's board (a profile other than the version's board profile goes to results/<set>/<version>-<profile>/)
 	$(SAGO) evaluate $(if $(MODEL),$(MODEL),--pending) --set $(SET) --version $(VERSION) --profile $(PROFILE) --threads $(THREADS)
-	$(SAGO) analyze --set $(SET) --version $(VERSION)
+	$(SAGO) analyze --set $(SET) --version $(VERSION) --profile $(PROFILE)
 
-reproduce-one/%:  ## re-run one committed result with its own settings into a temporary folder and diff it (used by `make all`)
-	$(PY) -m benchmark.harness.reproduce $* --profile $(BOARD_PROFILE) --set $(SET) --version $(BOARD_VERSION) \
+reproduce-one/%:  ## re-run one committed board-profile result with its own settings into a temporary folder and diff it (used by `make all`)
+	$(PY) -m benchmark.harness.reproduce $* --set $(SET) --version $(BOARD_VERSION) \
 		$(if $(SAMPLE),--sample $(SAMPLE) --seed $(SEED))
+
+reproduce-profile/%:  ## the same for a committed run of another profile, named <slug>/<profile> (used by `make all`)
+	$(PY) -m benchmark.harness.reproduce $(firstword $(subst /, ,$*)) --profile $(lastword $(subst /, ,$*)) \
+		--set $(SET) --version $(BOARD_VERSION) $(if $(PROFILE_SAMPLE),--sample $(PROFILE_SAMPLE) --seed $(SEED))
 
 evaluate-one/%:  ## re-evaluate one submission from scratch, replacing its results
 	$(SAGO) evaluate $* --force --set $(SET) --version $(VERSION) --profile $(PROFILE) --threads $(THREADS)
@@ -162,7 +175,7 @@ scoring-accuracy:  ## the pooled engine's screened scoring pass against float64 
 	$(PY) -m benchmark.tools.scoring_accuracy $(ARGS)
 
 float64-bound:  ## the committed results' float32 error against a float64 re-run of `make all`'s sampled batches: the reproduce tolerances' measurement (hours on one core)
-	$(PY) -m benchmark.tools.float64_bound $(ALL_MODELS) --profile $(BOARD_PROFILE) --set $(SET) --version $(BOARD_VERSION) \
+	$(PY) -m benchmark.tools.float64_bound $(ALL_MODELS) --profile evidence --set $(SET) --version $(BOARD_VERSION) \
 		--sample $(or $(SAMPLE),2) --seed $(SEED) --out docs/bench/float64-bound.json
 
 test-lm-eval: peer-venv  ## the README's lm-eval block for real: export, lm_eval on SmolLM2 (GGUF, offline), import, compare with sago

@@ -36,6 +36,11 @@ class ModelRef:
     chat_template: Literal["auto", "always", "never"] = "auto"
 
 
+def _names_submission(model: str, submissions: Path) -> bool:
+    """Whether ``model`` is the slug of a submission folder under ``submissions``."""
+    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", model)) and (submissions / model).is_dir()
+
+
 def load_variant_set(
     set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *, root: Path = VARIANTS_DIR
 ) -> VariantSet:
@@ -70,7 +75,7 @@ def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
         except ValueError as err:
             raise SagoError(f"model {model[:80]!r}: not a usable api:<model>@<base_url> ({err})") from None
         return ModelRef(spec)
-    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", model) and (submissions / model).is_dir():
+    if _names_submission(model, submissions):
         submission = load_submission(check_slug(model), submissions)
         return ModelRef(submission.model, submission.dtype, submission.chat_template)
     folder = Path(model).expanduser()
@@ -88,7 +93,7 @@ def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
 def evaluate(
     model: str | ModelBackend,
     variant_set: VariantSet,
-    out: str | Path,
+    out: str | Path | None = None,
     *,
     profile: str = "smoke",
     threads: int | None = None,
@@ -106,7 +111,9 @@ def evaluate(
         model: a submission slug, a local model folder, a pinned Hub id (see :func:`model_ref`), or a
             loaded backend (e.g. :func:`benchmark.testing.tiny_backend`).
         variant_set: from :func:`load_variant_set`.
-        out: the results folder to write.
+        out: the results folder to write; for a submission slug it may be left out: then the
+            submission's own folder, ``submissions/<slug>/results/<set>/<version>/`` for the version's
+            board profile and ``.../<version>-<profile>/`` for any other (as ``sago evaluate``).
         profile, threads, batch_size, datasets, device, engine, force, progress: as the ``sago evaluate``
             options of the same names.
 
@@ -128,7 +135,16 @@ def evaluate(
         progress=progress,
     )
     if isinstance(model, str):
-        return evaluate_model(model_ref(model), options, Path(out), label=model, variant_set=variant_set)
+        ref = model_ref(model)
+        if out is None:
+            if not _names_submission(model, SUBMISSIONS_DIR):
+                raise SagoError(f"{model[:80]!r} is not a submission slug; pass out, the folder to write")
+            from benchmark.harness.evaluate import run_folder
+
+            out = run_folder(model, options, SUBMISSIONS_DIR, api=isinstance(ref.model, ApiModel))
+        return evaluate_model(ref, options, Path(out), label=model, variant_set=variant_set)
+    if out is None:
+        raise SagoError(f"{model.name}: pass out, the folder a loaded backend's results go to")
     return evaluate_model(None, options, Path(out), label=model.name, backend=model, variant_set=variant_set)
 
 
@@ -141,16 +157,26 @@ def analyze(
     slugs: Sequence[str] = (),
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
+    profile: str | None = None,
 ) -> LeaderboardDocument:
     """``sago analyze``: every submission's summary.json and the leaderboard document at ``out``.
 
+    ``profile`` (None: the version's board profile) chooses whose runs are analysed: another profile's
+    runs live in ``<version>-<profile>/`` and make a board of their own (pass ``out`` for it, e.g.
+    :func:`benchmark.pipeline.analyze.profile_board_path`).
     Returns the leaderboard as its typed document (tables of typed rows; docs/LEADERBOARD_JSON.md).
     """
     from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
     from benchmark.stats.summary import AnalysisOptions
 
     request = AnalyzeRequest(
-        set_name, version, submissions, out, tuple(slugs), AnalysisOptions(seed=seed, resamples=resamples)
+        set_name,
+        version,
+        submissions,
+        out,
+        tuple(slugs),
+        AnalysisOptions(seed=seed, resamples=resamples),
+        profile=profile,
     )
     return run_analysis(request)
 
@@ -168,13 +194,18 @@ def build_site(
     from benchmark.site.board import read_board
     from benchmark.site.build import SiteInputs
     from benchmark.site.build import build_site as render
-    from benchmark.site.cli import other_boards
+    from benchmark.site.cli import other_boards, profile_boards
 
     board = read_board(leaderboard)
     variant_set = _load_variant_set(board.data["set"], board.data["version"], variants)
     others = other_boards(board, leaderboard, submissions, variants)
     files = read_model_facts(leaderboard.with_name(FACTS_FILE))
+    profiles = profile_boards(board, leaderboard, submissions, variant_set)
     render(
-        SiteInputs(board, submissions, variant_set, model_files=files), out, progress=progress, others=others
+        SiteInputs(board, submissions, variant_set, model_files=files),
+        out,
+        progress=progress,
+        others=others,
+        profiles=profiles,
     )
     return out

@@ -23,7 +23,7 @@ from dataclasses import field, replace
 from dataclasses import fields as declared
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, ClassVar, Protocol, Self, TypeVar
+from typing import Annotated, Any, ClassVar, Protocol, Self, TypeVar, cast
 
 from pydantic import GetCoreSchemaHandler, TypeAdapter
 from pydantic.dataclasses import dataclass
@@ -51,6 +51,7 @@ from benchmark.rows import (
     PairwiseRow,
     ParetoRow,
     PerItemRow,
+    ProfileComparison,
     ProportionalRow,
     ReversalRow,
     SampleRankingRow,
@@ -970,6 +971,19 @@ class LeaderboardDocument(Document):
     def complete(self) -> list[ModelRow]:
         """Models that have results."""
         return [m for m in self.models if m["status"] == "complete"]
+
+    @property
+    def profile(self) -> str | None:
+        """The run profile of a board that is not its version's board profile (``sago analyze --profile``);
+        None on a version's own board, whose file has no such key."""
+        found = self.data.get("profile")
+        return found if isinstance(found, str) else None
+
+    @property
+    def profile_comparison(self) -> ProfileComparison | None:
+        """Another profile's board beside the board profile's (``benchmark.stats.profile_compare``)."""
+        found = self.data.get("profile_comparison")
+        return cast("ProfileComparison", found) if isinstance(found, Mapping) else None
 
     def measures_of(self, axis: str) -> list[MeasureRow]:
         """The measures of one axis, in schema order."""

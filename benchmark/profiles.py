@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from types import MappingProxyType
 
 import pandas as pd
 
@@ -146,3 +147,46 @@ def profile_table(frames: Sequence[pd.DataFrame], set_label: str) -> str:
         cells = (profile.items_per_dataset, profile.levels(), profile.max_new_tokens)
         lines.append(f"| `{profile.name}` | {' | '.join(map(str, cells))} | {rows_run(frames, profile):,} |")
     return "\n".join(lines)
+
+
+DEFAULT_BOARD_PROFILE = "smoke"
+"""The board profile of a version :data:`BOARD_PROFILES` does not list (a new or a test set): the
+default of ``sago evaluate``, so a run with the defaults lands in ``<version>/``."""
+BOARD_PROFILES: Mapping[str, str] = MappingProxyType({"v1": "smoke", "v2": "evidence"})
+"""Each frozen version's board profile: the profile of the runs its published board ranks, held in
+``results/<set>/<version>/``. A run of any other profile of the version lives in
+``results/<set>/<version>-<profile>/`` and is published as a board of its own, never pooled with it."""
+
+
+def board_profile(version: str) -> str:
+    """The profile whose runs ``results/<set>/<version>/`` holds.
+
+    >>> board_profile("v2"), board_profile("v1"), board_profile("t9")
+    ('evidence', 'smoke', 'smoke')
+    """
+    return BOARD_PROFILES.get(version, DEFAULT_BOARD_PROFILE)
+
+
+def results_folder_name(version: str, profile: str | None = None) -> str:
+    """The folder under ``results/<set>/`` that holds runs of ``profile`` (None: the board profile) on
+    ``version``; an unknown profile is a one-line SagoError.
+
+    >>> results_folder_name("v2"), results_folder_name("v2", "evidence"), results_folder_name("v2", "paper")
+    ('v2', 'v2', 'v2-paper')
+    """
+    if profile is None or profile == board_profile(version):
+        return version
+    return f"{version}-{get_profile(profile).name}"
+
+
+def parse_results_folder_name(name: str) -> tuple[str, str]:
+    """(version, profile) of a folder name under ``results/<set>/``: ``v2-paper`` -> ("v2", "paper"),
+    ``v2`` -> ("v2", its board profile). A suffix that names no profile is part of the version.
+
+    >>> parse_results_folder_name("v2-paper"), parse_results_folder_name("v2")
+    (('v2', 'paper'), ('v2', 'evidence'))
+    """
+    version, dash, suffix = name.rpartition("-")
+    if dash and version and suffix in PROFILES.names():
+        return version, suffix
+    return name, board_profile(name)

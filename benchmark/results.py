@@ -2,7 +2,8 @@
 
 Layout (docs/CONTRACTS.md section 2)::
 
-    submissions/<slug>/results/<set>/<version>/
+    submissions/<slug>/results/<set>/<version>/   a run of the version's board profile
+                                    (<version>-<profile>/ for a run of another profile)
         run.json                      provenance of the harness run (written by finalize)
         records/<dataset>.parquet     one row per (item, variant)
         activations/<dataset>.safetensors
@@ -41,6 +42,7 @@ from benchmark.documents import (
 from benchmark.errors import SagoError
 from benchmark.jsonio import plain_json
 from benchmark.paths import SUBMISSIONS_DIR, check_name, check_slug, inside
+from benchmark.profiles import results_folder_name
 
 RUN_FILE = RunDocument.FILE
 SUMMARY_FILE = SummaryDocument.FILE
@@ -70,13 +72,42 @@ RUN_JSON_LIMIT = RunDocument.LIMIT
 """run.json is refused above this size (bytes)."""
 
 
-def results_dir(slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR) -> Path:
-    """Where results of ``slug`` on one variant-set version live (``root/<slug>/results/<set>/<version>``)."""
+def results_dir(
+    slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR, *, profile: str | None = None
+) -> Path:
+    """Where results of ``slug`` on one variant-set version live: ``root/<slug>/results/<set>/<version>``
+    for a run of the version's board profile (``profile`` None or that profile), and
+    ``.../<version>-<profile>`` for a run of any other (:func:`benchmark.profiles.results_folder_name`).
+
+    >>> results_dir("ab__cd", "s", "v2", Path("r"), profile="paper").parts[-4:]
+    ('ab__cd', 'results', 's', 'v2-paper')
+    """
+    check_name(version, "version")
     return inside(
         inside(root, check_slug(slug)),
         "results",
         check_name(set_name, "variant set"),
-        check_name(version, "version"),
+        results_folder_name(version, profile),
+    )
+
+
+PROFILE_BOARDS_DIR = "profiles"
+"""Folder of ``leaderboard/`` that holds the boards of profiles other than a version's board profile."""
+
+
+def profile_board_path(leaderboard_dir: Path, set_name: str, version: str, profile: str) -> Path:
+    """Where ``sago analyze --profile`` writes the board of a profile that is not ``version``'s board
+    profile: ``leaderboard/profiles/<set>/<version>-<profile>/leaderboard.json`` (named as its results
+    folders are); a board profile is refused (its board is ``leaderboard/leaderboard.json``).
+
+    >>> profile_board_path(Path("leaderboard"), "sago-v1", "v2", "paper").as_posix()
+    'leaderboard/profiles/sago-v1/v2-paper/leaderboard.json'
+    """
+    folder = results_folder_name(check_name(version, "version"), profile)
+    if folder == version:
+        raise SagoError(f"{profile} is the board profile of {version}: its board is the version's own")
+    return (
+        leaderboard_dir / PROFILE_BOARDS_DIR / check_name(set_name, "variant set") / folder / LEADERBOARD_FILE
     )
 
 
@@ -93,9 +124,18 @@ class ResultsFolder:
     """``submissions/<slug>/results/<set>/<version>``."""
 
     @classmethod
-    def of(cls, slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR) -> ResultsFolder:
-        """The folder of ``slug`` on ``set_name``/``version`` under the submissions folder ``root``."""
-        return cls(results_dir(slug, set_name, version, root))
+    def of(
+        cls,
+        slug: str,
+        set_name: str,
+        version: str,
+        root: Path = SUBMISSIONS_DIR,
+        *,
+        profile: str | None = None,
+    ) -> ResultsFolder:
+        """The folder of ``slug``'s ``profile`` run (None: the board profile's) on ``set_name``/``version``
+        under the submissions folder ``root``."""
+        return cls(results_dir(slug, set_name, version, root, profile=profile))
 
     # ---- paths -------------------------------------------------------------------------------------
     @property

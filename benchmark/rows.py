@@ -386,6 +386,87 @@ class PerItemRow(TypedDict):
     s_extended: float | None
 
 
+class ProfileCutRow(TypedDict):
+    """``profile_comparison.cut[]``: one model's responses cut at each profile's cap on one dataset
+    (``_a``: the board profile, ``_b``: this board's profile; null where that profile has no row)."""
+
+    model: str
+    dataset: str
+    cut_a: int | None
+    total_a: int | None
+    share_a: float | None
+    cut_b: int | None
+    total_b: int | None
+    share_b: float | None
+
+
+class ProfileChangeRow(TypedDict):
+    """``profile_comparison.rows[]``: one (model, dataset, headline measure) in both profiles, and the
+    exact paired test of its per-item instability change, Holm-corrected over the comparison."""
+
+    model: str
+    dataset: str
+    measure: str
+    sgs_a: float | None
+    ci_low_a: float | None
+    ci_high_a: float | None
+    n_items_a: int | None
+    rank_low_a: int | None
+    rank_high_a: int | None
+    validity_a: list[str]
+    sgs_b: float | None
+    ci_low_b: float | None
+    ci_high_b: float | None
+    n_items_b: int | None
+    rank_low_b: int | None
+    rank_high_b: int | None
+    validity_b: list[str]
+    n_shared: int
+    n_tied: int
+    mean_diff: float | None
+    p_exact: float | None
+    p_floor: float
+    p_holm: float | None
+    p_floor_holm: float | None
+    testable: bool
+    family_size: int
+    verdict: str
+    validity: list[str]
+
+
+class ProfileRankingRow(TypedDict):
+    """``profile_comparison.rankings[]``: one (dataset, headline measure): the models each profile's board
+    ranks, whether the rankings can be compared, and each board's significant reversals there."""
+
+    dataset: str
+    measure: str
+    models_a: int
+    models_b: int
+    comparable: bool
+    flips_a: int
+    flips_b: int
+    candidates_a: int
+    candidates_b: int
+
+
+class ProfileComparison(TypedDict):
+    """``profile_comparison``: another profile's board beside the board profile's (never pooled)."""
+
+    profiles: list[str]
+    """[board profile, this board's profile]: the ``_a`` and ``_b`` of every row."""
+    max_new_tokens: list[int]
+    """their token caps, in the same order."""
+    models: list[str]
+    """complete in both."""
+    measures: list[str]
+    """the headline measures compared."""
+    correction: str
+    """the correction family of ``rows[]``."""
+    cut: list[ProfileCutRow]
+    rows: list[ProfileChangeRow]
+    rankings: list[ProfileRankingRow]
+
+
 R = TypeVar("R", bound=Mapping[str, object])
 
 

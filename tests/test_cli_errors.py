@@ -262,10 +262,11 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
         lambda t: _leftover(t, ".v1.finalizing"),
         "sago submissions repair",
     ),
-    # evaluate without --force: never replaces a finished result of another profile; an empty selection
+    # evaluate without --force: never replaces a finished result of another dataset selection (a run of
+    # another profile has a folder of its own, <version>-<profile>/); an empty selection
     (
-        "evaluate another profile over a result",
-        ["evaluate", SLUG, "--no-progress", "--profile", "evidence", *ON],
+        "evaluate another dataset selection over a result",
+        ["evaluate", SLUG, "--no-progress", "--datasets", "trivia_qa", *ON],
         nothing,
         "--force to replace it",
     ),

@@ -63,14 +63,18 @@ def test_settings_come_from_run_json_and_a_wrong_profile_is_refused(
         run["engine"],
         run["hardware"]["torch_threads"],
     )
+    with pytest.raises(SagoError, match=f"use PROFILE={run['profile']['name']}"):
+        rerun_options(document, "paper")  # a run.json whose profile is not the one asked for
     slug = COMMITTED.parents[2].name
+    # --profile names the folder: another profile's run is in <version>-<profile>/, absent here
     assert main([slug, "--profile", "paper", "--version", COMMITTED.name]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"use PROFILE={run['profile']['name']}" in err
-    # without --version the published board's result is the one checked (v2: the evidence profile)
+    assert err.count("\n") == 1 and f"no committed paper-profile result for sago-v1/{COMMITTED.name}" in err
+    assert f"{COMMITTED.name}-paper" in err
+    # without --version the published board's version (v2); its folder holds the evidence run, no cpu run
     board = ResultsFolder(COMMITTED.parent / BOARD_SET_VERSION).read_run().to_json()["profile"]["name"]
-    assert board != "paper" and main([slug, "--profile", "paper"]) == 2
-    assert f"use PROFILE={board}" in capsys.readouterr().err
+    assert board == "evidence" and main([slug, "--profile", "cpu"]) == 2
+    assert f"no committed cpu-profile result for sago-v1/{BOARD_SET_VERSION}" in capsys.readouterr().err
     assert main(["--profile", "smoke"]) == 2
     assert "MODEL=<slug>" in capsys.readouterr().err
 
@@ -230,7 +234,8 @@ def test_a_sampled_rerun_of_an_untouched_result_is_identical(
 
 
 def _records(root: Path) -> Path:
-    return root / SAMPLE_SLUG / "results" / "sago-v1" / "v2" / "records" / "gsm8k.parquet"
+    # a smoke run on v2 (whose board profile is evidence) lives in v2-smoke/
+    return root / SAMPLE_SLUG / "results" / "sago-v1" / "v2-smoke" / "records" / "gsm8k.parquet"
 
 
 def test_a_sampled_rerun_finds_a_changed_response_or_float(

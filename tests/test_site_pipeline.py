@@ -9,84 +9,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-from helpers.toy import toy_variant_set
+from helpers.toy import fake_run, freeze_toy_set, submit_hub_model
 
-from benchmark.harness.collect import collect
-from benchmark.harness.finalize import finalize
-from benchmark.models.fake import FakeBackend
 from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
-from benchmark.profiles import get_profile
-from benchmark.provenance import sha256_file
-from benchmark.results import write_json
-from benchmark.schema import VARIANT_SCHEMA_VERSION
 from benchmark.site.board import read_board
 from benchmark.site.build import SiteInputs, build_site
-from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
-from benchmark.variants.freeze import write_variant_table
-from benchmark.variants.frozen import VariantSet, load_variant_set
+from benchmark.variants.frozen import VariantSet
 
 SLUGS = ("acme__fake-one", "acme__fake-two", "acme__fake-pending")
 
 
-def freeze_toy_set(root: Path) -> VariantSet:
-    """Write the harness's toy set to disk the way a released set is laid out, and load it back."""
-    toy = toy_variant_set(("alpha", "beta"), n_items=4)
-    folder = root / "sago-v1" / "v1"
-    files = {}
-    for dataset in toy.datasets:
-        write_variant_table(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
-        files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
-    frames = {d: toy.frame(d) for d in toy.datasets}
-    write_json(
-        folder / "manifest.json",
-        {
-            "schema_version": VARIANT_SCHEMA_VERSION,
-            "set": "sago-v1",
-            "version": "v1",
-            "files": files,
-            "dataset_order": list(toy.datasets),
-            "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(f)} for d, f in frames.items()},
-            "counts": {
-                d: {str(k): int(v) for k, v in f.groupby("family").size().items()} for d, f in frames.items()
-            },
-        },
-    )
-    return load_variant_set("sago-v1", "v1", root)
-
-
 def submit_and_run(submissions: Path, variants: VariantSet) -> None:
     for index, slug in enumerate(SLUGS, start=1):
-        (submissions / slug).mkdir(parents=True)
-        (submissions / slug / "submission.yaml").write_text(
-            yaml.safe_dump(
-                {
-                    "name": slug,
-                    "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index}" * 40},
-                    "license": "Apache-2.0",
-                    "parameters": 10,
-                    "contact": "tests",
-                }
-            )
-        )
-        if slug.endswith("pending"):
-            continue
-        out = submissions / slug / "results" / "sago-v1" / "v1"
-        collect(
-            FakeBackend(hidden_size=8 * index), variants, out, profile=get_profile("smoke"), progress=False
-        )
-        model = load_submission(
-            slug, submissions
-        ).model  # run.json names the model it ran, as evaluate writes it
-        finalize(
-            out,
-            extra={
-                "submission": slug,
-                "submission_model": model.model_dump(),
-                "model": {"source": "hub", "revision": model.revision},
-            },
-        )
+        submit_hub_model(submissions, slug, index)
+        if not slug.endswith("pending"):
+            out = submissions / slug / "results" / "sago-v1" / "v1"
+            fake_run(submissions, slug, variants, out, hidden=8 * index, profile="smoke")
 
 
 @pytest.mark.slow

@@ -744,11 +744,18 @@ def test_a_paper_profile_over_smoke_records(committed_copy: Path) -> None:
     paper = {"name": "paper", "items_per_dataset": 16, "all_strengths": True, "max_new_tokens": 100}
     (committed_copy / "run.json").write_text(json.dumps({**run, "profile": {**paper, "description": "x"}}))
     found = committed_lines(committed_copy)
-    assert len(found) == 6, found
-    assert all(
-        "rows differ from what run.json's profile 'paper' selects (16 items per dataset" in x for x in found
+    assert len(found) == 7, found
+    # the folder says whose run it holds (v1/: v1's board profile, smoke), and the rows say it too
+    folder = [x for x in found if "profile run in" in x]
+    assert (
+        len(folder) == 1 and "/sago-v1/v1: a paper-profile run in v1/, which holds smoke-profile" in folder[0]
     )
-    assert all(re.search(r"\): \d+ missing, 0 extra — ", x) for x in found), found
+    assert "move the results folder to v1-paper/" in folder[0]
+    rows = [x for x in found if x not in folder]
+    assert len(rows) == 6, found
+    assert all(
+        "rows differ from what run.json's profile 'paper' selects (16 items per dataset" in x for x in rows
+    )
 
 
 def test_nan_and_infinity_in_records(site_tree: SiteTree) -> None:

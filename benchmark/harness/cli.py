@@ -25,14 +25,15 @@ from benchmark.harness.evaluate import (
     kept_batches,
     options_argv,
     options_from_flags,
+    run_folder,
     scratch_root,
 )
 from benchmark.harness.sets import VariantSetLike, checked_frame, open_variant_set
 from benchmark.models.hf import ENGINES, EngineSpec, engine_help
 from benchmark.paths import check_slug
-from benchmark.profiles import PROFILES, Profile, get_profile, rows_run
+from benchmark.profiles import BOARD_PROFILES, PROFILES, Profile, board_profile, get_profile, rows_run
 from benchmark.registry import Registry
-from benchmark.results import LEADERBOARD_FILE, results_dir
+from benchmark.results import LEADERBOARD_FILE
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 
 
@@ -51,7 +52,11 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
                 default="smoke",
                 show_default=True,
                 help="Run profile (how much of the set runs; README 'Profiles' counts the model runs "
-                f"each makes): {'; '.join(PROFILES.get(n).summary() for n in PROFILES.names())}.",
+                f"each makes): {'; '.join(PROFILES.get(n).summary() for n in PROFILES.names())}. "
+                "A run of the version's board profile "
+                f"({', '.join(f'{v}: {p}' for v, p in sorted(BOARD_PROFILES.items()))}) goes to "
+                "results/<set>/<version>/, a run of any other to results/<set>/<version>-<profile>/ "
+                "(so the default smoke run on v2 writes v2-smoke/ beside the committed evidence run).",
             ),
             click.option(
                 "--device", default=None, help="torch device (default: cuda when available, else cpu)."
@@ -168,7 +173,7 @@ def evaluate(
         try:
             run_file = evaluate_submission(slug, options, root=root, variant_set=variant_set)
         except KeyboardInterrupt:
-            out_dir = results_dir(slug, set_name, version, root or paths.SUBMISSIONS_DIR)
+            out_dir = run_folder(slug, options, root or paths.SUBMISSIONS_DIR)
             kept = kept_batches(out_dir, options, variant_set)
             click.echo(
                 f"\ninterrupted: kept {kept} in {out_dir}; resume with: {resume_command(slug, options, out)}",
@@ -178,7 +183,7 @@ def evaluate(
         if run_file is not None:
             click.echo(f"{slug}: wrote {run_file.parent}")
     if out is not None and chosen:
-        click.echo(scratch_next_steps(out, set_name, version))
+        click.echo(scratch_next_steps(out, set_name, version, profile))
 
 
 def resume_command(slug: str, options: EvaluateOptions, out: Path | None) -> str:
@@ -188,9 +193,12 @@ def resume_command(slug: str, options: EvaluateOptions, out: Path | None) -> str
     return shlex.join(words + (["--out", str(out)] if out is not None else []))
 
 
-def scratch_next_steps(out: Path, set_name: str, version: str) -> str:
-    """The two commands that turn a scratch result into a board and a site, beside it in ``out``."""
+def scratch_next_steps(out: Path, set_name: str, version: str, profile: str | None = None) -> str:
+    """The two commands that turn a scratch result into a board and a site, beside it in ``out``
+    (``--profile`` named when the run is not of the version's board profile)."""
     chosen = f"--set {set_name} --version {version}"
+    if profile is not None and profile != board_profile(version):
+        chosen += f" --profile {profile}"
     submissions, board, site = out / "submissions", out / LEADERBOARD_FILE, out / "site"
     return (
         f"next: sago analyze {chosen} --submissions-dir {submissions} --out {board}\n"
@@ -208,7 +216,13 @@ def planned_runs(variant_set: VariantSetLike, profile: Profile, datasets: tuple[
 @click.argument("slugs", nargs=-1, required=True)
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant set name.")
 @click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Variant set version.")
-def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str) -> None:
+@click.option(
+    "--profile",
+    default=None,
+    help="The run's profile (default: the version's board profile; another profile's run is in "
+    "<version>-<profile>/).",
+)
+def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str, profile: str | None) -> None:
     """Print the finished checkpoint files of running or stopped evaluations, one path per line.
 
     A long run commits them as they finish (`git add -f $(sago checkpoint-files SLUG --version v2)`), so a
@@ -225,7 +239,7 @@ def checkpoint_files(slugs: tuple[str, ...], set_name: str, version: str) -> Non
             f"no variant set {set_name}/{version} under variants/; pass a set `sago variants list` shows"
         )
     for slug in slugs:
-        folder = ResultsFolder(results_dir(check_slug(slug), set_name, version, paths.SUBMISSIONS_DIR))
+        folder = ResultsFolder.of(check_slug(slug), set_name, version, paths.SUBMISSIONS_DIR, profile=profile)
         for rank in sorted(folder.checkpoint.glob("rank-*")) if folder.checkpoint.is_dir() else []:
             for path in PartStore(rank).finished_files():
                 click.echo(path.relative_to(paths.REPO_ROOT).as_posix())

@@ -150,7 +150,7 @@ def evaluate_submission(
     """
     root = root or paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
-    out = results_dir(slug, options.set_name, options.version, root)
+    out = run_folder(slug, options, root, api=isinstance(submission.model, ApiModel))
     return evaluate_model(submission, options, out, label=slug, **given)
 
 
@@ -168,6 +168,15 @@ def local_backend(submission: ModelChoice, options: EvaluateOptions, **more: Any
         device_map=options.device_map,
         **more,
     )
+
+
+def run_folder(slug: str, options: EvaluateOptions, root: Path, *, api: bool = False) -> Path:
+    """Where this run of ``slug`` goes: ``<version>/`` for the version's board profile,
+    ``<version>-<profile>/`` for any other (:func:`benchmark.results.results_dir`). An API model's run
+    stays in ``<version>/`` whatever its profile: it is shown only in the API table, which states each
+    row's profile and ranks nothing."""
+    profile = None if api else options.profile
+    return results_dir(slug, options.set_name, options.version, root, profile=profile)
 
 
 def evaluate_model(
@@ -365,8 +374,8 @@ def _run_info(
 
 def refuse_replacing_another_run(out: Path, label: str, profile: str) -> None:
     """Without --force, a finished run of another profile, set or dataset selection in ``out`` is never
-    replaced: the defaults alone (``--profile smoke``) would otherwise overwrite a submission's hours-long
-    evidence result when this run finishes."""
+    replaced. A run of another profile has a folder of its own (``<version>-<profile>/``), so this guards
+    ``--out`` folders and dataset selections; it stays for any folder that holds another run."""
     folder = ResultsFolder(out)
     if not folder.run.is_file():
         return
@@ -470,6 +479,9 @@ def choose_slugs(
         s
         for s in chosen
         if not has_finished_run(
-            results_dir(s, options.set_name, options.version, root), sha, profile, options.datasets
+            run_folder(s, options, root, api=isinstance(load_submission(s, root).model, ApiModel)),
+            sha,
+            profile,
+            options.datasets,
         )
     ]

@@ -22,6 +22,7 @@ from benchmark import cpu, options, paths
 from benchmark.documents import RunDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError, visible
+from benchmark.profiles import board_profile
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.submissions import load_submission
@@ -66,11 +67,17 @@ difference) refused, and which is more than twice this CPU's error: hence the ma
 _FLOAT_COLUMNS = ("logprob_sum", "logprob_mean", "entropy_mean")
 
 
-def committed_run(slug: str, set_name: str, version: str, root: Path) -> RunDocument:
-    """The committed run.json of ``slug`` on the set version; a missing or unreadable one is one line."""
-    folder = ResultsFolder.of(slug, set_name, version, root)
+def committed_run(
+    slug: str, set_name: str, version: str, root: Path, profile: str | None = None
+) -> RunDocument:
+    """The committed run.json of ``slug``'s ``profile`` run (None: the board profile's) on the set
+    version; a missing or unreadable one is one line."""
+    folder = ResultsFolder.of(slug, set_name, version, root, profile=profile)
     if not folder.run.is_file():
-        raise SagoError(f"{slug} has no committed result for {set_name}/{version} ({folder.run} is missing)")
+        raise SagoError(
+            f"{slug} has no committed {profile or board_profile(version)}-profile result for "
+            f"{set_name}/{version} ({folder.run} is missing)"
+        )
     return folder.read_run()
 
 
@@ -313,7 +320,7 @@ def reproduce(
     (with ``engine`` instead of the committed engine: do its outputs equal the committed ones?)."""
     root = paths.SUBMISSIONS_DIR
     load_submission(slug, root)
-    run = committed_run(slug, set_name, version, root)
+    run = committed_run(slug, set_name, version, root, profile)
     use_committed_setting(run)  # before anything imports torch
     from benchmark.harness.evaluate import evaluate_submission
 
@@ -328,8 +335,8 @@ def reproduce(
         )
         evaluate_submission(slug, options, root=scratch)
         return compare(
-            results_dir(slug, set_name, version, root),
-            results_dir(slug, set_name, version, scratch),
+            results_dir(slug, set_name, version, root, profile=profile),
+            results_dir(slug, set_name, version, scratch, profile=profile),
             ("engine", "batch_size") if engine is not None else (),
         )
     finally:
@@ -374,7 +381,7 @@ def rerun_sample(
 
     root = paths.SUBMISSIONS_DIR
     submission = load_submission(slug, root)
-    run = committed_run(slug, set_name, version, root)
+    run = committed_run(slug, set_name, version, root, profile)
     use_committed_setting(run)  # before anything imports torch
     import pandas as pd
     from safetensors.numpy import load_file
@@ -387,7 +394,7 @@ def rerun_sample(
     from benchmark.schema import BASELINE_VARIANT_ID, RECORD_COLUMNS
 
     options = _options(run, profile, engine)
-    folder = results_dir(slug, set_name, version, root)
+    folder = results_dir(slug, set_name, version, root, profile=profile)
     variant_set = open_variant_set(set_name, version)
     chosen = get_profile(profile)
     assert options.batch_size is not None  # rerun_options refuses a run.json that records none
@@ -464,7 +471,12 @@ def reproduce_sample(
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("slug", required=False)
-@click.option("--profile", default=None, help="The committed result's profile (checked against run.json).")
+@click.option(
+    "--profile",
+    default=None,
+    help="The committed result's profile, checked against its run.json (default: the version's board "
+    "profile, whose run is in <version>/; another profile's run is in <version>-<profile>/).",
+)
 @click.option("--set", "set_name", default=DEFAULT_SET, show_default=True)
 @click.option("--version", default=BOARD_SET_VERSION, show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the temporary folder with the fresh run.")
@@ -495,8 +507,7 @@ def main_command(
     """Re-run a committed result (or a seeded sample of its batches) and compare it with what is committed."""
     if not slug:
         raise SagoError("name the submission: make reproduce MODEL=<slug> PROFILE=<name>")
-    if not profile:
-        raise SagoError("name the profile: make reproduce MODEL=<slug> PROFILE=<name>")
+    profile = profile or board_profile(version)
     if sample is not None:
         verdict, what = reproduce_sample(slug, profile, set_name, version, sample, seed, engine)
         click.echo(visible(f"{slug}: re-ran {what}"))

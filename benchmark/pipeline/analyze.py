@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from benchmark import jsonio
 from benchmark.documents import LeaderboardDocument, Rendered, SummaryDocument
 from benchmark.errors import FileProblem, SagoError
 from benchmark.integrity import (
@@ -37,17 +38,20 @@ from benchmark.integrity import (
     plain_files,
 )
 from benchmark.pipeline import origin
+from benchmark.profiles import board_profile, get_profile
 from benchmark.results import ACTIVATIONS_SUFFIX, OWN_CONFIDENCE_DIR, RECORDS_SUFFIX, ResultsFolder
+from benchmark.rows import PerItemRow
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
 from benchmark.staging import Staged, exclusive, recover
 from benchmark.stats.api_models import API_TABLE_FILE, ApiRow, ApiTable, api_rows
 from benchmark.stats.facts import run_row
 from benchmark.stats.leaderboard import Entry, build_leaderboard
+from benchmark.stats.profile_compare import profile_comparison
 from benchmark.stats.rewrite_accuracy import rewrite_accuracy_rows
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, load_summary, summary_document
 from benchmark.stats.validity import gold_answers
-from benchmark.submissions import list_slugs, load_submission
+from benchmark.submissions import Submission, list_slugs, load_submission
 
 VariantFrames = Callable[[], Mapping[str, pd.DataFrame]]
 POLITENESS_AXIS = "politeness"
@@ -70,6 +74,24 @@ class AnalyzeRequest:
     """re-analyse only these (others keep their summary); empty = all."""
     options: AnalysisOptions = DEFAULT_OPTIONS
     """seed, resamples, epsilons."""
+    profile: str | None = None
+    """whose runs: None (or the version's board profile) analyses ``<version>/``, another profile the
+    ``<version>-<profile>/`` folders, into a board of its own (never pooled with the board profile's)."""
+    compare_with: Path | None = None
+    """for another profile: the board profile's leaderboard.json, which the ``profile_comparison`` block
+    sets this profile's board beside (None, or no such file: no comparison)."""
+
+    @property
+    def other_profile(self) -> str | None:
+        """The profile analysed when it is not the version's board profile (None for the board profile)."""
+        if self.profile is None or self.profile == board_profile(self.version):
+            return None
+        return self.profile
+
+    def folder(self, slug: str, *, profile: str | None = None) -> ResultsFolder:
+        """``slug``'s results folder of this request's profile (``profile`` overrides it)."""
+        chosen = self.profile if profile is None else profile
+        return ResultsFolder.of(slug, self.set_name, self.version, self.root, profile=chosen)
 
 
 def current_axes() -> dict[str, str]:
@@ -307,6 +329,15 @@ def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
         raise SagoError(f"no submission folder for {', '.join(unknown)}; see `ls submissions/`")
 
 
+def _folder_of(slug: str, submission: Submission, request: AnalyzeRequest) -> ResultsFolder | None:
+    """Where ``submission``'s run of the request's profile is: an API model's run is always in
+    ``<version>/`` (:func:`benchmark.harness.evaluate.run_folder`), so on another profile's board it has
+    none (None: pending there, and out of that board's API table)."""
+    if submission.model.kind == "api":
+        return None if request.other_profile else request.folder(slug, profile=board_profile(request.version))
+    return request.folder(slug)
+
+
 def collect_entries(
     request: AnalyzeRequest, variant_frames: VariantFrames, staged: Staged
 ) -> tuple[list[Entry], dict[str, Path]]:
@@ -316,17 +347,15 @@ def collect_entries(
     check_slugs(request.slugs, slugs)
     # Every input is checked before anything is computed or written: one bad file fails the run early.
     metas = {slug: load_submission(slug, request.root) for slug in slugs}
-    folders = {
-        slug: ResultsFolder.of(slug, request.set_name, request.version, request.root) for slug in slugs
-    }
-    for slug in slugs:
-        if folders[slug].has_run():
-            check_results(folders[slug].path, freshness_axes(folders[slug].path, slug, request))
+    folders = {slug: _folder_of(slug, metas[slug], request) for slug in slugs}
+    for slug, folder in folders.items():
+        if folder is not None and folder.has_run():
+            check_results(folder.path, freshness_axes(folder.path, slug, request))
     entries, made_from = [], {}
     for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
         meta = metas[slug]
         results = folders[slug]
-        if not results.has_run():
+        if results is None or not results.has_run():
             entries.append(Entry(slug, meta, None, None))
             continue
         summary, made_from[slug] = summary_for(slug, results.path, request, variant_frames, staged)
@@ -386,12 +415,60 @@ def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> 
         table = request.out.with_name(API_TABLE_FILE)
         if api.rows or table.exists():
             staged.write(table, lambda tmp: _write(tmp, api))
-        staged.write(request.out, lambda tmp: _write(tmp, document))  # renamed last
+        if request.other_profile is not None:
+            document = profile_board(document, request, request.other_profile, entries)
+        final = document
+        staged.write(request.out, lambda tmp: _write(tmp, final))  # renamed last
         staged.commit()
     except BaseException:
         staged.discard()
         raise
     return document
+
+
+def profile_board(
+    document: LeaderboardDocument, request: AnalyzeRequest, profile: str, entries: Sequence[Entry]
+) -> LeaderboardDocument:
+    """Another profile's board: ``document`` with its ``profile`` named and, when the board profile's
+    leaderboard is at ``request.compare_with``, the ``profile_comparison`` block that sets the two side by
+    side (:func:`benchmark.stats.profile_compare.profile_comparison`)."""
+    data: dict[str, Any] = dict(document.data) | {"profile": profile}
+    board = _board_profile_document(request)
+    if board is not None:
+        first = board_profile(request.version)
+        per_item_b = {e.slug: list(e.summary.per_item) for e in entries if e.summary is not None}
+        per_item_a = {slug: _per_item_rows(request.folder(slug, profile=first)) for slug in per_item_b}
+        data["profile_comparison"] = profile_comparison(
+            board,
+            document,
+            per_item_a,
+            per_item_b,
+            profiles=(first, profile),
+            max_new_tokens=(get_profile(first).max_new_tokens, get_profile(profile).max_new_tokens),
+        )
+    return LeaderboardDocument.from_json(jsonio.clean(data))
+
+
+def _board_profile_document(request: AnalyzeRequest) -> LeaderboardDocument | None:
+    """The board profile's leaderboard the comparison reads (None without one); one of another set or
+    version is refused in one line."""
+    path = request.compare_with
+    if path is None or not path.is_file():
+        return None
+    board = LeaderboardDocument.read(path)
+    if (board.set, board.version) != (request.set_name, request.version) or board.data.get("profile"):
+        raise SagoError(
+            f"{path} is not the {board_profile(request.version)}-profile board of "
+            f"{request.set_name}/{request.version}; pass --compare-with the version's own leaderboard.json"
+        )
+    return board
+
+
+def _per_item_rows(folder: ResultsFolder) -> list[PerItemRow]:
+    """The ``per_item`` rows of a board-profile summary (none when it has no readable summary.json)."""
+    if not folder.summary.is_file():
+        return []
+    return list(SummaryDocument.read(folder.summary).per_item)
 
 
 def api_table_rows(entries: Sequence[Entry], request: AnalyzeRequest) -> list[ApiRow]:
@@ -400,7 +477,7 @@ def api_table_rows(entries: Sequence[Entry], request: AnalyzeRequest) -> list[Ap
     for entry in entries:
         if entry.submission.model.kind != "api" or entry.summary is None:
             continue
-        results = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root)
+        results = request.folder(entry.slug, profile=board_profile(request.version))
         profile = results.read_run().profile_name
         rows += api_rows(
             entry.slug, entry.submission.name, entry.summary, own_confidence_frames(results), profile
@@ -420,7 +497,9 @@ def stage_summary(entry: Entry, deltas: Path, request: AnalyzeRequest, staged: S
     """Stage one summary and record it, with the deltas it came from, as this machine's analyze's."""
     assert entry.summary is not None
     summary = entry.summary
-    target = ResultsFolder.of(entry.slug, request.set_name, request.version, request.root).summary
+    folder = _folder_of(entry.slug, entry.submission, request)
+    assert folder is not None  # only entries with a run have a summary to stage
+    target = folder.summary
     origin.remember(staged.write(target, lambda tmp: _write(tmp, summary)), made_from=deltas)
 
 

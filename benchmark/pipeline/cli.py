@@ -10,10 +10,12 @@ import click
 from benchmark import options
 from benchmark.axes.measures import paper_measures
 from benchmark.documents import LeaderboardDocument
+from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, check_name, check_output, check_slug
 from benchmark.pipeline.analyze import AnalyzeRequest, paid_judge, run_analysis
-from benchmark.results import LEADERBOARD_FILE, refuse_leftovers
+from benchmark.profiles import BOARD_PROFILES, board_profile, get_profile
+from benchmark.results import LEADERBOARD_FILE, PROFILE_BOARDS_DIR, profile_board_path, refuse_leftovers
 from benchmark.rows import CellRow, ModelRow
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SEED, DEFAULT_SET
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES
@@ -88,12 +90,15 @@ def _board_file(tracked: str) -> bool:
     True
     >>> _board_file("leaderboard/versions/sago-v1/v1/leaderboard.json")
     True
+    >>> _board_file("leaderboard/profiles/sago-v1/v2-paper/leaderboard.json")
+    True
     >>> _board_file("leaderboard/site/downloads/leaderboard.json"), _board_file("README.md")
     (False, False)
     """
     parts = PurePosixPath(tracked).parts
+    kept = ("versions", PROFILE_BOARDS_DIR)  # another version's board, another profile's board
     return parts == ("leaderboard", LEADERBOARD_FILE) or (
-        len(parts) == 5 and parts[:2] == ("leaderboard", "versions") and parts[-1] == LEADERBOARD_FILE
+        len(parts) == 5 and parts[0] == "leaderboard" and parts[1] in kept and parts[-1] == LEADERBOARD_FILE
     )
 
 
@@ -109,11 +114,28 @@ def _board_file(tracked: str) -> bool:
     "others' summaries only where this machine's analyze wrote them or the checkout commits them.",
 )
 @click.option(
+    "--profile",
+    default=None,
+    help="Whose runs to analyse (default: the version's board profile, "
+    f"{', '.join(f'{v}: {p}' for v, p in sorted(BOARD_PROFILES.items()))}, in results/<set>/<version>/). "
+    "Another profile's runs, in results/<set>/<version>-<profile>/, make a board of their own beside it "
+    "(never pooled or ranked with it), with a profile_comparison block against --compare-with.",
+)
+@click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=LEADERBOARD_DIR / LEADERBOARD_FILE,
-    show_default=f"leaderboard/{LEADERBOARD_FILE}",
+    default=None,
+    show_default=f"leaderboard/{LEADERBOARD_FILE}; for another profile "
+    f"leaderboard/{PROFILE_BOARDS_DIR}/<set>/<version>-<profile>/{LEADERBOARD_FILE}",
     help="Where the combined leaderboard JSON goes.",
+)
+@click.option(
+    "--compare-with",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    show_default=f"leaderboard/{LEADERBOARD_FILE} when --out is left to its default, else none",
+    help="With another --profile: the board profile's leaderboard its board is compared with (the site's "
+    "side-by-side page); its board-profile summaries are read from the same --submissions-dir.",
 )
 @click.option(
     "--submissions-dir",
@@ -144,7 +166,9 @@ def analyze(
     set_name: str,
     version: str,
     slugs: tuple[str, ...],
-    out: Path,
+    profile: str | None,
+    out: Path | None,
+    compare_with: Path | None,
     submissions_dir: Path,
     seed: int,
     resamples: int,
@@ -161,6 +185,18 @@ def analyze(
     # Refuse a set that is not here (or fails its hashes) before anything is written: a typo in
     # --version must not overwrite the leaderboard with an all-pending one.
     load_variant_set(check_name(set_name, "variant set"), check_name(version, "version"))
+    other = None if profile is None or profile == board_profile(version) else get_profile(profile).name
+    if other is None and compare_with is not None:
+        raise SagoError(
+            "--compare-with goes with --profile naming a profile other than the version's board one"
+        )
+    if out is None:
+        out = LEADERBOARD_DIR / LEADERBOARD_FILE
+        if other is not None:
+            out = profile_board_path(LEADERBOARD_DIR, set_name, version, other)
+            # the published profile board is compared with the published board; a scratch one (--out)
+            # only with the board --compare-with names
+            compare_with = compare_with or LEADERBOARD_DIR / LEADERBOARD_FILE
     check_submissions_root(submissions_dir, "--submissions-dir")  # a typo must not give an empty leaderboard
     refuse_leftovers(submissions_dir, "`sago analyze`")
     check_output(out, "--out", folder=False)
@@ -174,7 +210,10 @@ def analyze(
         out=out,
         slugs=tuple(check_slug(s) for s in slugs),
         options=AnalysisOptions(seed=seed, resamples=resamples),
+        profile=other,
+        compare_with=compare_with,
     )
+    out.parent.mkdir(parents=True, exist_ok=True)
     document = run_analysis(request)
     click.echo(sgs_text_table(document))
     if paid_judge():
@@ -190,7 +229,6 @@ def choose_judge(name: str) -> None:
     import os
 
     from benchmark.axes.scorers import POLITENESS_ENV, configured_politeness
-    from benchmark.errors import SagoError
 
     previous = os.environ.get(POLITENESS_ENV)
     os.environ[POLITENESS_ENV] = name

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
+from benchmark.results import ResultsFolder
 from benchmark.rows import CellRow, MeasureRow, ModelRow, Table
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION
 from benchmark.submissions import list_slugs, load_submission
@@ -108,6 +109,18 @@ class Board:
     def name(self, slug: str) -> str:
         """Display name of a model (the slug when unknown)."""
         return self.document.name(slug)
+
+    @property
+    def profile(self) -> str | None:
+        """The run profile of another profile's board (None: the version's own board)."""
+        return self.document.profile
+
+    def results(self, slug: str, submissions_root: Path) -> ResultsFolder:
+        """The results folder this board's numbers of ``slug`` come from (``<version>/``, or
+        ``<version>-<profile>/`` on another profile's board)."""
+        return ResultsFolder.of(
+            slug, str(self.data["set"]), str(self.data["version"]), submissions_root, profile=self.profile
+        )
 
 
 LEADERBOARD_LIMIT = 64 << 20

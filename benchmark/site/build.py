@@ -21,10 +21,10 @@ from benchmark.documents import SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.model_facts import PackagedFacts
 from benchmark.paths import check_name, replace_folder
-from benchmark.results import ResultsFolder, results_dir
 from benchmark.rows import PerItemRow
 from benchmark.schema import DEFAULT_SET_VERSION
 from benchmark.site import findings, overview, views
+from benchmark.site import profiles as profiles_view
 from benchmark.site.board import Board
 from benchmark.site.cite import DEFAULT_REPO_URL, Citation
 from benchmark.site.downloads import Download, copy_downloads
@@ -116,7 +116,12 @@ def _version(inputs: SiteInputs) -> str:
 
 
 def build_site(
-    inputs: SiteInputs, out: Path, *, progress: bool = True, others: Sequence[SiteInputs] = ()
+    inputs: SiteInputs,
+    out: Path,
+    *,
+    progress: bool = True,
+    others: Sequence[SiteInputs] = (),
+    profiles: Sequence[SiteInputs] = (),
 ) -> BuildReport:
     """Render the whole site into ``out`` (replaced only if an earlier build made it).
 
@@ -125,6 +130,9 @@ def build_site(
         out: target folder, e.g. ``leaderboard/site``.
         progress: show a progress bar over the item pages.
         others: the boards of the set's other versions, each written under ``versions/<version>/``.
+        profiles: boards of other run profiles of the published version (``sago analyze --profile``),
+            each a complete board under ``profiles/<profile>/`` with its comparison page; the published
+            board's menu gains a link to each comparison.
     """
     boards = [inputs, *others]
     versions = [_version(b) for b in boards]
@@ -138,11 +146,22 @@ def build_site(
         changelog(str(inputs.board.data["set"]), sets, inputs.submissions_root), _plan(inputs, boards)
     )
     pages: list[str] = []
+    extra = _profile_boards(inputs, profiles)
     try:
         for board in boards:
             folder = board_folder(_version(board), published)
             links = board_links(_version(board), published, evaluated)
-            written = _render_board(board, staging / folder, links, shared, folder, progress=progress)
+            menu = tuple(link for _, link, _ in extra) if board is inputs else ()
+            written = _render_board(
+                board, staging / folder, links, shared, folder, progress=progress, menu=menu
+            )
+            pages += [folder + page for page in written]
+        for board, _, view in extra:
+            folder = profiles_view.profile_folder(str(board.board.profile))
+            links = _profile_links(inputs, board, folder)
+            written = _render_board(
+                board, staging / folder, links, shared, folder, progress=progress, comparison=view
+            )
             pages += [folder + page for page in written]
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # the previous site stays as it was
@@ -170,8 +189,48 @@ def _plan(inputs: SiteInputs, boards: Sequence[SiteInputs]) -> EvaluationPlan | 
     return evaluation_plan(chosen.variants, runs, list(inputs.board.models))
 
 
+def _profile_boards(
+    inputs: SiteInputs, profiles: Sequence[SiteInputs]
+) -> list[tuple[SiteInputs, tuple[str, str], profiles_view.ComparisonView | None]]:
+    """Each other profile's board, the published menu's link to its comparison page, and that page."""
+    out = []
+    seen: set[str] = set()
+    for board in profiles:
+        profile = board.board.profile
+        if profile is None or profile in seen or _version(board) != _version(inputs):
+            raise SagoError(
+                f"a profile board must name a profile of its own on {inputs.board.data['set']}/"
+                f"{_version(inputs)} (got {profile!r} on {_version(board)})"
+            )
+        seen.add(profile)
+        view = profiles_view.comparison_view(board.board)
+        page = profiles_view.profile_folder(profile) + (
+            profiles_view.COMPARISON_PAGE if view is not None else "index.html"
+        )
+        out.append((board, (page, view.title if view is not None else f"{profile} profile"), view))
+    return out
+
+
+def _profile_links(inputs: SiteInputs, board: SiteInputs, folder: str) -> list[BoardLink]:
+    """The board switcher of a profile board: the published board and this one."""
+    back = "../" * folder.count("/")
+    name = f"{_version(board)} ({board.board.profile} profile)"
+    return [
+        BoardLink(_version(inputs), back, False, True, len(inputs.board.complete)),
+        BoardLink(name, "", True, False, len(board.board.complete)),
+    ]
+
+
 def _render_board(
-    inputs: SiteInputs, folder: Path, links: list[BoardLink], shared: _Shared, prefix: str, *, progress: bool
+    inputs: SiteInputs,
+    folder: Path,
+    links: list[BoardLink],
+    shared: _Shared,
+    prefix: str,
+    *,
+    progress: bool,
+    menu: tuple[tuple[str, str], ...] = (),
+    comparison: profiles_view.ComparisonView | None = None,
 ) -> list[str]:
     """Every page of one board into ``folder``; returns their paths relative to it.
 
@@ -209,7 +268,22 @@ def _render_board(
     items = _all_items(inputs, progress=progress) if published or board.complete else {}
     if inputs.api_rows:  # its own page, linked from the menu of this board only
         writer.common["nav"] = (*NAV, ("api.html", "API models"))
+    if comparison is not None:
+        menu = (*menu, (profiles_view.COMPARISON_PAGE, comparison.title))
+    if menu:  # the comparison of the cap: linked from the published board and from the profile's own
+        writer.common["nav"] = (*writer.common.get("nav", NAV), *menu)
     _summary_pages(writer, inputs, downloads, facts)
+    if comparison is not None:
+        writer.page(
+            profiles_view.COMPARISON_PAGE,
+            "comparison.html.j2",
+            title=f"What the cap changes: {comparison.title}",
+            description=(
+                "The same models and items under two run profiles side by side: responses cut at the cap, "
+                "SGS with intervals, rank ranges, reversals, and exact paired tests of the change."
+            ),
+            view=comparison,
+        )
     if inputs.api_rows:
         writer.page(
             "api.html",
@@ -376,7 +450,7 @@ def _compare_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[It
 def _per_item(inputs: SiteInputs, slug: str) -> list[PerItemRow]:
     """``per_item`` rows of a model's summary.json (s_X(i) per item), or none when unreadable."""
     board = inputs.board
-    path = ResultsFolder.of(slug, board.data["set"], board.data["version"], inputs.submissions_root).summary
+    path = board.results(slug, inputs.submissions_root).summary
     try:
         return list(SummaryDocument.read(path).per_item)
     except (SagoError, OSError):
@@ -435,7 +509,7 @@ def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
     board = inputs.board
     results: dict[str, ModelResults] = {}
     for model in board.complete:
-        folder = results_dir(model["slug"], board.data["set"], board.data["version"], inputs.submissions_root)
+        folder = board.results(model["slug"], inputs.submissions_root).path
         found = read_model_results(folder, dataset)
         if len(found.records):
             results[model["slug"]] = found

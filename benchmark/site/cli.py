@@ -13,7 +13,13 @@ from benchmark.errors import SagoError, visible
 from benchmark.gitrepo import refuse_tracked, tracked_under
 from benchmark.model_facts import FACTS_FILE, read_model_facts
 from benchmark.paths import check_name, check_output
-from benchmark.results import LEADERBOARD_FILE, refuse_leftovers, results_dir
+from benchmark.profiles import PROFILES, board_profile
+from benchmark.results import (
+    LEADERBOARD_FILE,
+    profile_board_path,
+    refuse_leftovers,
+    results_dir,
+)
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import MARKER, SiteInputs, build_site
@@ -106,10 +112,11 @@ def build(
     variants = _variants(board.data["set"], board.data["version"], variants_root)
     others = other_boards(board, input_path, submissions_root, variants_root, repo_url)
     files = read_model_facts(input_path.with_name(FACTS_FILE))
+    profiles = profile_boards(board, input_path, submissions_root, variants, repo_url)
     try:
         api = ApiTable.read(input_path.with_name(API_TABLE_FILE), str(board.data["set"]), version_of(board))
         inputs = SiteInputs(board, submissions_root, variants, repo_url, api_rows=api.rows, model_files=files)
-        report = build_site(inputs, out, others=others)
+        report = build_site(inputs, out, others=others, profiles=profiles)
     except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
         # read_board checks the shape the site needs; this names a row it did not foresee.
         raise SagoError(
@@ -181,6 +188,34 @@ def other_boards(
         for other in frozen_versions(set_name, variants_root)
         if other != board.data["version"]
     ]
+
+
+def profile_boards(
+    board: Board,
+    published: Path,
+    submissions_root: Path,
+    variants: VariantSet,
+    repo_url: str = DEFAULT_REPO_URL,
+) -> list[SiteInputs]:
+    """The boards of the published version's other run profiles that `sago analyze --profile` kept beside
+    ``published`` (``profiles/<set>/<version>-<profile>/leaderboard.json``), sorted by profile; one that
+    is not the board its folder names is refused in one line."""
+    if board.profile is not None:
+        return []  # a profile board rendered as the site's root has no profile boards of its own
+    set_name, version = str(board.data["set"]), version_of(board)
+    found = []
+    for profile in sorted(set(PROFILES.names()) - {board_profile(version)}):
+        path = profile_board_path(published.parent, set_name, version, profile)
+        if not path.is_file():
+            continue
+        other = read_board(path)
+        if (other.data["set"], other.data["version"], other.profile) != (set_name, version, profile):
+            raise SagoError(
+                f"{path} is not the {profile}-profile board of {set_name}/{version}; re-run "
+                f"`sago analyze --version {version} --profile {profile}`"
+            )
+        found.append(SiteInputs(other, submissions_root, variants, repo_url))
+    return found
 
 
 def _version_board(published: Path, set_name: str, version: str, submissions_root: Path) -> Board:

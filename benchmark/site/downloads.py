@@ -62,7 +62,7 @@ def copy_downloads(
     if variants_dir is not None and variants_dir.is_dir():
         found += _copy(variants_dir, _set_files(variants_dir), "variants", site)
     for model in board.complete:
-        folder = ResultsFolder.of(model["slug"], board.data["set"], board.data["version"], submissions_root)
+        folder = board.results(model["slug"], submissions_root)
         found += _copy(folder.path, _result_files(folder), model["slug"], site)
     return found
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from benchmark.documents import RunDocument, RunProfile
 from benchmark.profiles import get_profile
-from benchmark.results import ResultsFolder
 from benchmark.site.board import Board
 from benchmark.stats.facts import read_run
 
@@ -102,7 +101,7 @@ def read_runs(board: Board, submissions_root: Path) -> dict[str, RunDocument]:
     """``run.json`` of every complete model that has a readable one (unreadable files are left out)."""
     runs: dict[str, RunDocument] = {}
     for model in board.complete:
-        folder = ResultsFolder.of(model["slug"], board.data["set"], board.data["version"], submissions_root)
+        folder = board.results(model["slug"], submissions_root)
         # an unreadable one: the validator reports it; the header says the profile is not recorded
         if (run := read_run(folder)) is not None:
             runs[model["slug"]] = run

@@ -16,6 +16,7 @@ from pathlib import Path
 from benchmark.documents import MANIFEST, RunDocument
 from benchmark.errors import SagoError
 from benchmark.paths import check_name
+from benchmark.profiles import PROFILES, board_profile
 from benchmark.results import ResultsFolder
 from benchmark.submissions import list_slugs, load_submission
 
@@ -176,10 +177,12 @@ def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) ->
     for slug in slugs:
         name = _name(slug, submissions_root)
         for version in sorted(sets):
-            folder = ResultsFolder.of(slug, set_name, version, submissions_root)
-            if folder.run.is_file() and (change := _run_change(slug, name, version, folder)):
-                runs.append(change)
-                evaluated.add(slug)
+            # the board profile's run, then any other profile's (its own board: profiles/<profile>/)
+            for profile in (None, *sorted(set(PROFILES.names()) - {board_profile(version)})):
+                folder = ResultsFolder.of(slug, set_name, version, submissions_root, profile=profile)
+                if folder.run.is_file() and (change := _run_change(slug, name, version, folder)):
+                    runs.append(change)
+                    evaluated.add(slug)
     runs.sort(key=lambda c: (c.date or "", c.version or "", c.name), reverse=True)
     frozen = [
         Change(

@@ -30,6 +30,7 @@ from benchmark.integrity import (
     plain_files,
 )
 from benchmark.paths import check_name, inside
+from benchmark.profiles import PROFILES, parse_results_folder_name, results_folder_name
 from benchmark.provenance import sha256_file
 from benchmark.results import (
     ACTIVATIONS_DIR,
@@ -162,7 +163,8 @@ def check_result_folder(
     if in_progress(folder):  # a long run's committed checkpoint: no result yet, nothing to judge
         return []
     failures = list(_strays(folder, rel))
-    key = (folder.parent.name, folder.name)
+    version, profile = parse_results_folder_name(folder.name)
+    key = (folder.parent.name, version)
     known_set = known.get(key)
     if known_set is None:
         present = ", ".join(f"{s}/{v}" for s, v in sorted(known)) or "none"
@@ -176,6 +178,7 @@ def check_result_folder(
     run, found = _check_run_json(results.run, rel / RUN_FILE, known_set, submission)
     failures.extend(found)
     if run is not None:
+        failures.extend(_check_profile(run, rel, folder.name, submission))
         failures.extend(_check_hashes(folder, rel, run))
     failures.extend(_check_datasets(folder, rel, known_set, run))
     failures.extend(
@@ -278,6 +281,34 @@ def _check_run_json(
     if submission is not None:
         failures.extend(_check_run_model(run, rel, submission))
     return run, failures
+
+
+def _check_profile(run: RunDocument, rel: Path, name: str, submission: Submission | None) -> list[Failure]:
+    """The folder's name says whose run it holds (docs/CONTRACTS.md section 2): ``<version>/`` the
+    version's board profile, ``<version>-<profile>/`` any other; an API model's run is always in
+    ``<version>/`` (its table states each row's profile)."""
+    version, expected = parse_results_folder_name(name)
+    found = run.profile_name
+    if _api_run(run, submission) and name == version:
+        return []
+    if name != results_folder_name(version, expected):
+        return [
+            Failure(
+                str(rel.parent),
+                f"a run of {version}'s board profile {expected} belongs in {version}/, not {name}/",
+                f"move it to {version}/",
+            )
+        ]
+    if found != expected:
+        place = results_folder_name(version, found) if found in PROFILES.names() else f"{version}-<profile>"
+        return [
+            Failure(
+                str(rel),
+                f"a {found or 'unnamed'}-profile run in {name}/, which holds {expected}-profile runs",
+                f"move the results folder to {place}/",
+            )
+        ]
+    return []
 
 
 def _api_run(run: RunDocument, submission: Submission | None) -> bool:

@@ -304,7 +304,7 @@ def run_smollm2(
         activations=activations,
     )
     evaluate_submission(SMOLLM2, options, root=root)
-    return results_dir(SMOLLM2, DEFAULT_SET, version, root)
+    return results_dir(SMOLLM2, DEFAULT_SET, version, root, profile=profile)
 
 
 def agreement(reference: Path, run: Timed[Path], dtype: str) -> AgreementRow:
@@ -475,7 +475,7 @@ def _tiny_run(root: Path, dtype: torch.dtype) -> Path:
         version=REFERENCE_VERSION, profile="bench", datasets=datasets, force=True, progress=False
     )
     evaluate_submission(SMOLLM2, options, root=root, backend=backend)
-    return results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, root)
+    return results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION, root, profile="bench")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from benchmark.provenance import sha256_bytes
-from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS
+from benchmark.provenance import sha256_bytes, sha256_file
+from benchmark.results import write_json
+from benchmark.schema import BASELINE_VARIANT_ID, VARIANT_COLUMNS, VARIANT_SCHEMA_VERSION
+from benchmark.variants.freeze import write_variant_table
+from benchmark.variants.frozen import VariantSet, load_variant_set
 
 _QUESTIONS = (
     "What is the capital of France?",
@@ -112,3 +116,66 @@ class JaccardScorer:
                 for c, r in zip(candidates, references, strict=False)
             ]
         )
+
+
+def freeze_toy_set(root: Path) -> VariantSet:
+    """Write the harness's toy set to disk as ``sago-v1/v1`` under ``root``, the way a released set is laid
+    out, and load it back (verified against its manifest)."""
+    toy = toy_variant_set(("alpha", "beta"), n_items=4)
+    folder = root / "sago-v1" / "v1"
+    files = {}
+    for dataset in toy.datasets:
+        write_variant_table(toy.frame(dataset), folder / "data" / f"{dataset}.parquet")
+        files[f"data/{dataset}.parquet"] = sha256_file(folder / "data" / f"{dataset}.parquet")
+    frames = {d: toy.frame(d) for d in toy.datasets}
+    write_json(
+        folder / "manifest.json",
+        {
+            "schema_version": VARIANT_SCHEMA_VERSION,
+            "set": "sago-v1",
+            "version": "v1",
+            "files": files,
+            "dataset_order": list(toy.datasets),
+            "datasets": {d: {"file": f"data/{d}.parquet", "rows": len(f)} for d, f in frames.items()},
+            "counts": {
+                d: {str(k): int(v) for k, v in f.groupby("family").size().items()} for d, f in frames.items()
+            },
+        },
+    )
+    return load_variant_set("sago-v1", "v1", root)
+
+
+def submit_hub_model(submissions: Path, slug: str, index: int) -> None:
+    """``submissions/<slug>/submission.yaml`` naming a Hub model pinned to a revision of ``index``'s digit."""
+    import yaml
+
+    (submissions / slug).mkdir(parents=True)
+    spec = {
+        "name": slug,
+        "model": {"kind": "hub", "id": slug.replace("__", "/"), "revision": f"{index}" * 40},
+        "license": "Apache-2.0",
+        "parameters": 10,
+        "contact": "tests",
+    }
+    (submissions / slug / "submission.yaml").write_text(yaml.safe_dump(spec))
+
+
+def fake_run(
+    submissions: Path, slug: str, variants: VariantSet, out: Path, *, hidden: int, profile: str
+) -> None:
+    """A finished ``profile`` run of the stand-in model (``FakeBackend``) in ``out``, its run.json naming
+    the submission's model as `sago evaluate` writes it."""
+    from benchmark.harness.collect import collect
+    from benchmark.harness.finalize import finalize
+    from benchmark.models.fake import FakeBackend
+    from benchmark.profiles import get_profile
+    from benchmark.submissions import load_submission
+
+    collect(FakeBackend(hidden_size=hidden), variants, out, profile=get_profile(profile), progress=False)
+    model = load_submission(slug, submissions).model
+    extra = {
+        "submission": slug,
+        "submission_model": model.model_dump(),
+        "model": {"source": "hub", "revision": getattr(model, "revision", None)},
+    }
+    finalize(out, extra=extra)

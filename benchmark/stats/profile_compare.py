@@ -1,0 +1,267 @@
+"""What the token cap changes: one profile's board beside the board profile's, model by model.
+
+The board of a version ranks runs of its board profile (v2: ``evidence``, 48 new tokens); a run of another
+profile (the paper's ``paper``: every level, 100 tokens) makes a board of its own, and this module puts the
+two side by side without pooling them. Per model present in both, per dataset and headline measure:
+
+* each profile's share of responses cut at its cap (``models[].run.truncated[]``), SGS with its interval,
+  rank range and validity labels, read from that profile's own board;
+* whether the instability changed: an exact two-sided sign-flip test of s_b(i) − s_a(i) over the items
+  both profiles ran (:mod:`benchmark.stats.exact`), Holm-corrected over every row of the comparison
+  (:func:`benchmark.stats.significance.corrected`: untestable rows leave the family, as everywhere);
+* per dataset and measure, the reversals (significant flips) each board found, and whether rankings can
+  be compared at all (each profile needs two or more ranked models).
+
+Pure functions over leaderboard rows and summaries' ``per_item`` rows; the site renders the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from benchmark.documents import LeaderboardDocument
+from benchmark.rows import (
+    CellRow,
+    PerItemRow,
+    ProfileChangeRow,
+    ProfileComparison,
+    ProfileCutRow,
+    ProfileRankingRow,
+    TruncationRow,
+)
+from benchmark.stats import validity
+from benchmark.stats.exact import sign_flip_floor, sign_flip_p
+from benchmark.stats.significance import corrected, verdict
+
+FAMILY = (
+    "Holm over every (model × dataset × headline measure) row of the comparison; exact two-sided "
+    "sign-flip test of s(i) in this profile minus s(i) in the board profile, over the items both ran"
+)
+"""The correction family of ``profile_comparison.rows[]``."""
+SIDES = ("a", "b")
+"""``a``: the board profile's board; ``b``: this profile's."""
+
+
+def _per_item(rows: Iterable[PerItemRow]) -> dict[tuple[str, str], dict[str, float]]:
+    """(dataset, measure) -> item_id -> s(i) (paper families), items without a value left out."""
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for row in rows:
+        value = row["s"]
+        if value is not None and np.isfinite(value):
+            out.setdefault((row["dataset"], row["measure"]), {})[str(row["item_id"])] = float(value)
+    return out
+
+
+def _truncations(board: LeaderboardDocument) -> dict[tuple[str, str], TruncationRow]:
+    """(model, dataset) -> its ``models[].run.truncated[]`` row."""
+    out: dict[tuple[str, str], TruncationRow] = {}
+    for model in board.complete:
+        run = model.get("run")
+        for row in run.get("truncated") or [] if run else []:
+            out[(model["slug"], row["dataset"])] = row
+    return out
+
+
+def _share(row: TruncationRow | None) -> tuple[int | None, int | None, float | None]:
+    if row is None:
+        return None, None, None
+    cut, total = int(row["cut"]), int(row["total"])
+    return cut, total, (cut / total if total else None)
+
+
+def cut_rows(
+    board_a: LeaderboardDocument, board_b: LeaderboardDocument, models: Sequence[str]
+) -> list[ProfileCutRow]:
+    """Per model in both and dataset (``"all"`` included): responses cut at each profile's cap."""
+    cut_a, cut_b = _truncations(board_a), _truncations(board_b)
+    datasets = [*sorted(set(board_a.datasets) & set(board_b.datasets)), validity.ALL_DATASETS]
+    rows: list[ProfileCutRow] = []
+    for model in models:
+        for dataset in datasets:
+            a, b = cut_a.get((model, dataset)), cut_b.get((model, dataset))
+            if a is None and b is None:
+                continue
+            (ca, ta, sa), (cb, tb, sb) = _share(a), _share(b)
+            rows.append(
+                {
+                    "model": model,
+                    "dataset": dataset,
+                    "cut_a": ca,
+                    "total_a": ta,
+                    "share_a": sa,
+                    "cut_b": cb,
+                    "total_b": tb,
+                    "share_b": sb,
+                }
+            )
+    return rows
+
+
+def change_row(
+    model: str,
+    dataset: str,
+    measure: str,
+    items: tuple[Mapping[str, float], Mapping[str, float]],
+    cells: tuple[CellRow | None, CellRow | None],
+) -> ProfileChangeRow:
+    """One (model, dataset, measure) before the correction: both profiles' cells and the exact test of
+    the per-item change over the shared items (``p_exact`` null when no item differs; the correction's
+    fields are filled by :func:`corrected_changes`).
+
+    >>> a, b = {"1": 0.5, "2": 0.25}, {"1": 1.5, "2": 0.25, "3": 9.0}
+    >>> row = change_row("m", "d", "x", (a, b), (None, None))
+    >>> row["n_shared"], row["n_tied"], row["mean_diff"], row["p_exact"], row["p_floor"]
+    (2, 1, 0.5, 1.0, 1.0)
+    """
+    shared = sorted(set(items[0]) & set(items[1]))
+    d = np.array([items[1][i] - items[0][i] for i in shared], dtype=float)
+    nonzero = int(np.count_nonzero(d))
+    a, b = cells
+    return {
+        "model": model,
+        "dataset": dataset,
+        "measure": measure,
+        "sgs_a": a["sgs"] if a else None,
+        "ci_low_a": a["ci_low"] if a else None,
+        "ci_high_a": a["ci_high"] if a else None,
+        "n_items_a": a["n_items"] if a else None,
+        "rank_low_a": a["rank_low"] if a else None,
+        "rank_high_a": a["rank_high"] if a else None,
+        "validity_a": list(a.get("validity", [])) if a else [],
+        "sgs_b": b["sgs"] if b else None,
+        "ci_low_b": b["ci_low"] if b else None,
+        "ci_high_b": b["ci_high"] if b else None,
+        "n_items_b": b["n_items"] if b else None,
+        "rank_low_b": b["rank_low"] if b else None,
+        "rank_high_b": b["rank_high"] if b else None,
+        "validity_b": list(b.get("validity", [])) if b else [],
+        "n_shared": len(shared),
+        "n_tied": len(shared) - nonzero,
+        "mean_diff": float(d.mean()) if len(d) else None,
+        "p_exact": sign_flip_p(d) if nonzero else None,
+        "p_floor": sign_flip_floor(nonzero, exact_max=len(d)),
+        "p_holm": None,
+        "p_floor_holm": None,
+        "testable": False,
+        "family_size": 0,
+        "verdict": "",
+        "validity": [],
+    }
+
+
+def corrected_changes(rows: Sequence[ProfileChangeRow]) -> list[ProfileChangeRow]:
+    """``rows`` with ``p_holm``, ``p_floor_holm``, ``testable``, ``family_size``, ``verdict`` and the
+    pair's ``validity`` (either profile's cell labels, plus "tied" when ties dominate the shared items)."""
+    if not rows:
+        return []
+    p = np.array([np.nan if r["p_exact"] is None else r["p_exact"] for r in rows], dtype=float)
+    floors = np.array([r["p_floor"] for r in rows], dtype=float)
+    p_holm, floor_holm, testable = corrected(p, floors)
+    size = int(testable.sum())
+    out: list[ProfileChangeRow] = []
+    for row, ph, fh, ok in zip(rows, p_holm, floor_holm, testable, strict=True):
+        labels = validity.pair_labels(row["n_tied"], row["n_shared"], [row["validity_a"], row["validity_b"]])
+        out.append(
+            row
+            | {
+                "p_holm": None if np.isnan(ph) else float(ph),
+                "p_floor_holm": None if np.isnan(fh) else float(fh),
+                "testable": bool(ok),
+                "family_size": size,
+                "verdict": verdict(float(ph), bool(ok)),
+                "validity": labels,
+            }
+        )
+    return out
+
+
+def _flips(board: LeaderboardDocument, dataset: str, measure: str) -> int:
+    """Significant reversals of ``board`` on ``measure`` involving ``dataset`` (every one for ``"all"``)."""
+    return sum(
+        1
+        for r in board.reversals.where(measure=measure)
+        if r.get("verdict") == "significant"
+        and (dataset == validity.ALL_DATASETS or dataset in (r["dataset_a"], r["dataset_b"]))
+    )
+
+
+def _ranked(board: LeaderboardDocument, dataset: str, measure: str) -> int:
+    """Models with a rank on ``board`` in one (dataset, measure) (a null rank: not testable)."""
+    return sum(1 for c in board.cells.where(dataset=dataset, measure=measure) if c.get("rank") is not None)
+
+
+def ranking_rows(
+    board_a: LeaderboardDocument,
+    board_b: LeaderboardDocument,
+    datasets: Sequence[str],
+    measures: Sequence[str],
+) -> list[ProfileRankingRow]:
+    """Per dataset and headline measure: models each board ranks, whether rankings can be compared (two
+    or more on each side), and the significant reversals each board found that involve the dataset."""
+    rows: list[ProfileRankingRow] = []
+    for dataset in datasets:
+        for measure in measures:
+            models_a, models_b = _ranked(board_a, dataset, measure), _ranked(board_b, dataset, measure)
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "measure": measure,
+                    "models_a": models_a,
+                    "models_b": models_b,
+                    "comparable": models_a >= 2 and models_b >= 2,
+                    "flips_a": _flips(board_a, dataset, measure),
+                    "flips_b": _flips(board_b, dataset, measure),
+                    "candidates_a": len(board_a.reversals.where(measure=measure)),
+                    "candidates_b": len(board_b.reversals.where(measure=measure)),
+                }
+            )
+    return rows
+
+
+def profile_comparison(
+    board_a: LeaderboardDocument,
+    board_b: LeaderboardDocument,
+    per_item_a: Mapping[str, Sequence[PerItemRow]],
+    per_item_b: Mapping[str, Sequence[PerItemRow]],
+    *,
+    profiles: tuple[str, str],
+    max_new_tokens: tuple[int, int],
+) -> ProfileComparison:
+    """The ``profile_comparison`` block of profile b's leaderboard (docs/LEADERBOARD_JSON.md).
+
+    Args:
+        board_a: the board profile's leaderboard; board_b: this profile's.
+        per_item_a, per_item_b: model slug -> its summary's ``per_item`` rows in each profile.
+        profiles: (board profile, this profile); max_new_tokens: their caps.
+    """
+    in_a = {m["slug"] for m in board_a.complete}
+    models = sorted(m["slug"] for m in board_b.complete if m["slug"] in in_a)
+    datasets = sorted(set(board_a.datasets) & set(board_b.datasets))
+    measures = [m for m in board_b.headline_measures if m in set(board_a.headline_measures)]
+    raw = []
+    for model in models:
+        items_a, items_b = _per_item(per_item_a.get(model, [])), _per_item(per_item_b.get(model, []))
+        for dataset in datasets:
+            for measure in measures:
+                key = {"model": model, "dataset": dataset, "measure": measure}
+                raw.append(
+                    change_row(
+                        model,
+                        dataset,
+                        measure,
+                        (items_a.get((dataset, measure), {}), items_b.get((dataset, measure), {})),
+                        (board_a.cells.first(**key), board_b.cells.first(**key)),
+                    )
+                )
+    return {
+        "profiles": list(profiles),
+        "max_new_tokens": list(max_new_tokens),
+        "models": models,
+        "measures": measures,
+        "correction": FAMILY,
+        "cut": cut_rows(board_a, board_b, models),
+        "rows": corrected_changes(raw),
+        "rankings": ranking_rows(board_a, board_b, [*datasets, validity.ALL_DATASETS], measures),
+    }
