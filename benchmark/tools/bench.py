@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -158,16 +158,24 @@ def _generated_tokens(results: Path) -> int:
 
 
 def _bare_work(backend: HFBackend, batches: list[Batch], max_new_tokens: int) -> None:
-    """Plain greedy ``generate`` per batch (tokenization done before the clock starts)."""
-    model = backend.model
+    """Plain greedy ``generate`` per batch, each left-padded as the harness pads it."""
     encoded = [[backend.render(t.prompt) for t in b.tasks] for b in batches]
+    padded = [left_pad(prompts, backend.pad_id, backend.model.device) for prompts in encoded]
+    plain_generate(backend, [(b.input_ids, b.attention_mask) for b in padded], max_new_tokens)
+
+
+def plain_generate(
+    backend: HFBackend, batches: Sequence[tuple[torch.Tensor, torch.Tensor | None]], max_new_tokens: int
+) -> list[torch.Tensor]:
+    """Plain greedy ``generate`` over ready (input ids, attention mask) batches: generation alone, the
+    floor every engine and every generation-only peer is measured against. Returns each batch's new ids."""
+    model = backend.model
     config = greedy_config(max_new_tokens, backend.eos_ids, backend.pad_id)
     with torch.inference_mode(), plain_greedy(model, config):
-        for prompts in encoded:
-            batch = left_pad(prompts, backend.pad_id, model.device)
-            model.generate(
-                input_ids=batch.input_ids, attention_mask=batch.attention_mask, generation_config=config
-            )
+        return [
+            model.generate(input_ids=ids, attention_mask=mask, generation_config=config)[:, ids.shape[1] :]
+            for ids, mask in batches
+        ]
 
 
 def load_hf(

@@ -33,7 +33,7 @@ from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import HFBackend
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.tools.bench import BenchResult, bench, load_hf
+from benchmark.tools.bench import BenchResult, bench, load_hf, plain_generate
 from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import Column, Timing, profile_tasks, table, timed
 
@@ -52,6 +52,10 @@ class PeerRow:
     """its CPU time (the measure that survives a busy machine)."""
     harness: BenchResult
     """``sago bench`` at the same batch size."""
+    on_peer_batches: Timing
+    """plain greedy ``generate`` over the very (input ids, attention mask) batches the peer built: equal
+    to the peer's time when the two generate calls cost the same, so any gap left between this and the
+    floor column is the batch plan's (which prompts share a batch), not generation's."""
 
     @property
     def ratio(self) -> float:
@@ -113,9 +117,12 @@ def check_same_tokens(lm: Any, backend: HFBackend, texts: Sequence[str], prompts
             )
 
 
-def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> Timing:
+PeerBatches = list[tuple[torch.Tensor, torch.Tensor | None]]
+
+
+def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> tuple[Timing, PeerBatches]:
     """Clocks of ``generate_until`` over ``texts`` (greedy, stop on end-of-sequence only), after a
-    two-request warm-up."""
+    two-request warm-up, and the padded batches it handed to ``generate`` (recorded, not copied)."""
     from lm_eval.api.instance import Instance
 
     def requests(texts: Sequence[str], tokens: int) -> list[Instance]:
@@ -125,11 +132,27 @@ def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> Timing:
             for index, text in enumerate(texts)
         ]
 
+    batches: PeerBatches = []
+    generate = lm._model_generate
+
+    def recording(context: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        batches.append((context, kwargs.get("attention_mask")))
+        return generate(context, *args, **kwargs)
+
+    def warm_up() -> None:
+        lm.generate_until(warm, disable_tqdm=True)
+        batches.clear()  # only the timed run's batches
+
+    lm._model_generate = recording
     warm, timed_requests = requests(texts[:2], 2), requests(texts, max_new_tokens)
-    return timed(
-        lambda: lm.generate_until(timed_requests, disable_tqdm=True),
-        warm_up=lambda: lm.generate_until(warm, disable_tqdm=True),
-    ).timing
+    try:
+        timing = timed(
+            lambda: lm.generate_until(timed_requests, disable_tqdm=True),
+            warm_up=warm_up,
+        ).timing
+    finally:
+        lm._model_generate = generate
+    return timing, batches
 
 
 def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
@@ -149,6 +172,7 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
         ("lm-eval cpu", ">11.1f", lambda r: r.peer_cpu_seconds),
         ("sago cpu", ">8.1f", lambda r: r.harness.harness_cpu_seconds),
         ("floor cpu", ">9.1f", lambda r: r.harness.bare_cpu_seconds),
+        ("floor@peer cpu", ">14.1f", lambda r: r.on_peer_batches.cpu_seconds),
         ("cpu ratio", ">9.3f", lambda r: r.cpu_ratio),
     ]
     return "\n".join(table(columns, rows, rule=True))
@@ -212,7 +236,10 @@ def bench_peer(
     for size in batch_sizes:
         lm = peer_model(backend, size)
         check_same_tokens(lm, backend, texts, [t.prompt for t in tasks])
-        peer = time_peer(lm, texts, chosen.max_new_tokens)
+        peer, peer_batches = time_peer(lm, texts, chosen.max_new_tokens)
+        on_peer_batches = timed(
+            lambda: plain_generate(backend, peer_batches, chosen.max_new_tokens)  # noqa: B023
+        ).timing
         # `size` rows in each forward, as the peer's batch `size`: the pooled engine's calls hold
         # POOL such forwards (micro-batches).
         plan = size * backend.engine_spec.forwards_per_call
@@ -226,13 +253,14 @@ def bench_peer(
             floor_batch_size=size,
             floor=floor,
         )
-        rows.append(PeerRow(size, len(texts), peer.seconds, peer.cpu_seconds, harness))
+        rows.append(PeerRow(size, len(texts), peer.seconds, peer.cpu_seconds, harness, on_peer_batches))
         click.echo(format_rows(rows[-1:], threads), err=True)  # progress on stderr
     click.echo(
         f"model {slug}, engine {engine}, profile {profile} ({chosen.max_new_tokens} new tokens), "
         f"torch threads {torch.get_num_threads()}; "
         "ratio = sago bench (all four axes) / lm-eval generate_until; "
-        "floor = plain greedy generate over the same batches; cpu = process CPU seconds"
+        "floor = plain greedy generate over the same batches; floor@peer = the same generate over "
+        "lm-eval's own batches; cpu = process CPU seconds"
     )
     click.echo(format_rows(rows, threads))
 
