@@ -340,7 +340,7 @@ def test_sago_serve_names_its_address_for_its_command_only(
 ) -> None:
     from contextlib import contextmanager
 
-    from benchmark.harness import serve as serve_module
+    from benchmark.variants import llamacpp as serve_module
 
     @contextmanager
     def fake(artefact: str, **kwargs: object) -> Iterator[str]:

@@ -15,7 +15,7 @@ import pytest
 from benchmark.harness.cli import run_options
 from benchmark.lmeval.export import LM_EVAL_BATCH_SIZE
 from benchmark.models.loading import CPU_BATCH_SIZES
-from benchmark.profiles import PROFILES, get_profile, rows_run
+from benchmark.profiles import PROFILES, board_profile, get_profile, rows_run
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants import load_variant_set
 
@@ -48,7 +48,7 @@ def test_the_makefile_defaults_are_the_codes() -> None:
     assert make_default("VERSION") == DEFAULT_SET_VERSION
     assert make_default("BOARD_VERSION") == BOARD_SET_VERSION == BOARD["version"]
     profiles = {str(run_json(s, BOARD_SET_VERSION)["profile"]["name"]) for s in board_models()}  # type: ignore[index]
-    assert profiles == {make_default("BOARD_PROFILE")}, (
+    assert profiles == {board_profile(BOARD_SET_VERSION)}, (
         "make all would re-run another profile than the board's"
     )
 
@@ -69,18 +69,18 @@ def test_make_all_is_described_by_its_own_variables() -> None:
     count = WORDS[len(models)]
     assert (
         f"re-run {sample} seeded baseline and {sample} variant batches of each of the {count} default "
-        f"submissions' committed {BOARD_SET_VERSION} {make_default('BOARD_PROFILE')} results"
+        f"submissions' committed {BOARD_SET_VERSION} {board_profile(BOARD_SET_VERSION)} results"
     ) in README
     assert (
         f"`make all` re-runs {sample} seeded baseline batches and {sample} seeded variant batches of each "
-        f"default submission's {BOARD_SET_VERSION} {make_default('BOARD_PROFILE')} result"
+        f"default submission's {BOARD_SET_VERSION} {board_profile(BOARD_SET_VERSION)} result"
     ) in README
     assert f"{count} models):" in README  # the measured duration says how many it re-ran
 
 
 def test_the_board_runs_are_what_the_readme_says() -> None:
     """ "16 items per dataset, … 48 new tokens, 4,594 prompts per model, CPU, fp32, 1 thread"."""
-    profile = get_profile(make_default("BOARD_PROFILE"))
+    profile = get_profile(board_profile(BOARD_SET_VERSION))
     runs = {s: run_json(s, BOARD_SET_VERSION) for s in board_models()}
     prompts = {sum(r["counts"].values()) for r in runs.values()}  # type: ignore[attr-defined]
     threads = {r["hardware"]["torch_threads"] for r in runs.values()}  # type: ignore[index]

@@ -299,12 +299,12 @@ def _check_profile(run: RunDocument, rel: Path, name: str, submission: Submissio
                 f"move it to {version}/",
             )
         ]
-    if found != expected:
+    if found is not None and found != expected:  # no profile at all: run.json's own checks say so
         place = results_folder_name(version, found) if found in PROFILES.names() else f"{version}-<profile>"
         return [
             Failure(
                 str(rel),
-                f"a {found or 'unnamed'}-profile run in {name}/, which holds {expected}-profile runs",
+                f"a {found}-profile run in {name}/, which holds {expected}-profile runs",
                 f"move the results folder to {place}/",
             )
         ]
