@@ -194,6 +194,7 @@ def analyze(
         out = LEADERBOARD_DIR / LEADERBOARD_FILE
         if other is not None:
             out = profile_board_path(LEADERBOARD_DIR, set_name, version, other)
+            out.parent.mkdir(parents=True, exist_ok=True)  # the project's own place for it: made on first use
             # the published profile board is compared with the published board; a scratch one (--out)
             # only with the board --compare-with names
             compare_with = compare_with or LEADERBOARD_DIR / LEADERBOARD_FILE
