@@ -368,4 +368,24 @@ def test_evaluate_writes_a_run_of_another_profile_beside_the_board_run_never_ove
     assert run_folder(SLUGS[0], smoke, tmp_path, api=True).name == "v2"  # the API table's runs stay put
     steps = scratch_next_steps(tmp_path, SET, "v2", "paper")
     assert "sago analyze --set sago-v1 --version v2 --profile paper" in steps
+    # the site build takes no --profile (the board names its own): the printed command must run as printed
+    build = next(line for line in steps.splitlines() if line.startswith("then: "))
+    assert "--profile" not in build
+    assert not [
+        p for p in build.split() if p.startswith("--") and p not in _options_of(["leaderboard", "build"])
+    ]
     assert "--profile" not in scratch_next_steps(tmp_path, SET, "v2", "evidence")
+
+
+def _options_of(command: list[str]) -> set[str]:
+    """The long options a `sago` subcommand accepts, read from the click command itself."""
+    import click
+
+    from benchmark.cli import cli as sago
+
+    context = click.Context(sago)
+    found: click.Command = sago
+    for name in command:
+        assert isinstance(found, click.Group)
+        found = found.get_command(context, name)  # type: ignore[assignment]
+    return {opt for param in found.params for opt in param.opts if opt.startswith("--")}

@@ -197,11 +197,11 @@ def scratch_next_steps(out: Path, set_name: str, version: str, profile: str | No
     """The two commands that turn a scratch result into a board and a site, beside it in ``out``
     (``--profile`` named when the run is not of the version's board profile)."""
     chosen = f"--set {set_name} --version {version}"
-    if profile is not None and profile != board_profile(version):
-        chosen += f" --profile {profile}"
+    # only analyze takes --profile: the board it writes names its profile, which the site build reads
+    profiled = chosen + (f" --profile {profile}" if profile and profile != board_profile(version) else "")
     submissions, board, site = out / "submissions", out / LEADERBOARD_FILE, out / "site"
     return (
-        f"next: sago analyze {chosen} --submissions-dir {submissions} --out {board}\n"
+        f"next: sago analyze {profiled} --submissions-dir {submissions} --out {board}\n"
         f"then: sago leaderboard build {chosen} --input {board} --submissions {submissions} --out {site}"
     )
 
