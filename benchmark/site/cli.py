@@ -203,6 +203,7 @@ def profile_boards(
     if board.profile is not None:
         return []  # a profile board rendered as the site's root has no profile boards of its own
     set_name, version = str(board.data["set"]), version_of(board)
+    files = read_model_facts(published.with_name(FACTS_FILE))  # the same models' files as the board's
     found = []
     for profile in sorted(set(PROFILES.names()) - {board_profile(version)}):
         path = profile_board_path(published.parent, set_name, version, profile)
@@ -214,7 +215,7 @@ def profile_boards(
                 f"{path} is not the {profile}-profile board of {set_name}/{version}; re-run "
                 f"`sago analyze --version {version} --profile {profile}`"
             )
-        found.append(SiteInputs(other, submissions_root, variants, repo_url))
+        found.append(SiteInputs(other, submissions_root, variants, repo_url, model_files=files))
     return found
 
 
