@@ -935,12 +935,6 @@ class LeaderboardDocument(Document):
             raise FileProblem(where, "leaderboard 'measures' rows need a 'name'", cls.FIX)
         return board
 
-    @property
-    def generator_version(self) -> str:
-        """The sago-bench version that wrote the file ("" when not recorded)."""
-        generator = self.data.get("generator")
-        return str(generator.get("version", "")) if isinstance(generator, Mapping) else ""
-
     def require(self, where: object) -> Self:
         """This document, after refusing one that lacks a key readers cannot do without, a model without
         status "complete" or "pending", or a name the site could not use as a file name (one line each).

@@ -86,12 +86,7 @@ def merge_base(root: Path, ref: str) -> str:
         raise SagoError(
             f"{root} is not inside a git checkout; --base compares commits, so clone the repository"
         )
-    commit = _ok(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    if commit is None:
-        raise SagoError(
-            f"--base {ref[:80]!r} names no commit in this checkout; fetch it first (git fetch origin main)"
-        )
-    base = _ok(root, "merge-base", commit.decode().strip(), "HEAD")
+    base = _ok(root, "merge-base", tip(root, ref), "HEAD")
     if base is None:
         raise SagoError(
             f"--base {ref[:80]!r} shares no history with HEAD; fetch the full history (git fetch --unshallow)"

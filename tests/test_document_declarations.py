@@ -149,7 +149,6 @@ def test_documents_are_written_only_through_write_document() -> None:
         "benchmark.harness.finalize",
         "benchmark.integrity",
         "benchmark.lmeval.ingest",
-        "benchmark.stats.leaderboard",
         "benchmark.stats.summary",
         "benchmark.variants.freeze",
     ]

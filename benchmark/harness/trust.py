@@ -38,11 +38,6 @@ def started_here(token: object) -> bool:
     return token in path.read_text(encoding="utf-8").split()
 
 
-def committed_unchanged(path: Path, root: Path = REPO_ROOT) -> bool:
-    """True when ``path`` is tracked by git in ``root`` and has no uncommitted change."""
-    return gitrepo.committed_unchanged(path, root)
-
-
 def trusted(plan: Path, token: object) -> bool:
     """May the checkpoint whose plan is ``plan`` (carrying ``token``) be resumed?"""
-    return started_here(token) or committed_unchanged(plan)
+    return started_here(token) or gitrepo.committed_unchanged(plan, REPO_ROOT)

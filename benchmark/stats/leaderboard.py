@@ -19,7 +19,6 @@ from benchmark import jsonio
 from benchmark.axes.measures import all_measures, headline_measures
 from benchmark.documents import LEADERBOARD_TABLES, LeaderboardDocument, SummaryDocument
 from benchmark.errors import SagoError
-from benchmark.results import write_document
 from benchmark.rows import RunRow
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
 from benchmark.stats import rewrite_accuracy, validity
@@ -299,11 +298,6 @@ def build_leaderboard(
     canonical: dict[str, Any] = jsonio.clean(document)
     canonical["claims"] = claims(LeaderboardDocument.from_json(canonical))
     return LeaderboardDocument.from_json(canonical)
-
-
-def write_leaderboard(path: Path, document: LeaderboardDocument) -> Path:
-    """Write the leaderboard canonically (byte-identical on rebuild)."""
-    return write_document(path, document)
 
 
 def load_leaderboard(path: Path) -> LeaderboardDocument:
