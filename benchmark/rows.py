@@ -449,6 +449,55 @@ class ProfileRankingRow(TypedDict):
     candidates_b: int
 
 
+class ProfileVariantRow(TypedDict):
+    """``profile_comparison.cap_only.variants[]``: one model's deltas rows on one dataset in each profile,
+    and how many (dataset, item_id, variant_id) both ran (``shared_paper``: those of the paper families,
+    the rows s(i) pools)."""
+
+    model: str
+    dataset: str
+    rows_a: int
+    rows_b: int
+    shared: int
+    shared_paper: int
+
+
+class ProfileControlRow(TypedDict):
+    """``profile_comparison.cap_only.control[]``: a prompt-only measure on the shared variants, where the
+    cap cannot act: the largest per-item difference and the same exact test, Holm over the control rows."""
+
+    model: str
+    dataset: str
+    measure: str
+    n_shared: int
+    n_tied: int
+    max_abs_diff: float | None
+    mean_diff: float | None
+    p_exact: float | None
+    p_holm: float | None
+    testable: bool
+    family_size: int
+    verdict: str
+
+
+class CapOnlyComparison(TypedDict):
+    """``profile_comparison.cap_only``: the change on the variants both profiles ran (the cap alone)."""
+
+    correction: str
+    """the correction family of ``rows[]``."""
+    control_correction: str
+    """the correction family of ``control[]``."""
+    control_measures: list[str]
+    """the prompt-only measures of ``control[]``."""
+    control_max_abs_diff: float | None
+    """the largest |s_b(i) − s_a(i)| of any control row (null when no item is shared)."""
+    variants: list[ProfileVariantRow]
+    rows: list[ProfileChangeRow]
+    """as ``profile_comparison.rows[]``, but s(i) re-reduced from the shared variants: ``sgs_*`` is its
+    mean over the items, without interval or rank (null); ``validity_*`` the board cells' labels."""
+    control: list[ProfileControlRow]
+
+
 class ProfileComparison(TypedDict):
     """``profile_comparison``: another profile's board beside the board profile's (never pooled)."""
 
@@ -465,6 +514,9 @@ class ProfileComparison(TypedDict):
     cut: list[ProfileCutRow]
     rows: list[ProfileChangeRow]
     rankings: list[ProfileRankingRow]
+    cap_only: NotRequired[CapOnlyComparison]
+    """``rows[]`` mixes the cap with the variant mix (the profiles run different levels); this block
+    compares only the variants both ran (absent in files written before it)."""
 
 
 R = TypeVar("R", bound=Mapping[str, object])

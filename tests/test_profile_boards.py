@@ -9,6 +9,7 @@ sign-flip p by enumerating every sign vector, Holm by hand, the cut shares from 
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import shutil
@@ -19,6 +20,7 @@ import pandas as pd
 import pytest
 from helpers.toy import fake_run, freeze_toy_set, submit_hub_model
 
+from benchmark.axes.measures import all_measures
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
 from benchmark.harness.cli import scratch_next_steps
@@ -28,11 +30,12 @@ from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
 from benchmark.profiles import board_profile, parse_results_folder_name, results_folder_name
 from benchmark.results import ResultsFolder, profile_board_path, results_dir
 from benchmark.rows import PerItemRow
-from benchmark.schema import LEADERBOARD_SCHEMA_VERSION
+from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, PAPER_FAMILIES
 from benchmark.site.board import Board, read_board
 from benchmark.site.build import SiteInputs, build_site
 from benchmark.site.cli import profile_boards
 from benchmark.site.profiles import comparison_view, ranking_sentence
+from benchmark.stats import profile_compare
 from benchmark.stats.profile_compare import profile_comparison
 from benchmark.submissions.validate import validate_tree
 from benchmark.variants.frozen import VariantSet, load_variant_set
@@ -40,6 +43,8 @@ from benchmark.variants.frozen import VariantSet, load_variant_set
 SET, VERSION, OTHER = "sago-v1", "v1", "paper"
 SLUGS = ("acme__tiny-one", "acme__tiny-two")
 ALPHA = 0.05
+PLAIN_WORDS = 25
+"""the most words a plain sentence may have (issue 48, as tests/test_validity.py holds the findings)."""
 
 
 def test_the_board_profile_of_each_version_names_its_folder() -> None:
@@ -151,7 +156,7 @@ def test_each_profile_has_its_folder_its_board_and_a_comparison_recomputed_indep
                     per_item[(side, slug, r["dataset"], r["measure"], r["item_id"])] = r["s"]
     rows = comparison["rows"]
     assert len(rows) == len(SLUGS) * len(other["datasets"]) * len(other["headline_measures"])
-    expected_p, floors = [], []
+    expected_p: list[float | None] = []
     for row in rows:
         key = (row["model"], row["dataset"], row["measure"])
         items_a = {k[-1] for k in per_item if k[0] == "a" and k[1:4] == key}
@@ -163,23 +168,12 @@ def test_each_profile_has_its_folder_its_board_and_a_comparison_recomputed_indep
         nonzero = int((d != 0).sum())
         assert row["p_exact"] == (pytest.approx(exact_two_sided(d), abs=1e-6) if nonzero else None)
         expected_p.append(exact_two_sided(d) if nonzero else None)
-        floors.append(min(1.0, 2 * 0.5**nonzero) if nonzero else 1.0)
         for side in ("a", "b"):
             board = main if side == "a" else other
             cell = next(c for c in board["cells"] if (c["model"], c["dataset"], c["measure"]) == key)
             assert row[f"sgs_{side}"] == cell["sgs"] and row[f"rank_low_{side}"] == cell["rank_low"]
-    # the testable family: Holm of the floors below α, then Holm of their p
-    with_p = [i for i, p in enumerate(expected_p) if p is not None]
-    floor_holm = dict(zip(with_p, holm([floors[i] for i in with_p]), strict=True))
-    testable = [i for i in with_p if floor_holm[i] < ALPHA]
-    p_holm = dict(zip(testable, holm([expected_p[i] for i in testable]), strict=True))  # type: ignore[misc]
-    for i, row in enumerate(rows):
-        assert row["testable"] == (i in testable) and row["family_size"] == len(testable)
-        if i in testable:
-            assert row["p_holm"] == pytest.approx(p_holm[i], abs=1e-6)
-            assert row["verdict"] == ("significant" if p_holm[i] < ALPHA else "not significant")
-        else:
-            assert row["verdict"] == "not testable"
+    _expected_family(rows, expected_p)
+    for row in rows:
         tied = row["n_shared"] > 0 and row["n_tied"] >= 0.5 * row["n_shared"]
         assert ("tied" in row["validity"]) == tied
     for ranking in comparison["rankings"]:
@@ -341,8 +335,10 @@ def test_the_comparison_tests_each_change_exactly_and_corrects_over_its_rows() -
     assert page is not None and page.title == "48 vs 100 tokens"
     section = page.sections[0]
     assert section.cut[0][0].startswith(f"{SLUGS[0]}: 15 of 16 responses cut at 48 tokens (94 %) [cut]")
-    assert "significantly higher at 100 tokens [cut]" in section.changes[0][0]
-    assert "no change is claimed (not significant) [cut, tied]" in section.changes[1][0]
+    # rows as run say so: they mix the cap with the variant mix, and no cap effect is claimed from them
+    assert "as run, cap and variant mix: " in section.changes[0][0]
+    assert "significantly higher at 100 [cut]" in section.changes[0][0]
+    assert "no significant change [cut, tied]" in section.changes[1][0]
 
 
 def test_rankings_cannot_be_compared_when_a_profile_ranks_one_model() -> None:
@@ -389,3 +385,273 @@ def _options_of(command: list[str]) -> set[str]:
         assert isinstance(found, click.Group)
         found = found.get_command(context, name)  # type: ignore[assignment]
     return {opt for param in found.params for opt in param.opts if opt.startswith("--")}
+
+
+# --- what the cap alone changes: the variants both profiles ran -------------------------------------------
+
+
+def _variant_keys(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    return list(zip(*(frame[c].astype(str) for c in ("dataset", "item_id", "variant_id")), strict=True))
+
+
+def _shared_by_hand(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    both = set(_variant_keys(a)) & set(_variant_keys(b))
+    return a[[k in both for k in _variant_keys(a)]], b[[k in both for k in _variant_keys(b)]]
+
+
+def _s_by_hand(deltas: pd.DataFrame, measure: str) -> dict[tuple[str, str], float]:
+    """s(i) as METHOD §5 defines it: sqrt of the mean of (Δ/R)² over an item's paper-family variants."""
+    scale = next(m.scale for m in all_measures() if m.name == measure)
+    rewrites = deltas[deltas["family"].isin(PAPER_FAMILIES)]
+    out = {}
+    for (dataset, item), group in rewrites.groupby(["dataset", "item_id"]):
+        d = group[f"delta_{measure}"].to_numpy(dtype=float) / scale
+        d = d[np.isfinite(d)]
+        if d.size:
+            out[(str(dataset), str(item))] = float(np.sqrt(np.mean(d**2)))
+    return out
+
+
+def _expected_family(rows: list[dict], p_of: list[float | None]) -> None:
+    """Each row's testable flag, family size and Holm p against the family recomputed from ``p_of``: Holm of
+    the floors (the smallest p each row's changed items allow) below α, then Holm of their p."""
+    nonzero = [row["n_shared"] - row["n_tied"] for row in rows]
+    with_p = [i for i, p in enumerate(p_of) if p is not None]
+    floor_holm = dict(zip(with_p, holm([min(1.0, 2 * 0.5 ** nonzero[i]) for i in with_p]), strict=True))
+    testable = [i for i in with_p if floor_holm[i] < ALPHA]
+    p_holm = dict(zip(testable, holm([p_of[i] for i in testable]), strict=True))  # type: ignore[misc]
+    for i, row in enumerate(rows):
+        assert row["testable"] == (i in testable) and row["family_size"] == len(testable)
+        if i in testable:
+            assert row["p_holm"] == pytest.approx(p_holm[i], abs=1e-6)
+            assert row["verdict"] == ("significant" if p_holm[i] < ALPHA else "not significant")
+        else:
+            assert row["verdict"] == "not testable"
+
+
+@pytest.mark.slow
+def test_the_cap_only_rows_are_recomputed_from_the_variants_both_profiles_ran(tree: Path) -> None:
+    """smoke (4 items, weakest and strongest) and paper (16, every level) share only some variants: the
+    cap-only rows re-reduce s(i) from exactly those, recomputed here from the two deltas tables by hand."""
+    other = json.loads(profile_board_path(tree / "leaderboard", SET, VERSION, OTHER).read_text())
+    cap = other["profile_comparison"]["cap_only"]
+    results = tree / "submissions"
+    shared = {}
+    for slug in SLUGS:
+        a, b = (
+            pd.read_parquet(results / slug / "results" / SET / f / "deltas.parquet")
+            for f in ("v1", "v1-paper")
+        )
+        shared[slug] = _shared_by_hand(a, b)
+        assert len(shared[slug][0]) < len(b)  # the variant mixes differ: the restriction has work to do
+        for row in (r for r in cap["variants"] if r["model"] == slug):
+            in_dataset = [f[f["dataset"].astype(str) == row["dataset"]] for f in (a, b, shared[slug][0])]
+            assert (row["rows_a"], row["rows_b"], row["shared"]) == tuple(len(f) for f in in_dataset)
+            assert row["shared_paper"] == int(in_dataset[2]["family"].isin(PAPER_FAMILIES).sum())
+
+    def diffs(row: dict) -> np.ndarray:
+        sa, sb = (_s_by_hand(frame, row["measure"]) for frame in shared[row["model"]])
+        items = sorted(k for k in set(sa) & set(sb) if k[0] == row["dataset"])
+        return np.array([sb[k] - sa[k] for k in items])
+
+    for rows, measures in (
+        (cap["rows"], other["headline_measures"]),
+        (cap["control"], ["act_cos_last", "act_cos_mean"]),
+    ):
+        assert len(rows) == len(SLUGS) * len(other["datasets"]) * len(measures)
+        expected = []
+        for row in rows:
+            d = diffs(row)
+            assert row["n_shared"] == len(d) and row["n_tied"] == int((d == 0).sum())
+            assert row["mean_diff"] == pytest.approx(d.mean(), abs=1e-5)
+            expected.append(exact_two_sided(d) if (d != 0).any() else None)
+            assert row["p_exact"] == (None if expected[-1] is None else pytest.approx(expected[-1], abs=1e-6))
+        _expected_family(rows, expected)  # a family of its own: never the as-run rows'
+    for row in cap["control"]:
+        d = diffs(row)
+        assert row["max_abs_diff"] == pytest.approx(float(np.abs(d).max()), abs=1e-9)
+        assert row["verdict"] != "significant"  # the prompt does not depend on the cap
+    for row in cap["rows"]:
+        sa, sb = (_s_by_hand(frame, row["measure"]) for frame in shared[row["model"]])
+        in_a = [v for k, v in sa.items() if k[0] == row["dataset"]]
+        assert row["sgs_a"] == pytest.approx(np.mean(in_a), abs=1e-5) and row["n_items_a"] == len(in_a)
+        assert row["ci_low_a"] is None and row["rank_low_b"] is None  # the boards' are of every variant
+
+
+def _deltas(slug: str, strengths: tuple[int, ...], *, shift: float = 0.0, noise: float = 0.0) -> pd.DataFrame:
+    """A deltas table of 16 items of dataset ``d``: a baseline and one politeness variant per strength.
+    A variant's values come from a generator seeded by (model, item, strength), so both profiles see the
+    same numbers for it; ``shift`` adds the cap's effect to bertscore, ``noise`` (random sign) float noise
+    to the prompt-only measures. A variant only this profile runs (strength 2 or 3) has act values far
+    from the others: pooled by mistake, it moves the control."""
+    rows = []
+    for item in range(16):
+        for strength in (0, *strengths):
+            rng = np.random.default_rng([SLUGS.index(slug), item, strength])
+            values = {f"delta_{m.name}": float(rng.uniform(0.1, 0.3)) for m in all_measures()}
+            values["delta_bertscore"] += shift
+            for name in ("delta_act_cos_last", "delta_act_cos_mean"):
+                values[name] = 0.5 if strength in (2, 3) else values[name] + noise * rng.choice([-1.0, 1.0])
+            family = "politeness" if strength else "baseline"
+            ids = {
+                "model": slug,
+                "dataset": "d",
+                "item_id": str(item),
+                "variant_id": f"{family}/global/{strength}",
+                "family": family,
+                "place": "global",
+                "strength": float(strength),
+            }
+            rows.append(ids | values | {"correct": 1.0})
+    return pd.DataFrame(rows)
+
+
+def _summary_rows(deltas: pd.DataFrame) -> list[PerItemRow]:
+    """The per_item rows a summary of these deltas holds (for the comparison as run)."""
+    return [
+        {"dataset": k[0], "item_id": k[1], "measure": m.name, "s": v, "s_extended": None}
+        for m in all_measures()
+        for k, v in _s_by_hand(deltas, m.name).items()
+    ]
+
+
+def test_the_cap_only_rows_compare_the_shared_variants_and_the_prompt_control_proves_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The evidence-like profile runs strengths 1 and 4, the paper-like one 1 to 4. On the shared
+    variants the first model's bertscore rises on every item (the cap), the second's does not change;
+    the prompt-only measures differ by float noise only. Without the restriction the control fails."""
+    boards = _document(48, 0.2, 15, 1), _document(100, 0.1, 2, 0)
+    a = {slug: _deltas(slug, (1, 4)) for slug in SLUGS}
+    b = {slug: _deltas(slug, (1, 2, 3, 4), shift=0.05 * (slug == SLUGS[0]), noise=1e-9) for slug in SLUGS}
+
+    def compare() -> dict:
+        return profile_comparison(  # type: ignore[return-value]
+            *boards,
+            {s: _summary_rows(f) for s, f in a.items()},
+            {s: _summary_rows(f) for s, f in b.items()},
+            profiles=("evidence", "paper"),
+            max_new_tokens=(48, 100),
+            deltas=(a, b),
+        )
+
+    comparison = compare()
+    cap = comparison["cap_only"]
+    assert [(r["rows_a"], r["rows_b"], r["shared"], r["shared_paper"]) for r in cap["variants"]] == [
+        (48, 80, 48, 32)
+    ] * 2
+    first, second = cap["rows"]
+    sa, sb = (_s_by_hand(_shared_by_hand(a[SLUGS[0]], b[SLUGS[0]])[i], "bertscore") for i in (0, 1))
+    d = np.array([sb[k] - sa[k] for k in sorted(sa)])
+    assert (d > 0).all() and first["mean_diff"] == pytest.approx(d.mean())
+    assert first["sgs_a"] == pytest.approx(np.mean(list(sa.values())))
+    assert first["p_exact"] == pytest.approx(2 / 2**16) and second["p_exact"] is None  # no item changed
+    # the cap-only family holds its own testable rows: one here, while the rows as run hold two
+    assert (first["family_size"], first["p_holm"], first["verdict"]) == (1, first["p_exact"], "significant")
+    assert second["verdict"] == "not testable" and second["n_tied"] == 16
+    assert [r["family_size"] for r in comparison["rows"]] == [2, 2]
+    # the control: 2 models × 2 prompt-only measures, float noise only, Holm over those four
+    assert [(r["model"], r["measure"]) for r in cap["control"]] == [
+        (s, m) for s in SLUGS for m in ("act_cos_last", "act_cos_mean")
+    ]
+    assert all(r["verdict"] != "significant" and r["family_size"] == 4 for r in cap["control"])
+    assert 0 < cap["control_max_abs_diff"] < 1e-8
+    view = comparison_view(
+        Board(
+            LeaderboardDocument.from_json(
+                {**boards[1].data, "profile": "paper", "profile_comparison": comparison}
+            )
+        )
+    )
+    assert view is not None and view.cap_significant == 1 and view.unshared == []
+    assert view.control.startswith("Control: on the shared variants, act_cos_last and act_cos_mean differ by")
+    cap_sentences = [sentence for sentence, _, _ in view.sections[0].cap_only]
+    assert (
+        "shared variants, cap alone" in cap_sentences[0]
+        and "significantly higher at 100 [cut]" in cap_sentences[0]
+    )
+    assert all("cap and variant mix" in sentence for sentence, _, _ in view.sections[0].changes)
+
+    # the same comparison with the restriction taken out: the unshared variants' act values reach s(i)
+    monkeypatch.setattr(profile_compare, "shared_variants", lambda x, y: (x, y))
+    broken = compare()["cap_only"]
+    assert broken["control_max_abs_diff"] > 0.1
+    assert all(r["verdict"] == "significant" for r in broken["control"])
+    failed = comparison_view(
+        Board(
+            LeaderboardDocument.from_json(
+                {**boards[1].data, "profile": "paper", "profile_comparison": compare()}
+            )
+        )
+    )
+    assert failed is not None and failed.control.startswith("Control failed:")
+
+
+def test_profiles_without_a_shared_rewrite_variant_are_not_comparable_and_say_so() -> None:
+    """One model ran disjoint levels in the two profiles (only the baseline in common), the other has no
+    deltas in the board profile: no test, no crash, and the page says the cap alone cannot be compared."""
+    boards = _document(48, 0.2, 0, 0), _document(100, 0.1, 0, 0)
+    a = {SLUGS[0]: _deltas(SLUGS[0], (1, 4))}
+    b = {slug: _deltas(slug, (2, 3)) for slug in SLUGS}
+    comparison = profile_comparison(
+        *boards, {}, {}, profiles=("evidence", "paper"), max_new_tokens=(48, 100), deltas=(a, b)
+    )
+    cap = comparison["cap_only"]
+    assert [(r["model"], r["shared"], r["shared_paper"]) for r in cap["variants"]] == [(SLUGS[0], 16, 0)]
+    assert all(r["n_shared"] == 0 and r["verdict"] == "not testable" for r in cap["rows"] + cap["control"])  # type: ignore[operator]
+    assert cap["control_max_abs_diff"] is None and cap["rows"][0]["family_size"] == 0
+    view = comparison_view(
+        Board(
+            LeaderboardDocument.from_json(
+                {**boards[1].data, "profile": "paper", "profile_comparison": comparison}
+            )
+        )
+    )
+    assert view is not None and view.cap_significant == 0
+    assert view.unshared == [
+        f"{slug}: the two profiles ran no rewrite variant in common, so the cap alone cannot be compared."
+        for slug in SLUGS
+    ]
+    assert (
+        view.control == "Control: no item is shared, so act_cos_last and act_cos_mean cannot check the cut."
+    )
+
+
+PUBLISHED_PAPER_BOARD = (
+    Path(__file__).parents[1] / "leaderboard" / "profiles" / "sago-v1" / "v2-paper" / "leaderboard.json"
+)
+
+
+def _said(row: dict) -> str:
+    """What a change sentence must say of its row's verdict."""
+    if row["verdict"] == "significant":
+        return "significantly " + ("higher" if row["mean_diff"] > 0 else "lower")
+    return "no significant change" if row["verdict"] == "not significant" else str(row["verdict"])
+
+
+def test_the_published_comparison_claims_a_cap_effect_only_from_the_cap_only_rows() -> None:
+    """The committed paper board: every sentence of its comparison page is short, only a cap-only row
+    says "cap alone", and each states its row's verdict and direction as leaderboard.json holds them."""
+    view = comparison_view(read_board(PUBLISHED_PAPER_BOARD))
+    assert view is not None and view.cap is not None
+    cap = view.cap
+    for section in view.sections:
+        for scope, changes in (
+            ("shared variants, cap alone", section.cap_only),
+            ("as run, cap and variant mix", section.changes),
+        ):
+            for sentence, detail, row in changes:
+                assert f", {scope}: " in sentence and len(sentence.split()) <= PLAIN_WORDS, sentence
+                assert _said(row) in sentence, sentence
+                assert f"{row['n_shared']} shared items ({row['n_tied']} tied)" in detail
+        assert "cap alone" not in " ".join(s for s, _, _ in section.changes)
+        for sentence in section.variants:
+            assert len(sentence.split()) <= PLAIN_WORDS, sentence
+    assert len(view.control.split()) <= PLAIN_WORDS
+    assert view.cap_significant == sum(r["verdict"] == "significant" for r in cap["rows"])
+    assert max(r["max_abs_diff"] or 0 for r in cap["control"]) == cap["control_max_abs_diff"]
+    assert all(r["verdict"] != "significant" for r in cap["control"])
+    page = (PUBLISHED_PAPER_BOARD.parents[3] / "site" / "profiles" / "paper" / "comparison.html").read_text(
+        encoding="utf-8"
+    )
+    assert html.escape(view.control, quote=False) in page

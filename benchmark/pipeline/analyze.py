@@ -416,7 +416,7 @@ def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> 
         if api.rows or table.exists():
             staged.write(table, lambda tmp: _write(tmp, api))
         if request.other_profile is not None:
-            document = profile_board(document, request, request.other_profile, entries)
+            document = profile_board(document, request, request.other_profile, entries, made_from)
         final = document
         staged.write(request.out, lambda tmp: _write(tmp, final))  # renamed last
         staged.commit()
@@ -427,17 +427,28 @@ def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> 
 
 
 def profile_board(
-    document: LeaderboardDocument, request: AnalyzeRequest, profile: str, entries: Sequence[Entry]
+    document: LeaderboardDocument,
+    request: AnalyzeRequest,
+    profile: str,
+    entries: Sequence[Entry],
+    made_from: Mapping[str, Path],
 ) -> LeaderboardDocument:
     """Another profile's board: ``document`` with its ``profile`` named and, when the board profile's
     leaderboard is at ``request.compare_with``, the ``profile_comparison`` block that sets the two side by
-    side (:func:`benchmark.stats.profile_compare.profile_comparison`)."""
+    side (:func:`benchmark.stats.profile_compare.profile_comparison`); ``made_from``: each model's deltas
+    in this profile, which the cap-only rows cut to the variants the board profile also ran."""
     data: dict[str, Any] = dict(document.data) | {"profile": profile}
     board = _board_profile_document(request)
     if board is not None:
         first = board_profile(request.version)
         per_item_b = {e.slug: list(e.summary.per_item) for e in entries if e.summary is not None}
         per_item_a = {slug: _per_item_rows(request.folder(slug, profile=first)) for slug in per_item_b}
+        deltas_a = {
+            slug: pd.read_parquet(path)
+            for slug in per_item_b
+            if (path := request.folder(slug, profile=first).deltas).is_file()
+        }
+        deltas_b = {slug: pd.read_parquet(made_from[slug]) for slug in deltas_a}
         data["profile_comparison"] = profile_comparison(
             board,
             document,
@@ -445,6 +456,7 @@ def profile_board(
             per_item_b,
             profiles=(first, profile),
             max_new_tokens=(get_profile(first).max_new_tokens, get_profile(profile).max_new_tokens),
+            deltas=(deltas_a, deltas_b),
         )
     return LeaderboardDocument.from_json(jsonio.clean(data))
 

@@ -5,6 +5,9 @@ analyze --profile paper``) is rendered as a complete board of its own under ``pr
 one more page, ``comparison.html`` ("48 vs 100 tokens"), that reads the ``profile_comparison`` block of
 that board's leaderboard.json. Every number on it is that block's; this module only words it, and every
 sentence carries the validity labels of the rows it states (:mod:`benchmark.stats.validity`).
+
+The profiles run different variant mixes, so only the ``cap_only`` rows (the variants both ran) may say
+what the cap changes; the rows as run are worded as the cap and the variant mix together.
 """
 
 from __future__ import annotations
@@ -12,8 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchmark.paths import check_name
-from benchmark.rows import ProfileChangeRow, ProfileComparison, ProfileCutRow, ProfileRankingRow
+from benchmark.rows import (
+    CapOnlyComparison,
+    ProfileChangeRow,
+    ProfileComparison,
+    ProfileControlRow,
+    ProfileCutRow,
+    ProfileRankingRow,
+    ProfileVariantRow,
+)
 from benchmark.site.board import Board
+from benchmark.site.render import num, p_is
 from benchmark.stats import validity
 from benchmark.stats.significance import SIGNIFICANT
 
@@ -67,27 +79,106 @@ def _cut_part(cut: int | None, total: int | None, share: float | None, cap: int,
     return validity.labelled(f"{cut} of {total}{lead} at {cap} tokens ({_share(share)})", labels)
 
 
-def change_sentence(row: ProfileChangeRow, name: str, comparison: ProfileComparison) -> str:
-    """The plain sentence of one row (about 25 words, its labels included); the test, n and correction
-    go in the row's details.
+AS_RUN, CAP_ONLY = "as run, cap and variant mix", "shared variants, cap alone"
+"""The two scopes of a change row: every variant each profile ran (the cap and the variant mix together),
+and only the variants both ran (the cap alone)."""
+
+
+def change_sentence(
+    row: ProfileChangeRow, name: str, comparison: ProfileComparison, scope: str = AS_RUN
+) -> str:
+    """The plain sentence of one row (at most 25 words with a three-word name, labels included); the test,
+    n and correction are :func:`change_detail`. Only a ``CAP_ONLY`` row attributes a change to the cap.
 
     >>> c = {"profiles": ["evidence", "paper"], "max_new_tokens": [48, 100]}
     >>> r = {"measure": "bertscore", "sgs_a": 0.2, "sgs_b": 0.1, "verdict": "significant", "mean_diff": -0.1,
     ...      "validity_a": ["cut"], "validity_b": [], "validity": ["cut"]}
-    >>> change_sentence(r, "M", c)  # type: ignore[arg-type]
-    'M, bertscore: SGS 0.2 at 48 tokens [cut], 0.1 at 100 tokens; significantly lower at 100 tokens [cut].'
+    >>> print(change_sentence(r, "M", c))  # doctest: +NORMALIZE_WHITESPACE
+    M, bertscore, as run, cap and variant mix: SGS 0.2 at 48 [cut], 0.1 at 100 tokens;
+    significantly lower at 100 [cut].
+    >>> cap_only = r | {"verdict": "not significant"}
+    >>> print(change_sentence(cap_only, "M", c, CAP_ONLY))  # doctest: +NORMALIZE_WHITESPACE
+    M, bertscore, shared variants, cap alone: SGS 0.2 at 48 [cut], 0.1 at 100 tokens;
+    no significant change [cut].
     """
     cap_a, cap_b = comparison["max_new_tokens"]
-    at_a = validity.labelled(f"{_sgs(row['sgs_a'])} at {cap_a} tokens", row["validity_a"])
+    at_a = validity.labelled(f"{_sgs(row['sgs_a'])} at {cap_a}", row["validity_a"])
     at_b = validity.labelled(f"{_sgs(row['sgs_b'])} at {cap_b} tokens", row["validity_b"])
     if row["verdict"] == SIGNIFICANT and row["mean_diff"] is not None:
-        direction = "higher" if row["mean_diff"] > 0 else "lower"
-        outcome = validity.labelled(f"significantly {direction} at {cap_b} tokens", row["validity"])
+        outcome = f"significantly {'higher' if row['mean_diff'] > 0 else 'lower'} at {cap_b}"
     elif row["verdict"] == SIGNIFICANT:
-        outcome = validity.labelled("significantly changed", row["validity"])
+        outcome = "significantly changed"
+    elif row["verdict"] == "not significant":
+        outcome = "no significant change"
     else:
-        outcome = validity.labelled(f"no change is claimed ({row['verdict'] or 'no test'})", row["validity"])
-    return f"{name}, {row['measure']}: SGS {at_a}, {at_b}; {outcome}."
+        outcome = row["verdict"] or "no test"
+    outcome = validity.labelled(outcome, row["validity"])
+    return f"{name}, {row['measure']}, {scope}: SGS {at_a}, {at_b}; {outcome}."
+
+
+def change_detail(row: ProfileChangeRow, correction: str) -> str:
+    """The test, n and correction behind a change sentence.
+
+    >>> r = {"n_shared": 16, "n_tied": 2, "p_exact": 0.0002, "p_holm": 0.0041, "family_size": 24,
+    ...      "testable": True}
+    >>> print(change_detail(r, "Holm over every row"))  # doctest: +NORMALIZE_WHITESPACE
+    Exact two-sided sign-flip test of s(i) over 16 shared items (2 tied), p < 0.001.
+    Holm over every row: 24 testable rows, adjusted p = 0.004.
+    """
+    test = (
+        f"Exact two-sided sign-flip test of s(i) over {row['n_shared']} shared items ({row['n_tied']} tied)"
+    )
+    if row["p_exact"] is None:
+        return f"{test}: no item changed, no test. {correction}."
+    held = f"adjusted {p_is(row['p_holm'])}" if row["testable"] else "not testable (its floor cannot reach α)"
+    rows = f"{row['family_size']} testable row{'s' if row['family_size'] != 1 else ''}"
+    return f"{test}, {p_is(row['p_exact'])}. {correction}: {rows}, {held}."
+
+
+def control_sentence(cap: CapOnlyComparison) -> str:
+    """Whether the cut to the shared variants worked: the prompt-only measures must not move.
+
+    >>> c = {"control": [{"verdict": "not significant"}] * 12, "control_max_abs_diff": 2.4e-07,
+    ...      "control_measures": ["act_cos_last", "act_cos_mean"]}
+    >>> print(control_sentence(c))  # doctest: +NORMALIZE_WHITESPACE
+    Control: on the shared variants, act_cos_last and act_cos_mean differ by at most 2.40 × 10⁻⁷ per item;
+    none of 12 rows changes significantly.
+    """
+    rows, largest = cap["control"], cap["control_max_abs_diff"]
+    measures = " and ".join(cap["control_measures"])
+    if largest is None:
+        return f"Control: no item is shared, so {measures} cannot check the cut."
+    moved = sum(r["verdict"] == SIGNIFICANT for r in rows)
+    if moved:
+        return (
+            f"Control failed: {measures} change significantly in {moved} of {len(rows)} rows on the shared "
+            "variants."
+        )
+    return (
+        f"Control: on the shared variants, {measures} differ by at most {num(largest)} per item; "
+        f"none of {len(rows)} rows changes significantly."
+    )
+
+
+def variant_sentence(row: ProfileVariantRow, name: str, comparison: ProfileComparison) -> str:
+    """How many variants of one dataset both profiles ran.
+
+    >>> c = {"profiles": ["evidence", "paper"], "max_new_tokens": [48, 100]}
+    >>> r = {"rows_a": 784, "rows_b": 1600, "shared": 784, "shared_paper": 575}
+    >>> print(variant_sentence(r, "M", c))  # doctest: +NORMALIZE_WHITESPACE
+    M: both profiles ran 784 variants (575 in the paper families); the evidence run has 784, the paper
+    run 1600.
+    """
+    profile_a, profile_b = comparison["profiles"]
+    return (
+        f"{name}: both profiles ran {row['shared']} variants ({row['shared_paper']} in the paper families); "
+        f"the {profile_a} run has {row['rows_a']}, the {profile_b} run {row['rows_b']}."
+    )
+
+
+def unshared_sentence(name: str) -> str:
+    """A model whose two runs share no variant: the cap alone cannot be compared (no test is run)."""
+    return f"{name}: the two profiles ran no rewrite variant in common, so the cap alone cannot be compared."
 
 
 def _sgs(value: float | None) -> str:
@@ -121,7 +212,14 @@ class DatasetComparison:
     dataset: str
     cut: list[tuple[str, ProfileCutRow]]
     """(its sentence, the row) per model."""
-    changes: list[tuple[str, ProfileChangeRow]]
+    changes: list[tuple[str, str, ProfileChangeRow]]
+    """(its sentence, the test behind it, the row) per row as run: the cap and the variant mix together."""
+    cap_only: list[tuple[str, str, ProfileChangeRow]]
+    """the same on the variants both profiles ran: the cap alone."""
+    control: list[ProfileControlRow]
+    """the prompt-only rows of the shared variants."""
+    variants: list[str]
+    """:func:`variant_sentence` per model."""
     rankings: list[tuple[str, ProfileRankingRow]]
 
 
@@ -133,9 +231,17 @@ class ComparisonView:
     comparison: ProfileComparison
     sections: list[DatasetComparison]
     significant: int
-    """rows whose change is significant after Holm."""
+    """rows as run whose change is significant after Holm."""
     family_size: int
-    """testable rows (the Holm family)."""
+    """testable rows as run (the Holm family)."""
+    cap: CapOnlyComparison | None
+    """the cap-only block (None in a file written before it)."""
+    cap_significant: int
+    """cap-only rows whose change is significant after Holm."""
+    control: str
+    """:func:`control_sentence` ("" without a cap-only block)."""
+    unshared: list[str]
+    """:func:`unshared_sentence` of each model that shares no variant."""
 
 
 def comparison_view(board: Board) -> ComparisonView | None:
@@ -143,34 +249,50 @@ def comparison_view(board: Board) -> ComparisonView | None:
     comparison = board.document.profile_comparison
     if comparison is None:
         return None
-    datasets = [*board.datasets, validity.ALL_DATASETS]
-    sections = []
-    for dataset in datasets:
-        sections.append(
-            DatasetComparison(
-                dataset,
-                [
-                    (cut_sentence(r, board.name(r["model"]), comparison), r)
-                    for r in comparison["cut"]
-                    if r["dataset"] == dataset
-                ],
-                [
-                    (change_sentence(r, board.name(r["model"]), comparison), r)
-                    for r in comparison["rows"]
-                    if r["dataset"] == dataset
-                ],
-                [
-                    (ranking_sentence(r, comparison), r)
-                    for r in comparison["rankings"]
-                    if r["dataset"] == dataset
-                ],
-            )
-        )
-    rows = comparison["rows"]
+    cap = comparison.get("cap_only")
+    sections = [_section(board, comparison, dataset) for dataset in [*board.datasets, validity.ALL_DATASETS]]
+    rows, cap_rows = comparison["rows"], cap["rows"] if cap else []
+    shared = {r["model"] for r in cap["variants"] if r["shared_paper"]} if cap else set()
     return ComparisonView(
         comparison_title(comparison),
         comparison,
         sections,
         sum(r["verdict"] == SIGNIFICANT for r in rows),
         rows[0]["family_size"] if rows else 0,
+        cap,
+        sum(r["verdict"] == SIGNIFICANT for r in cap_rows),
+        control_sentence(cap) if cap else "",
+        [unshared_sentence(board.name(m)) for m in comparison["models"] if cap and m not in shared],
+    )
+
+
+def _section(board: Board, comparison: ProfileComparison, dataset: str) -> DatasetComparison:
+    """One dataset's sentences: cut shares, changes as run and on the shared variants, rankings."""
+    cap = comparison.get("cap_only")
+
+    def changes(
+        rows: list[ProfileChangeRow], scope: str, correction: str
+    ) -> list[tuple[str, str, ProfileChangeRow]]:
+        return [
+            (change_sentence(r, board.name(r["model"]), comparison, scope), change_detail(r, correction), r)
+            for r in rows
+            if r["dataset"] == dataset
+        ]
+
+    return DatasetComparison(
+        dataset,
+        [
+            (cut_sentence(r, board.name(r["model"]), comparison), r)
+            for r in comparison["cut"]
+            if r["dataset"] == dataset
+        ],
+        changes(comparison["rows"], AS_RUN, comparison["correction"]),
+        changes(cap["rows"], CAP_ONLY, cap["correction"]) if cap else [],
+        [r for r in cap["control"] if r["dataset"] == dataset] if cap else [],
+        [
+            variant_sentence(r, board.name(r["model"]), comparison)
+            for r in (cap["variants"] if cap else [])
+            if r["dataset"] == dataset
+        ],
+        [(ranking_sentence(r, comparison), r) for r in comparison["rankings"] if r["dataset"] == dataset],
     )

@@ -6,13 +6,21 @@ two side by side without pooling them. Per model present in both, per dataset an
 
 * each profile's share of responses cut at its cap (``models[].run.truncated[]``), SGS with its interval,
   rank range and validity labels, read from that profile's own board;
-* whether the instability changed: an exact two-sided sign-flip test of s_b(i) − s_a(i) over the items
-  both profiles ran (:mod:`benchmark.stats.exact`), Holm-corrected over every row of the comparison
-  (:func:`benchmark.stats.significance.corrected`: untestable rows leave the family, as everywhere);
+* whether the instability changed *as run*: an exact two-sided sign-flip test of s_b(i) − s_a(i) over
+  the items both profiles ran (:mod:`benchmark.stats.exact`), Holm-corrected over every row of the
+  comparison (:func:`benchmark.stats.significance.corrected`: untestable rows leave the family, as
+  everywhere). The profiles run different variant mixes (paper: every level; evidence: the extremes), so
+  this change mixes the cap with the variant mix;
+* what the cap alone changes (``cap_only``): both profiles' deltas cut to the (dataset, item, variant)
+  rows both ran, s(i) re-reduced from them by the summary's own reduction
+  (:func:`benchmark.stats.sgs.instability_per_item`), the same test, Holm over its own rows; and a control
+  that shows the cut worked: the prompt-only measures (hidden states of the prompt, read before any token
+  is generated) must not change there;
 * per dataset and measure, the reversals (significant flips) each board found, and whether rankings can
   be compared at all (each profile needs two or more ranked models).
 
-Pure functions over leaderboard rows and summaries' ``per_item`` rows; the site renders the result.
+Pure functions over leaderboard rows, summaries' ``per_item`` rows and deltas tables; the site renders
+the result.
 """
 
 from __future__ import annotations
@@ -20,31 +28,55 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from benchmark.documents import LeaderboardDocument
 from benchmark.rows import (
+    CapOnlyComparison,
     CellRow,
     PerItemRow,
     ProfileChangeRow,
     ProfileComparison,
+    ProfileControlRow,
     ProfileCutRow,
     ProfileRankingRow,
+    ProfileVariantRow,
     TruncationRow,
 )
 from benchmark.stats import validity
 from benchmark.stats.exact import sign_flip_floor, sign_flip_p
+from benchmark.stats.sgs import ALL, PAPER, instability_per_item, rewrite_rows
 from benchmark.stats.significance import corrected, verdict
 
 FAMILY = (
-    "Holm over every (model × dataset × headline measure) row of the comparison; exact two-sided "
-    "sign-flip test of s(i) in this profile minus s(i) in the board profile, over the items both ran"
+    "As run, the cap and the variant mix together: Holm over every (model × dataset × headline measure) "
+    "row of the comparison; exact two-sided sign-flip test of s(i) in this profile minus s(i) in the board "
+    "profile, over the items both ran"
 )
 """The correction family of ``profile_comparison.rows[]``."""
+CAP_FAMILY = (
+    "The cap alone: Holm over every (model × dataset × headline measure) row of the cap-only comparison; "
+    "exact two-sided sign-flip test of s(i) in this profile minus s(i) in the board profile, each "
+    "re-reduced from only the variants both profiles ran"
+)
+"""The correction family of ``profile_comparison.cap_only.rows[]``."""
+CONTROL_FAMILY = (
+    "Holm over every (model × dataset × prompt-only measure) control row; the same test on the same "
+    "shared variants"
+)
+"""The correction family of ``profile_comparison.cap_only.control[]``."""
+PROMPT_ONLY = ("act_cos_last", "act_cos_mean")
+"""Measures of the prompt's hidden states, read before any token is generated: the cap cannot move them,
+so on the shared variants they differ by float noise only (batch composition) unless the cut failed."""
+VARIANT_KEYS = ["dataset", "item_id", "variant_id"]
+"""What makes two deltas rows the same variant in both profiles."""
+ItemValues = dict[tuple[str, str], dict[str, float]]
+"""(dataset, measure) -> item_id -> s(i)."""
 SIDES = ("a", "b")
 """``a``: the board profile's board; ``b``: this profile's."""
 
 
-def _per_item(rows: Iterable[PerItemRow]) -> dict[tuple[str, str], dict[str, float]]:
+def _per_item(rows: Iterable[PerItemRow]) -> ItemValues:
     """(dataset, measure) -> item_id -> s(i) (paper families), items without a value left out."""
     out: dict[tuple[str, str], dict[str, float]] = {}
     for row in rows:
@@ -177,6 +209,146 @@ def corrected_changes(rows: Sequence[ProfileChangeRow]) -> list[ProfileChangeRow
     return out
 
 
+def shared_variants(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of two deltas tables whose (dataset, item_id, variant_id) the other table also holds.
+
+    >>> a = pd.DataFrame({"dataset": ["d", "d"], "item_id": ["1", "2"], "variant_id": ["v", "v"]})
+    >>> b = pd.DataFrame({"dataset": ["d", "d"], "item_id": [1, 1], "variant_id": ["v", "w"]})
+    >>> [x.index.tolist() for x in shared_variants(a, b)]
+    [[0], [0]]
+    """
+    keys_a, keys_b = _variant_keys(a), _variant_keys(b)
+    return a[keys_a.isin(keys_b)], b[keys_b.isin(keys_a)]
+
+
+def _variant_keys(deltas: pd.DataFrame) -> pd.MultiIndex:
+    # item ids are text in one file and numbers in another: compared as text, as the summaries write them
+    return pd.MultiIndex.from_frame(deltas[VARIANT_KEYS].astype(str))
+
+
+def reduced_items(deltas: pd.DataFrame) -> ItemValues:
+    """s(i) of the datasets proper by the summary's own reduction (paper families; no item-less rows)."""
+    if rewrite_rows(deltas, PAPER).empty:
+        return {}
+    per_item = instability_per_item(deltas, aggregate=PAPER)
+    out: ItemValues = {}
+    for (dataset, measure), group in per_item[per_item["dataset"] != ALL].groupby(["dataset", "measure"]):
+        values = zip(group["item_id"].astype(str), group["s"].astype(float), strict=True)
+        out[(str(dataset), str(measure))] = dict(values)
+    return out
+
+
+def variant_rows(model: str, a: pd.DataFrame, b: pd.DataFrame) -> list[ProfileVariantRow]:
+    """Per dataset of either table: its rows in each profile, and those both ran."""
+    shared, _ = shared_variants(a, b)
+    counts = [frame["dataset"].astype(str).value_counts() for frame in (a, b, shared)]
+    paper = rewrite_rows(shared, PAPER)["dataset"].astype(str).value_counts()
+    return [
+        {
+            "model": model,
+            "dataset": dataset,
+            "rows_a": int(counts[0].get(dataset, 0)),
+            "rows_b": int(counts[1].get(dataset, 0)),
+            "shared": int(counts[2].get(dataset, 0)),
+            "shared_paper": int(paper.get(dataset, 0)),
+        }
+        for dataset in sorted(set(counts[0].index) | set(counts[1].index))
+    ]
+
+
+def _on_shared(
+    row: ProfileChangeRow, items: tuple[Mapping[str, float], Mapping[str, float]]
+) -> ProfileChangeRow:
+    """``row`` with each side's SGS the mean of its re-reduced s(i); the boards' intervals and ranks are of
+    every variant they ran, so none is stated here."""
+    a, b = (np.array(list(side.values()), dtype=float) for side in items)
+    return row | {
+        "sgs_a": float(a.mean()) if a.size else None,
+        "ci_low_a": None,
+        "ci_high_a": None,
+        "n_items_a": int(a.size),
+        "rank_low_a": None,
+        "rank_high_a": None,
+        "sgs_b": float(b.mean()) if b.size else None,
+        "ci_low_b": None,
+        "ci_high_b": None,
+        "n_items_b": int(b.size),
+        "rank_low_b": None,
+        "rank_high_b": None,
+    }
+
+
+def _max_abs_diff(items: tuple[Mapping[str, float], Mapping[str, float]]) -> float | None:
+    shared = set(items[0]) & set(items[1])
+    return max((abs(items[1][i] - items[0][i]) for i in shared), default=None)
+
+
+def control_rows(
+    raw: Sequence[tuple[ProfileChangeRow, tuple[Mapping[str, float], Mapping[str, float]]]],
+) -> list[ProfileControlRow]:
+    """The prompt-only rows, Holm over themselves, each with its largest per-item difference."""
+    rows = corrected_changes([row for row, _ in raw])
+    return [
+        {
+            "model": row["model"],
+            "dataset": row["dataset"],
+            "measure": row["measure"],
+            "n_shared": row["n_shared"],
+            "n_tied": row["n_tied"],
+            "max_abs_diff": _max_abs_diff(items),
+            "mean_diff": row["mean_diff"],
+            "p_exact": row["p_exact"],
+            "p_holm": row["p_holm"],
+            "testable": row["testable"],
+            "family_size": row["family_size"],
+            "verdict": row["verdict"],
+        }
+        for row, (_, items) in zip(rows, raw, strict=True)
+    ]
+
+
+def cap_only(
+    boards: tuple[LeaderboardDocument, LeaderboardDocument],
+    deltas: tuple[Mapping[str, pd.DataFrame], Mapping[str, pd.DataFrame]],
+    models: Sequence[str],
+    datasets: Sequence[str],
+    measures: Sequence[str],
+) -> CapOnlyComparison:
+    """The ``cap_only`` block: every row of :func:`profile_comparison` again, on the shared variants only,
+    and the prompt-only control. A model without deltas in either profile shares no variant."""
+    variants: list[ProfileVariantRow] = []
+    raw, control = [], []
+    for model in models:
+        a, b = deltas[0].get(model), deltas[1].get(model)
+        if a is not None and b is not None:
+            variants += variant_rows(model, a, b)
+            shared_a, shared_b = shared_variants(a, b)
+            reduced = (reduced_items(shared_a), reduced_items(shared_b))
+        else:
+            reduced = ({}, {})
+        for dataset in datasets:
+            for measure in dict.fromkeys([*measures, *PROMPT_ONLY]):  # a headline measure may be one
+                key = {"model": model, "dataset": dataset, "measure": measure}
+                items = (reduced[0].get((dataset, measure), {}), reduced[1].get((dataset, measure), {}))
+                if measure in PROMPT_ONLY:
+                    control.append((change_row(model, dataset, measure, items, (None, None)), items))
+                if measure in measures:
+                    cells = (boards[0].cells.first(**key), boards[1].cells.first(**key))
+                    raw.append(_on_shared(change_row(model, dataset, measure, items, cells), items))
+    checks = control_rows(control)
+    return {
+        "correction": CAP_FAMILY,
+        "control_correction": CONTROL_FAMILY,
+        "control_measures": list(PROMPT_ONLY),
+        "control_max_abs_diff": max(
+            (r["max_abs_diff"] for r in checks if r["max_abs_diff"] is not None), default=None
+        ),
+        "variants": variants,
+        "rows": corrected_changes(raw),
+        "control": checks,
+    }
+
+
 def _flips(board: LeaderboardDocument, dataset: str, measure: str) -> int:
     """Significant reversals of ``board`` on ``measure`` involving ``dataset`` (every one for ``"all"``)."""
     return sum(
@@ -228,6 +400,7 @@ def profile_comparison(
     *,
     profiles: tuple[str, str],
     max_new_tokens: tuple[int, int],
+    deltas: tuple[Mapping[str, pd.DataFrame], Mapping[str, pd.DataFrame]] | None = None,
 ) -> ProfileComparison:
     """The ``profile_comparison`` block of profile b's leaderboard (docs/LEADERBOARD_JSON.md).
 
@@ -235,6 +408,7 @@ def profile_comparison(
         board_a: the board profile's leaderboard; board_b: this profile's.
         per_item_a, per_item_b: model slug -> its summary's ``per_item`` rows in each profile.
         profiles: (board profile, this profile); max_new_tokens: their caps.
+        deltas: model slug -> its deltas table in each profile (the cap-only rows; none: no variant shared).
     """
     in_a = {m["slug"] for m in board_a.complete}
     models = sorted(m["slug"] for m in board_b.complete if m["slug"] in in_a)
@@ -264,4 +438,5 @@ def profile_comparison(
         "cut": cut_rows(board_a, board_b, models),
         "rows": corrected_changes(raw),
         "rankings": ranking_rows(board_a, board_b, [*datasets, validity.ALL_DATASETS], measures),
+        "cap_only": cap_only((board_a, board_b), deltas or ({}, {}), models, datasets, measures),
     }
