@@ -131,6 +131,8 @@ class ModelTrust:
 
     name: str
     """display name."""
+    slug: str
+    """submission slug (the key of its ``accuracy[]`` rows)."""
     cut: Truncation | None
     """responses cut at the token cap, over every dataset."""
     accuracy: float | None
@@ -170,7 +172,7 @@ def trust(table: LeaderboardTable, stands_in_for: Mapping[str, str | None]) -> T
             for r in t.rows
             if r.slug == row.slug and r.truncation is not None and (r.truncation.share or 0.0) > CUT_FLAG
         )
-        models.append(ModelTrust(row.name, row.truncation, row.accuracy, row.items, flagged))
+        models.append(ModelTrust(row.name, row.slug, row.truncation, row.accuracy, row.items, flagged))
     stand_ins = tuple(
         (d, str(source))
         for d, source in sorted(stands_in_for.items())

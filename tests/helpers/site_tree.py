@@ -259,3 +259,77 @@ def make_site_tree(root: Path) -> SiteTree:
     leaderboard.parent.mkdir(parents=True)
     leaderboard.write_text(json.dumps(board, ensure_ascii=False, sort_keys=True), encoding="utf-8")
     return SiteTree(root, root / "variants", root / "submissions", leaderboard)
+
+
+OTHER_PROFILE = {
+    "name": "paper",
+    "items_per_dataset": 2,
+    "all_strengths": True,
+    "max_new_tokens": 100,
+    "description": "the fixture's second profile: a longer cap",
+}
+"""The profile of the fixture's second board (``sago analyze --profile paper``)."""
+
+
+def _only(board: dict[str, Any], slugs: tuple[str, ...]) -> dict[str, Any]:
+    """``board`` with the rows of other models left out (models, per-model and pairwise rows, claims)."""
+    names = {m["name"] for m in board["models"] if m["slug"] not in slugs}
+
+    def kept(row: object) -> bool:
+        if not isinstance(row, dict):
+            return True
+        models = [row[k] for k in ("model", "model_a", "model_b") if k in row]
+        return all(m in slugs or m == "all" for m in models)
+
+    out = {k: [r for r in v if kept(r)] if isinstance(v, list) else v for k, v in board.items()}
+    out["models"] = [m for m in board["models"] if m["slug"] in slugs]
+    out["claims"] = [c for c in board["claims"] if not any(n in c["text"] for n in names)]
+    return out
+
+
+def write_profile_board(tree: SiteTree, slugs: tuple[str, ...] = tuple(RECORDS)) -> Path:
+    """A second profile's run of each of ``slugs`` (``<version>-paper/``) and its board with the
+    ``profile_comparison`` block the real builder computes; returns the board's leaderboard.json.
+
+    The runs answer as the board profile's did; their per-item instability is 0.8 times the board
+    profile's, so every comparison row has changes to test (two items: none can reach α).
+    """
+    from benchmark.documents import LeaderboardDocument
+    from benchmark.results import ResultsFolder, profile_board_path, results_dir
+    from benchmark.stats.profile_compare import profile_comparison
+
+    main = json.loads(tree.leaderboard.read_text(encoding="utf-8"))
+    per_item_a, per_item_b = {}, {}
+    for slug in slugs:
+        source = results_dir(slug, SET, VERSION, tree.submissions)
+        folder = results_dir(slug, SET, VERSION, tree.submissions, profile=str(OTHER_PROFILE["name"]))
+        (folder / "records").mkdir(parents=True)
+        for path in (source / "records").glob("*.parquet"):
+            (folder / "records" / path.name).write_bytes(path.read_bytes())
+        (folder / "deltas.parquet").write_bytes((source / "deltas.parquet").read_bytes())
+        run = json.loads((source / "run.json").read_text(encoding="utf-8"))
+        run |= {"profile": OTHER_PROFILE, "files": file_hashes(folder)}
+        write_json(folder / "run.json", run)
+        summary = json.loads((source / "summary.json").read_text(encoding="utf-8"))
+        per_item_a[slug] = summary["per_item"]
+        per_item_b[slug] = [r | {"s": 0.8 * r["s"]} for r in summary["per_item"]]
+        write_json(folder / "summary.json", summary | {"per_item": per_item_b[slug]})
+    board = _only(main, slugs) | {"profile": OTHER_PROFILE["name"]}
+    for model in board["models"]:  # counted from the new run's files, as `sago analyze` would
+        from benchmark.stats.facts import run_row
+        from benchmark.submissions import load_submission
+
+        folder = ResultsFolder.of(model["slug"], SET, VERSION, tree.submissions, profile="paper")
+        model["run"] = run_row(load_submission(model["slug"], tree.submissions), folder, (model["name"],))
+    board["profile_comparison"] = profile_comparison(
+        LeaderboardDocument.from_json(main),
+        LeaderboardDocument.from_json(board),
+        per_item_a,  # type: ignore[arg-type]
+        per_item_b,  # type: ignore[arg-type]
+        profiles=(str(PROFILE["name"]), str(OTHER_PROFILE["name"])),
+        max_new_tokens=(int(PROFILE["max_new_tokens"]), int(OTHER_PROFILE["max_new_tokens"])),  # type: ignore[call-overload]
+    )
+    path = profile_board_path(tree.leaderboard.parent, SET, VERSION, str(OTHER_PROFILE["name"]))
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(board, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    return path
