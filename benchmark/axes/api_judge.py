@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmark.appendlog import request_key
 from benchmark.axes.politeness import CourtesyCueJudge
 from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings, PaidStore
 from benchmark.errors import SagoError
@@ -205,7 +206,7 @@ class ApiPolitenessJudge:
             return False  # the authors' guard would turn any YES into NO: not worth a request
         message = judge_message(response, baseline, direction, context)
         s = self.client.settings
-        key = hashlib.sha256(json.dumps([s.base_url, s.model, message]).encode("utf-8")).hexdigest()
+        key = request_key(s.base_url, s.model, message)
         known = (self._verdicts.get(key) or {}).get("yes")
         if isinstance(known, bool):  # an unparsable reply is stored with "yes": null, so it is asked again
             self._count("cached")
