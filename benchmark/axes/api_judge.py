@@ -35,7 +35,6 @@ from pathlib import Path
 from benchmark.appendlog import request_key
 from benchmark.axes.politeness import CourtesyCueJudge
 from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings, PaidStore
-from benchmark.errors import SagoError
 from benchmark.paths import cache_dir
 
 MAX_TOKENS = 16
@@ -259,16 +258,13 @@ def prompt_digest() -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def api_judge(spec: str, *, environ: Mapping[str, str] | None = None) -> ApiPolitenessJudge:
+def api_judge(model: str, *, environ: Mapping[str, str] | None = None) -> ApiPolitenessJudge:
     """The judge ``openai:<model>`` names, at ``$SAGO_JUDGE_BASE_URL``, key in ``$SAGO_JUDGE_KEY_ENV``.
 
     Raises:
-        SagoError: ``spec`` is not ``openai:<model>``, or the key variable is unset.
+        SagoError: the key variable is unset.
     """
     env = os.environ if environ is None else environ
-    kind, _, model = spec.partition(":")
-    if kind != "openai" or not model:
-        raise SagoError(f"judge {spec!r} is not openai:<model> (e.g. openai:gpt-4o-mini)")
     key_env = env.get(KEY_ENV_ENV, "OPENAI_API_KEY")
     settings = ChatSettings(
         env.get(BASE_URL_ENV, DEFAULT_BASE_URL), model, None if key_env == "none" else key_env

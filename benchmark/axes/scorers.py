@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from benchmark.axes.judges import DEFAULT_JUDGE, build_judge
 from benchmark.axes.mirroring import DEFAULT_RULES, RULES
 from benchmark.axes.politeness import CourtesyMarkerJudge, PolitenessJudge
 from benchmark.axes.text import (
@@ -23,11 +24,7 @@ from benchmark.errors import SagoError
 
 MIRRORING_ENV = "SAGO_MIRRORING_RULES"
 POLITENESS_ENV = "SAGO_POLITENESS_JUDGE"
-POLITENESS_JUDGES = ("courtesy-markers", "llm")
-"""``$SAGO_POLITENESS_JUDGE``: the courtesy-marker judge (default) or the measured language-model judge
-(``benchmark.axes.llm_judge.packaged_judge``: Qwen2.5-Coder-1.5B-Instruct, loaded on the first row it
-judges), or ``openai:<model>``: the authors' gpt-4o-mini judge through any OpenAI-compatible endpoint
-(``benchmark.axes.api_judge``); docs/METHOD.md section 7."""
+"""``$SAGO_POLITENESS_JUDGE``: one of ``benchmark.axes.judges.JUDGES`` (docs/METHOD.md section 7)."""
 LENGTH_TARGET_ENV = "SAGO_LENGTH_TARGET"
 
 
@@ -102,18 +99,8 @@ class AxisScorers:
 
 def configured_politeness() -> tuple[PolitenessJudge, str]:
     """The judge ``$SAGO_POLITENESS_JUDGE`` names (courtesy markers when unset) and its provenance label."""
-    name = os.environ.get(POLITENESS_ENV) or POLITENESS_JUDGES[0]
-    if name.startswith("openai:"):  # the authors' judge through an OpenAI-compatible endpoint
-        from benchmark.axes.api_judge import api_judge
-
-        judge = api_judge(name)
-        return judge, judge.label
-    if name == "llm":
-        from benchmark.axes.llm_judge import packaged_judge
-
-        return packaged_judge()
-    if name != POLITENESS_JUDGES[0]:
-        raise SagoError(
-            f"${POLITENESS_ENV}={name!r} is not one of {', '.join(POLITENESS_JUDGES)} or openai:<model>"
-        )
-    return CourtesyMarkerJudge(), "CourtesyMarkerJudge"
+    name = os.environ.get(POLITENESS_ENV) or DEFAULT_JUDGE
+    try:
+        return build_judge(name)
+    except SagoError as err:
+        raise SagoError(f"${POLITENESS_ENV}={name!r}: {err}") from None
