@@ -15,6 +15,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
 
@@ -23,8 +24,7 @@ from benchmark.errors import SagoError
 E = TypeVar("E")
 
 _WRITING = threading.Lock()
-"""one writer at a time in this process: threads of a pool share a log, and cutting a torn tail must not
-race another thread's append."""
+"""one writer at a time in this process (a pool's threads share a log; a cut must not race an append)."""
 
 
 def request_key(*parts: object) -> str:
@@ -41,32 +41,20 @@ def json_line(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+@dataclass(frozen=True)
 class AppendLog(Generic[E]):
-    """The entries of one JSON-lines file: :meth:`load` them all, :meth:`append` new ones durably.
+    """The entries of one JSON-lines file: :meth:`load` them all, :meth:`append` new ones durably."""
 
-    Args:
-        path: the file (created with its folder on the first append).
-        decode: one parsed line -> an entry; raises ``TypeError``, ``KeyError`` or ``ValueError`` when the
-            line is not one.
-        encode: an entry -> what its line holds.
-        what: an entry, in words ("a rewrite attempt"), for the error naming a bad line.
-        hint: the rest of that error: what the file should be, what to do.
-    """
-
-    def __init__(
-        self,
-        path: Path,
-        decode: Callable[[Any], E],
-        encode: Callable[[E], object],
-        *,
-        what: str,
-        hint: str = "",
-    ) -> None:
-        self.path = path
-        self.decode = decode
-        self.encode = encode
-        self.what = what
-        self.hint = hint
+    path: Path
+    """the file (made, with its folder, on the first append)."""
+    decode: Callable[[Any], E]
+    """a parsed line -> its entry; raises ``TypeError``, ``KeyError`` or ``ValueError`` when it is none."""
+    encode: Callable[[E], object]
+    """an entry -> what its line holds."""
+    what: str
+    """an entry in words ("a rewrite attempt"), for the error naming a bad line."""
+    hint: str = ""
+    """the rest of that error: what the file holds, what to do."""
 
     def load(self) -> list[E]:
         """Every entry in file order (none when the file is missing); blank lines are skipped.

@@ -43,23 +43,9 @@ class Registry(Generic[T]):
     @overload
     def add(self, name: str, entry: T, /) -> T: ...
     def add(self, *named: object) -> object:
-        """Register ``entry`` under ``name``, or a spec under its own ``spec.name``; a second entry of a
-        name is refused.
-
-        >>> from typing import NamedTuple
-        >>> class Colour(NamedTuple):
-        ...     name: str
-        ...     hex: str
-        >>> colours: Registry[Colour] = Registry("colour")
-        >>> colours.add(Colour("red", "#f00")).hex
-        '#f00'
-        >>> colours.add(Colour("red", "#e00"))
-        Traceback (most recent call last):
-        ValueError: colour 'red' is registered twice
-        """
+        """Register ``entry`` under ``name``, or a spec under its ``spec.name``; refuses a name twice."""
         name, entry = (cast(Named, named[0]).name, named[0]) if len(named) == 1 else named
-        if not isinstance(name, str):
-            raise TypeError(f"a {self.kind}'s name is a str, not {name!r}")
+        name = str(name)
         if name in self._entries:
             raise ValueError(f"{self.kind} {name!r} is registered twice")
         self._entries[name] = cast(T, entry)

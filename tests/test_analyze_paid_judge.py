@@ -20,9 +20,8 @@ from helpers.leaderboard_example import example_submission
 from helpers.synthetic import example_levels, synthetic_deltas
 
 import benchmark.axes.results
-from benchmark.axes.judges import DEFAULT_JUDGE
 from benchmark.axes.results import INPUTS_KEY, input_fingerprint
-from benchmark.axes.scorers import POLITENESS_ENV
+from benchmark.axes.scorers import DEFAULT_JUDGE, POLITENESS_ENV
 from benchmark.cli import main
 from benchmark.pipeline.analyze import current_axes
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET, RECORDS_SCHEMA_VERSION

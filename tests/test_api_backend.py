@@ -188,8 +188,7 @@ def test_the_api_judge_sends_the_authors_message_once_per_row(tmp_path: Path) ->
 
 
 def test_the_judge_is_chosen_by_name_and_needs_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchmark.axes.judges import JUDGES
-    from benchmark.axes.scorers import POLITENESS_ENV, configured_politeness
+    from benchmark.axes.scorers import JUDGES, POLITENESS_ENV, configured_politeness
 
     monkeypatch.setenv(POLITENESS_ENV, "openai:gpt-4o-mini")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -7,10 +7,9 @@ the first score.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from benchmark.axes.judges import DEFAULT_JUDGE, build_judge
 from benchmark.axes.mirroring import DEFAULT_RULES, RULES
 from benchmark.axes.politeness import CourtesyMarkerJudge, PolitenessJudge
 from benchmark.axes.text import (
@@ -21,10 +20,11 @@ from benchmark.axes.text import (
     minilm_backbone,
 )
 from benchmark.errors import SagoError
+from benchmark.registry import Registry
 
 MIRRORING_ENV = "SAGO_MIRRORING_RULES"
 POLITENESS_ENV = "SAGO_POLITENESS_JUDGE"
-"""``$SAGO_POLITENESS_JUDGE``: one of ``benchmark.axes.judges.JUDGES`` (docs/METHOD.md section 7)."""
+"""``$SAGO_POLITENESS_JUDGE``: a judge of :data:`JUDGES` (docs/METHOD.md section 7)."""
 LENGTH_TARGET_ENV = "SAGO_LENGTH_TARGET"
 
 
@@ -99,8 +99,68 @@ class AxisScorers:
 
 def configured_politeness() -> tuple[PolitenessJudge, str]:
     """The judge ``$SAGO_POLITENESS_JUDGE`` names (courtesy markers when unset) and its provenance label."""
-    name = os.environ.get(POLITENESS_ENV) or DEFAULT_JUDGE
+    value = os.environ.get(POLITENESS_ENV) or DEFAULT_JUDGE
+    kind, _, argument = value.partition(":")
     try:
-        return build_judge(name)
+        return JUDGES.get(kind).build(argument)
     except SagoError as err:
-        raise SagoError(f"${POLITENESS_ENV}={name!r}: {err}") from None
+        raise SagoError(f"${POLITENESS_ENV}={value!r}: {err}") from None
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A politeness judge, as ``$SAGO_POLITENESS_JUDGE`` and ``sago analyze --judge`` name it."""
+
+    name: str
+    """the part before any ``:``."""
+    make: Callable[[str], tuple[PolitenessJudge, str]]
+    """(what follows the ``:``) -> the judge and the label the deltas record; imports its module when called,
+    so reading the names (a ``--help``) loads no model."""
+    about: str
+    """what it is, in ``--judge``'s help."""
+    argument: str = ""
+    """what follows the ``:`` (``<model>``); empty: nothing may."""
+
+    @property
+    def form(self) -> str:
+        return f"{self.name}:{self.argument}" if self.argument else self.name
+
+    def build(self, argument: str) -> tuple[PolitenessJudge, str]:
+        if bool(argument) != bool(self.argument):
+            raise SagoError(f"judge {self.name!r} is written {self.form}")
+        return self.make(argument)
+
+
+def _packaged(_: str) -> tuple[PolitenessJudge, str]:
+    from benchmark.axes.llm_judge import packaged_judge
+
+    return packaged_judge()
+
+
+def _endpoint(model: str) -> tuple[PolitenessJudge, str]:
+    from benchmark.axes.api_judge import api_judge
+
+    judge = api_judge(model)
+    return judge, judge.label
+
+
+DEFAULT_JUDGE = "courtesy-markers"
+JUDGES: Registry[JudgeSpec] = Registry("politeness judge")
+JUDGES.add(JudgeSpec(DEFAULT_JUDGE, lambda _: (CourtesyMarkerJudge(), "CourtesyMarkerJudge"), "the default"))
+JUDGES.add(
+    JudgeSpec("llm", _packaged, "the packaged Qwen2.5-Coder-1.5B-Instruct, read through its YES/NO logits")
+)
+JUDGES.add(
+    JudgeSpec(
+        "openai",
+        _endpoint,
+        "the authors' gpt-4o-mini judge at any OpenAI-compatible endpoint: $SAGO_JUDGE_BASE_URL, default "
+        "https://api.openai.com, key in the variable $SAGO_JUDGE_KEY_ENV names, default OPENAI_API_KEY",
+        argument="<model>",
+    )
+)
+
+
+def judges_help() -> str:
+    """``--judge``'s help: every judge as it is written, with what it is."""
+    return "; ".join(f"{spec.form} ({spec.about})" for spec in JUDGES.entries()) + "."

@@ -8,8 +8,8 @@ from pathlib import Path, PurePosixPath
 import click
 
 from benchmark import options
-from benchmark.axes.judges import judges_help
 from benchmark.axes.measures import paper_measures
+from benchmark.axes.scorers import judges_help
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked

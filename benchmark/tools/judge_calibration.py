@@ -30,7 +30,6 @@ import numpy as np
 
 from benchmark import options
 from benchmark.axes.api_judge import RowContext, api_judge
-from benchmark.axes.judges import JUDGES
 from benchmark.axes.llm_judge import LogitPolitenessJudge, Score, ScoreCache, has_courtesy_cue, load_scorer
 from benchmark.axes.mirroring import length, politeness
 from benchmark.axes.politeness import (
@@ -40,6 +39,7 @@ from benchmark.axes.politeness import (
     LexiconPolitenessJudge,
     PolitenessJudge,
 )
+from benchmark.axes.scorers import JUDGES
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.packaged import ARTEFACTS
@@ -582,7 +582,7 @@ def main_command(
     model's on both splits at the threshold chosen on the tuning rows, an endpoint's on the 377 held-out
     rows; the report is JSON on stdout."""
     kind, _, model = spec.partition(":")
-    if kind == "openai":  # the runtime's judge of that name (benchmark.axes.judges.JUDGES)
+    if kind == "openai":  # the runtime's judge of that name (benchmark.axes.scorers.JUDGES)
         if not model:
             raise SagoError(f"--judge {spec!r}: write {JUDGES.get(kind).form}")
         if cache is not None or closed_model_length:
