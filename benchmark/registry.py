@@ -5,11 +5,21 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar, cast, overload
 
 from benchmark.errors import SagoError
 
 T = TypeVar("T")
+
+
+class Named(Protocol):
+    """An entry that carries its own name (a spec): registered by ``add(spec)``, so it is named once."""
+
+    @property
+    def name(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
 
 
 class Registry(Generic[T]):
@@ -28,10 +38,17 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entries: dict[str, T] = {}
 
-    def add(self, name: str, entry: T) -> T:
+    @overload
+    def add(self: Registry[N], entry: N, /) -> N: ...
+    @overload
+    def add(self, name: str, entry: T, /) -> T: ...
+    def add(self, *named: object) -> object:
+        """Register ``entry`` under ``name``, or a spec under its ``spec.name``; refuses a name twice."""
+        name, entry = (cast(Named, named[0]).name, named[0]) if len(named) == 1 else named
+        name = str(name)
         if name in self._entries:
             raise ValueError(f"{self.kind} {name!r} is registered twice")
-        self._entries[name] = entry
+        self._entries[name] = cast(T, entry)
         return entry
 
     def register(self, name: str) -> Callable[[T], T]:

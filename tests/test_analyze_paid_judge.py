@@ -21,7 +21,7 @@ from helpers.synthetic import example_levels, synthetic_deltas
 
 import benchmark.axes.results
 from benchmark.axes.results import INPUTS_KEY, input_fingerprint
-from benchmark.axes.scorers import POLITENESS_ENV, POLITENESS_JUDGES
+from benchmark.axes.scorers import DEFAULT_JUDGE, POLITENESS_ENV
 from benchmark.cli import main
 from benchmark.pipeline.analyze import current_axes
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET, RECORDS_SCHEMA_VERSION
@@ -59,7 +59,7 @@ def recomputed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setenv("SAGO_JUDGE_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("SAGO_JUDGE_KEY_ENV", "none")
     # set (not deleted) so that teardown removes what `--judge` leaves in os.environ
-    monkeypatch.setenv(POLITENESS_ENV, POLITENESS_JUDGES[0])
+    monkeypatch.setenv(POLITENESS_ENV, DEFAULT_JUDGE)
     seen: list[str] = []
 
     def deltas_table(folder: Path, frames: Any, *, model: str) -> Any:

@@ -188,7 +188,7 @@ def test_the_api_judge_sends_the_authors_message_once_per_row(tmp_path: Path) ->
 
 
 def test_the_judge_is_chosen_by_name_and_needs_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchmark.axes.scorers import POLITENESS_ENV, configured_politeness
+    from benchmark.axes.scorers import JUDGES, POLITENESS_ENV, configured_politeness
 
     monkeypatch.setenv(POLITENESS_ENV, "openai:gpt-4o-mini")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -198,7 +198,13 @@ def test_the_judge_is_chosen_by_name_and_needs_its_key(monkeypatch: pytest.Monke
     judge, label = configured_politeness()
     assert label.startswith("ApiPolitenessJudge(openai:gpt-4o-mini@https://api.openai.com, prompt ")
     monkeypatch.setenv(POLITENESS_ENV, "anthropic:claude")
-    with pytest.raises(SagoError, match="openai:<model>"):
+    with pytest.raises(
+        SagoError, match=r"'anthropic:claude': unknown politeness judge 'anthropic' \(known: "
+    ) as err:
+        configured_politeness()
+    assert str(err.value).endswith(f"(known: {', '.join(JUDGES.names())})") and "openai" in JUDGES.names()
+    monkeypatch.setenv(POLITENESS_ENV, "openai")
+    with pytest.raises(SagoError, match=r"judge 'openai' is written openai:<model>"):
         configured_politeness()
 
 

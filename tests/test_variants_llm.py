@@ -313,3 +313,30 @@ def test_a_file_that_is_not_a_rewrite_log_is_one_line(tmp_path: pathlib.Path) ->
     log.write_text("\n{broken\n", encoding="utf-8")
     with pytest.raises(SagoError, match=r"cells.jsonl:2: not JSON"):
         llm.read_log(log)
+
+
+def test_a_killed_rewrite_stage_resumes_from_its_log(tmp_path: pathlib.Path) -> None:
+    """The stage appends each chunk as it is made; a kill mid-line leaves a torn tail, which the resumed
+    stage drops (asking for that cell again) instead of refusing the log."""
+    log = tmp_path / "rw.jsonl"
+    first = llm.run_jobs(
+        _jobs()[:1],
+        ScriptedRewriter(["Tell me who wrote Hamlet."]),
+        FixedSimilarity(0.9),
+        replay={},
+        on_fresh=lambda fresh: llm.append_log(log, fresh),
+    )
+    with log.open("a", encoding="utf-8") as out:
+        out.write('{"accepted": true, "dataset": "d", "item_id": "b", "ori')  # killed while writing b
+    rewriter = ScriptedRewriter(["Tell me who painted the Mona Lisa."])
+    resumed = llm.run_jobs(
+        _jobs(),
+        rewriter,
+        FixedSimilarity(0.9),
+        replay=llm.read_log(log),
+        on_fresh=lambda fresh: llm.append_log(log, fresh),
+    )
+    assert [chat.user for chat in rewriter.asked] == [llm.request(_jobs()[1], 0).user]  # b only
+    assert resumed[0] == first[0] and [(a.item_id, a.accepted) for a in resumed] == [("a", True), ("b", True)]
+    assert list(llm.read_log(log).values()) == resumed  # whole again: every line reads
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 2  # the torn fragment was cut, not kept

@@ -32,9 +32,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmark.appendlog import request_key
 from benchmark.axes.politeness import CourtesyCueJudge
 from benchmark.chat_api import ChatClient, ChatRequest, ChatSettings, PaidStore
-from benchmark.errors import SagoError
 from benchmark.paths import cache_dir
 
 MAX_TOKENS = 16
@@ -205,7 +205,7 @@ class ApiPolitenessJudge:
             return False  # the authors' guard would turn any YES into NO: not worth a request
         message = judge_message(response, baseline, direction, context)
         s = self.client.settings
-        key = hashlib.sha256(json.dumps([s.base_url, s.model, message]).encode("utf-8")).hexdigest()
+        key = request_key(s.base_url, s.model, message)
         known = (self._verdicts.get(key) or {}).get("yes")
         if isinstance(known, bool):  # an unparsable reply is stored with "yes": null, so it is asked again
             self._count("cached")
@@ -258,16 +258,13 @@ def prompt_digest() -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def api_judge(spec: str, *, environ: Mapping[str, str] | None = None) -> ApiPolitenessJudge:
+def api_judge(model: str, *, environ: Mapping[str, str] | None = None) -> ApiPolitenessJudge:
     """The judge ``openai:<model>`` names, at ``$SAGO_JUDGE_BASE_URL``, key in ``$SAGO_JUDGE_KEY_ENV``.
 
     Raises:
-        SagoError: ``spec`` is not ``openai:<model>``, or the key variable is unset.
+        SagoError: the key variable is unset.
     """
     env = os.environ if environ is None else environ
-    kind, _, model = spec.partition(":")
-    if kind != "openai" or not model:
-        raise SagoError(f"judge {spec!r} is not openai:<model> (e.g. openai:gpt-4o-mini)")
     key_env = env.get(KEY_ENV_ENV, "OPENAI_API_KEY")
     settings = ChatSettings(
         env.get(BASE_URL_ENV, DEFAULT_BASE_URL), model, None if key_env == "none" else key_env

@@ -104,7 +104,7 @@ def measure(
     def register(delta: MeasureFn) -> MeasureFn:
         declared = Measure(name, axis, scale, direction, label, headline, paper, description, delta)
         check_measure(declared)
-        MEASURES.add(name, declared)
+        MEASURES.add(declared)
         return delta
 
     return register

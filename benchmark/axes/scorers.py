@@ -7,7 +7,7 @@ the first score.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from benchmark.axes.mirroring import DEFAULT_RULES, RULES
@@ -20,14 +20,11 @@ from benchmark.axes.text import (
     minilm_backbone,
 )
 from benchmark.errors import SagoError
+from benchmark.registry import Registry
 
 MIRRORING_ENV = "SAGO_MIRRORING_RULES"
 POLITENESS_ENV = "SAGO_POLITENESS_JUDGE"
-POLITENESS_JUDGES = ("courtesy-markers", "llm")
-"""``$SAGO_POLITENESS_JUDGE``: the courtesy-marker judge (default) or the measured language-model judge
-(``benchmark.axes.llm_judge.packaged_judge``: Qwen2.5-Coder-1.5B-Instruct, loaded on the first row it
-judges), or ``openai:<model>``: the authors' gpt-4o-mini judge through any OpenAI-compatible endpoint
-(``benchmark.axes.api_judge``); docs/METHOD.md section 7."""
+"""``$SAGO_POLITENESS_JUDGE``: a judge of :data:`JUDGES` (docs/METHOD.md section 7)."""
 LENGTH_TARGET_ENV = "SAGO_LENGTH_TARGET"
 
 
@@ -102,18 +99,68 @@ class AxisScorers:
 
 def configured_politeness() -> tuple[PolitenessJudge, str]:
     """The judge ``$SAGO_POLITENESS_JUDGE`` names (courtesy markers when unset) and its provenance label."""
-    name = os.environ.get(POLITENESS_ENV) or POLITENESS_JUDGES[0]
-    if name.startswith("openai:"):  # the authors' judge through an OpenAI-compatible endpoint
-        from benchmark.axes.api_judge import api_judge
+    value = os.environ.get(POLITENESS_ENV) or DEFAULT_JUDGE
+    kind, _, argument = value.partition(":")
+    try:
+        return JUDGES.get(kind).build(argument)
+    except SagoError as err:
+        raise SagoError(f"${POLITENESS_ENV}={value!r}: {err}") from None
 
-        judge = api_judge(name)
-        return judge, judge.label
-    if name == "llm":
-        from benchmark.axes.llm_judge import packaged_judge
 
-        return packaged_judge()
-    if name != POLITENESS_JUDGES[0]:
-        raise SagoError(
-            f"${POLITENESS_ENV}={name!r} is not one of {', '.join(POLITENESS_JUDGES)} or openai:<model>"
-        )
-    return CourtesyMarkerJudge(), "CourtesyMarkerJudge"
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A politeness judge, as ``$SAGO_POLITENESS_JUDGE`` and ``sago analyze --judge`` name it."""
+
+    name: str
+    """the part before any ``:``."""
+    make: Callable[[str], tuple[PolitenessJudge, str]]
+    """(what follows the ``:``) -> the judge and the label the deltas record; imports its module when called,
+    so reading the names (a ``--help``) loads no model."""
+    about: str
+    """what it is, in ``--judge``'s help."""
+    argument: str = ""
+    """what follows the ``:`` (``<model>``); empty: nothing may."""
+
+    @property
+    def form(self) -> str:
+        return f"{self.name}:{self.argument}" if self.argument else self.name
+
+    def build(self, argument: str) -> tuple[PolitenessJudge, str]:
+        if bool(argument) != bool(self.argument):
+            raise SagoError(f"judge {self.name!r} is written {self.form}")
+        return self.make(argument)
+
+
+def _packaged(_: str) -> tuple[PolitenessJudge, str]:
+    from benchmark.axes.llm_judge import packaged_judge
+
+    return packaged_judge()
+
+
+def _endpoint(model: str) -> tuple[PolitenessJudge, str]:
+    from benchmark.axes.api_judge import api_judge
+
+    judge = api_judge(model)
+    return judge, judge.label
+
+
+DEFAULT_JUDGE = "courtesy-markers"
+JUDGES: Registry[JudgeSpec] = Registry("politeness judge")
+JUDGES.add(JudgeSpec(DEFAULT_JUDGE, lambda _: (CourtesyMarkerJudge(), "CourtesyMarkerJudge"), "the default"))
+JUDGES.add(
+    JudgeSpec("llm", _packaged, "the packaged Qwen2.5-Coder-1.5B-Instruct, read through its YES/NO logits")
+)
+JUDGES.add(
+    JudgeSpec(
+        "openai",
+        _endpoint,
+        "the authors' gpt-4o-mini judge at any OpenAI-compatible endpoint: $SAGO_JUDGE_BASE_URL, default "
+        "https://api.openai.com, key in the variable $SAGO_JUDGE_KEY_ENV names, default OPENAI_API_KEY",
+        argument="<model>",
+    )
+)
+
+
+def judges_help() -> str:
+    """``--judge``'s help: every judge as it is written, with what it is."""
+    return "; ".join(f"{spec.form} ({spec.about})" for spec in JUDGES.entries()) + "."

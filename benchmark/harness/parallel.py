@@ -36,6 +36,7 @@ from benchmark.harness.collect import ParallelRun, Ranks, RunSettings, collect
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission, options_argv, options_from_flags
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
+from benchmark.models.hf import ENGINES, engine_help
 from benchmark.models.protocol import ModelBackend
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 
@@ -176,7 +177,7 @@ def launch_evaluate(slug: str, options: EvaluateOptions, *, num_processes: int) 
 @click.option("--profile", default="smoke", show_default=True)
 @click.option("--batch-size", type=options.BATCH_SIZE, default=None)
 @click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets.")
-@click.option("--engine", default="single_prefill", show_default=True)
+@click.option("--engine", default="single_prefill", show_default=True, help=engine_help(ENGINES))
 @click.option("--threads", type=options.THREADS, default=None, help="CPU threads per rank.")
 @click.option("--force", is_flag=True)
 @click.option("--no-progress", is_flag=True)

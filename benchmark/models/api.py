@@ -9,7 +9,7 @@ What differs from an open model, and why:
   (``token_logprobs``): the authors' closed-model confidence (METHOD.md section 4.1) is computed from them,
   in the API table only.
 * **every response is a checkpoint.** Requests of a batch run concurrently on a bounded pool; each reply
-  is appended to a JSON-lines cache as it arrives (flushed), keyed by the row and everything sent, so a
+  is appended to a JSON-lines cache as it arrives (fsynced), keyed by the row and everything sent, so a
   run killed mid-batch resumes without paying for a reply twice. A torn last line is ignored.
 * **the noise floor is measured, not assumed.** The identity and rerun control rows are keyed by their
   own row, so they are sent again: at temperature 0 a hosted endpoint still varies, and those rows show
@@ -22,8 +22,6 @@ What differs from an open model, and why:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import threading
 from collections.abc import Sequence
@@ -31,6 +29,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+from benchmark.appendlog import request_key
 from benchmark.chat_api import ChatClient, ChatError, ChatReply, ChatRequest, ChatSettings, PaidStore
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.schema import DEFAULT_SEED
@@ -135,9 +134,7 @@ class ApiBackend:
         while True:  # at most twice: with log-probabilities, then without once the endpoint refuses them
             chat = self.request(request.prompt, max_new_tokens)
             body = chat.to_json(self.settings.model)
-            key = hashlib.sha256(
-                json.dumps([request.key, phase, self.snapshot, body], sort_keys=True).encode()
-            ).hexdigest()
+            key = request_key(request.key, phase, self.snapshot, body)
             entry = self._cache.get(key) if self._cache else None
             if entry is not None:
                 return _output(request.key, entry["reply"])

@@ -73,7 +73,7 @@ for _spec in (
         "until a GPU run measures it faster",
     ),
 ):
-    ENGINES.add(_spec.name, _spec)
+    ENGINES.add(_spec)
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
 

@@ -9,6 +9,7 @@ import click
 
 from benchmark import options
 from benchmark.axes.measures import paper_measures
+from benchmark.axes.scorers import judges_help
 from benchmark.documents import LeaderboardDocument
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
@@ -157,10 +158,7 @@ def _board_file(tracked: str) -> bool:
     "--judge",
     default=None,
     metavar="JUDGE",
-    help="Politeness-mirroring judge: courtesy-markers (default), llm (the packaged local judge) or "
-    "openai:<model>, the authors' gpt-4o-mini judge through any OpenAI-compatible endpoint "
-    "($SAGO_JUDGE_BASE_URL, default https://api.openai.com; key in the variable $SAGO_JUDGE_KEY_ENV names, "
-    "default OPENAI_API_KEY). Same as $SAGO_POLITENESS_JUDGE.",
+    help=f"Politeness-mirroring judge: {judges_help()} Same as $SAGO_POLITENESS_JUDGE.",
 )
 def analyze(
     set_name: str,

@@ -39,6 +39,7 @@ from benchmark.axes.politeness import (
     LexiconPolitenessJudge,
     PolitenessJudge,
 )
+from benchmark.axes.scorers import JUDGES
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.packaged import ARTEFACTS
@@ -501,13 +502,13 @@ def packaged_report(model: str, cache: Path, fixtures: Path, *, threads: int, cl
 # --- the authors' judge behind an endpoint (METHOD §7.2) ---------------------------------------------
 
 
-def api_report(spec: str, fixtures: Path) -> str:
+def api_report(model: str, fixtures: Path) -> str:
     """Cohen's κ of :class:`benchmark.axes.api_judge.ApiPolitenessJudge` (``openai:<model>`` at
     ``$SAGO_JUDGE_BASE_URL``) on the 377 held-out rows, with its 95 % cluster-bootstrap interval and
     every verdict, as compact JSON (one verdict a line; the committed run is
     ``docs/bench/api-judge-held-out-qwen2.5-coder-1.5b.json``). Each row's strength is in the message, its
     prompts are not (the tables publish none)."""
-    judge = api_judge(spec)
+    judge = api_judge(model)
     rows = held_out_rows(fixtures)
 
     def judged() -> list[int]:
@@ -580,12 +581,15 @@ def main_command(
     """Cohen's κ of a politeness judge against the authors' verdicts (docs/METHOD.md section 7): a packaged
     model's on both splits at the threshold chosen on the tuning rows, an endpoint's on the 377 held-out
     rows; the report is JSON on stdout."""
-    if spec.startswith("openai:"):
+    kind, _, model = spec.partition(":")
+    if kind == "openai":  # the runtime's judge of that name (benchmark.axes.scorers.JUDGES)
+        if not model:
+            raise SagoError(f"--judge {spec!r}: write {JUDGES.get(kind).form}")
         if cache is not None or closed_model_length:
             raise SagoError(
                 "--cache and --closed-model-length are a packaged judge's; openai: judges cache their own"
             )
-        text = api_report(spec, fixtures)
+        text = api_report(model, fixtures)
     elif cache is None:
         raise SagoError(f"judge {spec!r} is a packaged model: give --cache FILE for its margins")
     else:

@@ -330,4 +330,4 @@ POOLED = EngineSpec(
 TOOL_ENGINES: Registry[EngineSpec] = Registry("engine")
 """The engines the performance tools pick by name: every engine a run can use, and :data:`POOLED`."""
 for _spec in (*ENGINES.entries(), POOLED):
-    TOOL_ENGINES.add(_spec.name, _spec)
+    TOOL_ENGINES.add(_spec)

@@ -98,7 +98,7 @@ for _family in (
     Family("format", ("global",), (1, 2, 3, 4), ours.format_change, True, False),
     Family("irrelevant_suffix", ("suffix",), (1, 2, 3), ours.irrelevant_suffix, True, False),
 ):
-    FAMILIES.add(_family.name, _family)
+    FAMILIES.add(_family)
 
 RULE_FAMILIES: tuple[str, ...] = tuple(name for name in FAMILIES if FAMILIES.get(name).rule is not None)
 """the built-in rule families, by name (the order of a set's rows)."""

@@ -8,4 +8,4 @@ from benchmark.variants.sources import SAGO_V1, Suite
 
 SUITES: Registry[Suite] = Registry("variant set")
 for _suite in (SAGO_V1, SAGO_PAPER):
-    SUITES.add(_suite.name, _suite)
+    SUITES.add(_suite)

@@ -6,13 +6,11 @@ LLM output is the one input of a build that is not a pure function of the pinned
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmark.errors import SagoError
+from benchmark.appendlog import AppendLog, json_line
 
 
 @dataclass(frozen=True)
@@ -39,44 +37,29 @@ LogKey = tuple[str, str, str, int, str]
 def read_log(path: Path | None) -> dict[LogKey, Attempt]:
     """Replayable attempts from a rewrite log, keyed by (dataset, item, variant, attempt, original).
 
-    A later line for the same key wins, so an append-only log that was resumed reads correctly.
+    A later line for the same key wins, so an append-only log that was resumed reads correctly; a line
+    torn by a kill (the last, unterminated) is dropped, so a killed stage resumes and asks for it again.
     """
-    if path is None or not path.exists():
-        return {}
-    attempts = [
-        _attempt(path, number, line)
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-        if line.strip()
-    ]
+    attempts = _log(path).load() if path is not None else []
     return {(a.dataset, a.item_id, a.variant_id, a.attempt, a.original): a for a in attempts}
 
 
-def _attempt(path: Path, number: int, line: str) -> Attempt:
-    """One log line as an attempt; a line that is not one (e.g. a written-cells file passed by mistake)
-    is a one-line error naming the file and line."""
-    try:
-        return Attempt(**json.loads(line))
-    except (json.JSONDecodeError, TypeError) as err:
-        reason = "not JSON" if isinstance(err, json.JSONDecodeError) else "not a rewrite attempt"
-        raise SagoError(
-            f"{path}:{number}: {reason} (a rewrite log holds one attempt per line, as `sago variants "
-            "rewrite` writes them); pass the rewrite log, not another file"
-        ) from None
-
-
-def _line(attempt: Attempt) -> str:
-    return json.dumps(asdict(attempt), ensure_ascii=False, sort_keys=True) + "\n"
+def _log(path: Path) -> AppendLog[Attempt]:
+    # a line that is not an attempt (e.g. a written-cells file passed by mistake) is a one-line error
+    # naming the file and line
+    hint = (
+        " (a rewrite log holds one attempt per line, as `sago variants rewrite` writes them); pass the "
+        "rewrite log, not another file"
+    )
+    return AppendLog(path, lambda line: Attempt(**line), asdict, what="a rewrite attempt", hint=hint)
 
 
 def write_log(path: Path, attempts: Sequence[Attempt]) -> None:
     """Write every attempt, sorted by cell and attempt (the frozen set's log)."""
     ordered = sorted(attempts, key=lambda a: (a.dataset, a.item_id, a.variant_id, a.attempt))
-    path.write_text("".join(_line(a) for a in ordered))
+    path.write_text("".join(json_line(asdict(a)) for a in ordered), encoding="utf-8")
 
 
 def append_log(path: Path, attempts: Sequence[Attempt]) -> None:
-    """Append fresh attempts and flush them to disk (the log of a running stage survives a kill)."""
-    with path.open("a", encoding="utf-8") as handle:
-        handle.writelines(_line(a) for a in attempts if a.rewriter)
-        handle.flush()
-        os.fsync(handle.fileno())
+    """Append fresh attempts, fsynced (the log of a running stage survives a kill)."""
+    _log(path).append(a for a in attempts if a.rewriter)
