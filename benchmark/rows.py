@@ -492,6 +492,9 @@ class CapOnlyComparison(TypedDict):
     control_max_abs_diff: float | None
     """the largest |s_b(i) − s_a(i)| of any control row (null when no item is shared)."""
     variants: list[ProfileVariantRow]
+    cut: NotRequired[list[ProfileCutRow]]
+    """as ``profile_comparison.cut[]``, but counted only on the (dataset, item, variant) prompts both
+    profiles answered, so the two shares differ by the cap alone (absent in files written before it)."""
     rows: list[ProfileChangeRow]
     """as ``profile_comparison.rows[]``, but s(i) re-reduced from the shared variants: ``sgs_*`` is its
     mean over the items, without interval or rank (null); ``validity_*`` the board cells' labels."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -234,7 +235,7 @@ def test_the_site_renders_the_profile_board_and_its_comparison_page(tree: Path) 
     ]
     for row in comparison["rows"]:  # each row's plain sentence, with its SGS values and labels
         sgs = "—" if row["sgs_b"] is None else f"{row['sgs_b']:.3g}"
-        assert f"{sgs} at 100 tokens" in page
+        assert f"{sgs} at 100" in page
     significant = sum(r["verdict"] == "significant" for r in comparison["rows"])
     assert f"<strong>{significant} of {len(comparison['rows'])}</strong>" in page
     assert comparison["correction"] in page
@@ -334,7 +335,9 @@ def test_the_comparison_tests_each_change_exactly_and_corrects_over_its_rows() -
     page = comparison_view(view)
     assert page is not None and page.title == "48 vs 100 tokens"
     section = page.sections[0]
-    assert section.cut[0][0].startswith(f"{SLUGS[0]}: 15 of 16 responses cut at 48 tokens (94 %) [cut]")
+    assert section.cut[0][0].startswith(
+        f"{SLUGS[0]}, as run: 15 of 16 responses cut at 48 tokens (94 %) [cut]"
+    )
     # rows as run say so: they mix the cap with the variant mix, and no cap effect is claimed from them
     assert "as run, cap and variant mix: " in section.changes[0][0]
     assert "significantly higher at 100 [cut]" in section.changes[0][0]
@@ -564,7 +567,9 @@ def test_the_cap_only_rows_compare_the_shared_variants_and_the_prompt_control_pr
         )
     )
     assert view is not None and view.cap_significant == 1 and view.unshared == []
-    assert view.control.startswith("Control: on the shared variants, act_cos_last and act_cos_mean differ by")
+    assert view.control.startswith(
+        "Control: on the shared variants, Last-layer state and All-layer state differ by"
+    )
     cap_sentences = [sentence for sentence, _, _ in view.sections[0].cap_only]
     assert (
         "shared variants, cap alone" in cap_sentences[0]
@@ -613,7 +618,8 @@ def test_profiles_without_a_shared_rewrite_variant_are_not_comparable_and_say_so
         for slug in SLUGS
     ]
     assert (
-        view.control == "Control: no item is shared, so act_cos_last and act_cos_mean cannot check the cut."
+        view.control
+        == "Control: no item is shared, so Last-layer state and All-layer state cannot check the cut."
     )
 
 
@@ -655,3 +661,123 @@ def test_the_published_comparison_claims_a_cap_effect_only_from_the_cap_only_row
         encoding="utf-8"
     )
     assert html.escape(view.control, quote=False) in page
+
+
+PUBLISHED_SITE = Path(__file__).parents[1] / "leaderboard" / "site"
+
+
+def _cells(page: str, row_title: str) -> list[str]:
+    """The text of each cell of the table row whose title is ``row_title`` (a row's sentence)."""
+    start = page.index(f'<tr title="{html.escape(row_title)}">')
+    row = page[start : page.index("</tr>", start)]
+    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
+def test_the_published_comparison_leads_state_how_many_of_their_rows_are_labelled() -> None:
+    """Issue 48: "18 of 24 rows change significantly" must not be read without the [cut] it rests on."""
+    view = comparison_view(read_board(PUBLISHED_PAPER_BOARD))
+    assert view is not None and view.cap is not None
+    page = (PUBLISHED_SITE / "profiles" / "paper" / "comparison.html").read_text(encoding="utf-8")
+    for rows, lead in ((view.comparison["rows"], view.labelled), (view.cap["rows"], view.cap_labelled)):
+        significant = [r for r in rows if r["verdict"] == "significant"]
+        labelled = [r for r in significant if r["validity"]]
+        assert labelled, "the committed board has labelled significant rows: the lead must count them"
+        assert lead.startswith(f"; {len(labelled)} of them ")
+        for label in {x for r in labelled for x in r["validity"]}:
+            assert f"[{label}]" in lead
+        said = f"<strong>{len(significant)} of {len(rows)}</strong> rows change significantly"
+        assert re.search(re.escape(said) + r"[^<]*" + re.escape(html.escape(lead, quote=False)), page), lead
+
+
+def test_the_published_comparison_shows_no_rank_range_among_one_model_and_names_measures() -> None:
+    """A rank range on a board that ranks one model is always 1–1 and says nothing: "—" and a note. The
+    sentences name measures as the tables do (display names, not ids)."""
+    from benchmark.axes.measures import measure_label
+
+    view = comparison_view(read_board(PUBLISHED_PAPER_BOARD))
+    assert view is not None
+    page = (PUBLISHED_SITE / "profiles" / "paper" / "comparison.html").read_text(encoding="utf-8")
+    rankings = view.comparison["rankings"]
+    assert rankings and all(r["models_b"] < 2 <= r["models_a"] for r in rankings)
+    assert html.escape(view.few_ranked, quote=False) in page and "paper board ranks fewer" in view.few_ranked
+    for section in view.sections:
+        for sentence, _, row in section.changes:
+            cells = _cells(page, sentence)  # model, measure, SGS a, rank a, SGS b, rank b, ...
+            assert cells[5] == "—", (sentence, cells)
+            if row["rank_low_a"] is not None:
+                assert cells[3] == f"{row['rank_low_a']}–{row['rank_high_a']}"
+        for sentence, _, row in [*section.changes, *section.cap_only]:
+            assert (
+                f", {measure_label(row['measure'])}, " in sentence and f", {row['measure']}, " not in sentence
+            )
+        for sentence, row in section.rankings:
+            assert sentence.startswith(f"{measure_label(row['measure'])}: ")
+    assert view.cap is not None
+    for measure in view.cap["control_measures"]:
+        assert measure not in view.control and measure_label(measure) in view.control
+
+
+def _cut_by_hand(folder: ResultsFolder) -> pd.DataFrame:
+    frames = [
+        pd.read_parquet(p, columns=["finished", "item_id", "variant_id"]).assign(dataset=p.stem)
+        for p in sorted(folder.records_dir.glob("*.parquet"))
+    ]
+    out = pd.concat(frames, ignore_index=True)
+    return out.assign(item_id=out["item_id"].astype(str), cut=out["finished"].eq(False))
+
+
+def test_the_published_cut_shares_on_shared_prompts_match_the_records_of_both_runs() -> None:
+    """The as-run cut shares count different prompts (784 at 48 tokens, 1,600 at 100 on gsm8k); the
+    cap-only ones count the prompts both runs answered, recounted here from the two runs' records."""
+    board = json.loads(PUBLISHED_PAPER_BOARD.read_text(encoding="utf-8"))
+    comparison = board["profile_comparison"]
+    rows = {(r["model"], r["dataset"]): r for r in comparison["cap_only"]["cut"]}
+    root = PUBLISHED_PAPER_BOARD.parents[4] / "submissions"
+    assert {m for m, _ in rows} == set(comparison["models"]) and comparison["models"]
+    view = comparison_view(read_board(PUBLISHED_PAPER_BOARD))
+    assert view is not None
+    page = (PUBLISHED_SITE / "profiles" / "paper" / "comparison.html").read_text(encoding="utf-8")
+    for model in comparison["models"]:
+        a, b = (
+            _cut_by_hand(ResultsFolder.of(model, "sago-v1", "v2", root, profile=p))
+            for p in ("evidence", "paper")
+        )
+        both = a.merge(b, on=["dataset", "item_id", "variant_id"], suffixes=("_a", "_b"))
+        assert len(both) < len(b)  # the paper run answered more prompts than it shares
+        for dataset, group in [*both.groupby("dataset"), ("all", both)]:
+            row = rows[(model, str(dataset))]
+            assert (row["total_a"], row["total_b"]) == (len(group), len(group))
+            assert (row["cut_a"], row["cut_b"]) == (int(group["cut_a"].sum()), int(group["cut_b"].sum()))
+    for section in view.sections:
+        assert section.cap_cut and all(", on the prompts both ran: " in s for s, _ in section.cap_cut)
+        assert all(", as run: " in s for s, _ in section.cut)
+        for sentence, _ in [*section.cap_cut, *section.cut]:
+            assert html.escape(sentence, quote=False) in page
+
+
+def test_a_one_model_board_says_there_is_nothing_to_compare_between_models() -> None:
+    from benchmark.site.overview import between_models
+
+    paper = (PUBLISHED_SITE / "profiles" / "paper" / "index.html").read_text(encoding="utf-8")
+    published = (PUBLISHED_SITE / "index.html").read_text(encoding="utf-8")
+    assert len(read_board(PUBLISHED_PAPER_BOARD).complete) == 1
+    assert between_models(1) in paper and "most differences between models" not in paper
+    assert between_models(4) in published
+
+
+def test_the_changelog_links_a_profile_run_to_its_own_board_and_does_not_count_it_on_the_version() -> None:
+    from benchmark.site.versions import changelog
+
+    root = PUBLISHED_SITE.parents[1] / "submissions"
+    changes = changelog("sago-v1", {"v2": "x"}, root)
+    board_runs = [c for c in changes if c.version == "v2" and not c.api and c.profile == board_profile("v2")]
+    paper = [c for c in changes if c.profile == "paper"]
+    assert paper and board_runs
+    for page, back in (("changelog.html", ""), ("profiles/paper/changelog.html", "../../")):
+        text = (PUBLISHED_SITE / page).read_text(encoding="utf-8")
+        for run in paper:
+            href = f"{back}profiles/paper/models/{run.slug}.html"
+            assert f'<a href="{href}">{html.escape(run.name)}</a>' in text
+            assert ((PUBLISHED_SITE / page).parent / href).resolve().is_file()
+        counted = f"{len(board_runs)} result{'s' if len(board_runs) != 1 else ''} committed"
+        assert f"{counted}, and {len(paper)} paper-profile" in text

@@ -47,7 +47,7 @@ from benchmark.staging import Staged, exclusive, recover
 from benchmark.stats.api_models import API_TABLE_FILE, ApiRow, ApiTable, api_rows
 from benchmark.stats.facts import run_row
 from benchmark.stats.leaderboard import Entry, build_leaderboard
-from benchmark.stats.profile_compare import profile_comparison
+from benchmark.stats.profile_compare import cut_flags, profile_comparison
 from benchmark.stats.rewrite_accuracy import rewrite_accuracy_rows
 from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, load_summary, summary_document
 from benchmark.stats.validity import gold_answers
@@ -449,6 +449,9 @@ def profile_board(
             if (path := request.folder(slug, profile=first).deltas).is_file()
         }
         deltas_b = {slug: pd.read_parquet(made_from[slug]) for slug in deltas_a}
+        # the responses cut on the prompts both profiles ran: the cap's effect on cutting, like for like
+        records_a = {slug: cut_flags(request.folder(slug, profile=first)) for slug in deltas_a}
+        records_b = {slug: cut_flags(request.folder(slug)) for slug in deltas_a}
         data["profile_comparison"] = profile_comparison(
             board,
             document,
@@ -457,6 +460,7 @@ def profile_board(
             profiles=(first, profile),
             max_new_tokens=(get_profile(first).max_new_tokens, get_profile(profile).max_new_tokens),
             deltas=(deltas_a, deltas_b),
+            records=(records_a, records_b),
         )
     return LeaderboardDocument.from_json(jsonio.clean(data))
 

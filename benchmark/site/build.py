@@ -35,7 +35,16 @@ from benchmark.site.render import NAV, environment, root_of
 from benchmark.site.runinfo import read_runs, run_header
 from benchmark.site.stack import label_cells
 from benchmark.site.submit import EXAMPLE_FOLDER, EXAMPLE_YAML, EvaluationPlan, evaluation_plan
-from benchmark.site.versions import BoardLink, Change, board_folder, board_links, changelog, snapshot_name
+from benchmark.site.versions import (
+    BoardLink,
+    Change,
+    board_folder,
+    board_links,
+    changelog,
+    committed,
+    run_board,
+    snapshot_name,
+)
 from benchmark.stats import validity
 from benchmark.stats.api_models import ABOUT as API_ABOUT
 from benchmark.stats.api_models import ApiRow
@@ -142,11 +151,13 @@ def build_site(
     published = _version(inputs)
     evaluated = {_version(b): len(b.board.complete) for b in boards}
     sets = {_version(b): b.variants.sha256 for b in boards if b.variants is not None}
+    extra = _profile_boards(inputs, profiles)
     shared = _Shared(
-        changelog(str(inputs.board.data["set"]), sets, inputs.submissions_root), _plan(inputs, boards)
+        changelog(str(inputs.board.data["set"]), sets, inputs.submissions_root),
+        _plan(inputs, boards),
+        tuple(str(board.board.profile) for board, _, _ in extra),
     )
     pages: list[str] = []
-    extra = _profile_boards(inputs, profiles)
     try:
         for board in boards:
             folder = board_folder(_version(board), published)
@@ -178,6 +189,8 @@ class _Shared:
     """the changelog."""
     plan: EvaluationPlan | None
     """what a new submission is run with (None without the variant set it would run on)."""
+    profiles: tuple[str, ...] = ()
+    """the other profiles whose boards the site renders (a run of one links to its own board)."""
 
 
 def _plan(inputs: SiteInputs, boards: Sequence[SiteInputs]) -> EvaluationPlan | None:
@@ -299,6 +312,8 @@ def _render_board(
         title="Changelog",
         description="What was added to the SAGO leaderboard and when, with each result's variant-set hash.",
         changes=shared.changes,
+        run_board=lambda change: run_board(change, links, shared.profiles),
+        committed=lambda version: committed(version, shared.changes),
     )
     writer.page(
         "submit.html",

@@ -156,6 +156,29 @@ class Trust:
     models: tuple[ModelTrust, ...]
     """one per evaluated model, by display name."""
 
+    @property
+    def between_models(self) -> str:
+        """:func:`between_models` of this board."""
+        return between_models(len(self.models))
+
+
+def between_models(evaluated: int) -> str:
+    """What the board's small samples mean for comparing its models; a board of one model (another
+    profile's, at first) has no difference between models to be or not be significant.
+
+    >>> between_models(4)
+    'intervals are wide, and most differences between models are not significant (see the grid below).'
+    >>> between_models(1)
+    'intervals are wide; with one model on this board there is nothing to compare between models yet.'
+    """
+    if evaluated >= 2:
+        return (
+            "intervals are wide, and most differences between models are not significant (see the grid "
+            "below)."
+        )
+    count = "no model" if evaluated == 0 else "one model"
+    return f"intervals are wide; with {count} on this board there is nothing to compare between models yet."
+
 
 def trust(table: LeaderboardTable, stands_in_for: Mapping[str, str | None]) -> Trust:
     """The limits of the board, from its own tables: stand-in datasets (``stands_in_for``: dataset -> the

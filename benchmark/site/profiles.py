@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from benchmark.axes.measures import measure_label
 from benchmark.paths import check_name
 from benchmark.rows import (
     CapOnlyComparison,
@@ -27,6 +28,7 @@ from benchmark.rows import (
 from benchmark.site.board import Board
 from benchmark.site.render import num, p_is
 from benchmark.stats import validity
+from benchmark.stats.claims import carried
 from benchmark.stats.significance import SIGNIFICANT
 
 PROFILES_DIR = "profiles"
@@ -58,18 +60,25 @@ def _share(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.0f} %"
 
 
-def cut_sentence(row: ProfileCutRow, name: str, comparison: ProfileComparison) -> str:
-    """One line: how many responses each cap cut.
+CUT_AS_RUN, CUT_SHARED = "as run", "on the prompts both ran"
+"""The two scopes of a cut share: every response each profile generated (different prompt mixes), and
+only the responses to the (dataset, item, variant) prompts both profiles ran (the cap alone)."""
+
+
+def cut_sentence(
+    row: ProfileCutRow, name: str, comparison: ProfileComparison, scope: str = CUT_AS_RUN
+) -> str:
+    """One line: how many responses each cap cut, and over which prompts.
 
     >>> c = {"profiles": ["evidence", "paper"], "max_new_tokens": [48, 100]}
     >>> r = {"cut_a": 15, "total_a": 16, "share_a": 0.9375, "cut_b": 4, "total_b": 16, "share_b": 0.25}
     >>> cut_sentence(r, "M", c)  # type: ignore[arg-type]
-    'M: 15 of 16 responses cut at 48 tokens (94 %) [cut], 4 of 16 at 100 tokens (25 %).'
+    'M, as run: 15 of 16 responses cut at 48 tokens (94 %) [cut], 4 of 16 at 100 tokens (25 %).'
     """
     cap_a, cap_b = comparison["max_new_tokens"]
     first = _cut_part(row["cut_a"], row["total_a"], row["share_a"], cap_a, " responses cut")
     second = _cut_part(row["cut_b"], row["total_b"], row["share_b"], cap_b, "")
-    return f"{name}: {first}, {second}."
+    return f"{name}, {scope}: {first}, {second}."
 
 
 def _cut_part(cut: int | None, total: int | None, share: float | None, cap: int, lead: str) -> str:
@@ -94,16 +103,18 @@ def change_sentence(
     >>> r = {"measure": "bertscore", "sgs_a": 0.2, "sgs_b": 0.1, "verdict": "significant", "mean_diff": -0.1,
     ...      "validity_a": ["cut"], "validity_b": [], "validity": ["cut"]}
     >>> print(change_sentence(r, "M", c))  # doctest: +NORMALIZE_WHITESPACE
-    M, bertscore, as run, cap and variant mix: SGS 0.2 at 48 [cut], 0.1 at 100 tokens;
-    significantly lower at 100 [cut].
+    M, Meaning (BERTScore), as run, cap and variant mix: SGS 0.2 at 48 [cut], 0.1 at 100; significantly
+    lower at 100 [cut].
     >>> cap_only = r | {"verdict": "not significant"}
     >>> print(change_sentence(cap_only, "M", c, CAP_ONLY))  # doctest: +NORMALIZE_WHITESPACE
-    M, bertscore, shared variants, cap alone: SGS 0.2 at 48 [cut], 0.1 at 100 tokens;
-    no significant change [cut].
+    M, Meaning (BERTScore), shared variants, cap alone: SGS 0.2 at 48 [cut], 0.1 at 100; no significant
+    change [cut].
     """
     cap_a, cap_b = comparison["max_new_tokens"]
     at_a = validity.labelled(f"{_sgs(row['sgs_a'])} at {cap_a}", row["validity_a"])
-    at_b = validity.labelled(f"{_sgs(row['sgs_b'])} at {cap_b} tokens", row["validity_b"])
+    # the caps are the page's subject (its title names them in tokens): no unit here, so that a row with a
+    # three-word model name and a two-word measure name still reads in at most 25 words
+    at_b = validity.labelled(f"{_sgs(row['sgs_b'])} at {cap_b}", row["validity_b"])
     if row["verdict"] == SIGNIFICANT and row["mean_diff"] is not None:
         outcome = f"significantly {'higher' if row['mean_diff'] > 0 else 'lower'} at {cap_b}"
     elif row["verdict"] == SIGNIFICANT:
@@ -113,7 +124,67 @@ def change_sentence(
     else:
         outcome = row["verdict"] or "no test"
     outcome = validity.labelled(outcome, row["validity"])
-    return f"{name}, {row['measure']}, {scope}: SGS {at_a}, {at_b}; {outcome}."
+    # the display name the tables show, so a sentence and its table row read alike
+    return f"{name}, {measure_label(row['measure'])}, {scope}: SGS {at_a}, {at_b}; {outcome}."
+
+
+def labelled_share(rows: list[ProfileChangeRow]) -> str:
+    """The end of a verdict lead: how many of its significant rows carry a validity label, and which, so
+    that a count of changes is never read without the cut responses it rests on.
+
+    >>> rows = [{"verdict": "significant", "validity": ["cut"]}, {"verdict": "significant", "validity": []},
+    ...         {"verdict": "not significant", "validity": ["cut"]}]
+    >>> labelled_share(rows)  # type: ignore[arg-type]
+    '; 1 of them is labelled [cut].'
+    """
+    return carried([r["validity"] for r in rows if r["verdict"] == SIGNIFICANT])
+
+
+FEW_RANKED = 2
+"""A rank range needs this many ranked models: among fewer it is 1–1 whatever the data."""
+
+
+def rank_range(row: ProfileChangeRow, side: str, rankings: list[ProfileRankingRow]) -> str:
+    """One profile's rank range of a row ("a" or "b"), "—" when that board ranks fewer than two models on
+    the row's (dataset, measure) or gives no rank.
+
+    >>> r = {"dataset": "d", "measure": "x", "rank_low_a": 1, "rank_high_a": 2, "rank_low_b": 1,
+    ...      "rank_high_b": 1}
+    >>> k = [{"dataset": "d", "measure": "x", "models_a": 4, "models_b": 1}]
+    >>> rank_range(r, "a", k), rank_range(r, "b", k)  # type: ignore[arg-type]
+    ('1–2', '—')
+    """
+    low, high = row[f"rank_low_{side}"], row[f"rank_high_{side}"]  # type: ignore[literal-required]
+    ranked = _ranked(row, side, rankings)
+    if low is None or high is None or ranked is None or ranked < FEW_RANKED:
+        return "—"
+    return f"{low}–{high}"
+
+
+def _ranked(row: ProfileChangeRow, side: str, rankings: list[ProfileRankingRow]) -> int | None:
+    found = next(
+        (r for r in rankings if (r["dataset"], r["measure"]) == (row["dataset"], row["measure"])), None
+    )
+    return None if found is None else int(found[f"models_{side}"])  # type: ignore[literal-required]
+
+
+def few_ranked_note(comparison: ProfileComparison) -> str:
+    """Under the table of rows as run: which board's rank ranges are left out and why ("" when none).
+
+    >>> c = {"profiles": ["evidence", "paper"], "rankings": [{"models_a": 4, "models_b": 1}]}
+    >>> few_ranked_note(c)  # type: ignore[arg-type]
+    'The paper board ranks fewer than two models, so its rank range says nothing and shows —.'
+    """
+    few = [
+        profile
+        for profile, side in zip(comparison["profiles"], ("a", "b"), strict=True)
+        if comparison["rankings"] and all(r[f"models_{side}"] < FEW_RANKED for r in comparison["rankings"])  # type: ignore[literal-required]
+    ]
+    if not few:
+        return ""
+    if len(few) > 1:
+        return f"The {' and the '.join(few)} boards rank fewer than two models, so their rank ranges show —."
+    return f"The {few[0]} board ranks fewer than two models, so its rank range says nothing and shows —."
 
 
 def change_detail(row: ProfileChangeRow, correction: str) -> str:
@@ -141,11 +212,11 @@ def control_sentence(cap: CapOnlyComparison) -> str:
     >>> c = {"control": [{"verdict": "not significant"}] * 12, "control_max_abs_diff": 2.4e-07,
     ...      "control_measures": ["act_cos_last", "act_cos_mean"]}
     >>> print(control_sentence(c))  # doctest: +NORMALIZE_WHITESPACE
-    Control: on the shared variants, act_cos_last and act_cos_mean differ by at most 2.40 × 10⁻⁷ per item;
-    none of 12 rows changes significantly.
+    Control: on the shared variants, Last-layer state and All-layer state differ by at most 2.40 × 10⁻⁷
+    per item; none of 12 rows changes significantly.
     """
     rows, largest = cap["control"], cap["control_max_abs_diff"]
-    measures = " and ".join(cap["control_measures"])
+    measures = " and ".join(measure_label(m) for m in cap["control_measures"])
     if largest is None:
         return f"Control: no item is shared, so {measures} cannot check the cut."
     moved = sum(r["verdict"] == SIGNIFICANT for r in rows)
@@ -192,15 +263,16 @@ def ranking_sentence(row: ProfileRankingRow, comparison: ProfileComparison) -> s
     >>> r = {"dataset": "gsm8k", "measure": "bertscore", "models_a": 4, "models_b": 1, "comparable": False,
     ...      "flips_a": 3, "flips_b": 0, "candidates_a": 90, "candidates_b": 0}
     >>> ranking_sentence(r, c)  # type: ignore[arg-type]
-    'bertscore: rankings cannot be compared; the paper board ranks 1 model (two are needed).'
+    'Meaning (BERTScore): rankings cannot be compared; the paper board ranks 1 model (two are needed).'
     """
     profile_a, profile_b = comparison["profiles"]
+    measure = measure_label(row["measure"])
     if not row["comparable"]:
         few = [(p, n) for p, n in ((profile_a, row["models_a"]), (profile_b, row["models_b"])) if n < 2]
         said = " and ".join(f"the {p} board ranks {n} model{'s' if n != 1 else ''}" for p, n in few)
-        return f"{row['measure']}: rankings cannot be compared; {said} (two are needed)."
+        return f"{measure}: rankings cannot be compared; {said} (two are needed)."
     return (
-        f"{row['measure']}: {row['flips_a']} significant flip{'s' if row['flips_a'] != 1 else ''} on the "
+        f"{measure}: {row['flips_a']} significant flip{'s' if row['flips_a'] != 1 else ''} on the "
         f"{profile_a} board, {row['flips_b']} on the {profile_b} board."
     )
 
@@ -211,7 +283,9 @@ class DatasetComparison:
 
     dataset: str
     cut: list[tuple[str, ProfileCutRow]]
-    """(its sentence, the row) per model."""
+    """(its sentence, the row) per model, as run: each profile's own prompts."""
+    cap_cut: list[tuple[str, ProfileCutRow]]
+    """the same on the prompts both profiles ran (none in a file written before ``cap_only.cut``)."""
     changes: list[tuple[str, str, ProfileChangeRow]]
     """(its sentence, the test behind it, the row) per row as run: the cap and the variant mix together."""
     cap_only: list[tuple[str, str, ProfileChangeRow]]
@@ -240,8 +314,18 @@ class ComparisonView:
     """cap-only rows whose change is significant after Holm."""
     control: str
     """:func:`control_sentence` ("" without a cap-only block)."""
+    labelled: str
+    """:func:`labelled_share` of the rows as run."""
+    cap_labelled: str
+    """:func:`labelled_share` of the cap-only rows ("" without a cap-only block)."""
+    few_ranked: str
+    """:func:`few_ranked_note`."""
     unshared: list[str]
     """:func:`unshared_sentence` of each model that shares no variant."""
+
+    def rank(self, row: ProfileChangeRow, side: str) -> str:
+        """:func:`rank_range` of one row on one side, as the table of rows as run shows it."""
+        return rank_range(row, side, self.comparison["rankings"])
 
 
 def comparison_view(board: Board) -> ComparisonView | None:
@@ -262,6 +346,9 @@ def comparison_view(board: Board) -> ComparisonView | None:
         cap,
         sum(r["verdict"] == SIGNIFICANT for r in cap_rows),
         control_sentence(cap) if cap else "",
+        labelled_share(rows),
+        labelled_share(cap_rows) if cap else "",
+        few_ranked_note(comparison),
         [unshared_sentence(board.name(m)) for m in comparison["models"] if cap and m not in shared],
     )
 
@@ -284,6 +371,11 @@ def _section(board: Board, comparison: ProfileComparison, dataset: str) -> Datas
         [
             (cut_sentence(r, board.name(r["model"]), comparison), r)
             for r in comparison["cut"]
+            if r["dataset"] == dataset
+        ],
+        [
+            (cut_sentence(r, board.name(r["model"]), comparison, CUT_SHARED), r)
+            for r in (cap.get("cut", []) if cap else [])
             if r["dataset"] == dataset
         ],
         changes(comparison["rows"], AS_RUN, comparison["correction"]),

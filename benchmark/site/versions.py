@@ -9,7 +9,8 @@ variant-set hash each run read) and the frozen sets' manifests; it computes no s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +114,9 @@ class Change:
     """for a frozen set: what the version changed against the one before (``RELEASE_NOTES``)."""
     api: bool = False
     """a run of a model behind an endpoint: shown in the API table, not on the board."""
+    own_board: str | None = None
+    """the profile whose own board holds the run (``profiles/<profile>/``); None: the version's board,
+    which ranks only runs of its board profile."""
 
 
 RELEASE_NOTES: dict[tuple[str, str], str] = {
@@ -145,7 +149,9 @@ def _prompts(run: RunDocument) -> int | None:
     return sum(run.counts.values()) if run.counts else None
 
 
-def _run_change(slug: str, name: str, version: str, folder: ResultsFolder) -> Change | None:
+def _run_change(
+    slug: str, name: str, version: str, folder: ResultsFolder, own_board: str | None = None
+) -> Change | None:
     try:
         run = folder.read_run()
     except SagoError:
@@ -160,6 +166,7 @@ def _run_change(slug: str, name: str, version: str, folder: ResultsFolder) -> Ch
         _prompts(run),
         run.variant_set_sha256 or run.nested_variant_set_sha256,
         api=run.is_api,
+        own_board=own_board,
     )
 
 
@@ -180,7 +187,8 @@ def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) ->
             # the board profile's run, then any other profile's (its own board: profiles/<profile>/)
             for profile in (None, *sorted(set(PROFILES.names()) - {board_profile(version)})):
                 folder = ResultsFolder.of(slug, set_name, version, submissions_root, profile=profile)
-                if folder.run.is_file() and (change := _run_change(slug, name, version, folder)):
+                change = _run_change(slug, name, version, folder, profile) if folder.run.is_file() else None
+                if change is not None:
                     runs.append(change)
                     evaluated.add(slug)
     runs.sort(key=lambda c: (c.date or "", c.version or "", c.name), reverse=True)
@@ -196,6 +204,47 @@ def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) ->
         if slug not in evaluated and (submissions_root / slug / "submission.yaml").is_file()
     ]
     return runs + frozen + waiting
+
+
+def run_board(change: Change, links: Sequence[BoardLink], profile_boards: Collection[str]) -> str | None:
+    """The root of the board that holds a run, relative to the page's own board root (None: the site has
+    no such board). A run of another profile belongs to that profile's board, which the site renders only
+    for the published version (``profile_boards``: the profiles it renders).
+
+    >>> links = board_links("v2", "v2", {"v1": 0, "v2": 4})
+    >>> paper = Change(None, "v2", "evaluated", "m", "M", "paper", None, None, own_board="paper")
+    >>> run_board(paper, links, ["paper"]), run_board(paper, links, []), run_board(paper, links[:1], [])
+    ('profiles/paper/', None, None)
+    >>> run_board(Change(None, "v1", "evaluated", "m", "M", "smoke", None, None), links, [])
+    'versions/v1/'
+    """
+    link = next((b for b in links if b.version == change.version), None)
+    if link is None or change.own_board is None:
+        return None if link is None else link.href
+    if not link.published or change.own_board not in profile_boards:
+        return None
+    return f"{link.href}profiles/{check_name(change.own_board, 'profile')}/"
+
+
+def committed(version: str, changes: Sequence[Change]) -> str:
+    """How many results a version's board holds, and how many runs of other profiles sit on their own
+    boards (never counted as the version's: its board does not rank them). API runs have their own table.
+
+    >>> runs = [Change(None, "v2", "evaluated", s, s, "evidence", None, None) for s in "abc"]
+    >>> paper = Change(None, "v2", "evaluated", "a", "a", "paper", None, None, own_board="paper")
+    >>> committed("v2", [*runs, paper])
+    '3 results committed, and 1 paper-profile run on its own board'
+    >>> committed("v1", runs)
+    'no results committed yet'
+    """
+    runs = [c for c in changes if c.what == "evaluated" and c.version == version and not c.api]
+    own = sum(c.own_board is None for c in runs)
+    said = f"{own} result{'s' if own != 1 else ''} committed" if own else "no results committed yet"
+    others = Counter(c.own_board for c in runs if c.own_board is not None)
+    for profile, n in sorted(others.items()):
+        own_boards = "its own board" if n == 1 else "their own board"
+        said += f", and {n} {profile}-profile run{'s' if n != 1 else ''} on {own_boards}"
+    return said
 
 
 def snapshot_name(set_name: str, version: str, dates: Sequence[str]) -> str | None:

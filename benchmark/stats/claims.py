@@ -228,7 +228,7 @@ def _leader_plain(name: str, listed: str, led: Sequence[GridCell]) -> str:
     """One model's lead in a short sentence: the cells by name when few, else their count and labels."""
     if len(led) <= PLAIN_CELLS:
         return f"{listed}."
-    return f"{name} is steadier than every other model in {len(led)} dataset × axis cells" + _carry(
+    return f"{name} is steadier than every other model in {len(led)} dataset × axis cells" + carried(
         [c.labels for c in led]
     )
 
@@ -414,6 +414,11 @@ def _agreement_claim(document: LeaderboardDocument) -> str:
         if m in rows and rows[m]["w"] is not None
     ]
     n_models = max((r["n_models"] for r in rows.values()), default=0)
+    if not parts and len(document.complete) < 2:
+        return (
+            f"Kendall's W across datasets is not computable with {len(document.complete)} complete model: "
+            "the agreement of a ranking needs two or more models."
+        )
     if not parts:
         return "Kendall's W across datasets is not computable with the models present."
     tau = " Kendall τ between dataset pairs needs ≥ 3 models and is not reported." if n_models < 3 else ""
@@ -490,10 +495,10 @@ def _claim(key: str, text: str, *, headline: bool = False) -> ClaimRow:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _carry(labels: Sequence[Sequence[str]]) -> str:
+def carried(labels: Sequence[Sequence[str]]) -> str:
     """The end of a plain sentence: how many of its cells carry a validity label, and which.
 
-    >>> _carry([[], []]), _carry([["cut"], []]), _carry([["cut", "tied"], ["cut"]])
+    >>> carried([[], []]), carried([["cut"], []]), carried([["cut", "tied"], ["cut"]])
     ('.', '; 1 of them is labelled [cut].', '; 2 of them are labelled (2 [cut], 1 [tied]).')
     """
     carrying = [found for found in labels if found]
@@ -518,7 +523,7 @@ def _instability_plain(document: LeaderboardDocument) -> str:
     ]
     return (
         f"{significant} of {len(proper)} model × dataset × measure cells are significantly unstable above "
-        f"ε = {document.primary_epsilon}" + _carry([c.get("validity", []) for c in labelled_cells])
+        f"ε = {document.primary_epsilon}" + carried([c.get("validity", []) for c in labelled_cells])
     )
 
 
@@ -531,7 +536,7 @@ def _grid_plain(cells: Sequence[GridCell]) -> str:
         )
     return (
         f"One model is significantly steadier than every other in {wins} of {len(cells)} dataset × axis cells"
-        + _carry([c.labels for c in cells if c.status == STEADIER])
+        + carried([c.labels for c in cells if c.status == STEADIER])
     )
 
 
@@ -555,7 +560,7 @@ def _reversal_plain(document: LeaderboardDocument) -> str | None:
     labels = [ordered([*r.labels_first, *r.labels_second]) for r in significant]
     return (
         f"{len(significant)} of {len(told)} observed flips in two models' order between datasets {verb} "
-        "significant" + _carry(labels)
+        "significant" + carried(labels)
     )
 
 
@@ -618,8 +623,10 @@ def _noise_plain(document: LeaderboardDocument) -> str:
 def _agreement_plain(document: LeaderboardDocument) -> str | None:
     rows = {r["measure"]: r for r in document.kendall_w}
     found = [(m, w) for m in document.headline_measures if m in rows and (w := rows[m]["w"]) is not None]
+    if not found and len(document.complete) < 2:  # a one-model board (another profile's) ranks nothing
+        return "No ranking agreement across datasets can be measured with fewer than two models."
     if not found:
-        return None
+        return "Kendall's W across datasets is not computable here."
     low, high = min(found, key=lambda mw: mw[1]), max(found, key=lambda mw: mw[1])
     return (
         f"The models' ranking agrees across datasets with Kendall's W from {_num(low[1])} ({low[0]}) to "

@@ -29,8 +29,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from benchmark.documents import LeaderboardDocument
+from benchmark.results import ResultsFolder
 from benchmark.rows import (
     CapOnlyComparison,
     CellRow,
@@ -128,6 +130,73 @@ def cut_rows(
                     "share_b": sb,
                 }
             )
+    return rows
+
+
+CUT_COLUMNS = ["finished", "item_id", "variant_id"]
+"""What :func:`cut_flags` reads of a records file (``finished`` False: the response reached the cap, as
+``models[].run.truncated[]`` counts it, :func:`benchmark.stats.facts.truncation`)."""
+
+
+def cut_flags(folder: ResultsFolder) -> pd.DataFrame:
+    """One row per response of a run: ``dataset``, ``item_id``, ``variant_id`` and ``cut`` (it stopped at
+    the token cap), from ``records/*.parquet``; an unreadable or linked file is left out (the validator
+    reports it), as :func:`benchmark.stats.facts.truncation` leaves it out of the run's counts."""
+    frames = []
+    for path in folder.record_files():
+        if path.is_symlink():
+            continue  # never follow a link out of a submission folder
+        try:
+            table = pq.read_table(path, columns=CUT_COLUMNS).to_pandas()
+        except (OSError, ValueError, KeyError):
+            continue
+        frames.append(
+            pd.DataFrame(
+                {
+                    "dataset": path.stem,
+                    "item_id": table["item_id"].astype(str),
+                    "variant_id": table["variant_id"].astype(str),
+                    "cut": table["finished"].map(lambda f: f is False),
+                }
+            )
+        )
+    columns = [*VARIANT_KEYS, "cut"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def shared_cut_rows(model: str, a: pd.DataFrame, b: pd.DataFrame) -> list[ProfileCutRow]:
+    """Per dataset (then ``"all"``): responses cut at each cap on the prompts both profiles ran, so the two
+    shares count the same prompts and differ by the cap alone (``a``, ``b``: :func:`cut_flags` frames).
+
+    >>> a = pd.DataFrame({"dataset": "d", "item_id": ["1", "1", "2"], "variant_id": ["v", "w", "v"],
+    ...                   "cut": [True, True, False]})
+    >>> b = pd.DataFrame({"dataset": "d", "item_id": ["1", "2", "3"], "variant_id": ["v", "v", "v"],
+    ...                   "cut": [False, False, True]})
+    >>> [(r["dataset"], r["cut_a"], r["cut_b"], r["total_b"]) for r in shared_cut_rows("m", a, b)]
+    [('d', 1, 0, 2), ('all', 1, 0, 2)]
+    """
+    shared_a, shared_b = shared_variants(a, b)
+    if shared_a.empty:
+        return []
+    rows: list[ProfileCutRow] = []
+    for dataset in [*sorted(set(shared_a["dataset"].astype(str))), validity.ALL_DATASETS]:
+        sides = [
+            frame if dataset == validity.ALL_DATASETS else frame[frame["dataset"].astype(str) == dataset]
+            for frame in (shared_a, shared_b)
+        ]
+        (ca, ta), (cb, tb) = ((int(side["cut"].sum()), len(side)) for side in sides)
+        rows.append(
+            {
+                "model": model,
+                "dataset": dataset,
+                "cut_a": ca,
+                "total_a": ta,
+                "share_a": ca / ta if ta else None,
+                "cut_b": cb,
+                "total_b": tb,
+                "share_b": cb / tb if tb else None,
+            }
+        )
     return rows
 
 
@@ -313,12 +382,17 @@ def cap_only(
     models: Sequence[str],
     datasets: Sequence[str],
     measures: Sequence[str],
+    records: tuple[Mapping[str, pd.DataFrame], Mapping[str, pd.DataFrame]] = ({}, {}),
 ) -> CapOnlyComparison:
     """The ``cap_only`` block: every row of :func:`profile_comparison` again, on the shared variants only,
-    and the prompt-only control. A model without deltas in either profile shares no variant."""
+    the prompt-only control, and the responses cut on the prompts both ran (``records``: model slug ->
+    its :func:`cut_flags` in each profile). A model without deltas in either profile shares no variant."""
     variants: list[ProfileVariantRow] = []
+    cut: list[ProfileCutRow] = []
     raw, control = [], []
     for model in models:
+        if model in records[0] and model in records[1]:
+            cut += shared_cut_rows(model, records[0][model], records[1][model])
         a, b = deltas[0].get(model), deltas[1].get(model)
         if a is not None and b is not None:
             variants += variant_rows(model, a, b)
@@ -344,6 +418,7 @@ def cap_only(
             (r["max_abs_diff"] for r in checks if r["max_abs_diff"] is not None), default=None
         ),
         "variants": variants,
+        "cut": cut,
         "rows": corrected_changes(raw),
         "control": checks,
     }
@@ -401,6 +476,7 @@ def profile_comparison(
     profiles: tuple[str, str],
     max_new_tokens: tuple[int, int],
     deltas: tuple[Mapping[str, pd.DataFrame], Mapping[str, pd.DataFrame]] | None = None,
+    records: tuple[Mapping[str, pd.DataFrame], Mapping[str, pd.DataFrame]] | None = None,
 ) -> ProfileComparison:
     """The ``profile_comparison`` block of profile b's leaderboard (docs/LEADERBOARD_JSON.md).
 
@@ -409,6 +485,8 @@ def profile_comparison(
         per_item_a, per_item_b: model slug -> its summary's ``per_item`` rows in each profile.
         profiles: (board profile, this profile); max_new_tokens: their caps.
         deltas: model slug -> its deltas table in each profile (the cap-only rows; none: no variant shared).
+        records: model slug -> its :func:`cut_flags` in each profile (the cut shares on the shared
+            prompts; none: not stated).
     """
     in_a = {m["slug"] for m in board_a.complete}
     models = sorted(m["slug"] for m in board_b.complete if m["slug"] in in_a)
@@ -438,5 +516,7 @@ def profile_comparison(
         "cut": cut_rows(board_a, board_b, models),
         "rows": corrected_changes(raw),
         "rankings": ranking_rows(board_a, board_b, [*datasets, validity.ALL_DATASETS], measures),
-        "cap_only": cap_only((board_a, board_b), deltas or ({}, {}), models, datasets, measures),
+        "cap_only": cap_only(
+            (board_a, board_b), deltas or ({}, {}), models, datasets, measures, records or ({}, {})
+        ),
     }
