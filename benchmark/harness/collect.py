@@ -7,7 +7,8 @@ between them, each batch checkpointed on its own:
 1. ``base-*``: every selected item's baseline prompt x_0 — generate y_0, then score y_0 under x_0.
 2. ``var-*`` / ``rerun-*``: every other variant x_v with y_0 teacher-forced (one engine call gives
    y_v, h_v and the confidence numbers), and the control rows ``rerun/none/0``: x_0 run again in
-   batches of a different size, which measures how much batching alone moves the numbers.
+   another batch (planner 1: ``rerun-*`` batches of half the size; planner 2: among the variants),
+   which measures how much batching alone moves the numbers.
 
 Batches are formed from prompts sorted by length, so padding stays small (:data:`PLANNER` says how:
 planner 1, which every result made before it records by recording none, cuts the rerun rows in a third
