@@ -459,6 +459,7 @@ class RunDocument(Document):
         "chat_template",
         "world_size",
         "activations",
+        "planner",
     )
     """the keys a faithful re-run reproduces (timings, git commit and hardware may differ)."""
 
@@ -507,6 +508,8 @@ class RunDocument(Document):
     """the device the model ran on."""
     activations: Text = None
     """the activations layout (``compact``; None: not recorded, which is full)."""
+    planner: Int = None
+    """the batch planner that cut the run's batches (``collect.PLANNER``; None: not recorded, which is 1)."""
     collected_by: Text = None
     """who collected the records when not the harness (``lm-eval``)."""
     counts: Annotated[Mapping[str, int] | None, Read(_int_map)] = None

@@ -152,13 +152,13 @@ def test_ctrl_c_says_what_was_kept_and_the_command_that_resumes(
     assert main(["evaluate", SLUG, *RUN, "--force"]) != 0
     said = capsys.readouterr().err
     out = root / SLUG / "results" / "sago-v1" / "v1"
-    # 2 items at batch size 4: 1 baseline batch, 7 variant batches of 28 rows, 1 rerun batch
-    assert f"interrupted: kept 3 of 9 batches in {out}; resume with: sago evaluate {SLUG} " in said
+    # 2 items at batch size 4: 1 baseline batch, then 26 variants and 2 rerun controls in 7 (planner 2)
+    assert f"interrupted: kept 3 of 8 batches in {out}; resume with: sago evaluate {SLUG} " in said
     command = said.split("resume with: ")[1].splitlines()[0].split()
     assert command[:3] == ["sago", "evaluate", SLUG] and "--force" in command
     monkeypatch.setattr(checkpoint.PartStore, "write", write)
     assert main(command[1:] + ["--no-progress"]) == 0
-    assert "--force kept the checkpoint of this same run (3 of 9 batches finished)" in capsys.readouterr().err
+    assert "--force kept the checkpoint of this same run (3 of 8 batches finished)" in capsys.readouterr().err
     assert len(pd.read_parquet(out / "records" / "alpha.parquet")) == 30
 
 

@@ -17,6 +17,7 @@ from helpers.toy import FramesVariantSet, toy_frame, toy_variant_set
 from benchmark.errors import SagoError
 from benchmark.harness.checkpoint import PartStore
 from benchmark.harness.collect import (
+    PLANNERS,
     collect,
     finish_rank,
     plan_batches,
@@ -319,21 +320,25 @@ def test_a_checkpoint_this_machine_did_not_start_is_not_resumed(tmp_path: Path, 
         )
 
 
-def test_only_the_rerun_control_batches_are_run_as_the_control(tmp_path: Path) -> None:
-    """The collector tells the backend which batches hold the rerun control rows (the pooled engine cuts
-    them at another micro-batch size); every other batch, baselines and variants, is run as itself."""
-    seen: list[tuple[bool, bool]] = []
+@pytest.mark.parametrize("planner", PLANNERS)
+def test_only_the_batches_holding_rerun_controls_are_run_as_the_control(tmp_path: Path, planner: int) -> None:
+    """The collector tells the backend which batches hold rerun control rows (the pooled engine cuts them
+    at another micro-batch size); every other batch, baselines and variants, is run as itself. Planner 1
+    cuts the controls in batches of their own, planner 2 packs them among the variants."""
+    seen: list[tuple[bool, set[bool]]] = []
 
     class Recording(FakeBackend):
         def run(self, requests, *, max_new_tokens, rerun_control=False):  # type: ignore[no-untyped-def]
-            reruns = {r.key.endswith("|rerun/none/0") for r in requests}
-            assert len(reruns) == 1  # a batch is all control rows or none
-            seen.append((rerun_control, reruns.pop()))
+            seen.append((rerun_control, {r.key.endswith("|rerun/none/0") for r in requests}))
             return super().run(requests, max_new_tokens=max_new_tokens, rerun_control=rerun_control)
 
-    _run(Recording(), tmp_path)
-    assert all(flag == control for flag, control in seen)
-    assert (True, True) in seen and (False, False) in seen
+    collect(
+        Recording(), toy_variant_set(), tmp_path, profile=SMOKE, batch_size=4, progress=False, planner=planner
+    )
+    assert all(flag == (True in controls) for flag, controls in seen)
+    assert any(flag for flag, _ in seen) and not all(flag for flag, _ in seen)
+    mixed = any(controls == {True, False} for _, controls in seen)
+    assert mixed == (planner == 2)  # planner 1: a batch is all control rows or none
 
 
 def _started_in_variant_phase(backend, out: Path, *, finished_variants: int):  # type: ignore[no-untyped-def]

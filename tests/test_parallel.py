@@ -17,6 +17,7 @@ from helpers.results import assert_same_results
 from helpers.toy import toy_variant_set
 
 from benchmark.harness.collect import (
+    PLANNERS,
     collect,
     finish_rank,
     global_batches,
@@ -86,13 +87,17 @@ def _one_process(out: Path, variant_set, batch_size: int = 3) -> None:
     finalize(out, world_size=1)
 
 
-def test_global_plan_is_the_one_process_plan_and_ranks_partition_it() -> None:
+@pytest.mark.parametrize("planner", PLANNERS)
+def test_global_plan_is_the_one_process_plan_and_ranks_partition_it(planner: int) -> None:
     tasks = select_tasks(toy_variant_set(), SMOKE, None)
-    baselines, rest = global_batches(tasks, 4)
+    baselines, rest = global_batches(tasks, 4, planner=planner)
     # The global batches are exactly what a one-process collect() cuts (same names, same members).
     assert [b.name for b in baselines] == [f"base-{i:05d}" for i in range(len(baselines))]
-    assert {b.name.split("-")[0] for b in rest} == {"var", "rerun"}
-    parts = [rank_share(Path("/x"), tasks, batch_size=4, rank=r, world_size=3) for r in range(3)]
+    # planner 2 packs the rerun control rows among the variants
+    assert {b.name.split("-")[0] for b in rest} == ({"var", "rerun"} if planner == 1 else {"var"})
+    parts = [
+        rank_share(Path("/x"), tasks, batch_size=4, rank=r, world_size=3, planner=planner) for r in range(3)
+    ]
     names = sorted(b.name for p in parts for b in p.baselines + p.rest)
     assert names == sorted(b.name for b in baselines + rest)
     assert len(names) == len(set(names))

@@ -157,3 +157,21 @@ def test_the_gpu_limitation_holds_while_no_gpu_report_is_committed() -> None:
     reports = sorted((ROOT / "docs" / "bench").glob("gpu-check-*.json"))
     said = "No GPU run has been made yet" in README
     assert said == (not reports), "a GPU report is committed: say what ran on it in README's Limitations"
+
+
+def test_the_default_engines_peer_ratios_are_the_committed_tables() -> None:
+    """Every CPU ratio the README quotes for the planners is a row of the committed table, in its order."""
+    table = (ROOT / "docs" / "bench" / "bench-peer-smollm2-planner2.txt").read_text(encoding="utf-8")
+    ratios: dict[tuple[str, str], list[str]] = {}
+    planner = ""
+    for line in table.splitlines():
+        if line.startswith("# run "):
+            planner = line.split(", ")[1].split(" (")[0]  # "planner 2"
+        elif line.strip().startswith("1 ") and planner:
+            cells = line.split()
+            ratios.setdefault((planner, cells[1]), []).append(cells[-1])
+    assert sorted(ratios) == [(p, b) for p in ("planner 1", "planner 2") for b in ("32", "8")]
+    for name in ("planner 2", "planner 1"):
+        small, large = ratios[(name, "8")], ratios[(name, "32")]
+        said = f"{'× and '.join(small)}× at batch 8, {'× and '.join(large)}× at batch 32"
+        assert f"{name} " in README and said in README, said

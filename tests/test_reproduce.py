@@ -8,7 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchmark.documents import RunDocument
 from benchmark.errors import SagoError
+from benchmark.harness.collect import PLANNER
 from benchmark.harness.reproduce import diff_results, main, rerun_options
 from benchmark.results import ResultsFolder
 from benchmark.schema import BASELINE_VARIANT_ID, BOARD_SET_VERSION
@@ -77,6 +79,9 @@ def test_settings_come_from_run_json_and_a_wrong_profile_is_refused(
     assert f"no committed cpu-profile result for sago-v1/{BOARD_SET_VERSION}" in capsys.readouterr().err
     assert main(["--profile", "smoke"]) == 2
     assert "MODEL=<slug>" in capsys.readouterr().err
+    # every committed result predates planner 2: its run.json records no planner, so it is re-planned by 1
+    assert "planner" not in run and options["planner"] == 1
+    assert rerun_options(RunDocument.from_json({**run, "planner": 2}), run["profile"]["name"])["planner"] == 2
 
 
 def test_float_noise_within_tolerance_is_equal_within_tolerance(two_copies: tuple[Path, Path]) -> None:
@@ -167,6 +172,11 @@ SAMPLE_SLUG = "local__tiny"
 @pytest.fixture(scope="module")
 def tiny_result(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A submissions folder holding a tiny local model's smoke result on one dataset of the frozen v2 set."""
+    return _tiny_result(tmp_path_factory, PLANNER)
+
+
+def _tiny_result(tmp_path_factory: pytest.TempPathFactory, planner: int) -> Path:
+    """:func:`tiny_result`, its batches cut by ``planner`` (1: as every result made before planner 2)."""
     import yaml
 
     from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
@@ -199,6 +209,7 @@ def tiny_result(tmp_path_factory: pytest.TempPathFactory) -> Path:
         datasets=("gsm8k",),
         force=False,
         progress=False,
+        planner=planner,
     )
     evaluate_submission(SAMPLE_SLUG, options, root=root)
     return root
@@ -225,12 +236,35 @@ def test_a_sampled_rerun_of_an_untouched_result_is_identical(
     on an untouched result the sampled rows are equal, and the same seed picks the same batches."""
     assert main(SAMPLE) == 0
     first = capsys.readouterr().out
-    assert "re-ran 3 of 49 batches (base-00000, var-" in first and "seed 3" in first
+    # planner 2 (a new run): 48 batches, no phase of control batches
+    assert "re-ran 3 of 48 batches (base-00000, var-" in first and "seed 3" in first
     assert f"{SAMPLE_SLUG}: sampled rows equal the committed result" in first
     assert main(SAMPLE) == 0
     assert capsys.readouterr().out == first
     assert main([*SAMPLE[:-1], "4"]) == 0
     assert capsys.readouterr().out.splitlines()[0] != first.splitlines()[0]
+
+
+def test_a_result_cut_by_planner_1_reruns_with_planner_1_and_is_identical(
+    tiny_result: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every committed result was cut by planner 1 and its run.json says nothing of planners: a sampled re-run
+    must re-plan it with planner 1 (its batches, as committed), not with the planner new runs use, and find
+    the same rows; the planner 2 result records its planner."""
+    from benchmark import paths
+
+    old = _tiny_result(tmp_path_factory, 1)
+    monkeypatch.setattr(paths, "SUBMISSIONS_DIR", old)
+    run = ResultsFolder(_records(old).parents[1]).read_run().to_json()
+    assert "planner" not in run
+    assert ResultsFolder(_records(tiny_result).parents[1]).read_run().to_json()["planner"] == PLANNER == 2
+    assert main([*SAMPLE, "--sample", "40"]) == 0  # every batch of the run: 40 is more than it has
+    out = capsys.readouterr().out
+    assert "batches (base-00000" in out and "rerun-" in out  # planner 1's control phase was re-run
+    assert f"{SAMPLE_SLUG}: sampled rows equal the committed result" in out
 
 
 def _records(root: Path) -> Path:

@@ -7,9 +7,13 @@ between them, each batch checkpointed on its own:
 1. ``base-*``: every selected item's baseline prompt x_0 — generate y_0, then score y_0 under x_0.
 2. ``var-*`` / ``rerun-*``: every other variant x_v with y_0 teacher-forced (one engine call gives
    y_v, h_v and the confidence numbers), and the control rows ``rerun/none/0``: x_0 run again in
-   batches of a different size, which measures how much batching alone moves the numbers.
+   another batch (planner 1: ``rerun-*`` batches of half the size; planner 2: among the variants),
+   which measures how much batching alone moves the numbers.
 
-Batches are formed from prompts sorted by length, so padding stays small. A restarted run re-plans
+Batches are formed from prompts sorted by length, so padding stays small (:data:`PLANNER` says how:
+planner 1, which every result made before it records by recording none, cuts the rerun rows in a third
+phase of their own; planner 2 sorts by token length and packs the rerun rows among the variants). A
+restarted run re-plans
 the same batches and skips those whose part file exists, so its records equal an uninterrupted run's,
 and the ranks' merged records equal a one-process run's. :func:`second_worker` lets a second process
 work backwards through a one-process run's variant batches in the same checkpoint (two one-thread
@@ -163,6 +167,17 @@ class ParallelRun:
         }
 
 
+PLANNER = 2
+"""The batch planner new runs use, recorded as ``planner`` in plan.json and run.json (a run.json without
+it was planned by planner 1). Raise it when a change moves any task into another batch: a batch's shape
+decides its floats, so the planner is part of what a re-run must repeat to reproduce the bytes."""
+PLANNERS = (1, 2)
+"""every planner :func:`global_batches` can still re-plan (committed results keep their own)."""
+
+Length = Callable[[str], int]
+"""a prompt's length as the planner sorts it (planner 2: the backend's token count; :func:`prompt_length`)."""
+
+
 class BatchPlan(NamedTuple):
     """Every batch of a run, in its two phases; ranks divide these between them."""
 
@@ -172,17 +187,99 @@ class BatchPlan(NamedTuple):
     """variant and rerun batches (y_0 teacher-forced)."""
 
 
-def global_batches(tasks: Sequence[Task], batch_size: int) -> BatchPlan:
-    """The one batch planner: the whole run's batches, the same whatever the number of ranks.
+def global_batches(
+    tasks: Sequence[Task], batch_size: int, *, planner: int, length: Length = len
+) -> BatchPlan:
+    """The whole run's batches, the same whatever the number of ranks; ``planner`` is the run's
+    (:data:`PLANNER` for a new run, the recorded one when a committed run is re-run), ``length`` the
+    prompt length planner 2 sorts by (planner 1 sorts by characters whatever it is given).
 
-    Baselines and variants are cut at ``batch_size``, the rerun control rows at
-    :func:`rerun_batch_size`, so the control measures what batching alone changes.
+    Planner 1: baselines and variants cut at ``batch_size``, the rerun control rows in a phase of their own
+    cut at :func:`rerun_batch_size` (a small run ends on two tiny batches). Planner 2:
+    :func:`packed_batches`.
     """
+    if planner not in PLANNERS:
+        raise SagoError(f"batch planner {planner} is unknown here (this version has {PLANNERS}); update sago")
     baselines = [t for t in tasks if t.family == BASELINE_FAMILY]
+    if planner == 2:
+        return packed_batches(tasks, batch_size, length)
     rest = plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size) + plan_batches(
         "rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size)
     )
     return BatchPlan(tuple(plan_batches("base", baselines, batch_size)), tuple(rest))
+
+
+def packed_batches(tasks: Sequence[Task], batch_size: int, length: Length) -> BatchPlan:
+    """Planner 2: baselines first (the variants are teacher-forced on their y_0), then the variants and
+    the rerun control rows in one list; both sorted by ``length`` (then key) and cut at ``batch_size``,
+    so rows of like length share a batch (less padding) and no forward is spent on a tiny phase-end batch.
+
+    The control still measures what batching alone changes: a rerun row is its baseline prompt run again
+    in a batch of other prompts. Planner 1 got that from another batch size (its control batches are
+    halves of the baseline batches); here it comes from the neighbours, variants of any item, and
+    :func:`mixed_controls` breaks the rare batch that would hold exactly its rows' baseline batch again.
+
+    >>> t = [Task("d", str(i), "baseline/none/0", "baseline", "none", 0.0, "x" * i) for i in (1, 2)]
+    >>> t.append(Task("d", "1", "case/all/1", "case", "all", 1.0, "X"))
+    >>> plan = packed_batches(t, 2, len)
+    >>> [[x.key for x in b.tasks] for b in plan.rest]
+    [['d|1|case/all/1', 'd|1|rerun/none/0'], ['d|2|rerun/none/0']]
+    """
+    if batch_size < 1:
+        raise SagoError(f"batch size must be at least 1, got {batch_size}")
+    known = {p: length(p) for p in {t.prompt for t in tasks}}  # each distinct prompt tokenized once
+
+    def order(rows: Sequence[Task]) -> list[Task]:
+        return sorted(rows, key=lambda t: (known[t.prompt], t.key))
+
+    baselines = order([t for t in tasks if t.family == BASELINE_FAMILY])
+    base = [Batch(f"base-{n:05d}", tuple(b)) for n, b in enumerate(_cut(baselines, batch_size))]
+    rest = order([t for t in tasks if t.family != BASELINE_FAMILY] + [rerun_task(t) for t in baselines])
+    mixed = mixed_controls(_cut(rest, batch_size), base, order)
+    return BatchPlan(tuple(base), tuple(Batch(f"var-{n:05d}", tuple(b)) for n, b in enumerate(mixed)))
+
+
+def _cut(rows: Sequence[Task], size: int) -> list[list[Task]]:
+    return [list(rows[start : start + size]) for start in range(0, len(rows), size)]
+
+
+def mixed_controls(
+    cut: list[list[Task]], baselines: Sequence[Batch], order: Callable[[Sequence[Task]], list[Task]]
+) -> list[list[Task]]:
+    """``cut`` with every batch that holds only rerun rows whose baseline batch held exactly those items
+    (the same prompts again, the control measuring nothing) made to swap one row with a neighbour batch.
+
+    One pass suffices: such a batch holds its whole baseline batch B, so the row it gets is not B's and
+    the neighbour, given one of B's rows, cannot hold all of B (B has two rows or more; a one-row B is
+    the last baseline batch, hence the last rerun batch, which swaps with the previous, full one). Batch
+    size 1 is left as it is: a batch of one prompt cannot hold another, for a control as for planner 1,
+    whose two-row control batches the backend cuts back to its own batch size of one.
+    """
+    home = {t.item: frozenset(x.item for x in b.tasks) for b in baselines for t in b.tasks}
+
+    def repeats_baseline(batch: list[Task]) -> bool:
+        return all(t.family == RERUN_FAMILY for t in batch) and {t.item for t in batch} == home[batch[0].item]
+
+    if len(cut) < 2 or len(cut[0]) < 2:
+        return cut
+    for i, batch in enumerate(cut):
+        if repeats_baseline(batch):
+            j = i + 1 if i + 1 < len(cut) else i - 1
+            mine, theirs = (len(batch) - 1, 0) if j > i else (0, len(cut[j]) - 1)
+            batch[mine], cut[j][theirs] = cut[j][theirs], batch[mine]
+            cut[i], cut[j] = order(batch), order(cut[j])
+    if any(repeats_baseline(b) for b in cut):
+        raise RuntimeError("planner 2 left a rerun batch that repeats its baseline batch")  # see docstring
+    return cut
+
+
+def prompt_length(backend: ModelBackend) -> Length:
+    """Planner 2's length: the token count of the prompt as the model reads it (chat template included),
+    from the backend's ``render``; characters for a backend that has no tokenizer (an endpoint)."""
+    render = getattr(backend, "render", None)
+    if not callable(render):
+        return len
+    return lambda prompt: len(render(prompt))
 
 
 @dataclass(frozen=True)
@@ -200,7 +297,14 @@ class RankShare:
 
 
 def rank_share(
-    results_dir: Path, tasks: Sequence[Task], *, batch_size: int, rank: int, world_size: int
+    results_dir: Path,
+    tasks: Sequence[Task],
+    *,
+    batch_size: int,
+    rank: int,
+    world_size: int,
+    planner: int = PLANNER,
+    length: Length = len,
 ) -> RankShare:
     """Every ``world_size``-th batch of each phase, starting at ``rank``.
 
@@ -208,13 +312,13 @@ def rank_share(
     every rank cuts exactly the batches a one-process run cuts, and the merged records are the same bytes.
 
     >>> t = [Task("d", str(i), "baseline/none/0", "baseline", "none", 0.0, "x" * i) for i in range(5)]
-    >>> share = rank_share(Path("/tmp/r"), t, batch_size=2, rank=1, world_size=2)
+    >>> share = rank_share(Path("/tmp/r"), t, batch_size=2, rank=1, world_size=2, planner=1)
     >>> [b.name for b in share.baselines], [b.name for b in share.rest]
     (['base-00001'], ['rerun-00001', 'rerun-00003'])
     """
     if not 0 <= rank < world_size:
         raise SagoError(f"rank {rank} is outside world size {world_size}")
-    plan = global_batches(tasks, batch_size)
+    plan = global_batches(tasks, batch_size, planner=planner, length=length)
     return RankShare(
         rank,
         world_size,
@@ -238,6 +342,9 @@ class RunSettings(TypedDict, total=False):
     """seeds torch before any model call."""
     run_info: Mapping[str, Any] | None
     """extra provenance carried into run.json (submission, set name, version)."""
+    planner: int
+    """the batch planner (default :data:`PLANNER`; a re-run of a committed result passes the one it
+    records)."""
     activations: str
     """``"full"`` (the default) keeps every hidden-state vector; ``"compact"`` keeps the baselines'
     vectors and, for every other row, only its per-layer cosine to the item's baseline (what the
@@ -308,7 +415,16 @@ def start_rank(
         raise SagoError(f"activations must be {FULL!r} or {COMPACT!r}, not {activations!r}")
     torch.manual_seed(seed)
     tasks = select_tasks(variant_set, profile, settings.get("datasets"))
-    share = rank_share(results_dir, tasks, batch_size=batch_size, rank=rank, world_size=world_size)
+    planner = settings.get("planner", PLANNER)
+    share = rank_share(
+        results_dir,
+        tasks,
+        batch_size=batch_size,
+        rank=rank,
+        world_size=world_size,
+        planner=planner,
+        length=prompt_length(backend),
+    )
     # finalize() checks the merged records against the union of the ranks' planned keys.
     keys = [t.key for b in share.baselines + share.rest for t in b.tasks]
     plan = plan_record(
@@ -324,6 +440,8 @@ def start_rank(
         sharding=SHARDING,
         # only a compact run records the setting, so full runs keep their earlier plan and run.json bytes
         **({"activations": COMPACT} if activations == COMPACT else {}),
+        # likewise planner 1 is recorded by recording none: re-planned, a committed run keeps its bytes
+        **({"planner": planner} if planner != 1 else {}),
     )
     if force:
         said = keep_or_discard(share.store, plan, len(share.baselines) + len(share.rest))
@@ -528,9 +646,10 @@ def runner(
             outputs = _generate_and_score_baselines(backend, batch.tasks, profile.max_new_tokens)
         else:
             requests = [VariantRequest(t.key, t.prompt, baselines[t.item]) for t in batch.tasks]
-            outputs = backend.run(
-                requests, max_new_tokens=profile.max_new_tokens, rerun_control=batch.phase == "rerun"
-            )
+            # planner 1's rerun batches hold only control rows; planner 2 mixes them with variants, and a
+            # backend that cuts its own forwards cuts such a batch at the control's size too
+            control = any(t.family == RERUN_FAMILY for t in batch.tasks)
+            outputs = backend.run(requests, max_new_tokens=profile.max_new_tokens, rerun_control=control)
         part = _part(
             batch,
             outputs,
@@ -689,8 +808,9 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
                 "it will not be resumed into results: delete it, or rerun with --force"
             )
         if changed:
+            note = _planner_note(path, plan) if "planner" in changed else ""
             raise SagoError(
-                f"{folder} holds a checkpoint of a different run ({', '.join(changed)} differ); "
+                f"{folder} holds a checkpoint of a different run ({', '.join(changed)} differ{note}); "
                 "rerun with --force to discard it"
             )
         return
@@ -698,6 +818,15 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
     trust.remember(token)
     stamped = {**plan, "started_at": utc_timestamp(), "started_by": token}
     write_document(path, PlanDocument.from_json(stamped, path))
+
+
+def _planner_note(path: Path, plan: Mapping[str, Any]) -> str:
+    """Why a ``planner`` difference refuses a resume: the checkpoint's batches are cut otherwise."""
+    stored = PlanDocument.read(path).data.get("planner", 1)
+    return (
+        f": its batches were cut by batch planner {stored}, this run cuts them with planner "
+        f"{plan.get('planner', 1)}, and a batch's composition decides its floats"
+    )
 
 
 def utc_timestamp() -> str:

@@ -20,6 +20,7 @@ from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.checkpoint import PartStore
 from benchmark.harness.collect import (
     ONE_PROCESS,
+    PLANNER,
     ParallelRun,
     Ranks,
     collect,
@@ -82,6 +83,8 @@ class EvaluateOptions:
     """"compact" (default): baselines keep their hidden-state vectors, every other row its per-layer
     cosine to them (all the activation measures need; ~1/500 of the size); "full"
     (``--keep-activations``): every row's vectors, as results made before compact storage have."""
+    planner: int = PLANNER
+    """the batch planner (``collect.PLANNER``); a re-run of a committed result uses the one it records."""
     second_worker: bool = False
     """``--second-worker``: help a started one-process run from its last unfinished variant batch
     backwards (:func:`benchmark.harness.collect.second_worker`); never writes the results."""
@@ -231,6 +234,7 @@ def evaluate_model(
         "run_info": _run_info(label, options, submission, backend.name),
         "progress": options.progress,
         "activations": options.activations,
+        "planner": options.planner,
     }
     if options.second_worker:
         done = second_worker(backend, variant_set, out, **settings)
@@ -282,9 +286,11 @@ def kept_batches(out: Path, options: EvaluateOptions, variant_set: VariantSetLik
     store = PartStore(ResultsFolder(out).checkpoint / "rank-0")
     if not store.planned():
         return "no finished batch"
-    batch_size = PlanDocument.read(store.folder / PLAN_FILE).data.get("batch_size")
+    stored = PlanDocument.read(store.folder / PLAN_FILE).data
+    batch_size, planner = stored.get("batch_size"), stored.get("planner", 1)
     tasks = select_tasks(variant_set, get_profile(options.profile), options.datasets)
-    plan = global_batches(tasks, batch_size) if isinstance(batch_size, int) else None
+    # a count only: a planner cuts as many batches whatever length it sorts by
+    plan = global_batches(tasks, batch_size, planner=planner) if isinstance(batch_size, int) else None
     total = len(plan.baselines) + len(plan.rest) if plan else None
     finished = len(store.finished())
     return f"{finished} of {total} batches" if total else f"{finished} finished batches"

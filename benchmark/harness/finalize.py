@@ -178,8 +178,9 @@ def run_json(
         "counts": {str(k): int(v) for k, v in records.groupby("dataset").size().items()},
         "files": files,
     }
-    if "activations" in first:
-        fields["activations"] = first["activations"]
+    for recorded_only_when_set in ("activations", "planner"):  # absent: full layout, planner 1
+        if recorded_only_when_set in first:
+            fields[recorded_only_when_set] = first[recorded_only_when_set]
     return RunDocument.build(fields, {**dict(first.get("run_info", {})), **extra})
 
 

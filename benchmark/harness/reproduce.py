@@ -116,6 +116,8 @@ def rerun_options(document: RunDocument, profile: str) -> dict[str, Any]:
         "progress": True,
         # results from before compact storage kept every vector (run.json then records no setting)
         "activations": run.activations or "full",
+        # the batches as the run cut them: results from before planner 2 record none (planner 1)
+        "planner": run.planner or 1,
     }
 
 
@@ -386,7 +388,7 @@ def rerun_sample(
     import pandas as pd
     from safetensors.numpy import load_file
 
-    from benchmark.harness.collect import COMPACT, global_batches, runner, select_tasks
+    from benchmark.harness.collect import COMPACT, global_batches, prompt_length, runner, select_tasks
     from benchmark.harness.evaluate import local_backend
     from benchmark.harness.finalize import RECORD_DTYPES
     from benchmark.harness.sets import open_variant_set
@@ -398,7 +400,9 @@ def rerun_sample(
     variant_set = open_variant_set(set_name, version)
     chosen = get_profile(profile)
     assert options.batch_size is not None  # rerun_options refuses a run.json that records none
-    plan = global_batches(select_tasks(variant_set, chosen, options.datasets), options.batch_size)
+    backend = local_backend(submission, options)  # before planning: planner 2 sorts by its token counts
+    tasks = select_tasks(variant_set, chosen, options.datasets)
+    plan = global_batches(tasks, options.batch_size, planner=options.planner, length=prompt_length(backend))
     rng = random.Random(seed)
     batches = rng.sample(plan.baselines, min(count, len(plan.baselines))) + rng.sample(
         plan.rest, min(count, len(plan.rest))
@@ -412,7 +416,6 @@ def rerun_sample(
     reference = (
         {(d, i): tensors[d][f"{i}|{BASELINE_VARIANT_ID}"] for d, i in y0 if d in tensors} if compact else None
     )
-    backend = local_backend(submission, options)
     if dtype == "float64":
         import torch
 

@@ -22,7 +22,7 @@ import torch
 from benchmark import options, paths
 from benchmark.errors import SagoError
 from benchmark.harness.cli import engine_option, run_options
-from benchmark.harness.collect import Batch, collect
+from benchmark.harness.collect import Batch, collect, prompt_length
 from benchmark.harness.evaluate import EvaluateOptions, check_options
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
@@ -94,7 +94,7 @@ def bench(
     if floor:
         # After an out-of-memory back-off the backend ran smaller chunks; the bare work uses the same size.
         size = floor_batch_size or min(batch_size, backend.forward_rows)
-        batches = profile_batches(variant_set, profile, datasets, size)
+        batches = profile_batches(variant_set, profile, datasets, size, prompt_length(backend))
         bare = timed(lambda: _bare_work(backend, batches, profile.max_new_tokens)).timing
     return BenchResult(
         len(profile_tasks(variant_set, profile, datasets)),

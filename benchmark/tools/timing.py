@@ -22,7 +22,7 @@ import click
 import torch
 from click.decorators import FC
 
-from benchmark.harness.collect import Batch, Task, global_batches, rerun_task, select_tasks
+from benchmark.harness.collect import PLANNER, Batch, Length, Task, global_batches, rerun_task, select_tasks
 from benchmark.harness.sets import VariantSetLike
 from benchmark.jsonio import plain_json
 from benchmark.profiles import Profile
@@ -44,10 +44,16 @@ def profile_tasks(
 
 
 def profile_batches(
-    variant_set: VariantSetLike, profile: Profile, datasets: Sequence[str] | None, batch_size: int
+    variant_set: VariantSetLike,
+    profile: Profile,
+    datasets: Sequence[str] | None,
+    batch_size: int,
+    length: Length = len,
 ) -> list[Batch]:
-    """The batches a run of ``profile`` at ``batch_size`` makes, baselines first (the harness's plan)."""
-    plan = global_batches(select_tasks(variant_set, profile, datasets), batch_size)
+    """The batches a new run of ``profile`` at ``batch_size`` makes, baselines first (the harness's plan;
+    ``length``: the backend's, :func:`~benchmark.harness.collect.prompt_length`)."""
+    tasks = select_tasks(variant_set, profile, datasets)
+    plan = global_batches(tasks, batch_size, planner=PLANNER, length=length)
     return [*plan.baselines, *plan.rest]
 
 
