@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from benchmark.harness.collect import (
     rerun_task,
     select_tasks,
 )
+from benchmark.harness.evaluate import EvaluateOptions, evaluate_model, resumed_planner
 from benchmark.harness.finalize import finalize
 from benchmark.models.fake import FakeBackend
 from benchmark.profiles import get_profile
@@ -145,3 +147,46 @@ def test_a_checkpoint_of_another_planner_is_refused_and_force_discards_it(
         _collect(tmp_path, then)
     _collect(tmp_path, then, force=True)
     assert "--force discarded the checkpoint of another run (planner differ;" in capsys.readouterr().err
+
+
+def test_a_plain_restart_resumes_a_checkpoint_with_the_planner_that_cut_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stopped under planner 1 (started before planner 2 existed) finishes as a planner 1 run when
+    restarted with the defaults: its finished batches are kept and it writes a planner 1 run's bytes. An
+    explicit planner (a re-run of a committed result) or --force keeps its own."""
+    from benchmark.harness import checkpoint
+
+    old = EvaluateOptions(set_name="toy", version="v1", profile="smoke", progress=False, planner=1)
+    default = replace(old, planner=PLANNER)
+
+    def run(options: EvaluateOptions, out: Path) -> Path | None:
+        return evaluate_model(
+            None, options, out, label="fake", backend=FakeBackend(), variant_set=toy_variant_set()
+        )
+
+    write = checkpoint.PartStore.write
+    written: list[str] = []
+
+    def stop_after_three(store: checkpoint.PartStore, part: checkpoint.Part) -> None:
+        if len(written) == 3:
+            raise KeyboardInterrupt
+        write(store, part)
+        written.append(part.name)
+
+    monkeypatch.setattr(checkpoint.PartStore, "write", stop_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        run(old, tmp_path / "out")
+    monkeypatch.setattr(checkpoint.PartStore, "write", write)
+    assert resumed_planner(tmp_path / "out", default) == 1
+    assert resumed_planner(tmp_path / "out", replace(default, force=True)) == PLANNER
+    assert resumed_planner(tmp_path / "new", default) == PLANNER
+    kept = sorted(p.name for p in (tmp_path / "out" / "checkpoint" / "rank-0").glob("*.parquet"))
+    assert len(kept) == 3
+    assert run(default, tmp_path / "out") is not None
+    assert run(old, tmp_path / "once") is not None
+    assert "planner" not in json.loads((tmp_path / "out" / "run.json").read_text())
+    made = sorted(p.relative_to(tmp_path / "once") for p in (tmp_path / "once").glob("*/*.*"))
+    assert made and any(str(p).startswith("records/") for p in made)
+    for name in made:
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "once" / name).read_bytes(), name

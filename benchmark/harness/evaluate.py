@@ -21,6 +21,7 @@ from benchmark.harness.checkpoint import PartStore
 from benchmark.harness.collect import (
     ONE_PROCESS,
     PLANNER,
+    PLANNERS,
     ParallelRun,
     Ranks,
     collect,
@@ -234,7 +235,7 @@ def evaluate_model(
         "run_info": _run_info(label, options, submission, backend.name),
         "progress": options.progress,
         "activations": options.activations,
-        "planner": options.planner,
+        "planner": resumed_planner(out, options),
     }
     if options.second_worker:
         done = second_worker(backend, variant_set, out, **settings)
@@ -294,6 +295,23 @@ def kept_batches(out: Path, options: EvaluateOptions, variant_set: VariantSetLik
     total = len(plan.baselines) + len(plan.rest) if plan else None
     finished = len(store.finished())
     return f"{finished} of {total} batches" if total else f"{finished} finished batches"
+
+
+def resumed_planner(out: Path, options: EvaluateOptions) -> int:
+    """The planner of a stopped run's checkpoint when this run resumes it, else ``options.planner``.
+
+    A checkpoint started before planner 2 existed (a long run across a ``git pull``) has its batches cut
+    by planner 1; resuming it with the new default would be refused, and ``--force`` would throw its
+    finished batches (and an API run's paid replies) away. So a plain restart keeps the planner that cut
+    the checkpoint; ``--force`` and an explicit planner (a re-run of a committed result) keep their own.
+    """
+    if options.force or options.planner != PLANNER:
+        return options.planner
+    path = ResultsFolder(out).checkpoint / "rank-0" / PLAN_FILE
+    if not path.is_file():
+        return options.planner
+    stored = PlanDocument.read(path).data.get("planner", 1)
+    return stored if stored in PLANNERS else options.planner
 
 
 def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
