@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from benchmark.profiles import PROFILES, profile_table
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
@@ -39,10 +40,15 @@ def test_the_evidence_row_counts_what_a_committed_evidence_result_holds() -> Non
     assert evidence is not None and rows == int(evidence[1].replace(",", ""))
 
 
+def _run(slug: str, version: str) -> dict[str, Any]:
+    """A committed result's run.json (``version``: the results folder, e.g. ``v2-paper``)."""
+    run = ROOT / "submissions" / slug / "results" / "sago-v1" / version / "run.json"
+    return dict(json.loads(run.read_text(encoding="utf-8")))
+
+
 def _model_time(slug: str, version: str) -> str:
     """A committed result's model time as the README writes it: ``15 min`` or ``1 h 0 min``."""
-    run = ROOT / "submissions" / slug / "results" / "sago-v1" / version / "run.json"
-    minutes = round(json.loads(run.read_text(encoding="utf-8"))["timings"]["model_seconds"] / 60)
+    minutes = round(_run(slug, version)["timings"]["model_seconds"] / 60)
     return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
 
 
@@ -53,7 +59,8 @@ def test_the_readme_profile_durations_are_the_committed_model_times() -> None:
     expected = (
         f"`smoke` (v1) {_model_time(smollm2, 'v1')} for SmolLM2-135M, {_model_time(gemma, 'v1')} for "
         f"Gemma-3-270M; `evidence` (v2) {_model_time(smollm2, 'v2')} for SmolLM2-135M to "
-        f"{_model_time(qwen, 'v2')} for Qwen2.5-Coder-1.5B"
+        f"{_model_time(qwen, 'v2')} for Qwen2.5-Coder-1.5B; `paper` (v2) {_model_time(smollm2, 'v2-paper')} "
+        f"for SmolLM2-135M (batch {_run(smollm2, 'v2-paper')['batch_size']},"
     )
     assert expected in readme
 
