@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -285,9 +285,9 @@ def copy_submission(slug: str, root: Path) -> None:
 def kept_batches(out: Path, options: EvaluateOptions, variant_set: VariantSetLike) -> str:
     """What a stopped one-process run left in ``out``'s checkpoint: ``12 of 40 batches``."""
     store = PartStore(ResultsFolder(out).checkpoint / "rank-0")
-    if not store.planned():
+    stored = stored_plan(store)
+    if stored is None:
         return "no finished batch"
-    stored = PlanDocument.read(store.folder / PLAN_FILE).data
     batch_size, planner = stored.get("batch_size"), stored.get("planner", 1)
     tasks = select_tasks(variant_set, get_profile(options.profile), options.datasets)
     # a count only: a planner cuts as many batches whatever length it sorts by
@@ -307,11 +307,14 @@ def resumed_planner(out: Path, options: EvaluateOptions) -> int:
     """
     if options.force or options.planner != PLANNER:
         return options.planner
-    path = ResultsFolder(out).checkpoint / "rank-0" / PLAN_FILE
-    if not path.is_file():
-        return options.planner
-    stored = PlanDocument.read(path).data.get("planner", 1)
-    return stored if stored in PLANNERS else options.planner
+    stored = stored_plan(PartStore(ResultsFolder(out).checkpoint / "rank-0"))
+    planner = options.planner if stored is None else stored.get("planner", 1)
+    return planner if planner in PLANNERS else options.planner
+
+
+def stored_plan(store: PartStore) -> Mapping[str, Any] | None:
+    """The plan.json of a stopped run's rank (a plan without ``planner`` was cut by planner 1), or None."""
+    return PlanDocument.read(store.folder / PLAN_FILE).data if store.planned() else None
 
 
 def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
