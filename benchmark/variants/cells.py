@@ -31,14 +31,7 @@ BAND_TOLERANCE = 0.1
 """×1.5, ×2, ×3: the achieved ratio lies within (1 ± this) × m."""
 SHORT_BANDS: dict[float, tuple[float, float]] = {0.5: (0.60, 0.85), 0.25: (0.30, 0.80)}
 """Shortenings: the highest ratio allowed (without, with a floor flag)."""
-CHECKS: tuple[str, ...] = (
-    "same_answer",
-    "nothing_added",
-    "polarity_modality",
-    "same_format",
-    "right_kind",
-    "grammatical",
-)
+CHECKS = tf.word_list("same_answer nothing_added polarity_modality same_format right_kind grammatical")
 """What every reading records per cell (plus ``floor_holds`` for a cell with a floor flag)."""
 
 

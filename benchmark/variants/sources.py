@@ -24,6 +24,7 @@ from benchmark import packaged
 from benchmark.errors import SagoError
 from benchmark.registry import Registry
 from benchmark.schema import DEFAULT_SEED
+from benchmark.variants.textfacts import word_list
 
 
 @dataclass(frozen=True)
@@ -149,24 +150,7 @@ def sample(items: list[Item], n: int | None, seed: int = DEFAULT_SEED) -> list[I
 
 
 _NEGATION_WORDS = frozenset(
-    {
-        "not",
-        "no",
-        "never",
-        "do",
-        "does",
-        "did",
-        "dont",
-        "doesnt",
-        "didnt",
-        "isnt",
-        "arent",
-        "wasnt",
-        "werent",
-        "cannot",
-        "cant",
-        "can",
-    }
+    word_list("not no never do does did dont doesnt didnt isnt arent wasnt werent cannot cant can")
 )
 
 
@@ -210,31 +194,9 @@ def _clean(text: str) -> str:
 # Contractions whose apostrophe the source lost and which are not English words without it.
 _LOST_APOSTROPHES = {
     word.replace("'", ""): word
-    for word in (
-        "can't",
-        "don't",
-        "doesn't",
-        "didn't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "weren't",
-        "couldn't",
-        "wouldn't",
-        "shouldn't",
-        "hasn't",
-        "haven't",
-        "hadn't",
-        "what's",
-        "they're",
-        "she's",
-        "you're",
-        "that's",
-        "there's",
-        "who's",
-        "it'll",
-        "i'm",
-        "he's",
+    for word in word_list(
+        "can't don't doesn't didn't isn't aren't wasn't weren't couldn't wouldn't shouldn't hasn't haven't "
+        "hadn't what's they're she's you're that's there's who's it'll i'm he's"
     )
 }
 _LOST_RE = re.compile(
