@@ -338,26 +338,17 @@ def _llm_rows(
             _not_made(not_made, family, "duplicate")
             continue
         seen.add(text)
-        ratio = None
-        if family == "length":
-            ratio = round(tf.words(llm.clean(attempt.output)) / max(1, tf.words(item.text)), 4)
-        rows.append(
-            _row(
-                dataset, item, rank, VariantKey(family, place, float(strength)), text, attempt.rewriter, ratio
-            )
-        )
+        words = tf.words(llm.clean(attempt.output))
+        ratio = round(words / max(1, tf.words(item.text)), 4) if family == "length" else None
+        key = VariantKey(family, place, float(strength))
+        rows.append(_row(dataset, item, rank, key, text, attempt.rewriter, ratio))
     return rows
 
 
 def _table(rows: list[dict[str, object]], embedder: Embedder) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=list(VARIANT_COLUMNS))
-    baselines = dict(
-        zip(
-            frame.loc[frame.family == BASELINE_FAMILY, "item_id"],
-            frame.loc[frame.family == BASELINE_FAMILY, "prompt"],
-            strict=False,
-        )
-    )
+    base = frame[frame.family == BASELINE_FAMILY]
+    baselines = dict(zip(base.item_id, base.prompt, strict=True))
     pairs = [(baselines[i], p) for i, p in zip(frame.item_id, frame.prompt, strict=False)]
     frame["similarity"] = similarities(embedder, pairs)
     return frame.sort_values(["item_rank", "variant_id"], kind="stable").reset_index(drop=True)

@@ -50,26 +50,18 @@ def _group(*options: Decorator, into: type[Sample | RewriterChoice] | None = Non
     snake case) instead of one argument per option."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
-        if into is not None:
-            command = _bundled(command, into)
+        @wraps(command)
+        def bundled(**values: Any) -> None:
+            assert into is not None
+            bundle = into(**{field.name: values.pop(field.name) for field in fields(into)})
+            command(**values, **{"sample" if into is Sample else "choice": bundle})
+
+        decorated = command if into is None else bundled
         for option in reversed(options):
-            command = option(command)
-        return command
+            decorated = option(decorated)
+        return decorated
 
     return decorate
-
-
-def _bundled(command: Callable[..., None], into: type[Sample | RewriterChoice]) -> Callable[..., None]:
-    """``command`` taking the fields of ``into`` as keyword arguments, which it receives as one value."""
-    names = [field.name for field in fields(into)]
-    argument = "sample" if into is Sample else "choice"
-
-    @wraps(command)
-    def run(**values: Any) -> None:
-        bundle = into(**{name: values.pop(name) for name in names})
-        command(**values, **{argument: bundle})
-
-    return run
 
 
 @dataclass(frozen=True)
@@ -426,11 +418,12 @@ _expected = click.option(
 )
 
 
+_located = _group(_set, _version, _root, _expected)
+"""Which released set a command reads, and its published hash."""
+
+
 @variants.command()
-@_set
-@_version
-@_root
-@_expected
+@_located
 def verify(set_name: str, version: str, root: Path, expected_sha256: str | None) -> None:
     """Verify a set completely; exit 2 with one line naming the offending file if anything is off.
 
@@ -471,10 +464,7 @@ def list_sets(root: Path) -> None:
 
 
 @variants.command()
-@_set
-@_version
-@_root
-@_expected
+@_located
 @click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
 @click.option("--tag", required=True, help="Release tag to create, e.g. v1.")
 @click.option("--private", is_flag=True, help="Create the repo as private.")
@@ -490,19 +480,14 @@ def publish(
     """Verify the set (as `verify` does), then upload it to a Hub dataset repo and tag the release."""
     from benchmark.variants.hub import publish as publish_set
 
-    load_variant_set(
-        set_name, version, root, expected_sha256=expected_sha256
-    )  # nothing leaves unless it verifies
+    load_variant_set(set_name, version, root, expected_sha256=expected_sha256)  # nothing leaves unverified
     with _hub_errors(f"publishing to {repo_id}"):
         url = publish_set(set_name, version, repo_id, tag, root=root, private=private)
     click.echo(f"published {set_name}/{version} to {repo_id} at tag {tag}: {url}")
 
 
 @variants.command()
-@_set
-@_version
-@_root
-@_expected
+@_located
 @click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
 @click.option("--revision", required=True, help="Tag or commit to fetch, e.g. v1.")
 def download(

@@ -91,9 +91,8 @@ class LocalModelRewriter:
         self.tag = loaded_tag(artefact, loaded.path)
         self._torch = torch
         self._tokenizer = loaded.tokenizer
-        self._tokenizer.padding_side = (
-            "left"  # decoder-only: pad on the left so generation continues the text
-        )
+        # decoder-only: pad on the left so generation continues the text
+        self._tokenizer.padding_side = "left"
         self._model = loaded.model
         self._batch_size = batch_size
         self._progress = progress

@@ -75,6 +75,8 @@ SOLVING = re.compile(
     re.IGNORECASE,
 )
 """The start of a solution ("To find the total, we first ...")."""
+NEGATIONS = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b", re.IGNORECASE)
+"""A negation: a rewrite must negate as often as its original."""
 VERDICT_WORDS = frozenset({"yes", "no", "true", "false"})
 """Answers that name a format rather than a fact: asking "yes or no" does not leak them."""
 

@@ -59,7 +59,6 @@ _FRAMING_WORDS = tf.word_list(
     help"""
 )
 """Words that frame a request rather than state its content: a rewrite may add them (form, topics)."""
-_NEGATIONS = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b", re.IGNORECASE)
 _POINTER = re.compile(r"\b(this|these)\b", re.IGNORECASE)
 """A Jeopardy clue's 'this ...' is what it asks for."""
 
@@ -158,7 +157,7 @@ def content_words(text: str) -> list[str]:
     return [
         w
         for w in (w.rstrip("'’").replace("’", "'").removesuffix("'s") for w in words)
-        if w and w not in _FUNCTION_WORDS and not _NEGATIONS.fullmatch(w)
+        if w and w not in _FUNCTION_WORDS and not tf.NEGATIONS.fullmatch(w)
     ]
 
 
@@ -214,7 +213,7 @@ def word_changes(original: str, rewrite: str, family: str, strength: float) -> s
     >>> word_changes("who described dna", "Who was the person who described the DNA, exactly?", "length", 3)
     ''
     """
-    if len(_NEGATIONS.findall(original)) != len(_NEGATIONS.findall(rewrite)):
+    if len(tf.NEGATIONS.findall(original)) != len(tf.NEGATIONS.findall(rewrite)):
         return "negation changed"
     new = _new_facts(original, rewrite)
     if new:
