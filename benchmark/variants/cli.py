@@ -27,13 +27,12 @@ from benchmark.variants.similarity import Embedder
 if TYPE_CHECKING:
     from benchmark.variants.sources import Source
 
-_set = click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant-set name.")
-_version = click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Release version.")
+_set = click.option("--set", "set_name", default=DEFAULT_SET, help="Variant-set name.")
+_version = click.option("--version", default=DEFAULT_SET_VERSION, help="Release version.")
 _root = click.option(
     "--root",
     type=click.Path(path_type=Path, file_okay=False),
     default=VARIANTS_DIR,
-    show_default=True,
     help="Folder holding <set>/<version>/.",
 )
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
@@ -136,21 +135,14 @@ _sample = _group(
     _set,
     _version,
     click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable)."),
+    click.option("--n-items", type=options.ITEMS, default=64, help="Items sampled per dataset."),
     click.option(
-        "--n-items", type=options.ITEMS, default=64, show_default=True, help="Items sampled per dataset."
-    ),
-    click.option(
-        "--llm-items",
-        type=options.SOME_ITEMS,
-        default=16,
-        show_default=True,
-        help="Items (by rank) that get length/form.",
+        "--llm-items", type=options.SOME_ITEMS, default=16, help="Items (by rank) that get length/form."
     ),
     click.option(
         "--attempts",
         type=click.IntRange(1, 20),
         default=llm.ATTEMPTS,
-        show_default=True,
         help="Candidates per LLM cell; raise it to let another rewriter retry cells a log has dropped.",
     ),
     into=Sample,
@@ -165,7 +157,6 @@ def _rewriter_options(default: str) -> Decorator:
             "--rewriter",
             type=click.Choice(REWRITERS),
             default=default,
-            show_default=True,
             help=f"What writes new length/form cells: {REWRITERS_HELP} Logged rewrites are replayed first.",
         ),
         click.option(
@@ -183,14 +174,13 @@ def _rewriter_options(default: str) -> Decorator:
             "--threads",
             type=options.THREADS,
             default=1,
-            show_default=True,
             help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.",
         ),
         into=RewriterChoice,
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 def variants() -> None:
     """Build, verify, publish and download frozen variant sets."""
 
@@ -203,13 +193,11 @@ def variants() -> None:
     "--llm-budget-s",
     type=options.SECONDS,
     default=1200.0,
-    show_default=True,
     help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.",
 )
 @click.option(
     "--embedding-cache/--no-embedding-cache",
     default=True,
-    show_default=True,
     help="Reuse MiniLM vectors from the cache folder (vectors depend only on token ids).",
 )
 @click.option(
@@ -222,7 +210,6 @@ def variants() -> None:
     "--min-llm-coverage",
     type=options.SHARE,
     default=0.95,
-    show_default=True,
     help="Refuse to freeze a set where fewer length/form cells than this share are made.",
 )
 @click.option(
@@ -285,18 +272,9 @@ def build(
     help="Append-only rewrite log (commit it: a killed or later run resumes from it).",
 )
 @_rewriter_options(default="llamacpp")
+@click.option("--batch-size", type=options.BATCH_SIZE, default=8, help="Requests per generate call (local).")
 @click.option(
-    "--batch-size",
-    type=options.BATCH_SIZE,
-    default=8,
-    show_default=True,
-    help="Requests per generate call (local).",
-)
-@click.option(
-    "--budget-s",
-    type=options.SECONDS,
-    default=None,
-    help="Stop asking for new rewrites after this long.",
+    "--budget-s", type=options.SECONDS, default=None, help="Stop asking for new rewrites after this long."
 )
 def rewrite(
     sample: Sample, log: Path, choice: RewriterChoice, batch_size: int, budget_s: float | None
@@ -518,7 +496,7 @@ def _hub_errors(doing: str) -> Iterator[None]:
 
 
 @variants.command("llama-server")
-@click.option("--jobs", type=options.THREADS, default=2, show_default=True, help="Parallel compile jobs.")
+@click.option("--jobs", type=options.THREADS, default=2, help="Parallel compile jobs.")
 def llama_server(jobs: int) -> None:
     """Build llama.cpp's server from the pinned llama-cpp-python sdist (minutes; for --rewriter llamacpp)."""
     from benchmark.variants.llamacpp import build_server

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-import numpy as np
+import numpy as np  # noqa: F401 - the doctests draw from np.random.default_rng
+from numpy.random import Generator
 
 from benchmark.variants.guards import is_word, next_to_number
 from benchmark.variants.rules import gap_slots, insert_at, protected_spans, replace_spans
@@ -35,7 +36,7 @@ def _unprotected(matches: Iterable[re.Match[str]], text: str, protect: Sequence[
     return [m for m in matches if not any(start < m.end() and m.start() < end for start, end in spans)]
 
 
-def _typo(word: str, rng: np.random.Generator) -> str | None:
+def _typo(word: str, rng: Generator) -> str | None:
     """One keyboard slip inside ``word`` (never its first letter) that is not another dictionary word."""
     for _ in range(8):
         position, kind = int(rng.integers(1, len(word))), int(rng.integers(0, 4))
@@ -55,7 +56,7 @@ def _typo(word: str, rng: np.random.Generator) -> str | None:
     return None
 
 
-def typos(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+def typos(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Make exactly ``strength`` keyboard typos, one per word, or return ``text`` unchanged if it cannot.
 
     A typo (neighbour key, swap, drop or double a letter) never hits a word's first letter, a protected
@@ -107,9 +108,7 @@ def _match_case(source: str, target: str) -> str:
     return target[0].upper() + target[1:] if source[0].isupper() else target
 
 
-def contractions(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def contractions(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Contract expanded forms and expand contractions at a ``strength`` fraction of the sites (≥ 1).
 
     >>> contractions("What is it? It doesn't fly.", "global", 1, np.random.default_rng(0), [])
@@ -129,9 +128,7 @@ FILLERS = word_list(
 )
 
 
-def filler_words(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def filler_words(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Insert ``strength`` spoken fillers at word boundaries outside protected spans and away from numbers.
 
     >>> filler_words("Who won the cup?", "global", 1, np.random.default_rng(1), [])
@@ -143,9 +140,7 @@ def filler_words(
     return insert_at(text, [(p, f" {w}" if p else f"{w} ") for p, w in zip(places, words, strict=False)])
 
 
-def lowercase(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def lowercase(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Lower-case ``strength`` % of the words that contain a capital (at least one); 100 = all lower-case.
 
     >>> lowercase("Who Wrote Hamlet?", "global", 100, np.random.default_rng(0), [])
@@ -168,9 +163,7 @@ FORMAT_TEMPLATES: tuple[str, ...] = (
 )
 
 
-def format_change(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def format_change(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Wrap the prompt in template ``strength`` (1..4) of :data:`FORMAT_TEMPLATES`.
 
     >>> format_change("Who?", "global", 2, np.random.default_rng(0), [])
@@ -193,9 +186,7 @@ IRRELEVANT: tuple[str, ...] = (
 )
 
 
-def irrelevant_suffix(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def irrelevant_suffix(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Append ``strength`` distinct irrelevant sentences about the asker's day.
 
     >>> irrelevant_suffix("Who?", "suffix", 1, np.random.default_rng(0), []).startswith("Who? ")
