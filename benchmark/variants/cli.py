@@ -21,7 +21,13 @@ from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants import llm
 from benchmark.variants.frozen import load_variant_set, read_manifest
-from benchmark.variants.rewriter import Rewriter
+from benchmark.variants.rewriter import (
+    DEFAULT_MODEL,
+    HttpRewriter,
+    LlamaCppRewriter,
+    LocalModelRewriter,
+    Rewriter,
+)
 from benchmark.variants.similarity import Embedder
 
 if TYPE_CHECKING:
@@ -111,13 +117,6 @@ class RewriterChoice:
 
     def factory(self, batch_size: int = 16) -> Callable[[], Rewriter] | None:
         """What builds the rewriter when the first cell needs it (None: ``none``)."""
-        from benchmark.variants.rewriter import (
-            DEFAULT_MODEL,
-            HttpRewriter,
-            LlamaCppRewriter,
-            LocalModelRewriter,
-        )
-
         model, url = self.rewriter_model, self.rewriter_url
         if self.rewriter == "none":
             return None
@@ -159,15 +158,10 @@ def _rewriter_options(default: str) -> Decorator:
             default=default,
             help=f"What writes new length/form cells: {REWRITERS_HELP} Logged rewrites are replayed first.",
         ),
-        click.option(
-            "--rewriter-model", default=None, help="Packaged artefact (local) or model name (http)."
-        ),
-        click.option(
-            "--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http)."
-        ),
+        click.option("--rewriter-model", help="Packaged artefact (local) or model name (http)."),
+        click.option("--rewriter-url", help="Base URL of an OpenAI-compatible endpoint (http)."),
         click.option(
             "--llama-server",
-            default=None,
             help="llama.cpp server binary (llamacpp; default: the one `sago variants llama-server` built).",
         ),
         click.option(
@@ -203,7 +197,6 @@ def variants() -> None:
 @click.option(
     "--replay",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    default=None,
     help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.",
 )
 @click.option(
@@ -215,7 +208,6 @@ def variants() -> None:
 @click.option(
     "--cells",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="The maintainers' written length/form cells with their readings "
     "[default: variants/rewrites/<set>-<version>.cells.jsonl when it exists]; the rewriter is asked "
     "only for cells it lacks.",
@@ -266,16 +258,13 @@ def build(
 @_sample
 @click.option(
     "--log",
-    "log",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
     help="Append-only rewrite log (commit it: a killed or later run resumes from it).",
 )
 @_rewriter_options(default="llamacpp")
 @click.option("--batch-size", type=options.BATCH_SIZE, default=8, help="Requests per generate call (local).")
-@click.option(
-    "--budget-s", type=options.SECONDS, default=None, help="Stop asking for new rewrites after this long."
-)
+@click.option("--budget-s", type=options.SECONDS, help="Stop asking for new rewrites after this long.")
 def rewrite(
     sample: Sample, log: Path, choice: RewriterChoice, batch_size: int, budget_s: float | None
 ) -> None:
@@ -346,7 +335,6 @@ def _llm_jobs(sample: Sample) -> tuple[list[llm.Job], Embedder]:
 @_sample
 @click.option(
     "--log",
-    "log",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     required=True,
     help="The rewrite log to judge.",
@@ -390,12 +378,9 @@ def coverage_table(jobs: Sequence[llm.Job], made: Sequence[llm.Attempt]) -> str:
 
 _expected = click.option(
     "--expected-sha256",
-    default=None,
     metavar="HASH",
     help="The set's published hash (sha256 of manifest.json); refuse any other set.",
 )
-
-
 _located = _group(_set, _version, _root, _expected)
 """Which released set a command reads, and its published hash."""
 
