@@ -71,20 +71,15 @@ def _group(*options: Decorator, into: type[Sample | RewriterChoice] | None = Non
 
 @dataclass(frozen=True)
 class Sample:
-    """Which items and LLM cells a set has, as `build` samples them (build, rewrite and coverage)."""
+    """Which items and LLM cells a set has, as `build` samples them (build, rewrite and coverage); each
+    field is the option of its name in :data:`_sample`, whose help says what it is."""
 
     set_name: str
-    """variant-set name."""
     version: str
-    """release version."""
     datasets: tuple[str, ...]
-    """only these datasets (empty: every dataset of the set's suite)."""
     n_items: int
-    """items sampled per dataset."""
     llm_items: int
-    """items (by rank) that get length/form."""
     attempts: int
-    """candidates per LLM cell."""
 
     def chosen(self) -> tuple[str, ...]:
         """The datasets built: those asked for, or the suite's."""
@@ -102,18 +97,14 @@ class Sample:
 
 @dataclass(frozen=True)
 class RewriterChoice:
-    """The rewriter that makes length/form cells, and the CPU threads it (and MiniLM) may use."""
+    """The rewriter that makes length/form cells, and the CPU threads it (and MiniLM) may use; each field
+    is the option of its name in :func:`_rewriter_options`, whose help says what it is."""
 
     rewriter: str
-    """one of :data:`REWRITERS`."""
     rewriter_model: str | None
-    """packaged artefact (local, llamacpp) or model name (http)."""
     rewriter_url: str | None
-    """base URL of an OpenAI-compatible endpoint (http)."""
     llama_server: str | None
-    """llama.cpp server binary (llamacpp)."""
     threads: int
-    """torch CPU threads, and llama.cpp's."""
 
     def factory(self, batch_size: int = 16) -> Callable[[], Rewriter] | None:
         """What builds the rewriter when the first cell needs it (None: ``none``)."""
@@ -150,7 +141,7 @@ _sample = _group(
 
 
 def _rewriter_options(default: str) -> Decorator:
-    """The rewriter that makes length/form cells, and the CPU threads it (and MiniLM) may use."""
+    """The options of :class:`RewriterChoice`; ``default``: the rewriter a command uses unless told."""
     return _group(
         click.option(
             "--rewriter",

@@ -112,8 +112,7 @@ class LocalModelRewriter:
         batches += [[i] for i, c in enumerate(chats) if c.temperature > 0]
         answers: dict[int, str] = {}
         for picked in tqdm(batches, desc="rewrite", unit="batch", disable=not self._progress):
-            for index, text in zip(picked, self._generate([chats[i] for i in picked]), strict=True):
-                answers[index] = text
+            answers.update(zip(picked, self._generate([chats[i] for i in picked]), strict=True))
         return [answers[i] for i in range(len(chats))]
 
     def _generate(self, chats: list[Chat]) -> list[str]:
@@ -228,13 +227,8 @@ class LlamaCppRewriter:
         )
         with ThreadPoolExecutor(self._slots) as pool:
             done = pool.map(lambda i: self._http.complete([chats[i]])[0], order)
-            answers = dict(
-                zip(
-                    order,
-                    tqdm(done, total=len(order), desc="rewrite", unit="request", disable=len(chats) < 4),
-                    strict=False,
-                )
-            )
+            bar = tqdm(done, total=len(order), desc="rewrite", unit="request", disable=len(chats) < 4)
+            answers = dict(zip(order, bar, strict=False))
         return [answers[i] for i in range(len(chats))]
 
     def close(self) -> None:
