@@ -97,9 +97,6 @@ for _family in (
 ):
     FAMILIES.add(_family)
 
-RULE_FAMILIES: tuple[str, ...] = tuple(name for name in FAMILIES if FAMILIES.get(name).rule is not None)
-"""the built-in rule families, by name (the order of a set's rows)."""
-
 
 def rule_families() -> tuple[str, ...]:
     """The rule families registered now, by name: the built-in ones and any added since (what the builder
@@ -109,6 +106,10 @@ def rule_families() -> tuple[str, ...]:
     True
     """
     return tuple(name for name in FAMILIES if FAMILIES.get(name).rule is not None)
+
+
+RULE_FAMILIES = rule_families()
+"""the built-in rule families, by name (the order of a set's rows)."""
 
 
 LLM_FAMILIES: tuple[str, ...] = ("length", "form")
