@@ -1,9 +1,6 @@
-"""Pluggable LLM rewriters for the length and form families: three backends behind one protocol.
-
-* :class:`LocalModelRewriter`: a packaged GGUF model run with transformers here.
-* :class:`HttpRewriter`: an OpenAI-compatible endpoint.
-* :class:`LlamaCppRewriter`: the same GGUF served by a local llama.cpp server (through
-  :class:`HttpRewriter`).
+"""Pluggable LLM rewriters for the length and form families: three backends behind one protocol, a
+packaged GGUF run with transformers here (:class:`LocalModelRewriter`), an OpenAI-compatible endpoint
+(:class:`HttpRewriter`) and the same GGUF served by a local llama.cpp server (:class:`LlamaCppRewriter`).
 
 All take batches of chat requests, decode greedily at temperature 0 and sample with the request's seed
 above it, so the same request gives the same text where the backend honours seeds (the build also logs

@@ -96,13 +96,10 @@ def numbers(text: str) -> list[str]:
     >>> numbers("Three million people, a dozen boxes, 1,047 times, one-third and 7:11.")
     ['3', '1e6', '12', '1047', '1', '1/3', '7', '11']
     """
-    found = []
-    for token in _TOKEN.findall(text):
-        if token[0].isdigit():
-            found.append(token.replace(",", ""))
-        elif token.lower() in NUMBER_WORDS:
-            found.append(NUMBER_WORDS[token.lower()])
-    return found
+    values = (
+        t.replace(",", "") if t[0].isdigit() else NUMBER_WORDS.get(t.lower()) for t in _TOKEN.findall(text)
+    )
+    return [value for value in values if value is not None]
 
 
 def quoted_spans(text: str) -> list[str]:
