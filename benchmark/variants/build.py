@@ -35,6 +35,11 @@ from benchmark.variants.rewriter import Chat, Rewriter
 from benchmark.variants.similarity import Embedder, cosine_matrix, similarities
 from benchmark.variants.sources import Item, Source, load_sample
 
+Row = dict[str, object]
+"""One row of a variant table (:data:`~benchmark.schema.VARIANT_COLUMNS`)."""
+NotMade = dict[str, dict[str, int]]
+"""family -> reason -> cells of a dataset that have no row."""
+
 
 @dataclass(frozen=True)
 class BuildSpec:
@@ -224,12 +229,8 @@ def written_tag(cell: written.Cell) -> str:
 
 
 def _written_rows(
-    dataset: str,
-    items: Sequence[Item],
-    cells: Sequence[written.Cell],
-    seen: set[str],
-    not_made: dict[str, dict[str, int]],
-) -> list[dict[str, object]]:
+    dataset: str, items: Sequence[Item], cells: Sequence[written.Cell], seen: set[str], not_made: NotMade
+) -> list[Row]:
     """Rows of the accepted written cells; every other written cell is counted under its status."""
     by_id = {item.item_id: (rank, item) for rank, item in enumerate(items)}
     rows = []
@@ -246,7 +247,7 @@ def _written_rows(
     return rows
 
 
-def _not_made(not_made: dict[str, dict[str, int]], family: str, why: str) -> None:
+def _not_made(not_made: NotMade, family: str, why: str) -> None:
     """Count one cell of ``family`` that has no row, under the reason it has none."""
     counts = not_made.setdefault(family, {})
     counts[why] = counts.get(why, 0) + 1
@@ -259,8 +260,8 @@ def _row(
     key: VariantKey,
     prompt: str,
     rewriter: str,
-    length_ratio: float | None = None,
-) -> dict[str, object]:
+    ratio: float | None = None,
+) -> Row:
     return {
         "dataset": dataset,
         "item_id": item.item_id,
@@ -273,7 +274,7 @@ def _row(
         "rewriter": rewriter,
         "answers": list(item.answers),
         "item_rank": rank,
-        "length_ratio": float("nan") if length_ratio is None else float(length_ratio),
+        "length_ratio": float("nan") if ratio is None else float(ratio),
     }
 
 
@@ -293,9 +294,7 @@ def rule_text(dataset: str, item: Item, key: VariantKey, seed: int, retry: int =
     return item.wrap(rule_variant(item.text, key, dataset=dataset, item_id=salt, answers=protect, seed=seed))
 
 
-def _rule_rows(
-    dataset: str, items: Sequence[Item], seed: int, not_made: dict[str, dict[str, int]]
-) -> list[dict[str, object]]:
+def _rule_rows(dataset: str, items: Sequence[Item], seed: int, not_made: NotMade) -> list[Row]:
     """Controls plus every rule cell whose text differs from the baseline and from every other cell."""
     rows = []
     for rank, item in enumerate(items):
@@ -318,12 +317,8 @@ def _rule_rows(
 
 
 def _llm_rows(
-    dataset: str,
-    items: Sequence[Item],
-    attempts: Sequence[llm.Attempt],
-    seen: set[str],
-    not_made: dict[str, dict[str, int]],
-) -> list[dict[str, object]]:
+    dataset: str, items: Sequence[Item], attempts: Sequence[llm.Attempt], seen: set[str], not_made: NotMade
+) -> list[Row]:
     """The accepted LLM cells (first valid candidate), minus any whose text another cell already has."""
     by_id = {item.item_id: (rank, item) for rank, item in enumerate(items)}
     rows = []
@@ -338,26 +333,17 @@ def _llm_rows(
             _not_made(not_made, family, "duplicate")
             continue
         seen.add(text)
-        ratio = None
-        if family == "length":
-            ratio = round(tf.words(llm.clean(attempt.output)) / max(1, tf.words(item.text)), 4)
-        rows.append(
-            _row(
-                dataset, item, rank, VariantKey(family, place, float(strength)), text, attempt.rewriter, ratio
-            )
-        )
+        words = tf.words(llm.clean(attempt.output))
+        ratio = round(words / max(1, tf.words(item.text)), 4) if family == "length" else None
+        key = VariantKey(family, place, float(strength))
+        rows.append(_row(dataset, item, rank, key, text, attempt.rewriter, ratio))
     return rows
 
 
-def _table(rows: list[dict[str, object]], embedder: Embedder) -> pd.DataFrame:
+def _table(rows: list[Row], embedder: Embedder) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=list(VARIANT_COLUMNS))
-    baselines = dict(
-        zip(
-            frame.loc[frame.family == BASELINE_FAMILY, "item_id"],
-            frame.loc[frame.family == BASELINE_FAMILY, "prompt"],
-            strict=False,
-        )
-    )
+    base = frame[frame.family == BASELINE_FAMILY]
+    baselines = dict(zip(base.item_id, base.prompt, strict=True))
     pairs = [(baselines[i], p) for i, p in zip(frame.item_id, frame.prompt, strict=False)]
     frame["similarity"] = similarities(embedder, pairs)
     return frame.sort_values(["item_rank", "variant_id"], kind="stable").reset_index(drop=True)

@@ -14,15 +14,9 @@ from benchmark.variants.sources import NEAR_DUPLICATE, Source
 
 
 def _size_category(rows: int) -> str:
-    return (
-        "n<1K"
-        if rows < 1_000
-        else "1K<n<10K"
-        if rows < 10_000
-        else "10K<n<100K"
-        if rows < 100_000
-        else "100K<n<1M"
-    )
+    """The Hub's size bucket of a dataset with ``rows`` rows."""
+    bounds = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
+    return next((name for bound, name in bounds if rows < bound), "100K<n<1M")
 
 
 def expected_cells(spec: BuildSpec, family: str) -> int:

@@ -31,14 +31,7 @@ BAND_TOLERANCE = 0.1
 """×1.5, ×2, ×3: the achieved ratio lies within (1 ± this) × m."""
 SHORT_BANDS: dict[float, tuple[float, float]] = {0.5: (0.60, 0.85), 0.25: (0.30, 0.80)}
 """Shortenings: the highest ratio allowed (without, with a floor flag)."""
-CHECKS: tuple[str, ...] = (
-    "same_answer",
-    "nothing_added",
-    "polarity_modality",
-    "same_format",
-    "right_kind",
-    "grammatical",
-)
+CHECKS = tf.word_list("same_answer nothing_added polarity_modality same_format right_kind grammatical")
 """What every reading records per cell (plus ``floor_holds`` for a cell with a floor flag)."""
 
 
@@ -286,8 +279,7 @@ def warnings(cell: Cell, item: Item) -> list[str]:
     """Soft signals for a reader (never verdicts): negations, question word, new content words."""
     source = item.text if cell.family == "length" else item.prompt
     out = []
-    neg = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b", re.IGNORECASE)
-    if len(neg.findall(source)) != len(neg.findall(cell.text)):
+    if len(tf.NEGATIONS.findall(source)) != len(tf.NEGATIONS.findall(cell.text)):
         out.append("the number of negations changed")
     wh = re.compile(r"\b(who|whom|whose|what|when|where|which|why|how)\b", re.IGNORECASE)
     if {w.lower() for w in wh.findall(source)} - {w.lower() for w in wh.findall(cell.text)}:

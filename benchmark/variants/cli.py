@@ -21,19 +21,24 @@ from benchmark.paths import VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.variants import llm
 from benchmark.variants.frozen import load_variant_set, read_manifest
-from benchmark.variants.rewriter import Rewriter
+from benchmark.variants.rewriter import (
+    DEFAULT_MODEL,
+    HttpRewriter,
+    LlamaCppRewriter,
+    LocalModelRewriter,
+    Rewriter,
+)
 from benchmark.variants.similarity import Embedder
 
 if TYPE_CHECKING:
     from benchmark.variants.sources import Source
 
-_set = click.option("--set", "set_name", default=DEFAULT_SET, show_default=True, help="Variant-set name.")
-_version = click.option("--version", default=DEFAULT_SET_VERSION, show_default=True, help="Release version.")
+_set = click.option("--set", "set_name", default=DEFAULT_SET, help="Variant-set name.")
+_version = click.option("--version", default=DEFAULT_SET_VERSION, help="Release version.")
 _root = click.option(
     "--root",
     type=click.Path(path_type=Path, file_okay=False),
     default=VARIANTS_DIR,
-    show_default=True,
     help="Folder holding <set>/<version>/.",
 )
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
@@ -50,44 +55,31 @@ def _group(*options: Decorator, into: type[Sample | RewriterChoice] | None = Non
     snake case) instead of one argument per option."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
-        if into is not None:
-            command = _bundled(command, into)
+        @wraps(command)
+        def bundled(**values: Any) -> None:
+            assert into is not None
+            bundle = into(**{field.name: values.pop(field.name) for field in fields(into)})
+            command(**values, **{"sample" if into is Sample else "choice": bundle})
+
+        decorated = command if into is None else bundled
         for option in reversed(options):
-            command = option(command)
-        return command
+            decorated = option(decorated)
+        return decorated
 
     return decorate
 
 
-def _bundled(command: Callable[..., None], into: type[Sample | RewriterChoice]) -> Callable[..., None]:
-    """``command`` taking the fields of ``into`` as keyword arguments, which it receives as one value."""
-    names = [field.name for field in fields(into)]
-    argument = "sample" if into is Sample else "choice"
-
-    @wraps(command)
-    def run(**values: Any) -> None:
-        bundle = into(**{name: values.pop(name) for name in names})
-        command(**values, **{argument: bundle})
-
-    return run
-
-
 @dataclass(frozen=True)
 class Sample:
-    """Which items and LLM cells a set has, as `build` samples them (build, rewrite and coverage)."""
+    """Which items and LLM cells a set has, as `build` samples them (build, rewrite and coverage); each
+    field is the option of its name in :data:`_sample`, whose help says what it is."""
 
     set_name: str
-    """variant-set name."""
     version: str
-    """release version."""
     datasets: tuple[str, ...]
-    """only these datasets (empty: every dataset of the set's suite)."""
     n_items: int
-    """items sampled per dataset."""
     llm_items: int
-    """items (by rank) that get length/form."""
     attempts: int
-    """candidates per LLM cell."""
 
     def chosen(self) -> tuple[str, ...]:
         """The datasets built: those asked for, or the suite's."""
@@ -105,28 +97,17 @@ class Sample:
 
 @dataclass(frozen=True)
 class RewriterChoice:
-    """The rewriter that makes length/form cells, and the CPU threads it (and MiniLM) may use."""
+    """The rewriter that makes length/form cells, and the CPU threads it (and MiniLM) may use; each field
+    is the option of its name in :func:`_rewriter_options`, whose help says what it is."""
 
     rewriter: str
-    """one of :data:`REWRITERS`."""
     rewriter_model: str | None
-    """packaged artefact (local, llamacpp) or model name (http)."""
     rewriter_url: str | None
-    """base URL of an OpenAI-compatible endpoint (http)."""
     llama_server: str | None
-    """llama.cpp server binary (llamacpp)."""
     threads: int
-    """torch CPU threads, and llama.cpp's."""
 
     def factory(self, batch_size: int = 16) -> Callable[[], Rewriter] | None:
         """What builds the rewriter when the first cell needs it (None: ``none``)."""
-        from benchmark.variants.rewriter import (
-            DEFAULT_MODEL,
-            HttpRewriter,
-            LlamaCppRewriter,
-            LocalModelRewriter,
-        )
-
         model, url = self.rewriter_model, self.rewriter_url
         if self.rewriter == "none":
             return None
@@ -144,21 +125,14 @@ _sample = _group(
     _set,
     _version,
     click.option("--dataset", "datasets", multiple=True, help="Only these datasets (repeatable)."),
+    click.option("--n-items", type=options.ITEMS, default=64, help="Items sampled per dataset."),
     click.option(
-        "--n-items", type=options.ITEMS, default=64, show_default=True, help="Items sampled per dataset."
-    ),
-    click.option(
-        "--llm-items",
-        type=options.SOME_ITEMS,
-        default=16,
-        show_default=True,
-        help="Items (by rank) that get length/form.",
+        "--llm-items", type=options.SOME_ITEMS, default=16, help="Items (by rank) that get length/form."
     ),
     click.option(
         "--attempts",
         type=click.IntRange(1, 20),
         default=llm.ATTEMPTS,
-        show_default=True,
         help="Candidates per LLM cell; raise it to let another rewriter retry cells a log has dropped.",
     ),
     into=Sample,
@@ -167,38 +141,31 @@ _sample = _group(
 
 
 def _rewriter_options(default: str) -> Decorator:
-    """The rewriter that makes length/form cells, and the CPU threads it (and MiniLM) may use."""
+    """The options of :class:`RewriterChoice`; ``default``: the rewriter a command uses unless told."""
     return _group(
         click.option(
             "--rewriter",
             type=click.Choice(REWRITERS),
             default=default,
-            show_default=True,
             help=f"What writes new length/form cells: {REWRITERS_HELP} Logged rewrites are replayed first.",
         ),
-        click.option(
-            "--rewriter-model", default=None, help="Packaged artefact (local) or model name (http)."
-        ),
-        click.option(
-            "--rewriter-url", default=None, help="Base URL of an OpenAI-compatible endpoint (http)."
-        ),
+        click.option("--rewriter-model", help="Packaged artefact (local) or model name (http)."),
+        click.option("--rewriter-url", help="Base URL of an OpenAI-compatible endpoint (http)."),
         click.option(
             "--llama-server",
-            default=None,
             help="llama.cpp server binary (llamacpp; default: the one `sago variants llama-server` built).",
         ),
         click.option(
             "--threads",
             type=options.THREADS,
             default=1,
-            show_default=True,
             help="Torch CPU threads. 1 is fastest on a busy machine and keeps float results reproducible.",
         ),
         into=RewriterChoice,
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 def variants() -> None:
     """Build, verify, publish and download frozen variant sets."""
 
@@ -211,32 +178,27 @@ def variants() -> None:
     "--llm-budget-s",
     type=options.SECONDS,
     default=1200.0,
-    show_default=True,
     help="Wall-clock budget for new LLM generation; items not reached are logged as not attempted.",
 )
 @click.option(
     "--embedding-cache/--no-embedding-cache",
     default=True,
-    show_default=True,
     help="Reuse MiniLM vectors from the cache folder (vectors depend only on token ids).",
 )
 @click.option(
     "--replay",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    default=None,
     help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.",
 )
 @click.option(
     "--min-llm-coverage",
     type=options.SHARE,
     default=0.95,
-    show_default=True,
     help="Refuse to freeze a set where fewer length/form cells than this share are made.",
 )
 @click.option(
     "--cells",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="The maintainers' written length/form cells with their readings "
     "[default: variants/rewrites/<set>-<version>.cells.jsonl when it exists]; the rewriter is asked "
     "only for cells it lacks.",
@@ -287,25 +249,13 @@ def build(
 @_sample
 @click.option(
     "--log",
-    "log",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
     help="Append-only rewrite log (commit it: a killed or later run resumes from it).",
 )
 @_rewriter_options(default="llamacpp")
-@click.option(
-    "--batch-size",
-    type=options.BATCH_SIZE,
-    default=8,
-    show_default=True,
-    help="Requests per generate call (local).",
-)
-@click.option(
-    "--budget-s",
-    type=options.SECONDS,
-    default=None,
-    help="Stop asking for new rewrites after this long.",
-)
+@click.option("--batch-size", type=options.BATCH_SIZE, default=8, help="Requests per generate call (local).")
+@click.option("--budget-s", type=options.SECONDS, help="Stop asking for new rewrites after this long.")
 def rewrite(
     sample: Sample, log: Path, choice: RewriterChoice, batch_size: int, budget_s: float | None
 ) -> None:
@@ -376,7 +326,6 @@ def _llm_jobs(sample: Sample) -> tuple[list[llm.Job], Embedder]:
 @_sample
 @click.option(
     "--log",
-    "log",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     required=True,
     help="The rewrite log to judge.",
@@ -420,17 +369,15 @@ def coverage_table(jobs: Sequence[llm.Job], made: Sequence[llm.Attempt]) -> str:
 
 _expected = click.option(
     "--expected-sha256",
-    default=None,
     metavar="HASH",
     help="The set's published hash (sha256 of manifest.json); refuse any other set.",
 )
+_located = _group(_set, _version, _root, _expected)
+"""Which released set a command reads, and its published hash."""
 
 
 @variants.command()
-@_set
-@_version
-@_root
-@_expected
+@_located
 def verify(set_name: str, version: str, root: Path, expected_sha256: str | None) -> None:
     """Verify a set completely; exit 2 with one line naming the offending file if anything is off.
 
@@ -471,10 +418,7 @@ def list_sets(root: Path) -> None:
 
 
 @variants.command()
-@_set
-@_version
-@_root
-@_expected
+@_located
 @click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
 @click.option("--tag", required=True, help="Release tag to create, e.g. v1.")
 @click.option("--private", is_flag=True, help="Create the repo as private.")
@@ -490,19 +434,14 @@ def publish(
     """Verify the set (as `verify` does), then upload it to a Hub dataset repo and tag the release."""
     from benchmark.variants.hub import publish as publish_set
 
-    load_variant_set(
-        set_name, version, root, expected_sha256=expected_sha256
-    )  # nothing leaves unless it verifies
+    load_variant_set(set_name, version, root, expected_sha256=expected_sha256)  # nothing leaves unverified
     with _hub_errors(f"publishing to {repo_id}"):
         url = publish_set(set_name, version, repo_id, tag, root=root, private=private)
     click.echo(f"published {set_name}/{version} to {repo_id} at tag {tag}: {url}")
 
 
 @variants.command()
-@_set
-@_version
-@_root
-@_expected
+@_located
 @click.option("--repo-id", required=True, help="Hub dataset repo, ORG/NAME.")
 @click.option("--revision", required=True, help="Tag or commit to fetch, e.g. v1.")
 def download(
@@ -533,7 +472,7 @@ def _hub_errors(doing: str) -> Iterator[None]:
 
 
 @variants.command("llama-server")
-@click.option("--jobs", type=options.THREADS, default=2, show_default=True, help="Parallel compile jobs.")
+@click.option("--jobs", type=options.THREADS, default=2, help="Parallel compile jobs.")
 def llama_server(jobs: int) -> None:
     """Build llama.cpp's server from the pinned llama-cpp-python sdist (minutes; for --rewriter llamacpp)."""
     from benchmark.variants.llamacpp import build_server

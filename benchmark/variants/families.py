@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numpy.random import Generator
 
 from benchmark.registry import Registry
 from benchmark.schema import BASELINE_FAMILY, DEFAULT_SEED
 from benchmark.variants import ours, politeness, rules
 from benchmark.version import __version__
 
-RuleRewrite = Callable[[str, str, float, np.random.Generator, Sequence[str]], str]
+RuleRewrite = Callable[[str, str, float, Generator, Sequence[str]], str]
 BUILDER_VERSION = __version__
 IDENTITY_FAMILY = "identity"
 IDENTITY_VARIANT_ID = "identity/global/1"
@@ -61,9 +62,7 @@ def variant_id(family: str, place: str, strength: float) -> str:
     return f"{family}/{place}/{strength:g}"
 
 
-def rng_for(
-    seed: int, dataset: str, item_id: str, family: str, place: str, strength: float
-) -> np.random.Generator:
+def rng_for(seed: int, dataset: str, item_id: str, family: str, place: str, strength: float) -> Generator:
     """A generator seeded from the variant's identity only.
 
     >>> a = rng_for(42, "nq", "1", "spacing", "global", 5).integers(0, 10**9)
@@ -74,9 +73,7 @@ def rng_for(
     return np.random.default_rng(int.from_bytes(hashlib.sha256(key).digest()[:16], "big"))
 
 
-def _politeness(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def _politeness(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     return politeness.apply(text, place, strength)
 
 
@@ -100,9 +97,6 @@ for _family in (
 ):
     FAMILIES.add(_family)
 
-RULE_FAMILIES: tuple[str, ...] = tuple(name for name in FAMILIES if FAMILIES.get(name).rule is not None)
-"""the built-in rule families, by name (the order of a set's rows)."""
-
 
 def rule_families() -> tuple[str, ...]:
     """The rule families registered now, by name: the built-in ones and any added since (what the builder
@@ -112,6 +106,10 @@ def rule_families() -> tuple[str, ...]:
     True
     """
     return tuple(name for name in FAMILIES if FAMILIES.get(name).rule is not None)
+
+
+RULE_FAMILIES = rule_families()
+"""the built-in rule families, by name (the order of a set's rows)."""
 
 
 LLM_FAMILIES: tuple[str, ...] = ("length", "form")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -97,38 +98,17 @@ WRITTEN_SCHEMA = pa.schema(
 
 
 def _readings(readings: Sequence[Reading]) -> list[dict[str, object]]:
-    return [
-        {
-            "reader": r.reader,
-            "role": r.role,
-            "accept": r.accept,
-            "checks": json.dumps(r.checks, sort_keys=True),
-            "note": r.note,
-        }
-        for r in readings
-    ]
+    return [{**asdict(r), "checks": json.dumps(r.checks, sort_keys=True)} for r in readings]
 
 
 def write_written_table(cells: Sequence[Cell], path: Path) -> None:
     """The written cells as deterministic parquet (fixed schema, one row group, no writer metadata)."""
     rows = [
         {
-            "dataset": c.dataset,
-            "item_id": c.item_id,
-            "variant_id": c.variant_id,
-            "text": c.text,
-            "spans": list(c.spans),
-            "floor": c.floor,
-            "not_makeable": c.not_makeable,
-            "source_words": c.source_words,
-            "words": c.words,
-            "ratio": c.ratio,
-            "kind": c.kind,
+            **asdict(c),
             "status": c.status(),
             "readings": _readings(c.readings),
-            "earlier": [
-                {"text": v.text, "author": v.author, "readings": _readings(v.readings)} for v in c.earlier
-            ],
+            "earlier": [{**asdict(v), "readings": _readings(v.readings)} for v in c.earlier],
         }
         for c in cells
     ]
@@ -158,10 +138,6 @@ def freeze(spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], 
     return out_dir / MANIFEST
 
 
-def _versions() -> dict[str, str]:
-    return {name: importlib.metadata.version(name) for name in _BYTE_LIBRARIES}
-
-
 def manifest_for(
     spec: BuildSpec, result: BuildResult, sources: Mapping[str, Source], files: Mapping[str, str]
 ) -> ManifestDocument:
@@ -173,7 +149,7 @@ def manifest_for(
         seed=spec.seed,
         n_items=spec.n_items,
         llm_items=spec.llm_items,
-        libraries=_versions(),
+        libraries={name: importlib.metadata.version(name) for name in _BYTE_LIBRARIES},
         datasets={
             name: ManifestDocument.dataset(
                 file=f"data/{name}.parquet",

@@ -49,20 +49,11 @@ def publish(
         from huggingface_hub import HfApi
 
         api = HfApi()
-    _check_repo_id(repo_id)
-    api.create_repo(repo_id=repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.upload_folder(
-        repo_id=repo_id,
-        repo_type="dataset",
-        folder_path=str(variant_set.path),
-        commit_message=f"{set_name} {version} (variant-set sha256 {variant_set.sha256[:12]})",
-    )
-    api.create_tag(
-        repo_id=repo_id,
-        repo_type="dataset",
-        tag=tag,
-        tag_message=f"{set_name} {version}, manifest sha256 {variant_set.sha256}",
-    )
+    repo = {"repo_id": _check_repo_id(repo_id), "repo_type": "dataset"}
+    api.create_repo(**repo, private=private, exist_ok=True)
+    message = f"{set_name} {version} (variant-set sha256 {variant_set.sha256[:12]})"
+    commit = api.upload_folder(**repo, folder_path=str(variant_set.path), commit_message=message)
+    api.create_tag(**repo, tag=tag, tag_message=f"{set_name} {version}, manifest sha256 {variant_set.sha256}")
     return str(getattr(commit, "commit_url", commit))
 
 

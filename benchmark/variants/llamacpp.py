@@ -155,9 +155,7 @@ def server_binary(binary: str | None = None) -> Path:
             f"llama.cpp server {binary or server_path()} not found; build it with `sago variants "
             "llama-server` (or `make llama-server`), or pass --llama-server PATH"
         )
-    check_runs(
-        Path(found)
-    )  # a SIGILL here is one line, not a server that "exited with code -4" while loading
+    check_runs(Path(found))  # a SIGILL here is one line, not "exited with code -4" while loading
     return Path(found)
 
 
@@ -166,17 +164,9 @@ def server_command(
 ) -> list[str]:
     """The ``llama-server`` command line: greedy by request (each request sends its temperature and seed;
     ``--seed 0`` is only the default); ``jinja``: the GGUF's own chat template through ``--jinja``."""
-    options = f"--host 127.0.0.1 --port {port} -t {threads} -np {slots} -c {context * slots}"
-    return [
-        str(binary),
-        "-m",
-        str(model),
-        *options.split(),
-        *["--jinja"] * jinja,
-        "--no-webui",
-        "--seed",
-        "0",
-    ]
+    jinja_flag = "--jinja " if jinja else ""
+    options = f"--host 127.0.0.1 --port {port} -t {threads} -np {slots} -c {context * slots} {jinja_flag}"
+    return [str(binary), "-m", str(model), *options.split(), "--no-webui", "--seed", "0"]
 
 
 @contextmanager

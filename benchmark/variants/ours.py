@@ -8,55 +8,35 @@ None of them inserts into or edits a gold answer where the prompt contains one, 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-import numpy as np
+import numpy as np  # noqa: F401 - the doctests draw from np.random.default_rng
+from numpy.random import Generator
 
 from benchmark.variants.guards import is_word, next_to_number
 from benchmark.variants.rules import gap_slots, insert_at, protected_spans, replace_spans
+from benchmark.variants.textfacts import word_list
 
 # QWERTY neighbours, so a typo is one a hurried typist would make.
-_NEIGHBOURS: dict[str, str] = {
-    "q": "wa",
-    "w": "qes",
-    "e": "wrd",
-    "r": "etf",
-    "t": "ryg",
-    "y": "tuh",
-    "u": "yij",
-    "i": "uok",
-    "o": "ipl",
-    "p": "ol",
-    "a": "qsz",
-    "s": "adwx",
-    "d": "sfex",
-    "f": "dgrc",
-    "g": "fhtv",
-    "h": "gjyb",
-    "j": "hkun",
-    "k": "jlim",
-    "l": "kop",
-    "z": "asx",
-    "x": "zsdc",
-    "c": "xdfv",
-    "v": "cfgb",
-    "b": "vghn",
-    "n": "bhjm",
-    "m": "njk",
-}
+_NEIGHBOURS: dict[str, str] = dict(
+    zip(
+        "qwertyuiopasdfghjklzxcvbnm",
+        word_list(
+            "wa qes wrd etf ryg tuh yij uok ipl ol qsz adwx sfex dgrc fhtv gjyb hkun jlim kop asx zsdc xdfv "
+            "cfgb vghn bhjm njk"
+        ),
+        strict=True,
+    )
+)
 
 
-def _typo_words(text: str, protect: Sequence[str]) -> list[re.Match[str]]:
-    """Words of 4+ letters outside protected spans: short words are too easy to destroy."""
+def _unprotected(matches: Iterable[re.Match[str]], text: str, protect: Sequence[str]) -> list[re.Match[str]]:
+    """The ``matches`` that overlap no protected span of ``text``."""
     spans = protected_spans(text, protect)
-    return [
-        w
-        for w in re.finditer(r"(?<![\w'’])[A-Za-z]{4,}(?![\w'’])", text)
-        if not any(start < w.end() and w.start() < end for start, end in spans)
-    ]
+    return [m for m in matches if not any(start < m.end() and m.start() < end for start, end in spans)]
 
 
-def _typo(word: str, rng: np.random.Generator) -> str | None:
+def _typo(word: str, rng: Generator) -> str | None:
     """One keyboard slip inside ``word`` (never its first letter) that is not another dictionary word."""
     for _ in range(8):
         position, kind = int(rng.integers(1, len(word))), int(rng.integers(0, 4))
@@ -76,7 +56,7 @@ def _typo(word: str, rng: np.random.Generator) -> str | None:
     return None
 
 
-def typos(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+def typos(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Make exactly ``strength`` keyboard typos, one per word, or return ``text`` unchanged if it cannot.
 
     A typo (neighbour key, swap, drop or double a letter) never hits a word's first letter, a protected
@@ -88,7 +68,8 @@ def typos(text: str, place: str, strength: float, rng: np.random.Generator, prot
     >>> typos("Who won?", "global", 1, np.random.default_rng(1), [])
     'Who won?'
     """
-    words = _typo_words(text, protect)
+    # Words of 4+ letters only: short words are too easy to destroy.
+    words = _unprotected(re.finditer(r"(?<![\w'’])[A-Za-z]{4,}(?![\w'’])", text), text, protect)
     if len(words) < int(strength):
         return text
     edits: list[tuple[int, int, str]] = []
@@ -104,38 +85,20 @@ def typos(text: str, place: str, strength: float, rng: np.random.Generator, prot
     return replace_spans(text, sorted(edits))
 
 
-_CONTRACTIONS: tuple[tuple[str, str], ...] = (
-    ("do not", "don't"),
-    ("does not", "doesn't"),
-    ("did not", "didn't"),
-    ("is not", "isn't"),
-    ("are not", "aren't"),
-    ("was not", "wasn't"),
-    ("were not", "weren't"),
-    ("cannot", "can't"),
-    ("will not", "won't"),
-    ("would not", "wouldn't"),
-    ("could not", "couldn't"),
-    ("should not", "shouldn't"),
-    ("has not", "hasn't"),
-    ("have not", "haven't"),
-    ("had not", "hadn't"),
-    ("it is", "it's"),
-    ("what is", "what's"),
-    ("who is", "who's"),
-    ("where is", "where's"),
-    ("that is", "that's"),
-    ("there is", "there's"),
-    ("how is", "how's"),
-    ("I am", "I'm"),
-    ("you are", "you're"),
-    ("they are", "they're"),
-    ("we are", "we're"),
-    ("let us", "let's"),
+_CONTRACTED: dict[str, str] = dict(
+    pair.split("|")
+    for pair in word_list(
+        "do not|don't,does not|doesn't,did not|didn't,is not|isn't,are not|aren't,was not|wasn't,"
+        "were not|weren't,cannot|can't,will not|won't,would not|wouldn't,could not|couldn't,"
+        "should not|shouldn't,has not|hasn't,have not|haven't,had not|hadn't,it is|it's,what is|what's,"
+        "who is|who's,where is|where's,that is|that's,there is|there's,how is|how's,I am|I'm,"
+        "you are|you're,they are|they're,we are|we're,let us|let's",
+        ",",
+    )
 )
-_TOGGLE = {long.lower(): short for long, short in _CONTRACTIONS} | {
-    short.lower(): long for long, short in _CONTRACTIONS
-}
+"""Expanded form -> its contraction (the family toggles either way)."""
+"""(expanded, contracted) pairs the contractions family toggles."""
+_TOGGLE = {k.lower(): v for k, v in _CONTRACTED.items()} | {v.lower(): k for k, v in _CONTRACTED.items()}
 _TOGGLE_RE = re.compile(
     r"\b(" + "|".join(re.escape(k) for k in sorted(_TOGGLE, key=len, reverse=True)) + r")\b", re.IGNORECASE
 )
@@ -145,20 +108,13 @@ def _match_case(source: str, target: str) -> str:
     return target[0].upper() + target[1:] if source[0].isupper() else target
 
 
-def contractions(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def contractions(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Contract expanded forms and expand contractions at a ``strength`` fraction of the sites (≥ 1).
 
     >>> contractions("What is it? It doesn't fly.", "global", 1, np.random.default_rng(0), [])
     "What's it? It does not fly."
     """
-    spans = protected_spans(text, protect)
-    sites = [
-        m
-        for m in _TOGGLE_RE.finditer(text)
-        if not any(m.start() < end and start < m.end() for start, end in spans)
-    ]
+    sites = _unprotected(_TOGGLE_RE.finditer(text), text, protect)
     if not sites:
         return text
     count = max(1, round(len(sites) * strength))
@@ -167,25 +123,12 @@ def contractions(
     return replace_spans(text, [edit for index, edit in enumerate(toggled) if index in chosen])
 
 
-FILLERS: tuple[str, ...] = (
-    "um,",
-    "uh,",
-    "well,",
-    "like,",
-    "so,",
-    "basically,",
-    "actually,",
-    "you know,",
-    "I mean,",
-    "kind of",
-    "sort of",
-    "literally",
+FILLERS = word_list(
+    "um,|uh,|well,|like,|so,|basically,|actually,|you know,|I mean,|kind of|sort of|literally", "|"
 )
 
 
-def filler_words(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def filler_words(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Insert ``strength`` spoken fillers at word boundaries outside protected spans and away from numbers.
 
     >>> filler_words("Who won the cup?", "global", 1, np.random.default_rng(1), [])
@@ -197,9 +140,7 @@ def filler_words(
     return insert_at(text, [(p, f" {w}" if p else f"{w} ") for p, w in zip(places, words, strict=False)])
 
 
-def lowercase(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def lowercase(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Lower-case ``strength`` % of the words that contain a capital (at least one); 100 = all lower-case.
 
     >>> lowercase("Who Wrote Hamlet?", "global", 100, np.random.default_rng(0), [])
@@ -210,9 +151,7 @@ def lowercase(
         return text
     count = max(1, round(len(words) * strength / 100))
     chosen = sorted(int(i) for i in rng.choice(len(words), size=min(count, len(words)), replace=False))
-    return replace_spans(
-        text, [(words[i].start(), words[i].end(), words[i].group(0).lower()) for i in chosen]
-    )
+    return replace_spans(text, [(w.start(), w.end(), w.group(0).lower()) for w in (words[i] for i in chosen)])
 
 
 # More scaffolding with each level: a bare label, a question/answer frame, a sectioned template.
@@ -224,9 +163,7 @@ FORMAT_TEMPLATES: tuple[str, ...] = (
 )
 
 
-def format_change(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def format_change(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Wrap the prompt in template ``strength`` (1..4) of :data:`FORMAT_TEMPLATES`.
 
     >>> format_change("Who?", "global", 2, np.random.default_rng(0), [])
@@ -249,9 +186,7 @@ IRRELEVANT: tuple[str, ...] = (
 )
 
 
-def irrelevant_suffix(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def irrelevant_suffix(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Append ``strength`` distinct irrelevant sentences about the asker's day.
 
     >>> irrelevant_suffix("Who?", "suffix", 1, np.random.default_rng(0), []).startswith("Who? ")

@@ -1,9 +1,6 @@
-"""Pluggable LLM rewriters for the length and form families: three backends behind one protocol.
-
-* :class:`LocalModelRewriter`: a packaged GGUF model run with transformers here.
-* :class:`HttpRewriter`: an OpenAI-compatible endpoint.
-* :class:`LlamaCppRewriter`: the same GGUF served by a local llama.cpp server (through
-  :class:`HttpRewriter`).
+"""Pluggable LLM rewriters for the length and form families: three backends behind one protocol, a
+packaged GGUF run with transformers here (:class:`LocalModelRewriter`), an OpenAI-compatible endpoint
+(:class:`HttpRewriter`) and the same GGUF served by a local llama.cpp server (:class:`LlamaCppRewriter`).
 
 All take batches of chat requests, decode greedily at temperature 0 and sample with the request's seed
 above it, so the same request gives the same text where the backend honours seeds (the build also logs
@@ -91,9 +88,8 @@ class LocalModelRewriter:
         self.tag = loaded_tag(artefact, loaded.path)
         self._torch = torch
         self._tokenizer = loaded.tokenizer
-        self._tokenizer.padding_side = (
-            "left"  # decoder-only: pad on the left so generation continues the text
-        )
+        # decoder-only: pad on the left so generation continues the text
+        self._tokenizer.padding_side = "left"
         self._model = loaded.model
         self._batch_size = batch_size
         self._progress = progress
@@ -113,8 +109,7 @@ class LocalModelRewriter:
         batches += [[i] for i, c in enumerate(chats) if c.temperature > 0]
         answers: dict[int, str] = {}
         for picked in tqdm(batches, desc="rewrite", unit="batch", disable=not self._progress):
-            for index, text in zip(picked, self._generate([chats[i] for i in picked]), strict=True):
-                answers[index] = text
+            answers.update(zip(picked, self._generate([chats[i] for i in picked]), strict=True))
         return [answers[i] for i in range(len(chats))]
 
     def _generate(self, chats: list[Chat]) -> list[str]:
@@ -229,13 +224,8 @@ class LlamaCppRewriter:
         )
         with ThreadPoolExecutor(self._slots) as pool:
             done = pool.map(lambda i: self._http.complete([chats[i]])[0], order)
-            answers = dict(
-                zip(
-                    order,
-                    tqdm(done, total=len(order), desc="rewrite", unit="request", disable=len(chats) < 4),
-                    strict=False,
-                )
-            )
+            bar = tqdm(done, total=len(order), desc="rewrite", unit="request", disable=len(chats) < 4)
+            answers = dict(zip(order, bar, strict=False))
         return [answers[i] for i in range(len(chats))]
 
     def close(self) -> None:

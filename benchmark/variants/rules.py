@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import numpy as np
+import numpy as np  # noqa: F401 - the doctests draw from np.random.default_rng
+from numpy.random import Generator
 
 PUNCTUATION_MARKS: tuple[str, ...] = (".", ",", "!", "'", "(", ")", "[", "]", ";", ":", "-")
 """Marks the punctuation family draws from; never '?', which would change what is being asked."""
@@ -70,9 +71,7 @@ def replace_spans(text: str, edits: Sequence[tuple[int, int, str]]) -> str:
     return "".join(pieces) + text[cursor:]
 
 
-def _scatter(
-    text: str, pieces: list[str], place: str, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def _scatter(text: str, pieces: list[str], place: str, rng: Generator, protect: Sequence[str]) -> str:
     """Put ``pieces`` all before (prefix), all after (suffix), or at random gaps (global)."""
     if place == "prefix":
         return "".join(pieces) + text
@@ -83,7 +82,7 @@ def _scatter(
     return insert_at(text, [(slots[int(i)], piece) for i, piece in zip(chosen, pieces, strict=False)])
 
 
-def spacing(text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]) -> str:
+def spacing(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Add ``strength`` extra spaces.
 
     >>> spacing("Why?", "suffix", 3, np.random.default_rng(0), [])
@@ -92,9 +91,7 @@ def spacing(text: str, place: str, strength: float, rng: np.random.Generator, pr
     return _scatter(text, [" "] * int(strength), place, rng, protect)
 
 
-def punctuation(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def punctuation(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Add ``strength`` punctuation marks drawn from :data:`PUNCTUATION_MARKS`.
 
     >>> out = punctuation("Why?", "prefix", 5, np.random.default_rng(0), [])
@@ -105,9 +102,7 @@ def punctuation(
     return _scatter(text, marks, place, rng, protect)
 
 
-def letter_case(
-    text: str, place: str, strength: float, rng: np.random.Generator, protect: Sequence[str]
-) -> str:
+def letter_case(text: str, place: str, strength: float, rng: Generator, protect: Sequence[str]) -> str:
     """Upper-case ``strength`` % of the letters of a region (first half, second half or all), at least one.
 
     >>> letter_case("abcd", "global", 100, np.random.default_rng(0), [])

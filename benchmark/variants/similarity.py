@@ -53,11 +53,10 @@ class MiniLM:
         self._memo: dict[tuple[int, ...], np.ndarray] = {}
         # A vector's last bits depend on the vector width torch's kernels use: a cache filled under
         # another CPU setting would mix two sets of bits into one build, so each setting has its own file.
-        if cache is not None:
-            cache = cache.with_name(
-                f"{cache.stem}.{torch.backends.cpu.get_cpu_capability().lower()}{cache.suffix}"
-            )
-        self._store = _VectorStore(cache) if cache else None
+        capability = torch.backends.cpu.get_cpu_capability().lower()
+        self._store = (
+            _VectorStore(cache.with_name(f"{cache.stem}.{capability}{cache.suffix}")) if cache else None
+        )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         # MiniLM is uncased and WordPiece drops whitespace, so many variants (spacing, letter case)

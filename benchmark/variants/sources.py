@@ -24,6 +24,7 @@ from benchmark import packaged
 from benchmark.errors import SagoError
 from benchmark.registry import Registry
 from benchmark.schema import DEFAULT_SEED
+from benchmark.variants.textfacts import word_list
 
 
 @dataclass(frozen=True)
@@ -149,24 +150,7 @@ def sample(items: list[Item], n: int | None, seed: int = DEFAULT_SEED) -> list[I
 
 
 _NEGATION_WORDS = frozenset(
-    {
-        "not",
-        "no",
-        "never",
-        "do",
-        "does",
-        "did",
-        "dont",
-        "doesnt",
-        "didnt",
-        "isnt",
-        "arent",
-        "wasnt",
-        "werent",
-        "cannot",
-        "cant",
-        "can",
-    }
+    word_list("not no never do does did dont doesnt didnt isnt arent wasnt werent cannot cant can")
 )
 
 
@@ -210,31 +194,9 @@ def _clean(text: str) -> str:
 # Contractions whose apostrophe the source lost and which are not English words without it.
 _LOST_APOSTROPHES = {
     word.replace("'", ""): word
-    for word in (
-        "can't",
-        "don't",
-        "doesn't",
-        "didn't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "weren't",
-        "couldn't",
-        "wouldn't",
-        "shouldn't",
-        "hasn't",
-        "haven't",
-        "hadn't",
-        "what's",
-        "they're",
-        "she's",
-        "you're",
-        "that's",
-        "there's",
-        "who's",
-        "it'll",
-        "i'm",
-        "he's",
+    for word in word_list(
+        "can't don't doesn't didn't isn't aren't wasn't weren't couldn't wouldn't shouldn't hasn't haven't "
+        "hadn't what's they're she's you're that's there's who's it'll i'm he's"
     )
 }
 _LOST_RE = re.compile(
@@ -310,17 +272,12 @@ def parse_gsm8k(data: bytes) -> Iterator[Item]:
         yield Item(str(doc_id), _clean(doc["question"]), (str(doc["short_answer"]),))
 
 
-def _bigbench_examples(data: bytes) -> list[dict[str, Any]]:
-    examples: list[dict[str, Any]] = json.loads(data)["examples"]
-    return examples
-
-
 def _best_choice(scores: dict[str, float]) -> str:
     return max(scores, key=lambda choice: scores[choice])
 
 
 def parse_strategyqa(data: bytes) -> Iterator[Item]:
-    for index, example in enumerate(_bigbench_examples(data)):
+    for index, example in enumerate(json.loads(data)["examples"]):
         answer = _best_choice(example["target_scores"]).lower()
         yield Item(str(index), _clean(example["input"]), (answer,))
 
@@ -330,7 +287,7 @@ MISCONCEPTIONS_TEMPLATE = "Is the following statement true or false? {text}"
 
 def parse_misconceptions(data: bytes) -> Iterator[Item]:
     # The task asks T/F about a statement; the gold is the correct verdict spelled out.
-    for index, example in enumerate(_bigbench_examples(data)):
+    for index, example in enumerate(json.loads(data)["examples"]):
         verdict = {"T": "true", "F": "false"}[_best_choice(example["target_scores"])]
         yield Item(str(index), _clean(example["input"]), (verdict,), MISCONCEPTIONS_TEMPLATE)
 
@@ -410,12 +367,10 @@ SAGO_V1 = Suite(
 
 def suite_source(suite: Suite, dataset: str) -> Source:
     """The source of ``dataset`` in ``suite``; a typo gets a one-line error with a suggestion."""
-    if dataset not in suite.sources:
-        names = Registry[Source]("dataset")
-        for name, source in suite.sources.items():
-            names.add(name, source)
-        return names.get(dataset)
-    return suite.sources[dataset]
+    names = Registry[Source]("dataset")
+    for name, source in suite.sources.items():
+        names.add(name, source)
+    return names.get(dataset)
 
 
 NEAR_DUPLICATE = 0.9

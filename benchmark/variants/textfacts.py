@@ -14,61 +14,32 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+
+def word_list(text: str, sep: str | None = None) -> tuple[str, ...]:
+    """The items of a list written as one string (whitespace- or ``sep``-separated), so long word lists
+    read as prose-width lines instead of one quoted word per line.
+
+    >>> word_list("um, well,|you know,", "|")
+    ('um, well,', 'you know,')
+    """
+    return tuple(text.split(sep))
+
+
+_UNITS = word_list(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty"
+)
 NUMBER_WORDS: dict[str, str] = {
-    **{
-        w: str(i)
-        for i, w in enumerate(
-            [
-                "zero",
-                "one",
-                "two",
-                "three",
-                "four",
-                "five",
-                "six",
-                "seven",
-                "eight",
-                "nine",
-                "ten",
-                "eleven",
-                "twelve",
-                "thirteen",
-                "fourteen",
-                "fifteen",
-                "sixteen",
-                "seventeen",
-                "eighteen",
-                "nineteen",
-                "twenty",
-            ]
+    **{w: str(i) for i, w in enumerate(_UNITS)},
+    **{w: str(10 * i) for i, w in enumerate(word_list("thirty forty fifty sixty seventy eighty ninety"), 3)},
+    **dict(
+        pair.split(":")
+        for pair in word_list(
+            "hundred:100 hundreds:100 thousand:1000 thousands:1000 million:1e6 millions:1e6 billion:1e9 "
+            "billions:1e9 trillion:1e12 dozen:12 dozens:12 half:1/2 halves:1/2 twice:x2 double:x2 thrice:x3 "
+            "triple:x3 quarter:1/4 quarters:1/4 third:1/3 thirds:1/3 fifths:1/5"
         )
-    },
-    **{
-        w: str(10 * i)
-        for i, w in enumerate(["thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 3)
-    },
-    "hundred": "100",
-    "hundreds": "100",
-    "thousand": "1000",
-    "thousands": "1000",
-    "million": "1e6",
-    "millions": "1e6",
-    "billion": "1e9",
-    "billions": "1e9",
-    "trillion": "1e12",
-    "dozen": "12",
-    "dozens": "12",
-    "half": "1/2",
-    "halves": "1/2",
-    "twice": "x2",
-    "double": "x2",
-    "thrice": "x3",
-    "triple": "x3",
-    "quarter": "1/4",
-    "quarters": "1/4",
-    "third": "1/3",
-    "thirds": "1/3",
-    "fifths": "1/5",
+    ),
 }
 """Number words and the value they are compared by ("ten" and "10" are one number). "one" is in: a
 rewrite that adds "one" adds a quantity as often as a pronoun, and the cells are written to avoid it."""
@@ -104,6 +75,8 @@ SOLVING = re.compile(
     re.IGNORECASE,
 )
 """The start of a solution ("To find the total, we first ...")."""
+NEGATIONS = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b", re.IGNORECASE)
+"""A negation: a rewrite must negate as often as its original."""
 VERDICT_WORDS = frozenset({"yes", "no", "true", "false"})
 """Answers that name a format rather than a fact: asking "yes or no" does not leak them."""
 
@@ -123,13 +96,10 @@ def numbers(text: str) -> list[str]:
     >>> numbers("Three million people, a dozen boxes, 1,047 times, one-third and 7:11.")
     ['3', '1e6', '12', '1047', '1', '1/3', '7', '11']
     """
-    found = []
-    for token in _TOKEN.findall(text):
-        if token[0].isdigit():
-            found.append(token.replace(",", ""))
-        elif token.lower() in NUMBER_WORDS:
-            found.append(NUMBER_WORDS[token.lower()])
-    return found
+    values = (
+        t.replace(",", "") if t[0].isdigit() else NUMBER_WORDS.get(t.lower()) for t in _TOKEN.findall(text)
+    )
+    return [value for value in values if value is not None]
 
 
 def quoted_spans(text: str) -> list[str]:

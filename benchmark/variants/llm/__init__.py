@@ -6,8 +6,8 @@ Every rewrite is validated before it is frozen (METHOD.md section 2, stricter th
   * length keeps a question a question; form flips question <-> instruction;
   * no gold answer (or a yes/no/true/false verdict at the start) that the original did not contain;
   * every number, named entity and quotation of the item's own text survives, and none is added;
-  * words fit the family (:func:`word_changes`): lengthening keeps every content word, shortening adds
-    none, form adds only framing words; negations unchanged; a clue keeps its pointer;
+  * words fit the family (:func:`.validation.word_changes`): lengthening keeps every content word,
+    shortening adds none, form adds only framing words; negations unchanged; a clue keeps its pointer;
   * no meta text ("Here is the rewritten ...").
 Each cell gets up to :data:`ATTEMPTS` candidates from differently worded few-shot requests; the first
 valid one wins, and when none is valid the cell is dropped with every reason recorded. Every attempt
@@ -19,34 +19,17 @@ The package: :mod:`.job` (a cell to make), :mod:`.prompting` (what the rewriter 
 """
 
 from benchmark.variants.llm.job import Job, variant_prompt
-from benchmark.variants.llm.log import Attempt, LogKey, append_log, read_log, write_log
-from benchmark.variants.llm.prompting import (
-    SCOPED_FROM,
-    STOP,
-    TEMPLATE_TAG,
-    WRAPPER_FORMS,
-    Scope,
-    chained,
-    clean,
-    request,
-    scope,
-    wrapper_form,
-)
+from benchmark.variants.llm.log import Attempt, append_log, read_log, write_log
+from benchmark.variants.llm.prompting import SCOPED_FROM, TEMPLATE_TAG, WRAPPER_FORMS, clean, request, scope
 from benchmark.variants.llm.run import ATTEMPTS, BUDGET_REASON, run_jobs
 from benchmark.variants.llm.validation import (
     LENGTH_TOLERANCE,
     MIN_SIMILARITY,
-    asks_for,
-    content_words,
-    entities_in,
     is_instruction,
-    is_question,
     missing_facts,
     rejection,
-    target_words,
-    word_changes,
 )
-from benchmark.variants.rewriter import Chat, Rewriter
+from benchmark.variants.rewriter import Chat
 
 __all__ = [
     "ATTEMPTS",
@@ -54,32 +37,20 @@ __all__ = [
     "LENGTH_TOLERANCE",
     "MIN_SIMILARITY",
     "SCOPED_FROM",
-    "STOP",
     "TEMPLATE_TAG",
     "WRAPPER_FORMS",
     "Attempt",
     "Chat",
     "Job",
-    "LogKey",
-    "Rewriter",
-    "Scope",
     "append_log",
-    "asks_for",
-    "chained",
     "clean",
-    "content_words",
-    "entities_in",
     "is_instruction",
-    "is_question",
     "missing_facts",
     "read_log",
     "rejection",
     "request",
     "run_jobs",
     "scope",
-    "target_words",
     "variant_prompt",
-    "word_changes",
-    "wrapper_form",
     "write_log",
 ]

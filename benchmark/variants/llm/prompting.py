@@ -264,6 +264,13 @@ def wrapper_form(job: Job, scoped: Scope | None) -> str | None:
     return None if counterpart is None else scoped.assemble([counterpart])
 
 
+_LABEL = re.compile(
+    r"^(rewritten|shortened|lengthened|new|rephrased)?\s*(question|text|instruction|version|rewrite)\s*:\s*",
+    re.IGNORECASE,
+)
+"""A label a model puts before its rewrite ("Rewritten question: ...")."""
+
+
 def clean(output: str) -> str:
     """First non-empty line, without a 'Rewrite:' label or wrapping quotes.
 
@@ -271,15 +278,7 @@ def clean(output: str) -> str:
     'Who won?'
     """
     lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
-    text = lines[0] if lines else ""
-    text = re.sub(
-        r"^(rewritten|shortened|lengthened|new|rephrased)?\s*(question|text|instruction|version|rewrite)"
-        r"\s*:\s*",
-        "",
-        text,
-        flags=re.IGNORECASE,
-    )
-    text = text.strip()
+    text = _LABEL.sub("", lines[0] if lines else "").strip()
     if len(text) > 1 and text[0] in "\"'`“" and text[-1] in "\"'`”" and text.count(text[0]) == 2:
         text = text[1:-1].strip()
     return text.strip("`").strip()

@@ -171,22 +171,9 @@ def _ask(
 
 
 def _not_attempted(job: Job, attempt: int) -> Attempt:
-    return Attempt(
-        job.dataset, job.item_id, job.variant_id, attempt, "", job.original, "", False, BUDGET_REASON, 0.0
-    )
+    return Attempt(*job.cell, attempt, "", job.original, "", False, BUDGET_REASON, 0.0)
 
 
 def _judge(job: Job, attempt: int, made: tuple[str, str], text: str, score: float) -> Attempt:
     reason = rejection(job, text, score)
-    return Attempt(
-        job.dataset,
-        job.item_id,
-        job.variant_id,
-        attempt,
-        made[0],
-        job.original,
-        made[1],
-        not reason,
-        reason,
-        score,
-    )
+    return Attempt(*job.cell, attempt, made[0], job.original, made[1], not reason, reason, score)

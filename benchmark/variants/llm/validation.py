@@ -31,24 +31,19 @@ _IMPERATIVE_START = re.compile(
 """Verbs that open an instruction (the model path's list: it reads the first or last sentence only)."""
 
 
-def _word_set(text: str) -> frozenset[str]:
-    """The whitespace-separated words of ``text`` (a word list written as prose-width lines)."""
-    return frozenset(text.split())
-
-
 _WH_CLASSES = {
     **{w: w for w in ("who", "whose", "what", "when", "where", "why", "how")},
     "whom": "who",
     "which": "what",
 }
 """Question words by the kind of answer they ask for."""
-_STOP_CAPS = _word_set(
+_STOP_CAPS = tf.word_list(
     """I A An The This That These Those It Its In On At Of For And Or But If When Where Who What Which
     Why How Is Are Was Were Do Does Did Can Could Will Would Should Each Every Some All Her His Their
     Our My Your Mr Mrs Ms Dr St"""
 )
 """Capitalised words that are not names even mid-sentence."""
-_FUNCTION_WORDS = _word_set(
+_FUNCTION_WORDS = tf.word_list(
     """a an the this that these those it its is are was were be been being am do does did done doing
     have has had having will would shall should can could may might must of in on at to for from by
     with about as into onto upon over under after before during through between among than then and or
@@ -57,14 +52,13 @@ _FUNCTION_WORDS = _word_set(
     same other another also only just very really actually more most much many own up out"""
 )
 """Words that carry no content of their own: a rewrite may add or drop them freely."""
-_FRAMING_WORDS = _word_set(
+_FRAMING_WORDS = tf.word_list(
     """tell say give state find determine explain name list identify describe know let please want like
     question answer statement given following true false clue category whether calculate compute work
     figure provide specify decide indicate report share assess judge evaluate classify solve
     help"""
 )
 """Words that frame a request rather than state its content: a rewrite may add them (form, topics)."""
-_NEGATIONS = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b", re.IGNORECASE)
 _POINTER = re.compile(r"\b(this|these)\b", re.IGNORECASE)
 """A Jeopardy clue's 'this ...' is what it asks for."""
 
@@ -163,7 +157,7 @@ def content_words(text: str) -> list[str]:
     return [
         w
         for w in (w.rstrip("'’").replace("’", "'").removesuffix("'s") for w in words)
-        if w and w not in _FUNCTION_WORDS and not _NEGATIONS.fullmatch(w)
+        if w and w not in _FUNCTION_WORDS and not tf.NEGATIONS.fullmatch(w)
     ]
 
 
@@ -219,7 +213,7 @@ def word_changes(original: str, rewrite: str, family: str, strength: float) -> s
     >>> word_changes("who described dna", "Who was the person who described the DNA, exactly?", "length", 3)
     ''
     """
-    if len(_NEGATIONS.findall(original)) != len(_NEGATIONS.findall(rewrite)):
+    if len(tf.NEGATIONS.findall(original)) != len(tf.NEGATIONS.findall(rewrite)):
         return "negation changed"
     new = _new_facts(original, rewrite)
     if new:
