@@ -28,14 +28,7 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.rows import (
-    AccuracyRow,
-    CellRow,
-    ClaimRow,
-    OneSidedTestRow,
-    ReversalRow,
-    RunRow,
-)
+from benchmark.rows import AccuracyRow, CellRow, ClaimRow, OneSidedTestRow, ReversalRow, RunRow
 from benchmark.schema import axis_label
 from benchmark.stats.sgs import ALL
 from benchmark.stats.validity import LEGEND, labelled, ordered
@@ -588,19 +581,12 @@ def claims(document: LeaderboardDocument) -> list[ClaimRow]:
 def _cell_text(stats: CellRow | dict[str, object] | None, labels: Sequence[str] = ()) -> str:
     """``0.164 [0.154, 0.174] †`` (marker only when the exact test's corrected verdict is significant),
     then the cell's validity labels (``0.839 [0.814, 0.861] † [cut]``)."""
-    if not stats or stats.get("sgs") is None:
+    sgs = stats.get("sgs") if stats else None
+    if not stats or not isinstance(sgs, float | int):
         return "–"
-    return labelled(_sgs_text(stats), labels)
-
-
-def _sgs_text(stats: CellRow | dict[str, object]) -> str:
     mark = stats.get("marker") if stats.get("verdict") == SIGNIFICANT else ""
-    low, high, sgs = stats.get("ci_low"), stats.get("ci_high"), stats.get("sgs")
-    assert isinstance(sgs, float | int)
-    return (
-        f"{sgs:.3f} [{_num(low if isinstance(low, float) else None)}, "
-        f"{_num(high if isinstance(high, float) else None)}]" + (f" {mark}" if mark else "")
-    )
+    low, high = (v if isinstance(v := stats.get(k), float) else None for k in ("ci_low", "ci_high"))
+    return labelled(f"{sgs:.3f} [{_num(low)}, {_num(high)}]" + (f" {mark}" if mark else ""), labels)
 
 
 def sgs_table(document: LeaderboardDocument, *, extended: bool = False) -> str:
@@ -750,9 +736,7 @@ def update_readme(readme: Path, document: LeaderboardDocument) -> bool:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("readme", type=click.Path(dir_okay=False, path_type=Path), default=Path("README.md"))
 @click.argument(
-    "board",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("leaderboard") / LEADERBOARD_FILE,
+    "board", type=click.Path(dir_okay=False, path_type=Path), default=Path("leaderboard") / LEADERBOARD_FILE
 )
 def rewrite_readme(readme: Path, board: Path) -> None:
     """Rewrite README's results block from the leaderboard (run after `sago analyze`)."""
