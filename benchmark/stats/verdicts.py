@@ -212,17 +212,8 @@ def grid_cell(document: LeaderboardDocument, dataset: str, axis: str) -> GridCel
     headline_name = headline_measure(document, axis)
     if headline_name is not None:
         main = next(v for v in verdicts if v.measure == headline_name)
-        wins = sum(v.status == STEADIER and v.leader == main.leader for v in verdicts)
-        return GridCell(
-            dataset,
-            axis,
-            main.status,
-            main.leader,
-            wins if main.leader else 0,
-            verdicts,
-            main.pairs,
-            main.labels,
-        )
+        wins = sum(v.status == STEADIER and v.leader == main.leader for v in verdicts) if main.leader else 0
+        return GridCell(dataset, axis, main.status, main.leader, wins, verdicts, main.pairs, main.labels)
     leaders = Counter(v.leader for v in verdicts if v.status == STEADIER)
     if len(leaders) == 1:
         ((leader, wins),) = leaders.items()
