@@ -42,6 +42,8 @@ from benchmark.stats.summary import (
 from benchmark.submissions import Submission
 
 RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
+MEASURE_FIELDS = ("name", "axis", "scale", "paper", "headline", "description")
+"""What ``measures[]`` states of each registered measure."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,8 @@ def build_leaderboard(
     written file see.
     """
     check_one_dtype(entries)
-    summaries = [e.summary.data for e in sorted(entries, key=lambda e: e.slug) if e.summary is not None]
+    entries = sorted(entries, key=lambda e: e.slug)
+    summaries = [e.summary.data for e in entries if e.summary is not None]
     for entry in entries:
         if entry.summary is not None and entry.summary.schema_version != SUMMARY_SCHEMA_VERSION:
             raise SagoError(
@@ -260,20 +263,10 @@ def build_leaderboard(
     document |= {
         "aggregates": _aggregates(summaries),
         "headline_measures": list(headline_measures()),
-        "measures": [
-            {
-                "name": m.name,
-                "axis": m.axis,
-                "scale": m.scale,
-                "paper": m.paper,
-                "headline": m.headline,
-                "description": m.description,
-            }
-            for m in all_measures()
-        ],
+        "measures": [{k: getattr(m, k) for k in MEASURE_FIELDS} for m in all_measures()],
         "datasets": sorted({d for s in summaries for d in s["datasets"]}),
         "families": sorted({f for s in summaries for f in s["families"]}),
-        "models": [model_row(e) for e in sorted(entries, key=lambda e: e.slug)],
+        "models": [model_row(e) for e in entries],
     }
     # every table the document declares starts empty (pending-only boards have no statistics)
     empty: dict[str, Any] = {k: [] for k in LEADERBOARD_TABLES if k not in document}
@@ -286,10 +279,7 @@ def build_leaderboard(
     document["pairwise"] = validity.annotate_pairs(document["pairwise"], document["cells"])
     items = {s["model"]: {(r["dataset"], str(r["item_id"])) for r in s["per_item"]} for s in summaries}
     document["accuracy_under_rewrite"] = rewrite_accuracy.corrected_rows(
-        row
-        for e in sorted(entries, key=lambda e: e.slug)
-        if e.summary is not None
-        for row in e.rewrite_accuracy
+        row for e in entries if e.summary is not None for row in e.rewrite_accuracy
     )
     document["accuracy"] = validity.annotate_accuracy(
         document["accuracy"], items, gold or {}, document["models"]
