@@ -330,11 +330,6 @@ def _on_shared(
     }
 
 
-def _max_abs_diff(items: tuple[Mapping[str, float], Mapping[str, float]]) -> float | None:
-    shared = set(items[0]) & set(items[1])
-    return max((abs(items[1][i] - items[0][i]) for i in shared), default=None)
-
-
 def control_rows(
     raw: Sequence[tuple[ProfileChangeRow, tuple[Mapping[str, float], Mapping[str, float]]]],
 ) -> list[ProfileControlRow]:
@@ -347,7 +342,7 @@ def control_rows(
             "measure": row["measure"],
             "n_shared": row["n_shared"],
             "n_tied": row["n_tied"],
-            "max_abs_diff": _max_abs_diff(items),
+            "max_abs_diff": max((abs(b[i] - a[i]) for i in set(a) & set(b)), default=None),
             "mean_diff": row["mean_diff"],
             "p_exact": row["p_exact"],
             "p_holm": row["p_holm"],
@@ -355,7 +350,7 @@ def control_rows(
             "family_size": row["family_size"],
             "verdict": row["verdict"],
         }
-        for row, (_, items) in zip(rows, raw, strict=True)
+        for row, (_, (a, b)) in zip(rows, raw, strict=True)
     ]
 
 
