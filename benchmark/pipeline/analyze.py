@@ -84,9 +84,7 @@ class AnalyzeRequest:
     @property
     def other_profile(self) -> str | None:
         """The profile analysed when it is not the version's board profile (None for the board profile)."""
-        if self.profile is None or self.profile == board_profile(self.version):
-            return None
-        return self.profile
+        return None if self.profile == board_profile(self.version) else self.profile
 
     def folder(self, slug: str, *, profile: str | None = None) -> ResultsFolder:
         """``slug``'s results folder of this request's profile (``profile`` overrides it)."""

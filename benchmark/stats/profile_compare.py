@@ -476,15 +476,9 @@ def profile_comparison(
         for dataset in datasets:
             for measure in measures:
                 key = {"model": model, "dataset": dataset, "measure": measure}
-                raw.append(
-                    change_row(
-                        model,
-                        dataset,
-                        measure,
-                        (items_a.get((dataset, measure), {}), items_b.get((dataset, measure), {})),
-                        (board_a.cells.first(**key), board_b.cells.first(**key)),
-                    )
-                )
+                items = (items_a.get((dataset, measure), {}), items_b.get((dataset, measure), {}))
+                cells = (board_a.cells.first(**key), board_b.cells.first(**key))
+                raw.append(change_row(model, dataset, measure, items, cells))
     return {
         "profiles": list(profiles),
         "max_new_tokens": list(max_new_tokens),
