@@ -30,7 +30,7 @@ from benchmark.stats.ranking import PAIRWISE_FAMILY, friedman_table, paired_draw
 from benchmark.stats.rewrite_accuracy import RewriteRow
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
 from benchmark.stats.sgs import AGGREGATE_LABELS, CELL_KEYS, EXTENDED, PAPER
-from benchmark.stats.significance import NOT_TESTABLE, PRIMARY_EPSILON, RAW_TEST_COLUMNS, adjust_across_cells
+from benchmark.stats.significance import RAW_TEST_COLUMNS, adjust_across_cells
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
     AnalysisOptions,
@@ -38,6 +38,7 @@ from benchmark.stats.summary import (
     per_item_frame,
     rows_frame,
     tests_by_cell,
+    with_tests,
 )
 from benchmark.submissions import Submission
 
@@ -94,30 +95,17 @@ RAW_FLOATS = ("t", "p_t", "p_exact", "p_floor")
 def tests_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
     """Raw tests of one aggregate of every summary, re-adjusted across *all* models' cells."""
 
-    def stats_of(cell: Mapping[str, Any]) -> Mapping[str, Any]:
-        return cell if aggregate == PAPER else cell["extended"]
-
     rows = [
         {k: cell[k] for k in CELL_KEYS} | {k: test[k] for k in RAW_TEST_COLUMNS}
         for summary in summaries
         for cell in summary["cells"]
-        for test in stats_of(cell)["tests"]
+        for test in (cell if aggregate == PAPER else cell["extended"])["tests"]
     ]
     raw = pd.DataFrame(rows, columns=[*CELL_KEYS, *RAW_TEST_COLUMNS])
     for column in RAW_FLOATS:
         raw[column] = raw[column].astype(float)  # null in JSON comes back as None
     raw["n_items"] = raw["n_items"].astype(int)
     return adjust_across_cells(raw)
-
-
-def _retested(stats: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str, Any]:
-    """A cell's statistics with its tests replaced by the leaderboard-wide corrected ones."""
-    primary = [t for t in tests if t["epsilon"] == PRIMARY_EPSILON]
-    return dict(stats) | {
-        "tests": tests,
-        "marker": primary[0]["marker"] if primary else "",
-        "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE,
-    }
 
 
 def cell_rows(
@@ -131,9 +119,9 @@ def cell_rows(
         for cell in summary["cells"]:
             key = tuple(cell[k] for k in CELL_KEYS)
             ranked = rank_of.get(key, {})
-            extended = _retested(cell["extended"], by_cell[EXTENDED].get(key, []))
+            extended = with_tests(cell["extended"], by_cell[EXTENDED].get(key, []))
             rows.append(
-                _retested(cell, by_cell[PAPER].get(key, []))
+                with_tests(cell, by_cell[PAPER].get(key, []))
                 | {"extended": extended}
                 | {f: ranked.get(f) for f in RANK_FIELDS}
             )
