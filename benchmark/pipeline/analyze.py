@@ -84,9 +84,7 @@ class AnalyzeRequest:
     @property
     def other_profile(self) -> str | None:
         """The profile analysed when it is not the version's board profile (None for the board profile)."""
-        if self.profile is None or self.profile == board_profile(self.version):
-            return None
-        return self.profile
+        return None if self.profile == board_profile(self.version) else self.profile
 
     def folder(self, slug: str, *, profile: str | None = None) -> ResultsFolder:
         """``slug``'s results folder of this request's profile (``profile`` overrides it)."""
@@ -511,12 +509,9 @@ def own_confidence_frames(results: ResultsFolder) -> list[pd.DataFrame]:
 
 def stage_summary(entry: Entry, deltas: Path, request: AnalyzeRequest, staged: Staged) -> None:
     """Stage one summary and record it, with the deltas it came from, as this machine's analyze's."""
-    assert entry.summary is not None
-    summary = entry.summary
-    folder = _folder_of(entry.slug, entry.submission, request)
-    assert folder is not None  # only entries with a run have a summary to stage
-    target = folder.summary
-    origin.remember(staged.write(target, lambda tmp: _write(tmp, summary)), made_from=deltas)
+    summary, folder = entry.summary, _folder_of(entry.slug, entry.submission, request)
+    assert summary is not None and folder is not None  # only entries with a run have a summary to stage
+    origin.remember(staged.write(folder.summary, lambda tmp: _write(tmp, summary)), made_from=deltas)
 
 
 def _write(path: Path, document: Rendered) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 import pandas as pd
@@ -107,17 +107,7 @@ def kendall_tau_table(cells: pd.DataFrame) -> pd.DataFrame:
             if pair.shape[1] >= MIN_TAU_MODELS:
                 result = stats.kendalltau(pair.loc[a], pair.loc[b], variant="b")
                 tau, p, note = float(result.statistic), float(result.pvalue), ""
-            rows.append(
-                {
-                    "measure": measure,
-                    "dataset_a": a,
-                    "dataset_b": b,
-                    "n_models": pair.shape[1],
-                    "tau_b": tau,
-                    "p": p,
-                    "note": note,
-                }
-            )
+            rows.append((measure, a, b, pair.shape[1], tau, p, note))
     return pd.DataFrame(rows, columns=["measure", "dataset_a", "dataset_b", "n_models", "tau_b", "p", "note"])
 
 
@@ -127,18 +117,7 @@ def kendall_w_table(cells: pd.DataFrame) -> pd.DataFrame:
     for measure in sorted(cells["measure"].unique()):
         wide = _sgs_wide(cells, measure).dropna(axis=1)
         result = kendall_w(wide.to_numpy(dtype=float))
-        rows.append(
-            {
-                "measure": measure,
-                "n_models": wide.shape[1],
-                "n_datasets": wide.shape[0],
-                "w": result.w,
-                "chi2": result.chi2,
-                "p_chi2": result.p_chi2,
-                "p": result.p,
-                "p_method": result.p_method,
-            }
-        )
+        rows.append((measure, wide.shape[1], wide.shape[0], *astuple(result)))
     return pd.DataFrame(
         rows, columns=["measure", "n_models", "n_datasets", "w", "chi2", "p_chi2", "p", "p_method"]
     )
@@ -222,31 +201,13 @@ def reversal_table(
                 sign_flip_floor(int(np.count_nonzero(x)), exact_max=len(x)),
                 sign_flip_floor(int(np.count_nonzero(y)), exact_max=len(y)),
             )
-            candidates.append(
-                {
-                    "measure": measure,
-                    "model_a": model_a,
-                    "model_b": model_b,
-                    "dataset_a": d1,
-                    "dataset_b": d2,
-                    "n_items_a": len(x),
-                    "n_items_b": len(y),
-                    "diff_a": one["diff"],
-                    "ci_low_a": one["ci_low"],
-                    "ci_high_a": one["ci_high"],
-                    "diff_b": two["diff"],
-                    "ci_low_b": two["ci_low"],
-                    "ci_high_b": two["ci_high"],
-                    "p_a": p_a,
-                    "p_b": p_b,
-                    "p": max(p_a, p_b) if flipped else 1.0,
-                    "floor": floor,
-                    "flipped": flipped,
-                }
-            )
+            key = (measure, model_a, model_b, d1, d2, len(x), len(y))
+            sides = tuple(row[k] for row in (one, two) for k in ("diff", "ci_low", "ci_high"))
+            candidates.append((*key, *sides, p_a, p_b, max(p_a, p_b) if flipped else 1.0, floor, flipped))
     if not candidates:
         return pd.DataFrame(columns=REVERSAL_COLUMNS)
-    table = pd.DataFrame(candidates)
+    # the candidates' columns: REVERSAL_COLUMNS up to "p", then what the correction reads
+    table = pd.DataFrame(candidates, columns=[*REVERSAL_COLUMNS[:16], "floor", "flipped"])
     p_holm, floor_holm, testable = corrected(
         table["p"].to_numpy(dtype=float), table["floor"].to_numpy(dtype=float), alpha
     )

@@ -138,16 +138,14 @@ def api_rows(
     for dataset in sorted({d for d, _ in cells}, key=lambda d: (d == "all", d)):
         chosen = shifts if dataset == "all" or shifts.empty else shifts[shifts["dataset"] == dataset]
         finite = chosen[np.isfinite(chosen["delta_prob"])] if not chosen.empty else chosen
-        axes = {}
-        for axis in API_AXES:
-            c = cells.get((dataset, axis))
-            axes[axis] = (
-                None
-                if c is None
-                else AxisCell(
-                    c.get("sgs"), (c.get("ci_low"), c.get("ci_high")), c.get("verdict"), c.get("n_items")
-                )
+        axes = {
+            axis: None
+            if (c := cells.get((dataset, axis))) is None
+            else AxisCell(
+                c.get("sgs"), (c.get("ci_low"), c.get("ci_high")), c.get("verdict"), c.get("n_items")
             )
+            for axis in API_AXES
+        }
         own_shift = OwnShift(
             int(len(finite)),
             _round(finite["delta_prob"].mean()) if len(finite) else None,

@@ -28,15 +28,7 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.results import LEADERBOARD_FILE
-from benchmark.rows import (
-    AccuracyRow,
-    CellRow,
-    ClaimRow,
-    IndependenceRow,
-    OneSidedTestRow,
-    ReversalRow,
-    RunRow,
-)
+from benchmark.rows import AccuracyRow, CellRow, ClaimRow, OneSidedTestRow, ReversalRow, RunRow
 from benchmark.schema import axis_label
 from benchmark.stats.sgs import ALL
 from benchmark.stats.validity import LEGEND, labelled, ordered
@@ -48,6 +40,7 @@ from benchmark.stats.verdicts import (
     SIGNIFICANT,
     STEADIER,
     GridCell,
+    Reversal,
     alpha,
     grid,
     headline_measure,
@@ -98,17 +91,19 @@ def _paper_measures(document: LeaderboardDocument) -> list[str]:
     return [m["name"] for m in document.measures if m["paper"]]
 
 
-def _primary(cell: CellRow, epsilon: float | None) -> OneSidedTestRow | None:
-    return next((t for t in cell.get("tests", []) if t.get("epsilon") == epsilon), None)
+def _paper_cells(document: LeaderboardDocument, *, pooled: bool) -> list[CellRow]:
+    """The paper measures' cells, pooled over every dataset or per dataset."""
+    paper = _paper_measures(document)
+    return [c for c in document.cells if (c["dataset"] == ALL) == pooled and c["measure"] in paper]
 
 
 def _tests(document: LeaderboardDocument, *, pooled: bool) -> list[OneSidedTestRow]:
     """The primary-ε tests of the paper measures' cells, pooled or per dataset."""
     return [
         t
-        for c in document.cells
-        if (c["dataset"] == ALL) == pooled and c["measure"] in _paper_measures(document)
-        if (t := _primary(c, document.primary_epsilon)) is not None
+        for c in _paper_cells(document, pooled=pooled)
+        if (t := next((t for t in c.get("tests", []) if t.get("epsilon") == document.primary_epsilon), None))
+        is not None
     ]
 
 
@@ -121,11 +116,14 @@ def _verdict_counts(tests: Sequence[OneSidedTestRow]) -> str:
     )
 
 
-def _instability_claim(document: LeaderboardDocument) -> str:
+def _instability(document: LeaderboardDocument) -> ClaimRow:
     proper, pooled = _tests(document, pooled=False), _tests(document, pooled=True)
     floor = min((f for t in proper if (f := t.get("p_floor")) is not None), default=None)
     paper = sum(bool(t.get("marker_t")) for t in proper)
-    return (
+    significant = [c for c in _paper_cells(document, pooled=False) if c.get("verdict") == SIGNIFICANT]
+    counts = Counter(label for c in significant for label in c.get("validity", []))
+    said = _listed([f"{n} are labelled {label}" for label, n in counts.items()]) if counts else ""
+    text = (
         f"Is instability above ε = {document.primary_epsilon}? "
         "Exact one-sided sign-flip tests over the items, "
         "Holm-corrected over the testable cells of each family (every measure of one aggregate; datasets "
@@ -136,24 +134,18 @@ def _instability_claim(document: LeaderboardDocument) -> str:
         f"{_sizes([t['n_items'] for t in pooled])}), {_verdict_counts(pooled)}. "
         "The paper's t-test, shown only "
         f"as its labelled column, would mark {paper} of the per-dataset cells after Holm."
-        + _labelled_cells(document)
+        + (
+            f" Of the {len(significant)} significant per-dataset cells, {said} (docs/METHOD.md §6.1)."
+            if counts
+            else ""
+        )
     )
-
-
-def _labelled_cells(document: LeaderboardDocument) -> str:
-    """How many significant per-dataset paper cells carry a validity label, by label (empty when none)."""
-    significant = [
-        c
-        for c in document.cells
-        if c["dataset"] != ALL
-        and c["measure"] in _paper_measures(document)
-        and c.get("verdict") == SIGNIFICANT
-    ]
-    counts = Counter(label for c in significant for label in c.get("validity", []))
-    if not counts:
-        return ""
-    said = _listed([f"{n} are labelled {label}" for label, n in counts.items()])
-    return f" Of the {len(significant)} significant per-dataset cells, {said} (docs/METHOD.md §6.1)."
+    plain = (
+        f"{sum(t['verdict'] == SIGNIFICANT for t in proper)} of {len(proper)} model × dataset × measure "
+        f"cells are significantly unstable above ε = {document.primary_epsilon}"
+        + carried([c.get("validity", []) for c in significant])
+    )
+    return _claim("instability", text, plain, headline=True)
 
 
 def _pair_family(document: LeaderboardDocument, dataset_is_all: bool) -> tuple[int, str]:
@@ -175,6 +167,10 @@ def _status_phrase(status: str, n: int, cells: Sequence[GridCell]) -> str:
     return f"{n} are {status}"
 
 
+PLAIN_CELLS = 3
+"""a leader's plain sentence names its dataset × axis cells up to this many, and counts them beyond."""
+
+
 def _grid_claims(document: LeaderboardDocument, cells: list[GridCell]) -> list[ClaimRow]:
     wins = Counter(c.leader for c in cells if c.status == STEADIER and c.leader)
     other = Counter(c.status for c in cells if c.status not in (STEADIER, NO_DATA))
@@ -186,54 +182,48 @@ def _grid_claims(document: LeaderboardDocument, cells: list[GridCell]) -> list[C
         f"exact paired sign-flip tests on {ns} shared items, Holm over all {size} (dataset × measure × model "
         f"pair) comparisons, p < {alpha(document)}"
     )
+    steadier = [c for c in cells if c.status == STEADIER]
+    plain = (
+        f"One model is significantly steadier than every other in {len(steadier)} of {len(cells)} dataset × "
+        "axis cells" + carried([c.labels for c in steadier])
+        if steadier
+        else f"No model is significantly steadier than every other in any of the {len(cells)} dataset × axis "
+        "cells."
+    )
     if not wins:
-        return [
-            _claim(
-                "grid",
-                f"Dataset by dataset ({how}), no model is significantly steadier than another on any axis's "
-                f"headline measure in the {len(cells)} dataset × axis cells ({rest}).",
-                headline=True,
-            )
-        ]
-    won = ", ".join(f"{document.name(slug)} in {n}" for slug, n in wins.most_common())
-    out = [
-        _claim(
-            "grid",
-            f"Dataset by dataset ({how}), one model is significantly steadier than every other on the axis's "
-            f"headline measure in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
-            + (f"; of the others, {rest}." if rest else "."),
-            headline=True,
+        text = (
+            f"Dataset by dataset ({how}), no model is significantly steadier than another on any axis's "
+            f"headline measure in the {len(cells)} dataset × axis cells ({rest})."
         )
-    ]
+        return [_claim("grid", text, plain, headline=True)]
+    won = ", ".join(f"{document.name(slug)} in {n}" for slug, n in wins.most_common())
+    text = (
+        f"Dataset by dataset ({how}), one model is significantly steadier than every other on the axis's "
+        f"headline measure in {sum(wins.values())} of the {len(cells)} dataset × axis cells ({won})"
+        + (f"; of the others, {rest}." if rest else ".")
+    )
+    out = [_claim("grid", text, plain, headline=True)]
     for slug, _ in wins.most_common():
+        led = [c for c in cells if c.leader == slug]
         by_axis: dict[str, list[str]] = {}
-        for c in cells:
-            if c.leader == slug:
-                by_axis.setdefault(c.axis, []).append(labelled(c.dataset, c.labels))
+        for c in led:
+            by_axis.setdefault(c.axis, []).append(labelled(c.dataset, c.labels))
         where = [f"{axis_label(a).lower()} on {_listed(ds)}" for a, ds in by_axis.items()]
         said = f"{document.name(slug)} is steadier than every other model in {_listed(where)}"
-        claim = _claim(f"grid-{slug}", f"{said}, on the axis's headline measure ({how}).", headline=True)
+        # a leader of few cells is named with them; of many, they are counted with their labels
+        short = (
+            f"{said}."
+            if len(led) <= PLAIN_CELLS
+            else f"{document.name(slug)} is steadier than every other model in {len(led)} dataset × axis "
+            "cells" + carried([c.labels for c in led])
+        )
         out.append(
-            claim
-            | {"plain": _leader_plain(document.name(slug), said, [c for c in cells if c.leader == slug])}
+            _claim(f"grid-{slug}", f"{said}, on the axis's headline measure ({how}).", short, headline=True)
         )
     return out
 
 
-PLAIN_CELLS = 3
-"""a leader's plain sentence names its dataset × axis cells up to this many, and counts them beyond."""
-
-
-def _leader_plain(name: str, listed: str, led: Sequence[GridCell]) -> str:
-    """One model's lead in a short sentence: the cells by name when few, else their count and labels."""
-    if len(led) <= PLAIN_CELLS:
-        return f"{listed}."
-    return f"{name} is steadier than every other model in {len(led)} dataset × axis cells" + carried(
-        [c.labels for c in led]
-    )
-
-
-def _pooled_claim(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> str:
+def _pooled(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> ClaimRow:
     size, ns = _pair_family(document, True)
     how = (
         f"exact paired sign-flip tests on {ns} items, Holm over all {size} (measure × model pair) "
@@ -247,28 +237,50 @@ def _pooled_claim(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> 
         if c.status != STEADIER
     ]
     if not wins:
-        return (
+        text = (
             f"With all datasets pooled ({how}), no model is significantly steadier on any axis "
             f"({'; '.join(rest)})."
         )
+        plain = "With all datasets pooled, no model is significantly steadier than every other on any axis."
+        return _claim("pooled", text, plain, headline=True)
     by_model: dict[str, list[str]] = {}
+    short: dict[str, list[str]] = {}
     for c in wins:
-        by_model.setdefault(c.leader or "", []).append(
-            labelled(f"{axis_label(c.axis).lower()} ({headline_measure(document, c.axis) or '–'})", c.labels)
-        )
+        axis = axis_label(c.axis).lower()
+        measure = headline_measure(document, c.axis) or "–"
+        by_model.setdefault(c.leader or "", []).append(labelled(f"{axis} ({measure})", c.labels))
+        short.setdefault(c.leader or "", []).append(labelled(axis, c.labels))
     said = "; ".join(f"{document.name(s)} on {_listed(axes)}" for s, axes in by_model.items())
-    return f"With all datasets pooled ({how}), the significantly steadier model is {said}" + (
+    plain = "; ".join(f"{document.name(s)} on {_listed(axes)}" for s, axes in short.items())
+    text = f"With all datasets pooled ({how}), the significantly steadier model is {said}" + (
         f"; {'; '.join(rest)}." if rest else "."
+    )
+    return _claim(
+        "pooled",
+        text,
+        f"With all datasets pooled, the significantly steadiest model is {plain}.",
+        headline=True,
     )
 
 
-def _reversal_claim(document: LeaderboardDocument) -> str | None:
+def _reversal_claim(document: LeaderboardDocument) -> ClaimRow | None:
     told = reversals(document)
     measures = ", ".join(document.headline_measures)
     if not told:
         if len(document.complete) < 2:
             return None
-        return f"No model pair changes order between two datasets on the headline measures ({measures})."
+        text = f"No model pair changes order between two datasets on the headline measures ({measures})."
+        return _claim("reversals", text, headline=True)
+    significant = [r for r in told if r.significant]
+    plain = (
+        f"{len(significant)} of {len(told)} observed flips in two models' order between datasets "
+        f"{'is' if len(significant) == 1 else 'are'} significant"
+        + carried([ordered([*r.labels_first, *r.labels_second]) for r in significant])
+    )
+    return _claim("reversals", _reversal_text(document, told, measures), plain, headline=True)
+
+
+def _reversal_text(document: LeaderboardDocument, told: Sequence[Reversal], measures: str) -> str:
     significant = [r for r in told if r.significant]
     rows = list(document.reversals)
     floor = min((f for r in rows if (f := r.get("p_floor_holm")) is not None), default=None)
@@ -326,61 +338,73 @@ def _reversal_family(row: ReversalRow) -> str:
     )
 
 
-def _winner_claim(document: LeaderboardDocument, cells: Sequence[GridCell]) -> str | None:
+def _winner(
+    document: LeaderboardDocument, cells: Sequence[GridCell], every: Sequence[GridCell]
+) -> ClaimRow | None:
     leaders = sorted({c.leader for c in cells if c.status == STEADIER and c.leader})
     if len(leaders) < 2:
         return None
+    # the plain sentence counts the pooled cells' leaders too
+    anywhere = sorted({c.leader for c in every if c.status == STEADIER and c.leader})
     size, ns = _pair_family(document, False)
-    return (
+    text = (
         f"There is no overall winner: {_listed([document.name(s) for s in leaders])} each lead somewhere, "
         "and the axes are not added up into one score. A model leads a dataset × axis cell when it is "
         f"significantly steadier than every other there on the axis's headline measure (exact paired "
         f"sign-flip tests on {ns} shared items, Holm over all {size} comparisons, p < {alpha(document)})."
     )
+    plain = (
+        f"No model is steadiest overall: {_listed([document.name(s) for s in anywhere])} each lead "
+        "somewhere, and the axes are not added into one score."
+    )
+    return _claim("winner", text, plain, headline=True)
 
 
-def _proportional_claim(document: LeaderboardDocument) -> str | None:
+def _proportional(document: LeaderboardDocument) -> ClaimRow | None:
     rows = [r for r in document.proportional_measures if r["dataset"] == ALL]
     if not rows:
         return None
-    parts = [
+    equal = [
         f"{lower_first(measure_label(r['measure_a']))} = {_num(r['factor'])} × "
-        f"{lower_first(measure_label(r['measure_b']))} for {document.name(r['model'])}"
+        f"{lower_first(measure_label(r['measure_b']))}"
         for r in rows
     ]
-    return (
+    parts = [f"{e} for {document.name(r['model'])}" for e, r in zip(equal, rows, strict=True)]
+    text = (
         f"One quantity, two measures: on every item, {_listed(parts)} (as when every baseline answer has the "
         "same number of tokens: the summed log-probability is then the per-token mean times one count). Each "
         "such pair is one finding, not two: the sentences count paper measures only, and where the pair's "
         "ε-verdicts differ it "
         "is because ε is fixed on each measure's own scale R, not because the data differ."
     )
-
-
-def _noise_floors(document: LeaderboardDocument, *, pooled: bool) -> list[float]:
-    return [
-        f
-        for c in document.cells
-        if (c["dataset"] == ALL) == pooled
-        and (f := c.get("noise_floor")) is not None
-        and c["measure"] in _paper_measures(document)
-    ]
-
-
-def _noise_claim(document: LeaderboardDocument) -> str:
-    pooled, proper = _noise_floors(document, pooled=True), _noise_floors(document, pooled=False)
-    return (
-        "The measured noise floor (identity rewrite, baseline re-run) on the paper measures is at most "
-        f"{_num(max(pooled, default=None))} with all datasets pooled and at most "
-        f"{_num(max(proper, default=None))} in any one dataset."
+    plain = (
+        f"{len(rows)} pairs of measures are one quantity on every item: each is one finding, not two."
+        if len(rows) > 1
+        else f"For {document.name(rows[0]['model'])}, {equal[0]} on every item: one finding, not two."
     )
+    return _claim("proportional", text, plain, headline=True)
 
 
-def _strength(value: float) -> str:
-    return f"{value:g}"
+def _noise(document: LeaderboardDocument) -> ClaimRow:
+    pooled, proper = (
+        max(
+            (f for c in _paper_cells(document, pooled=p) if (f := c.get("noise_floor")) is not None),
+            default=None,
+        )
+        for p in (True, False)
+    )
+    text = (
+        "The measured noise floor (identity rewrite, baseline re-run) on the paper measures is at most "
+        f"{_num(pooled)} with all datasets pooled and at most {_num(proper)} in any one dataset."
+    )
+    plain = (
+        "Controls that change nothing (identity rewrite, re-run) move the paper measures by at most "
+        f"{_num(proper)} in one dataset and {_num(pooled)} pooled."
+    )
+    return _claim("noise", text, plain)
 
 
-def _rewrite_claim(document: LeaderboardDocument) -> str | None:
+def _rewrite(document: LeaderboardDocument) -> ClaimRow | None:
     """How often a right baseline answer stays right under rewrite, and which accuracy changes are real."""
     rows = [r for r in document.data.get("accuracy_under_rewrite", []) if isinstance(r, dict)]
     kept = [r for r in rows if r.get("kept") is not None]
@@ -391,108 +415,125 @@ def _rewrite_claim(document: LeaderboardDocument) -> str | None:
     untestable = sum(r.get("verdict") == NOT_TESTABLE for r in rows)
     said = "; ".join(
         f"{document.name(r['model'])} {'loses' if r['drop'] > 0 else 'gains'} {100 * abs(r['drop']):.1f} "
-        f"points under {r['family']} at strength {_strength(r['strength'])} (corrected p {_p(r['p_holm'])})"
+        f"points under {r['family']} at strength {r['strength']:g} (corrected p {_p(r['p_holm'])})"
         for r in significant
     )
-    where = f"{worst['family']} at strength {_strength(worst['strength'])}"
-    return (
+    text = (
         f"Under rewrite, a right baseline answer stays right as little as {100 * worst['kept']:.0f} % of the "
-        f"time ({document.name(worst['model'])}, {where}, {worst['n_right']} right items). "
+        f"time ({document.name(worst['model'])}, {worst['family']} at strength {worst['strength']:g}, "
+        f"{worst['n_right']} right items). "
         f"{len(significant)} of {len(rows)} accuracy changes (model × family × strength) are significant"
         + (f": {said}" if said else "")
         + f"; {untestable} {'is' if untestable == 1 else 'are'} not testable, too few items change (exact "
         "sign-flip test, Holm over the "
         "testable ones)."
     )
+    plain = (
+        "Under rewrite, a right baseline answer stays right as little as "
+        f"{100 * worst['kept']:.0f} % of the time; {len(significant)} of {len(rows)} accuracy changes are "
+        "significant."
+    )
+    return _claim("rewrite-accuracy", text, plain)
 
 
-def _agreement_claim(document: LeaderboardDocument) -> str:
+def _agreement(document: LeaderboardDocument) -> ClaimRow:
     rows = {r["measure"]: r for r in document.kendall_w}
-    parts = [
-        f"{m} W = {_num(rows[m]['w'])} (p = {_p(rows[m]['p'])}, {rows[m]['p_method']})"
-        for m in document.headline_measures
-        if m in rows and rows[m]["w"] is not None
-    ]
+    found = {m: w for m in document.headline_measures if m in rows and (w := rows[m]["w"]) is not None}
     n_models = max((r["n_models"] for r in rows.values()), default=0)
-    if not parts and len(document.complete) < 2:
-        return (
+    if not found and len(document.complete) < 2:  # a one-model board (another profile's) ranks nothing
+        text = (
             f"Kendall's W across datasets is not computable with {len(document.complete)} complete model: "
             "the agreement of a ranking needs two or more models."
         )
-    if not parts:
-        return "Kendall's W across datasets is not computable with the models present."
+        return _claim(
+            "agreement",
+            text,
+            "No ranking agreement across datasets can be measured with fewer than two models.",
+        )
+    if not found:
+        text = "Kendall's W across datasets is not computable with the models present."
+        return _claim("agreement", text, "Kendall's W across datasets is not computable here.")
+    parts = [f"{m} W = {_num(w)} (p = {_p(rows[m]['p'])}, {rows[m]['p_method']})" for m, w in found.items()]
     tau = " Kendall τ between dataset pairs needs ≥ 3 models and is not reported." if n_models < 3 else ""
-    return (
+    text = (
         f"Agreement of the {n_models} models' ranking across datasets (Kendall's W, permutation p, "
         "uncorrected): " + "; ".join(parts) + "." + tau
     )
+    low, high = min(found, key=found.__getitem__), max(found, key=found.__getitem__)
+    plain = (
+        f"The models' ranking agrees across datasets with Kendall's W from {_num(found[low])} ({low}) to "
+        f"{_num(found[high])} ({high})."
+    )
+    return _claim("agreement", text, plain)
 
 
-def _correlations(document: LeaderboardDocument) -> list[IndependenceRow]:
-    """The combined per-item correlations between paper measures that have a ρ, in measure order."""
+def _independence(document: LeaderboardDocument) -> ClaimRow:
+    """Per-item Spearman ρ between the paper measures (combined scope, measure order) that have one."""
     rows = {(r["measure_a"], r["measure_b"]): r for r in document.independence if r["scope"] == "combined"}
-    return [
+    pairs = [
         rows[(a, b)]
         for a, b in itertools.combinations(_paper_measures(document), 2)
         if (a, b) in rows and rows[(a, b)]["rho"] is not None
     ]
-
-
-def _independence_claim(document: LeaderboardDocument) -> str:
-    pairs = _correlations(document)
     if not pairs:
-        return "Per-item correlations between measures are not computable."
+        return _claim("independence", "Per-item correlations between measures are not computable.")
     strongest = max(pairs, key=lambda r: abs(r["rho"] or 0.0))
     weakest = min(pairs, key=lambda r: abs(r["rho"] or 0.0))
-    significant = [r for r in pairs if (p := r["p"]) is not None and p < alpha(document)]
+    significant = sum((p := r["p"]) is not None and p < alpha(document) for r in pairs)
     axis = {m["name"]: m["axis"] for m in document.measures}
     cross = [r for r in pairs if axis[r["measure_a"]] != axis[r["measure_b"]]]
     listed = "; ".join(
         f"{r['measure_a']}–{r['measure_b']} {_num(r['rho'], 2)} (p = {_p(r['p'])})" for r in cross
     )
-    return (
+    text = (
         f"Per item, Spearman ρ between paper measures within each model and dataset (so differences between "
         f"datasets do not count as agreement), combined over the {strongest['n_models']} models' "
         f"{len(document.datasets)} datasets by Fisher's z: strongest "
         f"{strongest['measure_a']}–{strongest['measure_b']} "
         f"ρ = {_num(strongest['rho'], 2)} (p = {_p(strongest['p'])}), weakest {weakest['measure_a']}–"
         f"{weakest['measure_b']} ρ = {_num(weakest['rho'], 2)} (p = {_p(weakest['p'])}); "
-        f"{len(significant)} of "
+        f"{significant} of "
         f"{len(pairs)} pairs have p < {alpha(document)} (uncorrected, descriptive). Between axes: {listed}."
     )
+    plain = (
+        f"Per item, paper measures correlate from ρ = {_num(weakest['rho'], 2)} ({weakest['measure_a']}–"
+        f"{weakest['measure_b']}) to {_num(strongest['rho'], 2)} ({strongest['measure_a']}–"
+        f"{strongest['measure_b']}); {significant} of {len(pairs)} pairs have uncorrected "
+        f"p < {alpha(document)}."
+    )
+    return _claim("independence", text, plain)
 
 
-def _sgs_span(document: LeaderboardDocument) -> str | None:
-    """How far SGS sits from SGS-ext over the pooled paper-measure cells, e.g. ``-4.5 % to +5.5 %``."""
-    changes = [
-        (sgs - ext) / ext
-        for c in document.cells
-        if c["dataset"] == ALL and c["measure"] in _paper_measures(document)
-        if (sgs := c.get("sgs")) is not None and (ext := c["extended"].get("sgs")) not in (None, 0)
-    ]
-    return f"{100 * min(changes):+.1f} % to {100 * max(changes):+.1f} %" if changes else None
-
-
-def _aggregate_claim(document: LeaderboardDocument) -> str | None:
+def _aggregates(document: LeaderboardDocument) -> ClaimRow | None:
     if len(document.aggregates.rows) < 2:
         return None
     paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
-    span = _sgs_span(document) or "–"
+    # how far SGS sits from SGS-ext over the pooled paper-measure cells, e.g. "-4.5 % to +5.5 %"
+    changes = [
+        (sgs - ext) / ext
+        for c in _paper_cells(document, pooled=True)
+        if (sgs := c.get("sgs")) is not None and (ext := c["extended"].get("sgs")) not in (None, 0)
+    ]
+    span = f"{100 * min(changes):+.1f} % to {100 * max(changes):+.1f} %" if changes else None
     added = sorted(set(extended["families"]) - set(paper["families"]))
-    return (
+    text = (
         f"SGS pools exactly the paper's families ({', '.join(paper['families'])}); SGS-ext adds "
-        f"{', '.join(added) or 'nothing'}. On all items SGS differs from SGS-ext by {span}."
+        f"{', '.join(added) or 'nothing'}. On all items SGS differs from SGS-ext by {span or '–'}."
     )
+    plain = (
+        f"SGS ({len(paper['families'])} paper families) and SGS-ext (all {len(extended['families'])}) differ "
+        f"by {span or 'an unknown amount'} on all items."
+    )
+    return _claim("aggregates", text, plain)
 
 
-def _claim(key: str, text: str, *, headline: bool = False) -> ClaimRow:
-    return {"id": key, "text": text, "headline": headline}
-
-
-# ----------------------------------------------------------------------------------------------------
-# The plain sentences: each long finding first as one sentence a researcher can quote (its labels
-# included); the full sentence, with the test, n and correction, stays one click (or footnote) away.
-# ----------------------------------------------------------------------------------------------------
+def _claim(key: str, text: str, plain: str | None = None, *, headline: bool = False) -> ClaimRow:
+    """One ``claims[]`` row; ``plain`` is the finding as one sentence a researcher can quote (its labels
+    included), while ``text`` keeps the test, n and correction one click (or footnote) away."""
+    row: ClaimRow = {"id": key, "text": text, "headline": headline}
+    if plain is not None:
+        row["plain"] = plain
+    return row
 
 
 def carried(labels: Sequence[Sequence[str]]) -> str:
@@ -512,165 +553,6 @@ def carried(labels: Sequence[Sequence[str]]) -> str:
     return f"; {len(carrying)} of them {'is' if len(carrying) == 1 else 'are'} labelled {said}."
 
 
-def _instability_plain(document: LeaderboardDocument) -> str:
-    proper = _tests(document, pooled=False)
-    significant = sum(t["verdict"] == SIGNIFICANT for t in proper)
-    labelled_cells = [
-        c
-        for c in document.cells
-        if c["dataset"] != ALL and c["measure"] in _paper_measures(document)
-        if c.get("verdict") == SIGNIFICANT and c.get("validity")
-    ]
-    return (
-        f"{significant} of {len(proper)} model × dataset × measure cells are significantly unstable above "
-        f"ε = {document.primary_epsilon}" + carried([c.get("validity", []) for c in labelled_cells])
-    )
-
-
-def _grid_plain(cells: Sequence[GridCell]) -> str:
-    wins = sum(c.status == STEADIER for c in cells)
-    if not wins:
-        return (
-            "No model is significantly steadier than every other in any of the "
-            f"{len(cells)} dataset × axis cells."
-        )
-    return (
-        f"One model is significantly steadier than every other in {wins} of {len(cells)} dataset × axis cells"
-        + carried([c.labels for c in cells if c.status == STEADIER])
-    )
-
-
-def _pooled_plain(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> str:
-    wins = [c for c in pooled if c.status == STEADIER]
-    if not wins:
-        return "With all datasets pooled, no model is significantly steadier than every other on any axis."
-    by_model: dict[str, list[str]] = {}
-    for c in wins:
-        by_model.setdefault(c.leader or "", []).append(labelled(axis_label(c.axis).lower(), c.labels))
-    said = "; ".join(f"{document.name(s)} on {_listed(axes)}" for s, axes in by_model.items())
-    return f"With all datasets pooled, the significantly steadiest model is {said}."
-
-
-def _reversal_plain(document: LeaderboardDocument) -> str | None:
-    told = reversals(document)
-    if not told:
-        return None
-    significant = [r for r in told if r.significant]
-    verb = "is" if len(significant) == 1 else "are"
-    labels = [ordered([*r.labels_first, *r.labels_second]) for r in significant]
-    return (
-        f"{len(significant)} of {len(told)} observed flips in two models' order between datasets {verb} "
-        "significant" + carried(labels)
-    )
-
-
-def _rewrite_plain(document: LeaderboardDocument) -> str | None:
-    rows = [r for r in document.data.get("accuracy_under_rewrite", []) if isinstance(r, dict)]
-    kept = [r["kept"] for r in rows if r.get("kept") is not None]
-    if not kept:
-        return None
-    significant = sum(r.get("verdict") == SIGNIFICANT for r in rows)
-    return (
-        "Under rewrite, a right baseline answer stays right as little as "
-        f"{100 * min(kept):.0f} % of the time; {significant} of {len(rows)} accuracy changes are significant."
-    )
-
-
-def _winner_plain(document: LeaderboardDocument) -> str | None:
-    rows = grid(document) if len(document.complete) >= 2 and document.datasets else []
-    leaders = sorted({c.leader for row in rows for c in row if c.status == STEADIER and c.leader})
-    if len(leaders) < 2:
-        return None
-    return (
-        f"No model is steadiest overall: {_listed([document.name(s) for s in leaders])} each lead somewhere, "
-        "and the axes are not added into one score."
-    )
-
-
-def _proportional_plain(document: LeaderboardDocument) -> str | None:
-    rows = [r for r in document.proportional_measures if r["dataset"] == ALL]
-    if not rows:
-        return None
-    if len(rows) > 1:
-        return f"{len(rows)} pairs of measures are one quantity on every item: each is one finding, not two."
-    row = rows[0]
-    return (
-        f"For {document.name(row['model'])}, {lower_first(measure_label(row['measure_a']))} = "
-        f"{_num(row['factor'])} × {lower_first(measure_label(row['measure_b']))} on every item: one finding, "
-        "not two."
-    )
-
-
-def _aggregate_plain(document: LeaderboardDocument) -> str | None:
-    if len(document.aggregates.rows) < 2:
-        return None
-    paper, extended = document.aggregates.rows[0], document.aggregates.rows[1]
-    span = _sgs_span(document) or "an unknown amount"
-    return (
-        f"SGS ({len(paper['families'])} paper families) and SGS-ext (all {len(extended['families'])}) differ "
-        f"by {span} on all items."
-    )
-
-
-def _noise_plain(document: LeaderboardDocument) -> str:
-    pooled, proper = _noise_floors(document, pooled=True), _noise_floors(document, pooled=False)
-    return (
-        "Controls that change nothing (identity rewrite, re-run) move the paper measures by at most "
-        f"{_num(max(proper, default=None))} in one dataset and {_num(max(pooled, default=None))} pooled."
-    )
-
-
-def _agreement_plain(document: LeaderboardDocument) -> str | None:
-    rows = {r["measure"]: r for r in document.kendall_w}
-    found = [(m, w) for m in document.headline_measures if m in rows and (w := rows[m]["w"]) is not None]
-    if not found and len(document.complete) < 2:  # a one-model board (another profile's) ranks nothing
-        return "No ranking agreement across datasets can be measured with fewer than two models."
-    if not found:
-        return "Kendall's W across datasets is not computable here."
-    low, high = min(found, key=lambda mw: mw[1]), max(found, key=lambda mw: mw[1])
-    return (
-        f"The models' ranking agrees across datasets with Kendall's W from {_num(low[1])} ({low[0]}) to "
-        f"{_num(high[1])} ({high[0]})."
-    )
-
-
-def _independence_plain(document: LeaderboardDocument) -> str | None:
-    pairs = _correlations(document)
-    if not pairs:
-        return None
-    strongest = max(pairs, key=lambda r: abs(r["rho"] or 0.0))
-    weakest = min(pairs, key=lambda r: abs(r["rho"] or 0.0))
-    significant = sum((p := r["p"]) is not None and p < alpha(document) for r in pairs)
-    return (
-        f"Per item, paper measures correlate from ρ = {_num(weakest['rho'], 2)} ({weakest['measure_a']}–"
-        f"{weakest['measure_b']}) to {_num(strongest['rho'], 2)} ({strongest['measure_a']}–"
-        f"{strongest['measure_b']}); {significant} of {len(pairs)} pairs have uncorrected "
-        f"p < {alpha(document)}."
-    )
-
-
-def _with_plain(document: LeaderboardDocument, out: list[ClaimRow]) -> list[ClaimRow]:
-    """``out`` with a ``plain`` sentence on every finding that lacks one."""
-    rows = grid(document) if len(document.complete) >= 2 and document.datasets else []
-    plain = {
-        "instability": _instability_plain(document),
-        "grid": _grid_plain([c for row in rows for c in row if c.dataset != ALL]),
-        "pooled": _pooled_plain(document, [c for row in rows for c in row if c.dataset == ALL]),
-        "reversals": _reversal_plain(document),
-        "winner": _winner_plain(document),
-        "proportional": _proportional_plain(document),
-        "aggregates": _aggregate_plain(document),
-        "rewrite-accuracy": _rewrite_plain(document),
-        "noise": _noise_plain(document),
-        "agreement": _agreement_plain(document),
-        "independence": _independence_plain(document),
-    }
-    for claim in out:
-        if (sentence := plain.get(claim["id"])) is not None:
-            claim["plain"] = sentence
-    return out
-
-
 def claims(document: LeaderboardDocument) -> list[ClaimRow]:
     """Every results sentence of a leaderboard, in order (empty when no model is complete).
 
@@ -679,31 +561,16 @@ def claims(document: LeaderboardDocument) -> list[ClaimRow]:
     """
     if not document.complete or not list(document.cells):
         return []
-    out = [_claim("instability", _instability_claim(document), headline=True)]
+    out: list[ClaimRow | None] = [_instability(document)]
     if len(document.complete) >= 2 and document.datasets:
         rows = grid(document)
         cells = [c for row in rows for c in row if c.dataset != ALL]
         pooled = [c for row in rows for c in row if c.dataset == ALL]
-        out += _grid_claims(document, cells)
-        out.append(_claim("pooled", _pooled_claim(document, pooled), headline=True))
-        for key, text in (
-            ("reversals", _reversal_claim(document)),
-            ("winner", _winner_claim(document, cells)),
-        ):
-            if text:
-                out.append(_claim(key, text, headline=True))
-    if (text := _proportional_claim(document)) is not None:
-        out.append(_claim("proportional", text, headline=True))
-    if (text := _aggregate_claim(document)) is not None:
-        out.append(_claim("aggregates", text))
-    if (text := _rewrite_claim(document)) is not None:
-        out.append(_claim("rewrite-accuracy", text))
-    out += [
-        _claim("noise", _noise_claim(document)),
-        _claim("agreement", _agreement_claim(document)),
-        _claim("independence", _independence_claim(document)),
-    ]
-    return _with_plain(document, out)
+        out += [*_grid_claims(document, cells), _pooled(document, pooled), _reversal_claim(document)]
+        out.append(_winner(document, cells, [*cells, *pooled]))
+    out += [_proportional(document), _aggregates(document), _rewrite(document)]
+    out += [_noise(document), _agreement(document), _independence(document)]
+    return [c for c in out if c is not None]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -714,19 +581,12 @@ def claims(document: LeaderboardDocument) -> list[ClaimRow]:
 def _cell_text(stats: CellRow | dict[str, object] | None, labels: Sequence[str] = ()) -> str:
     """``0.164 [0.154, 0.174] †`` (marker only when the exact test's corrected verdict is significant),
     then the cell's validity labels (``0.839 [0.814, 0.861] † [cut]``)."""
-    if not stats or stats.get("sgs") is None:
+    sgs = stats.get("sgs") if stats else None
+    if not stats or not isinstance(sgs, float | int):
         return "–"
-    return labelled(_sgs_text(stats), labels)
-
-
-def _sgs_text(stats: CellRow | dict[str, object]) -> str:
     mark = stats.get("marker") if stats.get("verdict") == SIGNIFICANT else ""
-    low, high, sgs = stats.get("ci_low"), stats.get("ci_high"), stats.get("sgs")
-    assert isinstance(sgs, float | int)
-    return (
-        f"{sgs:.3f} [{_num(low if isinstance(low, float) else None)}, "
-        f"{_num(high if isinstance(high, float) else None)}]" + (f" {mark}" if mark else "")
-    )
+    low, high = (v if isinstance(v := stats.get(k), float) else None for k in ("ci_low", "ci_high"))
+    return labelled(f"{sgs:.3f} [{_num(low)}, {_num(high)}]" + (f" {mark}" if mark else ""), labels)
 
 
 def sgs_table(document: LeaderboardDocument, *, extended: bool = False) -> str:
@@ -876,9 +736,7 @@ def update_readme(readme: Path, document: LeaderboardDocument) -> bool:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("readme", type=click.Path(dir_okay=False, path_type=Path), default=Path("README.md"))
 @click.argument(
-    "board",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("leaderboard") / LEADERBOARD_FILE,
+    "board", type=click.Path(dir_okay=False, path_type=Path), default=Path("leaderboard") / LEADERBOARD_FILE
 )
 def rewrite_readme(readme: Path, board: Path) -> None:
     """Rewrite README's results block from the leaderboard (run after `sago analyze`)."""

@@ -26,6 +26,9 @@ from benchmark.submissions import Submission
 ALL_DATASETS = "all"
 """the ``dataset`` of the row that counts every dataset together."""
 
+TRUNCATION_COLUMNS = ("finished", "response", "item_id", "variant_id")
+"""What :func:`truncation` reads of a records file."""
+
 _GGUF_TYPE = re.compile(r"[._-]((?:i?q\d+(?:_[a-z0-9]+)*)|bf16|f16|f32)\.gguf$", re.IGNORECASE)
 _INSTRUCT_WORDS = re.compile(r"(?:^|[^a-z])(instruct|chat|it)(?:[^a-z]|$)", re.IGNORECASE)
 _BASE_WORD = re.compile(r"(?:^|[^a-z])base(?:[^a-z]|$)", re.IGNORECASE)
@@ -98,20 +101,12 @@ def truncation(folder: ResultsFolder) -> list[TruncationRow]:
         if path.is_symlink():
             continue  # never follow a link out of a submission folder
         try:
-            table = pq.read_table(path, columns=["finished", "response", "item_id", "variant_id"])
+            table = pq.read_table(path, columns=list(TRUNCATION_COLUMNS))
         except (OSError, ValueError, KeyError):
             continue  # the validator reports unreadable records
-        finished = table.column("finished").to_pylist()
-        responses = table.column("response").to_pylist()
+        finished, responses, items, variants = (table.column(k).to_pylist() for k in TRUNCATION_COLUMNS)
         baseline = [
-            (str(i), f)
-            for i, v, f in zip(
-                table.column("item_id").to_pylist(),
-                table.column("variant_id").to_pylist(),
-                finished,
-                strict=True,
-            )
-            if v == BASELINE_VARIANT_ID
+            (str(i), f) for i, v, f in zip(items, variants, finished, strict=True) if v == BASELINE_VARIANT_ID
         ]
         found.append(
             {

@@ -31,22 +31,14 @@ def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
-def _measure_pairs(wide: pd.DataFrame) -> list[dict[str, object]]:
-    """Spearman ρ for each pair of measures (schema order) over the rows of an items × measures table."""
+def _measure_pairs(wide: pd.DataFrame) -> list[tuple[str, str, int, float, float]]:
+    """(measure_a, measure_b, n_items, ρ, p) of Spearman for each pair of measures (schema order) over the
+    rows of an items × measures table."""
     present = [m for m in measure_names() if m in wide.columns]
-    rows: list[dict[str, object]] = []
+    rows = []
     for a, b in itertools.combinations(present, 2):
         x, y = wide[a].to_numpy(dtype=float), wide[b].to_numpy(dtype=float)
-        rho, p = spearman(x, y)
-        rows.append(
-            {
-                "measure_a": a,
-                "measure_b": b,
-                "n_items": int((np.isfinite(x) & np.isfinite(y)).sum()),
-                "rho": rho,
-                "p": p,
-            }
-        )
+        rows.append((a, b, int((np.isfinite(x) & np.isfinite(y)).sum()), *spearman(x, y)))
     return rows
 
 
@@ -101,35 +93,19 @@ def independence_table(per_item: pd.DataFrame) -> pd.DataFrame:
     groups = []
     for (model, dataset), group in items.groupby(["model", "dataset"], sort=True):
         wide = group.pivot_table(index="item_id", columns="measure", values="s")
-        groups += [{"model": model, "dataset": dataset} | r for r in _measure_pairs(wide)]
+        groups += [(model, dataset, *r) for r in _measure_pairs(wide)]
     per_group = pd.DataFrame(
         groups, columns=["model", "dataset", "measure_a", "measure_b", "n_items", "rho", "p"]
     )
     rows = []
     for (model, a, b), group in per_group.groupby(["model", "measure_a", "measure_b"], sort=True):
         rho, p, _ = fisher_combined(group["rho"].to_list(), group["n_items"].to_list())
-        rows.append(_row("model", model, a, b, 1, group, rho, p))
+        rows.append(("model", model, a, b, 1, int(group["n_items"].sum()), rho, p, WITHIN_DATASET))
     for (a, b), group in per_group.groupby(["measure_a", "measure_b"], sort=False):
         rho, p, _ = fisher_combined(group["rho"].to_list(), group["n_items"].to_list())
         used = group.loc[np.isfinite(group["rho"]) & (group["n_items"] > 3), "model"].nunique()
-        rows.append(_row("combined", None, a, b, int(used), group, rho, p))
+        rows.append(("combined", None, a, b, int(used), int(group["n_items"].sum()), rho, p, WITHIN_DATASET))
     return pd.DataFrame(rows, columns=COMBINED_COLUMNS)
-
-
-def _row(
-    scope: str, model: str | None, a: str, b: str, models: int, group: pd.DataFrame, rho: float, p: float
-) -> dict[str, object]:
-    return {
-        "scope": scope,
-        "model": model,
-        "measure_a": a,
-        "measure_b": b,
-        "n_models": models,
-        "n_items": int(group["n_items"].sum()),
-        "rho": rho,
-        "p": p,
-        "method": WITHIN_DATASET,
-    }
 
 
 def pareto_optimal(points: np.ndarray) -> np.ndarray:

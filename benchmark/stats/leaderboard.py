@@ -30,7 +30,7 @@ from benchmark.stats.ranking import PAIRWISE_FAMILY, friedman_table, paired_draw
 from benchmark.stats.rewrite_accuracy import RewriteRow
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
 from benchmark.stats.sgs import AGGREGATE_LABELS, CELL_KEYS, EXTENDED, PAPER
-from benchmark.stats.significance import NOT_TESTABLE, PRIMARY_EPSILON, RAW_TEST_COLUMNS, adjust_across_cells
+from benchmark.stats.significance import RAW_TEST_COLUMNS, adjust_across_cells
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
     AnalysisOptions,
@@ -38,10 +38,13 @@ from benchmark.stats.summary import (
     per_item_frame,
     rows_frame,
     tests_by_cell,
+    with_tests,
 )
 from benchmark.submissions import Submission
 
 RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
+MEASURE_FIELDS = ("name", "axis", "scale", "paper", "headline", "description")
+"""What ``measures[]`` states of each registered measure."""
 
 
 @dataclass(frozen=True)
@@ -92,30 +95,17 @@ RAW_FLOATS = ("t", "p_t", "p_exact", "p_floor")
 def tests_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
     """Raw tests of one aggregate of every summary, re-adjusted across *all* models' cells."""
 
-    def stats_of(cell: Mapping[str, Any]) -> Mapping[str, Any]:
-        return cell if aggregate == PAPER else cell["extended"]
-
     rows = [
         {k: cell[k] for k in CELL_KEYS} | {k: test[k] for k in RAW_TEST_COLUMNS}
         for summary in summaries
         for cell in summary["cells"]
-        for test in stats_of(cell)["tests"]
+        for test in (cell if aggregate == PAPER else cell["extended"])["tests"]
     ]
     raw = pd.DataFrame(rows, columns=[*CELL_KEYS, *RAW_TEST_COLUMNS])
     for column in RAW_FLOATS:
         raw[column] = raw[column].astype(float)  # null in JSON comes back as None
     raw["n_items"] = raw["n_items"].astype(int)
     return adjust_across_cells(raw)
-
-
-def _retested(stats: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str, Any]:
-    """A cell's statistics with its tests replaced by the leaderboard-wide corrected ones."""
-    primary = [t for t in tests if t["epsilon"] == PRIMARY_EPSILON]
-    return dict(stats) | {
-        "tests": tests,
-        "marker": primary[0]["marker"] if primary else "",
-        "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE,
-    }
 
 
 def cell_rows(
@@ -129,9 +119,9 @@ def cell_rows(
         for cell in summary["cells"]:
             key = tuple(cell[k] for k in CELL_KEYS)
             ranked = rank_of.get(key, {})
-            extended = _retested(cell["extended"], by_cell[EXTENDED].get(key, []))
+            extended = with_tests(cell["extended"], by_cell[EXTENDED].get(key, []))
             rows.append(
-                _retested(cell, by_cell[PAPER].get(key, []))
+                with_tests(cell, by_cell[PAPER].get(key, []))
                 | {"extended": extended}
                 | {f: ranked.get(f) for f in RANK_FIELDS}
             )
@@ -243,7 +233,8 @@ def build_leaderboard(
     written file see.
     """
     check_one_dtype(entries)
-    summaries = [e.summary.data for e in sorted(entries, key=lambda e: e.slug) if e.summary is not None]
+    entries = sorted(entries, key=lambda e: e.slug)
+    summaries = [e.summary.data for e in entries if e.summary is not None]
     for entry in entries:
         if entry.summary is not None and entry.summary.schema_version != SUMMARY_SCHEMA_VERSION:
             raise SagoError(
@@ -260,20 +251,10 @@ def build_leaderboard(
     document |= {
         "aggregates": _aggregates(summaries),
         "headline_measures": list(headline_measures()),
-        "measures": [
-            {
-                "name": m.name,
-                "axis": m.axis,
-                "scale": m.scale,
-                "paper": m.paper,
-                "headline": m.headline,
-                "description": m.description,
-            }
-            for m in all_measures()
-        ],
+        "measures": [{k: getattr(m, k) for k in MEASURE_FIELDS} for m in all_measures()],
         "datasets": sorted({d for s in summaries for d in s["datasets"]}),
         "families": sorted({f for s in summaries for f in s["families"]}),
-        "models": [model_row(e) for e in sorted(entries, key=lambda e: e.slug)],
+        "models": [model_row(e) for e in entries],
     }
     # every table the document declares starts empty (pending-only boards have no statistics)
     empty: dict[str, Any] = {k: [] for k in LEADERBOARD_TABLES if k not in document}
@@ -286,10 +267,7 @@ def build_leaderboard(
     document["pairwise"] = validity.annotate_pairs(document["pairwise"], document["cells"])
     items = {s["model"]: {(r["dataset"], str(r["item_id"])) for r in s["per_item"]} for s in summaries}
     document["accuracy_under_rewrite"] = rewrite_accuracy.corrected_rows(
-        row
-        for e in sorted(entries, key=lambda e: e.slug)
-        if e.summary is not None
-        for row in e.rewrite_accuracy
+        row for e in entries if e.summary is not None for row in e.rewrite_accuracy
     )
     document["accuracy"] = validity.annotate_accuracy(
         document["accuracy"], items, gold or {}, document["models"]

@@ -98,11 +98,19 @@ def _truncations(board: LeaderboardDocument) -> dict[tuple[str, str], Truncation
     return out
 
 
-def _share(row: TruncationRow | None) -> tuple[int | None, int | None, float | None]:
-    if row is None:
-        return None, None, None
-    cut, total = int(row["cut"]), int(row["total"])
-    return cut, total, (cut / total if total else None)
+def _cut_row(model: str, dataset: str, a: tuple[int, int] | None, b: tuple[int, int] | None) -> ProfileCutRow:
+    """One model's responses cut at each profile's cap on one dataset (``a``, ``b``: (cut, total))."""
+    (cut_a, total_a), (cut_b, total_b) = (side or (None, None) for side in (a, b))
+    return {
+        "model": model,
+        "dataset": dataset,
+        "cut_a": cut_a,
+        "total_a": total_a,
+        "share_a": cut_a / total_a if cut_a is not None and total_a else None,
+        "cut_b": cut_b,
+        "total_b": total_b,
+        "share_b": cut_b / total_b if cut_b is not None and total_b else None,
+    }
 
 
 def cut_rows(
@@ -111,26 +119,12 @@ def cut_rows(
     """Per model in both and dataset (``"all"`` included): responses cut at each profile's cap."""
     cut_a, cut_b = _truncations(board_a), _truncations(board_b)
     datasets = [*sorted(set(board_a.datasets) & set(board_b.datasets)), validity.ALL_DATASETS]
-    rows: list[ProfileCutRow] = []
-    for model in models:
-        for dataset in datasets:
-            a, b = cut_a.get((model, dataset)), cut_b.get((model, dataset))
-            if a is None and b is None:
-                continue
-            (ca, ta, sa), (cb, tb, sb) = _share(a), _share(b)
-            rows.append(
-                {
-                    "model": model,
-                    "dataset": dataset,
-                    "cut_a": ca,
-                    "total_a": ta,
-                    "share_a": sa,
-                    "cut_b": cb,
-                    "total_b": tb,
-                    "share_b": sb,
-                }
-            )
-    return rows
+    return [
+        _cut_row(model, dataset, *((int(r["cut"]), int(r["total"])) if r else None for r in sides))
+        for model in models
+        for dataset in datasets
+        if (sides := (cut_a.get((model, dataset)), cut_b.get((model, dataset)))) != (None, None)
+    ]
 
 
 CUT_COLUMNS = ["finished", "item_id", "variant_id"]
@@ -184,19 +178,8 @@ def shared_cut_rows(model: str, a: pd.DataFrame, b: pd.DataFrame) -> list[Profil
             frame if dataset == validity.ALL_DATASETS else frame[frame["dataset"].astype(str) == dataset]
             for frame in (shared_a, shared_b)
         ]
-        (ca, ta), (cb, tb) = ((int(side["cut"].sum()), len(side)) for side in sides)
-        rows.append(
-            {
-                "model": model,
-                "dataset": dataset,
-                "cut_a": ca,
-                "total_a": ta,
-                "share_a": ca / ta if ta else None,
-                "cut_b": cb,
-                "total_b": tb,
-                "share_b": cb / tb if tb else None,
-            }
-        )
+        a, b = ((int(side["cut"].sum()), len(side)) for side in sides)
+        rows.append(_cut_row(model, dataset, a, b))
     return rows
 
 
@@ -347,11 +330,6 @@ def _on_shared(
     }
 
 
-def _max_abs_diff(items: tuple[Mapping[str, float], Mapping[str, float]]) -> float | None:
-    shared = set(items[0]) & set(items[1])
-    return max((abs(items[1][i] - items[0][i]) for i in shared), default=None)
-
-
 def control_rows(
     raw: Sequence[tuple[ProfileChangeRow, tuple[Mapping[str, float], Mapping[str, float]]]],
 ) -> list[ProfileControlRow]:
@@ -364,7 +342,7 @@ def control_rows(
             "measure": row["measure"],
             "n_shared": row["n_shared"],
             "n_tied": row["n_tied"],
-            "max_abs_diff": _max_abs_diff(items),
+            "max_abs_diff": max((abs(b[i] - a[i]) for i in set(a) & set(b)), default=None),
             "mean_diff": row["mean_diff"],
             "p_exact": row["p_exact"],
             "p_holm": row["p_holm"],
@@ -372,7 +350,7 @@ def control_rows(
             "family_size": row["family_size"],
             "verdict": row["verdict"],
         }
-        for row, (_, items) in zip(rows, raw, strict=True)
+        for row, (_, (a, b)) in zip(rows, raw, strict=True)
     ]
 
 
@@ -498,15 +476,9 @@ def profile_comparison(
         for dataset in datasets:
             for measure in measures:
                 key = {"model": model, "dataset": dataset, "measure": measure}
-                raw.append(
-                    change_row(
-                        model,
-                        dataset,
-                        measure,
-                        (items_a.get((dataset, measure), {}), items_b.get((dataset, measure), {})),
-                        (board_a.cells.first(**key), board_b.cells.first(**key)),
-                    )
-                )
+                items = (items_a.get((dataset, measure), {}), items_b.get((dataset, measure), {}))
+                cells = (board_a.cells.first(**key), board_b.cells.first(**key))
+                raw.append(change_row(model, dataset, measure, items, cells))
     return {
         "profiles": list(profiles),
         "max_new_tokens": list(max_new_tokens),

@@ -52,15 +52,8 @@ def sample_size_table(per_item: pd.DataFrame, *, seed: int, subsets: int = SUBSE
         for n in subset_sizes(values.size):
             dev = relative_deviations(values, n, rng=cell_rng(seed, "subsets", *key, n), subsets=subsets)
             finite = bool(np.isfinite(dev).all())
-            rows.append(
-                dict(zip(CELL_KEYS, key, strict=True))
-                | {
-                    "n": n,
-                    "n_available": int(values.size),
-                    "mean_rel_dev": float(dev.mean()) if finite else float("nan"),
-                    "p95_rel_dev": float(np.percentile(dev, 95)) if finite else float("nan"),
-                }
-            )
+            mean, p95 = (float(dev.mean()), float(np.percentile(dev, 95))) if finite else (np.nan, np.nan)
+            rows.append((*key, n, int(values.size), mean, p95))
     columns = [*CELL_KEYS, "n", "n_available", "mean_rel_dev", "p95_rel_dev"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -70,13 +63,8 @@ def smallest_n_table(study: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.Da
     rows = []
     for key, group in study.groupby(list(CELL_KEYS), sort=True):
         within = group[group["mean_rel_dev"] <= tolerance]
-        rows.append(
-            dict(zip(CELL_KEYS, key, strict=True))
-            | {
-                "n_available": int(group["n_available"].iloc[0]),
-                "smallest_n": int(within["n"].min()) if len(within) else None,
-            }
-        )
+        smallest = int(within["n"].min()) if len(within) else None
+        rows.append((*key, int(group["n_available"].iloc[0]), smallest))
     return pd.DataFrame(rows, columns=[*CELL_KEYS, "n_available", "smallest_n"])
 
 
@@ -89,32 +77,24 @@ def _order_signs(sgs: np.ndarray) -> np.ndarray:
 
 def ranking_agreement_rows(
     cell: PairedDraws, *, seed: int, subsets: int = SUBSETS
-) -> list[dict[str, object]]:
+) -> list[tuple[object, ...]]:
     """How often a random n-item subset (shared by all models) reproduces the full model ordering.
 
     ``mean_tau`` is Kendall's τ_a between the subset's and the full ordering (concordant minus discordant
-    model pairs over all pairs); ``same_order`` the share of subsets whose ordering is identical.
+    model pairs over all pairs); ``same_order`` the share of subsets whose ordering is identical. Rows
+    in the columns of :func:`ranking_agreement_table`.
     """
     n_items, n_models = cell.values.shape
     if n_models < 2:
         return []
     full = _order_signs(cell.sgs)
-    rows: list[dict[str, object]] = []
+    rows: list[tuple[object, ...]] = []
     for n in subset_sizes(n_items):
         rng = cell_rng(seed, "ranking-subsets", cell.dataset, cell.measure, n)
         pick = rng.random((subsets, n_items)).argsort(axis=1)[:, :n]
         signs = _order_signs(cell.values[pick].mean(axis=1))  # [subsets, pairs]
-        rows.append(
-            {
-                "dataset": cell.dataset,
-                "measure": cell.measure,
-                "n": n,
-                "n_available": n_items,
-                "n_models": n_models,
-                "mean_tau": float((signs * full).mean()),
-                "same_order": float((signs == full).all(axis=1).mean()),
-            }
-        )
+        same = float((signs == full).all(axis=1).mean())
+        rows.append((cell.dataset, cell.measure, n, n_items, n_models, float((signs * full).mean()), same))
     return rows
 
 

@@ -39,13 +39,6 @@ DEFAULT_RESAMPLES = 2000
 CONFIDENCE = 0.95
 
 
-def check_deltas(deltas: pd.DataFrame) -> None:
-    """Raise ``ValueError`` naming the missing columns when ``deltas`` breaks the contract."""
-    missing = [c for c in delta_columns() if c not in deltas.columns]
-    if missing:
-        raise ValueError(f"deltas table lacks columns {missing} (see docs/CONTRACTS.md section 3)")
-
-
 def scaled_deltas(deltas: pd.DataFrame) -> pd.DataFrame:
     """Id columns plus one column per measure holding d = Δ / R.
 
@@ -56,7 +49,9 @@ def scaled_deltas(deltas: pd.DataFrame) -> pd.DataFrame:
     >>> float(scaled_deltas(pd.DataFrame([row]))["bleu"].iloc[0])
     -0.5
     """
-    check_deltas(deltas)
+    missing = [c for c in delta_columns() if c not in deltas.columns]
+    if missing:
+        raise ValueError(f"deltas table lacks columns {missing} (see docs/CONTRACTS.md section 3)")
     scaled = {m.name: deltas[f"delta_{m.name}"].astype(float) / m.scale for m in all_measures()}
     return pd.concat(
         [deltas[list(DELTA_ID_COLUMNS)].reset_index(drop=True), pd.DataFrame(scaled).reset_index(drop=True)],
@@ -142,14 +137,6 @@ def percentile_ci(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[
     return float(low), float(high)
 
 
-def mean_with_ci(values: np.ndarray, *, rng: np.random.Generator, resamples: int) -> dict[str, float]:
-    """``{n_items, sgs, ci_low, ci_high}`` of one cell's per-item values."""
-    if values.size == 0:
-        return {"n_items": 0, "sgs": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}
-    low, high = percentile_ci(bootstrap_means(values, rng=rng, resamples=resamples))
-    return {"n_items": int(values.size), "sgs": float(values.mean()), "ci_low": low, "ci_high": high}
-
-
 def sgs_table(
     per_item: pd.DataFrame, *, seed: int, resamples: int = DEFAULT_RESAMPLES, keys: Iterable[str] = CELL_KEYS
 ) -> pd.DataFrame:
@@ -164,9 +151,9 @@ def sgs_table(
     keys = list(keys)
     rows = []
     for key, group in per_item.groupby(keys, sort=True):
-        values = group.sort_values("item_id")["s"].to_numpy(dtype=float)
-        stats = mean_with_ci(values, rng=cell_rng(seed, *key), resamples=resamples)
-        rows.append(dict(zip(keys, key, strict=True)) | stats)
+        values = group.sort_values("item_id")["s"].to_numpy(dtype=float)  # a group has at least one item
+        low, high = percentile_ci(bootstrap_means(values, rng=cell_rng(seed, *key), resamples=resamples))
+        rows.append((*key, int(values.size), float(values.mean()), low, high))
     return pd.DataFrame(rows, columns=[*keys, "n_items", "sgs", "ci_low", "ci_high"])
 
 

@@ -158,18 +158,7 @@ def epsilon_tests(per_item: pd.DataFrame, epsilons: Sequence[float] = EPSILONS) 
         for epsilon in epsilons:
             t, p_t = t_test_greater(values, epsilon)
             p_exact, floor = exact_greater(values, epsilon)
-            rows.append(
-                dict(zip(CELL_KEYS, key, strict=True))
-                | {
-                    "epsilon": epsilon,
-                    "n_items": int(values.size),
-                    "t": t,
-                    "p_t": p_t,
-                    "marker_uncorrected": marker(p_t),
-                    "p_exact": p_exact,
-                    "p_floor": floor,
-                }
-            )
+            rows.append((*key, epsilon, int(values.size), t, p_t, marker(p_t), p_exact, floor))
     return pd.DataFrame(rows, columns=[*CELL_KEYS, *RAW_TEST_COLUMNS])
 
 

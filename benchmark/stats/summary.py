@@ -119,19 +119,24 @@ def tests_by_cell(tests: pd.DataFrame) -> dict[tuple[Any, ...], list[dict[str, A
     return grouped
 
 
+def with_tests(stats: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str, Any]:
+    """A cell's statistics with its ``tests`` (one per ε, in ε order) and the primary test's marker and
+    verdict (the leaderboard calls it again with its board-wide corrected tests)."""
+    primary = [t for t in tests if t["epsilon"] == PRIMARY_EPSILON]
+    return dict(stats) | {
+        "tests": tests,
+        "marker": primary[0]["marker"] if primary else "",
+        "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE,
+    }
+
+
 def cell_stats(cells: pd.DataFrame, tests: pd.DataFrame) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """Per cell key: SGS, CI, tests (one per ε, in ε order), and the primary test's marker and verdict."""
+    """Per cell key: SGS, CI, tests, and the primary test's marker and verdict (:func:`with_tests`)."""
     grouped = tests_by_cell(tests)
     out = {}
     for cell in jsonio.records(cells):
         key = tuple(cell[k] for k in CELL_KEYS)
-        cell_tests = grouped.get(key, [])
-        primary = [t for t in cell_tests if t["epsilon"] == PRIMARY_EPSILON]
-        out[key] = {f: cell[f] for f in STAT_FIELDS} | {
-            "tests": cell_tests,
-            "marker": primary[0]["marker"] if primary else "",
-            "verdict": primary[0]["verdict"] if primary else NOT_TESTABLE,
-        }
+        out[key] = with_tests({f: cell[f] for f in STAT_FIELDS}, grouped.get(key, []))
     return out
 
 

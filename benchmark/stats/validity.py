@@ -74,18 +74,14 @@ def at_least_half(part: int, whole: int) -> bool:
     return whole > 0 and part >= HALF * whole
 
 
-def response_labels(truncation: Mapping[str, object] | None) -> list[str]:
-    """Labels of one model's responses on one dataset from its ``models[].run.truncated[]`` row."""
-    if truncation is None:
+def cell_labels(axis: str, truncation: Mapping[str, object] | None) -> list[str]:
+    """Labels of a (model, dataset, measure) cell: when the axis reads responses, those of the model's
+    responses on the dataset (its ``models[].run.truncated[]`` row)."""
+    if truncation is None or axis not in RESPONSE_AXES:
         return []
     total = int(str(truncation.get("total", 0)))
     counts = {CUT: truncation.get("cut", 0), DEGENERATE: truncation.get("degenerate", 0)}
     return [label for label, n in counts.items() if at_least_half(int(str(n)), total)]
-
-
-def cell_labels(axis: str, truncation: Mapping[str, object] | None) -> list[str]:
-    """Labels of a (model, dataset, measure) cell: the response labels when the axis reads responses."""
-    return response_labels(truncation) if axis in RESPONSE_AXES else []
 
 
 def pair_labels(n_tied: int, n_items: int, cells: Iterable[Sequence[str]]) -> list[str]:

@@ -123,17 +123,6 @@ def alpha(document: LeaderboardDocument) -> float:
     return document.alpha if document.alpha is not None else ALPHA
 
 
-def _pair_status(row: PairwiseRow) -> str:
-    """The row's corrected verdict (files and examples without ``verdict``: from ``testable``/``p_holm``)."""
-    found = row.get("verdict")
-    if isinstance(found, str) and found:
-        return found
-    p = row.get("p_holm")
-    if not row.get("testable", True) or p is None:
-        return NOT_TESTABLE
-    return SIGNIFICANT if p < ALPHA else "not significant"
-
-
 def pair_verdict(row: PairwiseRow | None) -> tuple[str, str | None]:
     """(status, steadier slug) of one ``pairwise[]`` row.
 
@@ -144,7 +133,10 @@ def pair_verdict(row: PairwiseRow | None) -> tuple[str, str | None]:
     """
     if row is None:
         return NO_DATA, None
-    status = _pair_status(row)
+    status, p = row.get("verdict"), row.get("p_holm")
+    if not (isinstance(status, str) and status):  # files and examples without ``verdict``
+        tested = SIGNIFICANT if p is not None and p < ALPHA else "not significant"
+        status = NOT_TESTABLE if not row.get("testable", True) or p is None else tested
     if status == NOT_TESTABLE:
         return NOT_TESTABLE, None
     diff = row.get("diff")
@@ -212,17 +204,8 @@ def grid_cell(document: LeaderboardDocument, dataset: str, axis: str) -> GridCel
     headline_name = headline_measure(document, axis)
     if headline_name is not None:
         main = next(v for v in verdicts if v.measure == headline_name)
-        wins = sum(v.status == STEADIER and v.leader == main.leader for v in verdicts)
-        return GridCell(
-            dataset,
-            axis,
-            main.status,
-            main.leader,
-            wins if main.leader else 0,
-            verdicts,
-            main.pairs,
-            main.labels,
-        )
+        wins = sum(v.status == STEADIER and v.leader == main.leader for v in verdicts) if main.leader else 0
+        return GridCell(dataset, axis, main.status, main.leader, wins, verdicts, main.pairs, main.labels)
     leaders = Counter(v.leader for v in verdicts if v.status == STEADIER)
     if len(leaders) == 1:
         ((leader, wins),) = leaders.items()
