@@ -182,7 +182,7 @@ class Document:
     """the largest file :meth:`read` loads (bytes)."""
 
     schema_version: int
-    data: AsWritten
+    data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
     """the whole JSON object (keys and values exactly as in the file)."""
 
     @classmethod
