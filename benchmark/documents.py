@@ -130,7 +130,6 @@ def _int_map(value: object, _: object = None) -> Mapping[str, int] | None:
 Text = Annotated[str | None, Read(_text)]
 Int = Annotated[int | None, Read(_int)]
 Seconds = Annotated[float | None, Read(_seconds)]
-Object = Annotated[Mapping[str, Any], Read(_object)]
 AsWritten = Annotated[Any, Read(lambda value, _: value)]
 
 
@@ -180,6 +179,7 @@ class Document:
     FIX: ClassVar[str] = "re-run `sago analyze`"
     LIMIT: ClassVar[int] = 64 << 20
     """the largest file :meth:`read` loads (bytes)."""
+    STATISTICS: ClassVar[bool] = False
 
     schema_version: int
     data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
@@ -245,8 +245,8 @@ class Document:
         return dict(self.data)
 
     def dumps(self) -> str:
-        """Provenance is written as recorded; the statistics' documents override this."""
-        return jsonio.plain_json(self.data)
+        """Provenance is written as recorded; statistics canonically (rebuilt, the same bytes)."""
+        return (jsonio.dumps if self.STATISTICS else jsonio.plain_json)(self.data)
 
 
 def _names(value: object, _: object = None) -> tuple[str, ...] | None:
@@ -716,6 +716,7 @@ class SummaryDocument(Document):
     FILE: ClassVar[str] = "summary.json"
     LIMIT: ClassVar[int] = 16 << 20
     NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
+    STATISTICS: ClassVar[bool] = True
 
     model: Text = None
     """the submission slug."""
@@ -723,10 +724,6 @@ class SummaryDocument(Document):
     version: Text = None
     per_item: Rows[PerItemRow] = Table()
     """s_X(i) of every item and measure (what the site's comparison pages read)."""
-
-    def dumps(self) -> str:
-        """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
-        return jsonio.dumps(self.data)
 
 
 # Top-level keys a leaderboard cannot do without, and the type each must have (checked by ``require``).
@@ -769,6 +766,7 @@ class LeaderboardDocument(Document):
     FILE: ClassVar[str] = "leaderboard.json"
     NEWEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
     OLDEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
+    STATISTICS: ClassVar[bool] = True
 
     set: Text = None
     version: Text = None
@@ -803,10 +801,6 @@ class LeaderboardDocument(Document):
     sample_size: Rows[SampleSizeRow] = Table()
     sample_size_smallest_n: Rows[SmallestNRow] = Table()
     sample_size_ranking: Rows[SampleRankingRow] = Table()
-
-    def dumps(self) -> str:
-        """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
-        return jsonio.dumps(self.data)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "leaderboard") -> Self:

@@ -66,7 +66,6 @@ RESULT_FILES: tuple[tuple[str, str], ...] = (
 DERIVED_FILES: tuple[str, ...] = (DELTAS_FILE, SUMMARY_FILE)
 """tables ``sago analyze`` derives from the harness outputs (not hashed in run.json)."""
 TOP_FILES: frozenset[str] = frozenset({RUN_FILE, *DERIVED_FILES})
-RUN_JSON_LIMIT = RunDocument.LIMIT
 
 
 def results_dir(
