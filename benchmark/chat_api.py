@@ -46,8 +46,7 @@ MAX_TOKEN_COUNT = 10**7
 """the largest token count a reply's ``usage`` may report (more is a broken server, read as 0)."""
 MAX_MESSAGE_CHARS = 240
 MAX_REPLY_BYTES = 4 << 20
-"""the most of a reply body read: a chat completion of a few hundred tokens with their log-probabilities
-is tens of KiB, so 4 MiB is far above any legitimate reply and far below what would fill memory."""
+"""the most of a reply body read: far above any legitimate reply (tens of KiB), far below filling memory."""
 MAX_BACKOFF_S = 60.0
 
 

@@ -418,9 +418,8 @@ def _check_dataset(
 
 
 def _check_own_confidence(folder: Path, rel: Path, dataset: str, rows: int) -> list[Failure]:
-    """An API run's own-token confidence of one dataset: present, typed as ``schema.OWN_CONFIDENCE_FIELDS``
-    declares, one row per record, and a mean probability in (0, 1] wherever tokens were returned (the
-    authors clip each token's to [1e-10, 1]; NaN is refused)."""
+    """An API run's own-token confidence: present, typed, one row per record, and a mean probability in
+    (0, 1] wherever tokens were returned (NaN is refused)."""
     path = ResultsFolder(folder).own_confidence(dataset)
     where = rel / OWN_CONFIDENCE_DIR / path.name
     if not path.is_file() or path.is_symlink():
@@ -430,16 +429,11 @@ def _check_own_confidence(folder: Path, rel: Path, dataset: str, rows: int) -> l
         return failures
     if table.num_rows != rows:
         return [Failure(str(where), f"{table.num_rows} rows for {rows} records", EVALUATE)]
-    prob = table.column("own_prob_mean").to_numpy(zero_copy_only=False)[_tokens(table)]
+    returned = table.column("own_tokens").to_numpy(zero_copy_only=False) > 0  # the others have no mean
+    prob = table.column("own_prob_mean").to_numpy(zero_copy_only=False)[returned]
     if not ((prob > 0) & (prob <= 1 + 1e-12)).all():
         return [Failure(str(where), "a mean token probability that is not in (0, 1]", EVALUATE)]
     return []
-
-
-def _tokens(table: pa.Table) -> np.ndarray:
-    """Rows whose endpoint returned token log-probabilities (the others have no mean to check)."""
-    tokens: np.ndarray = table.column("own_tokens").to_numpy(zero_copy_only=False) > 0
-    return tokens
 
 
 def _check_parquet(
@@ -477,8 +471,8 @@ def activation_layout_ok(tensors: Mapping[str, TensorInfo]) -> bool:
 def _check_activations(
     path: Path, rel: Path, keys: set[tuple[str, str]], run: RunDocument | None
 ) -> tuple[dict[str, np.ndarray] | None, list[Failure]]:
-    """A fully parsed safetensors file: float16 [layers + 1, hidden] arrays (or compact cosines), one per
-    record, shaped as run.json's model, with plausible values. Returns the arrays (mapped, not read) too."""
+    """A fully parsed safetensors file, one tensor per record, shaped as run.json's model, with plausible
+    values; and its arrays (mapped, not read)."""
     big = _too_big(path, rel, ACTIVATIONS_DIR)
     if big is not None:
         return None, [big]
