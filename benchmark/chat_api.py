@@ -58,7 +58,7 @@ class ChatSettings:
     """the server, e.g. ``https://api.openai.com`` or ``http://127.0.0.1:8080`` (``/v1`` is added)."""
     model: str
     key_env: str | None = None
-    """environment variable holding the API key; None: send no key (a local server)."""
+    """environment variable holding the API key (None: send none)."""
     timeout_s: float = 120.0
     """seconds one request may take in all (a server that trickles bytes is cut off here)."""
     read_timeout_s: float = 30.0
@@ -327,8 +327,7 @@ class ChatClient:
 
 
 class _Watchdog:
-    """The total deadline of one request: when it passes (or :meth:`fire` is called) the connection is
-    shut, which wakes a read blocked on a server that trickles bytes or never answers."""
+    """One request's deadline: shutting the connection wakes a read blocked on a trickling server."""
 
     def __init__(self, seconds: float) -> None:
         self.fired = threading.Event()

@@ -318,8 +318,7 @@ class RunModel:
     n_layers: Int = None
     hidden_size: Int = None
     own_confidence: Text = None
-    """an API run: ``measured``, or why the own-token confidence was not (the endpoint refused
-    ``logprobs``); None: not recorded (every open-model run, and API runs from before it was)."""
+    """an API run: ``measured``, or why the own-token confidence was not (None: not recorded)."""
 
     @property
     def is_api(self) -> bool:
@@ -975,14 +974,11 @@ class ManifestDocument(Document):
     not_produced: Mapping[str, str] = field(default_factory=dict)
     not_made: Mapping[str, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)
     """dataset -> family -> reason -> cells left out (e.g. ``duplicate``)."""
+    # Descriptive, as written: the dataset card shows them, no code decides on them.
     families: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
-    """family -> its places, strengths, kind ("rule" or "llm") and whether the paper has it (descriptive,
-    as written: the dataset card shows it, no code decides on it)."""
     llm: Mapping[str, object] = field(default_factory=dict)
-    """the LLM rewrites: rewriter, thresholds, accepted, dropped ... (descriptive, as written)."""
     written: Mapping[str, object] | None = None
-    """the maintainers' written cells: their file and summary (descriptive, as written); None for a set
-    built without them."""
+    """the maintainers' written cells (None: a set built without them)."""
     declared_sha256: str | None = None
     """a ``sha256`` key: the hash of an earlier manifest of the same set, still accepted for its results."""
 
