@@ -37,27 +37,20 @@ class ModelRef:
 
 
 def _names_submission(model: str, submissions: Path) -> bool:
-    """Whether ``model`` is the slug of a submission folder under ``submissions``."""
     return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", model)) and (submissions / model).is_dir()
 
 
 def load_variant_set(
     set_name: str = DEFAULT_SET, version: str = DEFAULT_SET_VERSION, *, root: Path = VARIANTS_DIR
 ) -> VariantSet:
-    """The frozen variant set ``set_name/version``, every file checked against its manifest sha256.
-
-    ``.frame(dataset)`` is one dataset's table (docs/CONTRACTS.md section 1), ``.sha256`` the set's hash.
-    """
+    """The frozen variant set ``set_name/version``, every file checked against its manifest sha256."""
     return _load_variant_set(set_name, version, root)
 
 
 def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
-    """What a model string names: a submission slug (the packaged models are submissions, e.g.
-    ``huggingfacetb__smollm2-135m-instruct-q4_1``), a local model folder, a Hub id pinned to a
-    commit, ``org/name@<40-hex sha>``, or a model behind an OpenAI-compatible endpoint,
-    ``api:<model>@<base_url>[#KEY_VARIABLE]`` (the model name is its snapshot: give a dated one). The
-    endpoint rules of a submission hold here too (:mod:`benchmark.endpoints`): the key variable starts
-    with ``SAGO_API_KEY_`` and the address is https:// to a public host name.
+    """What a model string names: a submission slug, a local model folder, ``org/name@<40-hex sha>`` or
+    ``api:<model>@<base_url>[#KEY_VARIABLE]`` (the model name is its snapshot: give a dated one; the
+    endpoint rules of :mod:`benchmark.endpoints` hold).
 
     >>> model_ref("api:gpt-4o-mini-2024-07-18@https://api.openai.com#SAGO_API_KEY_OPENAI").model.key_env
     'SAGO_API_KEY_OPENAI'
@@ -65,13 +58,8 @@ def model_ref(model: str, *, submissions: Path = SUBMISSIONS_DIR) -> ModelRef:
     api = _API.fullmatch(model)
     if api:
         try:
-            spec = ApiModel(
-                kind="api",
-                base_url=api["url"],
-                model=api["model"],
-                snapshot=api["model"],
-                key_env=api["key_env"],
-            )
+            name, url, key_env = api["model"], api["url"], api["key_env"]
+            spec = ApiModel(kind="api", base_url=url, model=name, snapshot=name, key_env=key_env)
         except ValueError as err:
             raise SagoError(f"model {model[:80]!r}: not a usable api:<model>@<base_url> ({err})") from None
         return ModelRef(spec)
@@ -108,14 +96,10 @@ def evaluate(
     run.json); a killed run resumes when called again.
 
     Args:
-        model: a submission slug, a local model folder, a pinned Hub id (see :func:`model_ref`), or a
-            loaded backend (e.g. :func:`benchmark.testing.tiny_backend`).
+        model: a string :func:`model_ref` reads, or a loaded backend (:func:`benchmark.testing.tiny_backend`).
         variant_set: from :func:`load_variant_set`.
-        out: the results folder to write; for a submission slug it may be left out: then the
-            submission's own folder, ``submissions/<slug>/results/<set>/<version>/`` for the version's
-            board profile and ``.../<version>-<profile>/`` for any other (as ``sago evaluate``).
-        profile, threads, batch_size, datasets, device, engine, force, progress: as the ``sago evaluate``
-            options of the same names.
+        out: the results folder; for a submission slug it may be left out (then the submission's own).
+        profile, threads, batch_size, datasets, device, engine, force, progress: as ``sago evaluate``'s.
 
     Returns:
         run.json's path, or None when ``out`` already holds complete results and ``force`` is off.
@@ -161,24 +145,16 @@ def analyze(
 ) -> LeaderboardDocument:
     """``sago analyze``: every submission's summary.json and the leaderboard document at ``out``.
 
-    ``profile`` (None: the version's board profile) chooses whose runs are analysed: another profile's
-    runs live in ``<version>-<profile>/`` and make a board of their own (pass ``out`` for it, e.g.
-    :func:`benchmark.pipeline.analyze.profile_board_path`).
-    Returns the leaderboard as its typed document (tables of typed rows; docs/LEADERBOARD_JSON.md).
+    ``profile`` (None: the version's board profile) chooses whose runs are analysed; another profile's
+    board needs its own ``out`` (:func:`benchmark.results.profile_board_path`).
     """
     from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
     from benchmark.stats.summary import AnalysisOptions
 
-    request = AnalyzeRequest(
-        set_name,
-        version,
-        submissions,
-        out,
-        tuple(slugs),
-        AnalysisOptions(seed=seed, resamples=resamples),
-        profile=profile,
+    options = AnalysisOptions(seed=seed, resamples=resamples)
+    return run_analysis(
+        AnalyzeRequest(set_name, version, submissions, out, tuple(slugs), options, profile=profile)
     )
-    return run_analysis(request)
 
 
 def build_site(
@@ -189,8 +165,7 @@ def build_site(
     variants: Path = VARIANTS_DIR,
     progress: bool = True,
 ) -> Path:
-    """``sago leaderboard build``: render the static site of ``leaderboard`` into ``out`` (with a board for
-    each other frozen version of its set under ``versions/<version>/``); returns ``out``."""
+    """``sago leaderboard build``: render the static site of ``leaderboard`` into ``out``; returns ``out``."""
     from benchmark.site.board import read_board
     from benchmark.site.build import SiteInputs
     from benchmark.site.build import build_site as render
@@ -198,14 +173,12 @@ def build_site(
 
     board = read_board(leaderboard)
     variant_set = _load_variant_set(board.data["set"], board.data["version"], variants)
-    others = other_boards(board, leaderboard, submissions, variants)
     files = read_model_facts(leaderboard.with_name(FACTS_FILE))
-    profiles = profile_boards(board, leaderboard, submissions, variant_set)
     render(
         SiteInputs(board, submissions, variant_set, model_files=files),
         out,
         progress=progress,
-        others=others,
-        profiles=profiles,
+        others=other_boards(board, leaderboard, submissions, variants),
+        profiles=profile_boards(board, leaderboard, submissions, variant_set),
     )
     return out

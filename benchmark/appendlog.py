@@ -1,11 +1,8 @@
 """One append-only JSON-lines log for everything a run must not lose: paid API answers and LLM rewrites.
 
-Each entry is one line, appended, flushed and fsynced as it arrives, so a killed writer loses at most the
-line it was writing. That line is the only damage a kill can do, so it is the only one forgiven: the last
-line, unterminated and unreadable, is dropped on load (its entry is asked for again) and cut off before
-the next append (so it never becomes a bad line in the middle). Any other line that does not read is
-refused, naming ``file:line``: a log is never shortened without a word. JSON lines, not SQLite, because
-rewrite logs are committed and reviewed as text.
+Each entry is one line, fsynced as it arrives, so a kill tears at most the last line: that line alone is
+forgiven (dropped on load, cut before the next append); any other bad line is refused, naming
+``file:line``. JSON lines, not SQLite, because rewrite logs are committed and reviewed as text.
 """
 
 from __future__ import annotations
@@ -23,12 +20,11 @@ from benchmark.errors import SagoError
 
 E = TypeVar("E")
 
-_WRITING = threading.Lock()
-"""one writer at a time in this process (a pool's threads share a log; a cut must not race an append)."""
+_WRITING = threading.Lock()  # a pool's threads share a log; a cut must not race an append
 
 
 def request_key(*parts: object) -> str:
-    """The cache key of a request: sha256 of its parts as one JSON list with sorted keys.
+    """sha256 of the request's parts as one JSON list with sorted keys.
 
     >>> request_key("https://api.openai.com", "gpt-4o-mini", "Hi")[:16]
     'ee75e2c6ade59606'
@@ -46,22 +42,15 @@ class AppendLog(Generic[E]):
     """The entries of one JSON-lines file: :meth:`load` them all, :meth:`append` new ones durably."""
 
     path: Path
-    """the file (made, with its folder, on the first append)."""
     decode: Callable[[Any], E]
     """a parsed line -> its entry; raises ``TypeError``, ``KeyError`` or ``ValueError`` when it is none."""
     encode: Callable[[E], object]
-    """an entry -> what its line holds."""
     what: str
     """an entry in words ("a rewrite attempt"), for the error naming a bad line."""
     hint: str = ""
-    """the rest of that error: what the file holds, what to do."""
 
     def load(self) -> list[E]:
-        """Every entry in file order (none when the file is missing); blank lines are skipped.
-
-        Raises:
-            SagoError: a line other than an unterminated last one is not JSON or not an entry.
-        """
+        """Every entry in file order (none when the file is missing); blank lines are skipped."""
         if not self.path.is_file():
             return []
         *whole, tail = self.path.read_bytes().split(b"\n")
@@ -69,8 +58,7 @@ class AppendLog(Generic[E]):
         return entries + self._kept(tail)
 
     def _kept(self, tail: bytes) -> list[E]:
-        """An unterminated last line's entry when it reads (a line written without its newline), none
-        when it does not (torn by a kill)."""
+        """An unterminated last line's entry when it reads; none when it was torn by a kill."""
         try:
             return [self._entry(0, tail)] if tail.strip() else []
         except SagoError:
@@ -89,7 +77,6 @@ class AppendLog(Generic[E]):
         raise SagoError(f"{self.path}:{number}: {reason}{self.hint}")
 
     def append(self, entries: Iterable[E]) -> None:
-        """Append ``entries`` and make them durable (flush and fsync) before returning."""
         data = "".join(json_line(self.encode(e)) for e in entries).encode("utf-8")
         if not data:
             return
@@ -107,8 +94,7 @@ class AppendLog(Generic[E]):
 
 
 def _unterminated(out: BinaryIO) -> bytes:
-    """The file's bytes after its last newline (one byte read when it ends with one); the position is
-    left at the end."""
+    """The file's bytes after its last newline; the position is left at the end."""
     end = out.seek(0, os.SEEK_END)
     out.seek(max(end - 1, 0))
     if out.read(1) in (b"", b"\n"):

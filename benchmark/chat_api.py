@@ -1,23 +1,11 @@
 """A client for any OpenAI-compatible ``/v1/chat/completions`` endpoint: a hosted API, vLLM, llama.cpp.
 
-One request at a time per call; callers run calls concurrently on a bounded pool (:class:`ChatClient` is
-thread-safe). What a benchmark needs from a remote model, and what this module guarantees:
-
-* **the key never leaves the environment.** The submission names an environment variable; the key is
-  read from it when a request is sent, never stored in a result, a checkpoint or a message.
-* **transient failures are retried, the rest fail at once.** 429 and 5xx answers, refused or reset
-  connections and timeouts are retried with exponential backoff (honouring ``Retry-After``), at most
-  :attr:`ChatSettings.retries` times; 400/401/403/404, a body that is not JSON or has no
-  ``choices[0].message`` are one-line :class:`~benchmark.errors.SagoError` s that name the fix.
-* **counts for provenance.** Requests, retries and the server's token usage are counted
-  (:meth:`ChatClient.counts`) for run.json.
-
-* **a hostile or broken server cannot hang or flood a run.** Each request has a total deadline
-  (:attr:`ChatSettings.timeout_s`) and a limit on silence between bytes; the body is read up to
-  :data:`MAX_REPLY_BYTES` and no further; a reply cut short is retried like a reset; redirects are never
-  followed; every failure is one line, the key and anything shaped like a key masked before it is cut.
-
-Standard library only (``http.client``): no client package to pin, and nothing imported at module load.
+:class:`ChatClient` is thread-safe. The key is read from the environment variable the submission names
+when a request is sent, never stored. Transient failures (429, 5xx, resets, timeouts, a reply cut short)
+are retried with exponential backoff honouring ``Retry-After``; the rest are one-line errors naming the
+fix. A hostile server cannot hang or flood a run: each request has a total deadline and a limit on
+silence, the body is read up to :data:`MAX_REPLY_BYTES`, redirects are never followed, and anything
+shaped like a key is masked in messages. Standard library only: no client package to pin.
 """
 
 from __future__ import annotations
@@ -43,7 +31,6 @@ from benchmark.appendlog import AppendLog
 from benchmark.errors import SagoError
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-"""HTTP statuses worth a second try: rate limits, overload and gateway trouble."""
 _KEYLIKE = re.compile(
     r"\b(?:(?:sk|pk|rk|key)[-_][A-Za-z0-9_\-*.]{3,}"  # OpenAI and most others: sk-..., sk-proj-...
     r"|hf_[A-Za-z0-9]{6,}"  # Hugging Face
@@ -53,18 +40,14 @@ _KEYLIKE = re.compile(
 )
 """what a quoted API key looks like in a server's error message (``sk-proj-...``, ``sk-abc***xyz``)."""
 _BEARER = re.compile(r"(\b[Bb]earer\s+)[^\s\"',;]+")
-"""a bearer token quoted back (whatever its shape)."""
 MAX_TEXT_BYTES = 64 * 1024
 """the longest reply text accepted: the records' limit on one value (``benchmark.parquet_check``)."""
 MAX_TOKEN_COUNT = 10**7
 """the largest token count a reply's ``usage`` may report (more is a broken server, read as 0)."""
 MAX_MESSAGE_CHARS = 240
-"""the longest a server's message is quoted in an error (after masking)."""
 MAX_REPLY_BYTES = 4 << 20
-"""the most of a reply body read: a chat completion of a few hundred tokens with their log-probabilities
-is tens of KiB, so 4 MiB is far above any legitimate reply and far below what would fill memory."""
+"""the most of a reply body read: far above any legitimate reply (tens of KiB), far below filling memory."""
 MAX_BACKOFF_S = 60.0
-"""cap on one wait between tries (a ``Retry-After`` above it is cut to it)."""
 
 
 @dataclass(frozen=True)
@@ -74,25 +57,21 @@ class ChatSettings:
     base_url: str
     """the server, e.g. ``https://api.openai.com`` or ``http://127.0.0.1:8080`` (``/v1`` is added)."""
     model: str
-    """the model name the server expects in each request."""
     key_env: str | None = None
-    """environment variable holding the API key; None: send no key (a local server)."""
+    """environment variable holding the API key (None: send none)."""
     timeout_s: float = 120.0
-    """seconds one request may take in all (connect, send, every byte of the answer) before it counts as
-    failed (and is retried): a server that trickles bytes is cut off here."""
+    """seconds one request may take in all (a server that trickles bytes is cut off here)."""
     read_timeout_s: float = 30.0
-    """the longest silence between two bytes of the answer (a request also fails then, and is retried)."""
+    """the longest silence between two bytes of the answer."""
     max_reply_bytes: int = MAX_REPLY_BYTES
-    """the most of a reply read; a longer one is a one-line error (read stops at the cap)."""
     retries: int = 6
     """tries after the first on a retryable failure."""
     backoff_s: float = 1.0
-    """first wait between tries; doubled each time, with jitter, capped at :data:`MAX_BACKOFF_S`."""
+    """first wait between tries; doubled each time, with jitter."""
 
     @property
     def url(self) -> str:
-        """The chat completions address.
-
+        """
         >>> ChatSettings("http://127.0.0.1:8080/", "m").url
         'http://127.0.0.1:8080/v1/chat/completions'
         >>> ChatSettings("https://api.openai.com/v1", "m").url
@@ -107,7 +86,6 @@ class ChatRequest:
     """One chat completion request: a single user message, greedy by default."""
 
     prompt: str
-    """the user message (the server applies the model's chat template)."""
     max_tokens: int
     temperature: float = 0.0
     seed: int | None = None
@@ -115,8 +93,7 @@ class ChatRequest:
     """ask for the log-probability of each sampled token (``top_logprobs: 1``)."""
 
     def to_json(self, model: str) -> dict[str, object]:
-        """The request body.
-
+        """
         >>> ChatRequest("Hi", 8, seed=42).to_json("m")["seed"]
         42
         """
@@ -141,7 +118,7 @@ class ChatReply:
     finish_reason: str
     """"stop" (end of turn), "length" (the token cap) or what the server said."""
     token_logprobs: tuple[float, ...] | None
-    """log p of each generated token as the server reports it (``logprobs``); None when it gave none."""
+    """log p of each generated token (None: the server gave none)."""
     prompt_tokens: int
     completion_tokens: int
 
@@ -178,7 +155,6 @@ def reply_from_json(payload: object, url: str) -> ChatReply:
 
 
 def _count(value: object) -> int:
-    """A token count as reported; 0 when it is not a count a reply can have (negative, huge, not a number)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
     return int(value) if 0 <= value <= MAX_TOKEN_COUNT else 0
@@ -195,8 +171,7 @@ def _token_logprobs(block: object) -> tuple[float, ...] | None:
 
 
 class ChatError(SagoError):
-    """A request that failed; ``retryable`` says whether another try could help, ``retry_after`` how long
-    the server asked to wait (seconds, from its ``Retry-After`` header)."""
+    """A request that failed; ``retry_after``: the server's ``Retry-After`` (seconds)."""
 
     def __init__(
         self, message: str, *, retryable: bool, retry_after: float | None = None, status: int | None = None
@@ -205,7 +180,6 @@ class ChatError(SagoError):
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
-        """the HTTP status the server answered (None: no status, e.g. a reset)."""
 
 
 def _stderr(line: str) -> None:
@@ -213,7 +187,7 @@ def _stderr(line: str) -> None:
 
 
 Connector = Callable[[str, str, "int | None", float], http.client.HTTPConnection]
-"""(scheme, host, port, timeout) -> an unopened connection; ``_post`` connects it."""
+"""(scheme, host, port, timeout) -> an unopened connection."""
 
 
 def plain_connection(scheme: str, host: str, port: int | None, timeout: float) -> http.client.HTTPConnection:
@@ -230,10 +204,9 @@ class ChatClient:
     sleep: Callable[[float], None] | None = None
     """how to wait between tries (tests pass a recorder); None: wait, unless :meth:`cancel` is called."""
     notify: Callable[[str], None] = _stderr
-    """where a retry is announced, one line each (cause, and which try comes next)."""
+    """where a retry is announced, one line each."""
     connect: Connector = plain_connection
-    """opens the connection to (scheme, host, port) with a timeout; a submitted model's goes only to
-    checked public addresses (``benchmark.endpoints.guarded_connector``)."""
+    """a submitted model's goes only to public addresses (``benchmark.endpoints.guarded_connector``)."""
     _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
@@ -243,12 +216,7 @@ class ChatClient:
         self._key()  # a missing key fails before the first request, not inside a worker thread
 
     def complete(self, request: ChatRequest) -> ChatReply:
-        """Send ``request`` and return the reply, after retries where they help.
-
-        Raises:
-            SagoError: the endpoint refused the request, is unreachable after every retry, or answered
-                with something that is not a chat completion.
-        """
+        """Send ``request`` and return the reply, after retries where they help."""
         return self.send(request)[0]
 
     def send(self, request: ChatRequest) -> tuple[ChatReply, int]:
@@ -280,8 +248,7 @@ class ChatClient:
         raise AssertionError("unreachable: the last try returns or raises")
 
     def cancel(self) -> None:
-        """Stop: no further try starts, waits between tries end, and requests in flight are cut now (each
-        then fails as cancelled). Called when another request of the same run has failed."""
+        """Stop every try, wait and request in flight (another request of the same run has failed)."""
         self._stop.set()
         with self._lock:
             watchdogs = list(self._open)
@@ -292,7 +259,6 @@ class ChatClient:
         return ChatError(f"{self.settings.url}: request cancelled (another one failed)", retryable=False)
 
     def counts(self) -> dict[str, int]:
-        """Requests sent (tries included), retries, and the token usage the server reported."""
         with self._lock:
             return {
                 k: self._counts.get(k, 0)
@@ -361,8 +327,7 @@ class ChatClient:
 
 
 class _Watchdog:
-    """The total deadline of one request: when it passes (or :meth:`fire` is called) the connection is
-    shut, which wakes a read blocked on a server that trickles bytes or never answers."""
+    """One request's deadline: shutting the connection wakes a read blocked on a trickling server."""
 
     def __init__(self, seconds: float) -> None:
         self.fired = threading.Event()
@@ -394,8 +359,6 @@ class _Watchdog:
 
 
 class _Answer(NamedTuple):
-    """What a server answered: the status, the headers and the body (at most the cap)."""
-
     status: int
     headers: Mapping[str, str]
     """names lower-cased (HTTP names are case-insensitive; HTTP/2 gateways send them lower-case)."""
@@ -410,11 +373,8 @@ def _post(
     watchdog: _Watchdog,
     connect: Connector,
 ) -> _Answer:
-    """POST ``payload``; the status, the headers and at most ``settings.max_reply_bytes`` of the body.
-
-    ``http.client`` and not ``urllib``: a redirect is answered to the caller, never followed (the key
-    must not travel to another host), and the socket is at hand for the deadline.
-    """
+    """``http.client`` and not ``urllib``: a redirect is never followed (the key must not travel to
+    another host), and the socket is at hand for the deadline."""
     parts = urllib.parse.urlsplit(url)
     between = min(settings.read_timeout_s, settings.timeout_s)  # the longest silence between two bytes
     connection = connect(parts.scheme, parts.hostname or "", parts.port, between)
@@ -509,8 +469,7 @@ def _status_error(url: str, status: int, headers: Mapping[str, str], raw: bytes)
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """``Retry-After`` in seconds; None for an HTTP date, a negative, NaN or infinite value (the backoff
-    decides then; a huge one is cut to :data:`MAX_BACKOFF_S` by the caller)."""
+    """``Retry-After`` in seconds; None for an HTTP date or a negative or non-finite value."""
     try:
         wait = float(headers.get("retry-after", ""))
     except ValueError:
@@ -532,8 +491,8 @@ def _error_detail(raw: bytes) -> str:
 
 
 def mask(text: str, key: str | None = None, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """``text`` with the key itself and anything shaped like a key or token replaced by ``<key>``, then
-    cut to ``limit`` characters (masking first: a cut could leave a key's head unrecognisable).
+    """``text`` with anything shaped like a key replaced by ``<key>``, then cut to ``limit`` characters
+    (masking first: a cut could leave a key's head unrecognisable).
 
     >>> mask("Incorrect API key provided: sk-proj-abcDEF123456; Bearer eyJhbGci.x", None)
     'Incorrect API key provided: <key>; Bearer <key>'
@@ -548,12 +507,8 @@ def mask(text: str, key: str | None = None, limit: int = MAX_MESSAGE_CHARS) -> s
 
 
 class PaidStore:
-    """Answers already paid for, by key: an :class:`~benchmark.appendlog.AppendLog` of ``{"key": ..., ...}``.
-
-    Both the API backend's replies and the API judge's verdicts live in one: an answer is on disk (fsynced)
-    as soon as it arrives, so a killed run loses at most the answer being written, which is asked for
-    again. Thread-safe; ``path`` None keeps the answers in memory only.
-    """
+    """Answers already paid for (API replies, API verdicts), by key, fsynced as each arrives so a killed
+    run loses at most one answer. Thread-safe; ``path`` None keeps them in memory only."""
 
     def __init__(self, path: Path | None) -> None:
         self._log = (
@@ -563,12 +518,11 @@ class PaidStore:
         self._entries = {str(e["key"]): e for e in self._log.load()} if self._log else {}
 
     def get(self, key: str) -> dict[str, object] | None:
-        """The entry stored under ``key`` (None: not paid for yet)."""
         with self._lock:
             return self._entries.get(key)
 
     def put(self, key: str, fields: Mapping[str, object]) -> dict[str, object]:
-        """Store ``fields`` under ``key`` (on disk first, then in memory); returns the entry."""
+        """Store ``fields`` under ``key``, on disk first."""
         entry: dict[str, object] = {"key": key, **fields}
         with self._lock:
             if self._log is not None:
@@ -577,7 +531,6 @@ class PaidStore:
         return entry
 
     def entries(self) -> list[dict[str, object]]:
-        """Every stored entry (a snapshot)."""
         with self._lock:
             return list(self._entries.values())
 

@@ -1,21 +1,13 @@
 """The harness's CPU setting: one instruction-set level for every float kernel, on any x86 CPU.
 
-Float reductions take different paths on AVX2 and AVX-512 machines (torch's ATen kernels, MKL's BLAS and
-oneDNN each pick the widest vector unit they find), so log-probs and hidden states of one run differ in
-their last bits between CPUs, and a byte-for-byte reproduction made on another machine fails. Capping all
-three at AVX2 makes a run's floats the same on every x86-64 CPU that has AVX2 (the committed results were
-made on an AVX2-only CPU, so they are what this setting reproduces). The variables only act when they are
-set before torch loads, so :func:`pin` runs when :mod:`benchmark` is imported; a value the user set
-already is kept, and :func:`setting` is what run.json records as in force. ``reproduce`` re-runs a result
-under the setting its run.json recorded (:func:`apply_recorded`), whatever the environment says.
+Float reductions take different paths on AVX2 and AVX-512 machines (ATen, MKL and oneDNN each pick the
+widest vector unit they find), so a run's last bits differ between CPUs. Capping all three at AVX2 makes
+them the same on every x86-64 CPU with AVX2 (the committed results were made on an AVX2-only CPU). The
+variables act only when set before torch loads, so :func:`pin` runs when :mod:`benchmark` is imported.
 
-Which variable matters was measured on an AVX-512 AMD EPYC by re-running two seeded batches of the
-committed v1 smoke results (made on an AVX2-only CPU) with one variable at a time left at its native
-value: only ``ATEN_CPU_CAPABILITY`` changes bits (SmolLM2 and Gemma: log-probs and activations differ
-within tolerance, responses identical); ``MKL_CBWR`` and ``ONEDNN_MAX_CPU_ISA`` change nothing for these
-models (torch's CPU linear layers here do not reach MKL or oneDNN paths that depend on the ISA). Both
-stay in the setting because other models or torch builds may reach those libraries; they cost nothing
-when unused. README "Reproducibility" gives the speed cost.
+Measured on an AVX-512 EPYC against the committed v1 smoke results: only ``ATEN_CPU_CAPABILITY`` changes
+bits for SmolLM2 and Gemma; the other two change nothing for these models but may for other models or
+torch builds, and cost nothing when unused.
 """
 
 from __future__ import annotations
@@ -30,27 +22,24 @@ CPU_SETTING: dict[str, str] = {
     "MKL_CBWR": "AVX2",  # MKL's conditional bitwise reproducibility: BLAS (the linear layers) on AVX2 paths
     "ONEDNN_MAX_CPU_ISA": "AVX2",  # oneDNN's kernels, which torch uses for some matmuls and convolutions
 }
-"""Environment variables of the harness's CPU setting, set unless the user set them."""
 
 _FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "fma")
 
 
 def pin() -> bool:
-    """Set :data:`CPU_SETTING` where the environment does not; False when torch was imported first
-    (then the setting cannot act in this process and :func:`describe` says so)."""
+    """Set :data:`CPU_SETTING` where the environment does not; False: torch was imported first."""
     for name, value in CPU_SETTING.items():
         os.environ.setdefault(name, value)
     return "torch" not in sys.modules
 
 
 def setting() -> dict[str, str]:
-    """The values of the setting's variables in this process ('' where unset)."""
+    """What run.json records as in force ('' where unset)."""
     return {name: os.environ.get(name, "") for name in CPU_SETTING}
 
 
 def parse_recorded(text: str) -> dict[str, str]:
-    """The setting a run.json hardware block recorded (``"ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 …"``);
-    names outside :data:`CPU_SETTING` and values that are not a plain word are ignored.
+    """The setting a run.json recorded; other names and values that are not a plain word are ignored.
 
     >>> parse_recorded("ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 LD_PRELOAD=x ONEDNN_MAX_CPU_ISA=")
     {'ATEN_CPU_CAPABILITY': 'avx2', 'MKL_CBWR': 'AVX2', 'ONEDNN_MAX_CPU_ISA': ''}
@@ -64,12 +53,8 @@ def parse_recorded(text: str) -> dict[str, str]:
 
 
 def apply_recorded(text: str) -> str | None:
-    """Put the recorded setting into this process's environment so a re-run is made under it.
-
-    Returns a line saying what changed (None when nothing recorded or nothing differs). Raises
-    RuntimeError when it differs but torch is already imported: the variables would no longer act.
-    An empty recorded value unsets its variable (it was not set for the committed run).
-    """
+    """Put the recorded setting into the environment for a re-run (an empty value unsets); a line saying
+    what changed, None when nothing differs. RuntimeError when torch is already imported."""
     recorded = parse_recorded(text)
     differs = {name: value for name, value in recorded.items() if os.environ.get(name, "") != value}
     if not differs:

@@ -1,16 +1,10 @@
 """Typed documents: run.json, plan.json, done.json, summary.json and leaderboard.json of the results,
 and the variant set's manifest.json.
 
-Each is one pydantic dataclass: its fields are declared once, each with the reader of its JSON value
-(:class:`Read`: lenient for provenance, where an old or ill-typed value reads as not recorded; refusing
-for the statistics' tables), its ``schema_version`` range and fix as class constants, and ``data``: the
-whole JSON object exactly as written. Producers build the document and write :meth:`Document.dumps`;
-consumers read through ``from_json`` / ``read``, which refuse a version this code does not read with one
-line. Serialising gives back the object as read, so the bytes on disk do not change
-(``tests/test_document_bytes.py`` holds every committed file to that).
-
-plan.json has never carried a ``schema_version``: a plan without one is version 1, and none is added
-(an in-progress checkpoint written before would otherwise stop resuming).
+Each is one pydantic dataclass whose fields carry their JSON reader (:class:`Read`: lenient for
+provenance, refusing for the statistics' tables), plus ``data``, the object exactly as written, so that
+serialising gives back the bytes read (``tests/test_document_bytes.py``). plan.json has never carried a
+``schema_version``: without one it is version 1 (older checkpoints must keep resuming).
 """
 
 from __future__ import annotations
@@ -88,9 +82,8 @@ class Where:
 
 @plain_dataclass(frozen=True)
 class Read:
-    """A field's reader, as pydantic metadata: ``func(value, where)`` turns the JSON value into the
-    field's value, or raises one line. No schema of the field's type is generated (tables and nested
-    objects stay as written); a missing key takes the field's default unread."""
+    """A field's reader, as pydantic metadata: ``func(value, where)`` gives the field's value or raises
+    one line. No schema of the field's type is generated: tables and nested objects stay as written."""
 
     func: Callable[[Any, Where], Any]
 
@@ -111,13 +104,11 @@ def _int(value: object, _: object = None) -> int | None:
 
 
 def _object(value: object, _: object = None) -> Mapping[str, Any]:
-    """A JSON object, else an empty one (the lenient read of a nested part)."""
     return value if isinstance(value, Mapping) else {}
 
 
 def _seconds(value: object, _: object = None) -> float | None:
-    """A number of seconds (or MiB) as a float; None for a boolean or non-numeric value, and for an
-    integer too large for a float (no timing is that long).
+    """A number as a float; None for a boolean, a non-number or an integer too large for a float.
 
     >>> _seconds(2), _seconds(10**400), _seconds(True)
     (2.0, None, None)
@@ -131,7 +122,6 @@ def _seconds(value: object, _: object = None) -> float | None:
 
 
 def _int_map(value: object, _: object = None) -> Mapping[str, int] | None:
-    """``{name: integer}`` (entries that are not integers left out); None: not an object."""
     if not isinstance(value, Mapping):
         return None
     return {str(k): v for k, v in value.items() if _int(v) is not None}
@@ -140,9 +130,7 @@ def _int_map(value: object, _: object = None) -> Mapping[str, int] | None:
 Text = Annotated[str | None, Read(_text)]
 Int = Annotated[int | None, Read(_int)]
 Seconds = Annotated[float | None, Read(_seconds)]
-Object = Annotated[Mapping[str, Any], Read(_object)]
 AsWritten = Annotated[Any, Read(lambda value, _: value)]
-"""a value kept exactly as written (the checks are the document's own)."""
 
 
 T = TypeVar("T")
@@ -153,8 +141,7 @@ _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
 def read_as(kind: type[T], data: Mapping[str, Any], where: Where | None = None) -> T:
     """``data`` read into ``kind``'s fields (keys it does not declare are ignored)."""
     adapter = _ADAPTERS.get(kind) or _ADAPTERS.setdefault(kind, TypeAdapter(kind))
-    read: T = adapter.validate_python(data, context=where)
-    return read
+    return cast("T", adapter.validate_python(data, context=where))
 
 
 @dataclass(frozen=True)
@@ -162,9 +149,7 @@ class DocumentProblem:
     """One thing wrong with a document, for a checker that reports rather than refuses (the validator)."""
 
     problem: str
-    """what is wrong, in words (one line)."""
     fix: str
-    """what to do about it."""
 
     def line(self) -> str:
         """The problem and its fix as one line.
@@ -176,12 +161,9 @@ class DocumentProblem:
 
 
 class Rendered(Protocol):
-    """Anything written as one JSON file that renders its own text (every document here, and the API
-    table, declared with its statistics in ``benchmark.stats.api_models``)."""
+    """Anything written as one JSON file that renders its own text (every document, the API table)."""
 
-    def dumps(self) -> str:
-        """The file's text."""
-        ...
+    def dumps(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -190,7 +172,6 @@ class Document:
 
     KIND: ClassVar[str] = "document"
     FILE: ClassVar[str] = ""
-    """the file's name (where a folder holds the document)."""
     NEWEST: ClassVar[int] = 1
     OLDEST: ClassVar[int] = 1
     MISSING: ClassVar[int | None] = None
@@ -198,6 +179,7 @@ class Document:
     FIX: ClassVar[str] = "re-run `sago analyze`"
     LIMIT: ClassVar[int] = 64 << 20
     """the largest file :meth:`read` loads (bytes)."""
+    STATISTICS: ClassVar[bool] = False
 
     schema_version: int
     data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
@@ -223,8 +205,7 @@ class Document:
 
     @classmethod
     def version_problem(cls, data: Mapping[str, object]) -> DocumentProblem | None:
-        """``schema_version`` as a checker reports it rather than refuses it (:meth:`version_of` is the
-        readers' refusal): missing, not a positive integer, or newer than this code reads."""
+        """``schema_version`` as a checker reports it (missing, not a positive integer, or too new)."""
         version = data.get("schema_version")
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             return DocumentProblem("missing or invalid schema_version", REGENERATE)
@@ -237,46 +218,38 @@ class Document:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
-        """The typed document of a parsed JSON object: the version checked, then every field read from
-        its key by its declaration (``data`` is the object itself)."""
+        """The typed document of a parsed JSON object (version checked, then every field read)."""
         return cls._typed(data, cls.version_of(data, where), where)
 
     @classmethod
     def _typed(cls, data: Mapping[str, Any], version: int, where: object) -> Self:
-        """Every field of ``data`` read by its declaration, at ``version`` (already judged)."""
         fields = {**data, "schema_version": version, "data": data}
         return read_as(cls, fields, Where(where, cls.KIND, cls.FIX))
 
     @classmethod
     def read(cls, path: Path, fix: str | None = None) -> Self:
-        """Load ``path`` as this document; a missing, oversized, unparsable or unreadable-version file, a
-        key given twice or nesting past the JSON depth limit is one line (``safeload``'s checks) ending in
-        ``fix`` (default: the document's own ``FIX``)."""
+        """Load ``path`` as this document; any problem is one line ending in ``fix`` (default ``FIX``)."""
         if not path.exists():
             raise SagoError(f"{path}: no such {cls.KIND} ({cls.FIX.removeprefix('re-')})")
         return cls.from_json(cls.parse(path, fix), path)
 
     @classmethod
     def parse(cls, path: Path, fix: str | None = None) -> dict[str, Any]:
-        """The JSON object in ``path`` within :attr:`LIMIT` bytes, not yet read as this document: for a
-        reader that reports every problem instead of stopping at the first (the validator)."""
+        """The JSON object in ``path`` (at most :attr:`LIMIT` bytes), not yet read as this document."""
         document = load_json(path, limit=cls.LIMIT, fix=fix or cls.FIX)
         if not isinstance(document, dict):
             raise FileProblem(path, f"{cls.KIND} has no integer schema_version", fix or cls.FIX)
         return document
 
     def to_json(self) -> dict[str, Any]:
-        """The object to write (unchanged from what was built or read)."""
         return dict(self.data)
 
     def dumps(self) -> str:
-        """The file's text: provenance documents are written as recorded (:func:`jsonio.plain_json`);
-        the statistics' documents override this with :func:`jsonio.dumps`."""
-        return jsonio.plain_json(self.data)
+        """Provenance is written as recorded; statistics canonically (rebuilt, the same bytes)."""
+        return (jsonio.dumps if self.STATISTICS else jsonio.plain_json)(self.data)
 
 
 def _names(value: object, _: object = None) -> tuple[str, ...] | None:
-    """A list of names as a tuple; None: not a list of text."""
     names = isinstance(value, list) and all(isinstance(v, str) for v in value)
     return tuple(str(v) for v in value) if isinstance(value, list) and names else None
 
@@ -286,15 +259,11 @@ class RunProfile:
     """run.json's ``profile``: the evaluation setting a run used (a missing or ill-typed value is None)."""
 
     name: Text = None
-    """profile name (smoke, full, paper, ...)."""
     items_per_dataset: Int = None
-    """items run per dataset."""
     all_strengths: Annotated[bool | None, Read(lambda v, _: v if isinstance(v, bool) else None)] = None
     """every strength level, or only the weakest and strongest."""
     max_new_tokens: Int = None
-    """generation limit."""
     description: Text = None
-    """the profile's one-line description."""
     every_level_of: Annotated[tuple[str, ...] | None, Read(_names)] = ()
     """families run at every level (empty: none, also when not recorded; None: not a list of names)."""
 
@@ -311,8 +280,7 @@ class RunProfile:
         return None
 
     def evaluation_profile(self) -> Profile | None:
-        """The profile as the harness runs it, from run.json's own parameters (not the registry's);
-        None when :meth:`problem` has something to say.
+        """The profile as the harness runs it, from run.json's own parameters (None: :meth:`problem`).
 
         >>> RunProfile("smoke", 4, False, 32).evaluation_profile().items_per_dataset
         4
@@ -343,30 +311,23 @@ class RunModel:
     file_sha256: Text = None
     """sha256 of a packaged weights file."""
     dtype: Text = None
-    """the dtype the weights ran in."""
     device: Text = None
-    """the device the model ran on."""
     engine: Text = None
-    """the engine that ran it."""
     chat_template: Text = None
     """``applied`` or ``raw prompt``: what the run did with the prompts."""
     n_layers: Int = None
-    """transformer layers."""
     hidden_size: Int = None
-    """width of a hidden state."""
     own_confidence: Text = None
-    """an API run: ``measured``, or why the own-token confidence was not (the endpoint refused
-    ``logprobs``); None: not recorded (every open-model run, and API runs from before it was)."""
+    """an API run: ``measured``, or why the own-token confidence was not (None: not recorded)."""
 
     @property
     def is_api(self) -> bool:
-        """Answered by an endpoint (``source`` "api"): no teacher forcing, no activations, and an
-        own-token confidence table of its own."""
+        """Answered by an endpoint: no teacher forcing, no activations, its own confidence table."""
         return self.source == "api"
 
     @property
     def shape(self) -> tuple[int, int] | None:
-        """(layers + 1, hidden size): the shape of a stored hidden state, when both are recorded (≥ 1).
+        """(layers + 1, hidden size) of a stored hidden state, when both are recorded (≥ 1).
 
         >>> RunModel(n_layers=30, hidden_size=576).shape, RunModel(n_layers=0, hidden_size=576).shape
         ((31, 576), None)
@@ -392,9 +353,7 @@ class RunTimings:
 
     @property
     def wall_seconds(self) -> float | None:
-        """Seconds from the first rank's start to the last rank's finish (None: not recorded).
-
-        A resumed run counts the time it was stopped too: ``model_seconds`` is the compute alone.
+        """Seconds from start to finish, stopped time of a resumed run included (None: not recorded).
 
         >>> RunTimings("2026-11-30T11:29:06+00:00", "2026-11-30T11:43:57+00:00").wall_seconds
         891.0
@@ -412,9 +371,7 @@ class RunHardware:
     """The parts of run.json's ``hardware`` that readers use (written by ``provenance.Hardware``)."""
 
     cpu_count: Int = None
-    """logical CPUs of the machine."""
     torch_threads: Int = None
-    """torch's intra-op threads."""
     accelerator: Text = None
     """the first CUDA device's name (None: none)."""
     cpu_setting: Text = None
@@ -432,14 +389,8 @@ ALL = "all"
 
 @dataclass(frozen=True)
 class RunDocument(Document):
-    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2).
-
-    The one declaration of run.json: :meth:`build` writes it (keys :data:`RUN_KEYS`), :meth:`from_json`
-    reads it into the typed fields below (each leniently: a value of the wrong type reads as not
-    recorded, and :meth:`problems` says what in it no harness run writes), and :meth:`differing` compares
-    two runs on what a faithful re-run reproduces. ``data`` is the object as written, kept so that a
-    rewrite (:meth:`with_files`) leaves every other byte as it was.
-    """
+    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2). Every field is read
+    leniently (ill-typed: not recorded); :meth:`problems` says what in it no harness run writes."""
 
     KIND: ClassVar[str] = "run"
     FILE: ClassVar[str] = "run.json"
@@ -464,11 +415,9 @@ class RunDocument(Document):
     """the keys a faithful re-run reproduces (timings, git commit and hardware may differ)."""
 
     variant_set_sha256: Text = None
-    """sha256 of the variant set's manifest the run read."""
     profile: Annotated[
         RunProfile | None, Read(lambda v, _: read_as(RunProfile, v) if isinstance(v, Mapping) else None)
     ] = None
-    """the evaluation profile (None: run.json records none)."""
     datasets: Annotated[tuple[str, ...] | None, Read(_names)] = None
     """the datasets chosen; None when the run took all of them (or run.json names none)."""
     files: Annotated[Mapping[str, str] | None, Read(lambda v, _: v if _is_hash_map(v) else None)] = None
@@ -479,33 +428,22 @@ class RunDocument(Document):
     """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
     Empty for every harness run; a result with entries is response-only and stays off the board."""
     model: Annotated[RunModel, _part(RunModel)] = RunModel()
-    """what was run (``model``)."""
     timings: Annotated[RunTimings, _part(RunTimings)] = RunTimings()
-    """when it ran and for how long (``timings``)."""
     hardware: Annotated[RunHardware, _part(RunHardware)] = RunHardware()
-    """where it ran (``hardware``)."""
     submission: Text = None
-    """the submission's label (its slug)."""
+    """the submission's slug."""
     submission_model: Annotated[
         Mapping[str, object] | None, Read(lambda v, _: v if isinstance(v, Mapping) else None)
     ] = None
     """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
     set: Text = None
-    """the variant set's name."""
     version: Text = None
-    """the variant set's version."""
     seed: Int = None
-    """the run's seed."""
     batch_size: Int = None
-    """prompts per batch."""
     world_size: Int = None
-    """how many ranks ran."""
     engine: Text = None
-    """the engine that ran the model."""
     dtype: Text = None
-    """the dtype the weights ran in."""
     device: Text = None
-    """the device the model ran on."""
     activations: Text = None
     """the activations layout (``compact``; None: not recorded, which is full)."""
     planner: Int = None
@@ -513,7 +451,7 @@ class RunDocument(Document):
     collected_by: Text = None
     """who collected the records when not the harness (``lm-eval``)."""
     counts: Annotated[Mapping[str, int] | None, Read(_int_map)] = None
-    """dataset -> records rows (None: not recorded)."""
+    """dataset -> records rows."""
     tokens: Annotated[Mapping[str, int], Read(lambda v, _: _int_map(v) or {})] = field(default_factory=dict)
     """requests, prompt, generated and scored tokens, every rank together."""
     chat_template: Text = None
@@ -522,15 +460,10 @@ class RunDocument(Document):
     batch_sizes_used: AsWritten = None
     """rank -> the batch sizes the engine actually used."""
     chat_template_setting: AsWritten = None
-    """the chat-template option the run was given."""
     chat_template_sha256: AsWritten = None
-    """sha256 of the template text the prompts were rendered with."""
     git_commit: AsWritten = None
-    """the code's commit."""
     harness_version: AsWritten = None
-    """the sago-bench version that ran."""
     libraries: AsWritten = None
-    """library -> version."""
     lm_eval: AsWritten = None
     """an imported lm-eval run: its version, tasks and settings."""
     parallel: AsWritten = None
@@ -538,9 +471,8 @@ class RunDocument(Document):
 
     @classmethod
     def build(cls, fields: Mapping[str, object], extra: Mapping[str, object] | None = None) -> Self:
-        """The run.json of a finished run: ``fields`` (declared keys only) in :data:`RUN_KEYS` order, then
-        ``extra`` (keys a caller adds or replaces, e.g. a launcher's ``parallel``; a key not declared goes
-        last)."""
+        """A finished run's run.json: ``fields`` (declared keys) and ``extra`` (added or replacing keys)
+        in :data:`RUN_KEYS` order, undeclared keys last."""
         undeclared = set(fields) - set(RUN_KEYS)
         assert not undeclared, f"run.json keys not declared by RunDocument: {sorted(undeclared)}"
         merged: dict[str, object] = {**fields, **(extra or {})}
@@ -550,8 +482,7 @@ class RunDocument(Document):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "run", *, strict: bool = True) -> Self:
-        """The typed run.json; ``strict=False`` reads one whose ``schema_version`` this code does not read
-        too (as 0 when it has none), for a checker that reports :meth:`problems` instead of refusing."""
+        """The typed run.json; ``strict=False`` also reads an unreadable ``schema_version`` (none: 0)."""
         version = cls.version_of(data, where) if strict else _int(data.get("schema_version")) or 0
         return cls._typed(data, version, where)
 
@@ -561,7 +492,6 @@ class RunDocument(Document):
 
     @property
     def all_datasets(self) -> bool:
-        """``datasets`` is ``"all"``: the run took every dataset of the set."""
         return bool(self.data.get("datasets") == ALL)
 
     @property
@@ -576,32 +506,25 @@ class RunDocument(Document):
 
     @property
     def finished_at(self) -> str | None:
-        """``timings.finished_at``: when the last rank finished (ISO 8601)."""
         return self.timings.finished_at
 
     @property
     def is_api(self) -> bool:
-        """The model was answered by an endpoint (``model.source`` "api"): no teacher forcing, no
-        activations, its own table on the board."""
         return self.model.is_api
 
     @property
     def profile_name(self) -> str | None:
-        """The profile's name (None: not recorded)."""
         return self.profile.name if self.profile else None
 
     @property
     def evaluation_profile(self) -> Profile | None:
-        """The profile the rows were selected by, from run.json's own parameters (None: malformed)."""
         return self.profile.evaluation_profile() if self.profile else None
 
     @property
     def variant_set_hashes(self) -> frozenset[str]:
-        """Every variant-set sha256 the file claims: ``variant_set_sha256`` (the harness now) and
-        ``variant_set.sha256`` (older files). Two different ones mean it cannot say what it was run on."""
-        return frozenset(
-            h for h in (self.variant_set_sha256, self.nested_variant_set_sha256) if h is not None
-        )
+        """Every variant-set sha256 the file claims, now and in older files' ``variant_set.sha256``."""
+        hashes = (self.variant_set_sha256, self.nested_variant_set_sha256)
+        return frozenset(h for h in hashes if h is not None)
 
     @property
     def claimed_variant_set(self) -> str | None:
@@ -630,10 +553,8 @@ class RunDocument(Document):
         return [k for k in self.DETERMINED if k not in ignore and self.data.get(k) != other.data.get(k)]
 
     def problems(self, now: datetime | None = None) -> tuple[DocumentProblem, ...]:
-        """What in this run.json no run of the harness writes, one line each (empty: nothing): a
-        ``schema_version`` this code does not read, no variant-set sha256 or two different ones, a
-        profile that cannot say which rows were run, dates that are not ISO 8601, in the future (beyond
-        :data:`CLOCK_SKEW` of ``now``) or out of order. Read it with ``from_json(..., strict=False)``."""
+        """What in this run.json no run of the harness writes, one line each (empty: nothing). Read it
+        with ``from_json(..., strict=False)``."""
         found = [
             self.version_problem(self.data),
             self._hash_problem(),
@@ -659,8 +580,7 @@ class RunDocument(Document):
         return DocumentProblem(problem, EVALUATE_AGAIN) if problem is not None else None
 
     def _date_problem(self, now: datetime) -> DocumentProblem | None:
-        """``timings.started_at`` / ``finished_at``: ISO-8601 dates, in order, not in the future (the raw
-        values are judged: a typed field would hide one that is not text)."""
+        """The raw timing values are judged: a typed field would hide one that is not text."""
         timings = self.data.get("timings")
         if not isinstance(timings, Mapping):
             return None  # older runs recorded none; the site says "not recorded"
@@ -685,7 +605,6 @@ class RunDocument(Document):
 
 
 def _is_hash_map(value: object) -> bool:
-    """A ``{path: sha256}`` map: a JSON object whose every value is a string."""
     return isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())
 
 
@@ -703,13 +622,10 @@ class PlanDocument(Document):
     FIX: ClassVar[str] = "rerun with --force"
 
     rank: AsWritten = 0
-    """this rank's index (an integer: :meth:`from_json` checks)."""
     world_size: AsWritten = 1
-    """how many ranks share the run."""
     keys: Annotated[tuple[str, ...], Read(lambda v, _: tuple(str(k) for k in v))] = ()
     """every record key this rank must produce."""
     started_at: Text = None
-    """when this rank first started (ISO 8601; None: not recorded)."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "plan") -> Self:
@@ -719,8 +635,7 @@ class PlanDocument(Document):
         return super().from_json(data, where)
 
     def shared(self) -> tuple[tuple[str, str], ...]:
-        """The settings every rank of one run must agree on (not its rank, keys or start time), as
-        ``(key, canonical JSON of the value)`` pairs sorted by key: equal exactly when the settings are.
+        """The settings every rank of one run must agree on, as sorted ``(key, canonical JSON)`` pairs.
 
         >>> plan = PlanDocument.from_json({"rank": 1, "world_size": 2, "keys": [], "seed": 42})
         >>> plan.shared()
@@ -735,10 +650,7 @@ class PlanDocument(Document):
 
 @dataclass(frozen=True)
 class DoneDocument(Document):
-    """``checkpoint/rank-<r>/done.json``: one rank finished (finalize merges only ranks that have it).
-
-    Like plan.json it has never carried a ``schema_version`` (version 1 when absent), so a checkpoint
-    written before still finalizes."""
+    """``checkpoint/rank-<r>/done.json``: one rank finished. Like plan.json, no ``schema_version``."""
 
     KIND: ClassVar[str] = "done"
     FILE: ClassVar[str] = "done.json"
@@ -746,22 +658,17 @@ class DoneDocument(Document):
     FIX: ClassVar[str] = "rerun with --force"
 
     model: AsWritten = field(default_factory=dict)
-    """the backend's own description (run.json's ``model`` is rank 0's; a mapping: checked)."""
+    """the backend's own description (run.json's ``model`` is rank 0's)."""
     finished_at: AsWritten = ""
-    """when the rank finished (ISO 8601; text: checked)."""
     peak_rss_mib: Seconds = None
-    """the rank's peak resident memory (None: not recorded by older checkpoints)."""
 
     @property
     def described(self) -> RunModel:
-        """The backend's description read as run.json's typed ``model`` (what finalize copies out)."""
         return read_as(RunModel, self.model)
 
     @classmethod
     def build(cls, model: Mapping[str, object], finished_at: str, peak_rss_mib: float) -> Self:
-        """The marker a rank writes when its last batch is stored."""
-        data = {"model": dict(model), "finished_at": finished_at, "peak_rss_mib": peak_rss_mib}
-        return cls.from_json(data)
+        return cls.from_json({"model": dict(model), "finished_at": finished_at, "peak_rss_mib": peak_rss_mib})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "done") -> Self:
@@ -773,33 +680,13 @@ class DoneDocument(Document):
 
 # Row fields that name things (lookups and the site's file names use them): text, or null.
 _NAME_FIELDS = frozenset(
-    {
-        "model",
-        "dataset",
-        "measure",
-        "family",
-        "control",
-        "scope",
-        "measure_a",
-        "measure_b",
-        "model_a",
-        "model_b",
-        "dataset_a",
-        "dataset_b",
-        "slug",
-        "status",
-        "name",
-        "axis",
-        "symbol",
-        "marker",
-        "item_id",
-    }
+    {"model", "dataset", "measure", "family", "control", "scope", "measure_a", "measure_b", "model_a"}
+    | {"model_b", "dataset_a", "dataset_b", "slug", "status", "name", "axis", "symbol", "marker", "item_id"}
 )
 
 
 def _rows(rows: object, where: Where) -> Table[Any]:
-    """A table: a list of JSON objects whose naming fields are text (absent: an empty table); anything
-    else is one line."""
+    """A table: a list of JSON objects whose naming fields are text; anything else is one line."""
     if not isinstance(rows, list):
         raise FileProblem(where.path, f"{where.kind} table {where.key!r} is not a list of rows", where.fix)
     for row in rows:
@@ -828,19 +715,14 @@ class SummaryDocument(Document):
     FILE: ClassVar[str] = "summary.json"
     LIMIT: ClassVar[int] = 16 << 20
     NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
+    STATISTICS: ClassVar[bool] = True
 
     model: Text = None
     """the submission slug."""
     set: Text = None
-    """variant set name."""
     version: Text = None
-    """variant set version."""
     per_item: Rows[PerItemRow] = Table()
     """s_X(i) of every item and measure (what the site's comparison pages read)."""
-
-    def dumps(self) -> str:
-        """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
-        return jsonio.dumps(self.data)
 
 
 # Top-level keys a leaderboard cannot do without, and the type each must have (checked by ``require``).
@@ -877,30 +759,22 @@ def _listing(holds: type | tuple[type, ...], what: str, read: Callable[[Any], An
 
 @dataclass(frozen=True)
 class LeaderboardDocument(Document):
-    """``leaderboard.json``: every submission on one variant set (only the current version is read).
-
-    Every table is a :class:`~benchmark.rows.Table` of typed rows (``benchmark.rows``) with indexed
-    lookups; ``from_json`` refuses a table that is not a list of row objects or a name that is not text,
-    and :meth:`require` the absence of a key a reader cannot do without.
-    """
+    """``leaderboard.json``: every submission on one variant set (only the current version is read)."""
 
     KIND: ClassVar[str] = "leaderboard"
     FILE: ClassVar[str] = "leaderboard.json"
     NEWEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
     OLDEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
+    STATISTICS: ClassVar[bool] = True
 
     set: Text = None
-    """variant set name."""
     version: Text = None
-    """variant set version."""
     datasets: Annotated[tuple[str, ...], _listing(str, "names", str)] = ()
     """dataset names proper (without ``"all"``), sorted."""
     epsilons: Annotated[tuple[float, ...], _listing((int, float), "numbers", float)] = ()
-    """thresholds of the one-sided tests."""
     primary_epsilon: Annotated[float | None, Read(_number)] = None
     """the ε that ``cells[].marker`` and ``verdict`` refer to."""
     alpha: Annotated[float | None, Read(_number)] = None
-    """the level of every verdict."""
     headline_measures: Annotated[
         tuple[str, ...], Read(lambda v, _: tuple(str(m) for m in v) if isinstance(v, list) else ())
     ] = ()
@@ -927,10 +801,6 @@ class LeaderboardDocument(Document):
     sample_size_smallest_n: Rows[SmallestNRow] = Table()
     sample_size_ranking: Rows[SampleRankingRow] = Table()
 
-    def dumps(self) -> str:
-        """Statistics are written canonically (rounded floats, NaN as null): rebuilt, the same bytes."""
-        return jsonio.dumps(self.data)
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "leaderboard") -> Self:
         board = super().from_json(data, where)
@@ -939,11 +809,8 @@ class LeaderboardDocument(Document):
         return board
 
     def require(self, where: object) -> Self:
-        """This document, after refusing one that lacks a key readers cannot do without, a model without
-        status "complete" or "pending", or a name the site could not use as a file name (one line each).
-
-        Slugs, dataset names, the set and the version become file names of the site, so they are checked
-        here, once, for every reader.
+        """This document, after refusing (one line) a missing key, a model status other than "complete"
+        or "pending", or a name the site could not use as a file name (checked here once for every reader).
         """
         for key, kind in _REQUIRED.items():
             value = self.data.get(key)
@@ -966,13 +833,11 @@ class LeaderboardDocument(Document):
 
     @property
     def complete(self) -> list[ModelRow]:
-        """Models that have results."""
         return [m for m in self.models if m["status"] == "complete"]
 
     @property
     def profile(self) -> str | None:
-        """The run profile of a board that is not its version's board profile (``sago analyze --profile``);
-        None on a version's own board, whose file has no such key."""
+        """The run profile of a ``sago analyze --profile`` board (None: the version's own board)."""
         found = self.data.get("profile")
         return found if isinstance(found, str) else None
 
@@ -983,7 +848,6 @@ class LeaderboardDocument(Document):
         return cast("ProfileComparison", found) if isinstance(found, Mapping) else None
 
     def measures_of(self, axis: str) -> list[MeasureRow]:
-        """The measures of one axis, in schema order."""
         return self.measures.where(axis=axis)
 
     def name(self, slug: str) -> str:
@@ -995,7 +859,6 @@ class LeaderboardDocument(Document):
 LEADERBOARD_TABLES: tuple[str, ...] = tuple(
     name for name, kind in LeaderboardDocument.__annotations__.items() if kind.startswith("Rows[")
 )
-"""the tables of a leaderboard: every ``Table`` field, named as its JSON key."""
 
 
 # ---- manifest.json: a frozen variant set -----------------------------------------------------------------
@@ -1003,7 +866,6 @@ LEADERBOARD_TABLES: tuple[str, ...] = tuple(
 MANIFEST = "manifest.json"
 """the manifest's file name in a set's folder; its sha256 is "the variant-set hash" results record."""
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
-"""a sha256 as the manifest writes it: 64 lower-case hex digits."""
 _RESTORE = "restore the released set (`sago variants download`) or rebuild it"
 
 
@@ -1012,19 +874,16 @@ class DatasetEntry:
     """One dataset as its set's manifest lists it: the table, its size and where the items come from."""
 
     name: str
-    """dataset name."""
     file: str
-    """the table, relative to the set's folder (listed in the manifest's ``files``)."""
+    """the table, relative to the set's folder."""
     rows: int
     """variant rows (prompts)."""
     items: int | None
-    """items (None: not recorded)."""
     license: str | None
     """licence as the manifest states it: the dataset's, else its source's (None: not recorded)."""
     archive: str | None
     """the pinned archive the items were read from, e.g. ``bigbench==1.0.0``."""
     member: str | None
-    """the file inside the archive."""
     stands_in_for: str | None
     """the paper's dataset this one replaces."""
     source: Mapping[str, str] = field(default_factory=dict)
@@ -1032,17 +891,14 @@ class DatasetEntry:
 
 
 def _words(value: object) -> str | None:
-    """A manifest's descriptive value as text (None: absent or empty)."""
     return str(value) if value else None
 
 
 def _count(value: object) -> bool:
-    """A JSON integer that is not negative (``True`` is not a count)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return _int(value) is not None and cast("int", value) >= 0
 
 
 def _counts(value: object) -> dict[str, int]:
-    """A ``{name: count}`` object, read leniently (entries that are not counts are left out)."""
     return {str(k): v for k, v in value.items() if _count(v)} if isinstance(value, Mapping) else {}
 
 
@@ -1053,14 +909,8 @@ def _manifest_files(files: object, where: object) -> dict[str, str]:
         raise FileProblem(where, "'files' is missing or not a mapping of path to sha256", _RESTORE)
     for relative, digest in files.items():
         parts = PurePosixPath(relative).parts
-        if (
-            not relative
-            or relative.startswith("/")
-            or ".." in parts
-            or "\\" in relative
-            or "\x00" in relative
-            or relative == MANIFEST
-        ):
+        unsafe = relative.startswith("/") or ".." in parts or "\\" in relative or "\x00" in relative
+        if not relative or unsafe or relative == MANIFEST:
             raise FileProblem(where, f"'files' names an unsafe path {relative[:80]!r}", _RESTORE)
         if not isinstance(digest, str) or not HEX64.fullmatch(digest):
             raise FileProblem(where, f"'files' gives {relative[:80]!r} no 64-hex sha256", _RESTORE)
@@ -1068,8 +918,7 @@ def _manifest_files(files: object, where: object) -> dict[str, str]:
 
 
 def _manifest_datasets(datasets: object, files: Mapping[str, str], where: object) -> dict[str, DatasetEntry]:
-    """``datasets``: a non-empty map of safe dataset name -> {``file`` listed in ``files``, ``rows``}; the
-    descriptive keys (items, licence, source) are read leniently."""
+    """``datasets``: safe name -> {``file`` listed in ``files``, ``rows``, leniently read descriptions}."""
     if not isinstance(datasets, Mapping) or not datasets:
         raise FileProblem(
             where, "'datasets' is missing or not a mapping of dataset name to its table", _RESTORE
@@ -1103,16 +952,8 @@ def _manifest_datasets(datasets: object, files: Mapping[str, str], where: object
 @dataclass(frozen=True)
 class ManifestDocument(Document):
     """``variants/<set>/<version>/manifest.json``: every file's sha256, the sources, the counts and what
-    was not made (docs/CONTRACTS.md section 1).
-
-    :meth:`build` is the only writer (``benchmark.variants.freeze``) and :meth:`from_json` / :meth:`read`
-    the only reader, so the keys are spelled here once. Reading refuses a shape a reader could be misled
-    by (one line naming the key): unsafe or unhashed ``files``, a dataset whose table is not listed or has
-    no row count, a ``dataset_order`` that is not exactly the datasets, ``counts`` that are not row counts
-    of known datasets. What needs the files on disk (their hashes, the tables' schemas and rows) is
-    checked by ``benchmark.variants.frozen``. The keys no reader needs (libraries, similarity, controls
-    ...) stay in ``data``.
-    """
+    was not made (docs/CONTRACTS.md section 1). Reading refuses a shape a reader could be misled by (one
+    line naming the key); what needs the files on disk is checked by ``benchmark.variants.frozen``."""
 
     KIND: ClassVar[str] = "manifest"
     FILE: ClassVar[str] = MANIFEST
@@ -1122,29 +963,22 @@ class ManifestDocument(Document):
     LIMIT: ClassVar[int] = 16 << 20
 
     set: str | None = None
-    """variant set name (None: not recorded; the folder names it)."""
     version: str | None = None
-    """release, e.g. ``v2`` (None: not recorded)."""
     files: Mapping[str, str] = field(default_factory=dict)
     """relative path -> sha256 of every file of the set but the manifest."""
     datasets: Mapping[str, DatasetEntry] = field(default_factory=dict)
-    """dataset name -> its entry, in file order (sorted)."""
     dataset_order: tuple[str, ...] = ()
     """dataset names in build order (JSON keys are sorted on disk; this is the order of ``--datasets``)."""
     counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     """dataset -> family -> rows (may leave datasets out)."""
     not_produced: Mapping[str, str] = field(default_factory=dict)
-    """family -> why no row of it was made."""
     not_made: Mapping[str, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)
     """dataset -> family -> reason -> cells left out (e.g. ``duplicate``)."""
+    # Descriptive, as written: the dataset card shows them, no code decides on them.
     families: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
-    """family -> its places, strengths, kind ("rule" or "llm") and whether the paper has it (descriptive,
-    as written: the dataset card shows it, no code decides on it)."""
     llm: Mapping[str, object] = field(default_factory=dict)
-    """the LLM rewrites: rewriter, thresholds, accepted, dropped ... (descriptive, as written)."""
     written: Mapping[str, object] | None = None
-    """the maintainers' written cells: their file and summary (descriptive, as written); None for a set
-    built without them."""
+    """the maintainers' written cells (None: a set built without them)."""
     declared_sha256: str | None = None
     """a ``sha256`` key: the hash of an earlier manifest of the same set, still accepted for its results."""
 
@@ -1157,9 +991,7 @@ class ManifestDocument(Document):
         files = _manifest_files(data.get("files"), where)
         datasets = _manifest_datasets(data.get("datasets"), files, where)
         order = data.get("dataset_order", list(datasets))
-        if not isinstance(order, list) or not all(isinstance(d, str) for d in order):
-            raise FileProblem(where, "'dataset_order' does not list exactly the datasets", cls.FIX)
-        if sorted(order) != sorted(datasets):
+        if _names(order) is None or sorted(order) != sorted(datasets):
             raise FileProblem(where, "'dataset_order' does not list exactly the datasets", cls.FIX)
         counts = data.get("counts", {})
         if not isinstance(counts, Mapping) or not all(
@@ -1194,7 +1026,7 @@ class ManifestDocument(Document):
     def dataset(
         *, file: str, rows: int, items: int, license: str, source: Mapping[str, str]
     ) -> dict[str, object]:
-        """One ``datasets`` entry as :meth:`build` takes it (the keys :class:`DatasetEntry` is read from)."""
+        """One ``datasets`` entry as :meth:`build` takes it."""
         return {"file": file, "source": dict(source), "license": license, "items": items, "rows": rows}
 
     @classmethod
@@ -1219,9 +1051,8 @@ class ManifestDocument(Document):
         not_made: Mapping[str, Mapping[str, Mapping[str, int]]],
         files: Mapping[str, str],
     ) -> Self:
-        """The manifest of a freshly built set, at the newest version: ``datasets`` in build order (each
-        from :meth:`dataset`; their order is ``dataset_order``), ``written`` None for a set without written
-        cells (the key is then absent). No timestamps: a rebuild must give the same bytes."""
+        """The manifest of a freshly built set: ``datasets`` in build order (each from :meth:`dataset`),
+        ``written`` None: no such key. No timestamps: a rebuild must give the same bytes."""
         data: dict[str, Any] = {
             "schema_version": cls.NEWEST,
             "set": set_name,
@@ -1249,7 +1080,7 @@ class ManifestDocument(Document):
         return cls.from_json(data, f"the built {MANIFEST} of {set_name}/{version}")
 
     def with_files(self, added: Mapping[str, str]) -> Self:
-        """This manifest with more files listed (the dataset card, hashed after it was rendered from it)."""
+        """This manifest with more files listed (the dataset card, hashed after it was rendered)."""
         return self.from_json(
             {**self.data, "files": dict(sorted({**self.files, **added}.items()))},
             f"the built {MANIFEST} of {self.set}/{self.version}",
@@ -1257,5 +1088,4 @@ class ManifestDocument(Document):
 
     @property
     def rows(self) -> int:
-        """Variant rows of every dataset together."""
         return sum(entry.rows for entry in self.datasets.values())

@@ -1,21 +1,12 @@
 """Where a submitted API model may send requests, and which key it may send: a rule of the base code.
 
-A pull request writes ``submission.yaml``; a maintainer runs ``sago evaluate`` on it in their own
-environment. So the file is hostile until checked, and what it could do is send a maintainer's secret
-(``key_env: GITHUB_TOKEN``) to the submitter's host, or reach a private network (a cloud metadata
-service at 169.254.169.254, a service on loopback). The rules, all here, none in the file:
-
-* **a key only from a variable set aside for models**: ``key_env`` must start with
-  :data:`KEY_ENV_PREFIX`; maintainers export a model's key under such a name and nothing else does.
-* **https to a public host name**: no IP literal (in any spelling: ``2130706433``, ``0x7f.1``), no
-  ``localhost``, no single-label, ``.local``, ``.internal`` or other private-use name, no punycode, no
-  user in the address, no port but 443.
-* **checked again when connecting**: every address the name resolves to must be public (not private,
-  loopback, link-local, CGNAT, multicast, reserved, unspecified, nor one of those inside an IPv6
-  address); the connection goes to the address checked, so DNS cannot change between the check and
-  the connection, and its peer is checked once more. Redirects are refused and no proxy is used.
-* **the maintainers' local server**: ``http://127.0.0.1:PORT`` without a key runs only when
-  :data:`LOCAL_ENDPOINT_ENV` names exactly that address (``sago serve`` sets it for its command).
+A maintainer runs a pull request's ``submission.yaml`` in their own environment, so the file could send
+a maintainer's secret (``key_env: GITHUB_TOKEN``) to the submitter's host or reach a private network
+(169.254.169.254, loopback). The rules: ``key_env`` starts with :data:`KEY_ENV_PREFIX`; the address is
+https to a public DNS name on port 443 (no IP in any spelling, no private-use name, no punycode, no
+user); every resolved address must be public, the connection goes to the address checked and its peer
+is checked again; no redirect, no proxy. ``http://127.0.0.1:PORT`` without a key runs only when
+:data:`LOCAL_ENDPOINT_ENV` names exactly that address (``sago serve`` sets it).
 """
 
 from __future__ import annotations
@@ -32,7 +23,6 @@ from typing import Any
 from benchmark.errors import SagoError
 
 KEY_ENV_PREFIX = "SAGO_API_KEY_"
-"""the only variables a submitted API model may name as ``key_env`` (``SAGO_API_KEY_OPENAI``)."""
 KEY_ENV_RULE = (
     f"a submitted API model's key_env must start with {KEY_ENV_PREFIX} (a variable set aside for model keys)"
 )
@@ -40,7 +30,6 @@ URL_RULE = (
     "a submitted API model's base_url must be https:// to a public host name, on port 443, with no user"
 )
 LOCAL_ENDPOINT_ENV = "SAGO_LOCAL_ENDPOINT"
-"""names the one local address (``http://127.0.0.1:PORT``) this process may send keyless requests to."""
 _LOCAL = re.compile(r"http://127\.0\.0\.1:[1-9][0-9]{0,4}")
 _LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 _PRIVATE_SUFFIXES = (
@@ -59,8 +48,7 @@ class EndpointRefused(SagoError):
 
 
 def is_local_form(base_url: str) -> bool:
-    """The maintainers' own served model: ``http://127.0.0.1:PORT`` (what ``sago serve`` starts).
-
+    """
     >>> is_local_form("http://127.0.0.1:8094"), is_local_form("http://127.0.0.1:8094/v1")
     (True, False)
     """
@@ -68,8 +56,7 @@ def is_local_form(base_url: str) -> bool:
 
 
 def key_env_problem(key_env: str) -> str | None:
-    """Why ``key_env`` may not be read for a submitted model (None: it may).
-
+    """
     >>> key_env_problem("SAGO_API_KEY_OPENAI") is None, key_env_problem("GITHUB_TOKEN") is not None
     (True, True)
     """
@@ -157,7 +144,6 @@ def _refused(host: str, address: str, *, local: bool) -> EndpointRefused:
 
 
 def checked_addresses(host: str, port: int, *, local: bool) -> list[str]:
-    """``host``'s addresses, after checking every one of them."""
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as err:
@@ -188,40 +174,26 @@ def _connect(host: str, port: int, timeout: Any, source: Any, *, local: bool) ->
     raise last or OSError(f"no address of {host} answered")
 
 
-class _CheckedHTTPS(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, local: bool, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # http.client opens every socket through this attribute: the checked connection replaces it
-        self._create_connection = lambda where, timeout, source: _connect(
-            where[0], where[1], timeout, source, local=local
-        )
-
-
-class _CheckedHTTP(http.client.HTTPConnection):
-    def __init__(self, *args: Any, local: bool, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if not local:
-            raise EndpointRefused(f"http://{self.host} is refused: {URL_RULE}")
-        self._create_connection = lambda where, timeout, source: _connect(
-            where[0], where[1], timeout, source, local=True
-        )
-
-
 def guarded_connector(*, local: bool = False) -> Callable[[str, str, int | None, float], Any]:
     """The connections of a submitted model (``ChatClient.connect``): checked addresses only, https
     unless ``local``. No proxy is ever consulted and the client follows no redirect (``chat_api``)."""
 
     def connect(scheme: str, host: str, port: int | None, timeout: float) -> http.client.HTTPConnection:
-        if scheme == "https":
-            return _CheckedHTTPS(host, port, timeout=timeout, local=local)
-        return _CheckedHTTP(host, port, timeout=timeout, local=local)
+        if scheme != "https" and not local:
+            raise EndpointRefused(f"http://{host} is refused: {URL_RULE}")
+        kind = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+        connection = kind(host, port, timeout=timeout)
+        # http.client opens every socket through this attribute: the checked connection replaces it
+        connection._create_connection = lambda where, wait, source: _connect(  # type: ignore[attr-defined]
+            where[0], where[1], wait, source, local=local
+        )
+        return connection
 
     return connect
 
 
 def endpoint_refusal(base_url: str, key_env: str | None) -> str | None:
-    """Why a submitted model may not send requests to ``base_url`` with ``key_env`` in this process
-    (None: it may), before any request: the rules of the module docstring, the host resolved once."""
+    """Why a submitted model may not send requests to ``base_url`` with ``key_env`` (None: it may)."""
     if key_env is not None and (problem := key_env_problem(key_env)):
         return problem
     if is_local_form(base_url):

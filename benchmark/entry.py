@@ -1,11 +1,8 @@
 """The one error path of every entry point: ``sago …`` and each ``python -m benchmark.<module>`` tool.
 
-Every ``__main__`` block in the package is ``raise SystemExit(main())`` where ``main`` calls
-:func:`run_command`, so a bad option, a bad argument or a :class:`~benchmark.errors.SagoError` is one line
-on stderr and exit status 2 wherever a user starts the benchmark (``tests/test_entry_points.py`` runs
-each one with a bad option). So is a full disk or a folder the command may not write (``ENOSPC``,
-``EACCES``, ``EROFS``: :func:`benchmark.errors.disk_problem`); every writer stages its output beside the
-target and renames it only when complete, so such a failure leaves the files as they were.
+Every ``__main__`` calls :func:`run_command`, so a bad option or argument, a
+:class:`~benchmark.errors.SagoError`, a full disk or an unwritable folder is one line on stderr and exit
+status 2 wherever a user starts the benchmark (``tests/test_entry_points.py``).
 """
 
 from __future__ import annotations
@@ -17,9 +14,7 @@ import click
 from benchmark.errors import SagoError, disk_problem, visible
 
 USER_ERROR = 2
-"""Exit status of a user error (bad option, bad argument, unusable input file)."""
-ABORTED = 130
-"""Exit status after Ctrl-C, as a shell reports it."""
+ABORTED = 130  # after Ctrl-C, as a shell reports it
 
 
 def one_line(message: str) -> str:
@@ -32,8 +27,7 @@ def one_line(message: str) -> str:
 
 
 def shown(message: str) -> str:
-    r"""A message as printed: click's wrapping collapsed, then every control or format character left
-    (an escape sequence, a bidi control in a path) escaped so the line shows what it says.
+    r"""A message as printed: one line, control characters escaped so the line shows what it says.
 
     >>> shown("no folder 'a\x1b[1A\u202eb'")
     "no folder 'a\\x1b[1A\\u202eb'"
@@ -43,16 +37,7 @@ def shown(message: str) -> str:
 
 def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: str) -> int:
     """Run a click command and return its exit status; a user error is one line on stderr and status 2.
-
-    Args:
-        command: the click command or group to run.
-        argv: its arguments; None reads ``sys.argv[1:]``.
-        prog_name: how a user starts it (``sago``, ``python -m benchmark.harness.reproduce``): the
-            usage line and the ``--help`` hint name it.
-
-    Returns:
-        0, or the status the command chose: ``ctx.exit(n)`` or ``SystemExit(n)`` (e.g. 1: outputs differ).
-    """
+    ``prog_name`` is how a user starts it (the usage line and the ``--help`` hint name it)."""
     args = list(argv) if argv is not None else None
     try:
         status = command.main(args=args, prog_name=prog_name, standalone_mode=False)

@@ -6,11 +6,7 @@ import unicodedata
 
 
 class SagoError(Exception):
-    """A user-facing error: bad input, a corrupted file, an unreachable service.
-
-    The CLI catches it, prints ``error: <message>`` on one line and exits with status 2,
-    so the message must say what went wrong *and* what to do about it.
-    """
+    """A user-facing error, printed as one line: it must say what went wrong *and* what to do about it."""
 
 
 class FileProblem(SagoError):
@@ -38,18 +34,13 @@ def human_size(value: int) -> str:
     return f"{value / 2**20:.1f} MiB"
 
 
-_ESCAPED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-"""Control, format and surrogate characters, and the line and paragraph separators U+2028/U+2029 (which
-many terminals, editors and JSON-in-JS readers treat as a line break)."""
+_ESCAPED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # U+2028/9 (Zl, Zp) break lines in many readers
 
 
 def visible(text: str) -> str:
-    r"""``text`` with every control or format character (Unicode Cc, Cf), the line and paragraph
-    separators (Zl, Zp), and undecodable bytes kept as surrogates (Cs), written as a backslash escape.
-
-    Names printed on a terminal come from pull requests and model outputs: a newline would start a line
-    of its own (a forged ``ok:``), an escape sequence could move the cursor or erase a line, and a bidi
-    control (U+202E, U+200F, U+061C) or an invisible one (U+200B) changes what a reader sees.
+    r"""``text`` with control, format, separator and surrogate characters backslash-escaped: printed
+    names come from pull requests and model outputs, where a newline could forge an ``ok:`` line and a
+    bidi or zero-width character changes what a reader sees.
 
     >>> visible("ok\tname\u200b")
     'ok\\tname\\u200b'
@@ -74,12 +65,11 @@ _DISK_FIXES = {
     errno.EACCES: "permission denied; check the path's permissions or pass a writable one",
     errno.EPERM: "the operation is not permitted; check the path's permissions or pass a writable one",
 }
-"""The ``OSError`` numbers that are the machine's state, not a bug: a full disk, a read-only folder."""
 
 
 def disk_problem(err: OSError) -> str | None:
-    """One line naming the path a write (or read) failed on and what to do, for a full disk or a
-    permission problem; None for any other ``OSError`` (a bug, shown with its traceback).
+    """One line naming the path and the fix for a full disk or a permission problem; None for any other
+    ``OSError`` (a bug, shown with its traceback).
 
     >>> disk_problem(OSError(errno.ENOSPC, "No space left on device", "out/a.json"))
     'out/a.json: no space left on device (ENOSPC): the disk is full; free space and re-run'

@@ -1,8 +1,6 @@
 """Load a packaged GGUF model with transformers: the one place that does (harness, rewriter, benchmarks).
 
-The file comes from ``benchmark.packaged`` (built in the cache from the pinned distributions), its sha256 is
-checked before anything reads it when a caller pins one, and transformers dequantises the weights to the
-requested dtype. transformers and torch are imported on the first load, not with this module.
+transformers and torch are imported on the first load, not with this module.
 """
 
 from __future__ import annotations
@@ -40,17 +38,8 @@ def load_gguf(
     sha256: str | None = None,
     device_map: str | None = None,
 ) -> LoadedGGUF:
-    """Load the packaged GGUF ``artefact`` (e.g. ``"smollm2-135m-instruct-q4_1"``).
-
-    Args:
-        artefact: a name in ``benchmark.packaged.ARTEFACTS``.
-        dtype: what the quantised weights are dequantised to.
-        sha256: the hash a submission pins; the file is refused when it differs.
-        device_map: ``from_pretrained``'s placement (None: load on the CPU).
-
-    Raises:
-        SagoError: unknown artefact, or a file whose sha256 is not the pinned one.
-    """
+    """Load the packaged GGUF ``artefact``, dequantised to ``dtype``; refused when its sha256 is not
+    ``sha256`` (a submission's pin). ``device_map`` None: load on the CPU."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = materialise(artefact)

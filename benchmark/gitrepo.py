@@ -1,11 +1,8 @@
 """What git says about the checkout: which files are committed, and what a change adds against a base.
 
-Two trust decisions rest on it. What the checkout's ``HEAD`` commits was made or reviewed by the
-maintainers (a pull request may not change results: :mod:`benchmark.submissions.changes`), so a derived
-file byte for byte equal to the committed one may be read as it is. And a pull request is judged by the
-paths it adds, modifies or deletes against its base. Every call is ``git`` run as a subprocess with a time
-limit; no git, no repository or an unknown commit reads as "nothing is committed" where a yes/no is asked,
-and as a one-line :class:`SagoError` where a comparison was requested.
+Two trust decisions rest on it: a file byte-equal to what ``HEAD`` commits was reviewed by the
+maintainers, and a pull request is judged by the paths it changes against its base. Without git or a
+repository, a yes/no reads as "nothing is committed" and a requested comparison is a one-line error.
 """
 
 from __future__ import annotations
@@ -46,8 +43,7 @@ def top_level(path: Path) -> Path | None:
 
 
 def committed_copy(path: Path, repo_path: str, root: Path) -> bool:
-    """True when the file ``path`` holds exactly the bytes ``HEAD`` of the checkout ``root`` commits at
-    ``repo_path`` (a path relative to ``root``). The file itself may live anywhere, e.g. a copy."""
+    """True when ``path`` (anywhere, e.g. a copy) holds exactly what ``HEAD`` commits at ``repo_path``."""
     if not path.is_file() or path.is_symlink():
         return False
     committed = _ok(root, "rev-parse", "--verify", "--quiet", f"HEAD:{repo_path}")
@@ -57,7 +53,6 @@ def committed_copy(path: Path, repo_path: str, root: Path) -> bool:
 
 
 def committed_unchanged(path: Path, root: Path) -> bool:
-    """True when ``path`` (inside the checkout ``root``) is tracked and equal to what ``HEAD`` commits."""
     try:
         relative = path.resolve().relative_to(root.resolve())
     except ValueError:
@@ -74,8 +69,7 @@ class Change:
     path: str
     """relative to the checkout's top, ``/``-separated, undecodable bytes kept as surrogates."""
     mode: str
-    """git mode after the change (``100644``, ``100755``, ``120000`` link, ``160000`` submodule);
-    ``000000`` for a deletion."""
+    """git mode after the change (``000000`` for a deletion)."""
 
 
 def merge_base(root: Path, ref: str) -> str:
@@ -95,9 +89,8 @@ def merge_base(root: Path, ref: str) -> str:
 
 
 def changes_since(root: Path, base: str, pathspecs: tuple[str, ...]) -> list[Change]:
-    """Every path under ``pathspecs`` (relative to the checkout's top) that differs between the commit
-    ``base`` and the working tree: tracked changes, committed or not, and untracked files git does not
-    ignore (what the next commit could carry). Sorted by path."""
+    """Every path under ``pathspecs`` that differs between ``base`` and the working tree, untracked files
+    git does not ignore included (what the next commit could carry), sorted."""
     top = top_level(root)
     if top is None:
         raise SagoError(f"{root} is not inside a git checkout; --base compares commits")
@@ -129,7 +122,6 @@ def _parse_raw(out: bytes) -> list[Change]:
 
 
 def _worktree_mode(path: Path) -> str:
-    """The git mode an untracked path would be committed with."""
     if path.is_symlink():
         return SYMLINK_MODE
     if path.is_dir():  # an untracked nested repository: git lists its folder
@@ -146,13 +138,9 @@ def paths_at(root: Path, commit: str, folder: str) -> frozenset[str]:
 
 
 def tracked_under(path: Path) -> list[str]:
-    """The files git tracks at ``path`` (a file) or under it (a folder) in the checkout that holds it,
-    relative to that checkout's top; [] outside a checkout or without git.
-
-    The path is made absolute and resolved first (links followed, ``..`` folded even through folders
-    that do not exist yet), so ``new/../README.md`` and a link to a tracked file count as that file; the
-    match ignores case, since on a case-insensitive file system ``readme.md`` *is* ``README.md``.
-    """
+    """The files git tracks at or under ``path``, relative to the checkout's top ([] outside one). The
+    path is resolved first (``new/../README.md`` and a link count as the file they reach) and the match
+    ignores case (on a case-insensitive file system ``readme.md`` *is* ``README.md``)."""
     path = Path(os.path.realpath(path))
     anchor = path
     while not anchor.is_dir() and anchor != anchor.parent:
@@ -170,10 +158,8 @@ def tracked_under(path: Path) -> list[str]:
 
 
 def refuse_tracked(path: Path, option: str, *, own: Callable[[str], bool], writes: str) -> None:
-    """Refuse an output path that would overwrite a file git tracks, unless ``own`` says that file is one
-    of the command's own outputs (``writes`` says which, for the message). One line, before anything
-    is written: ``sago analyze --out README.md`` must not replace the README.
-    """
+    """Refuse an output path that would overwrite a tracked file not ``own`` to the command
+    (``sago analyze --out README.md`` must not replace the README)."""
     strangers = [p for p in tracked_under(path) if not own(p)]
     if strangers:
         more = f" (and {len(strangers) - 1} more)" if len(strangers) > 1 else ""
@@ -210,8 +196,8 @@ def changes_between(root: Path, old: str, new: str) -> list[Change]:
 
 
 def blob(root: Path, commit: str, path: str, limit: int) -> bytes | None:
-    """The bytes ``commit`` holds at ``path``, or None when they are more than ``limit`` bytes (never
-    read then: a hostile commit may hold a huge file)."""
+    """The bytes ``commit`` holds at ``path``; None, unread, above ``limit`` (a hostile commit may hold a
+    huge file)."""
     spec = f"{commit}:{path}"
     size = _ok(root, "cat-file", "-s", spec)
     if size is None:

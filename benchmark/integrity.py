@@ -65,22 +65,19 @@ def plain_files(folder: Path, suffix: str) -> list[Path]:
     return sorted(p for p in folder.glob(f"*{suffix}") if p.is_file() and not p.is_symlink())
 
 
-def file_hashes(results_dir: Path) -> dict[str, str]:
-    """``{relative path: sha256}`` of every harness output under ``results_dir`` (``RESULT_FILES``)."""
+def _result_files(results_dir: Path) -> dict[str, Path]:
+    """Every harness output under ``results_dir`` (``RESULT_FILES``), by its path relative to it."""
     return {
-        f"{sub}/{path.name}": sha256_file(path)
-        for sub, suffix in RESULT_FILES
-        for path in plain_files(results_dir / sub, suffix)
+        f"{sub}/{p.name}": p for sub, suffix in RESULT_FILES for p in plain_files(results_dir / sub, suffix)
     }
 
 
-def hash_problems(results_dir: Path, run: RunDocument) -> list[Problem]:
-    """Compare run.json's ``files`` map with the folder: every file listed, present and unchanged.
+def file_hashes(results_dir: Path) -> dict[str, str]:
+    return {name: sha256_file(path) for name, path in _result_files(results_dir).items()}
 
-    A run.json without ``files`` (results from before hashes) or with one that is not a map of path to
-    sha256 is one problem on run.json (read it with ``RunDocument.from_json(..., strict=False)`` to check
-    a file whose version this code does not read).
-    """
+
+def hash_problems(results_dir: Path, run: RunDocument) -> list[Problem]:
+    """Compare run.json's ``files`` map with the folder: every file listed, present and unchanged."""
     files = run.files
     if not run.files_given:
         return [
@@ -93,9 +90,7 @@ def hash_problems(results_dir: Path, run: RunDocument) -> list[Problem]:
         ]
     if files is None:
         return [Problem(RUN_FILE, "'files' is not a mapping of path to sha256", "re-run `sago evaluate`")]
-    present = {
-        f"{sub}/{p.name}": p for sub, suffix in RESULT_FILES for p in plain_files(results_dir / sub, suffix)
-    }
+    present = _result_files(results_dir)
     problems = []
     for name in sorted(set(files) | set(present)):
         if name not in present:
@@ -126,12 +121,8 @@ def hash_problems(results_dir: Path, run: RunDocument) -> list[Problem]:
 
 
 def parquet_problem(path: Path, types: dict[str, str], *, dataset: str | None = None) -> str | None:
-    """Why ``path`` is not a table with exactly ``types``' columns and types (None when it is).
-
-    With ``dataset``, every row's ``dataset`` value must be that name. Only float columns may hold nulls.
-    The file is opened within :data:`benchmark.parquet_check.TABLE_LIMITS` (rows, row groups, footer,
-    decoded size, longest value), checked before anything is decoded.
-    """
+    """Why ``path`` is not a table of exactly ``types`` (nulls only in floats; every row of ``dataset``),
+    opened within :data:`benchmark.parquet_check.TABLE_LIMITS` (None: it is)."""
     return load_table(path, types, dataset=dataset)[1]
 
 
@@ -157,10 +148,7 @@ def load_table(
 
 
 def rehash(results_dir: Path) -> dict[str, str]:
-    """Record in an existing run.json the sha256 of the files beside it (for results made before hashes).
-
-    Only ``files`` changes; every other key keeps its value. Returns the new map.
-    """
+    """Record in an existing run.json the sha256 of the files beside it (only ``files`` changes)."""
     folder = ResultsFolder(results_dir)
     run = folder.read_run(fix="regenerate it with `sago evaluate`")
     hashes = file_hashes(results_dir)

@@ -1,11 +1,7 @@
 """The two JSON renderings of sago-bench's documents (which document uses which: ``benchmark.documents``).
 
-:func:`plain_json` writes provenance (run.json, plan.json, manifest.json) as recorded. :func:`dumps`
-writes statistics (summary.json, leaderboard.json):
-
-rebuilding from the same inputs must give the same bytes, so: keys sorted, floats rounded to
-``SIGNIFICANT`` significant digits, NaN/inf written as null, numpy scalars turned into Python ones,
-and no timestamps anywhere.
+:func:`plain_json` writes provenance as recorded; :func:`dumps` writes statistics so that a rebuild gives
+the same bytes: keys sorted, floats rounded, NaN/inf as null, no timestamps.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """What a packaged model really is and what it really received, read from its GGUF file.
 
-A stability number rests on facts a submission's name does not carry: a chat template may put a system
-turn before every prompt ("You are a helpful AI assistant named SmolLM …") although the harness sends one
-user turn; a file called Q4_1 keeps its embeddings in Q8_0 and spends nearly six bits per weight; the
-context length bounds what a prompt may hold. This module reads them from the artefact itself: the GGUF
-metadata and tensor table (``gguf``), and the template rendered exactly as the harness renders a prompt
-(``benchmark.models.hf.HFBackend.render``: one user turn, generation prompt). It computes no statistic.
+A name does not carry these facts: a chat template may add a system turn to every prompt, a file called
+Q4_1 keeps its embeddings in Q8_0. They are read from the GGUF metadata and tensor table, and from the
+template rendered exactly as the harness renders a prompt. No statistic is computed here.
 """
 
 from __future__ import annotations
@@ -23,9 +20,9 @@ Messages = Sequence[Mapping[str, str]]
 Render = Callable[[Messages], str]
 """a chat template: messages -> the text the model reads (``add_generation_prompt`` on)."""
 
+# texts no template writes itself (invisible separators around a tag), so they can be found again
 _PROBE_SYSTEM = "\u2063SYSTEM-PROBE\u2063"
 _PROBE_USER = "\u2063USER-PROBE\u2063"
-"""texts no template writes itself (invisible separators around a tag), so they can be found again."""
 
 
 @dataclass(frozen=True)
@@ -33,15 +30,13 @@ class SystemTurn:
     """The system turn a chat template writes before a lone user turn."""
 
     text: str | None
-    """what the template inserts by default (None: nothing, or it takes no system turn)."""
     how: str
-    """``default`` (inserted when none is given), ``none`` (the template writes no system turn unless
-    asked), or ``unsupported`` (the template refuses a system turn)."""
+    """``default`` (inserted when none is given), ``none`` or ``unsupported`` (refused)."""
 
 
 def default_system_turn(render: Render) -> SystemTurn:
-    """The system text ``render`` puts before a lone user turn, found by rendering the same user turn
-    with and without an explicit system turn: where an explicit one sits, a default one sits too.
+    """The system text ``render`` puts before a lone user turn: where an explicit one sits, a default
+    one sits too.
 
     >>> chatml = lambda ms: "".join(f"<{m['role']}>{m['content']}</>" for m in ms) + "<assistant>"
     >>> default_system_turn(chatml)
@@ -90,14 +85,13 @@ class GGUFFacts:
     chat_template: str | None
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict, the template left out (it is hashed where stored)."""
+        """The template left out (it is hashed where stored)."""
         out = asdict(self)
         del out["chat_template"]
         return out
 
 
 def _field(reader: Any, key: str) -> Any:
-    """One metadata value of a ``gguf.GGUFReader`` (None when absent)."""
     field = reader.fields.get(key)
     return None if field is None else field.contents()
 
@@ -136,7 +130,6 @@ def gguf_facts(path: Path) -> GGUFFacts:
 FACTS_FILE = "model_facts.json"
 """``leaderboard/model_facts.json``: written by ``make model-facts``, read by the site's model pages."""
 FACTS_SCHEMA_VERSION = 1
-"""the newest ``schema_version`` of that file this code reads."""
 FACTS_LIMIT = 4 << 20
 _REMAKE = "run `make model-facts` to write it again"
 
@@ -153,11 +146,9 @@ class PackagedFacts:
     system_turn: SystemTurn | None
     """the system turn the applied template writes before a lone user turn (None: no template applied)."""
     example_prompt: str
-    """one baseline prompt of the set, as written."""
     example_rendered: str
     """the same prompt exactly as the model received it (template applied, if any)."""
     example_where: str
-    """which item it is: ``dataset`` item ``item_id``."""
     gguf: GGUFFacts
 
 
@@ -190,7 +181,6 @@ def _object(value: object, where: str) -> Mapping[str, Any]:
 
 
 def _gguf(data: Mapping[str, Any], where: str) -> GGUFFacts:
-    """The ``gguf`` block as written by :meth:`GGUFFacts.to_json` (the template is not stored)."""
     types = _object(data.get("weight_types"), f"{where}.weight_types")
     return GGUFFacts(
         architecture=_text(data.get("architecture"), f"{where}.architecture"),

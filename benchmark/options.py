@@ -1,10 +1,7 @@
 """Bounds of the numeric command-line options, shared by every command.
 
-Every integer or float option of every command takes one of these types (``tests/test_cli_options.py``
-walks them all), so a value out of range is one line before anything is allocated or written — not a
-175 TiB bootstrap array from ``--resamples 1000000000000`` — and ``--help`` shows each range (click
-appends it, e.g. ``[100<=x<=100000]``). The upper bounds are far above any useful value and below what
-fits in memory or time.
+Every numeric option takes one of these (``tests/test_cli_options.py``), so a value out of range is one
+line before anything is allocated (not a 175 TiB bootstrap array from ``--resamples 1000000000000``).
 """
 
 from __future__ import annotations
@@ -19,28 +16,20 @@ from benchmark.errors import SagoError
 SEED = click.IntRange(0, 2**32 - 1)
 """a random seed (numpy's seed sequence takes non-negative integers; 32 bits is plenty)."""
 THREADS = click.IntRange(1, 1024)
-"""CPU threads for torch or a build."""
 BATCH_SIZE = click.IntRange(1, 4096)
-"""prompts (or requests) per batch."""
 PROCESSES = click.IntRange(1, 64)
-"""data-parallel ranks of one run."""
 RESAMPLES = click.IntRange(100, 100_000)
 """bootstrap resamples per interval; memory is resamples × items × 8 bytes per cell."""
 ITEMS = click.IntRange(1, 100_000)
-"""items sampled per dataset."""
 SOME_ITEMS = click.IntRange(0, 100_000)
 """items that get an optional treatment (0: none)."""
 TOKENS = click.IntRange(1, 32_768)
-"""new tokens per response."""
 SOME_TOKENS = click.IntRange(0, 32_768)
-"""tokens of an optional part (0: none)."""
 PROMPTS = click.IntRange(1, 1_000_000)
-"""prompts timed by a benchmark."""
 
 
 class FiniteRange(click.FloatRange):
-    """A :class:`click.FloatRange` that also refuses NaN (click's range test lets it through: every
-    comparison with NaN is false).
+    """A :class:`click.FloatRange` that also refuses NaN (every comparison with NaN is false).
 
     >>> FiniteRange(0, 1).convert("nan", None, None)
     Traceback (most recent call last):
@@ -55,20 +44,16 @@ class FiniteRange(click.FloatRange):
 
 
 SECONDS = FiniteRange(0, 7 * 24 * 3600)
-"""a wall-clock budget: up to a week."""
 MEASURED_SECONDS = FiniteRange(0, 7 * 24 * 3600, min_open=True)
-"""a measured wall time, something is divided by: above zero, up to a week."""
+"""a measured wall time, something is divided by."""
 SHARE = FiniteRange(0, 1)
-"""a proportion."""
 FLOPS = FiniteRange(1e9, 1e18)
 """a chip's peak FLOP/s (a GFLOP/s to an EFLOP/s)."""
 
 
 def dataset_list(value: str | None) -> tuple[str, ...] | None:
-    """``--datasets a,b``: the names given, or None (every dataset) when the option is not given.
-
-    An option given but naming nothing (``--datasets ''``, ``',,,'``) is an error, not "every dataset":
-    a shell variable that expanded to nothing must not start a run of all six.
+    """``--datasets a,b``: the names given, or None (every dataset) when the option is not given; one
+    naming nothing is an error (a shell variable that expanded to nothing must not run all six).
 
     >>> dataset_list(" gsm8k, jeopardy ,"), dataset_list(None)
     (('gsm8k', 'jeopardy'), None)

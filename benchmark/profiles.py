@@ -23,22 +23,17 @@ class Profile:
     """How much to run."""
 
     name: str
-    """registry name, recorded in run.json."""
     items_per_dataset: int
     """items with ``item_rank`` below this are run."""
     all_strengths: bool
     """False: per (family, place, side of neutral) only the weakest and strongest level."""
     max_new_tokens: int
-    """generation limit."""
     description: str
-    """one line for ``--help`` and run.json."""
     every_level_of: tuple[str, ...] = ()
-    """families run at every level even when ``all_strengths`` is False (evidence: length and form,
-    whose six cells per item are the paper's whole length/form grid)."""
+    """families run at every level even when ``all_strengths`` is False."""
 
     def parameters(self) -> dict[str, object]:
-        """The profile as a JSON-ready dict (``every_level_of`` only when set, so older run.json
-        files of the other profiles keep their bytes)."""
+        """JSON-ready (``every_level_of`` only when set, so older run.json files keep their bytes)."""
         out = asdict(self)
         if not self.every_level_of:
             del out["every_level_of"]
@@ -47,8 +42,7 @@ class Profile:
         return out
 
     def levels(self) -> str:
-        """Which strengths of each family run, in words (``--help`` and the README's table).
-
+        """
         >>> PROFILES.get("evidence").levels()
         'weakest and strongest; every level of length and form'
         """
@@ -64,10 +58,8 @@ class Profile:
 
 
 PROFILES: Registry[Profile] = Registry("profile")
-PROFILES.add(
+for _profile in (
     Profile("smoke", 4, False, 32, "CPU check: 4 items per dataset, weakest and strongest levels, 32 tokens"),
-)
-PROFILES.add(
     Profile(
         "bench",
         1,
@@ -75,9 +67,7 @@ PROFILES.add(
         32,
         "throughput probe for `make bench`: 1 item per dataset, extreme levels, 32 tokens",
     ),
-)
-PROFILES.add(Profile("cpu", 8, True, 48, "CPU run: 8 items per dataset, every variant, 48 tokens"))
-PROFILES.add(
+    Profile("cpu", 8, True, 48, "CPU run: 8 items per dataset, every variant, 48 tokens"),
     Profile(
         "evidence",
         16,
@@ -85,12 +75,11 @@ PROFILES.add(
         48,
         "evidence run on CPU: the paper's 16 items per dataset, weakest and strongest "
         "level of every rule family, every length and form cell, 48 tokens",
-        every_level_of=("length", "form"),
+        every_level_of=("length", "form"),  # the paper's whole length/form grid
     ),
-)
-PROFILES.add(
     Profile("paper", 16, True, 100, "the paper's setting: 16 items per dataset, every variant, 100 tokens"),
-)
+):
+    PROFILES.add(_profile)
 
 
 def get_profile(name: str) -> Profile:
@@ -125,15 +114,13 @@ def _extreme_levels(rows: pd.DataFrame) -> pd.Series:
 
 
 def rows_run(frames: Sequence[pd.DataFrame], profile: Profile) -> int:
-    """Model runs the profile makes on these dataset frames: its selected rows plus one rerun of each
-    baseline (the batching control, ``rerun/none/0``)."""
+    """Model runs on these frames: the selected rows plus one rerun of each baseline."""
     selected = [select_rows(frame, profile) for frame in frames]
     return sum(len(rows) + int((rows["family"] == BASELINE_FAMILY).sum()) for rows in selected)
 
 
 def profile_table(frames: Sequence[pd.DataFrame], set_label: str) -> str:
-    """The README's profile table (Markdown), every number computed from the profiles and ``frames``
-    (one per dataset of the set ``set_label`` names); a test keeps the README's copy equal to it."""
+    """The README's profile table (Markdown); a test keeps the README's copy equal to it."""
     lines = [
         f"| profile | items per dataset | levels per family | new tokens | model runs on {set_label} |",
         "|---|---|---|---|---|",
@@ -146,17 +133,14 @@ def profile_table(frames: Sequence[pd.DataFrame], set_label: str) -> str:
 
 
 DEFAULT_BOARD_PROFILE = "smoke"
-"""The board profile of a version :data:`BOARD_PROFILES` does not list (a new or a test set): the
-default of ``sago evaluate``, so a run with the defaults lands in ``<version>/``."""
+"""The board profile of an unlisted version: ``sago evaluate``'s default, so it lands in ``<version>/``."""
 BOARD_PROFILES: Mapping[str, str] = MappingProxyType({"v1": "smoke", "v2": "evidence"})
-"""Each frozen version's board profile: the profile of the runs its published board ranks, held in
-``results/<set>/<version>/``. A run of any other profile of the version lives in
-``results/<set>/<version>-<profile>/`` and is published as a board of its own, never pooled with it."""
+"""Each frozen version's board profile, whose runs ``results/<set>/<version>/`` holds; any other
+profile's runs live in ``<version>-<profile>/`` and get a board of their own, never pooled."""
 
 
 def board_profile(version: str) -> str:
-    """The profile whose runs ``results/<set>/<version>/`` holds.
-
+    """
     >>> board_profile("v2"), board_profile("v1"), board_profile("t9")
     ('evidence', 'smoke', 'smoke')
     """
@@ -164,8 +148,7 @@ def board_profile(version: str) -> str:
 
 
 def results_folder_name(version: str, profile: str | None = None) -> str:
-    """The folder under ``results/<set>/`` that holds runs of ``profile`` (None: the board profile) on
-    ``version``; an unknown profile is a one-line SagoError.
+    """The folder under ``results/<set>/`` of ``profile``'s runs (None: the board profile).
 
     >>> results_folder_name("v2"), results_folder_name("v2", "evidence"), results_folder_name("v2", "paper")
     ('v2', 'v2', 'v2-paper')
@@ -176,8 +159,7 @@ def results_folder_name(version: str, profile: str | None = None) -> str:
 
 
 def parse_results_folder_name(name: str) -> tuple[str, str]:
-    """(version, profile) of a folder name under ``results/<set>/``: ``v2-paper`` -> ("v2", "paper"),
-    ``v2`` -> ("v2", its board profile). A suffix that names no profile is part of the version.
+    """(version, profile) of a folder name; a suffix that names no profile is part of the version.
 
     >>> parse_results_folder_name("v2-paper"), parse_results_folder_name("v2")
     (('v2', 'paper'), ('v2', 'evidence'))

@@ -13,21 +13,8 @@ from pathlib import Path
 from benchmark.paths import REPO_ROOT
 from benchmark.version import __version__
 
-_LIBRARIES = (
-    "torch",
-    "transformers",
-    "datasets",
-    "huggingface-hub",
-    "pandas",
-    "scipy",
-    "numpy",
-    "pyarrow",
-    "safetensors",
-    "sacrebleu",
-    "bert-score",
-    "accelerate",
-    "gguf",
-)
+_LIBRARIES: tuple[str, ...] = ("torch", "transformers", "datasets", "huggingface-hub", "pandas", "scipy")
+_LIBRARIES += ("numpy", "pyarrow", "safetensors", "sacrebleu", "bert-score", "accelerate", "gguf")
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -40,8 +27,7 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def sha256_bytes(data: bytes) -> str:
-    """Hex sha256 of a byte string.
-
+    """
     >>> sha256_bytes(b"")[:12]
     'e3b0c44298fc'
     """
@@ -62,34 +48,21 @@ def library_versions() -> dict[str, str]:
 def git_commit(root: Path = REPO_ROOT) -> str:
     """The checkout's HEAD commit, with ``+dirty`` when code or data have uncommitted changes."""
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
+        head = _git(root, "rev-parse", "HEAD")
         # Results and the site are outputs, rewritten by the very run being stamped: only code and
         # data changes make the tree "dirty".
-        dirty = subprocess.run(
-            [
-                "git",
-                "status",
-                "--porcelain",
-                "--untracked-files=no",
-                "--",
-                ".",
-                ":(exclude)submissions/*/results/*",
-                ":(exclude)leaderboard",
-            ],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        outputs = (":(exclude)submissions/*/results/*", ":(exclude)leaderboard")
+        dirty = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", *outputs)
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
 
 
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+
+
 JsonScalar = str | int | float | None
-"""a JSON value that is not a container."""
 
 
 @dataclass(frozen=True)
@@ -97,15 +70,11 @@ class Hardware:
     """CPU, core count, memory and accelerator of the machine a run used (run.json's ``hardware``)."""
 
     machine: str
-    """``platform.machine()``, e.g. ``x86_64``."""
     processor: str
     """``platform.processor()`` (the machine when the platform names none)."""
     cpu_count: int | None
-    """logical CPUs (None: unknown)."""
     system: str
-    """operating system, e.g. ``Linux``."""
     memory_gib: float | None
-    """physical memory in GiB, one decimal (None: unknown)."""
     torch_threads: int | None
     """torch's intra-op threads (None: torch is not installed; then not written)."""
     accelerator: str | None
@@ -113,7 +82,7 @@ class Hardware:
     accelerator_count: int | None
     """CUDA devices (None: no CUDA; then not written)."""
     cpu_model: str = ""
-    """the CPU's model name from /proc/cpuinfo ('' where unknown; then not written)."""
+    """('' where unknown; then not written)."""
     cpu_flags: tuple[str, ...] = ()
     """the instruction-set flags that change float kernels (avx2, avx512f, ...)."""
     torch_capability: str = ""
@@ -163,7 +132,6 @@ def _torch_devices() -> tuple[int | None, str | None, int | None]:
 
 
 def hardware() -> Hardware:
-    """CPU, core count, memory and accelerator of this machine."""
     from benchmark import cpu
 
     threads, accelerator, count = _torch_devices()

@@ -53,7 +53,6 @@ CHECKPOINT_DIR = "checkpoint"
 PLAN_FILE = PlanDocument.FILE
 DONE_FILE = DoneDocument.FILE
 LEADERBOARD_FILE = LeaderboardDocument.FILE
-"""the combined leaderboard document (in ``leaderboard/``, beside the results folders)."""
 OWN_CONFIDENCE_DIR = "own_confidence"
 """an API run's per-row confidence from its own tokens' log-probabilities (METHOD.md section 4.1)."""
 RECORDS_SUFFIX = ".parquet"
@@ -67,17 +66,12 @@ RESULT_FILES: tuple[tuple[str, str], ...] = (
 DERIVED_FILES: tuple[str, ...] = (DELTAS_FILE, SUMMARY_FILE)
 """tables ``sago analyze`` derives from the harness outputs (not hashed in run.json)."""
 TOP_FILES: frozenset[str] = frozenset({RUN_FILE, *DERIVED_FILES})
-"""the plain files at the top of a results folder."""
-RUN_JSON_LIMIT = RunDocument.LIMIT
-"""run.json is refused above this size (bytes)."""
 
 
 def results_dir(
     slug: str, set_name: str, version: str, root: Path = SUBMISSIONS_DIR, *, profile: str | None = None
 ) -> Path:
-    """Where results of ``slug`` on one variant-set version live: ``root/<slug>/results/<set>/<version>``
-    for a run of the version's board profile (``profile`` None or that profile), and
-    ``.../<version>-<profile>`` for a run of any other (:func:`benchmark.profiles.results_folder_name`).
+    """``root/<slug>/results/<set>/<version>``, with ``-<profile>`` for a profile not the board's.
 
     >>> results_dir("ab__cd", "s", "v2", Path("r"), profile="paper").parts[-4:]
     ('ab__cd', 'results', 's', 'v2-paper')
@@ -92,13 +86,10 @@ def results_dir(
 
 
 PROFILE_BOARDS_DIR = "profiles"
-"""Folder of ``leaderboard/`` that holds the boards of profiles other than a version's board profile."""
 
 
 def profile_board_path(leaderboard_dir: Path, set_name: str, version: str, profile: str) -> Path:
-    """Where ``sago analyze --profile`` writes the board of a profile that is not ``version``'s board
-    profile: ``leaderboard/profiles/<set>/<version>-<profile>/leaderboard.json`` (named as its results
-    folders are); a board profile is refused (its board is ``leaderboard/leaderboard.json``).
+    """Where ``sago analyze --profile`` writes the board of a profile not ``version``'s board profile.
 
     >>> profile_board_path(Path("leaderboard"), "sago-v1", "v2", "paper").as_posix()
     'leaderboard/profiles/sago-v1/v2-paper/leaderboard.json'
@@ -121,7 +112,6 @@ class ResultsFolder:
     """
 
     path: Path
-    """``submissions/<slug>/results/<set>/<version>``."""
 
     @classmethod
     def of(
@@ -133,34 +123,28 @@ class ResultsFolder:
         *,
         profile: str | None = None,
     ) -> ResultsFolder:
-        """The folder of ``slug``'s ``profile`` run (None: the board profile's) on ``set_name``/``version``
-        under the submissions folder ``root``."""
+        """The folder of ``slug``'s ``profile`` run (None: the board profile's)."""
         return cls(results_dir(slug, set_name, version, root, profile=profile))
 
     # ---- paths -------------------------------------------------------------------------------------
     @property
     def run(self) -> Path:
-        """``run.json``."""
         return self.path / RUN_FILE
 
     @property
     def summary(self) -> Path:
-        """``summary.json``."""
         return self.path / SUMMARY_FILE
 
     @property
     def deltas(self) -> Path:
-        """``deltas.parquet``."""
         return self.path / DELTAS_FILE
 
     @property
     def records_dir(self) -> Path:
-        """``records/``."""
         return self.path / RECORDS_DIR
 
     @property
     def activations_dir(self) -> Path:
-        """``activations/``."""
         return self.path / ACTIVATIONS_DIR
 
     @property
@@ -169,11 +153,9 @@ class ResultsFolder:
         return self.path / CHECKPOINT_DIR
 
     def records(self, dataset: str) -> Path:
-        """``records/<dataset>.parquet``."""
         return self.records_dir / f"{dataset}{RECORDS_SUFFIX}"
 
     def activations(self, dataset: str) -> Path:
-        """``activations/<dataset>.safetensors``."""
         return self.activations_dir / f"{dataset}{ACTIVATIONS_SUFFIX}"
 
     def own_confidence(self, dataset: str) -> Path:
@@ -181,11 +163,10 @@ class ResultsFolder:
         return self.path / OWN_CONFIDENCE_DIR / f"{dataset}{RECORDS_SUFFIX}"
 
     def record_files(self) -> list[Path]:
-        """Every records file, sorted (what the glob finds; links and hidden files are not filtered)."""
+        """Every records file, sorted (links and hidden files are not filtered)."""
         return sorted(self.records_dir.glob(f"*{RECORDS_SUFFIX}"))
 
     def activation_files(self) -> list[Path]:
-        """Every activations file, sorted."""
         return sorted(self.activations_dir.glob(f"*{ACTIVATIONS_SUFFIX}"))
 
     def rank_dir(self, rank: int) -> Path:
@@ -193,15 +174,12 @@ class ResultsFolder:
         return self.checkpoint / f"rank-{rank}"
 
     def plan(self, rank: int) -> Path:
-        """``checkpoint/rank-<rank>/plan.json``."""
         return self.rank_dir(rank) / PLAN_FILE
 
     def done(self, rank: int) -> Path:
-        """``checkpoint/rank-<rank>/done.json``."""
         return self.rank_dir(rank) / DONE_FILE
 
     def plan_files(self) -> list[Path]:
-        """The plan of every rank that started, sorted by folder name."""
         return sorted(self.checkpoint.glob(f"rank-*/{PLAN_FILE}"))
 
     def relative(self, path: Path) -> str:
@@ -210,26 +188,17 @@ class ResultsFolder:
 
     # ---- readers -----------------------------------------------------------------------------------
     def read_run(self, fix: str = RunDocument.FIX) -> RunDocument:
-        """run.json (at most :data:`RUN_JSON_LIMIT` bytes) as its typed document; a file that is
-        unreadable or of a version this code does not read is a one-line ``SagoError`` ending in ``fix``.
-        """
+        """run.json as its typed document (a problem: one line ending in ``fix``)."""
         return RunDocument.read(self.run, fix)
 
     # ---- the completeness rules ---------------------------------------------------------------------
     def has_run(self) -> bool:
-        """Analysable: the harness finished a run here (finalize writes ``run.json`` last).
-
-        This is what ``sago analyze`` and the site ask; whether the run is the one a caller wants is
-        :meth:`holds_run_of`.
-        """
+        """Analysable: the harness finished a run here (finalize writes ``run.json`` last)."""
         return self.run.is_file()
 
     def holds_run_of(self, *, variant_set_sha256: str, profile: str, datasets: Sequence[str] | None) -> bool:
-        """Nothing to redo: a readable, finished run of this set, profile and dataset selection, and no
-        checkpoint of another run in progress (an unreadable run.json counts as not finished: it is redone).
-
-        This is what ``sago evaluate`` asks before it skips a submission.
-        """
+        """Nothing for ``sago evaluate`` to redo: a readable, finished run of this set, profile and dataset
+        selection, and no checkpoint of another run in progress."""
         if self.checkpoint.exists():
             return False
         try:
@@ -267,32 +236,26 @@ def naming(err: OSError, path: Path) -> OSError:
 
 
 def write_text(path: Path, text: str) -> Path:
-    """Write UTF-8 ``text`` atomically."""
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def write_json(
     path: Path, document: Mapping[str, Any], dumps: Callable[[Mapping[str, Any]], str] = plain_json
 ) -> Path:
-    """Write ``document`` as ``dumps`` renders it (default :func:`plain_json`), atomically.
-
-    For raw JSON that is not one of sago-bench's documents (a checkpoint marker); a document is written
-    with :func:`write_document`, which renders it as its declaration says."""
+    """Write raw JSON that is not one of the documents (those go through :func:`write_document`)."""
     return write_text(path, dumps(document))
 
 
 def write_document(path: Path, document: Rendered) -> Path:
-    """Write one of sago-bench's documents (``benchmark.documents``) as it renders itself, atomically."""
     return write_text(path, document.dumps())
 
 
 def write_parquet(path: Path, table: pa.Table, **options: Any) -> Path:
-    """Write an Arrow table atomically; ``options`` go to :func:`pyarrow.parquet.write_table`."""
     return atomic_write(path, lambda tmp: pq.write_table(table, tmp, **options))
 
 
 def write_tensors(path: Path, tensors: Mapping[str, np.ndarray]) -> Path:
-    """Write named arrays as safetensors (keys sorted, so equal content gives equal bytes), atomically."""
+    """Keys sorted, so equal content gives equal bytes."""
     ordered = {k: np.ascontiguousarray(tensors[k]) for k in sorted(tensors)}
     return atomic_write(path, lambda tmp: save_file(ordered, str(tmp)))
 
@@ -306,7 +269,6 @@ REPAIR = "sago submissions repair"
 
 
 def leftovers(root: Path = SUBMISSIONS_DIR) -> list[Path]:
-    """Every leftover folder under ``root/<slug>/results/<set>/``, sorted."""
     return sorted(p for p in root.glob("*/results/*/.*") if p.is_dir() and p.name.endswith(LEFTOVER_SUFFIXES))
 
 

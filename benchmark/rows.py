@@ -1,13 +1,8 @@
 """The typed rows of the tables in ``leaderboard.json`` and ``summary.json``, and an indexed table.
 
-Each row stays the JSON object exactly as written (so the bytes on disk and the site's templates do not
-change); a :class:`~typing.TypedDict` names its keys and value types, so mypy (strict) checks every
-consumer's reads against the format: a misspelt key or a float read as text fails ``make lint``. The
-prose of each field is docs/LEADERBOARD_JSON.md. Statistics are ``float | None``: a value that is not
-finite is written as ``null``.
-
-:class:`Table` holds one table's rows with lookups by any fields, indexed on first use, so a page that
-looks up every cell costs one pass over the table.
+Each row stays the JSON object as written; a :class:`~typing.TypedDict` names its keys so mypy checks
+every consumer's reads against the format (prose: docs/LEADERBOARD_JSON.md). :class:`Table` indexes its
+rows on first lookup, so a page that looks up every cell costs one pass over the table.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Reading files that strangers can edit: YAML and JSON with bounded size and depth, and no surprises.
 
-Every reader here raises :class:`~benchmark.errors.FileProblem` (one line: the file, the problem, the
-fix) and nothing else for bad content, so a validator can report the problem and go on with the next
-file. YAML keeps safe-loading semantics but refuses what a submission never needs and an attacker
-would use: anchors and aliases (``&a``/``*a``, the "billion laughs" expansion), merge keys (``<<:``),
-explicit tags, several documents in one file, duplicate keys (where the second value silently wins)
-and nesting deeper than :data:`MAX_YAML_DEPTH`, which is checked on the parser's events before any
-recursive construction starts. JSON refuses duplicate keys and nesting deeper than the caller allows.
+Bad content raises :class:`~benchmark.errors.FileProblem` and nothing else, so a validator can go on with
+the next file. YAML refuses what a submission never needs and an attacker would use (anchors and
+aliases, merge keys, tags, several documents, duplicate keys, deep nesting, checked on the parser's
+events before construction); JSON refuses duplicate keys and deep nesting.
 """
 
 from __future__ import annotations

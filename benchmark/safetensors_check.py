@@ -1,12 +1,8 @@
 """Open a safetensors file without trusting its header.
 
-Format: an unsigned 64-bit little-endian header length N, N bytes of JSON header, then the data.
-The header maps each tensor name to ``{"dtype", "shape", "data_offsets": [begin, end]}`` relative to the
-data region (plus an optional ``"__metadata__"`` mapping of strings). A file from a pull request may lie
-in any of these, so every claim is checked against the file's real size before anything is read: the
-header fits, is a bounded-depth JSON object, every dtype is known, every shape is a list of
-non-negative integers, each tensor's byte length is its element count times its item size, and the
-tensors tile the data region exactly (no gaps, no overlaps, nothing past the end).
+A file from a pull request may lie in its header, so every claim is checked against the file's real size
+before anything is read: the header fits and is a bounded JSON object, dtypes and shapes are valid, byte
+lengths match them, and the tensors tile the data region exactly.
 """
 
 from __future__ import annotations
@@ -53,11 +49,9 @@ class TensorInfo:
     dtype: str
     """safetensors dtype name, e.g. ``F16``."""
     shape: tuple[int, ...]
-    """dimensions."""
     begin: int
     """first byte in the data region."""
     end: int
-    """one past the last byte in the data region."""
 
 
 def read_safetensors(path: Path) -> dict[str, TensorInfo]:

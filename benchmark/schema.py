@@ -51,12 +51,11 @@ PAPER_FAMILIES: tuple[str, ...] = ("politeness", "spacing", "punctuation", "lett
 BASELINE_VARIANT_ID = "baseline/none/0"
 IDENTITY_FAMILY = "identity"
 """control family of the variant set: the baseline prompt unchanged (numerical noise floor)."""
-RERUN_FAMILY, RERUN_VARIANT_ID = "rerun", "rerun/none/0"
+RERUN_FAMILY, RERUN_VARIANT_ID = "rerun", "rerun/none/0"  # added by the harness, not in the variant set
 
 
 def rerun_batch_size(batch_size: int) -> int:
-    """The rerun control's batch size: different from ``batch_size`` (half of it, or 2 when it is 1), so
-    the control measures what batching alone changes.
+    """The rerun control's batch size: another than ``batch_size``, so it measures what batching changes.
 
     >>> rerun_batch_size(32), rerun_batch_size(1)
     (16, 2)
@@ -64,17 +63,12 @@ def rerun_batch_size(batch_size: int) -> int:
     return batch_size // 2 if batch_size > 1 else 2
 
 
-"""control rows the harness adds to the records (not in the variant set): the baseline prompt re-run in a
-batch of another size."""
-
-
 @dataclass(frozen=True)
 class Column:
-    """One column of a stage table: its name, the kind of value it holds and what it means."""
+    """One column of a stage table; ``kind`` is the Arrow type family the validator checks."""
 
     name: str
     kind: str
-    """"string", "integer", "floating-point" or "boolean" (the Arrow type family the validator checks)."""
     meaning: str
 
 
@@ -119,7 +113,7 @@ OWN_CONFIDENCE_COLUMNS: tuple[str, ...] = tuple(c.name for c in OWN_CONFIDENCE_F
 
 
 def column_kinds(fields: tuple[Column, ...]) -> dict[str, str]:
-    """``{column: kind}`` of a table, in column order (what the validator checks each column against).
+    """``{column: kind}`` of a table, in column order.
 
     >>> column_kinds(RECORD_FIELDS[4:6])
     {'place': 'string', 'strength': 'floating-point'}
@@ -128,7 +122,7 @@ def column_kinds(fields: tuple[Column, ...]) -> dict[str, str]:
 
 
 def pandas_dtypes(fields: tuple[Column, ...]) -> dict[str, str]:
-    """The pandas dtype of every non-text column (what a writer casts to before it writes parquet).
+    """The pandas dtype of every non-text column (what a writer casts to).
 
     >>> pandas_dtypes(RECORD_FIELDS[5:9])
     {'strength': 'float64', 'response_tokens': 'int64', 'finished': 'bool'}
@@ -147,12 +141,10 @@ RESPONSE_AXES: tuple[str, ...] = ("generation", "mirroring")
 """The axes computed from the response texts alone: all that a run outside the harness (lm-eval) gives;
 the other axes' measures need the model itself (``benchmark.axes.measures.model_measures``)."""
 AXIS_LABELS: dict[str, str] = {axis: axis.capitalize() for axis in AXES}
-"""The human name of each axis (the site, the README's sentences)."""
 
 
 def axis_label(axis: str) -> str:
-    """The human name of an axis.
-
+    """
     >>> axis_label("generation")
     'Generation'
     """

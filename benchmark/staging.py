@@ -1,18 +1,10 @@
 """Several outputs written all or none: each goes to a hidden sibling of its target first, and only when
 every one is written (and flushed to disk) are they renamed over their targets, in the order staged.
 
-A journal in this machine's cache records the plan, so a run killed at any point is finished or undone
-by the next one (:func:`recover`):
-
-- killed while writing: no target has changed; the journal says ``writing`` and the next run deletes the
-  hidden ``.<name>.staged`` files it lists;
-- killed while renaming (a loop of ``os.replace`` calls, milliseconds): the journal says ``renaming``, and
-  the next run renames what is left before it does anything else. Until then a reader may see some new
-  outputs beside old ones; the last output staged is renamed last, so when it is new, all are.
-
-The staged files are flushed with ``fsync`` before the journal says ``renaming``; the journal and the
-folders are not, so after a power cut (not a kill) some new outputs may sit beside old ones until the next
-run rewrites them. Two runs at once are refused by a lock held for the whole run (:func:`exclusive`).
+A journal records the plan, so the next run (:func:`recover`) undoes a run killed while ``writing`` and
+finishes one killed while ``renaming`` (the last output staged is renamed last: when it is new, all are).
+Only the staged files are fsynced, so a power cut (not a kill) may leave new outputs beside old ones
+until the next run. Two runs at once are refused by a lock held for the whole run (:func:`exclusive`).
 """
 
 from __future__ import annotations
@@ -31,7 +23,6 @@ WRITING, RENAMING = "writing", "renaming"
 
 
 def staged_path(target: Path) -> Path:
-    """The hidden sibling an output is written to before it is renamed over ``target``."""
     return target.with_name(f".{target.name}.staged")
 
 
@@ -55,10 +46,7 @@ class Staged:
         self._renaming = False
 
     def write(self, target: Path, write: Callable[[Path], object]) -> Path:
-        """Call ``write`` on the staged file of ``target`` and return that file (read it back from there).
-
-        A full disk or a refused write raises ``OSError`` naming ``target``.
-        """
+        """Call ``write`` on the staged file of ``target`` and return that file (read it back from there)."""
         target = target.absolute()
         staged = staged_path(target)
         self._pending[target] = staged
@@ -85,8 +73,7 @@ class Staged:
         self.journal.unlink(missing_ok=True)
 
     def discard(self) -> None:
-        """Delete every staged file: the targets stay as they were. Once the renames have begun (an
-        interrupt inside :meth:`commit`), nothing is deleted: the journal lets the next run finish them."""
+        """Delete every staged file, unless the renames have begun (the journal lets the next run finish)."""
         if self._renaming:
             return
         for staged in self._pending.values():
@@ -100,9 +87,8 @@ class Staged:
 
 
 def recover(journal: Path) -> int:
-    """Finish (``renaming``) or undo (``writing``) the outputs of a run that was killed; return how many
-    files were renamed. A journal of a process still running is an error: two runs would mix outputs.
-    """
+    """Finish or undo the outputs of a killed run; how many files were renamed. A journal of a process
+    still running is an error: two runs would mix outputs."""
     if not journal.is_file():
         return 0
     plan = load_json_object(journal, limit=2**20, fix="delete it and re-run")
@@ -135,8 +121,8 @@ def recover(journal: Path) -> int:
 
 @contextmanager
 def exclusive(journal: Path) -> Iterator[None]:
-    """Hold an exclusive lock beside ``journal`` for a whole run: a second run started at the same moment
-    is refused in one line (the journal's pid check alone only sees a run that already wrote it)."""
+    """Hold a lock beside ``journal`` for a whole run (the journal's pid check only sees a run that
+    already wrote it)."""
     import fcntl
 
     journal.parent.mkdir(parents=True, exist_ok=True)

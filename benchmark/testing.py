@@ -1,12 +1,7 @@
 """Stand-in models for trying the harness without downloading weights (and for ``make gpu-check --dry-run``).
 
-- :func:`tiny_backend`: a random-init tiny Llama (``benchmark.models.tiny``) behind the real
-  :class:`~benchmark.models.hf.HFBackend`: every real code path (chat template, engines, hidden states),
-  in seconds on a CPU, meaningless outputs.
-- :class:`~benchmark.models.fake.FakeBackend`: no model at all; outputs are a hash of the prompt.
-
-Either can be passed as ``model`` to :func:`benchmark.evaluate`. The test suite's own fixtures (a toy
-variant set, synthetic deltas) live under ``tests/helpers/``.
+:func:`tiny_backend` runs every real code path in seconds with meaningless outputs; either it or
+:class:`~benchmark.models.fake.FakeBackend` can be passed as ``model`` to :func:`benchmark.evaluate`.
 """
 
 from __future__ import annotations

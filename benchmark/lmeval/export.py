@@ -1,17 +1,12 @@
 """``sago export lm-eval``: a frozen variant set as lm-evaluation-harness tasks, one per dataset.
 
-The export folder is self-contained: each dataset's frozen parquet file is copied beside the task YAMLs,
-and the tasks load it through a ``custom_dataset`` hook in the folder's ``utils.py`` that finds it next
-to itself (lm-eval resolves ``!function`` against the YAML's folder, while a relative ``data_files``
-would be read against the working directory), so the folder can be moved to the machine lm-eval runs on.
-The hook refuses a file whose sha256 is not the one the export recorded. Each task keeps exactly the rows
-``sago evaluate --profile P`` runs, through a pyarrow filter on ``item_rank`` and ``variant_id`` (a
-profile's choice of levels is a function of the variant id: checked here against ``select_rows`` before
-anything is written). One document is one (item, variant) row with every column carried through, so
-the sample logs name ``item_id``, ``variant_id``, ``family``, ``place``, ``strength`` and the gold
-``answers``. Generation is greedy with the profile's token cap and no stop string but the model's end
-of sequence, as in the harness. The task's ``metadata.sago`` pins the variant set by its sha256, and
-``sago import lm-eval`` refuses samples whose task does not carry a known one.
+The folder is self-contained, so it can be moved to the machine lm-eval runs on: each dataset's parquet
+file is copied beside the task YAMLs and loaded by a hook in ``utils.py`` that finds it next to itself
+(a relative ``data_files`` would be read against the working directory) and checks its sha256. Each task
+keeps exactly the rows ``sago evaluate --profile P`` runs (a pyarrow filter on ``item_rank`` and
+``variant_id``, checked against ``select_rows`` before anything is written), one document per (item,
+variant) row with every column, generated greedily as in the harness. ``metadata.sago`` pins the set by
+its sha256 for ``sago import lm-eval``.
 """
 
 from __future__ import annotations
@@ -43,8 +38,6 @@ LM_EVAL_BATCH_SIZE = 32
 """``--batch_size`` of the lm_eval command the export's README and the project README give."""
 README = "README.md"
 UTILS = "utils.py"
-"""the tasks' hooks (lm-eval imports it by path): ``custom_dataset``, which loads the copied parquet, and
-``process_results``, sago's accuracy grading copied in whole."""
 EXPORT_FILES = re.compile(r"^(?:[a-z0-9_]+\.yaml|[a-z0-9_]+\.parquet|README\.md|utils\.py)$")
 """what an export folder holds; a folder with anything else is not replaced."""
 
@@ -56,11 +49,9 @@ class ExportedTask:
     name: str
     """lm-eval task name, e.g. ``sago_v1_v2_smoke_trivia_qa``."""
     dataset: str
-    """the variant set's dataset."""
     rows: int
     """documents: the (item, variant) rows of the profile."""
     config: dict[str, object]
-    """the task's YAML content."""
 
 
 class Function(str):
@@ -106,14 +97,12 @@ def load_rows(data_file, filters, sago, **_):
 
 def utils_source() -> str:
     """``utils.py`` of an export: the grading module's own source (standard library only, so lm-eval needs
-    no sago installed) and the hooks: ``process_results``, which calls it, and ``load_rows``, which
-    reads the copied parquet file with lm-eval's own ``datasets``."""
+    no sago installed) and the hooks."""
     return Path(accuracy.__file__).read_text(encoding="utf-8") + HOOKS
 
 
 def name_part(text: str) -> str:
-    """A set, version or profile name as a piece of an lm-eval task name.
-
+    """
     >>> name_part("sago-v1"), name_part("v2")
     ('sago_v1', 'v2')
     """
@@ -121,7 +110,6 @@ def name_part(text: str) -> str:
 
 
 def group_name(variant_set: VariantSet, profile: Profile) -> str:
-    """The lm-eval group over every exported dataset, e.g. ``sago_v1_v2_smoke``."""
     return "_".join(name_part(p) for p in (variant_set.name, variant_set.version, profile.name))
 
 
@@ -152,7 +140,7 @@ def check_filters(path: Path, frame: pd.DataFrame, profile: Profile, filters: li
 def sago_metadata(
     variant_set: VariantSet, profile: Profile, dataset: str, rows: int, data: Path
 ) -> dict[str, object]:
-    """The task's ``metadata.sago``: what the import checks (set, hash, profile, dataset, rows)."""
+    """The task's ``metadata.sago``: what the import checks."""
     return {
         "export": EXPORT_FORMAT,
         "set": variant_set.name,
@@ -167,12 +155,10 @@ def sago_metadata(
 
 
 def data_source(variant_set: VariantSet, dataset: str) -> Path:
-    """The frozen parquet file of ``dataset``; the export copies it under its own name."""
     return variant_set.path / variant_set.entries[dataset].file
 
 
 def task_config(variant_set: VariantSet, profile: Profile, dataset: str) -> ExportedTask:
-    """The lm-eval task of one dataset under one profile."""
     data = data_source(variant_set, dataset)
     frame = variant_set.frame(dataset)
     filters = selection_filters(frame, profile)
@@ -254,11 +240,8 @@ def readme(variant_set: VariantSet, profile: Profile, out: Path, tasks: Sequence
 def export_lm_eval(
     variant_set: VariantSet, profile: Profile, out: Path, *, datasets: Sequence[str] | None = None
 ) -> list[Path]:
-    """Write one task YAML per dataset, the group YAML and a README into ``out``; return the YAML paths.
-
-    The files are written into a scratch folder that replaces ``out`` in one swap; an ``out`` that holds
-    anything an export does not write is refused, so nothing of the user's is overwritten.
-    """
+    """Write one task YAML per dataset, the group YAML and a README into ``out`` (in one swap); return
+    the YAML paths."""
     chosen = list(datasets or variant_set.datasets)
     unknown = sorted(set(chosen) - set(variant_set.datasets))
     if unknown:

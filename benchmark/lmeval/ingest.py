@@ -1,14 +1,9 @@
 """``sago import lm-eval``: lm-eval sample logs into a response-only results folder, scored as sago scores.
 
-Reads top to bottom: read each samples file with its run's results file; check that every task was
-exported from this variant set (its sha256), under one profile, with sago's generation settings and
-exactly the profile's rows; turn the responses into records; then compute the deltas and the summary
-with the very functions ``sago analyze`` uses. What lm-eval cannot give — hidden states, the baseline
-answer's log-probability and entropy under each prompt — is NaN in the records and the deltas and named
-in run.json's and summary.json's ``not_measured``; the statistics then have no cell for those measures.
-
-Such a result stays off the board (``sago analyze`` and ``sago submissions validate`` refuse it): the
-board shows only results the maintainers' harness made, on all four axes.
+Every task must come from this variant set, under one profile, with sago's generation settings and
+exactly the profile's rows; the deltas and summary are computed by ``sago analyze``'s own functions.
+What lm-eval cannot give (hidden states, the baseline answer's log-probability and entropy) is NaN and
+named in ``not_measured``, and such a result stays off the board.
 """
 
 from __future__ import annotations
@@ -41,11 +36,9 @@ from benchmark.variants.frozen import VariantSet
 from benchmark.version import __version__
 
 NOT_MEASURED = "not measured (lm-eval run)"
-"""why the model-needing measures of an imported result are NaN (run.json, summary.json, the CLI)."""
 
 
 def not_measured_map() -> dict[str, str]:
-    """Every measure that needs the model, marked as not measured by an lm-eval run."""
     return {name: NOT_MEASURED for name in model_measures()}
 
 
@@ -60,9 +53,7 @@ class ImportResult:
     """What one import wrote."""
 
     folder: Path
-    """the results folder (run.json, records/, deltas.parquet, summary.json)."""
     summary: SummaryDocument
-    """its statistics."""
     rows: Mapping[str, int]
     """dataset -> documents imported."""
 

@@ -1,11 +1,8 @@
 """Reading what lm-eval writes with ``--log_samples --output_path OUT``, trusting nothing in it.
 
-lm-eval 0.4 writes, per run, ``OUT/<model>/results_<time>.json`` (settings, task configs) and one
-``samples_<task>_<time>.jsonl`` per task: a JSON object per document with the document itself
-(``doc``: every column of our parquet row), the request (``arguments.gen_args_0``: the rendered
-context ``arg_0`` and the generation settings ``arg_1``) and the raw response (``resps[0][0]``). Each
-samples file is read with the results file of the same run, whose ``configs[<task>].metadata.sago``
-is what ``sago export lm-eval`` wrote. Every problem is one line naming the file and the fix.
+Each ``samples_<task>_<time>.jsonl`` (per document: ``doc``, the request in ``arguments`` and the raw
+response ``resps[0][0]``) is read with the ``results_<time>.json`` of the same run, whose
+``configs[<task>].metadata.sago`` is what ``sago export lm-eval`` wrote. Every problem is one line.
 """
 
 from __future__ import annotations
@@ -38,7 +35,6 @@ class ExportTag:
     profile: str
     max_new_tokens: int
     data_sha256: str
-    """sha256 of the dataset's parquet file the task read (the copy beside the task files)."""
 
 
 @dataclass(frozen=True)
@@ -51,17 +47,13 @@ class Sample:
     place: str
     strength: float
     prompt: str
-    """the doc's prompt (checked against the variant set)."""
     answers: tuple[str, ...]
-    """the doc's gold answers."""
     context: str
     """the text lm-eval sent to the model (chat template applied or not)."""
     max_gen_toks: int | None
-    """the request's token cap."""
     until: tuple[str, ...] | None
     """the request's stop strings (None: not a list)."""
     do_sample: bool | None
-    """the request's sampling switch."""
     response: str
     """the raw response (before lm-eval's filters)."""
 
@@ -76,15 +68,11 @@ class LmEvalSettings:
     model_name: str
     """the ``pretrained`` model it loaded."""
     model_args: Mapping[str, str]
-    """``--model_args`` as lm-eval recorded them (values as text)."""
     chat_template_sha256: str | None
-    """sha256 of the chat template applied (None: ``--apply_chat_template`` was not given)."""
+    """None: ``--apply_chat_template`` was not given."""
     system_instruction: str | None
-    """``--system_instruction`` (sago uses none)."""
     num_fewshot: int | None
-    """the task's n-shot (sago is zero-shot)."""
     limit: float | None
-    """``--limit`` (sago runs every row)."""
     batch_size: str | None
     device: str | None
     dtype: str | None
@@ -119,7 +107,6 @@ def results_file(path: Path) -> tuple[str, Path]:
 
 
 def read_task_samples(path: Path) -> TaskSamples:
-    """A samples file, its results file's settings and the task's export tag, all checked for shape."""
     task, results_path = results_file(path)
     results = load_json_object(results_path, limit=RESULTS_LIMIT, fix=RERUN)
     config = _object(_object(results, "configs", results_path), task, results_path, "configs")
@@ -182,7 +169,6 @@ def lm_eval_settings(results: Mapping[str, Any], task: str, where: Path) -> LmEv
 
 
 def sample(line: Any, where: str) -> Sample:
-    """One logged document as a :class:`Sample`; a line of another shape is refused in one line."""
     if not isinstance(line, dict):
         raise SagoError(f"{where}: not a logged sample object; {RERUN}")
     doc, request, resps = line.get("doc"), _request(line.get("arguments")), line.get("resps")
@@ -223,14 +209,9 @@ def _request(arguments: object) -> tuple[str, Mapping[str, Any]] | None:
         pair = [first.get("arg_0"), first.get("arg_1")] if isinstance(first, dict) else None
     else:
         pair = arguments[0] if isinstance(arguments, list) and arguments else None
-    if (
-        not isinstance(pair, list)
-        or len(pair) < 2
-        or not isinstance(pair[0], str)
-        or not isinstance(pair[1], dict)
-    ):
-        return None
-    return pair[0], pair[1]
+    if isinstance(pair, list) and len(pair) >= 2 and isinstance(pair[0], str) and isinstance(pair[1], dict):
+        return pair[0], pair[1]
+    return None
 
 
 def _object(data: Mapping[str, Any], key: str, where: Path, parent: str = "") -> Mapping[str, Any]:
@@ -253,7 +234,7 @@ def _is_strings(value: object) -> TypeGuard[list[str]]:
 
 
 def _first_response(resps: object) -> str | None:
-    """The raw response of ``resps`` (``[[response, ...], ...]``), or None when it has another shape."""
+    """``resps[0][0]``, or None when it has another shape."""
     if isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0]:
         first = resps[0][0]
         return first if isinstance(first, str) else None

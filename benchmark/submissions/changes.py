@@ -1,16 +1,10 @@
 """`sago submissions validate --base REF`: a pull request adds a model, and changes nothing else.
 
-The tree validator judges what the checkout holds; this judges what a pull request *changes*, with git,
-against the commit it is based on, over the whole checkout. A pull request from outside may add one new
-submission: ``submissions/<new-slug>/submission.yaml`` and an optional ``README.md`` beside it. Everything
-else is the maintainers' to write: results come only from their own evaluation, variant sets only from a
-release, an existing model's file from its maintainers, and the code, the tests, the CI scripts, the
-leaderboard and the site (which includes this validator) only through a maintainers' review. So every
-other added, modified or deleted path is one :class:`Failure` line naming it, and so is any hidden file or
-folder, link, nested repository or executable file a change would bring. The pull request must be based
-on the base branch's current head, and each of its commits is judged too (a merge keeps them all). CI runs
-this check with the base head's code (``.ci/gate``), so a pull request cannot loosen the rules it is
-judged by.
+A pull request from outside may add ``submissions/<new-slug>/submission.yaml`` and a ``README.md`` beside
+it; everything else (results, variant sets, code, this validator) is the maintainers' to write. So every
+other changed path is one :class:`Failure` line, and so is any hidden file, link, nested repository or
+executable a change would bring, in the working tree and in each commit (a merge keeps them all). CI runs
+this with the base head's code (``.ci/gate``), so a pull request cannot loosen the rules it is judged by.
 """
 
 from __future__ import annotations
@@ -63,17 +57,9 @@ class Layout:
 
 
 def validate_changes(root: Path, variants_root: Path, ref: str) -> tuple[list[Failure], int]:
-    """The failures of everything the working tree and each commit since ``ref`` change, judged against
-    the commit ``ref`` names now, and how many paths the working tree changes.
-
-    HEAD must contain ``ref``'s current head (a pull request rebased on it): then the checkout is exactly
-    what the base becomes once merged, so the tree checks (duplicates, lookalike names) see every
-    submission the base holds, and a branch cut before a rule was added cannot slip past it.
-
-    Raises:
-        SagoError: one line when git cannot answer (no checkout, unknown ``ref``, folders outside it), or
-            when HEAD is not based on ``ref``'s head.
-    """
+    """The failures of everything the working tree and each commit since ``ref`` change, and how many
+    paths the working tree changes. HEAD must contain ``ref``'s current head: then the checkout is what
+    the base becomes once merged, and a branch cut before a rule was added cannot slip past it."""
     top = top_level(root) if root.is_dir() else None
     if top is None:
         raise SagoError(f"--root {root} is not inside a git checkout; --base compares commits")
@@ -93,12 +79,8 @@ def validate_changes(root: Path, variants_root: Path, ref: str) -> tuple[list[Fa
 
 
 def history_failures(top: Path, base: str, layout: Layout, base_files: frozenset[str]) -> list[Failure]:
-    """The failures of each commit since ``base``: merged with a merge commit, every commit of a pull
-    request enters the base's history, so a file one commit adds and a later one removes is still added.
-
-    Each commit must be a plain one (no merge), and each path it touches must pass the rules of a path
-    on its own, its file's bounds, and belong to the one submission the pull request adds.
-    """
+    """The failures of each commit since ``base`` (a merge keeps every commit, so a file one adds and a
+    later one removes is still added): each must be plain, each path it touches must pass."""
     commits = commits_since(top, base)
     if len(commits) > MAX_COMMITS:
         return [
@@ -177,8 +159,7 @@ def _relative(folder: Path, top: Path, option: str) -> str:
 
 
 def change_failures(changes: Iterable[Change], layout: Layout, base_files: frozenset[str]) -> list[Failure]:
-    """One failure per offending path of ``changes``; ``base_files`` are the paths the base commit holds
-    under ``layout.submissions`` (to tell an existing submission from a new one)."""
+    """One failure per offending path; ``base_files`` tell an existing submission from a new one."""
     changes = list(changes)
     failures: dict[str, Failure] = {}
     accepted: dict[str, list[Change]] = {}  # slug -> its changes that pass the per-path rules

@@ -1,8 +1,6 @@
 """Every key of ``submission.yaml`` with what it may hold, read from the schema itself.
 
-The Submit page lists these, so the list cannot drift from what the validator accepts: each row is a
-field of :class:`~benchmark.submissions.schema.Submission` or of one kind of ``model`` block, with its
-allowed values worked out from the field's type and constraints.
+The Submit page lists these, so the list cannot drift from what the validator accepts.
 """
 
 from __future__ import annotations

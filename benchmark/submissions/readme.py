@@ -1,10 +1,7 @@
 """The README.md beside a submission.yaml: short UTF-8 text and nothing else.
 
-The site and the repository show it to every reader, so it is bounded like any file a stranger adds:
-at most :data:`README_LIMIT` bytes, valid UTF-8 with no NUL or other control character but tab and line
-ends, and not a Git LFS pointer (the text would be elsewhere). The same rule judges a file on disk
-(:mod:`benchmark.submissions.validate`) and a blob in a pull request's commits
-(:mod:`benchmark.submissions.changes`).
+Shown to every reader, so bounded like any file a stranger adds; one rule judges a file on disk and a
+blob in a pull request's commits.
 """
 
 from __future__ import annotations

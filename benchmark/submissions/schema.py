@@ -1,11 +1,5 @@
-"""Submission files: the YAML a person writes to put a model on the leaderboard.
-
-Layout::
-
-    submissions/<org>__<model>/submission.yaml
-    submissions/<org>__<model>/results/<set>/<version>/   (written by `sago evaluate`)
-
-The YAML is validated with pydantic, ``extra="forbid"``: a typo in a key is an error, not a silent default.
+"""``submissions/<org>__<model>/submission.yaml``: the YAML a person writes to put a model on the board,
+validated with pydantic ``extra="forbid"`` (a typo in a key is an error, not a silent default).
 """
 
 from __future__ import annotations
@@ -86,11 +80,8 @@ class LocalModel(_Strict):
 
 
 class ApiModel(_Strict):
-    """A model behind an OpenAI-compatible chat completions endpoint (a hosted API, vLLM, llama.cpp).
-
-    Only what a response shows can be measured: generation and mirroring as for open models, confidence
-    from the log-probabilities of the model's own tokens where the endpoint returns them, activations never.
-    """
+    """A model behind an OpenAI-compatible chat completions endpoint: only what a response shows is
+    measured (its own tokens' log-probabilities where returned; activations never)."""
 
     kind: Annotated[
         Literal["api"],
@@ -238,12 +229,8 @@ class SubmissionInvalid(FileProblem):
 
 
 def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
-    """Read and validate ``<root>/<slug>/submission.yaml``; any problem is a :class:`FileProblem`.
-
-    The YAML is read by :func:`benchmark.safeload.load_yaml`: no anchors, aliases, merge keys, tags or
-    duplicate keys, at most 16 KiB. Schema problems raise :class:`SubmissionInvalid`, which lists each
-    one as a sentence naming the key as the file spells it (:mod:`benchmark.submissions.messages`).
-    """
+    """Read and validate ``<root>/<slug>/submission.yaml`` (safe YAML, at most 16 KiB); any problem is a
+    :class:`FileProblem`, schema problems a :class:`SubmissionInvalid` listing each as a sentence."""
     path = submission_dir(slug, root) / "submission.yaml"
     if not path.is_file():
         raise SagoError(f"{path}: no submission.yaml (create it; {_DOCS})")

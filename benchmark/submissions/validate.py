@@ -1,10 +1,7 @@
 """`sago submissions validate`: check every submission folder and its results before they are merged.
 
-The checks are the ones a reviewer would otherwise do by eye on a pull request: the folder name is a
-safe slug, ``submission.yaml`` follows the schema and pins its weights, no model is submitted twice,
-results were made on a known variant set with a schema this code can read, every file loads, nothing
-stray rides along and no file is large enough to hurt the repository. Each problem becomes one
-:class:`Failure` line ``path: problem — fix``; the walk never stops at the first one.
+The checks a reviewer would otherwise do by eye on a pull request, each problem one :class:`Failure`
+line ``path: problem — fix``; the walk never stops at the first one.
 """
 
 from __future__ import annotations
@@ -50,11 +47,8 @@ class Report:
     """Everything the validator found in one tree."""
 
     failures: tuple[Failure, ...]
-    """problems, in walk order (sorted folder names)."""
     submissions: int
-    """submission folders seen."""
     result_folders: int
-    """``results/<set>/<version>/`` folders seen."""
     changed: int | None = None
     """paths changed against ``--base`` (None: no comparison was asked for)."""
     in_progress: int = 0
@@ -62,11 +56,9 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """True when nothing is wrong."""
         return not self.failures
 
     def summary(self) -> str:
-        """One line for the end of the CLI output."""
         verdict = "ok" if self.ok else f"{len(self.failures)} problem(s)"
         compared = "" if self.changed is None else f", {self.changed} changed path(s) against the base"
         going = f" (+{self.in_progress} in progress: checkpoint only)" if self.in_progress else ""
@@ -78,15 +70,7 @@ class Report:
 
 
 def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
-    """Validate every folder under ``root`` (normally ``submissions/``) against ``variants_root``.
-
-    Args:
-        root: the folder holding one sub-folder per submission.
-        variants_root: the folder of frozen variant sets that results must refer to.
-
-    Returns:
-        A :class:`Report`; an empty ``failures`` tuple means the tree may be merged.
-    """
+    """Validate every folder under ``root`` (normally ``submissions/``) against ``variants_root``."""
     if not root.is_dir():
         raise SagoError(f"{root} is not a folder; pass --root pointing at the submissions folder")
     if not variants_root.is_dir():  # else every result would be blamed for a set that is merely elsewhere
@@ -131,22 +115,11 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
 def _check_submission(
     folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet], seen: dict[str, str]
 ) -> tuple[list[Failure], int, int]:
-    """All checks of one submission folder; returns the failures, the number of complete result folders
-    and the number of folders with a checkpoint only (a run in progress)."""
+    """All checks of one submission folder: the failures, complete result folders, checkpoint-only ones."""
     try:
         slug = check_slug(folder.name)
     except SagoError:
-        return (
-            [
-                Failure(
-                    str(rel),
-                    "folder name is not a valid slug",
-                    f"rename it {SLUG_RULE}",
-                )
-            ],
-            0,
-            0,
-        )
+        return [Failure(str(rel), "folder name is not a valid slug", f"rename it {SLUG_RULE}")], 0, 0
     failures = [*_links_and_strays(folder, rel), *_readme_failures(folder / "README.md", rel / "README.md")]
     yaml_path = folder / "submission.yaml"
     has_results = (folder / "results").exists()
@@ -197,7 +170,6 @@ def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
 
 
 def _readme_failures(path: Path, rel: Path) -> list[Failure]:
-    """A README.md is bounded text committed as a plain file (a link is reported by the walk)."""
     if path.is_symlink() or not path.is_file():
         return []
     failures = []
@@ -213,7 +185,6 @@ def _readme_failures(path: Path, rel: Path) -> list[Failure]:
 def _check_submission_yaml(
     root: Path, slug: str, rel: Path, seen: dict[str, str]
 ) -> tuple[list[Failure], Submission | None]:
-    """Schema, size, pinning and duplicate checks of one submission.yaml (and the parsed file, if any)."""
     where = str(rel / "submission.yaml")
     if (root / slug / "submission.yaml").is_symlink():
         return [], None  # reported by _links_and_strays; never read through a link
@@ -261,8 +232,7 @@ def _check_submission_yaml(
 
 
 def _hidden_failures(submission: Submission, where: str) -> list[Failure]:
-    """Every text a submission writes reaches the site or the board: none may hold a character a reader
-    cannot see (a filler or zero-width character would make a lookalike of another model's name)."""
+    """No text a submission writes may hold a character a reader cannot see (a lookalike of a name)."""
     failures = []
     for keys, text in _texts(submission.model_dump(mode="json")):
         hidden = hidden_character(text)
@@ -278,7 +248,6 @@ def _hidden_failures(submission: Submission, where: str) -> list[Failure]:
 
 
 def _texts(value: object, keys: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
-    """(key path, text) of every string in a parsed submission."""
     if isinstance(value, str):
         yield keys, value
     elif isinstance(value, dict):
@@ -287,31 +256,21 @@ def _texts(value: object, keys: tuple[str, ...] = ()) -> Iterator[tuple[tuple[st
 
 
 def _duplicate(root: Path, label: Path, first: str, second: str, problem: str, fix: str) -> Failure:
-    """Blame the newer of two submissions that claim the same thing (see :func:`_established`);
-    ``problem`` names the older one as ``{old!r}``."""
+    """Blame the newer of two submissions claiming the same (``problem`` names the older ``{old!r}``)."""
     later = _established(root / second) > _established(root / first)
     old, new = (second, first) if later else (first, second)
     return Failure(str(label / new / "submission.yaml"), problem.format(old=old), fix)
 
 
 def _established(folder: Path) -> tuple[bool, bool]:
-    """How settled a submission is: it has results (made by maintainers), and git already tracks it.
-
-    Walk order is alphabetical, so without this a new pull request whose slug sorts first would put
-    the blame on the submission that was there before it.
-    """
+    """How settled a submission is (results, tracked): else a new slug that sorts first blames the old one."""
     return (folder / "results").is_dir(), _tracked(folder / "submission.yaml")
 
 
 def _tracked(path: Path) -> bool:
     try:
-        done = subprocess.run(
-            ["git", "ls-files", "--error-unmatch", path.name],
-            cwd=path.parent,
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
+        args = ["git", "ls-files", "--error-unmatch", path.name]
+        done = subprocess.run(args, cwd=path.parent, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -363,16 +322,11 @@ def _check_pinning(submission: Submission, where: str) -> list[Failure]:
 
 
 def _served_files() -> set[str]:
-    """The sha256 of each packaged file ``sago serve`` can serve on 127.0.0.1."""
     return {sha for name in ARTEFACTS.names() if (sha := ARTEFACTS.get(name).sha256) is not None}
 
 
 def weights_identity(submission: Submission) -> str | None:
-    """A key that is equal for two submissions of the same weights (None for local models; an API model
-    is its name and snapshot, so serving open weights over HTTP is a submission of its own).
-
-    Hub ids are case-insensitive on the Hub, so they are compared lower-cased.
-    """
+    """A key equal for two submissions of the same weights (None: local); Hub ids compare lower-cased."""
     model = submission.model
     if isinstance(model, HubModel):
         return f"hub:{model.id.lower()}@{model.revision}"
@@ -396,7 +350,6 @@ def _result_folders(results: Path, rel: Path, failures: list[Failure]) -> Iterat
 
 
 def _is_named_folder(path: Path, rel: Path, what: str, failures: list[Failure]) -> bool:
-    """True for a real folder with a safe name; records a failure for anything else."""
     if path.is_symlink():
         return False  # already reported by _links_and_strays
     if not path.is_dir():

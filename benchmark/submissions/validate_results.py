@@ -77,9 +77,7 @@ class KnownSet:
     hashes: frozenset[str]
     """sha256 values that identify the set (the manifest's own hash, and a declared one)."""
     datasets: frozenset[str]
-    """dataset names the manifest lists."""
     folder: Path | None = None
-    """the set's folder (None: not known)."""
     tables: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     """dataset -> (its table's path in the folder, the sha256 the manifest lists for it)."""
 
@@ -102,8 +100,7 @@ class KnownSet:
 
 @functools.lru_cache(maxsize=32)
 def _variant_frame(path: str, sha256: str, size: int, mtime_ns: int) -> pd.DataFrame | None:
-    """A variant table once its bytes have the hash the manifest lists; read once per file version (the
-    key holds the file's size and time, so a changed file is hashed again)."""
+    """A variant table once its bytes have the listed hash (cached by size and time: a change rehashes)."""
     if sha256_file(Path(path)) != sha256:
         return None
     try:
@@ -113,13 +110,8 @@ def _variant_frame(path: str, sha256: str, size: int, mtime_ns: int) -> pd.DataF
 
 
 def known_variant_sets(variants_root: Path) -> dict[tuple[str, str], KnownSet]:
-    """Map each ``(set, version)`` under ``variants_root`` to its hashes and datasets.
-
-    A set is identified by the sha256 of its ``manifest.json`` (which lists every data file's sha256);
-    a ``sha256`` field inside the manifest, when present, is accepted too. A manifest that does not
-    read (:class:`~benchmark.documents.ManifestDocument` refuses its shape or version) still identifies
-    its set by hash (``sago variants verify`` reports it), with no datasets.
-    """
+    """Each ``(set, version)`` under ``variants_root`` with its hashes and datasets; a manifest that does
+    not read still identifies its set by hash (``sago variants verify`` reports it), with no datasets."""
     known: dict[tuple[str, str], KnownSet] = {}
     if not variants_root.is_dir():
         return known
@@ -139,7 +131,6 @@ def known_variant_sets(variants_root: Path) -> dict[tuple[str, str], KnownSet]:
 
 
 def _tables(manifest: ManifestDocument | None) -> dict[str, tuple[str, str]]:
-    """dataset -> (table file, its sha256) as a manifest lists them (a manifest that does not read: none)."""
     if manifest is None:
         return {}
     return {name: (entry.file, manifest.files[entry.file]) for name, entry in manifest.datasets.items()}
@@ -154,11 +145,8 @@ def in_progress(folder: Path) -> bool:
 def check_result_folder(
     folder: Path, rel: Path, known: dict[tuple[str, str], KnownSet], submission: Submission | None = None
 ) -> list[Failure]:
-    """Every check of one results folder; ``rel`` is how paths are printed.
-
-    ``submission`` is the folder's parsed submission.yaml (None when it did not parse): run.json
-    must name the same model.
-    """
+    """Every check of one results folder; ``rel`` is how paths are printed, and run.json must name the
+    model of ``submission`` (None: it did not parse)."""
     results = ResultsFolder(folder)
     if in_progress(folder):  # a long run's committed checkpoint: no result yet, nothing to judge
         return []
@@ -247,8 +235,7 @@ def _load_json(
 def _check_run_json(
     path: Path, rel: Path, known_set: KnownSet | None, submission: Submission | None
 ) -> tuple[RunDocument | None, list[Failure]]:
-    """run.json's own problems (:meth:`RunDocument.problems`), then what it says against the frozen set
-    and submission.yaml; the document is read whatever its version, so every problem is reported."""
+    """run.json's own problems, then what it says against the frozen set and submission.yaml."""
     if path.is_symlink():
         return None, []  # reported as a link
     if not path.is_file():
@@ -284,9 +271,7 @@ def _check_run_json(
 
 
 def _check_profile(run: RunDocument, rel: Path, name: str, submission: Submission | None) -> list[Failure]:
-    """The folder's name says whose run it holds (docs/CONTRACTS.md section 2): ``<version>/`` the
-    version's board profile, ``<version>-<profile>/`` any other; an API model's run is always in
-    ``<version>/`` (its table states each row's profile)."""
+    """The folder's name says whose run it holds (an API model's run is always in ``<version>/``)."""
     version, expected = parse_results_folder_name(name)
     found = run.profile_name
     if _api_run(run, submission) and name == version:
@@ -433,9 +418,8 @@ def _check_dataset(
 
 
 def _check_own_confidence(folder: Path, rel: Path, dataset: str, rows: int) -> list[Failure]:
-    """An API run's own-token confidence of one dataset: present, typed as ``schema.OWN_CONFIDENCE_FIELDS``
-    declares, one row per record, and a mean probability in (0, 1] wherever tokens were returned (the
-    authors clip each token's to [1e-10, 1]; NaN is refused)."""
+    """An API run's own-token confidence: present, typed, one row per record, and a mean probability in
+    (0, 1] wherever tokens were returned (NaN is refused)."""
     path = ResultsFolder(folder).own_confidence(dataset)
     where = rel / OWN_CONFIDENCE_DIR / path.name
     if not path.is_file() or path.is_symlink():
@@ -445,16 +429,11 @@ def _check_own_confidence(folder: Path, rel: Path, dataset: str, rows: int) -> l
         return failures
     if table.num_rows != rows:
         return [Failure(str(where), f"{table.num_rows} rows for {rows} records", EVALUATE)]
-    prob = table.column("own_prob_mean").to_numpy(zero_copy_only=False)[_tokens(table)]
+    returned = table.column("own_tokens").to_numpy(zero_copy_only=False) > 0  # the others have no mean
+    prob = table.column("own_prob_mean").to_numpy(zero_copy_only=False)[returned]
     if not ((prob > 0) & (prob <= 1 + 1e-12)).all():
         return [Failure(str(where), "a mean token probability that is not in (0, 1]", EVALUATE)]
     return []
-
-
-def _tokens(table: pa.Table) -> np.ndarray:
-    """Rows whose endpoint returned token log-probabilities (the others have no mean to check)."""
-    tokens: np.ndarray = table.column("own_tokens").to_numpy(zero_copy_only=False) > 0
-    return tokens
 
 
 def _check_parquet(
@@ -492,8 +471,8 @@ def activation_layout_ok(tensors: Mapping[str, TensorInfo]) -> bool:
 def _check_activations(
     path: Path, rel: Path, keys: set[tuple[str, str]], run: RunDocument | None
 ) -> tuple[dict[str, np.ndarray] | None, list[Failure]]:
-    """A fully parsed safetensors file: float16 [layers + 1, hidden] arrays (or compact cosines), one per
-    record, shaped as run.json's model, with plausible values. Returns the arrays (mapped, not read) too."""
+    """A fully parsed safetensors file, one tensor per record, shaped as run.json's model, with plausible
+    values; and its arrays (mapped, not read)."""
     big = _too_big(path, rel, ACTIVATIONS_DIR)
     if big is not None:
         return None, [big]
