@@ -1,12 +1,21 @@
 """Where a submitted API model may send requests, and which key it may send: a rule of the base code.
 
-A maintainer runs a pull request's ``submission.yaml`` in their own environment, so the file could send
-a maintainer's secret (``key_env: GITHUB_TOKEN``) to the submitter's host or reach a private network
-(169.254.169.254, loopback). The rules: ``key_env`` starts with :data:`KEY_ENV_PREFIX`; the address is
-https to a public DNS name on port 443 (no IP in any spelling, no private-use name, no punycode, no
-user); every resolved address must be public, the connection goes to the address checked and its peer
-is checked again; no redirect, no proxy. ``http://127.0.0.1:PORT`` without a key runs only when
-:data:`LOCAL_ENDPOINT_ENV` names exactly that address (``sago serve`` sets it).
+A pull request writes ``submission.yaml``; a maintainer runs ``sago evaluate`` on it in their own
+environment. So the file is hostile until checked, and what it could do is send a maintainer's secret
+(``key_env: GITHUB_TOKEN``) to the submitter's host, or reach a private network (a cloud metadata
+service at 169.254.169.254, a service on loopback). The rules, all here, none in the file:
+
+* **a key only from a variable set aside for models**: ``key_env`` must start with
+  :data:`KEY_ENV_PREFIX`; maintainers export a model's key under such a name and nothing else does.
+* **https to a public host name**: no IP literal (in any spelling: ``2130706433``, ``0x7f.1``), no
+  ``localhost``, no single-label, ``.local``, ``.internal`` or other private-use name, no punycode, no
+  user in the address, no port but 443.
+* **checked again when connecting**: every address the name resolves to must be public (not private,
+  loopback, link-local, CGNAT, multicast, reserved, unspecified, nor one of those inside an IPv6
+  address); the connection goes to the address checked, so DNS cannot change between the check and
+  the connection, and its peer is checked once more. Redirects are refused and no proxy is used.
+* **the maintainers' local server**: ``http://127.0.0.1:PORT`` without a key runs only when
+  :data:`LOCAL_ENDPOINT_ENV` names exactly that address (``sago serve`` sets it for its command).
 """
 
 from __future__ import annotations
@@ -48,7 +57,8 @@ class EndpointRefused(SagoError):
 
 
 def is_local_form(base_url: str) -> bool:
-    """
+    """The maintainers' own served model: ``http://127.0.0.1:PORT`` (what ``sago serve`` starts).
+
     >>> is_local_form("http://127.0.0.1:8094"), is_local_form("http://127.0.0.1:8094/v1")
     (True, False)
     """
@@ -56,7 +66,8 @@ def is_local_form(base_url: str) -> bool:
 
 
 def key_env_problem(key_env: str) -> str | None:
-    """
+    """Why ``key_env`` may not be read for a submitted model (None: it may).
+
     >>> key_env_problem("SAGO_API_KEY_OPENAI") is None, key_env_problem("GITHUB_TOKEN") is not None
     (True, True)
     """

@@ -140,7 +140,8 @@ profile's runs live in ``<version>-<profile>/`` and get a board of their own, ne
 
 
 def board_profile(version: str) -> str:
-    """
+    """The profile whose runs ``results/<set>/<version>/`` holds.
+
     >>> board_profile("v2"), board_profile("v1"), board_profile("t9")
     ('evidence', 'smoke', 'smoke')
     """

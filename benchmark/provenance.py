@@ -27,7 +27,8 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def sha256_bytes(data: bytes) -> str:
-    """
+    """Hex sha256 of a byte string.
+
     >>> sha256_bytes(b"")[:12]
     'e3b0c44298fc'
     """

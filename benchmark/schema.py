@@ -144,7 +144,8 @@ AXIS_LABELS: dict[str, str] = {axis: axis.capitalize() for axis in AXES}
 
 
 def axis_label(axis: str) -> str:
-    """
+    """The human name of an axis.
+
     >>> axis_label("generation")
     'Generation'
     """

@@ -102,7 +102,8 @@ def utils_source() -> str:
 
 
 def name_part(text: str) -> str:
-    """
+    """A set, version or profile name as a piece of an lm-eval task name.
+
     >>> name_part("sago-v1"), name_part("v2")
     ('sago_v1', 'v2')
     """
