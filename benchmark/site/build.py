@@ -8,7 +8,7 @@ come only from validated slugs, dataset names and integer item ranks.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -29,7 +29,7 @@ from benchmark.site.board import Board
 from benchmark.site.cite import DEFAULT_REPO_URL, Citation
 from benchmark.site.downloads import Download, copy_downloads
 from benchmark.site.facts import ModelFacts, all_facts
-from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
+from benchmark.site.items import ItemView, item_views, read_model_results
 from benchmark.site.model_file import DEGENERATE_RULE, degenerate_text, files_that_ran
 from benchmark.site.render import NAV, environment, root_of
 from benchmark.site.runinfo import read_runs, run_header
@@ -177,7 +177,7 @@ def build_site(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # the previous site stays as it was
         raise
-    _swap(staging, out)
+    replace_folder(staging, out)
     return _report(out, pages)
 
 
@@ -473,7 +473,13 @@ def _per_item(inputs: SiteInputs, slug: str) -> list[PerItemRow]:
 
 
 def _all_items(inputs: SiteInputs, *, progress: bool) -> dict[str, list[ItemView]]:
-    datasets = _browser_datasets(inputs)
+    """Item views per dataset of the leaderboard, or of the variant set when nothing is evaluated yet."""
+    # Board datasets were checked by read_board; the set's names become file names too, so check them.
+    datasets = (
+        []
+        if inputs.variants is None
+        else inputs.board.datasets or [check_name(d, "dataset") for d in inputs.variants.datasets]
+    )
     return {
         dataset: _dataset_items(inputs, dataset)
         for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets)
@@ -507,14 +513,6 @@ def _item_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemV
     )
 
 
-def _browser_datasets(inputs: SiteInputs) -> list[str]:
-    """Datasets of the leaderboard, or of the variant set when nothing has been evaluated yet."""
-    if inputs.variants is None:
-        return []
-    # Board datasets were checked by read_board; the set's names become file names too, so check them.
-    return inputs.board.datasets or [check_name(d, "dataset") for d in inputs.variants.datasets]
-
-
 def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
     assert inputs.variants is not None
     try:
@@ -522,13 +520,11 @@ def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
     except SagoError:
         return []  # a dataset the set does not hold: the index page says there are no items
     board = inputs.board
-    results: dict[str, ModelResults] = {}
-    for model in board.complete:
-        folder = board.results(model["slug"], inputs.submissions_root).path
-        found = read_model_results(folder, dataset)
-        if len(found.records):
-            results[model["slug"]] = found
-    return item_views(dataset, frame, results)
+    results = {
+        m["slug"]: read_model_results(board.results(m["slug"], inputs.submissions_root).path, dataset)
+        for m in board.complete
+    }
+    return item_views(dataset, frame, {slug: found for slug, found in results.items() if len(found.records)})
 
 
 def _prepare(out: Path) -> Path:
@@ -541,15 +537,7 @@ def _prepare(out: Path) -> Path:
     return staging
 
 
-def _swap(staging: Path, out: Path) -> None:
-    replace_folder(staging, out)
-
-
-def _files(out: Path) -> Iterator[Path]:
-    return (p for p in sorted(out.rglob("*")) if p.is_file())
-
-
 def _report(out: Path, pages: list[str]) -> BuildReport:
-    sizes = {str(p.relative_to(out)): p.stat().st_size for p in _files(out)}
+    sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
     largest = max(((p, sizes[p]) for p in pages), key=lambda pair: pair[1])
     return BuildReport(len(pages), sum(sizes.values()), largest)
