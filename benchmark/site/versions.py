@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.documents import MANIFEST, RunDocument
+from benchmark.documents import MANIFEST
 from benchmark.errors import SagoError
 from benchmark.paths import check_name
 from benchmark.profiles import PROFILES, board_profile
@@ -73,11 +73,10 @@ def board_links(current: str, published: str, evaluated: dict[str, int]) -> list
 def frozen_versions(set_name: str, variants_root: Path) -> list[str]:
     """Versions of ``set_name`` with a manifest under ``variants_root`` (sorted)."""
     folder = variants_root / check_name(set_name, "variant set")
-    if not folder.is_dir():
-        return []
+    found = folder.iterdir() if folder.is_dir() else ()
     return sorted(
         p.name
-        for p in folder.iterdir()
+        for p in found
         if p.is_dir() and not p.is_symlink() and (p / MANIFEST).is_file() and _safe(p.name)
     )
 
@@ -120,10 +119,9 @@ class Change:
 
 
 RELEASE_NOTES: dict[tuple[str, str], str] = {
-    (
-        "sago-v1",
-        "v1",
-    ): "the first frozen set: six datasets, every rule family; few length and form cells (model-generated).",
+    ("sago-v1", "v1"): (
+        "the first frozen set: six datasets, every rule family; few length and form cells (model-generated)."
+    ),
     ("sago-v1", "v2"): (
         "supersedes v1 (whose results are not comparable with v2's, number for number). The length and "
         "form cells, the paper's LLM families, are written by the maintainers and read blind instead of "
@@ -144,11 +142,6 @@ def _name(slug: str, root: Path) -> str:
         return slug
 
 
-def _prompts(run: RunDocument) -> int | None:
-    """Records rows of every dataset together (None: run.json counts none)."""
-    return sum(run.counts.values()) if run.counts else None
-
-
 def _run_change(
     slug: str, name: str, version: str, folder: ResultsFolder, own_board: str | None = None
 ) -> Change | None:
@@ -163,7 +156,7 @@ def _run_change(
         slug,
         name,
         run.profile_name,
-        _prompts(run),
+        sum(run.counts.values()) if run.counts else None,  # records rows of every dataset together
         run.variant_set_sha256 or run.nested_variant_set_sha256,
         api=run.is_api,
         own_board=own_board,
