@@ -158,19 +158,9 @@ def _write_tables(board: Board, site: Path, snapshot: str | None) -> list[Downlo
     board_text = json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     texts = {LEADERBOARD_FILE: board_text, **({snapshot: board_text} if snapshot else {})}
     texts["cells.csv"] = cells_csv(board)
-    found = []
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
-        found.append(
-            Download(
-                "leaderboard",
-                name,
-                f"downloads/{name}",
-                (folder / name).stat().st_size,
-                sha256_file(folder / name),
-            )
-        )
-    return found
+    return [_download("leaderboard", name, f"downloads/{name}", site) for name in texts]
 
 
 def _set_files(folder: Path) -> Iterator[Path]:
@@ -193,5 +183,10 @@ def _copy(base: Path, files: Iterator[Path], group: str, site: Path) -> list[Dow
         target = site / href
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-        copied.append(Download(group, label, href, target.stat().st_size, sha256_file(target)))
+        copied.append(_download(group, label, href, site))
     return copied
+
+
+def _download(group: str, label: str, href: str, site: Path) -> Download:
+    """The entry of a file already written at ``site/href``: its size and digest."""
+    return Download(group, label, href, (site / href).stat().st_size, sha256_file(site / href))

@@ -196,14 +196,5 @@ def trust(table: LeaderboardTable, stands_in_for: Mapping[str, str | None]) -> T
             if r.slug == row.slug and r.truncation is not None and (r.truncation.share or 0.0) > CUT_FLAG
         )
         models.append(ModelTrust(row.name, row.slug, row.truncation, row.accuracy, row.items, flagged))
-    stand_ins = tuple(
-        (d, str(source))
-        for d, source in sorted(stands_in_for.items())
-        if source and not source.startswith("itself")
-    )
-    return Trust(
-        stand_ins,
-        len(stands_in_for),
-        (min(counts), max(counts)) if counts else None,
-        tuple(models),
-    )
+    stand_ins = tuple((d, s) for d, s in sorted(stands_in_for.items()) if s and not s.startswith("itself"))
+    return Trust(stand_ins, len(stands_in_for), (min(counts), max(counts)) if counts else None, tuple(models))
