@@ -99,24 +99,16 @@ class RunHeader:
 
 def read_runs(board: Board, submissions_root: Path) -> dict[str, RunDocument]:
     """``run.json`` of every complete model that has a readable one (unreadable files are left out)."""
-    runs: dict[str, RunDocument] = {}
-    for model in board.complete:
-        folder = board.results(model["slug"], submissions_root)
-        # an unreadable one: the validator reports it; the header says the profile is not recorded
-        if (run := read_run(folder)) is not None:
-            runs[model["slug"]] = run
-    return runs
+    # an unreadable one: the validator reports it; the header says the profile is not recorded
+    found = {m["slug"]: read_run(board.results(m["slug"], submissions_root)) for m in board.complete}
+    return {slug: run for slug, run in found.items() if run is not None}
 
 
 def _partial(profile: RunProfile) -> bool:
     reference = get_profile(REFERENCE_PROFILE)
-    items, tokens = profile.items_per_dataset, profile.max_new_tokens
+    items, tokens = profile.items_per_dataset or 0, profile.max_new_tokens or 0
     return (
-        items is None
-        or items < reference.items_per_dataset
-        or tokens is None
-        or tokens < reference.max_new_tokens
-        or profile.all_strengths is not True
+        items < reference.items_per_dataset or tokens < reference.max_new_tokens or not profile.all_strengths
     )
 
 
