@@ -285,22 +285,16 @@ def mirroring_delta(
     """
     if rules not in RULES:
         raise ValueError(f"unknown mirroring rules {rules!r}; one of {', '.join(RULES)}")
-    if family in CONTROL_FAMILIES:
+    if family in CONTROL_FAMILIES or (rules == AUTHORS and family == "form"):
         return 0.0
-    if rules == AUTHORS:
-        if family == "form":
-            return 0.0
-        if family == "politeness":
-            return politeness(judge)(response, baseline, strength)
-        if family == "length":
-            return length(response, baseline, strength)
-        if family in AUTHORS_DETECTORS:
-            return AUTHORS_DETECTORS.get(family)(response, baseline, strength)
-    if family == "politeness":
-        detect = politeness(judge)
-    elif family in DETECTORS:
-        detect = DETECTORS.get(family)
-    else:
+    if rules == AUTHORS and family == "length":  # the ratio itself: y_0 against itself is no reference here
+        return length(response, baseline, strength)
+    if rules == AUTHORS and family in AUTHORS_DETECTORS:
+        return AUTHORS_DETECTORS.get(family)(response, baseline, strength)
+    if family != "politeness" and family not in DETECTORS:
         return math.nan
+    # politeness of y_0 against itself is 0 (NaN at strength 0) without asking the judge, so under the
+    # authors' rules this is their verdict itself
+    detect = politeness(judge) if family == "politeness" else DETECTORS.get(family)
     delta = detect(response, baseline, strength) - detect(baseline, baseline, strength)
     return max(delta, 0.0) if rules == AUTHORS else delta
