@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -121,6 +122,7 @@ def deltas_for_results(
     scorers = scorers or AxisScorers.default()
     # A run that recorded only responses (imported from lm-eval) names what it could not measure.
     not_measured = tuple(folder.read_run().not_measured) if folder.run.is_file() else ()
+    deltas_of = functools.partial(compute_deltas, model=model, scorers=scorers, not_measured=not_measured)
     tables = []
     for path in record_files:
         dataset = path.stem
@@ -134,16 +136,7 @@ def deltas_for_results(
         if items is not None:
             ids = sorted(records["item_id"].unique())
             records = records[records["item_id"].isin(set(items(dataset, ids)))].reset_index(drop=True)
-        tables.append(
-            compute_deltas(
-                records,
-                activations,
-                variant_frames[dataset],
-                model=model,
-                scorers=scorers,
-                not_measured=not_measured,
-            )
-        )
+        tables.append(deltas_of(records, activations, variant_frames[dataset]))
     deltas = pd.concat(tables, ignore_index=True)
     return deltas.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)
 
