@@ -178,7 +178,10 @@ def build_site(
         shutil.rmtree(staging, ignore_errors=True)  # the previous site stays as it was
         raise
     replace_folder(staging, out)
-    return _report(out, pages)
+    sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
+    return BuildReport(
+        len(pages), sum(sizes.values()), max(((p, sizes[p]) for p in pages), key=lambda pair: pair[1])
+    )
 
 
 @dataclass(frozen=True)
@@ -535,9 +538,3 @@ def _prepare(out: Path) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     return staging
-
-
-def _report(out: Path, pages: list[str]) -> BuildReport:
-    sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
-    largest = max(((p, sizes[p]) for p in pages), key=lambda pair: pair[1])
-    return BuildReport(len(pages), sum(sizes.values()), largest)

@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from benchmark.axes.measures import measure_label
 from benchmark.documents import MANIFEST
 from benchmark.errors import visible
 from benchmark.provenance import sha256_file
-from benchmark.results import LEADERBOARD_FILE, ResultsFolder
+from benchmark.results import LEADERBOARD_FILE
 from benchmark.site.board import Board
 
 _SET_FILES = (MANIFEST, "README.md")
@@ -60,10 +60,14 @@ def copy_downloads(
     """
     found = _write_tables(board, site, snapshot)
     if variants_dir is not None and variants_dir.is_dir():
-        found += _copy(variants_dir, _set_files(variants_dir), "variants", site)
+        listed = [variants_dir / name for name in _SET_FILES if (variants_dir / name).is_file()]
+        found += _copy(
+            variants_dir, [*listed, *sorted((variants_dir / "data").glob("*.parquet"))], "variants", site
+        )
     for model in board.complete:
         folder = board.results(model["slug"], submissions_root)
-        found += _copy(folder.path, _result_files(folder), model["slug"], site)
+        documents = [path for path in (folder.run, folder.summary, folder.deltas) if path.is_file()]
+        found += _copy(folder.path, [*documents, *folder.record_files()], model["slug"], site)
     return found
 
 
@@ -163,17 +167,7 @@ def _write_tables(board: Board, site: Path, snapshot: str | None) -> list[Downlo
     return [_download("leaderboard", name, f"downloads/{name}", site) for name in texts]
 
 
-def _set_files(folder: Path) -> Iterator[Path]:
-    yield from (folder / name for name in _SET_FILES if (folder / name).is_file())
-    yield from sorted((folder / "data").glob("*.parquet"))
-
-
-def _result_files(folder: ResultsFolder) -> Iterator[Path]:
-    yield from (path for path in (folder.run, folder.summary, folder.deltas) if path.is_file())
-    yield from folder.record_files()
-
-
-def _copy(base: Path, files: Iterator[Path], group: str, site: Path) -> list[Download]:
+def _copy(base: Path, files: list[Path], group: str, site: Path) -> list[Download]:
     copied = []
     for source in files:
         if source.is_symlink():

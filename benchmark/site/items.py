@@ -144,7 +144,9 @@ def item_views(dataset: str, frame: pd.DataFrame, results: Mapping[str, ModelRes
         if ran:  # a partial profile runs only some variants: show those, count the rest
             rows = rows[[(str(item_id), str(v)) in ran for v in rows["variant_id"]]]
         variants = _mark_changes(_variant_views(rows, str(item_id), results))
-        items.append(ItemView(dataset, int(rank), str(item_id), _gold(rows), tuple(variants), in_set))
+        answers = rows["answers"].iloc[0]
+        gold = tuple(str(a) for a in answers) if answers is not None else ()
+        items.append(ItemView(dataset, int(rank), str(item_id), gold, tuple(variants), in_set))
     return items
 
 
@@ -174,11 +176,6 @@ def _mark_changes(variants: list[VariantView]) -> list[VariantView]:
         )
         marked.append(replace(v, answers=answers))
     return marked
-
-
-def _gold(rows: pd.DataFrame) -> tuple[str, ...]:
-    answers = rows["answers"].iloc[0]
-    return tuple(str(a) for a in answers) if answers is not None else ()
 
 
 def _variant_views(

@@ -127,9 +127,11 @@ class Figure:
         )
 
 
-def _both(draw: Callable[..., Markup], *args: Any, key: str, **kwargs: Any) -> tuple[Markup, Markup]:
+def _both(label: str, draw: Callable[..., Markup], *args: Any, key: str, **kwargs: Any) -> Figure:
     """``draw`` at its normal size and as the narrow variant (its own SVG ids)."""
-    return draw(*args, key=key, **kwargs), draw(*args, key=f"{key}-narrow", narrow=True, **kwargs)
+    return Figure(
+        label, draw(*args, key=key, **kwargs), draw(*args, key=f"{key}-narrow", narrow=True, **kwargs)
+    )
 
 
 def tau_heatmaps(board: Board) -> list[Figure]:
@@ -147,7 +149,8 @@ def tau_heatmaps(board: Board) -> list[Figure]:
             f"Kendall tau-b between the model rankings of each pair of datasets on {label}; "
             "1 = same order, -1 = reversed; the same numbers are in the table below."
         )
-        wide, narrow = _both(
+        figure = _both(
+            measure["name"],
             plots.pair_heatmap,
             matrix,
             board.datasets,
@@ -155,7 +158,7 @@ def tau_heatmaps(board: Board) -> list[Figure]:
             title=f"Ranking agreement between datasets: {label}",
             desc=desc,
         )
-        figures.append(Figure(measure["name"], wide, narrow))
+        figures.append(figure)
     return figures
 
 
@@ -179,7 +182,8 @@ def independence_heatmap(board: Board) -> Figure | None:
         f"Spearman rho between the per-item instability of every two measures, {how}; "
         "1 = the two measures rank items the same way, 0 = unrelated."
     )
-    wide, narrow = _both(
+    return _both(
+        "combined" if combined else "pooled",
         plots.pair_heatmap,
         matrix,
         [measure_label(n) for n in names],
@@ -187,7 +191,6 @@ def independence_heatmap(board: Board) -> Figure | None:
         title="How much do two measures agree about which items are unstable?",
         desc=desc,
     )
-    return Figure("combined" if combined else "pooled", wide, narrow)
 
 
 def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
@@ -204,7 +207,8 @@ def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
         f"{'all datasets pooled' if dataset == ALL else dataset}; lower is steadier on both; ringed "
         "points are Pareto-optimal. Table below."
     )
-    wide, narrow = _both(
+    return _both(
+        dataset,
         plots.scatter,
         points,
         key=f"pareto-{dataset}",
@@ -213,7 +217,6 @@ def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
         xlabel="SGS meaning (BERTScore), lower = steadier",
         ylabel="SGS style mirroring, lower = steadier",
     )
-    return Figure(dataset, wide, narrow)
 
 
 def profile_plot(board: Board, slug: str) -> Figure | None:
@@ -232,7 +235,8 @@ def profile_plot(board: Board, slug: str) -> Figure | None:
         "bootstrap intervals; SGS is the mean instability of an item divided by the measure's scale R, so "
         "measures share one axis; lower is steadier. The profile table lists every number."
     )
-    wide, narrow = _both(
+    return _both(
+        slug,
         plots.intervals,
         series,
         key=f"profile-{slug}",
@@ -240,7 +244,6 @@ def profile_plot(board: Board, slug: str) -> Figure | None:
         desc=desc,
         xlabel="SGS (instability divided by the measure's scale; lower = steadier)",
     )
-    return Figure(slug, wide, narrow)
 
 
 def _interval(cell: CellRow | None, label: str) -> plots.Interval:
