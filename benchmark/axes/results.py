@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -88,11 +87,6 @@ def read_input_fingerprint(path: Path) -> InputFingerprint | None:
     return InputFingerprint.from_json(json.loads(raw)) if raw else None
 
 
-def load_activations(path: Path) -> dict[str, np.ndarray]:
-    """Activation arrays of one dataset, or an empty mapping when the file is absent (deltas then NaN)."""
-    return load_file(str(path)) if path.exists() else {}
-
-
 def deltas_for_results(
     results_dir: Path,
     variant_frames: Mapping[str, pd.DataFrame],
@@ -131,7 +125,8 @@ def deltas_for_results(
                 f"records for dataset {dataset!r} but the variant set has no such dataset; "
                 "evaluate against the matching variant set version"
             )
-        activations = load_activations(folder.activations(dataset))
+        stored = folder.activations(dataset)  # absent: an empty mapping, and the activation deltas are NaN
+        activations = load_file(str(stored)) if stored.exists() else {}
         records = pd.read_parquet(path)
         if items is not None:
             ids = sorted(records["item_id"].unique())
