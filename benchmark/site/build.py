@@ -110,8 +110,9 @@ class _Writer:
     env: jinja2.Environment = field(default_factory=environment)
     pages: list[str] = field(default_factory=list)
 
-    def page(self, path: str, template: str, **context: Any) -> None:
-        html = self.env.get_template(template).render(
+    def page(self, path: str, template: str | None = None, **context: Any) -> None:
+        """Render ``template`` (by default the page's own name plus ``.j2``) into ``out / path``."""
+        html = self.env.get_template(template or f"{path}.j2").render(
             **self.common, **context, root=root_of(path), current=path
         )
         target = self.out / path
@@ -292,7 +293,6 @@ def _render_board(
     if comparison is not None:
         writer.page(
             profiles_view.COMPARISON_PAGE,
-            "comparison.html.j2",
             title=f"What the cap changes: {comparison.title}",
             description=(
                 "The same models and items under two run profiles side by side: responses cut at the cap, "
@@ -303,7 +303,6 @@ def _render_board(
     if inputs.api_rows:
         writer.page(
             "api.html",
-            "api.html.j2",
             title="API models",
             description="Models behind an OpenAI-compatible endpoint, in a table of their own.",
             rows=inputs.api_rows,
@@ -311,7 +310,6 @@ def _render_board(
         )
     writer.page(
         "changelog.html",
-        "changelog.html.j2",
         title="Changelog",
         description="What was added to the SAGO leaderboard and when, with each result's variant-set hash.",
         changes=shared.changes,
@@ -320,7 +318,6 @@ def _render_board(
     )
     writer.page(
         "submit.html",
-        "submit.html.j2",
         title="Submit a model",
         description=(
             "How to put a model on the SAGO leaderboard: install, write submission.yaml, validate it, open "
@@ -372,7 +369,6 @@ def _summary_pages(
     )
     writer.page(
         "reversals.html",
-        "reversals.html.j2",
         title="Ranking reversals",
         heatmaps=views.tau_heatmaps(board),
         no_tau=views.measures_without_tau(board),
@@ -380,27 +376,24 @@ def _summary_pages(
     )
     writer.page(
         "axes.html",
-        "axes.html.j2",
         title="Axes",
         independence=views.independence_heatmap(board),
         pareto=views.pareto_plot(board),
         pareto_sentence=views.pareto_sentence(board),
     )
-    writer.page("models.html", "models.html.j2", title="Models")
+    writer.page("models.html", title="Models")
     writer.page(
         "datasets.html",
-        "datasets.html.j2",
         title="Datasets",
         infos={d: inputs.dataset_info(d) for d in board.datasets},
     )
     writer.page(
         "methodology.html",
-        "methodology.html.j2",
         title="Methodology",
         loop_tail=validity.LOOP_TAIL,
         loop_period=validity.LOOP_PERIOD,
     )
-    writer.page("downloads.html", "downloads.html.j2", title="Downloads", downloads=downloads)
+    writer.page("downloads.html", title="Downloads", downloads=downloads)
 
 
 def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
