@@ -170,16 +170,8 @@ def measures_markdown() -> str:
     ]
     reads = {"down": "≤ 0", "both": "either sign"}
     for m in all_measures():
-        cells = [
-            f"`{m.name}`",
-            m.axis,
-            f"{m.scale:g}",
-            reads[m.direction],
-            "yes" if m.headline else "",
-            "paper" if m.paper else "ours",
-            m.label,
-            m.description,
-        ]
+        cells = [f"`{m.name}`", m.axis, f"{m.scale:g}", reads[m.direction], "yes" if m.headline else ""]
+        cells += ["paper" if m.paper else "ours", m.label, m.description]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows)
 
