@@ -91,15 +91,10 @@ def _row(board: Board, dataset: str, slug: str, measures: list[MeasureRow], fact
     counts = [c["n_items"] for c in cells.values() if c is not None and c.get("n_items") is not None]
     accuracy = board.document.accuracy.first(model=slug, dataset=dataset)
     model = board.models.first(slug=slug)
+    complete = bool(model and model.get("status") == "complete")
+    share, items = accuracy.get("accuracy") if accuracy else None, max(counts) if counts else None
     return TableRow(
-        slug,
-        board.name(slug),
-        bool(model and model.get("status") == "complete"),
-        cells,
-        accuracy.get("accuracy") if accuracy else None,
-        max(counts) if counts else None,
-        facts,
-        facts.truncation.get(dataset),
+        slug, board.name(slug), complete, cells, share, items, facts, facts.truncation.get(dataset)
     )
 
 

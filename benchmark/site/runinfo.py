@@ -133,16 +133,12 @@ def run_header(board: Board, runs: Mapping[str, RunDocument]) -> RunHeader:
     groups: dict[RunProfile, list[str]] = {}
     for model in board.complete:
         groups.setdefault(_profile(runs.get(model["slug"])), []).append(model["slug"])
+    most_models_first = sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0].name)))
     profiles = tuple(
         ProfileRun(
-            str(profile.name),
-            profile.items_per_dataset,
-            profile.all_strengths,
-            profile.max_new_tokens,
-            _partial(profile),
-            tuple(slugs),
+            str(p.name), p.items_per_dataset, p.all_strengths, p.max_new_tokens, _partial(p), tuple(slugs)
         )
-        for profile, slugs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0].name)))
+        for p, slugs in most_models_first
     )
     dates = sorted({(r.finished_at or "")[:10] for r in runs.values()} - {""})
     sha = next((s for r in runs.values() if (s := r.variant_set_sha256 or r.nested_variant_set_sha256)), None)

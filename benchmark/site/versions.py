@@ -60,13 +60,9 @@ def board_links(current: str, published: str, evaluated: dict[str, int]) -> list
     back = "../" * here.count("/")
     return [
         BoardLink(
-            version,
-            "" if version == current else back + board_folder(version, published),
-            version == current,
-            version == published,
-            count,
+            v, "" if v == current else back + board_folder(v, published), v == current, v == published, n
         )
-        for version, count in sorted(evaluated.items())
+        for v, n in sorted(evaluated.items())
     ]
 
 
