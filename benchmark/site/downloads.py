@@ -49,15 +49,9 @@ def copy_downloads(
     *,
     snapshot: str | None = None,
 ) -> list[Download]:
-    """Copy every downloadable file under ``site/downloads/`` and describe it.
-
-    Args:
-        board: the leaderboard (its complete models are offered).
-        submissions_root: the ``submissions/`` folder.
-        variants_dir: ``variants/<set>/<version>/`` or None.
-        site: the site folder being built.
-        snapshot: file name of a dated copy of ``leaderboard.json`` to offer too (None: none).
-    """
+    """Copy every downloadable file (the board's tables, the variant set in ``variants_dir``, each complete
+    model's results) under ``site/downloads/`` and describe it; ``snapshot`` names a dated copy of
+    ``leaderboard.json`` to offer too."""
     found = _write_tables(board, site, snapshot)
     if variants_dir is not None and variants_dir.is_dir():
         listed = [variants_dir / name for name in _SET_FILES if (variants_dir / name).is_file()]

@@ -121,16 +121,9 @@ def _parquet(path: Path, columns: list[str]) -> pd.DataFrame:
 
 
 def item_views(dataset: str, frame: pd.DataFrame, results: Mapping[str, ModelResults]) -> list[ItemView]:
-    """Build the item pages of one dataset.
-
-    Args:
-        dataset: the dataset name.
-        frame: the variant set's rows for it (``schema.VARIANT_COLUMNS``).
-        results: per model slug, what it recorded (only models with records on this dataset).
-
-    Returns:
-        Items any model ran on, or the first ``ITEMS_WITHOUT_RESULTS`` when none did; by rank.
-    """
+    """The item pages of one dataset from its variant-set ``frame`` and each model's ``results`` (by slug,
+    only models with records on it): the items any model ran on, or the first ``ITEMS_WITHOUT_RESULTS``
+    when none did; by rank."""
     ran = {key for r in results.values() for key in r.records.index}
     ran_items = {item for item, _ in ran}
     frame = (

@@ -99,12 +99,8 @@ def _row(board: Board, dataset: str, slug: str, measures: list[MeasureRow], fact
 
 
 def leaderboard_table(board: Board, facts: Mapping[str, ModelFacts]) -> LeaderboardTable:
-    """One table per dataset choice (``"all"`` first), one row per model of the board.
-
-    Args:
-        board: the leaderboard.
-        facts: :func:`benchmark.site.facts.all_facts` of the board.
-    """
+    """One table per dataset choice (``"all"`` first), one row per model of the board; ``facts`` is
+    :func:`benchmark.site.facts.all_facts` of the board."""
     measures = table_measures(board)
     slugs = sorted((m["slug"] for m in board.models), key=lambda s: (board.name(s).lower(), s))
     tables = [

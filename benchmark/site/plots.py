@@ -74,14 +74,9 @@ def _figure(width: float, height: float) -> Figure:
 
 
 def to_svg(fig: Figure, key: str, title: str, desc: str) -> Markup:
-    """Render ``fig`` as an inline ``<svg>`` element with a title and description.
-
-    Args:
-        fig: the figure to render.
-        key: a fixed, page-unique string; seeds the SVG ids so two plots on one page never share one.
-        title: short accessible name.
-        desc: longer text alternative (what the plot shows, where the numbers are in a table).
-    """
+    """Render ``fig`` as an inline ``<svg>`` with ``title`` (its accessible name) and ``desc`` (the text
+    alternative: what it shows, where the numbers are in a table). ``key`` is fixed and unique on the page:
+    it seeds the SVG ids, so two plots on one page never share one."""
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": f"sago-{key}", **_STYLE}):
         fig.savefig(

@@ -162,10 +162,8 @@ def _run_change(
 def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) -> list[Change]:
     """Runs newest first, then each frozen set (newest version first), then submissions without results.
 
-    Args:
-        set_name: the variant set, e.g. ``sago-v1``.
-        sets: version -> sha256 of its manifest, for every frozen version with a board.
-        submissions_root: the ``submissions/`` folder whose committed ``run.json`` files are listed.
+    ``sets`` maps every frozen version with a board to its manifest's sha256; the runs are the committed
+    ``run.json`` files under ``submissions_root``.
     """
     runs: list[Change] = []
     evaluated: set[str] = set()
