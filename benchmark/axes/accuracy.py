@@ -225,10 +225,5 @@ def is_correct(response: str, answers: Sequence[str], prompt: str = "") -> float
     said = f" {' '.join(own_words(response, prompt))} "
     plain = f" {normalise(response)} "
     in_prompt = f" {normalise(prompt)} "
-    return float(
-        any(
-            f" {alias} " in (said if f" {alias} " in in_prompt else plain)
-            for alias in map(normalise, golds)
-            if alias
-        )
-    )
+    aliases = [alias for alias in map(normalise, golds) if alias]
+    return float(any(f" {a} " in (said if f" {a} " in in_prompt else plain) for a in aliases))

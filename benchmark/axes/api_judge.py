@@ -29,7 +29,7 @@ import os
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchmark.appendlog import request_key
@@ -147,16 +147,8 @@ def judge_message(response: str, baseline: str, direction: int, context: RowCont
     strength = context.strength if context.strength is not None else float(direction)
     sign = (strength > 0) - (strength < 0)
     text, rule = _DIRECTIONS[sign]
-    return _HEAD.format(
-        strength=f"{strength:g}",
-        place=context.place,
-        direction=text,
-        rule=rule,
-        prompt_0=context.prompt_0,
-        baseline=baseline,
-        prompt_v=context.prompt_v,
-        response=response,
-    )
+    shown = asdict(context) | {"strength": f"{strength:g}"}  # prompt_0, prompt_v, place and the strength
+    return _HEAD.format(**shown, direction=text, rule=rule, baseline=baseline, response=response)
 
 
 def parse_verdict(text: str) -> bool | None:

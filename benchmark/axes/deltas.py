@@ -26,8 +26,7 @@ compares with the achieved ratio where the set records one; the gratitude polite
 
 
 def _check_records(records: pd.DataFrame) -> None:
-    missing = sorted(set(RECORD_COLUMNS) - set(records.columns))
-    if missing:
+    if missing := sorted(set(RECORD_COLUMNS) - set(records.columns)):
         raise SagoError(f"records lack columns {missing}; re-run the harness with this version of sago")
     repeated = records.duplicated(["dataset", "item_id", "variant_id"])
     if repeated.any():
@@ -98,10 +97,9 @@ def compute_deltas(
             continue
         values = np.asarray(measure.delta(pairs, scorers), dtype=np.float64)
         out[f"delta_{measure.name}"] = np.where(is_baseline, 0.0, values)
+    frame = pairs.frame
     out["correct"] = [
         is_correct(y, a, x)
-        for y, a, x in zip(
-            pairs.frame["response"], pairs.frame["answers"], pairs.frame["prompt"], strict=True
-        )
+        for y, a, x in zip(frame["response"], frame["answers"], frame["prompt"], strict=True)
     ]
     return out.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)

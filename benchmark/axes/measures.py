@@ -170,16 +170,8 @@ def measures_markdown() -> str:
     ]
     reads = {"down": "≤ 0", "both": "either sign"}
     for m in all_measures():
-        cells = [
-            f"`{m.name}`",
-            m.axis,
-            f"{m.scale:g}",
-            reads[m.direction],
-            "yes" if m.headline else "",
-            "paper" if m.paper else "ours",
-            m.label,
-            m.description,
-        ]
+        cells = [f"`{m.name}`", m.axis, f"{m.scale:g}", reads[m.direction], "yes" if m.headline else ""]
+        cells += ["paper" if m.paper else "ours", m.label, m.description]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows)
 
@@ -337,16 +329,9 @@ def mirror_targets(frame: pd.DataFrame, length_target: str) -> np.ndarray:
 )
 def mirroring(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     f = pairs.frame
-    rows = zip(
-        f["family"], f["response"], f["response_0"], mirror_targets(f, scorers.length_target), strict=True
-    )
-    judges = _row_judges(f, scorers.politeness)
-    return np.array(
-        [
-            mirroring_delta(fam, y, y0, s, judge, scorers.mirroring_rules)
-            for (fam, y, y0, s), judge in zip(rows, judges, strict=True)
-        ]
-    )
+    targets, judges = mirror_targets(f, scorers.length_target), _row_judges(f, scorers.politeness)
+    rows = zip(f["family"], f["response"], f["response_0"], targets, judges, strict=True)
+    return np.array([mirroring_delta(*row, scorers.mirroring_rules) for row in rows])
 
 
 def _row_judges(frame: pd.DataFrame, judge: PolitenessJudge) -> list[PolitenessJudge]:

@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Callable
 
-from benchmark.axes.politeness import PolitenessJudge
+from benchmark.axes.politeness import PolitenessJudge, letter_runs
 from benchmark.registry import Registry
 
 Detector = Callable[[str, str, float], float]
@@ -38,13 +38,8 @@ DEFAULT_RULES = AUTHORS
 CONTROL_FAMILIES = frozenset({"baseline", "identity", "rerun"})
 """families whose prompt carries no style to mirror: their mirroring delta is 0 by definition."""
 
-_WORD = re.compile(r"[^\W\d_]+")  # runs of letters
 _MARKS = re.escape(".,!'()[];:-")
 _MARK_RUN = re.compile(f"[{_MARKS}]{{2,}}")
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text)
 
 
 def extra_spaces(text: str) -> int:
@@ -73,7 +68,7 @@ def spacing_threshold(strength: float) -> float:
 @DETECTORS.register("spacing")
 def spacing(response: str, baseline: str, strength: float) -> float:
     """Fires when the response's extra-space rate reaches the strength's threshold."""
-    rate = extra_spaces(response) / max(1, len(_words(response)))
+    rate = extra_spaces(response) / max(1, len(letter_runs(response)))
     return float(rate >= spacing_threshold(strength) and extra_spaces(response) > 0)
 
 
@@ -95,7 +90,7 @@ def punctuation_threshold(strength: float) -> float:
 def punctuation(response: str, baseline: str, strength: float) -> float:
     """Fires when runs of repeated marks reach the strength's threshold."""
     marks = repeated_marks(response)
-    return float(marks > 0 and marks / max(1, len(_words(response))) >= punctuation_threshold(strength))
+    return float(marks > 0 and marks / max(1, len(letter_runs(response))) >= punctuation_threshold(strength))
 
 
 def odd_case_share(text: str) -> float:
@@ -104,7 +99,7 @@ def odd_case_share(text: str) -> float:
     >>> odd_case_share("The caPital of FRANCE")
     0.5
     """
-    words = [w for w in _words(text) if len(w) >= 2]
+    words = [w for w in letter_runs(text) if len(w) >= 2]
     odd = [w for w in words if w.isupper() or any(c.isupper() for c in w[1:])]
     return len(odd) / len(words) if words else 0.0
 
@@ -285,22 +280,16 @@ def mirroring_delta(
     """
     if rules not in RULES:
         raise ValueError(f"unknown mirroring rules {rules!r}; one of {', '.join(RULES)}")
-    if family in CONTROL_FAMILIES:
+    if family in CONTROL_FAMILIES or (rules == AUTHORS and family == "form"):
         return 0.0
-    if rules == AUTHORS:
-        if family == "form":
-            return 0.0
-        if family == "politeness":
-            return politeness(judge)(response, baseline, strength)
-        if family == "length":
-            return length(response, baseline, strength)
-        if family in AUTHORS_DETECTORS:
-            return AUTHORS_DETECTORS.get(family)(response, baseline, strength)
-    if family == "politeness":
-        detect = politeness(judge)
-    elif family in DETECTORS:
-        detect = DETECTORS.get(family)
-    else:
+    if rules == AUTHORS and family == "length":  # the ratio itself: y_0 against itself is no reference here
+        return length(response, baseline, strength)
+    if rules == AUTHORS and family in AUTHORS_DETECTORS:
+        return AUTHORS_DETECTORS.get(family)(response, baseline, strength)
+    if family != "politeness" and family not in DETECTORS:
         return math.nan
+    # politeness of y_0 against itself is 0 (NaN at strength 0) without asking the judge, so under the
+    # authors' rules this is their verdict itself
+    detect = politeness(judge) if family == "politeness" else DETECTORS.get(family)
     delta = detect(response, baseline, strength) - detect(baseline, baseline, strength)
     return max(delta, 0.0) if rules == AUTHORS else delta

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-_WORD = re.compile(r"[^\W\d_]+")  # runs of letters
+_WORD = re.compile(r"[^\W\d_]+")
 
 
-def _words(text: str) -> list[str]:
+def letter_runs(text: str) -> list[str]:
+    """The words the politeness and mirroring rules count: runs of letters (digits and ``_`` split them)."""
     return _WORD.findall(text)
 
 
@@ -99,7 +100,7 @@ class LexiconPolitenessJudge:
 
     def tone(self, text: str) -> float:
         """Signed tone per 100 words: positive polite, negative rude."""
-        words = [w.lower() for w in _words(text)]
+        words = [w.lower() for w in letter_runs(text)]
         hits = sum(w in self.polite for w in words) - sum(w in self.rude for w in words)
         return 100.0 * hits / max(len(words), 1)
 
@@ -125,7 +126,7 @@ class GratitudeJudge:
 
     def grateful(self, text: str) -> bool:
         """Whether any word of ``text`` starts with a gratitude stem."""
-        return any(w.lower().startswith(self.stems) for w in _words(text))
+        return any(w.lower().startswith(self.stems) for w in letter_runs(text))
 
     def shifted(self, response: str, baseline: str, direction: int) -> bool:
         return direction * (int(self.grateful(response)) - int(self.grateful(baseline))) >= 1

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -87,11 +87,6 @@ def read_input_fingerprint(path: Path) -> InputFingerprint | None:
     return InputFingerprint.from_json(json.loads(raw)) if raw else None
 
 
-def load_activations(path: Path) -> dict[str, np.ndarray]:
-    """Activation arrays of one dataset, or an empty mapping when the file is absent (deltas then NaN)."""
-    return load_file(str(path)) if path.exists() else {}
-
-
 def deltas_for_results(
     results_dir: Path,
     variant_frames: Mapping[str, pd.DataFrame],
@@ -121,6 +116,7 @@ def deltas_for_results(
     scorers = scorers or AxisScorers.default()
     # A run that recorded only responses (imported from lm-eval) names what it could not measure.
     not_measured = tuple(folder.read_run().not_measured) if folder.run.is_file() else ()
+    deltas_of = functools.partial(compute_deltas, model=model, scorers=scorers, not_measured=not_measured)
     tables = []
     for path in record_files:
         dataset = path.stem
@@ -129,21 +125,13 @@ def deltas_for_results(
                 f"records for dataset {dataset!r} but the variant set has no such dataset; "
                 "evaluate against the matching variant set version"
             )
-        activations = load_activations(folder.activations(dataset))
+        stored = folder.activations(dataset)  # absent: an empty mapping, and the activation deltas are NaN
+        activations = load_file(str(stored)) if stored.exists() else {}
         records = pd.read_parquet(path)
         if items is not None:
             ids = sorted(records["item_id"].unique())
             records = records[records["item_id"].isin(set(items(dataset, ids)))].reset_index(drop=True)
-        tables.append(
-            compute_deltas(
-                records,
-                activations,
-                variant_frames[dataset],
-                model=model,
-                scorers=scorers,
-                not_measured=not_measured,
-            )
-        )
+        tables.append(deltas_of(records, activations, variant_frames[dataset]))
     deltas = pd.concat(tables, ignore_index=True)
     return deltas.sort_values(["dataset", "item_id", "variant_id"], kind="stable").reset_index(drop=True)
 

@@ -90,9 +90,7 @@ class AxisScorers:
             "mirroring": rules,
             "bleu": form,
         }
-        if (
-            target != "achieved"
-        ):  # the default is left out, so results made before the switch keep their bytes
+        if target != "achieved":  # the default is left out: results made before the switch keep their bytes
             settings["length_target"] = target
         return cls(BertScore(bert_encoder), EmbeddingCosine(embedder), judge, settings, rules, form, target)
 

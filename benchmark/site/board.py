@@ -123,10 +123,6 @@ class Board:
         )
 
 
-LEADERBOARD_LIMIT = 64 << 20
-_FIX = "run `sago analyze` to rewrite it"
-
-
 def read_board(path: Path) -> Board:
     """Load and check a leaderboard file (:meth:`LeaderboardDocument.require` says what is refused)."""
     return Board(LeaderboardDocument.read(path).require(path))

@@ -8,7 +8,7 @@ come only from validated slugs, dataset names and integer item ranks.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -29,7 +29,7 @@ from benchmark.site.board import Board
 from benchmark.site.cite import DEFAULT_REPO_URL, Citation
 from benchmark.site.downloads import Download, copy_downloads
 from benchmark.site.facts import ModelFacts, all_facts
-from benchmark.site.items import ItemView, ModelResults, item_views, read_model_results
+from benchmark.site.items import ItemView, item_views, read_model_results
 from benchmark.site.model_file import DEGENERATE_RULE, degenerate_text, files_that_ran
 from benchmark.site.render import NAV, environment, root_of
 from benchmark.site.runinfo import read_runs, run_header
@@ -110,8 +110,9 @@ class _Writer:
     env: jinja2.Environment = field(default_factory=environment)
     pages: list[str] = field(default_factory=list)
 
-    def page(self, path: str, template: str, **context: Any) -> None:
-        html = self.env.get_template(template).render(
+    def page(self, path: str, template: str | None = None, **context: Any) -> None:
+        """Render ``template`` (by default the page's own name plus ``.j2``) into ``out / path``."""
+        html = self.env.get_template(template or f"{path}.j2").render(
             **self.common, **context, root=root_of(path), current=path
         )
         target = self.out / path
@@ -177,8 +178,11 @@ def build_site(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # the previous site stays as it was
         raise
-    _swap(staging, out)
-    return _report(out, pages)
+    replace_folder(staging, out)
+    sizes = {str(p.relative_to(out)): p.stat().st_size for p in sorted(out.rglob("*")) if p.is_file()}
+    return BuildReport(
+        len(pages), sum(sizes.values()), max(((p, sizes[p]) for p in pages), key=lambda pair: pair[1])
+    )
 
 
 @dataclass(frozen=True)
@@ -289,7 +293,6 @@ def _render_board(
     if comparison is not None:
         writer.page(
             profiles_view.COMPARISON_PAGE,
-            "comparison.html.j2",
             title=f"What the cap changes: {comparison.title}",
             description=(
                 "The same models and items under two run profiles side by side: responses cut at the cap, "
@@ -300,7 +303,6 @@ def _render_board(
     if inputs.api_rows:
         writer.page(
             "api.html",
-            "api.html.j2",
             title="API models",
             description="Models behind an OpenAI-compatible endpoint, in a table of their own.",
             rows=inputs.api_rows,
@@ -308,7 +310,6 @@ def _render_board(
         )
     writer.page(
         "changelog.html",
-        "changelog.html.j2",
         title="Changelog",
         description="What was added to the SAGO leaderboard and when, with each result's variant-set hash.",
         changes=shared.changes,
@@ -317,7 +318,6 @@ def _render_board(
     )
     writer.page(
         "submit.html",
-        "submit.html.j2",
         title="Submit a model",
         description=(
             "How to put a model on the SAGO leaderboard: install, write submission.yaml, validate it, open "
@@ -369,7 +369,6 @@ def _summary_pages(
     )
     writer.page(
         "reversals.html",
-        "reversals.html.j2",
         title="Ranking reversals",
         heatmaps=views.tau_heatmaps(board),
         no_tau=views.measures_without_tau(board),
@@ -377,27 +376,24 @@ def _summary_pages(
     )
     writer.page(
         "axes.html",
-        "axes.html.j2",
         title="Axes",
         independence=views.independence_heatmap(board),
         pareto=views.pareto_plot(board),
         pareto_sentence=views.pareto_sentence(board),
     )
-    writer.page("models.html", "models.html.j2", title="Models")
+    writer.page("models.html", title="Models")
     writer.page(
         "datasets.html",
-        "datasets.html.j2",
         title="Datasets",
         infos={d: inputs.dataset_info(d) for d in board.datasets},
     )
     writer.page(
         "methodology.html",
-        "methodology.html.j2",
         title="Methodology",
         loop_tail=validity.LOOP_TAIL,
         loop_period=validity.LOOP_PERIOD,
     )
-    writer.page("downloads.html", "downloads.html.j2", title="Downloads", downloads=downloads)
+    writer.page("downloads.html", title="Downloads", downloads=downloads)
 
 
 def _model_and_dataset_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
@@ -473,7 +469,13 @@ def _per_item(inputs: SiteInputs, slug: str) -> list[PerItemRow]:
 
 
 def _all_items(inputs: SiteInputs, *, progress: bool) -> dict[str, list[ItemView]]:
-    datasets = _browser_datasets(inputs)
+    """Item views per dataset of the leaderboard, or of the variant set when nothing is evaluated yet."""
+    # Board datasets were checked by read_board; the set's names become file names too, so check them.
+    datasets = (
+        []
+        if inputs.variants is None
+        else inputs.board.datasets or [check_name(d, "dataset") for d in inputs.variants.datasets]
+    )
     return {
         dataset: _dataset_items(inputs, dataset)
         for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets)
@@ -507,14 +509,6 @@ def _item_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemV
     )
 
 
-def _browser_datasets(inputs: SiteInputs) -> list[str]:
-    """Datasets of the leaderboard, or of the variant set when nothing has been evaluated yet."""
-    if inputs.variants is None:
-        return []
-    # Board datasets were checked by read_board; the set's names become file names too, so check them.
-    return inputs.board.datasets or [check_name(d, "dataset") for d in inputs.variants.datasets]
-
-
 def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
     assert inputs.variants is not None
     try:
@@ -522,13 +516,11 @@ def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
     except SagoError:
         return []  # a dataset the set does not hold: the index page says there are no items
     board = inputs.board
-    results: dict[str, ModelResults] = {}
-    for model in board.complete:
-        folder = board.results(model["slug"], inputs.submissions_root).path
-        found = read_model_results(folder, dataset)
-        if len(found.records):
-            results[model["slug"]] = found
-    return item_views(dataset, frame, results)
+    results = {
+        m["slug"]: read_model_results(board.results(m["slug"], inputs.submissions_root).path, dataset)
+        for m in board.complete
+    }
+    return item_views(dataset, frame, {slug: found for slug, found in results.items() if len(found.records)})
 
 
 def _prepare(out: Path) -> Path:
@@ -539,17 +531,3 @@ def _prepare(out: Path) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     return staging
-
-
-def _swap(staging: Path, out: Path) -> None:
-    replace_folder(staging, out)
-
-
-def _files(out: Path) -> Iterator[Path]:
-    return (p for p in sorted(out.rglob("*")) if p.is_file())
-
-
-def _report(out: Path, pages: list[str]) -> BuildReport:
-    sizes = {str(p.relative_to(out)): p.stat().st_size for p in _files(out)}
-    largest = max(((p, sizes[p]) for p in pages), key=lambda pair: pair[1])
-    return BuildReport(len(pages), sum(sizes.values()), largest)

@@ -14,12 +14,7 @@ from benchmark.gitrepo import refuse_tracked, tracked_under
 from benchmark.model_facts import FACTS_FILE, read_model_facts
 from benchmark.paths import check_name, check_output
 from benchmark.profiles import PROFILES, board_profile
-from benchmark.results import (
-    LEADERBOARD_FILE,
-    profile_board_path,
-    refuse_leftovers,
-    results_dir,
-)
+from benchmark.results import LEADERBOARD_FILE, profile_board_path, refuse_leftovers, results_dir
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
 from benchmark.site.board import Board, pending_board, read_board
 from benchmark.site.build import MARKER, SiteInputs, build_site
@@ -238,10 +233,9 @@ def _version_board(published: Path, set_name: str, version: str, submissions_roo
     ]
     if evaluated:
         click.echo(
-            f"note: {set_name}/{version} has results of {len(evaluated)} model(s) but no leaderboard "
-            f"at {kept}; "
-            f"its board lists every model as pending (run `sago analyze --version {version}` and move its "
-            "leaderboard.json there)",
+            f"note: {set_name}/{version} has results of {len(evaluated)} model(s) but no leaderboard at "
+            f"{kept}; its board lists every model as pending (run `sago analyze --version {version}` and "
+            "move its leaderboard.json there)",
             err=True,
         )
     return pending_board(set_name, version, submissions_root)

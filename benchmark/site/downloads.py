@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from benchmark.axes.measures import measure_label
 from benchmark.documents import MANIFEST
 from benchmark.errors import visible
 from benchmark.provenance import sha256_file
-from benchmark.results import LEADERBOARD_FILE, ResultsFolder
+from benchmark.results import LEADERBOARD_FILE
 from benchmark.site.board import Board
 
 _SET_FILES = (MANIFEST, "README.md")
@@ -49,21 +49,19 @@ def copy_downloads(
     *,
     snapshot: str | None = None,
 ) -> list[Download]:
-    """Copy every downloadable file under ``site/downloads/`` and describe it.
-
-    Args:
-        board: the leaderboard (its complete models are offered).
-        submissions_root: the ``submissions/`` folder.
-        variants_dir: ``variants/<set>/<version>/`` or None.
-        site: the site folder being built.
-        snapshot: file name of a dated copy of ``leaderboard.json`` to offer too (None: none).
-    """
+    """Copy every downloadable file (the board's tables, the variant set in ``variants_dir``, each complete
+    model's results) under ``site/downloads/`` and describe it; ``snapshot`` names a dated copy of
+    ``leaderboard.json`` to offer too."""
     found = _write_tables(board, site, snapshot)
     if variants_dir is not None and variants_dir.is_dir():
-        found += _copy(variants_dir, _set_files(variants_dir), "variants", site)
+        listed = [variants_dir / name for name in _SET_FILES if (variants_dir / name).is_file()]
+        found += _copy(
+            variants_dir, [*listed, *sorted((variants_dir / "data").glob("*.parquet"))], "variants", site
+        )
     for model in board.complete:
         folder = board.results(model["slug"], submissions_root)
-        found += _copy(folder.path, _result_files(folder), model["slug"], site)
+        documents = [path for path in (folder.run, folder.summary, folder.deltas) if path.is_file()]
+        found += _copy(folder.path, [*documents, *folder.record_files()], model["slug"], site)
     return found
 
 
@@ -158,32 +156,12 @@ def _write_tables(board: Board, site: Path, snapshot: str | None) -> list[Downlo
     board_text = json.dumps(board.data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     texts = {LEADERBOARD_FILE: board_text, **({snapshot: board_text} if snapshot else {})}
     texts["cells.csv"] = cells_csv(board)
-    found = []
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
-        found.append(
-            Download(
-                "leaderboard",
-                name,
-                f"downloads/{name}",
-                (folder / name).stat().st_size,
-                sha256_file(folder / name),
-            )
-        )
-    return found
+    return [_download("leaderboard", name, f"downloads/{name}", site) for name in texts]
 
 
-def _set_files(folder: Path) -> Iterator[Path]:
-    yield from (folder / name for name in _SET_FILES if (folder / name).is_file())
-    yield from sorted((folder / "data").glob("*.parquet"))
-
-
-def _result_files(folder: ResultsFolder) -> Iterator[Path]:
-    yield from (path for path in (folder.run, folder.summary, folder.deltas) if path.is_file())
-    yield from folder.record_files()
-
-
-def _copy(base: Path, files: Iterator[Path], group: str, site: Path) -> list[Download]:
+def _copy(base: Path, files: list[Path], group: str, site: Path) -> list[Download]:
     copied = []
     for source in files:
         if source.is_symlink():
@@ -193,5 +171,10 @@ def _copy(base: Path, files: Iterator[Path], group: str, site: Path) -> list[Dow
         target = site / href
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-        copied.append(Download(group, label, href, target.stat().st_size, sha256_file(target)))
+        copied.append(_download(group, label, href, site))
     return copied
+
+
+def _download(group: str, label: str, href: str, site: Path) -> Download:
+    """The entry of a file already written at ``site/href``: its size and digest."""
+    return Download(group, label, href, (site / href).stat().st_size, sha256_file(site / href))

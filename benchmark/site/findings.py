@@ -1,66 +1,33 @@
 """What the leaderboard found, in words, for the site: the same engine as the README's sentences.
 
-Every sentence comes from :mod:`benchmark.stats.claims` and every verdict from :mod:`benchmark.stats.verdicts`
-(typed on the leaderboard document);
-this module only adapts its functions to a :class:`Board`, so the site and the README cannot word the
-same counts differently. The headline is the ``claims`` the file stores with ``headline`` true.
+Every sentence comes from :mod:`benchmark.stats.claims` and every verdict from
+:mod:`benchmark.stats.verdicts` (typed on the leaderboard document); this module only adapts its functions
+to a :class:`Board`, so the site and the README cannot word the same counts differently. The headline is
+the ``claims`` the file stores with ``headline`` true.
 """
 
 from __future__ import annotations
 
-from benchmark.rows import PairwiseRow
 from benchmark.site.board import Board
 from benchmark.stats import claims
 from benchmark.stats import verdicts as engine
 from benchmark.stats.verdicts import (
     MIXED,
-    NO_DATA,
     NO_DIFFERENCE,
-    NO_SINGLE,
     NOT_TESTABLE,
     STEADIER,
     GridCell,
     Reversal,
-    Verdict,
+    pair_verdict,
 )
 
-__all__ = [
-    "MIXED",
-    "NO_DATA",
-    "NO_DIFFERENCE",
-    "NO_SINGLE",
-    "NOT_TESTABLE",
-    "STEADIER",
-    "GridCell",
-    "Reversal",
-    "Verdict",
-    "all_claims",
-    "alpha",
-    "grid",
-    "grid_cell",
-    "headline",
-    "headline_claims",
-    "markdown",
-    "pair_verdict",
-    "reversal_sentence",
-    "reversals",
-    "verdict",
-]
+# the engine's names that tests and views read from here
+__all__ = ["MIXED", "NO_DIFFERENCE", "NOT_TESTABLE", "STEADIER", "pair_verdict"]
 
 
 def alpha(board: Board) -> float:
     """The level of every verdict (the file's ``alpha``)."""
     return engine.alpha(board.document)
-
-
-def pair_verdict(row: PairwiseRow | None) -> tuple[str, str | None]:
-    """(status, steadier slug) of one ``pairwise[]`` row (its corrected verdict)."""
-    return engine.pair_verdict(row)
-
-
-def verdict(board: Board, dataset: str, measure: str) -> Verdict:
-    """The model steadier than every other on (dataset, measure), or why none is named."""
-    return engine.verdict(board.document, dataset, measure)
 
 
 def grid_cell(board: Board, dataset: str, axis: str) -> GridCell:
@@ -113,12 +80,3 @@ def _claim_pairs(board: Board) -> list[tuple[tuple[str, str | None], bool]]:
         ((c["plain"], c["text"]) if "plain" in c else (c["text"], None), bool(c.get("headline")))
         for c in stored
     ]
-
-
-def markdown(board: Board) -> str:
-    """The headline as a Markdown bullet list.
-
-    >>> markdown(Board.of({"models": []}))
-    ''
-    """
-    return "".join(f"- {sentence}\n" for sentence in headline(board))

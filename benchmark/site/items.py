@@ -108,49 +108,38 @@ class ModelResults:
 def read_model_results(results_dir: Path, dataset: str) -> ModelResults:
     """Load one model's records and deltas for ``dataset``; missing files give empty frames."""
     folder = ResultsFolder(results_dir)
-    records_path = folder.records(dataset)
-    records = (
-        pd.read_parquet(records_path, columns=_RECORD_FIELDS)
-        if records_path.is_file()
-        else pd.DataFrame(columns=_RECORD_FIELDS)
-    )
-    deltas_path = folder.deltas
     columns = ["dataset", "item_id", "variant_id", *(f"delta_{name}" for name in measure_names()), "correct"]
-    deltas = (
-        pd.read_parquet(deltas_path, columns=columns)
-        if deltas_path.is_file()
-        else pd.DataFrame(columns=columns)
-    )
+    records, deltas = _parquet(folder.records(dataset), _RECORD_FIELDS), _parquet(folder.deltas, columns)
     deltas = deltas[deltas["dataset"] == dataset]
     return ModelResults(
         records.set_index(["item_id", "variant_id"]), deltas.set_index(["item_id", "variant_id"])
     )
 
 
+def _parquet(path: Path, columns: list[str]) -> pd.DataFrame:
+    return pd.read_parquet(path, columns=columns) if path.is_file() else pd.DataFrame(columns=columns)
+
+
 def item_views(dataset: str, frame: pd.DataFrame, results: Mapping[str, ModelResults]) -> list[ItemView]:
-    """Build the item pages of one dataset.
-
-    Args:
-        dataset: the dataset name.
-        frame: the variant set's rows for it (``schema.VARIANT_COLUMNS``).
-        results: per model slug, what it recorded (only models with records on this dataset).
-
-    Returns:
-        Items any model ran on, or the first ``ITEMS_WITHOUT_RESULTS`` when none did; by rank.
-    """
+    """The item pages of one dataset from its variant-set ``frame`` and each model's ``results`` (by slug,
+    only models with records on it): the items any model ran on, or the first ``ITEMS_WITHOUT_RESULTS``
+    when none did; by rank."""
     ran = {key for r in results.values() for key in r.records.index}
     ran_items = {item for item, _ in ran}
-    if ran_items:
-        frame = frame[frame["item_id"].isin(ran_items)]
-    else:
-        frame = frame[frame["item_rank"] < ITEMS_WITHOUT_RESULTS]
+    frame = (
+        frame[frame["item_id"].isin(ran_items)]
+        if ran_items
+        else frame[frame["item_rank"] < ITEMS_WITHOUT_RESULTS]
+    )
     items = []
     for (rank, item_id), rows in frame.groupby(["item_rank", "item_id"], sort=True):
         in_set = len(rows)
         if ran:  # a partial profile runs only some variants: show those, count the rest
             rows = rows[[(str(item_id), str(v)) in ran for v in rows["variant_id"]]]
         variants = _mark_changes(_variant_views(rows, str(item_id), results))
-        items.append(ItemView(dataset, int(rank), str(item_id), _gold(rows), tuple(variants), in_set))
+        answers = rows["answers"].iloc[0]
+        gold = tuple(str(a) for a in answers) if answers is not None else ()
+        items.append(ItemView(dataset, int(rank), str(item_id), gold, tuple(variants), in_set))
     return items
 
 
@@ -182,48 +171,34 @@ def _mark_changes(variants: list[VariantView]) -> list[VariantView]:
     return marked
 
 
-def _gold(rows: pd.DataFrame) -> tuple[str, ...]:
-    answers = rows["answers"].iloc[0]
-    return tuple(str(a) for a in answers) if answers is not None else ()
-
-
 def _variant_views(
     rows: pd.DataFrame, item_id: str, results: Mapping[str, ModelResults]
 ) -> list[VariantView]:
     rows = rows.assign(_first=rows["family"] != BASELINE_FAMILY).sort_values(
         ["_first", "variant_id"], kind="stable"
     )
-    views = []
-    for row in rows.itertuples(index=False):
-        key = (item_id, str(row.variant_id))
-        answers = tuple(_answer(slug, r, key) for slug, r in results.items())
-        views.append(
-            VariantView(
-                str(row.variant_id), str(row.family), str(row.prompt), _number(row.similarity), answers
-            )
+    return [
+        VariantView(
+            str(row.variant_id),
+            str(row.family),
+            str(row.prompt),
+            _number(row.similarity),
+            tuple(_answer(slug, r, (item_id, str(row.variant_id))) for slug, r in results.items()),
         )
-    return views
+        for row in rows.itertuples(index=False)
+    ]
 
 
 def _answer(slug: str, results: ModelResults, key: tuple[str, str]) -> Answer:
     record = _row(results.records, key)
     delta = _row(results.deltas, key)
-    deltas: list[tuple[str, float]] = []
-    if delta is not None:
-        for name in measure_names():
-            value = _number(delta.get(f"delta_{name}"))
-            if value is not None:
-                deltas.append((name, value))
+    found = {} if delta is None else {name: _number(delta.get(f"delta_{name}")) for name in measure_names()}
+    deltas = tuple((name, value) for name, value in found.items() if value is not None)
     correct = _number(delta.get("correct")) if delta is not None else None
     if record is None:
-        return Answer(slug, None, None, tuple(deltas))
-    return Answer(
-        slug,
-        str(record["response"]),
-        bool(record["finished"]),
-        tuple(deltas),
-        None if correct is None else correct >= 0.5,
-    )
+        return Answer(slug, None, None, deltas)
+    judged = None if correct is None else correct >= 0.5
+    return Answer(slug, str(record["response"]), bool(record["finished"]), deltas, judged)
 
 
 def _row(frame: pd.DataFrame, key: tuple[str, str]) -> dict[str, Any] | None:

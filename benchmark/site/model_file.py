@@ -89,9 +89,8 @@ def precision_text(gguf: GGUFFacts) -> str:
     'Q4_1 by its file type; 5.74 bits per weight in its tensor table (Q4_1 78.9 %, Q8_0 21.1 %, F32 0.03 %)'
     """
     declared = gguf.file_type.removeprefix("MOSTLY_") if gguf.file_type else "no type declared"
-    largest_first = sorted(
-        gguf.weight_types.items(), key=lambda kv: (-kv[1], kv[0])
-    )  # the file sorts by name
+    # the file sorts by name; the page lists the largest share first
+    largest_first = sorted(gguf.weight_types.items(), key=lambda kv: (-kv[1], kv[0]))
     mix = ", ".join(f"{name} {percent(share)}" for name, share in largest_first)
     spent = f"{gguf.bits_per_weight:.2f} bits per weight in its tensor table"
     return f"{declared} by its file type; {spent}" + (f" ({mix})" if mix else "")
@@ -120,11 +119,7 @@ def files_that_ran(
     runs: Mapping[str, RunDocument], facts: Mapping[str, PackagedFacts]
 ) -> dict[str, FileFacts]:
     """Slug -> the page lines of each model whose run loaded the file its facts describe."""
-    return {
-        slug: file_facts(facts[slug])
-        for slug, run in runs.items()
-        if slug in facts and ran_this_file(facts[slug], run)
-    }
+    return {s: file_facts(facts[s]) for s, run in runs.items() if s in facts and ran_this_file(facts[s], run)}
 
 
 def degenerate_text(truncation: Mapping[str, Truncation]) -> str | None:
@@ -143,7 +138,6 @@ def degenerate_text(truncation: Mapping[str, Truncation]) -> str | None:
     where = [
         f"{d} {t.degenerate:,}" for d, t in sorted(truncation.items()) if d != ALL_DATASETS and t.degenerate
     ]
-    counts = f"{pooled.degenerate:,} of {pooled.total:,} responses" + (
-        f"; {', '.join(where)}" if where else ""
-    )
+    listed = f"; {', '.join(where)}" if where else ""
+    counts = f"{pooled.degenerate:,} of {pooled.total:,} responses{listed}"
     return f"{percent(pooled.degenerate / pooled.total)} ({counts})"

@@ -91,25 +91,16 @@ def _row(board: Board, dataset: str, slug: str, measures: list[MeasureRow], fact
     counts = [c["n_items"] for c in cells.values() if c is not None and c.get("n_items") is not None]
     accuracy = board.document.accuracy.first(model=slug, dataset=dataset)
     model = board.models.first(slug=slug)
+    complete = bool(model and model.get("status") == "complete")
+    share, items = accuracy.get("accuracy") if accuracy else None, max(counts) if counts else None
     return TableRow(
-        slug,
-        board.name(slug),
-        bool(model and model.get("status") == "complete"),
-        cells,
-        accuracy.get("accuracy") if accuracy else None,
-        max(counts) if counts else None,
-        facts,
-        facts.truncation.get(dataset),
+        slug, board.name(slug), complete, cells, share, items, facts, facts.truncation.get(dataset)
     )
 
 
 def leaderboard_table(board: Board, facts: Mapping[str, ModelFacts]) -> LeaderboardTable:
-    """One table per dataset choice (``"all"`` first), one row per model of the board.
-
-    Args:
-        board: the leaderboard.
-        facts: :func:`benchmark.site.facts.all_facts` of the board.
-    """
+    """One table per dataset choice (``"all"`` first), one row per model of the board; ``facts`` is
+    :func:`benchmark.site.facts.all_facts` of the board."""
     measures = table_measures(board)
     slugs = sorted((m["slug"] for m in board.models), key=lambda s: (board.name(s).lower(), s))
     tables = [
@@ -196,14 +187,5 @@ def trust(table: LeaderboardTable, stands_in_for: Mapping[str, str | None]) -> T
             if r.slug == row.slug and r.truncation is not None and (r.truncation.share or 0.0) > CUT_FLAG
         )
         models.append(ModelTrust(row.name, row.slug, row.truncation, row.accuracy, row.items, flagged))
-    stand_ins = tuple(
-        (d, str(source))
-        for d, source in sorted(stands_in_for.items())
-        if source and not source.startswith("itself")
-    )
-    return Trust(
-        stand_ins,
-        len(stands_in_for),
-        (min(counts), max(counts)) if counts else None,
-        tuple(models),
-    )
+    stand_ins = tuple((d, s) for d, s in sorted(stands_in_for.items()) if s and not s.startswith("itself"))
+    return Trust(stand_ins, len(stands_in_for), (min(counts), max(counts)) if counts else None, tuple(models))

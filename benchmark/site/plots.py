@@ -74,14 +74,9 @@ def _figure(width: float, height: float) -> Figure:
 
 
 def to_svg(fig: Figure, key: str, title: str, desc: str) -> Markup:
-    """Render ``fig`` as an inline ``<svg>`` element with a title and description.
-
-    Args:
-        fig: the figure to render.
-        key: a fixed, page-unique string; seeds the SVG ids so two plots on one page never share one.
-        title: short accessible name.
-        desc: longer text alternative (what the plot shows, where the numbers are in a table).
-    """
+    """Render ``fig`` as an inline ``<svg>`` with ``title`` (its accessible name) and ``desc`` (the text
+    alternative: what it shows, where the numbers are in a table). ``key`` is fixed and unique on the page:
+    it seeds the SVG ids, so two plots on one page never share one."""
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": f"sago-{key}", **_STYLE}):
         fig.savefig(
@@ -166,10 +161,11 @@ def heatmap(
     """
     with matplotlib.rc_context(_STYLE):
         size = max(len(rows), len(cols), 1)
-        if narrow:
-            fig = _figure(NARROW_WIDTH, 2.0 + 0.36 * size)
-        else:
-            fig = _figure(2.2 + 0.62 * size, 1.6 + 0.5 * size)
+        fig = (
+            _figure(NARROW_WIDTH, 2.0 + 0.36 * size)
+            if narrow
+            else _figure(2.2 + 0.62 * size, 1.6 + 0.5 * size)
+        )
         ax = fig.add_subplot()
         shown = [[not lower_triangle or j <= i for j in range(len(cols))] for i in range(len(rows))]
         values = [
@@ -223,19 +219,11 @@ def _cell_text(value: float, digits: int) -> str:
     ('−0.51', '−.5', '.4', '1.0')
     """
     text = f"{value:.{digits}f}"
-    if digits == 1:
-        text = re.sub(r"^(-?)0\.", r"\1.", text)
-    return text.replace("-", "\u2212")
+    return (re.sub(r"^(-?)0\.", r"\1.", text) if digits == 1 else text).replace("-", "\u2212")
 
 
 def _annotate(
-    ax: Axes,
-    values: list[list[float]],
-    shown: list[list[bool]],
-    vmin: float,
-    vmax: float,
-    *,
-    digits: int = 2,
+    ax: Axes, values: list[list[float]], shown: list[list[bool]], vmin: float, vmax: float, *, digits: int
 ) -> None:
     """Write each shown number in its cell, light on dark colours and dark on light ones."""
     for i, row in enumerate(values):
@@ -245,16 +233,9 @@ def _annotate(
             if math.isnan(value):
                 ax.text(j + 0.5, i + 0.5, "–", ha="center", va="center", color=_INK)
                 continue
-            strong = abs(value) > 0.6 * max(abs(vmin), abs(vmax))
-            ax.text(
-                j + 0.5,
-                i + 0.5,
-                _cell_text(value, digits),
-                ha="center",
-                va="center",
-                fontsize=_SMALLEST_FONT,
-                color="#ffffff" if strong else "#111111",
-            )
+            colour = "#ffffff" if abs(value) > 0.6 * max(abs(vmin), abs(vmax)) else "#111111"
+            text = _cell_text(value, digits)
+            ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=_SMALLEST_FONT, color=colour)
 
 
 def scatter(
@@ -321,22 +302,15 @@ def intervals(
         ax = fig.add_subplot()
         offset = 0.75 / max(1, len(series))
         for index, (name, rows) in enumerate(series.items()):
+            colour, shape = PALETTE[index % len(PALETTE)], SHAPES[index % len(SHAPES)]
             ys = [i + (index - (len(series) - 1) / 2) * offset for i in range(len(rows))]
             for y, row in zip(ys, rows, strict=True):
                 if not _finite(row.value):
                     continue
-                colour, shape = PALETTE[index % len(PALETTE)], SHAPES[index % len(SHAPES)]
                 if _finite(row.low) and _finite(row.high):
                     ax.plot([row.low, row.high], [y, y], color=colour, linewidth=1.2)
                 ax.scatter([row.value], [y], color=colour, marker=shape, s=22, zorder=3)
-            ax.scatter(
-                [],
-                [],
-                color=PALETTE[index % len(PALETTE)],
-                marker=SHAPES[index % len(SHAPES)],
-                s=22,
-                label=_plain(name),
-            )
+            ax.scatter([], [], color=colour, marker=shape, s=22, label=_plain(name))
         ax.set_yticks(range(len(labels)), [_plain(label) for label in labels])
         ax.invert_yaxis()
         ax.set_xlabel(_wrapped(xlabel, narrow, 28))

@@ -12,6 +12,7 @@ what the cap changes; the rows as run are worded as the cap and the variant mix 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from benchmark.axes.measures import measure_label
@@ -155,17 +156,15 @@ def rank_range(row: ProfileChangeRow, side: str, rankings: list[ProfileRankingRo
     ('1–2', '—')
     """
     low, high = row[f"rank_low_{side}"], row[f"rank_high_{side}"]  # type: ignore[literal-required]
-    ranked = _ranked(row, side, rankings)
-    if low is None or high is None or ranked is None or ranked < FEW_RANKED:
+    ranked = [int(r[f"models_{side}"]) for r in rankings if _of(r, row["dataset"], row["measure"])]  # type: ignore[literal-required]
+    if low is None or high is None or not ranked or ranked[0] < FEW_RANKED:
         return "—"
     return f"{low}–{high}"
 
 
-def _ranked(row: ProfileChangeRow, side: str, rankings: list[ProfileRankingRow]) -> int | None:
-    found = next(
-        (r for r in rankings if (r["dataset"], r["measure"]) == (row["dataset"], row["measure"])), None
-    )
-    return None if found is None else int(found[f"models_{side}"])  # type: ignore[literal-required]
+def _of(row: Mapping[str, object], dataset: str, measure: str | None = None) -> bool:
+    """Whether a row of the comparison is about ``dataset`` (and ``measure``, when given)."""
+    return row["dataset"] == dataset and (measure is None or row["measure"] == measure)
 
 
 def few_ranked_note(comparison: ProfileComparison) -> str:
@@ -363,28 +362,23 @@ def _section(board: Board, comparison: ProfileComparison, dataset: str) -> Datas
         return [
             (change_sentence(r, board.name(r["model"]), comparison, scope), change_detail(r, correction), r)
             for r in rows
-            if r["dataset"] == dataset
+            if _of(r, dataset)
+        ]
+
+    def cuts(rows: list[ProfileCutRow], scope: str) -> list[tuple[str, ProfileCutRow]]:
+        return [
+            (cut_sentence(r, board.name(r["model"]), comparison, scope), r) for r in rows if _of(r, dataset)
         ]
 
     return DatasetComparison(
         dataset,
-        [
-            (cut_sentence(r, board.name(r["model"]), comparison), r)
-            for r in comparison["cut"]
-            if r["dataset"] == dataset
-        ],
-        [
-            (cut_sentence(r, board.name(r["model"]), comparison, CUT_SHARED), r)
-            for r in (cap.get("cut", []) if cap else [])
-            if r["dataset"] == dataset
-        ],
+        cuts(comparison["cut"], CUT_AS_RUN),
+        cuts(cap.get("cut", []) if cap else [], CUT_SHARED),
         changes(comparison["rows"], AS_RUN, comparison["correction"]),
         changes(cap["rows"], CAP_ONLY, cap["correction"]) if cap else [],
-        [r for r in cap["control"] if r["dataset"] == dataset] if cap else [],
-        [
-            variant_sentence(r, board.name(r["model"]), comparison)
-            for r in (cap["variants"] if cap else [])
-            if r["dataset"] == dataset
-        ],
-        [(ranking_sentence(r, comparison), r) for r in comparison["rankings"] if r["dataset"] == dataset],
+        [r for r in cap["control"] if _of(r, dataset)] if cap else [],
+        [variant_sentence(r, board.name(r["model"]), comparison) for r in cap["variants"] if _of(r, dataset)]
+        if cap
+        else [],
+        [(ranking_sentence(r, comparison), r) for r in comparison["rankings"] if _of(r, dataset)],
     )

@@ -47,18 +47,8 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         finalize=neutral_text,
     )
-    env.filters.update(
-        num=num,
-        pval=pval,
-        p_is=p_is,
-        signed=signed,
-        sortkey=sortkey,
-        size=human_size,
-        measure_label=measure_label,
-        axis_label=axis_label,
-        percent=percent,
-        stand_in_reason=stand_in_reason,
-    )
+    shared = (num, pval, p_is, signed, sortkey, measure_label, axis_label, percent, stand_in_reason)
+    env.filters.update({f.__name__: f for f in shared}, size=human_size)  # a filter has its function's name
     env.globals.update(nav=NAV, axis_questions=AXIS_QUESTIONS, findings=findings, no_composite=NO_COMPOSITE)
     return env
 

@@ -99,24 +99,16 @@ class RunHeader:
 
 def read_runs(board: Board, submissions_root: Path) -> dict[str, RunDocument]:
     """``run.json`` of every complete model that has a readable one (unreadable files are left out)."""
-    runs: dict[str, RunDocument] = {}
-    for model in board.complete:
-        folder = board.results(model["slug"], submissions_root)
-        # an unreadable one: the validator reports it; the header says the profile is not recorded
-        if (run := read_run(folder)) is not None:
-            runs[model["slug"]] = run
-    return runs
+    # an unreadable one: the validator reports it; the header says the profile is not recorded
+    found = {m["slug"]: read_run(board.results(m["slug"], submissions_root)) for m in board.complete}
+    return {slug: run for slug, run in found.items() if run is not None}
 
 
 def _partial(profile: RunProfile) -> bool:
     reference = get_profile(REFERENCE_PROFILE)
-    items, tokens = profile.items_per_dataset, profile.max_new_tokens
+    items, tokens = profile.items_per_dataset or 0, profile.max_new_tokens or 0
     return (
-        items is None
-        or items < reference.items_per_dataset
-        or tokens is None
-        or tokens < reference.max_new_tokens
-        or profile.all_strengths is not True
+        items < reference.items_per_dataset or tokens < reference.max_new_tokens or not profile.all_strengths
     )
 
 
@@ -141,16 +133,12 @@ def run_header(board: Board, runs: Mapping[str, RunDocument]) -> RunHeader:
     groups: dict[RunProfile, list[str]] = {}
     for model in board.complete:
         groups.setdefault(_profile(runs.get(model["slug"])), []).append(model["slug"])
+    most_models_first = sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0].name)))
     profiles = tuple(
         ProfileRun(
-            str(profile.name),
-            profile.items_per_dataset,
-            profile.all_strengths,
-            profile.max_new_tokens,
-            _partial(profile),
-            tuple(slugs),
+            str(p.name), p.items_per_dataset, p.all_strengths, p.max_new_tokens, _partial(p), tuple(slugs)
         )
-        for profile, slugs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0].name)))
+        for p, slugs in most_models_first
     )
     dates = sorted({(r.finished_at or "")[:10] for r in runs.values()} - {""})
     sha = next((s for r in runs.values() if (s := r.variant_set_sha256 or r.nested_variant_set_sha256)), None)

@@ -108,13 +108,8 @@ def pace(name: str, run: RunDocument) -> Pace | None:
 def evaluation_plan(
     variants: VariantSet, runs: Mapping[str, RunDocument], models: list[ModelRow]
 ) -> EvaluationPlan:
-    """The plan for a new submission on ``variants``, with the pace of the committed ``runs``.
-
-    Args:
-        variants: the variant set new models are evaluated on.
-        runs: slug -> run.json of the committed runs (any version: the pace is the hardware's).
-        models: leaderboard model rows, for display names.
-    """
+    """The plan for a new submission on ``variants``, with the pace of the committed ``runs`` (slug ->
+    run.json, any version: the pace is the hardware's); ``models`` give the display names."""
     profile = get_profile(SUBMISSION_PROFILE)
     selected = sum(len(select_rows(variants.frame(d), profile)) for d in variants.datasets)
     reruns = profile.items_per_dataset * len(variants.datasets)

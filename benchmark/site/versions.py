@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.documents import MANIFEST, RunDocument
+from benchmark.documents import MANIFEST
 from benchmark.errors import SagoError
 from benchmark.paths import check_name
 from benchmark.profiles import PROFILES, board_profile
@@ -60,24 +60,19 @@ def board_links(current: str, published: str, evaluated: dict[str, int]) -> list
     back = "../" * here.count("/")
     return [
         BoardLink(
-            version,
-            "" if version == current else back + board_folder(version, published),
-            version == current,
-            version == published,
-            count,
+            v, "" if v == current else back + board_folder(v, published), v == current, v == published, n
         )
-        for version, count in sorted(evaluated.items())
+        for v, n in sorted(evaluated.items())
     ]
 
 
 def frozen_versions(set_name: str, variants_root: Path) -> list[str]:
     """Versions of ``set_name`` with a manifest under ``variants_root`` (sorted)."""
     folder = variants_root / check_name(set_name, "variant set")
-    if not folder.is_dir():
-        return []
+    found = folder.iterdir() if folder.is_dir() else ()
     return sorted(
         p.name
-        for p in folder.iterdir()
+        for p in found
         if p.is_dir() and not p.is_symlink() and (p / MANIFEST).is_file() and _safe(p.name)
     )
 
@@ -120,10 +115,9 @@ class Change:
 
 
 RELEASE_NOTES: dict[tuple[str, str], str] = {
-    (
-        "sago-v1",
-        "v1",
-    ): "the first frozen set: six datasets, every rule family; few length and form cells (model-generated).",
+    ("sago-v1", "v1"): (
+        "the first frozen set: six datasets, every rule family; few length and form cells (model-generated)."
+    ),
     ("sago-v1", "v2"): (
         "supersedes v1 (whose results are not comparable with v2's, number for number). The length and "
         "form cells, the paper's LLM families, are written by the maintainers and read blind instead of "
@@ -144,11 +138,6 @@ def _name(slug: str, root: Path) -> str:
         return slug
 
 
-def _prompts(run: RunDocument) -> int | None:
-    """Records rows of every dataset together (None: run.json counts none)."""
-    return sum(run.counts.values()) if run.counts else None
-
-
 def _run_change(
     slug: str, name: str, version: str, folder: ResultsFolder, own_board: str | None = None
 ) -> Change | None:
@@ -163,7 +152,7 @@ def _run_change(
         slug,
         name,
         run.profile_name,
-        _prompts(run),
+        sum(run.counts.values()) if run.counts else None,  # records rows of every dataset together
         run.variant_set_sha256 or run.nested_variant_set_sha256,
         api=run.is_api,
         own_board=own_board,
@@ -173,10 +162,8 @@ def _run_change(
 def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) -> list[Change]:
     """Runs newest first, then each frozen set (newest version first), then submissions without results.
 
-    Args:
-        set_name: the variant set, e.g. ``sago-v1``.
-        sets: version -> sha256 of its manifest, for every frozen version with a board.
-        submissions_root: the ``submissions/`` folder whose committed ``run.json`` files are listed.
+    ``sets`` maps every frozen version with a board to its manifest's sha256; the runs are the committed
+    ``run.json`` files under ``submissions_root``.
     """
     runs: list[Change] = []
     evaluated: set[str] = set()

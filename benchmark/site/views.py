@@ -6,6 +6,7 @@ lookups and the selection logic is testable without rendering HTML.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -49,23 +50,20 @@ class AxisTable:
 
 
 def _order_key(cell: CellRow | None) -> tuple[float, float]:
-    if cell is None:
-        return (float("inf"), float("inf"))
-    rank, sgs = cell.get("rank"), cell.get("sgs")
-    return (
-        float(rank) if rank is not None else float("inf"),
-        float(sgs) if sgs is not None else float("inf"),
-    )
+    rank, sgs = (cell.get("rank"), cell.get("sgs")) if cell else (None, None)
+    return (math.inf if rank is None else float(rank), math.inf if sgs is None else float(sgs))
 
 
 def ranked_models(board: Board, dataset: str, measures: Sequence[MeasureRow]) -> list[RankedModel]:
     """Complete models with their cells on ``dataset``, most stable on the first measure first."""
-    ranked = []
-    for model in board.complete:
-        cells = {
-            m["name"]: c for m in measures if (c := board.cell(CellKey(model["slug"], dataset, m["name"])))
-        }
-        ranked.append(RankedModel(model["slug"], board.name(model["slug"]), cells))
+    ranked = [
+        RankedModel(
+            slug,
+            board.name(slug),
+            {m["name"]: c for m in measures if (c := board.cell(CellKey(slug, dataset, m["name"])))},
+        )
+        for slug in (model["slug"] for model in board.complete)
+    ]
     first = measures[0]["name"] if measures else ""
     return sorted(ranked, key=lambda r: (_order_key(r.cells.get(first)), r.slug))
 
@@ -80,12 +78,7 @@ def cells_by_rank(board: Board, dataset: str, measure: str) -> list[CellRow]:
 
 def axis_tables(board: Board, dataset: str) -> list[AxisTable]:
     """One ranking table per axis for ``dataset`` (deliberately no cross-axis total)."""
-    tables = []
-    for axis in AXES:
-        measures = board.measures_of(axis)
-        if measures:
-            tables.append(AxisTable(axis, measures, ranked_models(board, dataset, measures)))
-    return tables
+    return [AxisTable(a, ms, ranked_models(board, dataset, ms)) for a in AXES if (ms := board.measures_of(a))]
 
 
 def dataset_choices(board: Board) -> list[str]:
@@ -95,12 +88,10 @@ def dataset_choices(board: Board) -> list[str]:
 
 def headline_measures(board: Board) -> list[MeasureRow]:
     """The first paper measure of each axis: the one shown where space allows only four."""
-    chosen = []
-    for axis in AXES:
-        paper = [m for m in board.measures_of(axis) if m.get("paper")] or board.measures_of(axis)
-        if paper:
-            chosen.append(paper[0])
-    return chosen
+    chosen = (
+        [m for m in board.measures_of(axis) if m.get("paper")] or board.measures_of(axis) for axis in AXES
+    )
+    return [measures[0] for measures in chosen if measures]
 
 
 def _pair_matrix(
@@ -136,9 +127,11 @@ class Figure:
         )
 
 
-def _both(draw: Callable[..., Markup], *args: Any, key: str, **kwargs: Any) -> tuple[Markup, Markup]:
+def _both(label: str, draw: Callable[..., Markup], *args: Any, key: str, **kwargs: Any) -> Figure:
     """``draw`` at its normal size and as the narrow variant (its own SVG ids)."""
-    return draw(*args, key=key, **kwargs), draw(*args, key=f"{key}-narrow", narrow=True, **kwargs)
+    return Figure(
+        label, draw(*args, key=key, **kwargs), draw(*args, key=f"{key}-narrow", narrow=True, **kwargs)
+    )
 
 
 def tau_heatmaps(board: Board) -> list[Figure]:
@@ -156,7 +149,8 @@ def tau_heatmaps(board: Board) -> list[Figure]:
             f"Kendall tau-b between the model rankings of each pair of datasets on {label}; "
             "1 = same order, -1 = reversed; the same numbers are in the table below."
         )
-        wide, narrow = _both(
+        figure = _both(
+            measure["name"],
             plots.pair_heatmap,
             matrix,
             board.datasets,
@@ -164,18 +158,14 @@ def tau_heatmaps(board: Board) -> list[Figure]:
             title=f"Ranking agreement between datasets: {label}",
             desc=desc,
         )
-        figures.append(Figure(measure["name"], wide, narrow))
+        figures.append(figure)
     return figures
 
 
 def measures_without_tau(board: Board) -> list[str]:
     """Measures that have τ rows but none computable (e.g. every model tied on every dataset)."""
-    names = []
-    for measure in board.measures:
-        rows = board.document.kendall_tau.where(measure=measure["name"])
-        if rows and all(r.get("tau_b") is None for r in rows):
-            names.append(measure["name"])
-    return names
+    rows = {m["name"]: board.document.kendall_tau.where(measure=m["name"]) for m in board.measures}
+    return [name for name, found in rows.items() if found and all(r.get("tau_b") is None for r in found)]
 
 
 def independence_heatmap(board: Board) -> Figure | None:
@@ -192,7 +182,8 @@ def independence_heatmap(board: Board) -> Figure | None:
         f"Spearman rho between the per-item instability of every two measures, {how}; "
         "1 = the two measures rank items the same way, 0 = unrelated."
     )
-    wide, narrow = _both(
+    return _both(
+        "combined" if combined else "pooled",
         plots.pair_heatmap,
         matrix,
         [measure_label(n) for n in names],
@@ -200,7 +191,6 @@ def independence_heatmap(board: Board) -> Figure | None:
         title="How much do two measures agree about which items are unstable?",
         desc=desc,
     )
-    return Figure("combined" if combined else "pooled", wide, narrow)
 
 
 def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
@@ -215,10 +205,10 @@ def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
     desc = (
         f"Each model's SGS on generation (BERTScore) against its SGS on response mirroring, "
         f"{'all datasets pooled' if dataset == ALL else dataset}; lower is steadier on both; ringed "
-        "points are "
-        "Pareto-optimal. Table below."
+        "points are Pareto-optimal. Table below."
     )
-    wide, narrow = _both(
+    return _both(
+        dataset,
         plots.scatter,
         points,
         key=f"pareto-{dataset}",
@@ -227,18 +217,17 @@ def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
         xlabel="SGS meaning (BERTScore), lower = steadier",
         ylabel="SGS style mirroring, lower = steadier",
     )
-    return Figure(dataset, wide, narrow)
 
 
 def profile_plot(board: Board, slug: str) -> Figure | None:
     """One model's SGS with CI on every measure, one row per measure, one marker per dataset."""
-    datasets = dataset_choices(board)
-    series: dict[str, list[plots.Interval]] = {}
-    for dataset in datasets:
-        series["all datasets" if dataset == ALL else dataset] = [
+    series = {
+        "all datasets" if dataset == ALL else dataset: [
             _interval(board.cell(CellKey(slug, dataset, m["name"])), measure_label(m["name"]))
             for m in board.measures
         ]
+        for dataset in dataset_choices(board)
+    }
     if not any(i.value is not None for rows in series.values() for i in rows):
         return None
     desc = (
@@ -246,7 +235,8 @@ def profile_plot(board: Board, slug: str) -> Figure | None:
         "bootstrap intervals; SGS is the mean instability of an item divided by the measure's scale R, so "
         "measures share one axis; lower is steadier. The profile table lists every number."
     )
-    wide, narrow = _both(
+    return _both(
+        slug,
         plots.intervals,
         series,
         key=f"profile-{slug}",
@@ -254,7 +244,6 @@ def profile_plot(board: Board, slug: str) -> Figure | None:
         desc=desc,
         xlabel="SGS (instability divided by the measure's scale; lower = steadier)",
     )
-    return Figure(slug, wide, narrow)
 
 
 def _interval(cell: CellRow | None, label: str) -> plots.Interval:
@@ -368,40 +357,23 @@ def comparison(
     the items listed are those with the largest |s_A(i) − s_B(i)| per dataset (the two published numbers
     side by side, sorted; nothing is estimated).
     """
+    low, high = sorted((slug_a, slug_b))
     rows = []
     for dataset in dataset_choices(board):
         for m in board.measures:
-            low, high = sorted((slug_a, slug_b))
             pair = board.document.pairwise.first(
                 dataset=dataset, measure=m["name"], model_a=low, model_b=high
             )
-            rows.append(
-                CompareRow(
-                    dataset,
-                    m,
-                    board.cell(CellKey(slug_a, dataset, m["name"])),
-                    board.cell(CellKey(slug_b, dataset, m["name"])),
-                    pair,
-                    pair_verdict(pair),
-                    oriented(pair, slug_a),
-                )
-            )
+            a, b = (board.cell(CellKey(slug, dataset, m["name"])) for slug in (slug_a, slug_b))
+            rows.append(CompareRow(dataset, m, a, b, pair, pair_verdict(pair), oriented(pair, slug_a)))
     b_values = {(r["dataset"], r["item_id"], r["measure"]): r.get("s") for r in per_item_b}
     found: dict[str, list[ItemDifference]] = {}
     for r in per_item_a:
-        key = (r["dataset"], r["item_id"], r["measure"])
-        s_a, s_b = r.get("s"), b_values.get(key)
+        dataset, item = r["dataset"], str(r["item_id"])
+        s_a, s_b = r.get("s"), b_values.get((dataset, r["item_id"], r["measure"]))
         if isinstance(s_a, (int, float)) and isinstance(s_b, (int, float)):
-            found.setdefault(r["dataset"], []).append(
-                ItemDifference(
-                    r["dataset"],
-                    str(r["item_id"]),
-                    ranks.get((r["dataset"], str(r["item_id"]))),
-                    r["measure"],
-                    s_a,
-                    s_b,
-                )
-            )
+            difference = ItemDifference(dataset, item, ranks.get((dataset, item)), r["measure"], s_a, s_b)
+            found.setdefault(dataset, []).append(difference)
     items = [
         d
         for dataset in sorted(found)
@@ -463,7 +435,7 @@ trade-off the paper reports.']
     rows = [
         r
         for r in board.document.pareto.where(dataset=ALL)
-        if r.get("generation") is not None and r.get("mirroring") is not None
+        if None not in (r.get("generation"), r.get("mirroring"))
     ]
     if len(rows) < 2:
         return None
@@ -476,7 +448,6 @@ trade-off the paper reports.']
             "dataset pages)."
         )
     return (
-        f"Here, all datasets pooled: {board.name(gen)} has the steadiest generation and "
-        f"{board.name(mir)} the "
-        "steadiest mirroring, the trade-off the paper reports."
+        f"Here, all datasets pooled: {board.name(gen)} has the steadiest generation and {board.name(mir)} "
+        "the steadiest mirroring, the trade-off the paper reports."
     )
