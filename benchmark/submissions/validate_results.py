@@ -29,6 +29,7 @@ from benchmark.integrity import (
     load_table,
     plain_files,
 )
+from benchmark.models.names import known_engine
 from benchmark.paths import check_name, inside
 from benchmark.profiles import PROFILES, parse_results_folder_name, results_folder_name
 from benchmark.provenance import sha256_file
@@ -268,6 +269,10 @@ def _check_run_json(
                 f"variant-set sha256 {claimed[:12]}… matches no known set",
                 "re-run `sago evaluate` on the released variant set",
             )
+        )
+    if run.engine is not None and not known_engine(run.engine):
+        failures.append(
+            Failure(str(rel), f"engine {run.engine[:80]!r} is none the harness has", "re-run `sago evaluate`")
         )
     if run.not_measured and not _api_run(run, submission):
         failures.append(
