@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmark.documents import MANIFEST, REGENERATE, ManifestDocument, RunDocument, SummaryDocument
+from benchmark.engine_names import known_engine
 from benchmark.errors import FileProblem, SagoError, human_size
 from benchmark.integrity import (
     EVALUATE,
@@ -29,7 +30,6 @@ from benchmark.integrity import (
     load_table,
     plain_files,
 )
-from benchmark.models.names import known_engine
 from benchmark.paths import check_name, inside
 from benchmark.profiles import PROFILES, parse_results_folder_name, results_folder_name
 from benchmark.provenance import sha256_file

@@ -1,4 +1,5 @@
-"""The engines' names, without importing torch: what run.json's ``engine`` may say.
+"""The engines' names, without importing torch: what run.json's ``engine`` may say (a contract of
+run.json, so core: the validator reads it, and ``benchmark.models`` may not be imported there).
 
 ``benchmark.models.hf.ENGINES`` registers the local engines themselves (tests/test_default_engine.py
 checks that it holds exactly :data:`LOCAL_ENGINES`); the validator reads run.json without loading torch.
