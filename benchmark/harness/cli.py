@@ -66,7 +66,9 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
                 "--batch-size",
                 type=options.BATCH_SIZE,
                 default=None,
-                help="Prompts per forward (default on CPU: 32, 16 or 8 by model size; automatic on GPU).",
+                help="Prompts per forward (default on CPU: 32, 16 or 8 by model size; automatic on GPU). "
+                "The pooled engine, the CPU default, reads each batch of the plan (run.json's batch_size) "
+                "as 4 such forwards.",
             ),
             click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets."),
             click.option(

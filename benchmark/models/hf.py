@@ -3,8 +3,7 @@
 Text in, text and numbers out: the backend renders each prompt (chat template or raw), tokenizes the
 baseline response, hands token ids to an engine (:data:`ENGINES`: ``engine.run_batch_two_pass``, the
 single-prefill engines of ``prefill.py`` or the pooled engine of ``pooled.py``) and decodes what comes
-back. On a GPU it finds its batch size by
-halving on out-of-memory.
+back. On a GPU it finds its batch size by halving on out-of-memory.
 """
 
 from __future__ import annotations
@@ -60,10 +59,12 @@ for _spec in (
     ENGINES.add(_spec)
 
 CPU_ENGINE = "pooled"
-"""A new run's engine on a CPU: ``make bench-peer`` measured it the fastest there (see README)."""
+"""A new run's engine on a CPU: the fastest engine there in ``make bench-peer``'s measurements (README,
+"Speed against lm-evaluation-harness")."""
 OTHER_ENGINE = "single_prefill"
-"""A new run's engine on any other device: the pooled engine and its float16 screens are unmeasured on a
-GPU, where one wide forward already keeps the device busy and a CUDA step costs little per row."""
+"""A new run's engine on any other device: the pooled engine and its float16 screens have never been
+measured (for speed or for their error bound's kernels) on a GPU, so the GPU keeps the engine
+``make gpu-check`` times."""
 
 
 def default_engine(device: str) -> str:
