@@ -88,7 +88,7 @@ def evaluate(
     batch_size: int | None = None,
     datasets: Sequence[str] | None = None,
     device: str | None = None,
-    engine: str = "single_prefill",
+    engine: str | None = None,
     force: bool = False,
     progress: bool = True,
 ) -> Path | None:

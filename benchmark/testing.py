@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
+from benchmark.models.engine import EngineSpec
 from benchmark.models.fake import FakeBackend
-from benchmark.models.hf import EngineSpec, HFBackend, ModelSource
+from benchmark.models.hf import HFBackend, ModelSource
 
 __all__ = ["FakeBackend", "tiny_backend"]
 

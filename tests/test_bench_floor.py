@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from benchmark.models.pooled import run_batch_pooled
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 from benchmark.tools.bench_floor import CLASSES, FloorRow, Work, counting, format_floor
-from benchmark.tools.pooled import run_batch_pooled
 
 EOS = frozenset(range(40, 80))
 

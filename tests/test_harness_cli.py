@@ -149,10 +149,11 @@ def test_ctrl_c_says_what_was_kept_and_the_command_that_resumes(
         written.append(part.name)
 
     monkeypatch.setattr(checkpoint.PartStore, "write", stop_after_three)
-    assert main(["evaluate", SLUG, *RUN, "--force"]) != 0
+    # the CPU default engine, pooled, at 1 row per forward plans batches of 4 (POOL forwards of 1 row)
+    assert main(["evaluate", SLUG, *RUN, "--batch-size", "1", "--force"]) != 0
     said = capsys.readouterr().err
     out = root / SLUG / "results" / "sago-v1" / "v1"
-    # 2 items at batch size 4: 1 baseline batch, then 26 variants and 2 rerun controls in 7 (planner 2)
+    # 2 items in batches of 4: 1 baseline batch, then 26 variants and 2 rerun controls in 7 (planner 2)
     assert f"interrupted: kept 3 of 8 batches in {out}; resume with: sago evaluate {SLUG} " in said
     command = said.split("resume with: ")[1].splitlines()[0].split()
     assert command[:3] == ["sago", "evaluate", SLUG] and "--force" in command

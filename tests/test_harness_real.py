@@ -33,7 +33,7 @@ ONE_ITEM = Profile("one-item", 1, False, 12, "test: first item, weakest and stro
 def smollm2() -> HFBackend:
     """Loaded once per session: dequantising the GGUF is most of this file's run time."""
     torch.set_num_threads(1)
-    return load_backend(load_submission(SLUG), device="cpu", batch_size=8, threads=1)
+    return load_backend(load_submission(SLUG), device="cpu", batch_size=8, threads=1, engine="single_prefill")
 
 
 @pytest.fixture(scope="session")

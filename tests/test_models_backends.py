@@ -205,17 +205,28 @@ def test_engines_resolve_by_name_and_typos_are_suggested() -> None:
     assert name.startswith(("single_prefill", "two_pass (single_prefill declined"))
 
 
-def test_a_run_offers_only_its_own_engines_and_a_tools_engine_is_given_whole() -> None:
-    """``sago evaluate --engine`` knows single_prefill, two_pass, draft and static_graph; the pooled
-    engine is a performance tool's (``benchmark.tools``), passed as an engine, never by name."""
+def test_a_run_offers_every_engine_by_name_and_an_unknown_one_is_refused() -> None:
+    """``sago evaluate --engine`` knows every engine, the pooled one included (by name or given whole);
+    an unknown name is refused in one line."""
     from benchmark.models.hf import ENGINES
-    from benchmark.tools.pooled import POOLED, TOOL_ENGINES
+    from benchmark.models.pooled import POOLED
 
-    assert ENGINES.names() == ["draft", "single_prefill", "static_graph", "two_pass"]
-    with pytest.raises(SagoError, match="unknown engine 'pooled'"):
-        resolve_engine("pooled", tiny_llama())
+    assert ENGINES.names() == ["draft", "pooled", "single_prefill", "static_graph", "two_pass"]
+    assert resolve_engine("pooled", tiny_llama()) == ("pooled", POOLED)
     assert resolve_engine(POOLED, tiny_llama()) == ("pooled", POOLED)
-    assert TOOL_ENGINES.names() == ["draft", "pooled", "single_prefill", "static_graph", "two_pass"]
+    with pytest.raises(SagoError, match="unknown engine 'fast'"):
+        resolve_engine("fast", tiny_llama())
+
+
+def test_a_new_run_defaults_to_pooled_on_a_cpu_and_single_prefill_elsewhere() -> None:
+    """The default engine follows the device the model runs on: pooled on a CPU (the fastest there),
+    single_prefill on a GPU or any other device (pooled is unmeasured there); both are real engines."""
+    from benchmark.models.hf import ENGINES, default_engine
+
+    assert default_engine("cpu") == "pooled"
+    for device in ("cuda", "cuda:0", "cuda:3", "mps"):
+        assert default_engine(device) == "single_prefill", device
+    assert {default_engine("cpu"), default_engine("cuda")} <= set(ENGINES.names())
 
 
 def test_out_of_memory_halves_the_batch_and_loses_nothing() -> None:
@@ -279,7 +290,7 @@ def test_the_pooled_engine_reads_each_call_as_four_forwards_of_batch_size_rows(t
     forwards (a backend made for 2 rows per forward calls it on 8 prompts), its default CPU batch is the
     other engines' per forward, and a harness run of the pooled engine gives the single-prefill engine's
     responses on the same micro-batches."""
-    from benchmark.tools.pooled import POOL, POOLED, micro_batches
+    from benchmark.models.pooled import POOL, POOLED, micro_batches
 
     pooled = tiny_backend(batch_size=2, engine=POOLED)
     assert pooled.engine_name == "pooled" and pooled.forward_rows == 2 and pooled.batch_size == 2 * POOL == 8
@@ -299,8 +310,14 @@ def test_the_pooled_engine_reads_each_call_as_four_forwards_of_batch_size_rows(t
     tiny_llama().save_pretrained(model_dir, safe_serialization=True)
     tiny_tokenizer().save_pretrained(model_dir)
     choice = _submission({"kind": "local", "path": str(model_dir)})
-    default = load_backend(choice, device="cpu", threads=1).batch_size
+    default = load_backend(choice, device="cpu", threads=1, engine="single_prefill").batch_size
     assert load_backend(choice, device="cpu", threads=1, engine=POOLED).forward_rows == default
+    unnamed = load_backend(choice, device="cpu", threads=1)  # no engine named: the CPU default
+    assert (unnamed.engine_name, unnamed.forward_rows, unnamed.batch_size) == (
+        "pooled",
+        default,
+        default * POOL,
+    )
     assert load_backend(choice, device="cpu", threads=1, engine=POOLED, batch_size=8).batch_size == 8 * POOL
     prompts = PROMPTS + PROMPTS[::-1]  # eight: four micro-batches of two
     scored = [VariantRequest(f"k{i}", p, "The capital of France is Paris.") for i, p in enumerate(prompts)]
@@ -320,7 +337,7 @@ def test_the_pooled_engine_reads_each_call_as_four_forwards_of_batch_size_rows(t
 def test_prepare_builds_the_pooled_engines_float16_head_once_and_nothing_for_other_engines() -> None:
     """bench's warm-up calls prepare(), so the timed run does not pay the one-time float16 copy of the
     output layer; other engines keep nothing."""
-    from benchmark.tools.pooled import POOLED
+    from benchmark.models.pooled import POOLED
 
     pooled = tiny_backend(batch_size=2, engine=POOLED)
     assert "_sago_screened_head" not in pooled.model.__dict__

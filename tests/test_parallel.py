@@ -261,7 +261,10 @@ def test_evaluate_distributed_as_a_single_rank_matches_collect_and_then_skips(
     )
     variant_set = toy_variant_set(("alpha",), n_items=2)
     monkeypatch.setattr(parallel, "open_variant_set", lambda name, version: variant_set)
-    options = EvaluateOptions(profile="smoke", batch_size=3, threads=1, progress=False, activations="full")
+    # the reference is tiny_backend()'s engine, single_prefill (the CPU default, pooled, sums y_0 in slices)
+    options = EvaluateOptions(
+        profile="smoke", batch_size=3, engine="single_prefill", threads=1, progress=False, activations="full"
+    )
     run_file = parallel.evaluate_distributed("org__tiny", options, root=tmp_path / "subs")
     assert run_file is not None and run_file.name == "run.json"
     assert json.loads(run_file.read_text())["parallel"]["world_size"] == 1

@@ -190,25 +190,15 @@ def test_refuses_what_it_cannot_branch(prompts: list[list[int]]) -> None:
 
 @pytest.mark.slow
 def test_single_prefill_equals_two_pass_on_smollm2() -> None:
-    from benchmark.gguf import load_gguf
+    from helpers.smollm2 import smollm2_chat
 
-    loaded = load_gguf("smollm2-135m-instruct-q4_1", dtype=torch.float32)
-    tok, model = loaded.tokenizer, loaded.model
     questions = [
         "What is the capital of France?",
         "How many legs does a spider have? Answer briefly.",
         "Who wrote Hamlet?",
         "Name a prime number bigger than ten.",
     ]
-    prompts = [
-        list(
-            tok.apply_chat_template(
-                [{"role": "user", "content": q}], add_generation_prompt=True, tokenize=True, return_dict=True
-            )["input_ids"]
-        )
-        for q in questions
-    ]
-    kwargs = {"max_new_tokens": 16, "eos_ids": frozenset({tok.eos_token_id}), "pad_id": tok.pad_token_id}
+    model, prompts, kwargs = smollm2_chat(questions, max_new_tokens=16)
     reference = run_batch_two_pass(model, prompts, None, **kwargs)
     _assert_same(reference, run_batch_single_prefill(model, prompts, None, **kwargs))
     baselines = [reference[0].response_ids] * len(prompts)
@@ -281,7 +271,7 @@ def test_pooled_engine_gives_each_micro_batchs_single_prefill_outputs(
     row's response equals the single-prefill engine's on the row's micro-batch, its hidden states are
     those same bits and its y_0 scores those numbers up to float reassociation. Sliding-window models
     whose window the padded rows would overrun decode each micro-batch alone, with the same result."""
-    from benchmark.tools.pooled import micro_batches, run_batch_pooled
+    from benchmark.models.pooled import micro_batches, run_batch_pooled
 
     torch.manual_seed(SEEDS[arch])
     model = BUILDERS[arch]().eval()
@@ -358,9 +348,9 @@ def test_the_chunked_scoring_pass_gives_the_model_logits_statistics(
     """The pooled engine's scoring pass applies the output layer in vocabulary slices (50 leaves a short
     last slice; 384 is the whole vocabulary; 4096 more than it): y_0's log-probabilities and entropies
     equal those of the model's own logits within float reassociation, and the draft prefixes are equal."""
+    from benchmark.models import chunked
     from benchmark.models.prefill import prefill_batch, score_and_draft
-    from benchmark.tools import chunked
-    from benchmark.tools.screen import plain_head
+    from benchmark.models.screen import plain_head
 
     monkeypatch.setattr(chunked, "VOCAB_CHUNK", chunk)
     torch.manual_seed(SEEDS[arch])
@@ -395,9 +385,9 @@ def test_the_chunked_scoring_pass_is_closer_to_float64_than_a_float32_log_softma
     """Its statistics sum in float64 across vocabulary slices, so on a vocabulary of 50,000 (the size
     where float32 log-softmax error shows) they sit nearer the float64 values of the same logits than the
     single-prefill engine's float32 log-softmax does."""
+    from benchmark.models import chunked
     from benchmark.models.prefill import prefill_batch, score_and_draft
-    from benchmark.tools import chunked
-    from benchmark.tools.screen import plain_head
+    from benchmark.models.screen import plain_head
 
     config = LlamaConfig(**{**_common(), "vocab_size": 50_000})
     torch.manual_seed(1)
@@ -439,7 +429,7 @@ def test_the_running_statistics_match_the_whole_row_with_first_index_ties() -> N
     """The online-softmax statistics over slices equal the whole row's: the argmax is the first index of
     the largest logit (ties planted inside one slice and across slices, and a row whose maximum sits in
     the last slice), and the log-probability and entropy equal float64 over the whole row."""
-    from benchmark.tools.chunked import _Running
+    from benchmark.models.chunked import _Running
 
     torch.manual_seed(3)
     logits = torch.randn(5, 40) * 4

@@ -175,8 +175,14 @@ def tiny_result(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _tiny_result(tmp_path_factory, PLANNER)
 
 
-def _tiny_result(tmp_path_factory: pytest.TempPathFactory, planner: int) -> Path:
-    """:func:`tiny_result`, its batches cut by ``planner`` (1: as every result made before planner 2)."""
+def _tiny_result(
+    tmp_path_factory: pytest.TempPathFactory,
+    planner: int,
+    engine: str | None = "single_prefill",
+    batch_size: int = 4,
+) -> Path:
+    """:func:`tiny_result`, its batches cut by ``planner`` (1: as every result made before planner 2), run
+    by ``engine`` (None: the CPU's default) at ``batch_size`` prompts per forward."""
     import yaml
 
     from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
@@ -203,8 +209,8 @@ def _tiny_result(tmp_path_factory: pytest.TempPathFactory, planner: int) -> Path
         version="v2",
         profile="smoke",
         device="cpu",
-        batch_size=4,
-        engine="single_prefill",
+        batch_size=batch_size,
+        engine=engine,
         threads=1,
         datasets=("gsm8k",),
         force=False,
@@ -321,6 +327,31 @@ def test_a_sampled_rerun_with_the_draft_engine_equals_the_committed_single_prefi
     assert "warp" in capsys.readouterr().err
 
 
+def test_a_result_of_the_default_cpu_engine_reproduces(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A run made with no engine named on a CPU records the pooled engine and its plan's batch (4 forwards
+    of 1 row: the committed tiny result's batch of 4); `make reproduce` re-runs it with pooled at 1 row
+    per forward, so the same batches, and finds run.json's settings and every row equal, and a sampled
+    re-run with single_prefill finds the same rows."""
+    from benchmark import paths
+    from benchmark.models.pooled import POOL
+
+    root = _tiny_result(tmp_path_factory, PLANNER, engine=None, batch_size=1)
+    run = ResultsFolder(_records(root).parents[1]).read_run()
+    assert (run.engine, run.batch_size) == ("pooled", POOL)
+    assert run.to_json()["model"]["engine_settings"]["pool"] == POOL
+    monkeypatch.setattr(paths, "SUBMISSIONS_DIR", root)
+    assert main(SAMPLE[:5]) == 0  # every batch, and run.json's determined settings (engine, batch_size)
+    out = capsys.readouterr().out
+    assert "batch 1, engine pooled" in out and "equal the committed result" in out
+    assert main([*SAMPLE, "--engine", "single_prefill"]) == 0
+    out = capsys.readouterr().out
+    assert "engine single_prefill instead of the committed pooled" in out
+
+
 APPLY_RECORDED = """
 import os
 os.environ["ATEN_CPU_CAPABILITY"] = "default"
@@ -414,19 +445,26 @@ def test_both_reruns_apply_the_recorded_setting_before_anything_imports_torch(mo
     assert "setting: avx2" in done.stdout, done.stdout
 
 
-def test_another_engine_keeps_the_committed_batch_size_and_the_tools_engine_is_refused() -> None:
-    """``--engine draft`` re-runs the committed batches at the committed batch size (prompts per forward
-    for every engine a run can use); the pooled engine is a performance tool's, so reproduce refuses it
-    in one line, before any model loads."""
+def test_another_engine_keeps_the_committed_plan_and_an_unknown_engine_is_refused() -> None:
+    """A re-run keeps the committed run's own engine (single_prefill, whatever the new default) and its
+    batch size; ``--engine draft`` re-runs the committed batches at the same prompts per forward, and
+    ``--engine pooled`` at a quarter of them per forward, so its 4-forward calls plan the committed
+    batches again; an unknown engine is one line, before any model loads."""
     from benchmark.harness.reproduce import _options
+    from benchmark.models.pooled import POOL
 
     document = ResultsFolder(COMMITTED).read_run()
     run = document.to_json()
-    assert _options(document, run["profile"]["name"], "draft").batch_size == run["batch_size"]
-    assert _options(document, run["profile"]["name"], "draft").engine == "draft"
-    assert _options(document, run["profile"]["name"], None).batch_size == run["batch_size"]
-    with pytest.raises(SagoError, match="unknown engine 'pooled'"):
-        _options(document, run["profile"]["name"], "pooled")
+    name = run["profile"]["name"]
+    assert run["engine"] == "single_prefill"
+    committed = _options(document, name, None)
+    assert (committed.engine, committed.batch_size) == ("single_prefill", run["batch_size"])
+    assert _options(document, name, "draft").batch_size == run["batch_size"]
+    assert _options(document, name, "draft").engine == "draft"
+    pooled = _options(document, name, "pooled")
+    assert (pooled.engine, pooled.batch_size * POOL) == ("pooled", run["batch_size"])
+    with pytest.raises(SagoError, match="unknown engine 'fast'"):
+        _options(document, name, "fast")
 
 
 FLOAT64_BOUND = Path(__file__).resolve().parents[1] / "docs" / "bench" / "float64-bound.json"

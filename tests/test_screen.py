@@ -9,10 +9,9 @@ import pytest
 import torch
 from transformers import Gemma2Config, Gemma2ForCausalLM, LlamaForCausalLM
 
+from benchmark.models import screen as screen_module
 from benchmark.models.prefill import Lane, greedy_step, step_lane
-from benchmark.models.tiny import tiny_llama
-from benchmark.tools import screen as screen_module
-from benchmark.tools.screen import (
+from benchmark.models.screen import (
     SAFETY,
     SLICED_MIN_ROWS,
     ScreenedHead,
@@ -21,6 +20,7 @@ from benchmark.tools.screen import (
     screened_step,
     sliced,
 )
+from benchmark.models.tiny import tiny_llama
 
 
 def _plain_head(vocab: int = 5000, hidden: int = 96, seed: int = 0) -> LlamaForCausalLM:

@@ -8,12 +8,12 @@ import math
 import pytest
 import torch
 
+from benchmark.models import chunked
 from benchmark.models.engine import RawOutput
+from benchmark.models.pooled import _decode_head, run_batch_pooled
 from benchmark.models.prefill import run_batch_single_prefill
+from benchmark.models.screen import ScreenedHead, _build, sliced
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
-from benchmark.tools import chunked
-from benchmark.tools.pooled import _decode_head, run_batch_pooled
-from benchmark.tools.screen import ScreenedHead, _build, sliced
 
 VOCAB, HIDDEN, ROWS = 6000, 64, 320
 

@@ -149,8 +149,12 @@ def test_packaged_smollm2_gives_the_same_greedy_responses_and_plans_its_gpu_batc
     from benchmark.submissions import load_submission
 
     torch.set_num_threads(1)
-    backend = load_backend(
-        load_submission("huggingfacetb__smollm2-135m-instruct-q4_1"), device="cpu", batch_size=4, threads=1
+    backend = load_backend(  # the reference: single_prefill, whose decoding the static engine replaces
+        load_submission("huggingfacetb__smollm2-135m-instruct-q4_1"),
+        device="cpu",
+        batch_size=4,
+        threads=1,
+        engine="single_prefill",
     )
     questions = [
         "What is the capital of Australia?",

@@ -229,6 +229,32 @@ def test_variant_set_hash_mismatch(site_tree: SiteTree) -> None:
     only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/run.json", "matches no known set")
 
 
+@pytest.mark.parametrize(
+    "engine", ["pooled", "single_prefill", "two_pass (pooled declined: a sliding window)"]
+)
+def test_a_run_of_any_engine_the_harness_has_passes(site_tree: SiteTree, engine: str) -> None:
+    """A result of the pooled engine (a new run's default on a CPU), with its engine_settings, passes as
+    one of the single-prefill engine does."""
+    path = results(site_tree) / "run.json"
+    run = json.loads(path.read_text())
+    settings = {
+        "pool": 4,
+        "refill_fraction": 4,
+        "greedy_head": "float16_screen",
+        "scoring_head": "vocab_chunks",
+    }
+    model = {**run["model"], "engine": engine, "engine_settings": settings}
+    path.write_text(json.dumps({**run, "engine": engine, "model": model}))
+    assert lines(site_tree) == []
+
+
+@pytest.mark.parametrize("engine", ["turbo", "two_pass (turbo declined: why)", "pooled\n"])
+def test_a_run_of_an_unknown_engine_is_refused(site_tree: SiteTree, engine: str) -> None:
+    path = results(site_tree) / "run.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "engine": engine}))
+    only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/run.json", f"engine {engine!r} is none")
+
+
 def test_records_with_a_missing_column(site_tree: SiteTree) -> None:
     path = results(site_tree) / "records" / "alpaca.parquet"
     pd.read_parquet(path).drop(columns=["response"]).to_parquet(path)

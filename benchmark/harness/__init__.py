@@ -9,5 +9,6 @@ Public entry points (see each module; ``benchmark.evaluate`` wraps the first for
   batches :func:`~benchmark.harness.collect.global_batches` plans (one process: all of them).
 - ``benchmark.harness.finalize.finalize(results_dir, *, world_size=None, extra=None)``: merge ranks.
 - ``benchmark.models.loading.load_backend(submission, *, device=None, batch_size=None,
-  engine="single_prefill", threads=None)``: a ready model backend.
+  engine=None, threads=None)``: a ready model backend (engine None: the device's default,
+  ``benchmark.models.hf.default_engine``).
 """

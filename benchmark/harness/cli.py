@@ -29,7 +29,8 @@ from benchmark.harness.evaluate import (
     scratch_root,
 )
 from benchmark.harness.sets import VariantSetLike, checked_frame, open_variant_set
-from benchmark.models.hf import ENGINES, EngineSpec, engine_help
+from benchmark.models.engine import EngineSpec
+from benchmark.models.hf import ENGINES, engine_help
 from benchmark.paths import check_slug
 from benchmark.profiles import BOARD_PROFILES, PROFILES, Profile, board_profile, get_profile, rows_run
 from benchmark.registry import Registry
@@ -65,7 +66,9 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
                 "--batch-size",
                 type=options.BATCH_SIZE,
                 default=None,
-                help="Prompts per forward (default on CPU: 32, 16 or 8 by model size; automatic on GPU).",
+                help="Prompts per forward (default on CPU: 32, 16 or 8 by model size; automatic on GPU). "
+                "The pooled engine, the CPU default, reads each batch of the plan (run.json's batch_size) "
+                "as 4 such forwards.",
             ),
             click.option("--datasets", default=None, help="Comma-separated subset of the set's datasets."),
             click.option(
@@ -82,7 +85,7 @@ def run_options(function: click.decorators.FC) -> click.decorators.FC:
 
 def engine_option(engines: Registry[EngineSpec]) -> Callable[[click.decorators.FC], click.decorators.FC]:
     """``--engine``, with every engine of ``engines`` in its help."""
-    return click.option("--engine", default="single_prefill", show_default=True, help=engine_help(engines))
+    return click.option("--engine", default=None, help=engine_help(engines))
 
 
 @click.command()
@@ -140,7 +143,8 @@ def evaluate(
     check_selection(slugs, pending=pending, every=every)  # cheap mistakes fail before any loading
     options = options_from_flags(**flags)
     get_profile(options.profile)
-    ENGINES.get(options.engine)
+    if options.engine is not None:  # None: the device's default, resolved where the model loads
+        ENGINES.get(options.engine)
     if num_processes > 1 and options.device_map:
         raise SagoError("--device-map spreads one model over every GPU; use it with --num-processes 1")
     if options.second_worker and (options.force or num_processes > 1 or pending or every or len(slugs) != 1):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
@@ -65,12 +65,14 @@ class EvaluateOptions:
     device: str | None = None
     """torch device; default CUDA when available."""
     batch_size: int | None = None
-    """prompts per batch; default the loaded backend's ``batch_size`` (32, 16 or 8 by model size on CPU,
-    64 halved on out-of-memory on GPU)."""
+    """prompts per forward (``--batch-size``); default 32, 16 or 8 by model size on CPU, 64 halved on
+    out-of-memory on GPU. A planned batch holds that many times the engine's forwards per call
+    (:func:`planned_batch_size`: 4 for the pooled engine, 1 for the others)."""
     datasets: tuple[str, ...] | None = None
     """subset of the set's datasets; default all."""
-    engine: str = "single_prefill"
-    """engine name."""
+    engine: str | None = None
+    """engine name; None: the device's default (``benchmark.models.hf.default_engine``: pooled on a CPU,
+    single_prefill elsewhere), or, resuming a stopped run, the engine its checkpoint was started with."""
     threads: int | None = None
     """CPU threads for torch; default all cores."""
     force: bool = False
@@ -106,11 +108,13 @@ def options_argv(options: EvaluateOptions) -> list[str]:
     """The flags of ``sago evaluate`` (and of the parallel worker) that give ``options`` back.
 
     >>> options_argv(EvaluateOptions(profile="cpu", batch_size=4, force=True))[-4:]
-    ['single_prefill', '--batch-size', '4', '--force']
+    ['cpu', '--batch-size', '4', '--force']
+    >>> options_argv(EvaluateOptions(engine="single_prefill"))[6:8]
+    ['--engine', 'single_prefill']
     """
-    argv = ["--set", options.set_name, "--version", options.version]
-    argv += ["--profile", options.profile, "--engine", options.engine]
+    argv = ["--set", options.set_name, "--version", options.version, "--profile", options.profile]
     for flag, value in (
+        ("--engine", options.engine),  # none: each process takes its device's default
         ("--batch-size", options.batch_size),
         ("--threads", options.threads),
         ("--datasets", ",".join(options.datasets) if options.datasets else None),
@@ -160,10 +164,12 @@ def evaluate_submission(
 
 def local_backend(submission: ModelChoice, options: EvaluateOptions, **more: Any) -> HFBackend:
     """The submission's weights loaded as the run options say (``more``: other arguments of
-    ``load_backend``); torch and transformers are imported only here."""
+    ``load_backend``), with what the engine keeps per model built (the pooled engine's float16 output
+    layer: a one-time cost, like loading, kept out of the first batch's time); torch and transformers
+    are imported only here."""
     from benchmark.models.loading import load_backend
 
-    return load_backend(
+    backend = load_backend(
         submission,
         device=options.device,
         batch_size=options.batch_size,
@@ -172,6 +178,8 @@ def local_backend(submission: ModelChoice, options: EvaluateOptions, **more: Any
         device_map=options.device_map,
         **more,
     )
+    backend.prepare()
+    return backend
 
 
 def run_folder(slug: str, options: EvaluateOptions, root: Path, *, api: bool = False) -> Path:
@@ -225,11 +233,12 @@ def evaluate_model(
         extra = {**extra, "not_measured": api_not_measured()}
     if backend is None:
         assert submission is not None  # checked above
+        options = replace(options, engine=resumed_engine(out, options))
         # a GPU row's memory, so its batch size, depends on the profile's token limit
         backend = local_backend(submission, options, max_new_tokens=profile.max_new_tokens)
     settings: dict[str, Any] = {
         "profile": profile,
-        "batch_size": options.batch_size or backend.batch_size,
+        "batch_size": planned_batch_size(options, backend),
         "datasets": options.datasets,
         "seed": DEFAULT_SEED,
         "run_info": _run_info(label, options, submission, backend.name),
@@ -312,6 +321,36 @@ def resumed_planner(out: Path, options: EvaluateOptions) -> int:
     return planner if planner in PLANNERS else options.planner
 
 
+def resumed_engine(out: Path, options: EvaluateOptions) -> str | None:
+    """The engine of a stopped run's checkpoint when this run names none and resumes it, else
+    ``options.engine`` (None: the device's default, ``benchmark.models.hf.default_engine``).
+
+    A run started before the default changed (single_prefill to pooled on a CPU) recorded its engine in
+    plan.json; a plain restart with the new default would be refused as a different run, and ``--force``
+    would throw its finished batches away. So a restart keeps the engine that started the checkpoint;
+    ``--force`` and a named engine keep their own.
+    """
+    from benchmark.models.hf import ENGINES  # torch: only where a model loads
+
+    if options.force or options.engine is not None:
+        return options.engine
+    stored = stored_plan(PartStore(ResultsFolder(out).checkpoint / "rank-0"))
+    engine = (stored or {}).get("model", {}).get("engine")
+    # a declined engine is recorded as "two_pass (... declined: ...)": the default declines the same way
+    return engine if isinstance(engine, str) and engine in ENGINES.names() else None
+
+
+def planned_batch_size(options: EvaluateOptions, backend: ModelBackend) -> int:
+    """Prompts per planned batch (plan.json's and run.json's ``batch_size``): the backend's prompts per
+    engine call. ``--batch-size`` is prompts per forward; an engine that cuts each call into several
+    forwards (the pooled engine: 4 micro-batches) takes that many times as many prompts per batch, so a
+    pooled run of ``--batch-size 8`` plans batches of 32, each read as 4 forwards of 8 rows."""
+    if options.batch_size is None:
+        return backend.batch_size
+    spec = getattr(backend, "engine_spec", None)  # only a Hugging Face backend has an engine
+    return options.batch_size * (spec.forwards_per_call if spec is not None else 1)
+
+
 def stored_plan(store: PartStore) -> Mapping[str, Any] | None:
     """The plan.json of a stopped run's rank (a plan without ``planner`` was cut by planner 1), or None."""
     return PlanDocument.read(store.folder / PLAN_FILE).data if store.planned() else None
@@ -326,7 +365,7 @@ def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
     ):
         if value is not None:
             raise SagoError(f"{flag} does not apply to an API model (it runs on the endpoint's machines)")
-    if options.engine != "single_prefill":
+    if options.engine is not None:
         raise SagoError("--engine does not apply to an API model (the endpoint decodes)")
     # refuse_unsafe_endpoint has checked the URL and key; a missing key fails in ChatClient
     settings = ChatSettings(model.base_url, model.model, model.key_env)

@@ -311,7 +311,13 @@ def _options(run: RunDocument, profile: str, engine: str | None) -> EvaluateOpti
     chosen = rerun_options(run, profile)
     if engine is not None:
         ENGINES.get(engine)  # an unknown name is one line, before any model loads
-        chosen["engine"] = engine  # the committed batch size: prompts per forward for every engine
+        chosen["engine"] = engine
+    # run.json's batch_size is the plan's (prompts per engine call); --batch-size is prompts per forward,
+    # and an engine that cuts each call into several forwards (pooled: 4) plans that many times as many,
+    # so the re-run gets the committed plan back from a committed batch divided by them
+    if chosen["engine"] in ENGINES.names():
+        forwards = ENGINES.get(chosen["engine"]).forwards_per_call
+        chosen["batch_size"] = max(1, chosen["batch_size"] // forwards)
     return EvaluateOptions(**chosen)
 
 
@@ -399,10 +405,11 @@ def rerun_sample(
     folder = results_dir(slug, set_name, version, root, profile=profile)
     variant_set = open_variant_set(set_name, version)
     chosen = get_profile(profile)
-    assert options.batch_size is not None  # rerun_options refuses a run.json that records none
+    assert run.batch_size is not None  # rerun_options refuses a run.json that records none
     backend = local_backend(submission, options)  # before planning: planner 2 sorts by its token counts
     tasks = select_tasks(variant_set, chosen, options.datasets)
-    plan = global_batches(tasks, options.batch_size, planner=options.planner, length=prompt_length(backend))
+    # the committed plan's batches (run.json's batch_size: prompts per batch, whatever the engine)
+    plan = global_batches(tasks, run.batch_size, planner=options.planner, length=prompt_length(backend))
     rng = random.Random(seed)
     batches = rng.sample(plan.baselines, min(count, len(plan.baselines))) + rng.sample(
         plan.rest, min(count, len(plan.rest))
@@ -494,8 +501,10 @@ def reproduce_sample(
 @click.option(
     "--engine",
     default=None,
-    help="Re-run with this engine instead of the committed one (single_prefill, two_pass or draft): are "
-    "its outputs the committed engine's? Default: the committed run's own engine.",
+    help="Re-run with this engine instead of the committed one (single_prefill, pooled, two_pass, draft or "
+    "static_graph; the committed batches, at the committed batch size divided by the engine's forwards "
+    "per call): are its outputs the committed engine's? Default: the committed run's own engine, never "
+    "the default of a new run.",
 )
 def main_command(
     slug: str | None,

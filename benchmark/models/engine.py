@@ -1,5 +1,8 @@
 """Tensor-level work on a Hugging Face causal LM: greedy generation and teacher-forced scoring.
 
+It also holds :class:`EngineSpec`, what the backend asks of an engine, here rather than in ``hf.py``
+so that ``pooled.py`` can describe its engine without importing the registry that lists it.
+
 Contract shared by the two engines (two-pass here, single-prefill in ``prefill.py``): given token ids
 of rendered prompts (and, after the baseline phase, of the baseline responses y_0), return one
 :class:`RawOutput` per prompt, in order, independent of how the prompts were batched.
@@ -8,7 +11,7 @@ of rendered prompts (and, after the baseline phase, of the baseline responses y_
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypedDict, Unpack, cast
@@ -65,6 +68,30 @@ class Engine(Protocol):
     def __call__(
         self, model: object, prompts: Tokens, baselines: Tokens | None, **options: Unpack[DecodeOptions]
     ) -> list[RawOutput]: ...
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine and what :class:`HFBackend` asks of it besides running batches (the defaults: nothing)."""
+
+    name: str
+    """the engine's name (``--engine``), recorded in run.json."""
+    run: Engine
+    """the engine itself."""
+    declines: Callable[[object], str | None] | None = None
+    """why it cannot run a model (None: it can); a declined model runs the two-pass engine instead."""
+    forwards_per_call: int = 1
+    """forwards one engine call is cut into: a backend made for ``batch_size`` prompts per forward calls
+    the engine on that many times more prompts (the pooled engine: ``POOL``; every other engine: 1)."""
+    options: Callable[[int, bool], dict[str, int]] | None = None
+    """extra keyword arguments of each call, from (prompts per forward, whether the batch is the rerun
+    control's)."""
+    prepare: Callable[[Any], None] | None = None
+    """builds what the engine keeps per model, before the first batch (a one-time cost, like loading)."""
+    settings: Callable[[Any], dict[str, object]] | None = None
+    """run.json's ``engine_settings`` for a model (None: the engine records none)."""
+    about: str = ""
+    """what it is, in ``--engine``'s help."""
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,24 @@
 """A Hugging Face causal LM as a :class:`~benchmark.models.protocol.ModelBackend`.
 
 Text in, text and numbers out: the backend renders each prompt (chat template or raw), tokenizes the
-baseline response, hands token ids to an engine (:data:`ENGINES`: ``engine.run_batch_two_pass`` or the
-single-prefill engines of ``prefill.py``) and decodes what comes back. On a GPU it finds its batch size by
-halving on out-of-memory.
+baseline response, hands token ids to an engine (:data:`ENGINES`: ``engine.run_batch_two_pass``, the
+single-prefill engines of ``prefill.py`` or the pooled engine of ``pooled.py``) and decodes what comes
+back. On a GPU it finds its batch size by halving on out-of-memory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from benchmark.errors import SagoError
-from benchmark.models.engine import Engine, RawOutput, run_batch_two_pass
+from benchmark.models.engine import Engine, EngineSpec, RawOutput, run_batch_two_pass
+from benchmark.models.pooled import POOLED
 from benchmark.models.prefill import run_batch_draft, run_batch_single_prefill, unsupported_reason
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.models.static import declines as static_declines
@@ -25,43 +26,24 @@ from benchmark.models.static import run_batch_static
 from benchmark.registry import Registry
 
 
-@dataclass(frozen=True)
-class EngineSpec:
-    """An engine and what :class:`HFBackend` asks of it besides running batches (the defaults: nothing)."""
-
-    name: str
-    """the engine's name (``--engine``), recorded in run.json."""
-    run: Engine
-    """the engine itself."""
-    declines: Callable[[object], str | None] | None = None
-    """why it cannot run a model (None: it can); a declined model runs the two-pass engine instead."""
-    forwards_per_call: int = 1
-    """forwards one engine call is cut into: a backend made for ``batch_size`` prompts per forward calls
-    the engine on that many times more prompts. 1 for every engine in :data:`ENGINES`."""
-    options: Callable[[int, bool], dict[str, int]] | None = None
-    """extra keyword arguments of each call, from (prompts per forward, whether the batch is the rerun
-    control's)."""
-    prepare: Callable[[Any], None] | None = None
-    """builds what the engine keeps per model, before the first batch (a one-time cost, like loading)."""
-    settings: Callable[[Any], dict[str, object]] | None = None
-    """run.json's ``engine_settings`` for a model (None: the engine records none)."""
-    about: str = ""
-    """what it is, in ``--engine``'s help."""
-
-
 def engine_help(engines: Registry[EngineSpec]) -> str:
-    """``--engine``'s help: every engine of ``engines``, in registration order, with what it is."""
+    """``--engine``'s help: every engine of ``engines``, in registration order, with what it is, and
+    which one a run gets when it names none."""
     said = [f"{spec.name} ({spec.about})" for spec in engines.entries()]
-    return ", ".join(said[:-1]) + f" or {said[-1]}."
+    return ", ".join(said[:-1]) + f" or {said[-1]}. Default: {DEFAULT_ENGINES}."
 
 
 TWO_PASS = EngineSpec("two_pass", run_batch_two_pass, about="the reference")
 ENGINES: Registry[EngineSpec] = Registry("engine")
 """The engines a run can use, by name (``--engine``); their outputs are the same (tests/test_engine.py,
-tests/test_prefill.py). The performance tools add their own (``benchmark.tools``), never here."""
+tests/test_prefill.py, tests/test_screened_scoring.py: pooled's y_0 statistics within float
+reassociation). Which one a new run uses by default: :func:`default_engine`."""
 for _spec in (
     EngineSpec(
-        "single_prefill", run_batch_single_prefill, unsupported_reason, about="every committed result"
+        "single_prefill",
+        run_batch_single_prefill,
+        unsupported_reason,
+        about="the default off a CPU; every committed result was made with it",
     ),
     TWO_PASS,
     EngineSpec("draft", run_batch_draft, unsupported_reason, about="single_prefill with y_0 as a free draft"),
@@ -72,8 +54,30 @@ for _spec in (
         about="single_prefill decoding on a static cache, a captured CUDA graph on a GPU; not the default "
         "until a GPU run measures it faster",
     ),
+    POOLED,
 ):
     ENGINES.add(_spec)
+
+CPU_ENGINE = "pooled"
+"""A new run's engine on a CPU: the fastest engine there in ``make bench-peer``'s measurements (README,
+"Speed against lm-evaluation-harness")."""
+OTHER_ENGINE = "single_prefill"
+"""A new run's engine on any other device: the pooled engine and its float16 screens have never been
+measured (for speed or for their error bound's kernels) on a GPU, so the GPU keeps the engine
+``make gpu-check`` times."""
+
+
+def default_engine(device: str) -> str:
+    """The engine a new run uses when none is named, for a torch device name ("cpu", "cuda:0", ...).
+
+    >>> default_engine("cpu"), default_engine("cuda:1")
+    ('pooled', 'single_prefill')
+    """
+    return CPU_ENGINE if device.split(":")[0] == "cpu" else OTHER_ENGINE
+
+
+DEFAULT_ENGINES = f"{CPU_ENGINE} on a CPU, {OTHER_ENGINE} on any other device"
+"""What ``--engine``'s help says of the default (:func:`default_engine`)."""
 
 FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
 
@@ -116,7 +120,7 @@ class HFBackend:
         engine: engine name (see :data:`ENGINES`), or an engine given whole (:class:`EngineSpec`).
         batch_size: largest number of prompts per forward; halved on GPU out-of-memory. The backend's
             ``batch_size`` is prompts per engine call: the same, times the engine's
-            :attr:`~EngineSpec.forwards_per_call` (1 for every engine in :data:`ENGINES`).
+            :attr:`~EngineSpec.forwards_per_call` (``POOL`` for the pooled engine, else 1).
         device_map: the ``device_map`` the weights were loaded with (e.g. "auto"), for provenance.
         planned_batch: how a GPU batch size was chosen from free memory (``loading.GpuBatch.record``),
             recorded as ``describe()["batch_size_from_memory"]``; None when it was given or CPU-sized.
@@ -217,8 +221,7 @@ class HFBackend:
         return out
 
     def _engine_options(self, rerun_control: bool) -> dict[str, int]:
-        """Extra arguments of the engine (:attr:`EngineSpec.options`; none for the engines of
-        :data:`ENGINES`)."""
+        """Extra arguments of the engine (:attr:`EngineSpec.options`; only the pooled engine has any)."""
         options = self.engine_spec.options
         return {} if options is None else options(self.forward_rows, rerun_control)
 
@@ -248,7 +251,7 @@ class HFBackend:
 
     def prepare(self) -> None:
         """Build what the engine keeps per model now, not inside the first batch, a one-time cost like
-        loading (:attr:`EngineSpec.prepare`; nothing for the engines of :data:`ENGINES`)."""
+        loading (:attr:`EngineSpec.prepare`; only the pooled engine builds anything)."""
         if self.engine_spec.prepare is not None:
             self.engine_spec.prepare(self.model)
 

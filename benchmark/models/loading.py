@@ -17,7 +17,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from benchmark.errors import SagoError
 from benchmark.gguf import load_gguf
-from benchmark.models.hf import EngineSpec, HFBackend, ModelSource
+from benchmark.models.engine import EngineSpec
+from benchmark.models.hf import HFBackend, ModelSource, default_engine
 from benchmark.paths import REPO_ROOT
 from benchmark.submissions import ApiModel, HubModel, LocalModel, PackagedModel
 
@@ -82,7 +83,7 @@ def load_backend(
     *,
     device: str | None = None,
     batch_size: int | None = None,
-    engine: str | EngineSpec = "single_prefill",
+    engine: str | EngineSpec | None = None,
     threads: int | None = None,
     device_map: str | None = None,
     max_new_tokens: int = GPU_DEFAULT_NEW_TOKENS,
@@ -92,11 +93,13 @@ def load_backend(
     Args:
         submission: a validated submission (or any :class:`ModelChoice`).
         device: "cpu", "cuda", "cuda:1", ...; default: CUDA when available, else CPU.
-        batch_size: prompts per engine call; default on CPU :func:`cpu_batch_size`, on a GPU
+        batch_size: prompts per forward; default on CPU :func:`cpu_batch_size`, on a GPU
             :func:`gpu_batch_size` from the free memory, halved on out-of-memory (run.json records the
-            plan as ``model.batch_size_from_memory``).
-        engine: a name in ``benchmark.models.hf.ENGINES`` ("single_prefill", "two_pass" or "draft"), or an
-            engine given whole (``benchmark.models.hf.EngineSpec``).
+            plan as ``model.batch_size_from_memory``). An engine call holds that many times the engine's
+            ``forwards_per_call`` (the pooled engine: 4 micro-batches of ``batch_size`` rows).
+        engine: a name in ``benchmark.models.hf.ENGINES`` ("single_prefill", "pooled", "two_pass", ...), an
+            engine given whole (``benchmark.models.hf.EngineSpec``), or None: the device's default
+            (``benchmark.models.hf.default_engine``: pooled on a CPU, single_prefill elsewhere).
         threads: CPU threads for torch (default: all cores).
         device_map: e.g. "auto": shard a model too large for one GPU over all visible devices
             (transformers/accelerate big-model loading); ``device`` then names the input device only.
@@ -119,7 +122,7 @@ def load_backend(
         tokenizer,
         source=source,
         chat_template=submission.chat_template,
-        engine=engine,
+        engine=default_engine(str(target)) if engine is None else engine,
         batch_size=size,
         device_map=device_map,
         planned_batch=planned.record() if planned else None,

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmark.documents import MANIFEST, REGENERATE, ManifestDocument, RunDocument, SummaryDocument
+from benchmark.engine_names import known_engine
 from benchmark.errors import FileProblem, SagoError, human_size
 from benchmark.integrity import (
     EVALUATE,
@@ -255,6 +256,10 @@ def _check_run_json(
                 f"variant-set sha256 {claimed[:12]}… matches no known set",
                 "re-run `sago evaluate` on the released variant set",
             )
+        )
+    if run.engine is not None and not known_engine(run.engine):
+        failures.append(
+            Failure(str(rel), f"engine {run.engine[:80]!r} is none the harness has", "re-run `sago evaluate`")
         )
     if run.not_measured and not _api_run(run, submission):
         failures.append(

@@ -4,9 +4,9 @@ What measures the harness rather than runs it: ``sago bench`` (:mod:`benchmark.t
 ``make`` targets ``bench-peer``, ``bench-floor``, ``scoring-accuracy``, ``gpu-check`` and ``bench-gpu``
 (``python -m benchmark.tools.<module>``, timed by :mod:`benchmark.tools.timing`), the politeness judges'
 calibration against the authors' verdicts (``python -m benchmark.tools.judge_calibration``, the judge a
-parameter), and the CPU engine only they use: the pooled engine
-(:mod:`benchmark.tools.pooled`, with its float16-screened output layer :mod:`benchmark.tools.screen`
-and its sliced scoring pass :mod:`benchmark.tools.chunked`). A tool may import any unit; no runtime unit
+parameter). The engines they time are the runtime's own (``benchmark.models.hf.ENGINES``; the pooled
+engine, a new run's default on a CPU, lives in :mod:`benchmark.models.pooled`). A tool may import any
+unit; no runtime unit
 imports a tool (the ``sago`` group alone names ``sago bench``, imported when it runs), so no run a user
 starts, and no committed result, can depend on code here (``tests/test_import_graph.py``).
 """

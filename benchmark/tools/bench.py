@@ -26,13 +26,12 @@ from benchmark.harness.collect import Batch, collect, prompt_length
 from benchmark.harness.evaluate import EvaluateOptions, check_options
 from benchmark.harness.finalize import finalize
 from benchmark.harness.sets import VariantSetLike, open_variant_set
-from benchmark.models.engine import greedy_config, left_pad, plain_greedy
-from benchmark.models.hf import EngineSpec, HFBackend
+from benchmark.models.engine import EngineSpec, greedy_config, left_pad, plain_greedy
+from benchmark.models.hf import ENGINES, HFBackend
 from benchmark.profiles import Profile, get_profile
 from benchmark.results import ResultsFolder
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
-from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import Timed, Timing, peak_rss_mib, profile_batches, profile_tasks, timed
 
 
@@ -185,7 +184,7 @@ def load_hf(
     device: str | None,
     threads: int | None,
     batch_size: int | None,
-    engine: EngineSpec,
+    engine: EngineSpec | None,
 ) -> HFBackend:
     """The submission's model as the timing tools need it: a Hugging Face backend, whose weights they
     reach directly (a fake has none)."""
@@ -211,7 +210,7 @@ class PooledRun(NamedTuple):
 def pooled_run(slug: str, set_name: str, version: str, profile: str, batch_size: int, tool: str) -> PooledRun:
     """The submission's model on the pooled engine, one thread, ``batch_size`` rows per forward, with the
     variant set and profile; a bad set or profile fails before the model loads."""
-    from benchmark.tools.pooled import POOLED
+    from benchmark.models.pooled import POOLED
 
     variant_set, chosen = open_variant_set(set_name, version), get_profile(profile)
     backend = load_hf(slug, tool, device="cpu", threads=1, batch_size=batch_size, engine=POOLED)
@@ -250,7 +249,7 @@ def pooled_header(slug: str, profile: str, batch_size: int) -> str:
 @click.command(name="bench")
 @click.option("--model", "slug", required=True, help="Submission slug to benchmark.")
 @run_options
-@engine_option(TOOL_ENGINES)
+@engine_option(ENGINES)
 def bench_command(
     slug: str,
     set_name: str,
@@ -259,11 +258,11 @@ def bench_command(
     device: str | None,
     batch_size: int | None,
     datasets: str | None,
-    engine: str,
+    engine: str | None,
     threads: int | None,
 ) -> None:
     """Measure prompts/s, tokens/s, peak memory and the harness/bare-model wall-time ratio."""
-    spec = TOOL_ENGINES.get(engine)
+    spec = None if engine is None else ENGINES.get(engine)  # None: the device's default, as sago evaluate
     chosen = get_profile(profile)
     subset = options.dataset_list(datasets)
     variant_set = open_variant_set(set_name, version)

@@ -33,9 +33,9 @@ from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.engine import Engine, RawOutput
+from benchmark.models.hf import ENGINES
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import Column, profile_tasks, release, report_option, table, timed, write_report
 
 T = TypeVar("T")
@@ -349,7 +349,7 @@ def cpu_compare(
     ids = smollm2_prompts(tok, prompts)
     decoding = Decoding(batch_size, new_tokens, frozenset({tok.eos_token_id}), tok.pad_token_id)
     # warm-up: one-off allocations and lazy imports
-    for engine in (TOOL_ENGINES.get(name).run for name in _CPU_ORDER):
+    for engine in (ENGINES.get(name).run for name in _CPU_ORDER):
         run_engine(engine, model, ids[:2], None, replace(decoding, new_tokens=2))
     rows: list[Measurement] = []
     tails: list[list[int]] | None = None
@@ -358,7 +358,7 @@ def cpu_compare(
             name: measure(
                 f"smollm2/{phase}",
                 name,
-                TOOL_ENGINES.get(name).run,
+                ENGINES.get(name).run,
                 model,
                 ids,
                 tails,
@@ -440,7 +440,7 @@ def bench_gpu(
         rows = _bench(
             dry_run,
             _names(shapes, SHAPES),
-            _names(engines, TOOL_ENGINES.names()),
+            _names(engines, ENGINES.names()),
             peak_flops,
             Workload(prompts, batch_size, 40, 120, new_tokens, baseline_tokens, seed=0),
         )
@@ -494,7 +494,7 @@ def _bench(
     if dry_run:  # the tiny shape's workload, with at most 8 new and 8 baseline tokens
         new, baseline = min(workload.new_tokens, 8), min(workload.baseline_tokens, 8)
         workload = replace(DRY_RUN, new_tokens=new, baseline_tokens=baseline)
-    runs = {name: TOOL_ENGINES.get(name).run for name in engines}
+    runs = {name: ENGINES.get(name).run for name in engines}
     measured = on_random_models(
         chosen, workload.seed, lambda m, shape: time_engines(m, shape, workload, runs, peak_flops=peak_flops)
     )

@@ -41,8 +41,8 @@ import torch
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
+from benchmark.models.screen import plain_head, screened_head
 from benchmark.tools.bench import pooled_header, pooled_run, pooled_run_options, time_harness, warm_up
-from benchmark.tools.screen import plain_head, screened_head
 from benchmark.tools.timing import Column, table, timed
 
 CLASSES = ("body, wide", "body, step", "head, wide", "head, step")

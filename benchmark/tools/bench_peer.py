@@ -30,11 +30,10 @@ from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import Task
 from benchmark.harness.sets import open_variant_set
-from benchmark.models.hf import HFBackend
+from benchmark.models.hf import ENGINES, HFBackend, default_engine
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.tools.bench import BenchResult, bench, load_hf, plain_generate
-from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import Column, Timing, profile_tasks, table, timed
 
 DEFAULT_MODEL = "huggingfacetb__smollm2-135m-instruct-q4_1"
@@ -198,10 +197,11 @@ def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
 )
 @click.option(
     "--engine",
-    default="single_prefill",
+    default=default_engine("cpu"),
     show_default=True,
-    help="The harness's engine (single_prefill, two_pass, draft, pooled); the peer only generates. Each "
-    "forward holds --batch-size rows, as the peer's (pooled: each engine call holds 4 such forwards).",
+    help="The harness's engine (pooled, the CPU default of sago evaluate; single_prefill, two_pass, "
+    "draft); the peer only generates. Each forward holds --batch-size rows, as the peer's (pooled: each "
+    "engine call holds 4 such forwards).",
 )
 @click.option(
     "--floor/--no-floor",
@@ -223,7 +223,7 @@ def bench_peer(
 ) -> None:
     """Time lm-eval generate_until and `sago bench` on the same prompts; print both and the ratio."""
     variant_set = open_variant_set(set_name, version)  # a bad --set fails before anything loads
-    spec = TOOL_ENGINES.get(engine)
+    spec = ENGINES.get(engine)
     require_lm_eval()
     chosen = get_profile(profile)
     backend = load_hf(

@@ -49,6 +49,7 @@ from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.sets import open_variant_set
 from benchmark.models import prefill
 from benchmark.models.engine import Engine, run_batch_two_pass
+from benchmark.models.hf import ENGINES
 from benchmark.models.loading import RowTokens, plan_gpu_batch
 from benchmark.profiles import get_profile
 from benchmark.results import ResultsFolder, results_dir
@@ -65,7 +66,6 @@ from benchmark.tools.bench_engines import (
     setting,
     time_engines,
 )
-from benchmark.tools.pooled import TOOL_ENGINES
 from benchmark.tools.timing import (
     Column,
     Laps,
@@ -222,7 +222,7 @@ def compare_engines(
     free = torch.cuda.mem_get_info(model.device)[0] if cuda else DRY_RUN_FREE_BYTES
     plan = planned_batch(shape, workload, model.dtype, free)
     rows: list[EngineRow] = []
-    runs = {"generate": GENERATE_ONLY, **{name: TOOL_ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
+    runs = {"generate": GENERATE_ONLY, **{name: ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
     for size in sorted({workload.batch_size, plan["batch_size"]}):
         sized = replace(workload, prompts=2 * size, batch_size=size)
         measured = {m.engine: m for m in time_engines(model, shape, sized, runs, peak_flops=1.0)}

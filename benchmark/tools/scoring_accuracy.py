@@ -1,7 +1,7 @@
 """``make scoring-accuracy``: how far the pooled engine's screened y_0 scoring pass is from float64.
 
 Why: over a large vocabulary the pooled engine's confidence numbers (y_0's log-probabilities and
-entropies under each variant) come from :func:`benchmark.tools.chunked.screened_statistics`: exact
+entropies under each variant) come from :func:`benchmark.models.chunked.screened_statistics`: exact
 float32 logits for the tokens near the peak, a float16 screen's values for the tail. Its error is not
 bounded by a proof small enough to quote, so it is measured here on real scoring rows and set beside the
 error of a plain float32 log-softmax of the same hidden states (what the single-prefill engine computes).
@@ -28,9 +28,9 @@ import torch
 from benchmark import options
 from benchmark.entry import run_command
 from benchmark.errors import SagoError
-from benchmark.tools import chunked
+from benchmark.models import chunked
+from benchmark.models.screen import ScreenedHead
 from benchmark.tools.bench import pooled_header, pooled_run, pooled_run_options, time_harness, warm_up
-from benchmark.tools.screen import ScreenedHead
 from benchmark.tools.timing import Column, table
 
 _ROWS_AT_ONCE = 128

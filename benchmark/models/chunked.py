@@ -37,7 +37,7 @@ from transformers import PreTrainedModel
 
 from benchmark.models.engine import EMPTY_Y0, Scores
 from benchmark.models.prefill import Drafted, Prefill, draft_prefix, teacher_inputs
-from benchmark.tools.screen import SAFETY, ScreenedHead, final_hidden, first_largest, screened_head, sliced
+from benchmark.models.screen import SAFETY, ScreenedHead, final_hidden, first_largest, screened_head, sliced
 
 VOCAB_CHUNK = 2048
 """tokens per slice of the output layer (a slice of 1,000 positions is 8 MB of float32)."""

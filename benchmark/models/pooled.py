@@ -1,8 +1,8 @@
 """Pooled draft engine: the draft engine, with decoding regrouped across the micro-batches of one call.
 
-A performance tool's engine (``make bench-peer``, ``make bench-floor``, ``make scoring-accuracy``): no
-run a user starts can pick it (``benchmark.models.hf.ENGINES`` does not hold it) and no committed result
-was made with it; the tools reach it through :data:`POOLED` and :data:`TOOL_ENGINES`.
+The default engine of a new run on a CPU (``benchmark.models.hf.default_engine``; ``--engine pooled``
+anywhere), and the one ``make bench-peer``, ``make bench-floor`` and ``make scoring-accuracy`` time. No
+committed result was made with it: their re-runs keep the engine their run.json records.
 
 Why: on a CPU a decode step costs nearly as much for a few rows as for a full batch (it reads every
 weight once), and a batch decodes for as many steps as its slowest row needs. With y_0 as a draft, many
@@ -22,11 +22,11 @@ inside the window; otherwise each micro-batch decodes alone.
 
 Where the model's logits are a plain linear head of its final hidden state, the output layer is not
 run as one float32 product. The y_0 scoring pass applies it in vocabulary slices with running statistics
-(:mod:`benchmark.tools.chunked`: no [rows, len(y_0), vocab] tensor; y_0 scores equal up to float
+(:mod:`benchmark.models.chunked`: no [rows, len(y_0), vocab] tensor; y_0 scores equal up to float
 reassociation, or over a vocabulary of 131,072 tokens or more, exact float32 logits where the probability
 is and a float16 screen's for the tail, within float32 log-softmax's own error). Decode steps pick tokens
 through a float16 screen with an error bound and a float32 pick among its few candidates
-(:mod:`benchmark.tools.screen`: the float32 argmax without the full product).
+(:mod:`benchmark.models.screen`: the float32 argmax without the full product).
 Hidden states are the prefill's own, unchanged.
 """
 
@@ -43,16 +43,17 @@ from torch.nn import functional
 from transformers import PreTrainedModel
 from transformers.cache_utils import DynamicCache
 
+from benchmark.models.chunked import score_and_draft_chunked, sliced_screen
 from benchmark.models.engine import (
     NOT_SCORED,
     DecodeOptions,
+    EngineSpec,
     RawOutput,
     Scores,
     Tokens,
     cut_at_eos,
     raw_outputs,
 )
-from benchmark.models.hf import ENGINES, EngineSpec
 from benchmark.models.prefill import (
     Lane,
     SinglePrefillUnsupported,
@@ -72,10 +73,8 @@ from benchmark.models.prefill import (
     unfinished,
     unsupported_reason,
 )
-from benchmark.registry import Registry
+from benchmark.models.screen import ScreenedHead, plain_head, screened_head, screened_step
 from benchmark.schema import rerun_batch_size
-from benchmark.tools.chunked import score_and_draft_chunked, sliced_screen
-from benchmark.tools.screen import ScreenedHead, plain_head, screened_head, screened_step
 
 POOL = 4
 """micro-batches per full engine call: the backend's forwards hold a POOL-th of its batch size."""
@@ -301,8 +300,8 @@ def prepare(model: Any) -> None:
 
 def engine_settings(model: Any) -> dict[str, object]:
     """run.json's ``engine_settings``: the pool, and how decode steps pick greedy tokens
-    (benchmark/tools/screen.py) and how the y_0 scoring pass reads the output layer
-    (benchmark/tools/chunked.py)."""
+    (benchmark/models/screen.py) and how the y_0 scoring pass reads the output layer
+    (benchmark/models/chunked.py)."""
     if sliced_screen(model) is not None:
         scoring = "float16_screen"
     else:
@@ -323,11 +322,8 @@ POOLED = EngineSpec(
     options=engine_options,
     prepare=prepare,
     settings=engine_settings,
-    about=f"a performance tool's engine: draft, each call read as {POOL} micro-batches of --batch-size rows "
-    "whose unfinished rows decode together; fastest on a CPU",
+    about=f"the default on a CPU: draft, each call read as {POOL} micro-batches of --batch-size rows "
+    "whose unfinished rows decode together; the fastest on a CPU",
 )
-"""The pooled engine as the backend takes it (``HFBackend(..., engine=POOLED)``)."""
-TOOL_ENGINES: Registry[EngineSpec] = Registry("engine")
-"""The engines the performance tools pick by name: every engine a run can use, and :data:`POOLED`."""
-for _spec in (*ENGINES.entries(), POOLED):
-    TOOL_ENGINES.add(_spec)
+"""The pooled engine as the backend takes it (``HFBackend(..., engine=POOLED)``), registered in
+``benchmark.models.hf.ENGINES`` as ``pooled``."""
