@@ -175,3 +175,26 @@ def test_the_default_engines_peer_ratios_are_the_committed_tables() -> None:
         small, large = ratios[(name, "8")], ratios[(name, "32")]
         said = f"{'× and '.join(small)}× at batch 8, {'× and '.join(large)}× at batch 32"
         assert f"{name} " in README and said in README, said
+
+
+def test_the_engine_comparison_ratios_are_the_committed_table() -> None:
+    """Every CPU ratio pair the README quotes for the default (pooled) engine and the engines it replaced
+    is the pair of runs the committed table holds for that engine and batch, smaller first."""
+    table = (ROOT / "docs" / "bench" / "bench-peer-smollm2-engines.txt").read_text(encoding="utf-8")
+    ratios: dict[tuple[str, str], list[float]] = {}
+    engine = ""
+    for line in table.splitlines():
+        if line.startswith("# run: "):
+            engine = " ".join(line.removeprefix("# run: ").removeprefix("engine ").split()[:-1])
+        elif line.strip().startswith("1 ") and engine:
+            cells = line.split()
+            ratios.setdefault((engine, cells[1]), []).append(float(cells[-1]))
+    engines = ("single_prefill", "draft", "pooled exact", "pooled screen")
+    assert sorted(ratios) == sorted((e, b) for e in engines for b in ("8", "32"))
+    text = " ".join(README.split())
+    for (engine, batch), runs in ratios.items():
+        assert len(runs) == 2, (engine, batch)
+        low, high = sorted(runs)
+        assert f"{low:.3f}× and {high:.3f}×" in text, (engine, batch, runs)
+    default = ratios[("pooled screen", "8")] + ratios[("pooled screen", "32")]
+    assert max(default) < 1.0, "issue 51: the default engine below lm-eval's time at batch 8 and 32"
