@@ -11,7 +11,9 @@ import re
 
 LOCAL_ENGINES = ("single_prefill", "two_pass", "draft", "static_graph", "pooled")
 """the engines that run local weights (``sago evaluate --engine``)."""
-OTHER_ENGINES = ("api", "fake")
+STAND_IN = "fake"
+"""the tests' stand-in model (``benchmark.models.fake``)."""
+OTHER_ENGINES = ("api", STAND_IN)
 """an endpoint that decodes (``benchmark.models.api``), and the tests' stand-in model
 (``benchmark.models.fake``), whose results the fixture checkouts validate."""
 _DECLINED = re.compile(r"two_pass \((?P<engine>[a-z_]+) declined: .+\)", re.DOTALL)
@@ -24,7 +26,15 @@ def known_engine(name: str) -> bool:
     >>> known_engine("pooled"), known_engine("two_pass (pooled declined: sliding window)"), known_engine("x")
     (True, True, False)
     """
+    return name in OTHER_ENGINES or local_engine(name)
+
+
+def local_engine(name: str) -> bool:
+    """Whether run.json's ``engine`` runs local weights (what a packaged or Hub submission's run must say:
+    the tests' ``fake`` and an endpoint's ``api`` are refused there).
+
+    >>> local_engine("draft"), local_engine("two_pass (draft declined: no cache)"), local_engine("fake")
+    (True, True, False)
+    """
     declined = _DECLINED.fullmatch(name)
-    return name in LOCAL_ENGINES + OTHER_ENGINES or (
-        declined is not None and declined["engine"] in LOCAL_ENGINES
-    )
+    return name in LOCAL_ENGINES or (declined is not None and declined["engine"] in LOCAL_ENGINES)

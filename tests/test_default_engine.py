@@ -14,7 +14,13 @@ import pytest
 from helpers.stopping import stopped_after
 from helpers.toy import toy_variant_set
 
-from benchmark.harness.evaluate import EvaluateOptions, evaluate_model, options_argv, resumed_engine
+from benchmark.harness.evaluate import (
+    EvaluateOptions,
+    checkpoint_plan,
+    evaluate_model,
+    options_argv,
+    resumed_engine,
+)
 from benchmark.models.pooled import POOL
 from benchmark.models.tiny import tiny_llama, tiny_tokenizer
 from benchmark.submissions import Submission
@@ -111,11 +117,11 @@ def test_a_stopped_pooled_run_resumes_and_one_stopped_under_single_prefill_keeps
         with stopped_after(monkeypatch, 3), pytest.raises(KeyboardInterrupt):
             _run(tiny, options, out)
         assert len(list((out / "checkpoint" / "rank-0").glob("*.parquet"))) == 3
-    assert resumed_engine(tmp_path / "pooled", DEFAULT) == "pooled"
-    assert resumed_engine(tmp_path / "old", DEFAULT) == "single_prefill"
-    assert resumed_engine(tmp_path / "old", replace(DEFAULT, force=True)) is None
-    assert resumed_engine(tmp_path / "old", replace(DEFAULT, engine="draft")) == "draft"
-    assert resumed_engine(tmp_path / "new", DEFAULT) is None
+    assert resumed_engine(checkpoint_plan(tmp_path / "pooled"), DEFAULT) == "pooled"
+    assert resumed_engine(checkpoint_plan(tmp_path / "old"), DEFAULT) == "single_prefill"
+    assert resumed_engine(checkpoint_plan(tmp_path / "old"), replace(DEFAULT, force=True)) is None
+    assert resumed_engine(checkpoint_plan(tmp_path / "old"), replace(DEFAULT, engine="draft")) == "draft"
+    assert resumed_engine(checkpoint_plan(tmp_path / "new"), DEFAULT) is None
     resumed = _run(tiny, DEFAULT, tmp_path / "pooled")
     assert resumed["engine"] == "pooled"
     assert _run(tiny, DEFAULT, tmp_path / "old")["engine"] == "single_prefill"

@@ -23,7 +23,13 @@ from benchmark.harness.collect import (
     rerun_task,
     select_tasks,
 )
-from benchmark.harness.evaluate import EvaluateOptions, evaluate_model, kept_batches, resumed_planner
+from benchmark.harness.evaluate import (
+    EvaluateOptions,
+    checkpoint_plan,
+    evaluate_model,
+    kept_batches,
+    resumed_planner,
+)
 from benchmark.harness.finalize import finalize
 from benchmark.models.fake import FakeBackend
 from benchmark.profiles import get_profile
@@ -178,9 +184,9 @@ def test_a_plain_restart_resumes_a_checkpoint_with_the_planner_that_cut_it(
     with pytest.raises(KeyboardInterrupt):
         run(old, tmp_path / "out")
     monkeypatch.setattr(checkpoint.PartStore, "write", write)
-    assert resumed_planner(tmp_path / "out", default) == 1
-    assert resumed_planner(tmp_path / "out", replace(default, force=True)) == PLANNER
-    assert resumed_planner(tmp_path / "new", default) == PLANNER
+    assert resumed_planner(checkpoint_plan(tmp_path / "out"), default) == 1
+    assert resumed_planner(checkpoint_plan(tmp_path / "out"), replace(default, force=True)) == PLANNER
+    assert resumed_planner(checkpoint_plan(tmp_path / "new"), default) == PLANNER
     # the refusal's count reads the same stored plan: planner 1's batches, 3 of them finished
     stored = json.loads((tmp_path / "out" / "checkpoint" / "rank-0" / "plan.json").read_text())
     total = global_batches(select_tasks(toy_variant_set(), SMOKE, None), stored["batch_size"], planner=1)

@@ -24,7 +24,7 @@ from helpers.site_tree import PROFILE, SET, VERSION, SiteTree, make_site_tree, s
 from markupsafe import Markup
 from safetensors.numpy import save_file
 
-from benchmark import integrity
+from benchmark import integrity, paths
 from benchmark.cli import main
 from benchmark.submissions import validate_results
 from benchmark.submissions.cli import submissions
@@ -253,6 +253,24 @@ def test_a_run_of_an_unknown_engine_is_refused(site_tree: SiteTree, engine: str)
     path = results(site_tree) / "run.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "engine": engine}))
     only(site_tree, f"acme__tiny-a/results/{SET}/{VERSION}/run.json", f"engine {engine!r} is none")
+
+
+@pytest.mark.parametrize("engine", ["fake", "api"])
+def test_a_local_models_run_by_another_backend_is_refused(
+    site_tree: SiteTree, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An endpoint, and in the project's own submissions folder the tests' stand-in model, are engines the
+    harness has but not ones that ran the weights submission.yaml pins: a hand-edited or test-made result
+    cannot pass as the model's own (a fixture checkout elsewhere holds stand-in results on purpose)."""
+    path = results(site_tree) / "run.json"
+    run = json.loads(path.read_text())
+    spec = yaml.safe_load((site_tree.submissions / "acme__tiny-a" / "submission.yaml").read_text())
+    assert run.get("engine") != engine and spec["model"]["kind"] == "hub"
+    path.write_text(json.dumps({**run, "engine": engine}))
+    if engine == "fake":
+        assert lines(site_tree) == []  # a fixture checkout
+        monkeypatch.setattr(paths, "SUBMISSIONS_DIR", site_tree.submissions)
+    only(site_tree, f"{RESULTS}/run.json", f"engine {engine!r} is not one that runs local weights")
 
 
 def test_records_with_a_missing_column(site_tree: SiteTree) -> None:

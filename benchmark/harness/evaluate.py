@@ -226,6 +226,7 @@ def evaluate_model(
         started_run(out)
         if isinstance(spec, ApiModel) or isinstance(backend, ApiBackend):
             raise SagoError(f"{label}: --second-worker is for local models; an API run waits on its endpoint")
+    stored = checkpoint_plan(out)  # read once: the planner and engine a plain restart keeps
     if backend is None and isinstance(spec, ApiModel):
         backend = api_backend_for(spec, options)
     if isinstance(backend, ApiBackend):
@@ -233,7 +234,7 @@ def evaluate_model(
         extra = {**extra, "not_measured": api_not_measured()}
     if backend is None:
         assert submission is not None  # checked above
-        options = replace(options, engine=resumed_engine(out, options))
+        options = replace(options, engine=resumed_engine(stored, options))
         # a GPU row's memory, so its batch size, depends on the profile's token limit
         backend = local_backend(submission, options, max_new_tokens=profile.max_new_tokens)
     settings: dict[str, Any] = {
@@ -244,7 +245,7 @@ def evaluate_model(
         "run_info": _run_info(label, options, submission, backend.name),
         "progress": options.progress,
         "activations": options.activations,
-        "planner": resumed_planner(out, options),
+        "planner": resumed_planner(stored, options),
     }
     if options.second_worker:
         done = second_worker(backend, variant_set, out, **settings)
@@ -306,8 +307,14 @@ def kept_batches(out: Path, options: EvaluateOptions, variant_set: VariantSetLik
     return f"{finished} of {total} batches" if total else f"{finished} finished batches"
 
 
-def resumed_planner(out: Path, options: EvaluateOptions) -> int:
-    """The planner of a stopped run's checkpoint when this run resumes it, else ``options.planner``.
+def checkpoint_plan(out: Path) -> Mapping[str, Any] | None:
+    """The plan.json of a stopped one-process run in ``out`` (rank 0), or None."""
+    return stored_plan(PartStore(ResultsFolder(out).checkpoint / "rank-0"))
+
+
+def resumed_planner(stored: Mapping[str, Any] | None, options: EvaluateOptions) -> int:
+    """The planner of a stopped run's checkpoint (its plan.json, ``stored``) when this run resumes it,
+    else ``options.planner``.
 
     A checkpoint started before planner 2 existed (a long run across a ``git pull``) has its batches cut
     by planner 1; resuming it with the new default would be refused, and ``--force`` would throw its
@@ -316,14 +323,13 @@ def resumed_planner(out: Path, options: EvaluateOptions) -> int:
     """
     if options.force or options.planner != PLANNER:
         return options.planner
-    stored = stored_plan(PartStore(ResultsFolder(out).checkpoint / "rank-0"))
     planner = options.planner if stored is None else stored.get("planner", 1)
     return planner if planner in PLANNERS else options.planner
 
 
-def resumed_engine(out: Path, options: EvaluateOptions) -> str | None:
-    """The engine of a stopped run's checkpoint when this run names none and resumes it, else
-    ``options.engine`` (None: the device's default, ``benchmark.models.hf.default_engine``).
+def resumed_engine(stored: Mapping[str, Any] | None, options: EvaluateOptions) -> str | None:
+    """The engine of a stopped run's checkpoint (its plan.json, ``stored``) when this run names none and
+    resumes it, else ``options.engine`` (None: the device's default, ``benchmark.models.hf.default_engine``).
 
     A run started before the default changed (single_prefill to pooled on a CPU) recorded its engine in
     plan.json; a plain restart with the new default would be refused as a different run, and ``--force``
@@ -334,7 +340,6 @@ def resumed_engine(out: Path, options: EvaluateOptions) -> str | None:
 
     if options.force or options.engine is not None:
         return options.engine
-    stored = stored_plan(PartStore(ResultsFolder(out).checkpoint / "rank-0"))
     engine = (stored or {}).get("model", {}).get("engine")
     # a declined engine is recorded as "two_pass (... declined: ...)": the default declines the same way
     return engine if isinstance(engine, str) and engine in ENGINES.names() else None

@@ -18,8 +18,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmark import paths
 from benchmark.documents import MANIFEST, REGENERATE, ManifestDocument, RunDocument, SummaryDocument
-from benchmark.engine_names import known_engine
+from benchmark.engine_names import STAND_IN, known_engine, local_engine
 from benchmark.errors import FileProblem, SagoError, human_size
 from benchmark.integrity import (
     EVALUATE,
@@ -257,10 +258,11 @@ def _check_run_json(
                 "re-run `sago evaluate` on the released variant set",
             )
         )
-    if run.engine is not None and not known_engine(run.engine):
-        failures.append(
-            Failure(str(rel), f"engine {run.engine[:80]!r} is none the harness has", "re-run `sago evaluate`")
-        )
+    failures.extend(
+        Failure(str(rel), f"engine {name[:80]!r} is none the harness has", "re-run `sago evaluate`")
+        for name in _engines(run)
+        if not known_engine(name)
+    )
     if run.not_measured and not _api_run(run, submission):
         failures.append(
             Failure(
@@ -271,7 +273,7 @@ def _check_run_json(
             )
         )
     if submission is not None:
-        failures.extend(_check_run_model(run, rel, submission))
+        failures.extend(_check_run_model(run, path, rel, submission))
     return run, failures
 
 
@@ -306,12 +308,31 @@ def _api_run(run: RunDocument, submission: Submission | None) -> bool:
     return submission is not None and isinstance(submission.model, ApiModel) and run.is_api
 
 
-def _check_run_model(run: RunDocument, rel: Path, submission: Submission) -> list[Failure]:
-    """run.json must describe the model that submission.yaml names (not results of another model)."""
+def _engines(run: RunDocument) -> list[str]:
+    """The engine names run.json records (top level and ``model.engine``; one when they agree)."""
+    return list(dict.fromkeys(name for name in (run.engine, run.model.engine) if name is not None))
+
+
+def _in_project(path: Path) -> bool:
+    """Whether ``path`` is in the project's own submissions folder (what a pull request changes)."""
+    return path.resolve().is_relative_to(paths.SUBMISSIONS_DIR.resolve())
+
+
+def _check_run_model(run: RunDocument, path: Path, rel: Path, submission: Submission) -> list[Failure]:
+    """run.json must describe the model that submission.yaml names (not results of another model, nor of
+    an engine that cannot run it: the tests' stand-in model is refused in the project's own folder)."""
     fix = "re-run `sago evaluate` for this submission"
     if run.submission_model != submission.model.model_dump():
         return [Failure(str(rel), "submission_model differs from the model in submission.yaml", fix)]
     model, spec = run.model, submission.model
+    wanted = "the endpoint's (api)" if isinstance(spec, ApiModel) else "one that runs local weights"
+    for name in _engines(run):
+        if name == STAND_IN and not _in_project(path):
+            continue  # a test's fixture checkout of stand-in results (tests/helpers)
+        if known_engine(name) and local_engine(name) == isinstance(spec, ApiModel):
+            return [
+                Failure(str(rel), f"engine {name!r} is not {wanted}, as submission.yaml's model needs", fix)
+            ]
     if isinstance(spec, PackagedModel) and model.file_sha256 != spec.sha256:
         return [Failure(str(rel), "model.file_sha256 is not the sha256 submission.yaml pins", fix)]
     if isinstance(spec, HubModel) and model.revision != spec.revision:
