@@ -85,15 +85,22 @@ def test_load_backend_plans_the_batch_from_cuda_free_memory(monkeypatch: pytest.
 
     def mem_get_info(device: torch.device) -> tuple[int, int]:
         seen.append(device)
-        return 3 * 2**20, 8 * 2**20
+        return 48 * 2**20, 80 * 2**20
 
     monkeypatch.setattr(loading.torch.cuda, "mem_get_info", mem_get_info)
-    plan = loading._planned_batch(model, torch.device("cuda:1"), max_new_tokens=64)
+    plan = loading._planned_batch(model, torch.device("cuda:1"), max_new_tokens=64, caches=1)
     assert seen == [torch.device("cuda:1")]
     tokens = RowTokens(loading.GPU_PROMPT_TOKENS, 64, 64)
-    assert plan == plan_gpu_batch(model.config, 3 * 2**20, tokens, torch.float32)
+    assert plan == plan_gpu_batch(model.config, 48 * 2**20, tokens, torch.float32)
     assert plan is not None and 1 < plan.batch_size < loading.GPU_MAX_BATCH_SIZE
-    assert loading._planned_batch(model, torch.device("cpu"), max_new_tokens=64) is None
+    # the pooled engine holds 4 micro-batches' caches: a quarter of the rows per forward, same row cost
+    pooled = loading._planned_batch(model, torch.device("cuda:1"), max_new_tokens=64, caches=4)
+    assert pooled is not None and pooled.row_bytes == plan.row_bytes
+    assert (
+        pooled.batch_size == plan.batch_size // 4
+        and 4 * pooled.batch_size * pooled.row_bytes <= 0.8 * 48 * 2**20
+    )
+    assert loading._planned_batch(model, torch.device("cpu"), max_new_tokens=64, caches=1) is None
 
 
 def test_a_batch_that_runs_out_of_memory_shrinks_and_records_the_same_outputs() -> None:

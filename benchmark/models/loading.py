@@ -18,7 +18,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from benchmark.errors import SagoError
 from benchmark.gguf import load_gguf
 from benchmark.models.engine import EngineSpec
-from benchmark.models.hf import HFBackend, ModelSource, default_engine
+from benchmark.models.hf import HFBackend, ModelSource, default_engine, resolve_engine
 from benchmark.paths import REPO_ROOT
 from benchmark.submissions import ApiModel, HubModel, LocalModel, PackagedModel
 
@@ -94,7 +94,8 @@ def load_backend(
         submission: a validated submission (or any :class:`ModelChoice`).
         device: "cpu", "cuda", "cuda:1", ...; default: CUDA when available, else CPU.
         batch_size: prompts per forward; default on CPU :func:`cpu_batch_size`, on a GPU
-            :func:`gpu_batch_size` from the free memory, halved on out-of-memory (run.json records the
+            :func:`gpu_batch_size` from the free memory (shared by the forwards an engine keeps live:
+            the pooled engine's 4), halved on out-of-memory (run.json records the
             plan as ``model.batch_size_from_memory``). An engine call holds that many times the engine's
             ``forwards_per_call`` (the pooled engine: 4 micro-batches of ``batch_size`` rows).
         engine: a name in ``benchmark.models.hf.ENGINES`` ("single_prefill", "pooled", "two_pass", ...), an
@@ -115,27 +116,31 @@ def load_backend(
         torch.set_num_threads(threads or os.cpu_count() or 1)
     model, tokenizer, source = _load(submission.model, dtype, device_map)
     model = (model if device_map else model.to(target)).eval()
-    planned = _planned_batch(model, target, max_new_tokens) if batch_size is None else None
+    engine = default_engine(str(target)) if engine is None else engine
+    # the pooled engine keeps the caches of all its micro-batches live at once: plan per forward for that
+    caches = resolve_engine(engine, model)[1].forwards_per_call
+    planned = _planned_batch(model, target, max_new_tokens, caches) if batch_size is None else None
     size = batch_size or (planned.batch_size if planned else cpu_batch_size(model))
     return HFBackend(
         model,
         tokenizer,
         source=source,
         chat_template=submission.chat_template,
-        engine=default_engine(str(target)) if engine is None else engine,
+        engine=engine,
         batch_size=size,
         device_map=device_map,
         planned_batch=planned.record() if planned else None,
     )
 
 
-def _planned_batch(model: Any, target: torch.device, max_new_tokens: int) -> GpuBatch | None:
-    """On a GPU, the batch size planned from the memory left after loading the weights; None on a CPU."""
+def _planned_batch(model: Any, target: torch.device, max_new_tokens: int, caches: int) -> GpuBatch | None:
+    """On a GPU, the rows per forward planned from the memory left after loading the weights, with
+    ``caches`` forwards' caches live at once; None on a CPU."""
     if target.type != "cuda":
         return None
     free, _ = torch.cuda.mem_get_info(target)
     tokens = RowTokens(GPU_PROMPT_TOKENS, max_new_tokens, max_new_tokens)
-    return plan_gpu_batch(model.config, free, tokens, model.dtype)
+    return plan_gpu_batch(model.config, free, tokens, model.dtype, caches=caches)
 
 
 def row_bytes(config: Any, tokens: RowTokens, dtype: torch.dtype) -> int:
@@ -174,10 +179,19 @@ def gpu_batch_size(config: Any, free_bytes: int, tokens: RowTokens, dtype: torch
     return plan_gpu_batch(config, free_bytes, tokens, dtype).batch_size
 
 
-def plan_gpu_batch(config: Any, free_bytes: int, tokens: RowTokens, dtype: torch.dtype) -> GpuBatch:
-    """:func:`gpu_batch_size` with the numbers it came from."""
+def plan_gpu_batch(
+    config: Any, free_bytes: int, tokens: RowTokens, dtype: torch.dtype, *, caches: int = 1
+) -> GpuBatch:
+    """:func:`gpu_batch_size` with the numbers it came from; ``caches``: forwards whose rows are live at
+    once (the pooled engine's micro-batches), so each forward gets that share of the memory.
+
+    >>> from benchmark.models.tiny import tiny_llama
+    >>> config, tokens = tiny_llama().config, RowTokens(512, 256, 256)
+    >>> [plan_gpu_batch(config, 2**24, tokens, torch.float32, caches=n).batch_size for n in (1, 4)]
+    [8, 2]
+    """
     row = row_bytes(config, tokens, dtype)
-    rows = int(free_bytes * GPU_MEMORY_SHARE) // row
+    rows = int(free_bytes * GPU_MEMORY_SHARE) // (row * caches)
     size = 1
     while size * 2 <= min(rows, GPU_MAX_BATCH_SIZE):
         size *= 2
