@@ -14,12 +14,26 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass as plain_dataclass
 from dataclasses import field, replace
-from dataclasses import fields as declared
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, ClassVar, Protocol, Self, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, TypeVar, cast
 
-from pydantic import GetCoreSchemaHandler, TypeAdapter
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic.dataclasses import dataclass
 from pydantic_core import core_schema
 
@@ -127,9 +141,28 @@ def _int_map(value: object, _: object = None) -> Mapping[str, int] | None:
     return {str(k): v for k, v in value.items() if _int(v) is not None}
 
 
-Text = Annotated[str | None, Read(_text)]
-Int = Annotated[int | None, Read(_int)]
-Seconds = Annotated[float | None, Read(_seconds)]
+@plain_dataclass(frozen=True)
+class Lenient:
+    """pydantic metadata of a field read leniently: an ill-typed value is ``fallback`` (not recorded)."""
+
+    fallback: object = None
+
+    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> Any:
+        def read(value: Any, inner: core_schema.ValidatorFunctionWrapHandler) -> Any:
+            try:
+                return inner(value)
+            except ValidationError:
+                return self.fallback
+
+        return core_schema.no_info_wrap_validator_function(read, handler(source))
+
+
+Text = Annotated[StrictStr | None, Lenient()]
+Int = Annotated[StrictInt | None, Lenient()]
+# Strict numbers: a lax float would write 2 back as 2.0; past a float's range reads as not recorded.
+Seconds = Annotated[
+    StrictInt | StrictFloat | None, AfterValidator(lambda v: None if _seconds(v) is None else v), Lenient()
+]
 AsWritten = Annotated[Any, Read(lambda value, _: value)]
 
 
@@ -166,9 +199,8 @@ class Rendered(Protocol):
     def dumps(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class Document:
-    """What every document has: a kind, a version range this code reads, and the object as written."""
+class Versioned:
+    """What every document has: a kind, a version range this code reads, and how it is loaded and written."""
 
     KIND: ClassVar[str] = "document"
     FILE: ClassVar[str] = ""
@@ -180,10 +212,6 @@ class Document:
     LIMIT: ClassVar[int] = 64 << 20
     """the largest file :meth:`read` loads (bytes)."""
     STATISTICS: ClassVar[bool] = False
-
-    schema_version: int
-    data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
-    """the whole JSON object (keys and values exactly as in the file)."""
 
     @classmethod
     def version_of(cls, data: Mapping[str, Any], where: object) -> int:
@@ -204,9 +232,8 @@ class Document:
         return version
 
     @classmethod
-    def version_problem(cls, data: Mapping[str, object]) -> DocumentProblem | None:
+    def version_problem(cls, version: object) -> DocumentProblem | None:
         """``schema_version`` as a checker reports it (missing, not a positive integer, or too new)."""
-        version = data.get("schema_version")
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             return DocumentProblem("missing or invalid schema_version", REGENERATE)
         if version > cls.NEWEST:
@@ -218,13 +245,7 @@ class Document:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
-        """The typed document of a parsed JSON object (version checked, then every field read)."""
-        return cls._typed(data, cls.version_of(data, where), where)
-
-    @classmethod
-    def _typed(cls, data: Mapping[str, Any], version: int, where: object) -> Self:
-        fields = {**data, "schema_version": version, "data": data}
-        return read_as(cls, fields, Where(where, cls.KIND, cls.FIX))
+        raise NotImplementedError  # each kind of declaration reads its own way
 
     @classmethod
     def read(cls, path: Path, fix: str | None = None) -> Self:
@@ -242,11 +263,64 @@ class Document:
         return document
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.data)
+        raise NotImplementedError
 
     def dumps(self) -> str:
         """Provenance is written as recorded; statistics canonically (rebuilt, the same bytes)."""
-        return (jsonio.dumps if self.STATISTICS else jsonio.plain_json)(self.data)
+        return (jsonio.dumps if self.STATISTICS else jsonio.plain_json)(self.to_json())
+
+
+@dataclass(frozen=True)
+class Document(Versioned):
+    """A document read by hand-written field readers, kept with ``data``, the object as written."""
+
+    schema_version: int
+    data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
+    """the whole JSON object (keys and values exactly as in the file)."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
+        """The typed document of a parsed JSON object (version checked, then every field read)."""
+        return cls._typed(data, cls.version_of(data, where), where)
+
+    @classmethod
+    def _typed(cls, data: Mapping[str, Any], version: int, where: object) -> Self:
+        fields = {**data, "schema_version": version, "data": data}
+        return read_as(cls, fields, Where(where, cls.KIND, cls.FIX))
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+class Part(BaseModel):
+    """A JSON object as a pydantic model: frozen, its undeclared keys kept as written."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class Doc(Versioned, Part):
+    """A versioned document as one pydantic model: its fields are the file's keys, and writing it gives
+    back the keys it was read with (``exclude_unset``: a key the file lacked stays absent)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _versioned(cls, data: Any, info: ValidationInfo) -> Any:
+        """Refuses a version this code does not read, one line naming the file (``strict`` False: an
+        unreadable version is 0, for a checker that reports it). Old keys would be repaired here."""
+        context = info.context or {}
+        if context.get("strict", True):
+            version = cls.version_of(data, context.get("where", cls.KIND))
+        else:
+            version = _int(data.get("schema_version")) or 0
+        return {**data, "schema_version": version}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = "document", *, strict: bool = True) -> Self:
+        """The typed document of a parsed JSON object (version checked, then every field read)."""
+        return cls.model_validate(data, context={"where": where, "strict": strict})
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def _names(value: object, _: object = None) -> tuple[str, ...] | None:
@@ -254,17 +328,16 @@ def _names(value: object, _: object = None) -> tuple[str, ...] | None:
     return tuple(str(v) for v in value) if isinstance(value, list) and names else None
 
 
-@dataclass(frozen=True)
-class RunProfile:
+class RunProfile(Part):
     """run.json's ``profile``: the evaluation setting a run used (a missing or ill-typed value is None)."""
 
     name: Text = None
     items_per_dataset: Int = None
-    all_strengths: Annotated[bool | None, Read(lambda v, _: v if isinstance(v, bool) else None)] = None
+    all_strengths: Annotated[StrictBool | None, Lenient()] = None
     """every strength level, or only the weakest and strongest."""
     max_new_tokens: Int = None
     description: Text = None
-    every_level_of: Annotated[tuple[str, ...] | None, Read(_names)] = ()
+    every_level_of: Annotated[tuple[StrictStr, ...] | None, Lenient()] = ()
     """families run at every level (empty: none, also when not recorded; None: not a list of names)."""
 
     def problem(self) -> str | None:
@@ -282,7 +355,8 @@ class RunProfile:
     def evaluation_profile(self) -> Profile | None:
         """The profile as the harness runs it, from run.json's own parameters (None: :meth:`problem`).
 
-        >>> RunProfile("smoke", 4, False, 32).evaluation_profile().items_per_dataset
+        >>> RunProfile(name="smoke", items_per_dataset=4, all_strengths=False, max_new_tokens=32
+        ...            ).evaluation_profile().items_per_dataset
         4
         """
         if self.problem() is not None:
@@ -298,8 +372,7 @@ class RunProfile:
         )
 
 
-@dataclass(frozen=True)
-class RunModel:
+class RunModel(Part):
     """run.json's ``model``: what was run and how it was loaded (a missing or ill-typed value is None)."""
 
     source: Text = None
@@ -338,13 +411,13 @@ class RunModel:
         return layers + 1, hidden
 
 
-@dataclass(frozen=True)
-class RunTimings:
-    """run.json's ``timings`` (a missing or ill-typed value is None)."""
+class RunTimings(Part):
+    """run.json's ``timings`` (a missing or ill-typed number is None; the dates are kept as written, for
+    :meth:`RunDocument.problems` to judge)."""
 
-    started_at: Text = None
+    started_at: Any = None
     """when the first rank started (ISO 8601)."""
-    finished_at: Text = None
+    finished_at: Any = None
     """when the last rank finished (ISO 8601)."""
     model_seconds: Seconds = None
     """compute time of the model alone, every rank together."""
@@ -355,7 +428,8 @@ class RunTimings:
     def wall_seconds(self) -> float | None:
         """Seconds from start to finish, stopped time of a resumed run included (None: not recorded).
 
-        >>> RunTimings("2026-11-30T11:29:06+00:00", "2026-11-30T11:43:57+00:00").wall_seconds
+        >>> RunTimings(started_at="2026-11-30T11:29:06+00:00", finished_at="2026-11-30T11:43:57+00:00"
+        ...            ).wall_seconds
         891.0
         """
         try:
@@ -366,8 +440,7 @@ class RunTimings:
             return None
 
 
-@dataclass(frozen=True)
-class RunHardware:
+class RunHardware(Part):
     """The parts of run.json's ``hardware`` that readers use (written by ``provenance.Hardware``)."""
 
     cpu_count: Int = None
@@ -378,19 +451,14 @@ class RunHardware:
     """the harness's CPU-setting variables as recorded (a re-run applies them: ``benchmark.cpu``)."""
 
 
-def _part(kind: type[T]) -> Read:
-    """A nested object read leniently into ``kind`` (not an object: every field not recorded)."""
-    return Read(lambda value, _: read_as(kind, _object(value)))
-
-
 ALL = "all"
 """run.json's ``datasets`` when the run took every dataset of the set."""
 
 
-@dataclass(frozen=True)
-class RunDocument(Document):
+class RunDocument(Doc):
     """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2). Every field is read
-    leniently (ill-typed: not recorded); :meth:`problems` says what in it no harness run writes."""
+    leniently (ill-typed: not recorded); :meth:`problems` says what in it no harness run writes. The
+    fields are declared in the order the file lists its keys (sorted: ``jsonio.plain_json`` sorts)."""
 
     KIND: ClassVar[str] = "run"
     FILE: ClassVar[str] = "run.json"
@@ -414,60 +482,56 @@ class RunDocument(Document):
     )
     """the keys a faithful re-run reproduces (timings, git commit and hardware may differ)."""
 
-    variant_set_sha256: Text = None
-    profile: Annotated[
-        RunProfile | None, Read(lambda v, _: read_as(RunProfile, v) if isinstance(v, Mapping) else None)
-    ] = None
-    datasets: Annotated[tuple[str, ...] | None, Read(_names)] = None
-    """the datasets chosen; None when the run took all of them (or run.json names none)."""
-    files: Annotated[Mapping[str, str] | None, Read(lambda v, _: v if _is_hash_map(v) else None)] = None
-    """``{relative path: sha256}`` of every records/activations file (None: not recorded, or malformed)."""
-    not_measured: Annotated[
-        Mapping[str, str], Read(lambda v, _: {str(k): str(m) for k, m in _object(v).items()})
-    ] = field(default_factory=dict)
-    """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
-    Empty for every harness run; a result with entries is response-only and stays off the board."""
-    model: Annotated[RunModel, _part(RunModel)] = RunModel()
-    timings: Annotated[RunTimings, _part(RunTimings)] = RunTimings()
-    hardware: Annotated[RunHardware, _part(RunHardware)] = RunHardware()
-    submission: Text = None
-    """the submission's slug."""
-    submission_model: Annotated[
-        Mapping[str, object] | None, Read(lambda v, _: v if isinstance(v, Mapping) else None)
-    ] = None
-    """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
-    set: Text = None
-    version: Text = None
-    seed: Int = None
-    batch_size: Int = None
-    world_size: Int = None
-    engine: Text = None
-    dtype: Text = None
-    device: Text = None
     activations: Text = None
     """the activations layout (``compact``; None: not recorded, which is full)."""
-    planner: Int = None
-    """the batch planner that cut the run's batches (``collect.PLANNER``; None: not recorded, which is 1)."""
-    collected_by: Text = None
-    """who collected the records when not the harness (``lm-eval``)."""
-    counts: Annotated[Mapping[str, int] | None, Read(_int_map)] = None
-    """dataset -> records rows."""
-    tokens: Annotated[Mapping[str, int], Read(lambda v, _: _int_map(v) or {})] = field(default_factory=dict)
-    """requests, prompt, generated and scored tokens, every rank together."""
+    batch_size: Int = None
+    batch_sizes_used: Any = None
+    """rank -> the batch sizes the engine actually used (written for the record, compared as written)."""
     chat_template: Text = None
     """``applied`` or ``raw prompt`` (the model's own record is ``model.chat_template``)."""
-    # Written for the record and compared as written; no reader needs a typed view of them.
-    batch_sizes_used: AsWritten = None
-    """rank -> the batch sizes the engine actually used."""
-    chat_template_setting: AsWritten = None
-    chat_template_sha256: AsWritten = None
-    git_commit: AsWritten = None
-    harness_version: AsWritten = None
-    libraries: AsWritten = None
-    lm_eval: AsWritten = None
+    chat_template_setting: Any = None
+    chat_template_sha256: Any = None
+    collected_by: Text = None
+    """who collected the records when not the harness (``lm-eval``)."""
+    counts: Annotated[dict[str, int] | None, BeforeValidator(_int_map)] = None
+    """dataset -> records rows."""
+    chosen: Annotated[Literal["all"] | tuple[StrictStr, ...] | None, Lenient()] = Field(None, alias="datasets")
+    """``datasets``: :data:`ALL`, or the names chosen (read through :attr:`datasets`)."""
+    device: Text = None
+    dtype: Text = None
+    engine: Text = None
+    files: Annotated[dict[str, StrictStr] | None, Lenient()] = None
+    """``{relative path: sha256}`` of every records/activations file (None: not recorded, or malformed)."""
+    git_commit: Any = None
+    hardware: Annotated[RunHardware, Lenient(RunHardware())] = RunHardware()
+    harness_version: Any = None
+    libraries: Any = None
+    lm_eval: Any = None
     """an imported lm-eval run: its version, tasks and settings."""
-    parallel: AsWritten = None
+    model: Annotated[RunModel, Lenient(RunModel())] = RunModel()
+    not_measured: Annotated[
+        dict[str, str], BeforeValidator(lambda v: {str(k): str(m) for k, m in _object(v).items()})
+    ] = {}
+    """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
+    Empty for every harness run; a result with entries is response-only and stays off the board."""
+    parallel: Any = None
     """a launcher's ranks and their placement."""
+    planner: Int = None
+    """the batch planner that cut the run's batches (``collect.PLANNER``; None: not recorded, which is 1)."""
+    profile: Annotated[RunProfile | None, Lenient()] = None
+    schema_version: int = 0
+    seed: Int = None
+    set: Text = None
+    submission: Text = None
+    """the submission's slug."""
+    submission_model: Annotated[dict[str, Any] | None, Lenient()] = None
+    """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
+    timings: Annotated[RunTimings, Lenient(RunTimings())] = RunTimings()
+    tokens: Annotated[dict[str, int], BeforeValidator(lambda v: _int_map(v) or {})] = {}
+    """requests, prompt, generated and scored tokens, every rank together."""
+    variant_set_sha256: Text = None
+    version: Text = None
+    world_size: Int = None
 
     @classmethod
     def build(cls, fields: Mapping[str, object], extra: Mapping[str, object] | None = None) -> Self:
@@ -480,33 +544,32 @@ class RunDocument(Document):
         ordered |= {key: merged[key] for key in sorted(merged) if key not in ordered}
         return cls.from_json(ordered)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "run", *, strict: bool = True) -> Self:
-        """The typed run.json; ``strict=False`` also reads an unreadable ``schema_version`` (none: 0)."""
-        version = cls.version_of(data, where) if strict else _int(data.get("schema_version")) or 0
-        return cls._typed(data, version, where)
-
     def with_files(self, files: Mapping[str, str]) -> Self:
         """This run.json with ``files`` replaced (every other key keeps its value and place)."""
-        return type(self).from_json({**self.data, "files": dict(files)}, "run")
+        return self.model_copy(update={"files": dict(files)})
+
+    @property
+    def datasets(self) -> tuple[str, ...] | None:
+        """the datasets chosen; None when the run took all of them (or run.json names none)."""
+        return self.chosen if isinstance(self.chosen, tuple) else None
 
     @property
     def all_datasets(self) -> bool:
-        return bool(self.data.get("datasets") == ALL)
+        return self.chosen == ALL
 
     @property
     def files_given(self) -> bool:
         """run.json has a ``files`` key, whatever its value (runs from before hashes have none)."""
-        return "files" in self.data
+        return "files" in self.model_fields_set
 
     @property
     def nested_variant_set_sha256(self) -> str | None:
         """``variant_set.sha256``: where older run.json files recorded the set's hash."""
-        return _text(_object(self.data.get("variant_set")).get("sha256"))
+        return _text(_object((self.model_extra or {}).get("variant_set")).get("sha256"))
 
     @property
     def finished_at(self) -> str | None:
-        return self.timings.finished_at
+        return _text(self.timings.finished_at)
 
     @property
     def is_api(self) -> bool:
@@ -550,13 +613,14 @@ class RunDocument(Document):
         >>> a.differing(RunDocument.from_json({"schema_version": 1, "seed": 2, "engine": "y"}), ("engine",))
         ['seed']
         """
-        return [k for k in self.DETERMINED if k not in ignore and self.data.get(k) != other.data.get(k)]
+        mine, theirs = self.to_json(), other.to_json()
+        return [k for k in self.DETERMINED if k not in ignore and mine.get(k) != theirs.get(k)]
 
     def problems(self, now: datetime | None = None) -> tuple[DocumentProblem, ...]:
         """What in this run.json no run of the harness writes, one line each (empty: nothing). Read it
         with ``from_json(..., strict=False)``."""
         found = [
-            self.version_problem(self.data),
+            self.version_problem(self.schema_version),
             self._hash_problem(),
             self._profile_problem(),
             self._date_problem(now or datetime.now(UTC)),
@@ -580,13 +644,11 @@ class RunDocument(Document):
         return DocumentProblem(problem, EVALUATE_AGAIN) if problem is not None else None
 
     def _date_problem(self, now: datetime) -> DocumentProblem | None:
-        """The raw timing values are judged: a typed field would hide one that is not text."""
-        timings = self.data.get("timings")
-        if not isinstance(timings, Mapping):
-            return None  # older runs recorded none; the site says "not recorded"
+        """The dates are judged as written: a typed field would hide one that is not text (a run without
+        timings, as older runs have, has no problem: the site says "not recorded")."""
         found: dict[str, datetime] = {}
         for key in ("started_at", "finished_at"):
-            value = timings.get(key)
+            value = getattr(self.timings, key)
             if value is None:
                 continue
             try:
@@ -604,11 +666,7 @@ class RunDocument(Document):
         return None
 
 
-def _is_hash_map(value: object) -> bool:
-    return isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())
-
-
-RUN_KEYS: tuple[str, ...] = tuple(sorted(f.name for f in declared(RunDocument) if f.name != "data"))
+RUN_KEYS: tuple[str, ...] = tuple(sorted(f.alias or k for k, f in RunDocument.model_fields.items()))
 """run.json's keys in the order the file lists them (sorted: ``jsonio.plain_json`` writes sorted keys)."""
 
 

@@ -34,7 +34,7 @@ def test_golden_run_json_reads_typed_and_writes_the_same_bytes(tmp_path: Path) -
     run = RunDocument.from_json(_object(path), path)
     assert run.schema_version == RECORDS_SCHEMA_VERSION
     assert run.profile == RunProfile(
-        "smoke",
+        name="smoke",
         items_per_dataset=4,
         all_strengths=False,
         max_new_tokens=32,
@@ -174,7 +174,7 @@ def test_run_parts_are_read_leniently_as_the_consumers_did() -> None:
             "variant_set": {"sha256": "e" * 64},
         }
     )
-    assert run.profile == RunProfile(None, None, None, 8)  # ill-typed parts read as not recorded
+    assert run.profile == RunProfile(max_new_tokens=8)  # ill-typed parts read as not recorded
     assert run.files is None and run.files_given  # there, but not a {path: sha256} map
     assert run.finished_at is None and run.nested_variant_set_sha256 == "e" * 64
     bare = RunDocument.from_json({"schema_version": 1})

@@ -479,7 +479,7 @@ def _check_summary(path: Path, rel: Path) -> list[Failure]:
     if not path.is_file() or path.is_symlink():
         return []
     summary, failures = _load_json(path, rel, SummaryDocument)
-    problem = SummaryDocument.version_problem(summary) if summary is not None else None
+    problem = SummaryDocument.version_problem(summary.get("schema_version")) if summary is not None else None
     return failures if problem is None else [Failure(str(rel), problem.problem, problem.fix)]
 
 
