@@ -163,7 +163,6 @@ Int = Annotated[StrictInt | None, Lenient()]
 Seconds = Annotated[
     StrictInt | StrictFloat | None, AfterValidator(lambda v: None if _seconds(v) is None else v), Lenient()
 ]
-AsWritten = Annotated[Any, Read(lambda value, _: value)]
 
 
 T = TypeVar("T")
@@ -312,7 +311,8 @@ class Doc(Versioned, Part):
             version = cls.version_of(data, context.get("where", cls.KIND))
         else:
             version = _int(data.get("schema_version")) or 0
-        return {**data, "schema_version": version}
+        # a file without a version (plan.json, done.json) keeps none: the field's default is its version
+        return {**data, "schema_version": version} if "schema_version" in data else data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "document", *, strict: bool = True) -> Self:
@@ -495,7 +495,9 @@ class RunDocument(Doc):
     """who collected the records when not the harness (``lm-eval``)."""
     counts: Annotated[dict[str, int] | None, BeforeValidator(_int_map)] = None
     """dataset -> records rows."""
-    chosen: Annotated[Literal["all"] | tuple[StrictStr, ...] | None, Lenient()] = Field(None, alias="datasets")
+    chosen: Annotated[Literal["all"] | tuple[StrictStr, ...] | None, Lenient()] = Field(
+        None, alias="datasets"
+    )
     """``datasets``: :data:`ALL`, or the names chosen (read through :attr:`datasets`)."""
     device: Text = None
     dtype: Text = None
@@ -524,7 +526,7 @@ class RunDocument(Doc):
     set: Text = None
     submission: Text = None
     """the submission's slug."""
-    submission_model: Annotated[dict[str, Any] | None, Lenient()] = None
+    submission_model: Annotated[dict[str, object] | None, Lenient()] = None
     """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
     timings: Annotated[RunTimings, Lenient(RunTimings())] = RunTimings()
     tokens: Annotated[dict[str, int], BeforeValidator(lambda v: _int_map(v) or {})] = {}
@@ -670,27 +672,28 @@ RUN_KEYS: tuple[str, ...] = tuple(sorted(f.alias or k for k, f in RunDocument.mo
 """run.json's keys in the order the file lists them (sorted: ``jsonio.plain_json`` writes sorted keys)."""
 
 
-@dataclass(frozen=True)
-class PlanDocument(Document):
-    """``checkpoint/rank-<r>/plan.json``: everything that determines one rank's outputs."""
+class PlanDocument(Doc):
+    """``checkpoint/rank-<r>/plan.json``: everything that determines one rank's outputs (the settings are
+    undeclared keys, kept as written)."""
 
     KIND: ClassVar[str] = "plan"
     FILE: ClassVar[str] = "plan.json"
     MISSING: ClassVar[int | None] = 1
     FIX: ClassVar[str] = "rerun with --force"
 
-    rank: AsWritten = 0
-    world_size: AsWritten = 1
-    keys: Annotated[tuple[str, ...], Read(lambda v, _: tuple(str(k) for k in v))] = ()
+    schema_version: int = 1
+    rank: Any = 0
+    world_size: Any = 1
+    keys: Annotated[tuple[str, ...], BeforeValidator(lambda v: [str(k) for k in v])] = ()
     """every record key this rank must produce."""
     started_at: Text = None
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "plan") -> Self:
+    def from_json(cls, data: Mapping[str, Any], where: object = "plan", *, strict: bool = True) -> Self:
         rank, world_size, keys = data.get("rank"), data.get("world_size"), data.get("keys")
         if not isinstance(rank, int) or not isinstance(world_size, int) or not isinstance(keys, list):
             raise SagoError(f"{where}: plan has no integer rank and world_size or no keys; {cls.FIX}")
-        return super().from_json(data, where)
+        return super().from_json(data, where, strict=strict)
 
     def shared(self) -> tuple[tuple[str, str], ...]:
         """The settings every rank of one run must agree on, as sorted ``(key, canonical JSON)`` pairs.
@@ -701,13 +704,12 @@ class PlanDocument(Document):
         """
         return tuple(
             (key, json.dumps(value, sort_keys=True))
-            for key, value in sorted(self.data.items())
+            for key, value in sorted(self.to_json().items())
             if key not in ("rank", "keys", "started_at", "started_by")
         )
 
 
-@dataclass(frozen=True)
-class DoneDocument(Document):
+class DoneDocument(Doc):
     """``checkpoint/rank-<r>/done.json``: one rank finished. Like plan.json, no ``schema_version``."""
 
     KIND: ClassVar[str] = "done"
@@ -715,25 +717,26 @@ class DoneDocument(Document):
     MISSING: ClassVar[int | None] = 1
     FIX: ClassVar[str] = "rerun with --force"
 
-    model: AsWritten = field(default_factory=dict)
+    schema_version: int = 1
+    model: Any = {}
     """the backend's own description (run.json's ``model`` is rank 0's)."""
-    finished_at: AsWritten = ""
+    finished_at: Any = ""
     peak_rss_mib: Seconds = None
 
     @property
     def described(self) -> RunModel:
-        return read_as(RunModel, self.model)
+        return RunModel.model_validate(self.model)
 
     @classmethod
     def build(cls, model: Mapping[str, object], finished_at: str, peak_rss_mib: float) -> Self:
         return cls.from_json({"model": dict(model), "finished_at": finished_at, "peak_rss_mib": peak_rss_mib})
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "done") -> Self:
+    def from_json(cls, data: Mapping[str, Any], where: object = "done", *, strict: bool = True) -> Self:
         model, finished = data.get("model"), data.get("finished_at")
         if not isinstance(model, Mapping) or not isinstance(finished, str):
             raise SagoError(f"{where}: done marker has no model or finished_at; {cls.FIX}")
-        return super().from_json(data, where)
+        return super().from_json(data, where, strict=strict)
 
 
 # Row fields that name things (lookups and the site's file names use them): text, or null.

@@ -151,7 +151,7 @@ def run_json(
     :meth:`RunDocument.build`; the plan's settings are copied as rank 0 wrote them (all ranks agree on
     them), then the plan's ``run_info`` (who was run, on which set) and ``extra`` are laid over them.
     """
-    first = plans[0].data
+    first = plans[0].to_json()
     stats = [st for s in stores for st in s.stats()]
     model, described = done[0].model, done[0].described
     fields: dict[str, object] = {
