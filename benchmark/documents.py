@@ -92,6 +92,8 @@ class Where:
     fix: str
     key: str = ""
     """the key being read (a table's name in its messages)."""
+    strict: bool = True
+    """False: a checker's reading, which takes an unreadable version as 0 rather than refusing it."""
 
 
 @plain_dataclass(frozen=True)
@@ -106,7 +108,11 @@ class Read:
             where = info.context if isinstance(info.context, Where) else Where("document", "document", "")
             return self.func(value, replace(where, key=info.field_name or ""))
 
-        return core_schema.with_info_plain_validator_function(read)
+        # a table is written back as its list of rows; every other value is written as read
+        written = core_schema.plain_serializer_function_ser_schema(
+            lambda value: list(value) if isinstance(value, Table) else value
+        )
+        return core_schema.with_info_plain_validator_function(read, serialization=written)
 
 
 def _text(value: object, _: object = None) -> str | None:
@@ -306,21 +312,20 @@ class Doc(Versioned, Part):
     def _versioned(cls, data: Any, info: ValidationInfo) -> Any:
         """Refuses a version this code does not read, one line naming the file (``strict`` False: an
         unreadable version is 0, for a checker that reports it). Old keys would be repaired here."""
-        context = info.context or {}
-        if context.get("strict", True):
-            version = cls.version_of(data, context.get("where", cls.KIND))
-        else:
-            version = _int(data.get("schema_version")) or 0
+        where = info.context if isinstance(info.context, Where) else Where(cls.KIND, cls.KIND, cls.FIX)
+        version = cls.version_of(data, where.path) if where.strict else _int(data.get("schema_version")) or 0
         # a file without a version (plan.json, done.json) keeps none: the field's default is its version
         return {**data, "schema_version": version} if "schema_version" in data else data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: object = "document", *, strict: bool = True) -> Self:
         """The typed document of a parsed JSON object (version checked, then every field read)."""
-        return cls.model_validate(data, context={"where": where, "strict": strict})
+        return cls.model_validate(data, context=Where(where, cls.KIND, cls.FIX, strict=strict))
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        """The keys read, as read (statistics keep their numbers as computed: :meth:`dumps` cleans them)."""
+        mode = "python" if self.STATISTICS else "json"
+        return self.model_dump(mode=mode, by_alias=True, exclude_unset=True)
 
 
 def _names(value: object, _: object = None) -> tuple[str, ...] | None:
@@ -768,8 +773,7 @@ Rows = Annotated[Table[R], Read(_rows)]
 """a table of the document, read by :func:`_rows` from the key the field is named after."""
 
 
-@dataclass(frozen=True)
-class SummaryDocument(Document):
+class SummaryDocument(Doc):
     """``summary.json``: one submission's statistics (version 1, one SGS, still loads)."""
 
     KIND: ClassVar[str] = "summary"
@@ -778,6 +782,7 @@ class SummaryDocument(Document):
     NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
     STATISTICS: ClassVar[bool] = True
 
+    schema_version: int = 0
     model: Text = None
     """the submission slug."""
     set: Text = None

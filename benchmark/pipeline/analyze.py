@@ -267,7 +267,7 @@ def summary_for(
         and origin.vouched_for(existing, made_from=results.deltas)
     ):
         summary = load_summary(existing)
-        if same_options(summary.data, request.options):
+        if same_options(summary.to_json(), request.options):
             return summary, results.deltas
     if left_out and deltas_to_recompute(folder, axes) and paid_judge():
         raise SagoError(
