@@ -166,7 +166,7 @@ class Lenient:
 Text = Annotated[StrictStr | None, Lenient()]
 Int = Annotated[StrictInt | None, Lenient()]
 # Strict numbers: a lax float would write 2 back as 2.0; past a float's range reads as not recorded.
-Seconds = Annotated[
+Number = Annotated[
     StrictInt | StrictFloat | None, AfterValidator(lambda v: None if _seconds(v) is None else v), Lenient()
 ]
 
@@ -307,6 +307,9 @@ class Doc(Versioned, Part):
     """A versioned document as one pydantic model: its fields are the file's keys, and writing it gives
     back the keys it was read with (``exclude_unset``: a key the file lacked stays absent)."""
 
+    DUMP: ClassVar[Literal["json", "python"]] = "json"
+    """python: numbers stay as computed (numpy included) until :meth:`dumps` cleans them."""
+
     @model_validator(mode="before")
     @classmethod
     def _versioned(cls, data: Any, info: ValidationInfo) -> Any:
@@ -323,9 +326,12 @@ class Doc(Versioned, Part):
         return cls.model_validate(data, context=Where(where, cls.KIND, cls.FIX, strict=strict))
 
     def to_json(self) -> dict[str, Any]:
-        """The keys read, as read (statistics keep their numbers as computed: :meth:`dumps` cleans them)."""
-        mode = "python" if self.STATISTICS else "json"
-        return self.model_dump(mode=mode, by_alias=True, exclude_unset=True)
+        """The keys read, as read."""
+        return self.model_dump(mode=self.DUMP, by_alias=True, exclude_unset=True)
+
+    def written(self, key: str) -> Any:
+        """An undeclared key's value as written (None: the file has no such key)."""
+        return (self.model_extra or {}).get(key)
 
 
 def _names(value: object, _: object = None) -> tuple[str, ...] | None:
@@ -424,9 +430,9 @@ class RunTimings(Part):
     """when the first rank started (ISO 8601)."""
     finished_at: Any = None
     """when the last rank finished (ISO 8601)."""
-    model_seconds: Seconds = None
+    model_seconds: Number = None
     """compute time of the model alone, every rank together."""
-    peak_rss_mib: Seconds = None
+    peak_rss_mib: Number = None
     """the largest resident memory of a rank."""
 
     @property
@@ -726,7 +732,7 @@ class DoneDocument(Doc):
     model: Any = {}
     """the backend's own description (run.json's ``model`` is rank 0's)."""
     finished_at: Any = ""
-    peak_rss_mib: Seconds = None
+    peak_rss_mib: Number = None
 
     @property
     def described(self) -> RunModel:
@@ -781,6 +787,7 @@ class SummaryDocument(Doc):
     LIMIT: ClassVar[int] = 16 << 20
     NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
     STATISTICS: ClassVar[bool] = True
+    DUMP: ClassVar[Literal["json", "python"]] = "python"  # a fresh summary holds numpy numbers
 
     schema_version: int = 0
     model: Text = None
@@ -806,25 +813,20 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
 _KIND_NAMES = {"int": "integer", "str": "string", "list": "list", "float": "number"}
 
 
-def _number(value: object, _: object = None) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _listing(holds: type | tuple[type, ...], what: str, read: Callable[[Any], Any]) -> Read:
-    """The reader of a list whose every entry is a ``holds``, each as ``read`` gives it (else one line)."""
+def _listing(holds: type | tuple[type, ...], what: str) -> Read:
+    """The reader of a list whose every entry is a ``holds`` (else one line)."""
 
     def check(value: object, where: Where) -> tuple[Any, ...]:
         if not isinstance(value, list) or not all(isinstance(v, holds) for v in value):
             raise FileProblem(
                 where.path, f"leaderboard {where.key!r} holds something other than {what}", where.fix
             )
-        return tuple(read(v) for v in value)
+        return tuple(value)
 
     return Read(check)
 
 
-@dataclass(frozen=True)
-class LeaderboardDocument(Document):
+class LeaderboardDocument(Doc):
     """``leaderboard.json``: every submission on one variant set (only the current version is read)."""
 
     KIND: ClassVar[str] = "leaderboard"
@@ -833,14 +835,15 @@ class LeaderboardDocument(Document):
     OLDEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
     STATISTICS: ClassVar[bool] = True
 
+    schema_version: int = 0
     set: Text = None
     version: Text = None
-    datasets: Annotated[tuple[str, ...], _listing(str, "names", str)] = ()
+    datasets: Annotated[tuple[str, ...], _listing(str, "names")] = ()
     """dataset names proper (without ``"all"``), sorted."""
-    epsilons: Annotated[tuple[float, ...], _listing((int, float), "numbers", float)] = ()
-    primary_epsilon: Annotated[float | None, Read(_number)] = None
+    epsilons: Annotated[tuple[float, ...], _listing((int, float), "numbers")] = ()
+    primary_epsilon: Number = None
     """the ε that ``cells[].marker`` and ``verdict`` refer to."""
-    alpha: Annotated[float | None, Read(_number)] = None
+    alpha: Number = None
     headline_measures: Annotated[
         tuple[str, ...], Read(lambda v, _: tuple(str(m) for m in v) if isinstance(v, list) else ())
     ] = ()
@@ -868,8 +871,10 @@ class LeaderboardDocument(Document):
     sample_size_ranking: Rows[SampleRankingRow] = Table()
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "leaderboard") -> Self:
-        board = super().from_json(data, where)
+    def from_json(
+        cls, data: Mapping[str, Any], where: object = "leaderboard", *, strict: bool = True
+    ) -> Self:
+        board = super().from_json(data, where, strict=strict)
         if not all(isinstance(m.get("name"), str) for m in board.measures):
             raise FileProblem(where, "leaderboard 'measures' rows need a 'name'", cls.FIX)
         return board
@@ -878,8 +883,9 @@ class LeaderboardDocument(Document):
         """This document, after refusing (one line) a missing key, a model status other than "complete"
         or "pending", or a name the site could not use as a file name (checked here once for every reader).
         """
+        required = self.model_dump(mode="json", include=set(_REQUIRED), exclude_unset=True)
         for key, kind in _REQUIRED.items():
-            value = self.data.get(key)
+            value = required.get(key)
             if not isinstance(value, kind) or isinstance(value, bool):
                 name = _KIND_NAMES[kind.__name__] if isinstance(kind, type) else "number"
                 raise FileProblem(where, f"leaderboard key {key!r} is missing or not a {name}", self.FIX)
@@ -893,8 +899,8 @@ class LeaderboardDocument(Document):
                 )
         for dataset in self.datasets:
             check_name(dataset, "dataset")
-        check_name(self.data["set"], "variant set")
-        check_name(self.data["version"], "version")
+        check_name(required["set"], "variant set")
+        check_name(required["version"], "version")
         return self
 
     @property
@@ -904,13 +910,13 @@ class LeaderboardDocument(Document):
     @property
     def profile(self) -> str | None:
         """The run profile of a ``sago analyze --profile`` board (None: the version's own board)."""
-        found = self.data.get("profile")
+        found = self.written("profile")
         return found if isinstance(found, str) else None
 
     @property
     def profile_comparison(self) -> ProfileComparison | None:
         """Another profile's board beside the board profile's (``benchmark.stats.profile_compare``)."""
-        found = self.data.get("profile_comparison")
+        found = self.written("profile_comparison")
         return cast("ProfileComparison", found) if isinstance(found, Mapping) else None
 
     def measures_of(self, axis: str) -> list[MeasureRow]:
