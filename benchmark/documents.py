@@ -1,10 +1,13 @@
 """Typed documents: run.json, plan.json, done.json, summary.json and leaderboard.json of the results,
 and the variant set's manifest.json.
 
-Each is one pydantic dataclass whose fields carry their JSON reader (:class:`Read`: lenient for
-provenance, refusing for the statistics' tables), plus ``data``, the object exactly as written, so that
-serialising gives back the bytes read (``tests/test_document_bytes.py``). plan.json has never carried a
-``schema_version``: without one it is version 1 (older checkpoints must keep resuming).
+Each results document is one pydantic model (:class:`Doc`): its fields are the file's keys, read
+leniently for provenance (:class:`Lenient`: ill-typed is not recorded) and refusing for the statistics'
+tables (:class:`Read`), undeclared keys are kept as written, and writing gives back the keys read, so a
+committed file re-dumps to its bytes (``tests/test_document_bytes.py``). plan.json and done.json have never
+carried a ``schema_version``: without one they are version 1 (older checkpoints must keep resuming).
+manifest.json is still the older :class:`Document`, a pydantic dataclass that keeps ``data``, the object
+as written, beside fields its ``from_json`` reads by hand.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
-    TypeAdapter,
     ValidationError,
     ValidationInfo,
     model_validator,
@@ -171,17 +173,6 @@ Number = Annotated[
 ]
 
 
-T = TypeVar("T")
-_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
-"""each declaration's pydantic validator, built on first use (building one costs milliseconds)."""
-
-
-def read_as(kind: type[T], data: Mapping[str, Any], where: Where | None = None) -> T:
-    """``data`` read into ``kind``'s fields (keys it does not declare are ignored)."""
-    adapter = _ADAPTERS.get(kind) or _ADAPTERS.setdefault(kind, TypeAdapter(kind))
-    return cast("T", adapter.validate_python(data, context=where))
-
-
 @dataclass(frozen=True)
 class DocumentProblem:
     """One thing wrong with a document, for a checker that reports rather than refuses (the validator)."""
@@ -277,21 +268,11 @@ class Versioned:
 
 @dataclass(frozen=True)
 class Document(Versioned):
-    """A document read by hand-written field readers, kept with ``data``, the object as written."""
+    """A document whose ``from_json`` reads its fields by hand, kept with ``data``, the object as written."""
 
     schema_version: int
     data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
     """the whole JSON object (keys and values exactly as in the file)."""
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
-        """The typed document of a parsed JSON object (version checked, then every field read)."""
-        return cls._typed(data, cls.version_of(data, where), where)
-
-    @classmethod
-    def _typed(cls, data: Mapping[str, Any], version: int, where: object) -> Self:
-        fields = {**data, "schema_version": version, "data": data}
-        return read_as(cls, fields, Where(where, cls.KIND, cls.FIX))
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.data)
