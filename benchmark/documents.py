@@ -1,11 +1,13 @@
 """Typed documents: run.json, plan.json, done.json, summary.json and leaderboard.json of the results,
 and the variant set's manifest.json.
 
-Each results document is one pydantic model (:class:`Doc`): its fields are the file's keys, read
-leniently for provenance (:class:`Lenient`: ill-typed is not recorded) and refusing for the statistics'
-tables (:class:`Read`), undeclared keys are kept as written, and writing gives back the keys read, so a
-committed file re-dumps to its bytes (``tests/test_document_bytes.py``). plan.json and done.json have never
-carried a ``schema_version``: without one they are version 1 (older checkpoints must keep resuming).
+Each results document is one pydantic model (:class:`Doc`) read strictly: its fields are the file's keys
+with their JSON types (numbers are ``StrictInt | StrictFloat``, so ``2`` stays ``2`` and ``true`` is no
+number), undeclared keys are kept as written, and writing gives back the keys read, so a committed file
+re-dumps to its bytes (``tests/test_document_bytes.py``). A value of the wrong type anywhere refuses the
+whole file: a reader raises the first problem as one line naming the file and the field's path, the
+validator lists them all (:func:`schema_problems`). plan.json and done.json have never carried a
+``schema_version``: without one they are version 1 (older checkpoints must keep resuming).
 manifest.json is still the older :class:`Document`, a pydantic dataclass that keeps ``data``, the object
 as written, beside fields its ``from_json`` reads by hand.
 """
@@ -14,33 +16,31 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass as plain_dataclass
-from dataclasses import field, replace
+from collections.abc import Mapping
+from dataclasses import field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, TypeVar, cast
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
+    PlainValidator,
     StrictBool,
-    StrictFloat,
     StrictInt,
     StrictStr,
     ValidationError,
     ValidationInfo,
+    field_validator,
     model_validator,
 )
 from pydantic.dataclasses import dataclass
-from pydantic_core import core_schema
+from pydantic_core import ErrorDetails, core_schema
 
 from benchmark import jsonio
-from benchmark.errors import FileProblem, SagoError
+from benchmark.errors import FileProblem, SagoError, visible
 from benchmark.paths import check_name, check_slug
 from benchmark.profiles import Profile
 from benchmark.rows import (
@@ -85,92 +85,63 @@ CLOCK_SKEW = timedelta(hours=1)
 """how far a run.json date may lie ahead of this machine's clock (two machines' clocks disagree a little)."""
 
 
-@plain_dataclass(frozen=True)
-class Where:
-    """What a refusing reader names: the file (or "document") and the document's kind and fix."""
-
-    path: object
-    kind: str
-    fix: str
-    key: str = ""
-    """the key being read (a table's name in its messages)."""
-    strict: bool = True
-    """False: a checker's reading, which takes an unreadable version as 0 rather than refusing it."""
-
-
-@plain_dataclass(frozen=True)
-class Read:
-    """A field's reader, as pydantic metadata: ``func(value, where)`` gives the field's value or raises
-    one line. No schema of the field's type is generated: tables and nested objects stay as written."""
-
-    func: Callable[[Any, Where], Any]
-
-    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> Any:
-        def read(value: Any, info: core_schema.ValidationInfo) -> Any:
-            where = info.context if isinstance(info.context, Where) else Where("document", "document", "")
-            return self.func(value, replace(where, key=info.field_name or ""))
-
-        # a table is written back as its list of rows; every other value is written as read
-        written = core_schema.plain_serializer_function_ser_schema(
-            lambda value: list(value) if isinstance(value, Table) else value
-        )
-        return core_schema.with_info_plain_validator_function(read, serialization=written)
-
-
-def _text(value: object, _: object = None) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: object, _: object = None) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _object(value: object, _: object = None) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _seconds(value: object, _: object = None) -> float | None:
-    """A number as a float; None for a boolean, a non-number or an integer too large for a float.
-
-    >>> _seconds(2), _seconds(10**400), _seconds(True)
-    (2.0, None, None)
-    """
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return None
+def _number(value: object) -> int | float:
+    """A JSON number as written: ``2`` stays an int (a lax float writes it back as ``2.0``), a boolean is
+    no number, and neither is an integer past a float's range (the statistics take it as a float)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("a number")
     try:
-        return float(value)
+        float(value)
     except OverflowError:
-        return None
+        raise ValueError("a number within a float's range") from None
+    return value
 
 
-def _int_map(value: object, _: object = None) -> Mapping[str, int] | None:
-    if not isinstance(value, Mapping):
-        return None
-    return {str(k): v for k, v in value.items() if _int(v) is not None}
+Number = Annotated[int | float, PlainValidator(_number)]
+Text = StrictStr | None
+Int = StrictInt | None
+
+# What a field expected, by pydantic's error type (the rest keep pydantic's own words).
+_EXPECTED = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "string_type": "text",
+    "bool_type": "true or false",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "missing": "a value",
+}
 
 
-@plain_dataclass(frozen=True)
-class Lenient:
-    """pydantic metadata of a field read leniently: an ill-typed value is ``fallback`` (not recorded)."""
+def schema_problems(err: ValidationError) -> list[str]:
+    """Every error of a document's validation as one line, ``path: expected what``, one line per path
+    (a value that matched no member of a union is one line: ``expected 'all' or a list``).
 
-    fallback: object = None
+    >>> try:
+    ...     RunTimings.model_validate({"model_seconds": "2", "started_at": 1})
+    ... except ValidationError as err:
+    ...     schema_problems(err)
+    ['started_at: expected text', 'model_seconds: expected a number']
+    """
+    wanted: dict[str, list[str]] = {}
+    for error in err.errors():
+        path = ".".join(visible(str(part))[:80] for part in error["loc"] if not _union_member(part))
+        wanted.setdefault(path or "the document", []).append(_expected(error))
+    return [f"{path}: expected {' or '.join(dict.fromkeys(what))}" for path, what in wanted.items()]
 
-    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> Any:
-        def read(value: Any, inner: core_schema.ValidatorFunctionWrapHandler) -> Any:
-            try:
-                return inner(value)
-            except ValidationError:
-                return self.fallback
 
-        return core_schema.no_info_wrap_validator_function(read, handler(source))
+def _union_member(part: str | int) -> bool:
+    """A union member's name in an error's path (``int``, ``tuple[str, ...]``), not a key of the file."""
+    return isinstance(part, str) and (part in ("int", "float", "str", "bool") or "[" in part)
 
 
-Text = Annotated[StrictStr | None, Lenient()]
-Int = Annotated[StrictInt | None, Lenient()]
-# Strict numbers: a lax float would write 2 back as 2.0; past a float's range reads as not recorded.
-Number = Annotated[
-    StrictInt | StrictFloat | None, AfterValidator(lambda v: None if _seconds(v) is None else v), Lenient()
-]
+def _expected(error: ErrorDetails) -> str:
+    if error["type"] == "literal_error":
+        return str(error.get("ctx", {}).get("expected"))
+    words = _EXPECTED.get(error["type"], error["msg"])
+    return visible(words.removeprefix("Value error, ").removeprefix("Input should be "))[:120]
 
 
 @dataclass(frozen=True)
@@ -240,7 +211,7 @@ class Versioned:
         return None
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
+    def from_json(cls, data: Mapping[str, Any], where: object = None) -> Self:
         raise NotImplementedError  # each kind of declaration reads its own way
 
     @classmethod
@@ -271,7 +242,7 @@ class Document(Versioned):
     """A document whose ``from_json`` reads its fields by hand, kept with ``data``, the object as written."""
 
     schema_version: int
-    data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
+    data: Mapping[str, Any]
     """the whole JSON object (keys and values exactly as in the file)."""
 
     def to_json(self) -> dict[str, Any]:
@@ -294,17 +265,35 @@ class Doc(Versioned, Part):
     @model_validator(mode="before")
     @classmethod
     def _versioned(cls, data: Any, info: ValidationInfo) -> Any:
-        """Refuses a version this code does not read, one line naming the file (``strict`` False: an
-        unreadable version is 0, for a checker that reports it). Old keys would be repaired here."""
-        where = info.context if isinstance(info.context, Where) else Where(cls.KIND, cls.KIND, cls.FIX)
-        version = cls.version_of(data, where.path) if where.strict else _int(data.get("schema_version")) or 0
-        # a file without a version (plan.json, done.json) keeps none: the field's default is its version
-        return {**data, "schema_version": version} if "schema_version" in data else data
+        """Refuses a version this code does not read, one line naming the file (the context). Old keys
+        would be repaired here, by testing for the old key."""
+        if isinstance(data, Mapping):
+            cls.version_of(data, info.context or cls.FILE)
+        return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "document", *, strict: bool = True) -> Self:
-        """The typed document of a parsed JSON object (version checked, then every field read)."""
-        return cls.model_validate(data, context=Where(where, cls.KIND, cls.FIX, strict=strict))
+    def from_json(cls, data: Mapping[str, Any], where: object = None) -> Self:
+        """The typed document of a parsed JSON object; its first problem is one line naming the file."""
+        try:
+            return cls.model_validate(data, context=where or cls.FILE)
+        except ValidationError as err:
+            raise FileProblem(where or cls.FILE, schema_problems(err)[0], cls.FIX) from None
+
+    @classmethod
+    def check(cls, data: Mapping[str, Any]) -> tuple[Self | None, list[DocumentProblem]]:
+        """A checker's reading: every problem of the file, one line each, the version's first (its fields
+        are still read under a version this code does not read); None when the fields cannot be read."""
+        version = cls.version_problem(data.get("schema_version", cls.MISSING))
+        found = [version] if version is not None else []
+        try:
+            document = cls.model_validate({**data, "schema_version": cls.NEWEST} if version else data)
+        except ValidationError as err:
+            return None, found + [DocumentProblem(line, cls.FIX) for line in schema_problems(err)]
+        return document, found + list(document.problems())
+
+    def problems(self) -> tuple[DocumentProblem, ...]:
+        """What in this document no run of the pipeline writes, beyond its types (empty: nothing)."""
+        return ()
 
     def to_json(self) -> dict[str, Any]:
         """The keys read, as read."""
@@ -315,22 +304,17 @@ class Doc(Versioned, Part):
         return (self.model_extra or {}).get(key)
 
 
-def _names(value: object, _: object = None) -> tuple[str, ...] | None:
-    names = isinstance(value, list) and all(isinstance(v, str) for v in value)
-    return tuple(str(v) for v in value) if isinstance(value, list) and names else None
-
-
 class RunProfile(Part):
-    """run.json's ``profile``: the evaluation setting a run used (a missing or ill-typed value is None)."""
+    """run.json's ``profile``: the evaluation setting a run used (None: not recorded)."""
 
     name: Text = None
     items_per_dataset: Int = None
-    all_strengths: Annotated[StrictBool | None, Lenient()] = None
+    all_strengths: StrictBool | None = None
     """every strength level, or only the weakest and strongest."""
     max_new_tokens: Int = None
     description: Text = None
-    every_level_of: Annotated[tuple[StrictStr, ...] | None, Lenient()] = ()
-    """families run at every level (empty: none, also when not recorded; None: not a list of names)."""
+    every_level_of: tuple[StrictStr, ...] = ()
+    """families run at every level (empty: none, also when not recorded)."""
 
     def problem(self) -> str | None:
         """Why this profile cannot say which rows the run produced (None: it can)."""
@@ -340,8 +324,6 @@ class RunProfile(Part):
                 "profile needs items_per_dataset and max_new_tokens (integers ≥ 1) "
                 "and all_strengths (boolean)"
             )
-        if self.every_level_of is None:
-            return "profile every_level_of is not a list of family names"
         return None
 
     def evaluation_profile(self) -> Profile | None:
@@ -360,12 +342,12 @@ class RunProfile(Part):
             bool(self.all_strengths),
             self.max_new_tokens,
             (self.description or "")[:200],
-            self.every_level_of or (),
+            self.every_level_of,
         )
 
 
 class RunModel(Part):
-    """run.json's ``model``: what was run and how it was loaded (a missing or ill-typed value is None)."""
+    """run.json's ``model``: what was run and how it was loaded (None: not recorded)."""
 
     source: Text = None
     """where the weights came from: ``hub``, ``packaged``, ``api``, ``lm-eval``, a backend's name."""
@@ -404,16 +386,15 @@ class RunModel(Part):
 
 
 class RunTimings(Part):
-    """run.json's ``timings`` (a missing or ill-typed number is None; the dates are kept as written, for
-    :meth:`RunDocument.problems` to judge)."""
+    """run.json's ``timings`` (None: not recorded; the dates are judged by :meth:`RunDocument.problems`)."""
 
-    started_at: Any = None
+    started_at: Text = None
     """when the first rank started (ISO 8601)."""
-    finished_at: Any = None
+    finished_at: Text = None
     """when the last rank finished (ISO 8601)."""
-    model_seconds: Number = None
+    model_seconds: Number | None = None
     """compute time of the model alone, every rank together."""
-    peak_rss_mib: Number = None
+    peak_rss_mib: Number | None = None
     """the largest resident memory of a rank."""
 
     @property
@@ -443,13 +424,19 @@ class RunHardware(Part):
     """the harness's CPU-setting variables as recorded (a re-run applies them: ``benchmark.cpu``)."""
 
 
+class OlderSet(Part):
+    """run.json's ``variant_set`` in older files: where the set's hash was recorded."""
+
+    sha256: Text = None
+
+
 ALL = "all"
 """run.json's ``datasets`` when the run took every dataset of the set."""
 
 
 class RunDocument(Doc):
-    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2). Every field is read
-    leniently (ill-typed: not recorded); :meth:`problems` says what in it no harness run writes. The
+    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2). A field of the wrong
+    type refuses the file; :meth:`problems` says what else in it no harness run writes. The
     fields are declared in the order the file lists its keys (sorted: ``jsonio.plain_json`` sorts)."""
 
     KIND: ClassVar[str] = "run"
@@ -485,44 +472,41 @@ class RunDocument(Doc):
     chat_template_sha256: Any = None
     collected_by: Text = None
     """who collected the records when not the harness (``lm-eval``)."""
-    counts: Annotated[dict[str, int] | None, BeforeValidator(_int_map)] = None
+    counts: dict[str, StrictInt] | None = None
     """dataset -> records rows."""
-    chosen: Annotated[Literal["all"] | tuple[StrictStr, ...] | None, Lenient()] = Field(
-        None, alias="datasets"
-    )
+    chosen: Literal["all"] | tuple[StrictStr, ...] | None = Field(None, alias="datasets")
     """``datasets``: :data:`ALL`, or the names chosen (read through :attr:`datasets`)."""
     device: Text = None
     dtype: Text = None
     engine: Text = None
-    files: Annotated[dict[str, StrictStr] | None, Lenient()] = None
-    """``{relative path: sha256}`` of every records/activations file (None: not recorded, or malformed)."""
+    files: dict[str, StrictStr] | None = None
+    """``{relative path: sha256}`` of every records/activations file (None: not recorded)."""
     git_commit: Any = None
-    hardware: Annotated[RunHardware, Lenient(RunHardware())] = RunHardware()
+    hardware: RunHardware = RunHardware()
     harness_version: Any = None
     libraries: Any = None
     lm_eval: Any = None
     """an imported lm-eval run: its version, tasks and settings."""
-    model: Annotated[RunModel, Lenient(RunModel())] = RunModel()
-    not_measured: Annotated[
-        dict[str, str], BeforeValidator(lambda v: {str(k): str(m) for k, m in _object(v).items()})
-    ] = {}
+    model: RunModel = RunModel()
+    not_measured: dict[str, StrictStr] = {}
     """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
     Empty for every harness run; a result with entries is response-only and stays off the board."""
     parallel: Any = None
     """a launcher's ranks and their placement."""
     planner: Int = None
     """the batch planner that cut the run's batches (``collect.PLANNER``; None: not recorded, which is 1)."""
-    profile: Annotated[RunProfile | None, Lenient()] = None
+    profile: RunProfile | None = None
     schema_version: int = 0
     seed: Int = None
     set: Text = None
     submission: Text = None
     """the submission's slug."""
-    submission_model: Annotated[dict[str, object] | None, Lenient()] = None
+    submission_model: dict[str, object] | None = None
     """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
-    timings: Annotated[RunTimings, Lenient(RunTimings())] = RunTimings()
-    tokens: Annotated[dict[str, int], BeforeValidator(lambda v: _int_map(v) or {})] = {}
+    timings: RunTimings = RunTimings()
+    tokens: dict[str, StrictInt] = {}
     """requests, prompt, generated and scored tokens, every rank together."""
+    variant_set: OlderSet | None = None
     variant_set_sha256: Text = None
     version: Text = None
     world_size: Int = None
@@ -559,11 +543,11 @@ class RunDocument(Doc):
     @property
     def nested_variant_set_sha256(self) -> str | None:
         """``variant_set.sha256``: where older run.json files recorded the set's hash."""
-        return _text(_object((self.model_extra or {}).get("variant_set")).get("sha256"))
+        return self.variant_set.sha256 if self.variant_set is not None else None
 
     @property
     def finished_at(self) -> str | None:
-        return _text(self.timings.finished_at)
+        return self.timings.finished_at
 
     @property
     def is_api(self) -> bool:
@@ -611,10 +595,9 @@ class RunDocument(Doc):
         return [k for k in self.DETERMINED if k not in ignore and mine.get(k) != theirs.get(k)]
 
     def problems(self, now: datetime | None = None) -> tuple[DocumentProblem, ...]:
-        """What in this run.json no run of the harness writes, one line each (empty: nothing). Read it
-        with ``from_json(..., strict=False)``."""
+        """What in this run.json no run of the harness writes beyond its types, one line each (empty:
+        nothing); :meth:`check` reads a file with them."""
         found = [
-            self.version_problem(self.schema_version),
             self._hash_problem(),
             self._profile_problem(),
             self._date_problem(now or datetime.now(UTC)),
@@ -638,18 +621,17 @@ class RunDocument(Doc):
         return DocumentProblem(problem, EVALUATE_AGAIN) if problem is not None else None
 
     def _date_problem(self, now: datetime) -> DocumentProblem | None:
-        """The dates are judged as written: a typed field would hide one that is not text (a run without
-        timings, as older runs have, has no problem: the site says "not recorded")."""
+        """A run without timings, as older runs have, has no problem: the site says "not recorded"."""
         found: dict[str, datetime] = {}
         for key in ("started_at", "finished_at"):
             value = getattr(self.timings, key)
             if value is None:
                 continue
             try:
-                when = datetime.fromisoformat(str(value))
+                when = datetime.fromisoformat(value)
             except ValueError:
                 return DocumentProblem(
-                    f"timings.{key} {str(value)[:40]!r} is not an ISO-8601 date", EVALUATE_AGAIN
+                    f"timings.{key} {value[:40]!r} is not an ISO-8601 date", EVALUATE_AGAIN
                 )
             when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
             if when > now + CLOCK_SKEW:
@@ -674,18 +656,11 @@ class PlanDocument(Doc):
     FIX: ClassVar[str] = "rerun with --force"
 
     schema_version: int = 1
-    rank: Any = 0
-    world_size: Any = 1
-    keys: Annotated[tuple[str, ...], BeforeValidator(lambda v: [str(k) for k in v])] = ()
+    rank: StrictInt
+    world_size: StrictInt
+    keys: tuple[StrictStr, ...]
     """every record key this rank must produce."""
     started_at: Text = None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "plan", *, strict: bool = True) -> Self:
-        rank, world_size, keys = data.get("rank"), data.get("world_size"), data.get("keys")
-        if not isinstance(rank, int) or not isinstance(world_size, int) or not isinstance(keys, list):
-            raise SagoError(f"{where}: plan has no integer rank and world_size or no keys; {cls.FIX}")
-        return super().from_json(data, where, strict=strict)
 
     def shared(self) -> tuple[tuple[str, str], ...]:
         """The settings every rank of one run must agree on, as sorted ``(key, canonical JSON)`` pairs.
@@ -710,10 +685,10 @@ class DoneDocument(Doc):
     FIX: ClassVar[str] = "rerun with --force"
 
     schema_version: int = 1
-    model: Any = {}
+    model: dict[str, object]
     """the backend's own description (run.json's ``model`` is rank 0's)."""
-    finished_at: Any = ""
-    peak_rss_mib: Number = None
+    finished_at: StrictStr
+    peak_rss_mib: Number | None = None
 
     @property
     def described(self) -> RunModel:
@@ -723,13 +698,6 @@ class DoneDocument(Doc):
     def build(cls, model: Mapping[str, object], finished_at: str, peak_rss_mib: float) -> Self:
         return cls.from_json({"model": dict(model), "finished_at": finished_at, "peak_rss_mib": peak_rss_mib})
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "done", *, strict: bool = True) -> Self:
-        model, finished = data.get("model"), data.get("finished_at")
-        if not isinstance(model, Mapping) or not isinstance(finished, str):
-            raise SagoError(f"{where}: done marker has no model or finished_at; {cls.FIX}")
-        return super().from_json(data, where, strict=strict)
-
 
 # Row fields that name things (lookups and the site's file names use them): text, or null.
 _NAME_FIELDS = frozenset(
@@ -738,26 +706,26 @@ _NAME_FIELDS = frozenset(
 )
 
 
-def _rows(rows: object, where: Where) -> Table[Any]:
-    """A table: a list of JSON objects whose naming fields are text; anything else is one line."""
-    if not isinstance(rows, list):
-        raise FileProblem(where.path, f"{where.kind} table {where.key!r} is not a list of rows", where.fix)
-    for row in rows:
-        if not isinstance(row, dict):
-            found = type(row).__name__
-            raise FileProblem(
-                where.path, f"{where.kind} table {where.key!r} holds a {found}, not a row object", where.fix
-            )
-        for name in _NAME_FIELDS.intersection(row):
+def _table(rows: list[dict[str, Any]]) -> Table[Any]:
+    for index, row in enumerate(rows):
+        for name in sorted(_NAME_FIELDS.intersection(row)):
             if not isinstance(row[name], str | None):
-                problem = f"{where.kind} table {where.key!r}: field {name!r} is not text"
-                raise FileProblem(where.path, problem, where.fix)
+                raise ValueError(f"text or null in row {index}'s {name!r}")
     return Table(tuple(rows))
 
 
+class _Rows:
+    """pydantic metadata of a table: a list of JSON objects whose naming fields are text (:func:`_table`),
+    written back as its list of rows."""
+
+    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> Any:
+        written = core_schema.plain_serializer_function_ser_schema(list)
+        rows = handler.generate_schema(list[dict[str, Any]])
+        return core_schema.no_info_after_validator_function(_table, rows, serialization=written)
+
+
 R = TypeVar("R", bound=Mapping[str, object])
-Rows = Annotated[Table[R], Read(_rows)]
-"""a table of the document, read by :func:`_rows` from the key the field is named after."""
+Rows = Annotated[Table[R], _Rows()]
 
 
 class SummaryDocument(Doc):
@@ -779,32 +747,8 @@ class SummaryDocument(Doc):
     """s_X(i) of every item and measure (what the site's comparison pages read)."""
 
 
-# Top-level keys a leaderboard cannot do without, and the type each must have (checked by ``require``).
-_REQUIRED: dict[str, type | tuple[type, ...]] = {
-    "schema_version": int,
-    "set": str,
-    "version": str,
-    "models": list,
-    "datasets": list,
-    "measures": list,
-    "epsilons": list,
-    "primary_epsilon": (int, float),
-    "markers": list,
-}
-_KIND_NAMES = {"int": "integer", "str": "string", "list": "list", "float": "number"}
-
-
-def _listing(holds: type | tuple[type, ...], what: str) -> Read:
-    """The reader of a list whose every entry is a ``holds`` (else one line)."""
-
-    def check(value: object, where: Where) -> tuple[Any, ...]:
-        if not isinstance(value, list) or not all(isinstance(v, holds) for v in value):
-            raise FileProblem(
-                where.path, f"leaderboard {where.key!r} holds something other than {what}", where.fix
-            )
-        return tuple(value)
-
-    return Read(check)
+_REQUIRED = ("set", "version", "models", "datasets", "measures", "epsilons", "primary_epsilon", "markers")
+"""the keys a leaderboard's readers cannot do without (checked by ``require``)."""
 
 
 class LeaderboardDocument(Doc):
@@ -819,15 +763,13 @@ class LeaderboardDocument(Doc):
     schema_version: int = 0
     set: Text = None
     version: Text = None
-    datasets: Annotated[tuple[str, ...], _listing(str, "names")] = ()
+    datasets: tuple[StrictStr, ...] = ()
     """dataset names proper (without ``"all"``), sorted."""
-    epsilons: Annotated[tuple[float, ...], _listing((int, float), "numbers")] = ()
-    primary_epsilon: Number = None
+    epsilons: tuple[Number, ...] = ()
+    primary_epsilon: Number | None = None
     """the ε that ``cells[].marker`` and ``verdict`` refer to."""
-    alpha: Number = None
-    headline_measures: Annotated[
-        tuple[str, ...], Read(lambda v, _: tuple(str(m) for m in v) if isinstance(v, list) else ())
-    ] = ()
+    alpha: Number | None = None
+    headline_measures: tuple[StrictStr, ...] = ()
     """one measure per axis: the one the reversal tests and the site's verdicts use."""
     models: Rows[ModelRow] = Table()
     measures: Rows[MeasureRow] = Table()
@@ -851,25 +793,23 @@ class LeaderboardDocument(Doc):
     sample_size_smallest_n: Rows[SmallestNRow] = Table()
     sample_size_ranking: Rows[SampleRankingRow] = Table()
 
+    profile: Text = None
+    """the run profile of a ``sago analyze --profile`` board (None: the version's own board)."""
+
+    @field_validator("measures")
     @classmethod
-    def from_json(
-        cls, data: Mapping[str, Any], where: object = "leaderboard", *, strict: bool = True
-    ) -> Self:
-        board = super().from_json(data, where, strict=strict)
-        if not all(isinstance(m.get("name"), str) for m in board.measures):
-            raise FileProblem(where, "leaderboard 'measures' rows need a 'name'", cls.FIX)
-        return board
+    def _named(cls, measures: Table[MeasureRow]) -> Table[MeasureRow]:
+        if not all(isinstance(m.get("name"), str) for m in measures):
+            raise ValueError("rows that each have a 'name'")
+        return measures
 
     def require(self, where: object) -> Self:
         """This document, after refusing (one line) a missing key, a model status other than "complete"
         or "pending", or a name the site could not use as a file name (checked here once for every reader).
         """
-        required = self.model_dump(mode="json", include=set(_REQUIRED), exclude_unset=True)
-        for key, kind in _REQUIRED.items():
-            value = required.get(key)
-            if not isinstance(value, kind) or isinstance(value, bool):
-                name = _KIND_NAMES[kind.__name__] if isinstance(kind, type) else "number"
-                raise FileProblem(where, f"leaderboard key {key!r} is missing or not a {name}", self.FIX)
+        for key in _REQUIRED:
+            if getattr(self, key) is None or key not in self.model_fields_set:
+                raise FileProblem(where, f"leaderboard key {key!r} is missing", self.FIX)
         for model in self.models:
             check_slug(str(model.get("slug", "")))
             if model.get("status") not in ("complete", "pending"):
@@ -880,19 +820,13 @@ class LeaderboardDocument(Doc):
                 )
         for dataset in self.datasets:
             check_name(dataset, "dataset")
-        check_name(required["set"], "variant set")
-        check_name(required["version"], "version")
+        check_name(str(self.set), "variant set")
+        check_name(str(self.version), "version")
         return self
 
     @property
     def complete(self) -> list[ModelRow]:
         return [m for m in self.models if m["status"] == "complete"]
-
-    @property
-    def profile(self) -> str | None:
-        """The run profile of a ``sago analyze --profile`` board (None: the version's own board)."""
-        found = self.written("profile")
-        return found if isinstance(found, str) else None
 
     @property
     def profile_comparison(self) -> ProfileComparison | None:
@@ -941,6 +875,18 @@ class DatasetEntry:
     """the paper's dataset this one replaces."""
     source: Mapping[str, str] = field(default_factory=dict)
     """the source's pins and origin as written (archive, its sha256, member, licence ...)."""
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _object(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _words(value: object) -> str | None:
@@ -1044,7 +990,11 @@ class ManifestDocument(Document):
         files = _manifest_files(data.get("files"), where)
         datasets = _manifest_datasets(data.get("datasets"), files, where)
         order = data.get("dataset_order", list(datasets))
-        if _names(order) is None or sorted(order) != sorted(datasets):
+        if (
+            not isinstance(order, list)
+            or not all(isinstance(n, str) for n in order)
+            or sorted(order) != sorted(datasets)
+        ):
             raise FileProblem(where, "'dataset_order' does not list exactly the datasets", cls.FIX)
         counts = data.get("counts", {})
         if not isinstance(counts, Mapping) or not all(

@@ -249,7 +249,7 @@ JSON_EDGE: dict[str, str] = {
             "LeaderboardDocument",
             "ManifestDocument",
         )
-        for member in ("from_json", "to_json", "data", "version_of", "parse")
+        for member in ("from_json", "check", "to_json", "data", "version_of", "parse")
     },
 }
 """crossings allowed to carry a raw JSON object (qualified name -> why); a module name allows all of it."""
