@@ -8,8 +8,7 @@ re-dumps to its bytes (``tests/test_document_bytes.py``). A value of the wrong t
 whole file: a reader raises the first problem as one line naming the file and the field's path, the
 validator lists them all (:func:`schema_problems`). plan.json and done.json have never carried a
 ``schema_version``: without one they are version 1 (older checkpoints must keep resuming).
-manifest.json is still the older :class:`Document`, a pydantic dataclass that keeps ``data``, the object
-as written, beside fields its ``from_json`` reads by hand.
+manifest.json is one too, with the checks that keep its paths and names inside the set's folder.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, TypeVar, cast
@@ -31,6 +29,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    StringConstraints,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -140,6 +139,8 @@ def _union_member(part: str | int) -> bool:
 def _expected(error: ErrorDetails) -> str:
     if error["type"] == "literal_error":
         return str(error.get("ctx", {}).get("expected"))
+    if error["type"] == "string_pattern_mismatch":
+        return f"text matching {error.get('ctx', {}).get('pattern')}"
     words = _EXPECTED.get(error["type"], error["msg"])
     return visible(words.removeprefix("Value error, ").removeprefix("Input should be "))[:120]
 
@@ -237,18 +238,6 @@ class Versioned:
         return (jsonio.dumps if self.STATISTICS else jsonio.plain_json)(self.to_json())
 
 
-@dataclass(frozen=True)
-class Document(Versioned):
-    """A document whose ``from_json`` reads its fields by hand, kept with ``data``, the object as written."""
-
-    schema_version: int
-    data: Mapping[str, Any]
-    """the whole JSON object (keys and values exactly as in the file)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.data)
-
-
 class Part(BaseModel):
     """A JSON object as a pydantic model: frozen, its undeclared keys kept as written."""
 
@@ -299,7 +288,7 @@ class Doc(Versioned, Part):
         """The keys read, as read."""
         return self.model_dump(mode=self.DUMP, by_alias=True, exclude_unset=True)
 
-    def written(self, key: str) -> Any:
+    def undeclared(self, key: str) -> Any:
         """An undeclared key's value as written (None: the file has no such key)."""
         return (self.model_extra or {}).get(key)
 
@@ -831,7 +820,7 @@ class LeaderboardDocument(Doc):
     @property
     def profile_comparison(self) -> ProfileComparison | None:
         """Another profile's board beside the board profile's (``benchmark.stats.profile_compare``)."""
-        found = self.written("profile_comparison")
+        found = self.undeclared("profile_comparison")
         return cast("ProfileComparison", found) if isinstance(found, Mapping) else None
 
     def measures_of(self, axis: str) -> list[MeasureRow]:
@@ -854,102 +843,50 @@ MANIFEST = "manifest.json"
 """the manifest's file name in a set's folder; its sha256 is "the variant-set hash" results record."""
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _RESTORE = "restore the released set (`sago variants download`) or rebuild it"
+Count = Annotated[StrictInt, Field(ge=0)]
+Sha256 = Annotated[str, StringConstraints(strict=True, pattern=HEX64.pattern)]
 
 
-@dataclass(frozen=True)
-class DatasetEntry:
+class DatasetEntry(Part):
     """One dataset as its set's manifest lists it: the table, its size and where the items come from."""
 
-    name: str
-    file: str
-    """the table, relative to the set's folder."""
-    rows: int
+    file: StrictStr
+    """the table, relative to the set's folder (one of the manifest's ``files``)."""
+    rows: Count
     """variant rows (prompts)."""
-    items: int | None
-    license: str | None
-    """licence as the manifest states it: the dataset's, else its source's (None: not recorded)."""
-    archive: str | None
-    """the pinned archive the items were read from, e.g. ``bigbench==1.0.0``."""
-    member: str | None
-    stands_in_for: str | None
-    """the paper's dataset this one replaces."""
-    source: Mapping[str, str] = field(default_factory=dict)
+    items: Int = None
+    stated_license: Text = Field(None, alias="license")
+    source: dict[str, StrictStr] = {}
     """the source's pins and origin as written (archive, its sha256, member, licence ...)."""
 
+    @property
+    def license(self) -> str | None:
+        """licence as the manifest states it: the dataset's, else its source's (None: not recorded)."""
+        return self.stated_license or self.source.get("license") or None
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    @property
+    def archive(self) -> str | None:
+        """the pinned archive the items were read from, e.g. ``bigbench==1.0.0``."""
+        return self.source.get("archive") or None
 
+    @property
+    def member(self) -> str | None:
+        return self.source.get("member") or None
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _object(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _words(value: object) -> str | None:
-    return str(value) if value else None
-
-
-def _count(value: object) -> bool:
-    return _int(value) is not None and cast("int", value) >= 0
-
-
-def _counts(value: object) -> dict[str, int]:
-    return {str(k): v for k, v in value.items() if _count(v)} if isinstance(value, Mapping) else {}
+    @property
+    def stands_in_for(self) -> str | None:
+        """the paper's dataset this one replaces."""
+        return self.source.get("stands_in_for") or None
 
 
-def _manifest_files(files: object, where: object) -> dict[str, str]:
-    """``files``: a non-empty map of safe relative path -> 64-hex sha256 (a path may not climb out of the
-    set's folder, be absolute, use backslashes or name the manifest, whose hash cannot be inside it)."""
-    if not isinstance(files, Mapping) or not files:
-        raise FileProblem(where, "'files' is missing or not a mapping of path to sha256", _RESTORE)
-    for relative, digest in files.items():
-        parts = PurePosixPath(relative).parts
-        unsafe = relative.startswith("/") or ".." in parts or "\\" in relative or "\x00" in relative
-        if not relative or unsafe or relative == MANIFEST:
-            raise FileProblem(where, f"'files' names an unsafe path {relative[:80]!r}", _RESTORE)
-        if not isinstance(digest, str) or not HEX64.fullmatch(digest):
-            raise FileProblem(where, f"'files' gives {relative[:80]!r} no 64-hex sha256", _RESTORE)
-    return dict(files)
+def _unsafe(relative: str) -> bool:
+    """A path that climbs out of the set's folder, is absolute, uses backslashes or names the manifest
+    (whose hash cannot be inside it)."""
+    climbs = relative.startswith("/") or ".." in PurePosixPath(relative).parts
+    return not relative or climbs or "\\" in relative or "\x00" in relative or relative == MANIFEST
 
 
-def _manifest_datasets(datasets: object, files: Mapping[str, str], where: object) -> dict[str, DatasetEntry]:
-    """``datasets``: safe name -> {``file`` listed in ``files``, ``rows``, leniently read descriptions}."""
-    if not isinstance(datasets, Mapping) or not datasets:
-        raise FileProblem(
-            where, "'datasets' is missing or not a mapping of dataset name to its table", _RESTORE
-        )
-    entries = {}
-    for name, entry in datasets.items():
-        try:
-            check_name(name, "dataset")
-        except SagoError:
-            raise FileProblem(where, f"'datasets' names an invalid dataset {name[:80]!r}", _RESTORE) from None
-        file = entry.get("file") if isinstance(entry, Mapping) else None
-        if not isinstance(file, str) or file not in files:
-            raise FileProblem(where, f"datasets.{name}.file is missing or not listed in 'files'", _RESTORE)
-        if not _count(entry.get("rows")):
-            raise FileProblem(where, f"datasets.{name}.rows is not a row count", _RESTORE)
-        source = {str(k): str(v) for k, v in _object(entry.get("source")).items()}
-        entries[name] = DatasetEntry(
-            name,
-            file,
-            entry["rows"],
-            _int(entry.get("items")),
-            _words(entry.get("license") or source.get("license")),
-            _words(source.get("archive")),
-            _words(source.get("member")),
-            _words(source.get("stands_in_for")),
-            source,
-        )
-    return entries
-
-
-@dataclass(frozen=True)
-class ManifestDocument(Document):
+class ManifestDocument(Doc):
     """``variants/<set>/<version>/manifest.json``: every file's sha256, the sources, the counts and what
     was not made (docs/CONTRACTS.md section 1). Reading refuses a shape a reader could be misled by (one
     line naming the key); what needs the files on disk is checked by ``benchmark.variants.frozen``."""
@@ -957,73 +894,73 @@ class ManifestDocument(Document):
     KIND: ClassVar[str] = "manifest"
     FILE: ClassVar[str] = MANIFEST
     NEWEST: ClassVar[int] = VARIANT_SCHEMA_VERSION
-    OLDEST: ClassVar[int] = 1
     FIX: ClassVar[str] = _RESTORE
     LIMIT: ClassVar[int] = 16 << 20
 
-    set: str | None = None
-    version: str | None = None
-    files: Mapping[str, str] = field(default_factory=dict)
+    schema_version: int = 0
+    set: Text = None
+    version: Text = None
+    files: dict[str, Sha256]
     """relative path -> sha256 of every file of the set but the manifest."""
-    datasets: Mapping[str, DatasetEntry] = field(default_factory=dict)
-    dataset_order: tuple[str, ...] = ()
-    """dataset names in build order (JSON keys are sorted on disk; this is the order of ``--datasets``)."""
-    counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    datasets: dict[str, DatasetEntry]
+    order: tuple[StrictStr, ...] | None = Field(None, alias="dataset_order")
+    counts: dict[str, dict[str, Count]] = {}
     """dataset -> family -> rows (may leave datasets out)."""
-    not_produced: Mapping[str, str] = field(default_factory=dict)
-    not_made: Mapping[str, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)
+    not_produced: dict[str, StrictStr] = {}
+    not_made: dict[str, dict[str, dict[str, Count]]] = {}
     """dataset -> family -> reason -> cells left out (e.g. ``duplicate``)."""
     # Descriptive, as written: the dataset card shows them, no code decides on them.
-    families: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
-    llm: Mapping[str, object] = field(default_factory=dict)
-    written: Mapping[str, object] | None = None
+    families: dict[str, dict[str, object]] = {}
+    llm: dict[str, object] = {}
+    written: dict[str, object] | None = None
     """the maintainers' written cells (None: a set built without them)."""
-    declared_sha256: str | None = None
-    """a ``sha256`` key: the hash of an earlier manifest of the same set, still accepted for its results."""
+    declared_sha256: Text = Field(None, alias="sha256")
+    """the hash of an earlier manifest of the same set, still accepted for its results."""
 
+    @field_validator("files")
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "manifest") -> Self:
-        version = cls.version_of(data, where)
-        for key in ("set", "version"):
-            if not isinstance(data.get(key, ""), str):
-                raise FileProblem(where, f"{key!r} is not text", cls.FIX)
-        files = _manifest_files(data.get("files"), where)
-        datasets = _manifest_datasets(data.get("datasets"), files, where)
-        order = data.get("dataset_order", list(datasets))
-        if (
-            not isinstance(order, list)
-            or not all(isinstance(n, str) for n in order)
-            or sorted(order) != sorted(datasets)
-        ):
-            raise FileProblem(where, "'dataset_order' does not list exactly the datasets", cls.FIX)
-        counts = data.get("counts", {})
-        if not isinstance(counts, Mapping) or not all(
-            isinstance(c, Mapping) and all(_count(n) for n in c.values()) for c in counts.values()
-        ):
-            raise FileProblem(where, "'counts' is not a mapping of dataset to family row counts", cls.FIX)
-        if set(counts) - set(datasets):
-            raise FileProblem(where, "'counts' names datasets that are not in 'datasets'", cls.FIX)
-        written = data.get("written")
-        return cls(
-            version,
-            data,
-            _text(data.get("set")),
-            _text(data.get("version")),
-            files,
-            datasets,
-            tuple(order),
-            {name: dict(c) for name, c in counts.items()},
-            {str(k): str(v) for k, v in _object(data.get("not_produced")).items()},
-            {
-                str(name): {str(f): _counts(why) for f, why in made.items()}
-                for name, made in _object(data.get("not_made")).items()
-                if isinstance(made, Mapping)
-            },
-            {str(k): f for k, f in _object(data.get("families")).items() if isinstance(f, Mapping)},
-            _object(data.get("llm")),
-            written if isinstance(written, Mapping) else None,
-            _text(data.get("sha256")),
-        )
+    def _safe(cls, files: dict[str, str]) -> dict[str, str]:
+        unsafe = [path for path in files if _unsafe(path)]
+        if unsafe:
+            raise ValueError(f"safe relative paths, not {unsafe[0][:80]!r}")
+        if not files:
+            raise ValueError("at least one file")
+        return files
+
+    @field_validator("datasets")
+    @classmethod
+    def _listed(cls, datasets: dict[str, DatasetEntry], info: ValidationInfo) -> dict[str, DatasetEntry]:
+        """Each dataset has a safe name and a table listed in ``files`` (when those could be read)."""
+        if not datasets:
+            raise ValueError("at least one dataset")
+        for name, entry in datasets.items():
+            try:
+                check_name(name, "dataset")
+            except SagoError:
+                raise ValueError(f"dataset names, not the invalid dataset {name[:80]!r}") from None
+            if entry.file not in info.data.get("files", {entry.file: ""}):
+                raise ValueError(f"{name}'s file to be listed in 'files'")
+        return datasets
+
+    @field_validator("order")
+    @classmethod
+    def _every_dataset(cls, order: tuple[str, ...] | None, info: ValidationInfo) -> tuple[str, ...] | None:
+        if order is not None and sorted(order) != sorted(info.data.get("datasets", order)):
+            raise ValueError("exactly the datasets")
+        return order
+
+    @field_validator("counts")
+    @classmethod
+    def _known(cls, counts: dict[str, dict[str, int]], info: ValidationInfo) -> dict[str, dict[str, int]]:
+        if set(counts) - set(info.data.get("datasets", counts)):
+            raise ValueError("only datasets that are in 'datasets'")
+        return counts
+
+    @property
+    def dataset_order(self) -> tuple[str, ...]:
+        """dataset names in build order (JSON keys are sorted on disk; this is the order of ``--datasets``;
+        without the key, the file's order)."""
+        return self.order if self.order is not None else tuple(self.datasets)
 
     @staticmethod
     def dataset(
@@ -1085,7 +1022,7 @@ class ManifestDocument(Document):
     def with_files(self, added: Mapping[str, str]) -> Self:
         """This manifest with more files listed (the dataset card, hashed after it was rendered)."""
         return self.from_json(
-            {**self.data, "files": dict(sorted({**self.files, **added}.items()))},
+            {**self.to_json(), "files": dict(sorted({**self.files, **added}.items()))},
             f"the built {MANIFEST} of {self.set}/{self.version}",
         )
 

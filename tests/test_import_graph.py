@@ -241,7 +241,6 @@ JSON_EDGE: dict[str, str] = {
     **{
         f"benchmark.documents.{cls}.{member}": "the documents' serialisation boundary itself"
         for cls in (
-            "Document",
             "RunDocument",
             "PlanDocument",
             "DoneDocument",
