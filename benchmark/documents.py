@@ -167,8 +167,16 @@ class Rendered(Protocol):
     def dumps(self) -> str: ...
 
 
-class Versioned:
-    """What every document has: a kind, a version range this code reads, and how it is loaded and written."""
+class Part(BaseModel):
+    """A JSON object as a pydantic model: frozen, its undeclared keys kept as written."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class Doc(Part):
+    """A versioned document as one pydantic model: its fields are the file's keys, and writing it gives
+    back the keys it was read with (``exclude_unset``: a key the file lacked stays absent). Its kind and
+    the version range this code reads are class constants."""
 
     KIND: ClassVar[str] = "document"
     FILE: ClassVar[str] = ""
@@ -212,10 +220,6 @@ class Versioned:
         return None
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = None) -> Self:
-        raise NotImplementedError  # each kind of declaration reads its own way
-
-    @classmethod
     def read(cls, path: Path, fix: str | None = None) -> Self:
         """Load ``path`` as this document; any problem is one line ending in ``fix`` (default ``FIX``)."""
         if not path.exists():
@@ -230,23 +234,9 @@ class Versioned:
             raise FileProblem(path, f"{cls.KIND} has no integer schema_version", fix or cls.FIX)
         return document
 
-    def to_json(self) -> dict[str, Any]:
-        raise NotImplementedError
-
     def dumps(self) -> str:
         """Provenance is written as recorded; statistics canonically (rebuilt, the same bytes)."""
         return (jsonio.dumps if self.STATISTICS else jsonio.plain_json)(self.to_json())
-
-
-class Part(BaseModel):
-    """A JSON object as a pydantic model: frozen, its undeclared keys kept as written."""
-
-    model_config = ConfigDict(frozen=True, extra="allow")
-
-
-class Doc(Versioned, Part):
-    """A versioned document as one pydantic model: its fields are the file's keys, and writing it gives
-    back the keys it was read with (``exclude_unset``: a key the file lacked stays absent)."""
 
     DUMP: ClassVar[Literal["json", "python"]] = "json"
     """python: numbers stay as computed (numpy included) until :meth:`dumps` cleans them."""
