@@ -664,14 +664,10 @@ class DoneDocument(Doc):
     FIX: ClassVar[str] = "rerun with --force"
 
     schema_version: int = 1
-    model: dict[str, object]
-    """the backend's own description (run.json's ``model`` is rank 0's)."""
+    model: RunModel
+    """the backend's own description (run.json's ``model`` is rank 0's, its undeclared keys included)."""
     finished_at: StrictStr
     peak_rss_mib: Number | None = None
-
-    @property
-    def described(self) -> RunModel:
-        return RunModel.model_validate(self.model)
 
     @classmethod
     def build(cls, model: Mapping[str, object], finished_at: str, peak_rss_mib: float) -> Self:
