@@ -2,7 +2,7 @@
 and the variant set's manifest.json.
 
 Each results document is one pydantic model (:class:`Doc`) read strictly: its fields are the file's keys
-with their JSON types (numbers are ``StrictInt | StrictFloat``, so ``2`` stays ``2`` and ``true`` is no
+with their JSON types (a :data:`Number` is kept as written: ``2`` stays ``2``, and ``true`` is no
 number), undeclared keys are kept as written, and writing gives back the keys read, so a committed file
 re-dumps to its bytes (``tests/test_document_bytes.py``). A value of the wrong type anywhere refuses the
 whole file: a reader raises the first problem as one line naming the file and the field's path, the
@@ -96,6 +96,7 @@ def _number(value: object) -> int | float:
     return value
 
 
+# One validator rather than ``StrictInt | StrictFloat``: a union reports one error per member.
 Number = Annotated[int | float, PlainValidator(_number)]
 Text = StrictStr | None
 Int = StrictInt | None
