@@ -1,30 +1,45 @@
 """Typed documents: run.json, plan.json, done.json, summary.json and leaderboard.json of the results,
 and the variant set's manifest.json.
 
-Each is one pydantic dataclass whose fields carry their JSON reader (:class:`Read`: lenient for
-provenance, refusing for the statistics' tables), plus ``data``, the object exactly as written, so that
-serialising gives back the bytes read (``tests/test_document_bytes.py``). plan.json has never carried a
-``schema_version``: without one it is version 1 (older checkpoints must keep resuming).
+Each results document is one pydantic model (:class:`Doc`) read strictly: its fields are the file's keys
+with their JSON types (a :data:`Number` is kept as written: ``2`` stays ``2``, and ``true`` is no
+number), undeclared keys are kept as written, and writing gives back the keys read, so a committed file
+re-dumps to its bytes (``tests/test_document_bytes.py``). A value of the wrong type anywhere refuses the
+whole file: a reader raises the first problem as one line naming the file and the field's path, the
+validator lists them all (:func:`schema_problems`). plan.json and done.json have never carried a
+``schema_version``: without one they are version 1 (older checkpoints must keep resuming).
+manifest.json is one too, with the checks that keep its paths and names inside the set's folder.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass as plain_dataclass
-from dataclasses import field, replace
-from dataclasses import fields as declared
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, ClassVar, Protocol, Self, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, TypeVar, cast
 
-from pydantic import GetCoreSchemaHandler, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    PlainValidator,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.dataclasses import dataclass
-from pydantic_core import core_schema
+from pydantic_core import ErrorDetails, core_schema
 
 from benchmark import jsonio
-from benchmark.errors import FileProblem, SagoError
+from benchmark.errors import FileProblem, SagoError, visible
 from benchmark.paths import check_name, check_slug
 from benchmark.profiles import Profile
 from benchmark.rows import (
@@ -69,79 +84,66 @@ CLOCK_SKEW = timedelta(hours=1)
 """how far a run.json date may lie ahead of this machine's clock (two machines' clocks disagree a little)."""
 
 
-@plain_dataclass(frozen=True)
-class Where:
-    """What a refusing reader names: the file (or "document") and the document's kind and fix."""
-
-    path: object
-    kind: str
-    fix: str
-    key: str = ""
-    """the key being read (a table's name in its messages)."""
-
-
-@plain_dataclass(frozen=True)
-class Read:
-    """A field's reader, as pydantic metadata: ``func(value, where)`` gives the field's value or raises
-    one line. No schema of the field's type is generated: tables and nested objects stay as written."""
-
-    func: Callable[[Any, Where], Any]
-
-    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> Any:
-        def read(value: Any, info: core_schema.ValidationInfo) -> Any:
-            where = info.context if isinstance(info.context, Where) else Where("document", "document", "")
-            return self.func(value, replace(where, key=info.field_name or ""))
-
-        return core_schema.with_info_plain_validator_function(read)
-
-
-def _text(value: object, _: object = None) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: object, _: object = None) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _object(value: object, _: object = None) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _seconds(value: object, _: object = None) -> float | None:
-    """A number as a float; None for a boolean, a non-number or an integer too large for a float.
-
-    >>> _seconds(2), _seconds(10**400), _seconds(True)
-    (2.0, None, None)
-    """
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return None
+def _number(value: object) -> int | float:
+    """A JSON number as written: ``2`` stays an int (a lax float writes it back as ``2.0``), a boolean is
+    no number, and neither is an integer past a float's range (the statistics take it as a float)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("a number")
     try:
-        return float(value)
+        float(value)
     except OverflowError:
-        return None
+        raise ValueError("a number within a float's range") from None
+    return value
 
 
-def _int_map(value: object, _: object = None) -> Mapping[str, int] | None:
-    if not isinstance(value, Mapping):
-        return None
-    return {str(k): v for k, v in value.items() if _int(v) is not None}
+# One validator rather than ``StrictInt | StrictFloat``: a union reports one error per member.
+Number = Annotated[int | float, PlainValidator(_number)]
+Text = StrictStr | None
+Int = StrictInt | None
+
+# What a field expected, by pydantic's error type (the rest keep pydantic's own words).
+_EXPECTED = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "string_type": "text",
+    "bool_type": "true or false",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "missing": "a value",
+}
 
 
-Text = Annotated[str | None, Read(_text)]
-Int = Annotated[int | None, Read(_int)]
-Seconds = Annotated[float | None, Read(_seconds)]
-AsWritten = Annotated[Any, Read(lambda value, _: value)]
+def schema_problems(err: ValidationError) -> list[str]:
+    """Every error of a document's validation as one line, ``path: expected what``, one line per path
+    (a value that matched no member of a union is one line: ``expected 'all' or a list``).
+
+    >>> try:
+    ...     RunTimings.model_validate({"model_seconds": "2", "started_at": 1})
+    ... except ValidationError as err:
+    ...     schema_problems(err)
+    ['started_at: expected text', 'model_seconds: expected a number']
+    """
+    wanted: dict[str, list[str]] = {}
+    for error in err.errors():
+        path = ".".join(visible(str(part))[:80] for part in error["loc"] if not _union_member(part))
+        wanted.setdefault(path or "the document", []).append(_expected(error))
+    return [f"{path}: expected {' or '.join(dict.fromkeys(what))}" for path, what in wanted.items()]
 
 
-T = TypeVar("T")
-_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
-"""each declaration's pydantic validator, built on first use (building one costs milliseconds)."""
+def _union_member(part: str | int) -> bool:
+    """A union member's name in an error's path (``int``, ``tuple[str, ...]``), not a key of the file."""
+    return isinstance(part, str) and (part in ("int", "float", "str", "bool") or "[" in part)
 
 
-def read_as(kind: type[T], data: Mapping[str, Any], where: Where | None = None) -> T:
-    """``data`` read into ``kind``'s fields (keys it does not declare are ignored)."""
-    adapter = _ADAPTERS.get(kind) or _ADAPTERS.setdefault(kind, TypeAdapter(kind))
-    return cast("T", adapter.validate_python(data, context=where))
+def _expected(error: ErrorDetails) -> str:
+    if error["type"] == "literal_error":
+        return str(error.get("ctx", {}).get("expected"))
+    if error["type"] == "string_pattern_mismatch":
+        return f"text matching {error.get('ctx', {}).get('pattern')}"
+    words = _EXPECTED.get(error["type"], error["msg"])
+    return visible(words.removeprefix("Value error, ").removeprefix("Input should be "))[:120]
 
 
 @dataclass(frozen=True)
@@ -166,9 +168,16 @@ class Rendered(Protocol):
     def dumps(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class Document:
-    """What every document has: a kind, a version range this code reads, and the object as written."""
+class Part(BaseModel):
+    """A JSON object as a pydantic model: frozen, its undeclared keys kept as written."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class Doc(Part):
+    """A versioned document as one pydantic model: its fields are the file's keys, and writing it gives
+    back the keys it was read with (``exclude_unset``: a key the file lacked stays absent). Its kind and
+    the version range this code reads are class constants."""
 
     KIND: ClassVar[str] = "document"
     FILE: ClassVar[str] = ""
@@ -180,10 +189,6 @@ class Document:
     LIMIT: ClassVar[int] = 64 << 20
     """the largest file :meth:`read` loads (bytes)."""
     STATISTICS: ClassVar[bool] = False
-
-    schema_version: int
-    data: Annotated[Mapping[str, Any], Read(lambda value, _: value)]
-    """the whole JSON object (keys and values exactly as in the file)."""
 
     @classmethod
     def version_of(cls, data: Mapping[str, Any], where: object) -> int:
@@ -204,9 +209,8 @@ class Document:
         return version
 
     @classmethod
-    def version_problem(cls, data: Mapping[str, object]) -> DocumentProblem | None:
+    def version_problem(cls, version: object) -> DocumentProblem | None:
         """``schema_version`` as a checker reports it (missing, not a positive integer, or too new)."""
-        version = data.get("schema_version")
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             return DocumentProblem("missing or invalid schema_version", REGENERATE)
         if version > cls.NEWEST:
@@ -215,16 +219,6 @@ class Document:
                 "update sago-bench, or regenerate with the released version",
             )
         return None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "document") -> Self:
-        """The typed document of a parsed JSON object (version checked, then every field read)."""
-        return cls._typed(data, cls.version_of(data, where), where)
-
-    @classmethod
-    def _typed(cls, data: Mapping[str, Any], version: int, where: object) -> Self:
-        fields = {**data, "schema_version": version, "data": data}
-        return read_as(cls, fields, Where(where, cls.KIND, cls.FIX))
 
     @classmethod
     def read(cls, path: Path, fix: str | None = None) -> Self:
@@ -241,31 +235,66 @@ class Document:
             raise FileProblem(path, f"{cls.KIND} has no integer schema_version", fix or cls.FIX)
         return document
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.data)
-
     def dumps(self) -> str:
         """Provenance is written as recorded; statistics canonically (rebuilt, the same bytes)."""
-        return (jsonio.dumps if self.STATISTICS else jsonio.plain_json)(self.data)
+        return (jsonio.dumps if self.STATISTICS else jsonio.plain_json)(self.to_json())
+
+    DUMP: ClassVar[Literal["json", "python"]] = "json"
+    """python: numbers stay as computed (numpy included) until :meth:`dumps` cleans them."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _versioned(cls, data: Any, info: ValidationInfo) -> Any:
+        """Refuses a version this code does not read, one line naming the file (the context). Old keys
+        would be repaired here, by testing for the old key."""
+        if isinstance(data, Mapping):
+            cls.version_of(data, info.context or cls.FILE)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: object = None) -> Self:
+        """The typed document of a parsed JSON object; its first problem is one line naming the file."""
+        try:
+            return cls.model_validate(data, context=where or cls.FILE)
+        except ValidationError as err:
+            raise FileProblem(where or cls.FILE, schema_problems(err)[0], cls.FIX) from None
+
+    @classmethod
+    def check(cls, data: Mapping[str, Any]) -> tuple[Self | None, list[DocumentProblem]]:
+        """A checker's reading: every problem of the file, one line each, the version's first (its fields
+        are still read under a version this code does not read); None when the fields cannot be read."""
+        version = cls.version_problem(data.get("schema_version", cls.MISSING))
+        found = [version] if version is not None else []
+        try:
+            document = cls.model_validate({**data, "schema_version": cls.NEWEST} if version else data)
+        except ValidationError as err:
+            return None, found + [DocumentProblem(line, cls.FIX) for line in schema_problems(err)]
+        return document, found + list(document.problems())
+
+    def problems(self) -> tuple[DocumentProblem, ...]:
+        """What in this document no run of the pipeline writes, beyond its types (empty: nothing)."""
+        return ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys read, as read."""
+        return self.model_dump(mode=self.DUMP, by_alias=True, exclude_unset=True)
+
+    def undeclared(self, key: str) -> Any:
+        """An undeclared key's value as written (None: the file has no such key)."""
+        return (self.model_extra or {}).get(key)
 
 
-def _names(value: object, _: object = None) -> tuple[str, ...] | None:
-    names = isinstance(value, list) and all(isinstance(v, str) for v in value)
-    return tuple(str(v) for v in value) if isinstance(value, list) and names else None
-
-
-@dataclass(frozen=True)
-class RunProfile:
-    """run.json's ``profile``: the evaluation setting a run used (a missing or ill-typed value is None)."""
+class RunProfile(Part):
+    """run.json's ``profile``: the evaluation setting a run used (None: not recorded)."""
 
     name: Text = None
     items_per_dataset: Int = None
-    all_strengths: Annotated[bool | None, Read(lambda v, _: v if isinstance(v, bool) else None)] = None
+    all_strengths: StrictBool | None = None
     """every strength level, or only the weakest and strongest."""
     max_new_tokens: Int = None
     description: Text = None
-    every_level_of: Annotated[tuple[str, ...] | None, Read(_names)] = ()
-    """families run at every level (empty: none, also when not recorded; None: not a list of names)."""
+    every_level_of: tuple[StrictStr, ...] = ()
+    """families run at every level (empty: none, also when not recorded)."""
 
     def problem(self) -> str | None:
         """Why this profile cannot say which rows the run produced (None: it can)."""
@@ -275,14 +304,13 @@ class RunProfile:
                 "profile needs items_per_dataset and max_new_tokens (integers ≥ 1) "
                 "and all_strengths (boolean)"
             )
-        if self.every_level_of is None:
-            return "profile every_level_of is not a list of family names"
         return None
 
     def evaluation_profile(self) -> Profile | None:
         """The profile as the harness runs it, from run.json's own parameters (None: :meth:`problem`).
 
-        >>> RunProfile("smoke", 4, False, 32).evaluation_profile().items_per_dataset
+        >>> RunProfile(name="smoke", items_per_dataset=4, all_strengths=False, max_new_tokens=32
+        ...            ).evaluation_profile().items_per_dataset
         4
         """
         if self.problem() is not None:
@@ -294,13 +322,12 @@ class RunProfile:
             bool(self.all_strengths),
             self.max_new_tokens,
             (self.description or "")[:200],
-            self.every_level_of or (),
+            self.every_level_of,
         )
 
 
-@dataclass(frozen=True)
-class RunModel:
-    """run.json's ``model``: what was run and how it was loaded (a missing or ill-typed value is None)."""
+class RunModel(Part):
+    """run.json's ``model``: what was run and how it was loaded (None: not recorded)."""
 
     source: Text = None
     """where the weights came from: ``hub``, ``packaged``, ``api``, ``lm-eval``, a backend's name."""
@@ -338,24 +365,24 @@ class RunModel:
         return layers + 1, hidden
 
 
-@dataclass(frozen=True)
-class RunTimings:
-    """run.json's ``timings`` (a missing or ill-typed value is None)."""
+class RunTimings(Part):
+    """run.json's ``timings`` (None: not recorded; the dates are judged by :meth:`RunDocument.problems`)."""
 
     started_at: Text = None
     """when the first rank started (ISO 8601)."""
     finished_at: Text = None
     """when the last rank finished (ISO 8601)."""
-    model_seconds: Seconds = None
+    model_seconds: Number | None = None
     """compute time of the model alone, every rank together."""
-    peak_rss_mib: Seconds = None
+    peak_rss_mib: Number | None = None
     """the largest resident memory of a rank."""
 
     @property
     def wall_seconds(self) -> float | None:
         """Seconds from start to finish, stopped time of a resumed run included (None: not recorded).
 
-        >>> RunTimings("2026-11-30T11:29:06+00:00", "2026-11-30T11:43:57+00:00").wall_seconds
+        >>> RunTimings(started_at="2026-11-30T11:29:06+00:00", finished_at="2026-11-30T11:43:57+00:00"
+        ...            ).wall_seconds
         891.0
         """
         try:
@@ -366,8 +393,7 @@ class RunTimings:
             return None
 
 
-@dataclass(frozen=True)
-class RunHardware:
+class RunHardware(Part):
     """The parts of run.json's ``hardware`` that readers use (written by ``provenance.Hardware``)."""
 
     cpu_count: Int = None
@@ -378,19 +404,20 @@ class RunHardware:
     """the harness's CPU-setting variables as recorded (a re-run applies them: ``benchmark.cpu``)."""
 
 
-def _part(kind: type[T]) -> Read:
-    """A nested object read leniently into ``kind`` (not an object: every field not recorded)."""
-    return Read(lambda value, _: read_as(kind, _object(value)))
+class OlderSet(Part):
+    """run.json's ``variant_set`` in older files: where the set's hash was recorded."""
+
+    sha256: Text = None
 
 
 ALL = "all"
 """run.json's ``datasets`` when the run took every dataset of the set."""
 
 
-@dataclass(frozen=True)
-class RunDocument(Document):
-    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2). Every field is read
-    leniently (ill-typed: not recorded); :meth:`problems` says what in it no harness run writes."""
+class RunDocument(Doc):
+    """``run.json``: provenance of one harness run (docs/CONTRACTS.md section 2). A field of the wrong
+    type refuses the file; :meth:`problems` says what else in it no harness run writes. The
+    fields are declared in the order the file lists its keys (sorted: ``jsonio.plain_json`` sorts)."""
 
     KIND: ClassVar[str] = "run"
     FILE: ClassVar[str] = "run.json"
@@ -414,60 +441,55 @@ class RunDocument(Document):
     )
     """the keys a faithful re-run reproduces (timings, git commit and hardware may differ)."""
 
-    variant_set_sha256: Text = None
-    profile: Annotated[
-        RunProfile | None, Read(lambda v, _: read_as(RunProfile, v) if isinstance(v, Mapping) else None)
-    ] = None
-    datasets: Annotated[tuple[str, ...] | None, Read(_names)] = None
-    """the datasets chosen; None when the run took all of them (or run.json names none)."""
-    files: Annotated[Mapping[str, str] | None, Read(lambda v, _: v if _is_hash_map(v) else None)] = None
-    """``{relative path: sha256}`` of every records/activations file (None: not recorded, or malformed)."""
-    not_measured: Annotated[
-        Mapping[str, str], Read(lambda v, _: {str(k): str(m) for k, m in _object(v).items()})
-    ] = field(default_factory=dict)
-    """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
-    Empty for every harness run; a result with entries is response-only and stays off the board."""
-    model: Annotated[RunModel, _part(RunModel)] = RunModel()
-    timings: Annotated[RunTimings, _part(RunTimings)] = RunTimings()
-    hardware: Annotated[RunHardware, _part(RunHardware)] = RunHardware()
-    submission: Text = None
-    """the submission's slug."""
-    submission_model: Annotated[
-        Mapping[str, object] | None, Read(lambda v, _: v if isinstance(v, Mapping) else None)
-    ] = None
-    """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
-    set: Text = None
-    version: Text = None
-    seed: Int = None
-    batch_size: Int = None
-    world_size: Int = None
-    engine: Text = None
-    dtype: Text = None
-    device: Text = None
     activations: Text = None
     """the activations layout (``compact``; None: not recorded, which is full)."""
-    planner: Int = None
-    """the batch planner that cut the run's batches (``collect.PLANNER``; None: not recorded, which is 1)."""
-    collected_by: Text = None
-    """who collected the records when not the harness (``lm-eval``)."""
-    counts: Annotated[Mapping[str, int] | None, Read(_int_map)] = None
-    """dataset -> records rows."""
-    tokens: Annotated[Mapping[str, int], Read(lambda v, _: _int_map(v) or {})] = field(default_factory=dict)
-    """requests, prompt, generated and scored tokens, every rank together."""
+    batch_size: Int = None
+    batch_sizes_used: Any = None
+    """rank -> the batch sizes the engine actually used (written for the record, compared as written)."""
     chat_template: Text = None
     """``applied`` or ``raw prompt`` (the model's own record is ``model.chat_template``)."""
-    # Written for the record and compared as written; no reader needs a typed view of them.
-    batch_sizes_used: AsWritten = None
-    """rank -> the batch sizes the engine actually used."""
-    chat_template_setting: AsWritten = None
-    chat_template_sha256: AsWritten = None
-    git_commit: AsWritten = None
-    harness_version: AsWritten = None
-    libraries: AsWritten = None
-    lm_eval: AsWritten = None
+    chat_template_setting: Any = None
+    chat_template_sha256: Any = None
+    collected_by: Text = None
+    """who collected the records when not the harness (``lm-eval``)."""
+    counts: dict[str, StrictInt] | None = None
+    """dataset -> records rows."""
+    chosen: Literal["all"] | tuple[StrictStr, ...] | None = Field(None, alias="datasets")
+    """``datasets``: :data:`ALL`, or the names chosen (read through :attr:`datasets`)."""
+    device: Text = None
+    dtype: Text = None
+    engine: Text = None
+    files: dict[str, StrictStr] | None = None
+    """``{relative path: sha256}`` of every records/activations file (None: not recorded)."""
+    git_commit: Any = None
+    hardware: RunHardware = RunHardware()
+    harness_version: Any = None
+    libraries: Any = None
+    lm_eval: Any = None
     """an imported lm-eval run: its version, tasks and settings."""
-    parallel: AsWritten = None
+    model: RunModel = RunModel()
+    not_measured: dict[str, StrictStr] = {}
+    """measure -> why it was not measured (e.g. ``"not measured (lm-eval run)"``): its deltas are NaN.
+    Empty for every harness run; a result with entries is response-only and stays off the board."""
+    parallel: Any = None
     """a launcher's ranks and their placement."""
+    planner: Int = None
+    """the batch planner that cut the run's batches (``collect.PLANNER``; None: not recorded, which is 1)."""
+    profile: RunProfile | None = None
+    schema_version: int = 0
+    seed: Int = None
+    set: Text = None
+    submission: Text = None
+    """the submission's slug."""
+    submission_model: dict[str, object] | None = None
+    """submission.yaml's ``model`` as the run recorded it (None: not recorded); compared, never read."""
+    timings: RunTimings = RunTimings()
+    tokens: dict[str, StrictInt] = {}
+    """requests, prompt, generated and scored tokens, every rank together."""
+    variant_set: OlderSet | None = None
+    variant_set_sha256: Text = None
+    version: Text = None
+    world_size: Int = None
 
     @classmethod
     def build(cls, fields: Mapping[str, object], extra: Mapping[str, object] | None = None) -> Self:
@@ -480,29 +502,28 @@ class RunDocument(Document):
         ordered |= {key: merged[key] for key in sorted(merged) if key not in ordered}
         return cls.from_json(ordered)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "run", *, strict: bool = True) -> Self:
-        """The typed run.json; ``strict=False`` also reads an unreadable ``schema_version`` (none: 0)."""
-        version = cls.version_of(data, where) if strict else _int(data.get("schema_version")) or 0
-        return cls._typed(data, version, where)
-
     def with_files(self, files: Mapping[str, str]) -> Self:
         """This run.json with ``files`` replaced (every other key keeps its value and place)."""
-        return type(self).from_json({**self.data, "files": dict(files)}, "run")
+        return self.model_copy(update={"files": dict(files)})
+
+    @property
+    def datasets(self) -> tuple[str, ...] | None:
+        """the datasets chosen; None when the run took all of them (or run.json names none)."""
+        return self.chosen if isinstance(self.chosen, tuple) else None
 
     @property
     def all_datasets(self) -> bool:
-        return bool(self.data.get("datasets") == ALL)
+        return self.chosen == ALL
 
     @property
     def files_given(self) -> bool:
         """run.json has a ``files`` key, whatever its value (runs from before hashes have none)."""
-        return "files" in self.data
+        return "files" in self.model_fields_set
 
     @property
     def nested_variant_set_sha256(self) -> str | None:
         """``variant_set.sha256``: where older run.json files recorded the set's hash."""
-        return _text(_object(self.data.get("variant_set")).get("sha256"))
+        return self.variant_set.sha256 if self.variant_set is not None else None
 
     @property
     def finished_at(self) -> str | None:
@@ -550,13 +571,13 @@ class RunDocument(Document):
         >>> a.differing(RunDocument.from_json({"schema_version": 1, "seed": 2, "engine": "y"}), ("engine",))
         ['seed']
         """
-        return [k for k in self.DETERMINED if k not in ignore and self.data.get(k) != other.data.get(k)]
+        mine, theirs = self.to_json(), other.to_json()
+        return [k for k in self.DETERMINED if k not in ignore and mine.get(k) != theirs.get(k)]
 
     def problems(self, now: datetime | None = None) -> tuple[DocumentProblem, ...]:
-        """What in this run.json no run of the harness writes, one line each (empty: nothing). Read it
-        with ``from_json(..., strict=False)``."""
+        """What in this run.json no run of the harness writes beyond its types, one line each (empty:
+        nothing); :meth:`check` reads a file with them."""
         found = [
-            self.version_problem(self.data),
             self._hash_problem(),
             self._profile_problem(),
             self._date_problem(now or datetime.now(UTC)),
@@ -580,20 +601,17 @@ class RunDocument(Document):
         return DocumentProblem(problem, EVALUATE_AGAIN) if problem is not None else None
 
     def _date_problem(self, now: datetime) -> DocumentProblem | None:
-        """The raw timing values are judged: a typed field would hide one that is not text."""
-        timings = self.data.get("timings")
-        if not isinstance(timings, Mapping):
-            return None  # older runs recorded none; the site says "not recorded"
+        """A run without timings, as older runs have, has no problem: the site says "not recorded"."""
         found: dict[str, datetime] = {}
         for key in ("started_at", "finished_at"):
-            value = timings.get(key)
+            value = getattr(self.timings, key)
             if value is None:
                 continue
             try:
-                when = datetime.fromisoformat(str(value))
+                when = datetime.fromisoformat(value)
             except ValueError:
                 return DocumentProblem(
-                    f"timings.{key} {str(value)[:40]!r} is not an ISO-8601 date", EVALUATE_AGAIN
+                    f"timings.{key} {value[:40]!r} is not an ISO-8601 date", EVALUATE_AGAIN
                 )
             when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
             if when > now + CLOCK_SKEW:
@@ -604,35 +622,25 @@ class RunDocument(Document):
         return None
 
 
-def _is_hash_map(value: object) -> bool:
-    return isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())
-
-
-RUN_KEYS: tuple[str, ...] = tuple(sorted(f.name for f in declared(RunDocument) if f.name != "data"))
+RUN_KEYS: tuple[str, ...] = tuple(sorted(f.alias or k for k, f in RunDocument.model_fields.items()))
 """run.json's keys in the order the file lists them (sorted: ``jsonio.plain_json`` writes sorted keys)."""
 
 
-@dataclass(frozen=True)
-class PlanDocument(Document):
-    """``checkpoint/rank-<r>/plan.json``: everything that determines one rank's outputs."""
+class PlanDocument(Doc):
+    """``checkpoint/rank-<r>/plan.json``: everything that determines one rank's outputs (the settings are
+    undeclared keys, kept as written)."""
 
     KIND: ClassVar[str] = "plan"
     FILE: ClassVar[str] = "plan.json"
     MISSING: ClassVar[int | None] = 1
     FIX: ClassVar[str] = "rerun with --force"
 
-    rank: AsWritten = 0
-    world_size: AsWritten = 1
-    keys: Annotated[tuple[str, ...], Read(lambda v, _: tuple(str(k) for k in v))] = ()
+    schema_version: int = 1
+    rank: StrictInt
+    world_size: StrictInt
+    keys: tuple[StrictStr, ...]
     """every record key this rank must produce."""
     started_at: Text = None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "plan") -> Self:
-        rank, world_size, keys = data.get("rank"), data.get("world_size"), data.get("keys")
-        if not isinstance(rank, int) or not isinstance(world_size, int) or not isinstance(keys, list):
-            raise SagoError(f"{where}: plan has no integer rank and world_size or no keys; {cls.FIX}")
-        return super().from_json(data, where)
 
     def shared(self) -> tuple[tuple[str, str], ...]:
         """The settings every rank of one run must agree on, as sorted ``(key, canonical JSON)`` pairs.
@@ -643,13 +651,12 @@ class PlanDocument(Document):
         """
         return tuple(
             (key, json.dumps(value, sort_keys=True))
-            for key, value in sorted(self.data.items())
+            for key, value in sorted(self.to_json().items())
             if key not in ("rank", "keys", "started_at", "started_by")
         )
 
 
-@dataclass(frozen=True)
-class DoneDocument(Document):
+class DoneDocument(Doc):
     """``checkpoint/rank-<r>/done.json``: one rank finished. Like plan.json, no ``schema_version``."""
 
     KIND: ClassVar[str] = "done"
@@ -657,25 +664,15 @@ class DoneDocument(Document):
     MISSING: ClassVar[int | None] = 1
     FIX: ClassVar[str] = "rerun with --force"
 
-    model: AsWritten = field(default_factory=dict)
-    """the backend's own description (run.json's ``model`` is rank 0's)."""
-    finished_at: AsWritten = ""
-    peak_rss_mib: Seconds = None
-
-    @property
-    def described(self) -> RunModel:
-        return read_as(RunModel, self.model)
+    schema_version: int = 1
+    model: RunModel
+    """the backend's own description (run.json's ``model`` is rank 0's, its undeclared keys included)."""
+    finished_at: StrictStr
+    peak_rss_mib: Number | None = None
 
     @classmethod
     def build(cls, model: Mapping[str, object], finished_at: str, peak_rss_mib: float) -> Self:
         return cls.from_json({"model": dict(model), "finished_at": finished_at, "peak_rss_mib": peak_rss_mib})
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "done") -> Self:
-        model, finished = data.get("model"), data.get("finished_at")
-        if not isinstance(model, Mapping) or not isinstance(finished, str):
-            raise SagoError(f"{where}: done marker has no model or finished_at; {cls.FIX}")
-        return super().from_json(data, where)
 
 
 # Row fields that name things (lookups and the site's file names use them): text, or null.
@@ -685,30 +682,29 @@ _NAME_FIELDS = frozenset(
 )
 
 
-def _rows(rows: object, where: Where) -> Table[Any]:
-    """A table: a list of JSON objects whose naming fields are text; anything else is one line."""
-    if not isinstance(rows, list):
-        raise FileProblem(where.path, f"{where.kind} table {where.key!r} is not a list of rows", where.fix)
-    for row in rows:
-        if not isinstance(row, dict):
-            found = type(row).__name__
-            raise FileProblem(
-                where.path, f"{where.kind} table {where.key!r} holds a {found}, not a row object", where.fix
-            )
-        for name in _NAME_FIELDS.intersection(row):
+def _table(rows: list[dict[str, Any]]) -> Table[Any]:
+    for index, row in enumerate(rows):
+        for name in sorted(_NAME_FIELDS.intersection(row)):
             if not isinstance(row[name], str | None):
-                problem = f"{where.kind} table {where.key!r}: field {name!r} is not text"
-                raise FileProblem(where.path, problem, where.fix)
+                raise ValueError(f"text or null in row {index}'s {name!r}")
     return Table(tuple(rows))
 
 
+class _Rows:
+    """pydantic metadata of a table: a list of JSON objects whose naming fields are text (:func:`_table`),
+    written back as its list of rows."""
+
+    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> Any:
+        written = core_schema.plain_serializer_function_ser_schema(list)
+        rows = handler.generate_schema(list[dict[str, Any]])
+        return core_schema.no_info_after_validator_function(_table, rows, serialization=written)
+
+
 R = TypeVar("R", bound=Mapping[str, object])
-Rows = Annotated[Table[R], Read(_rows)]
-"""a table of the document, read by :func:`_rows` from the key the field is named after."""
+Rows = Annotated[Table[R], _Rows()]
 
 
-@dataclass(frozen=True)
-class SummaryDocument(Document):
+class SummaryDocument(Doc):
     """``summary.json``: one submission's statistics (version 1, one SGS, still loads)."""
 
     KIND: ClassVar[str] = "summary"
@@ -716,7 +712,9 @@ class SummaryDocument(Document):
     LIMIT: ClassVar[int] = 16 << 20
     NEWEST: ClassVar[int] = SUMMARY_SCHEMA_VERSION
     STATISTICS: ClassVar[bool] = True
+    DUMP: ClassVar[Literal["json", "python"]] = "python"  # a fresh summary holds numpy numbers
 
+    schema_version: int = 0
     model: Text = None
     """the submission slug."""
     set: Text = None
@@ -725,40 +723,11 @@ class SummaryDocument(Document):
     """s_X(i) of every item and measure (what the site's comparison pages read)."""
 
 
-# Top-level keys a leaderboard cannot do without, and the type each must have (checked by ``require``).
-_REQUIRED: dict[str, type | tuple[type, ...]] = {
-    "schema_version": int,
-    "set": str,
-    "version": str,
-    "models": list,
-    "datasets": list,
-    "measures": list,
-    "epsilons": list,
-    "primary_epsilon": (int, float),
-    "markers": list,
-}
-_KIND_NAMES = {"int": "integer", "str": "string", "list": "list", "float": "number"}
+_REQUIRED = ("set", "version", "models", "datasets", "measures", "epsilons", "primary_epsilon", "markers")
+"""the keys a leaderboard's readers cannot do without (checked by ``require``)."""
 
 
-def _number(value: object, _: object = None) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _listing(holds: type | tuple[type, ...], what: str, read: Callable[[Any], Any]) -> Read:
-    """The reader of a list whose every entry is a ``holds``, each as ``read`` gives it (else one line)."""
-
-    def check(value: object, where: Where) -> tuple[Any, ...]:
-        if not isinstance(value, list) or not all(isinstance(v, holds) for v in value):
-            raise FileProblem(
-                where.path, f"leaderboard {where.key!r} holds something other than {what}", where.fix
-            )
-        return tuple(read(v) for v in value)
-
-    return Read(check)
-
-
-@dataclass(frozen=True)
-class LeaderboardDocument(Document):
+class LeaderboardDocument(Doc):
     """``leaderboard.json``: every submission on one variant set (only the current version is read)."""
 
     KIND: ClassVar[str] = "leaderboard"
@@ -767,17 +736,16 @@ class LeaderboardDocument(Document):
     OLDEST: ClassVar[int] = LEADERBOARD_SCHEMA_VERSION
     STATISTICS: ClassVar[bool] = True
 
+    schema_version: int = 0
     set: Text = None
     version: Text = None
-    datasets: Annotated[tuple[str, ...], _listing(str, "names", str)] = ()
+    datasets: tuple[StrictStr, ...] = ()
     """dataset names proper (without ``"all"``), sorted."""
-    epsilons: Annotated[tuple[float, ...], _listing((int, float), "numbers", float)] = ()
-    primary_epsilon: Annotated[float | None, Read(_number)] = None
+    epsilons: tuple[Number, ...] = ()
+    primary_epsilon: Number | None = None
     """the ε that ``cells[].marker`` and ``verdict`` refer to."""
-    alpha: Annotated[float | None, Read(_number)] = None
-    headline_measures: Annotated[
-        tuple[str, ...], Read(lambda v, _: tuple(str(m) for m in v) if isinstance(v, list) else ())
-    ] = ()
+    alpha: Number | None = None
+    headline_measures: tuple[StrictStr, ...] = ()
     """one measure per axis: the one the reversal tests and the site's verdicts use."""
     models: Rows[ModelRow] = Table()
     measures: Rows[MeasureRow] = Table()
@@ -801,22 +769,23 @@ class LeaderboardDocument(Document):
     sample_size_smallest_n: Rows[SmallestNRow] = Table()
     sample_size_ranking: Rows[SampleRankingRow] = Table()
 
+    profile: Text = None
+    """the run profile of a ``sago analyze --profile`` board (None: the version's own board)."""
+
+    @field_validator("measures")
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "leaderboard") -> Self:
-        board = super().from_json(data, where)
-        if not all(isinstance(m.get("name"), str) for m in board.measures):
-            raise FileProblem(where, "leaderboard 'measures' rows need a 'name'", cls.FIX)
-        return board
+    def _named(cls, measures: Table[MeasureRow]) -> Table[MeasureRow]:
+        if not all(isinstance(m.get("name"), str) for m in measures):
+            raise ValueError("rows that each have a 'name'")
+        return measures
 
     def require(self, where: object) -> Self:
         """This document, after refusing (one line) a missing key, a model status other than "complete"
         or "pending", or a name the site could not use as a file name (checked here once for every reader).
         """
-        for key, kind in _REQUIRED.items():
-            value = self.data.get(key)
-            if not isinstance(value, kind) or isinstance(value, bool):
-                name = _KIND_NAMES[kind.__name__] if isinstance(kind, type) else "number"
-                raise FileProblem(where, f"leaderboard key {key!r} is missing or not a {name}", self.FIX)
+        for key in _REQUIRED:
+            if getattr(self, key) is None or key not in self.model_fields_set:
+                raise FileProblem(where, f"leaderboard key {key!r} is missing", self.FIX)
         for model in self.models:
             check_slug(str(model.get("slug", "")))
             if model.get("status") not in ("complete", "pending"):
@@ -827,8 +796,8 @@ class LeaderboardDocument(Document):
                 )
         for dataset in self.datasets:
             check_name(dataset, "dataset")
-        check_name(self.data["set"], "variant set")
-        check_name(self.data["version"], "version")
+        check_name(str(self.set), "variant set")
+        check_name(str(self.version), "version")
         return self
 
     @property
@@ -836,15 +805,9 @@ class LeaderboardDocument(Document):
         return [m for m in self.models if m["status"] == "complete"]
 
     @property
-    def profile(self) -> str | None:
-        """The run profile of a ``sago analyze --profile`` board (None: the version's own board)."""
-        found = self.data.get("profile")
-        return found if isinstance(found, str) else None
-
-    @property
     def profile_comparison(self) -> ProfileComparison | None:
         """Another profile's board beside the board profile's (``benchmark.stats.profile_compare``)."""
-        found = self.data.get("profile_comparison")
+        found = self.undeclared("profile_comparison")
         return cast("ProfileComparison", found) if isinstance(found, Mapping) else None
 
     def measures_of(self, axis: str) -> list[MeasureRow]:
@@ -867,90 +830,50 @@ MANIFEST = "manifest.json"
 """the manifest's file name in a set's folder; its sha256 is "the variant-set hash" results record."""
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _RESTORE = "restore the released set (`sago variants download`) or rebuild it"
+Count = Annotated[StrictInt, Field(ge=0)]
+Sha256 = Annotated[str, StringConstraints(strict=True, pattern=HEX64.pattern)]
 
 
-@dataclass(frozen=True)
-class DatasetEntry:
+class DatasetEntry(Part):
     """One dataset as its set's manifest lists it: the table, its size and where the items come from."""
 
-    name: str
-    file: str
-    """the table, relative to the set's folder."""
-    rows: int
+    file: StrictStr
+    """the table, relative to the set's folder (one of the manifest's ``files``)."""
+    rows: Count
     """variant rows (prompts)."""
-    items: int | None
-    license: str | None
-    """licence as the manifest states it: the dataset's, else its source's (None: not recorded)."""
-    archive: str | None
-    """the pinned archive the items were read from, e.g. ``bigbench==1.0.0``."""
-    member: str | None
-    stands_in_for: str | None
-    """the paper's dataset this one replaces."""
-    source: Mapping[str, str] = field(default_factory=dict)
+    items: Int = None
+    stated_license: Text = Field(None, alias="license")
+    source: dict[str, StrictStr] = {}
     """the source's pins and origin as written (archive, its sha256, member, licence ...)."""
 
+    @property
+    def license(self) -> str | None:
+        """licence as the manifest states it: the dataset's, else its source's (None: not recorded)."""
+        return self.stated_license or self.source.get("license") or None
 
-def _words(value: object) -> str | None:
-    return str(value) if value else None
+    @property
+    def archive(self) -> str | None:
+        """the pinned archive the items were read from, e.g. ``bigbench==1.0.0``."""
+        return self.source.get("archive") or None
 
+    @property
+    def member(self) -> str | None:
+        return self.source.get("member") or None
 
-def _count(value: object) -> bool:
-    return _int(value) is not None and cast("int", value) >= 0
-
-
-def _counts(value: object) -> dict[str, int]:
-    return {str(k): v for k, v in value.items() if _count(v)} if isinstance(value, Mapping) else {}
-
-
-def _manifest_files(files: object, where: object) -> dict[str, str]:
-    """``files``: a non-empty map of safe relative path -> 64-hex sha256 (a path may not climb out of the
-    set's folder, be absolute, use backslashes or name the manifest, whose hash cannot be inside it)."""
-    if not isinstance(files, Mapping) or not files:
-        raise FileProblem(where, "'files' is missing or not a mapping of path to sha256", _RESTORE)
-    for relative, digest in files.items():
-        parts = PurePosixPath(relative).parts
-        unsafe = relative.startswith("/") or ".." in parts or "\\" in relative or "\x00" in relative
-        if not relative or unsafe or relative == MANIFEST:
-            raise FileProblem(where, f"'files' names an unsafe path {relative[:80]!r}", _RESTORE)
-        if not isinstance(digest, str) or not HEX64.fullmatch(digest):
-            raise FileProblem(where, f"'files' gives {relative[:80]!r} no 64-hex sha256", _RESTORE)
-    return dict(files)
+    @property
+    def stands_in_for(self) -> str | None:
+        """the paper's dataset this one replaces."""
+        return self.source.get("stands_in_for") or None
 
 
-def _manifest_datasets(datasets: object, files: Mapping[str, str], where: object) -> dict[str, DatasetEntry]:
-    """``datasets``: safe name -> {``file`` listed in ``files``, ``rows``, leniently read descriptions}."""
-    if not isinstance(datasets, Mapping) or not datasets:
-        raise FileProblem(
-            where, "'datasets' is missing or not a mapping of dataset name to its table", _RESTORE
-        )
-    entries = {}
-    for name, entry in datasets.items():
-        try:
-            check_name(name, "dataset")
-        except SagoError:
-            raise FileProblem(where, f"'datasets' names an invalid dataset {name[:80]!r}", _RESTORE) from None
-        file = entry.get("file") if isinstance(entry, Mapping) else None
-        if not isinstance(file, str) or file not in files:
-            raise FileProblem(where, f"datasets.{name}.file is missing or not listed in 'files'", _RESTORE)
-        if not _count(entry.get("rows")):
-            raise FileProblem(where, f"datasets.{name}.rows is not a row count", _RESTORE)
-        source = {str(k): str(v) for k, v in _object(entry.get("source")).items()}
-        entries[name] = DatasetEntry(
-            name,
-            file,
-            entry["rows"],
-            _int(entry.get("items")),
-            _words(entry.get("license") or source.get("license")),
-            _words(source.get("archive")),
-            _words(source.get("member")),
-            _words(source.get("stands_in_for")),
-            source,
-        )
-    return entries
+def _unsafe(relative: str) -> bool:
+    """A path that climbs out of the set's folder, is absolute, uses backslashes or names the manifest
+    (whose hash cannot be inside it)."""
+    climbs = relative.startswith("/") or ".." in PurePosixPath(relative).parts
+    return not relative or climbs or "\\" in relative or "\x00" in relative or relative == MANIFEST
 
 
-@dataclass(frozen=True)
-class ManifestDocument(Document):
+class ManifestDocument(Doc):
     """``variants/<set>/<version>/manifest.json``: every file's sha256, the sources, the counts and what
     was not made (docs/CONTRACTS.md section 1). Reading refuses a shape a reader could be misled by (one
     line naming the key); what needs the files on disk is checked by ``benchmark.variants.frozen``."""
@@ -958,69 +881,73 @@ class ManifestDocument(Document):
     KIND: ClassVar[str] = "manifest"
     FILE: ClassVar[str] = MANIFEST
     NEWEST: ClassVar[int] = VARIANT_SCHEMA_VERSION
-    OLDEST: ClassVar[int] = 1
     FIX: ClassVar[str] = _RESTORE
     LIMIT: ClassVar[int] = 16 << 20
 
-    set: str | None = None
-    version: str | None = None
-    files: Mapping[str, str] = field(default_factory=dict)
+    schema_version: int = 0
+    set: Text = None
+    version: Text = None
+    files: dict[str, Sha256]
     """relative path -> sha256 of every file of the set but the manifest."""
-    datasets: Mapping[str, DatasetEntry] = field(default_factory=dict)
-    dataset_order: tuple[str, ...] = ()
-    """dataset names in build order (JSON keys are sorted on disk; this is the order of ``--datasets``)."""
-    counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    datasets: dict[str, DatasetEntry]
+    order: tuple[StrictStr, ...] | None = Field(None, alias="dataset_order")
+    counts: dict[str, dict[str, Count]] = {}
     """dataset -> family -> rows (may leave datasets out)."""
-    not_produced: Mapping[str, str] = field(default_factory=dict)
-    not_made: Mapping[str, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)
+    not_produced: dict[str, StrictStr] = {}
+    not_made: dict[str, dict[str, dict[str, Count]]] = {}
     """dataset -> family -> reason -> cells left out (e.g. ``duplicate``)."""
     # Descriptive, as written: the dataset card shows them, no code decides on them.
-    families: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
-    llm: Mapping[str, object] = field(default_factory=dict)
-    written: Mapping[str, object] | None = None
+    families: dict[str, dict[str, object]] = {}
+    llm: dict[str, object] = {}
+    written: dict[str, object] | None = None
     """the maintainers' written cells (None: a set built without them)."""
-    declared_sha256: str | None = None
-    """a ``sha256`` key: the hash of an earlier manifest of the same set, still accepted for its results."""
+    declared_sha256: Text = Field(None, alias="sha256")
+    """the hash of an earlier manifest of the same set, still accepted for its results."""
 
+    @field_validator("files")
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: object = "manifest") -> Self:
-        version = cls.version_of(data, where)
-        for key in ("set", "version"):
-            if not isinstance(data.get(key, ""), str):
-                raise FileProblem(where, f"{key!r} is not text", cls.FIX)
-        files = _manifest_files(data.get("files"), where)
-        datasets = _manifest_datasets(data.get("datasets"), files, where)
-        order = data.get("dataset_order", list(datasets))
-        if _names(order) is None or sorted(order) != sorted(datasets):
-            raise FileProblem(where, "'dataset_order' does not list exactly the datasets", cls.FIX)
-        counts = data.get("counts", {})
-        if not isinstance(counts, Mapping) or not all(
-            isinstance(c, Mapping) and all(_count(n) for n in c.values()) for c in counts.values()
-        ):
-            raise FileProblem(where, "'counts' is not a mapping of dataset to family row counts", cls.FIX)
-        if set(counts) - set(datasets):
-            raise FileProblem(where, "'counts' names datasets that are not in 'datasets'", cls.FIX)
-        written = data.get("written")
-        return cls(
-            version,
-            data,
-            _text(data.get("set")),
-            _text(data.get("version")),
-            files,
-            datasets,
-            tuple(order),
-            {name: dict(c) for name, c in counts.items()},
-            {str(k): str(v) for k, v in _object(data.get("not_produced")).items()},
-            {
-                str(name): {str(f): _counts(why) for f, why in made.items()}
-                for name, made in _object(data.get("not_made")).items()
-                if isinstance(made, Mapping)
-            },
-            {str(k): f for k, f in _object(data.get("families")).items() if isinstance(f, Mapping)},
-            _object(data.get("llm")),
-            written if isinstance(written, Mapping) else None,
-            _text(data.get("sha256")),
-        )
+    def _safe(cls, files: dict[str, str]) -> dict[str, str]:
+        unsafe = [path for path in files if _unsafe(path)]
+        if unsafe:
+            raise ValueError(f"safe relative paths, not {unsafe[0][:80]!r}")
+        if not files:
+            raise ValueError("at least one file")
+        return files
+
+    @field_validator("datasets")
+    @classmethod
+    def _listed(cls, datasets: dict[str, DatasetEntry], info: ValidationInfo) -> dict[str, DatasetEntry]:
+        """Each dataset has a safe name and a table listed in ``files`` (when those could be read)."""
+        if not datasets:
+            raise ValueError("at least one dataset")
+        for name, entry in datasets.items():
+            try:
+                check_name(name, "dataset")
+            except SagoError:
+                raise ValueError(f"dataset names, not the invalid dataset {name[:80]!r}") from None
+            if entry.file not in info.data.get("files", {entry.file: ""}):
+                raise ValueError(f"{name}'s file to be listed in 'files'")
+        return datasets
+
+    @field_validator("order")
+    @classmethod
+    def _every_dataset(cls, order: tuple[str, ...] | None, info: ValidationInfo) -> tuple[str, ...] | None:
+        if order is not None and sorted(order) != sorted(info.data.get("datasets", order)):
+            raise ValueError("exactly the datasets")
+        return order
+
+    @field_validator("counts")
+    @classmethod
+    def _known(cls, counts: dict[str, dict[str, int]], info: ValidationInfo) -> dict[str, dict[str, int]]:
+        if set(counts) - set(info.data.get("datasets", counts)):
+            raise ValueError("only datasets that are in 'datasets'")
+        return counts
+
+    @property
+    def dataset_order(self) -> tuple[str, ...]:
+        """dataset names in build order (JSON keys are sorted on disk; this is the order of ``--datasets``;
+        without the key, the file's order)."""
+        return self.order if self.order is not None else tuple(self.datasets)
 
     @staticmethod
     def dataset(
@@ -1082,7 +1009,7 @@ class ManifestDocument(Document):
     def with_files(self, added: Mapping[str, str]) -> Self:
         """This manifest with more files listed (the dataset card, hashed after it was rendered)."""
         return self.from_json(
-            {**self.data, "files": dict(sorted({**self.files, **added}.items()))},
+            {**self.to_json(), "files": dict(sorted({**self.files, **added}.items()))},
             f"the built {MANIFEST} of {self.set}/{self.version}",
         )
 

@@ -285,14 +285,19 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
             f'{{"schema_version": {LB_VERSION}, "set": "sago-v1", "version": "v1", "models": "x", '
             '"datasets": [], "measures": [], "epsilons": [], "primary_epsilon": 0.05, "markers": []}'
         ),
-        "not a list",
+        "models: expected a list",
     ),
-    ("build leaderboard row of the wrong type", BUILD, lambda t: _board_edit(t, cells=[1, 2]), "not a row"),
+    (
+        "build leaderboard row of the wrong type",
+        BUILD,
+        lambda t: _board_edit(t, cells=[1, 2]),
+        "cells.0: expected an object",
+    ),
     (
         "build leaderboard model name not text",
         BUILD,
         lambda t: _board_edit(t, measures=[{"name": 3}]),
-        "not text",
+        "measures: expected text or null in row 0's 'name'",
     ),
     ("build leaderboard not JSON", BUILD, write_board("{oops"), "not valid JSON"),
     ("build leaderboard empty", BUILD, write_board(""), "empty"),
@@ -351,13 +356,13 @@ CASES: list[tuple[str, list[str], Callable[[SiteTree], None], str]] = [
                 or m["datasets"].pop("alpaca")
             )
         ),
-        "not in 'datasets'",
+        "counts: expected only datasets that are in 'datasets'",
     ),  # type: ignore[attr-defined]
     (
         "verify file dropped from the list",
         ["variants", "verify", *VARIANTS],
         edit_manifest(lambda m: m["files"].pop("data/alpaca.parquet")),
-        "not listed",
+        "datasets: expected alpaca's file to be listed in 'files'",
     ),  # type: ignore[attr-defined]
     (
         "verify parquet of another dataset",

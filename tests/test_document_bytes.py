@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.documents import (
-    Document,
+    Doc,
     LeaderboardDocument,
     ManifestDocument,
     PlanDocument,
@@ -28,7 +28,7 @@ from benchmark.safeload import load_json_object
 from benchmark.stats.api_models import API_TABLE_FILE, ApiTable
 
 ROOT = Path(__file__).resolve().parents[1]
-KINDS: dict[str, type[Document]] = {
+KINDS: dict[str, type[Doc]] = {
     kind.FILE: kind
     for kind in (RunDocument, PlanDocument, SummaryDocument, LeaderboardDocument, ManifestDocument)
 }

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.documents import (
-    Document,
+    Doc,
     DoneDocument,
     LeaderboardDocument,
     ManifestDocument,
@@ -30,7 +30,7 @@ from benchmark.stats.api_models import API_TABLE_FILE, ApiTable
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "benchmark"
-DOCUMENTS: tuple[type[Document], ...] = (
+DOCUMENTS: tuple[type[Doc], ...] = (
     RunDocument,
     PlanDocument,
     DoneDocument,
@@ -93,8 +93,8 @@ def _committed(pattern: str) -> list[Path]:
     return [ROOT / p for p in listed]
 
 
-def _committed_documents() -> list[tuple[type[Document], Path]]:
-    pairs: list[tuple[type[Document], Path]] = []
+def _committed_documents() -> list[tuple[type[Doc], Path]]:
+    pairs: list[tuple[type[Doc], Path]] = []
     for kind in DOCUMENTS:
         paths = _committed(f"*{kind.FILE}")
         if kind is LeaderboardDocument:  # older boards are kept as published, in their own schema
@@ -113,7 +113,7 @@ def test_every_document_has_a_file_name_a_kind_and_a_version_range() -> None:
     ("kind", "path"), _committed_documents(), ids=lambda v: v.__name__ if isinstance(v, type) else None
 )
 def test_a_committed_document_reads_back_through_its_declaration_to_its_bytes(
-    kind: type[Document], path: Path
+    kind: type[Doc], path: Path
 ) -> None:
     assert kind.read(path).dumps() == path.read_text(encoding="utf-8")
 
@@ -176,7 +176,7 @@ def test_a_written_document_reads_back_equal(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", DOCUMENTS, ids=lambda d: d.__name__)
-def test_every_declaration_refuses_a_newer_version_in_one_line(kind: type[Document], tmp_path: Path) -> None:
+def test_every_declaration_refuses_a_newer_version_in_one_line(kind: type[Doc], tmp_path: Path) -> None:
     newer = {"schema_version": kind.NEWEST + 1}
     with pytest.raises(SagoError, match=f"{kind.KIND} schema_version {kind.NEWEST + 1} is newer") as err:
         kind.version_of(newer, tmp_path / kind.FILE)

@@ -34,7 +34,7 @@ def test_golden_run_json_reads_typed_and_writes_the_same_bytes(tmp_path: Path) -
     run = RunDocument.from_json(_object(path), path)
     assert run.schema_version == RECORDS_SCHEMA_VERSION
     assert run.profile == RunProfile(
-        "smoke",
+        name="smoke",
         items_per_dataset=4,
         all_strengths=False,
         max_new_tokens=32,
@@ -102,11 +102,12 @@ def test_the_leaderboards_tables_are_typed_and_indexed() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"cells": {"model": "a"}}, "leaderboard table 'cells' is not a list of rows"),
-        ({"pairwise": [1]}, "leaderboard table 'pairwise' holds a int, not a row object"),
-        ({"cells": [{"model": 3}]}, "leaderboard table 'cells': field 'model' is not text"),
-        ({"datasets": [1]}, "leaderboard 'datasets' holds something other than names"),
-        ({"measures": [{"axis": "x"}]}, "leaderboard 'measures' rows need a 'name'"),
+        ({"cells": {"model": "a"}}, "cells: expected a list"),
+        ({"pairwise": [1]}, "pairwise.0: expected an object"),
+        ({"cells": [{"model": 3}]}, "cells: expected text or null in row 0's 'model'"),
+        ({"datasets": [1]}, "datasets.0: expected text"),
+        ({"measures": [{"axis": "x"}]}, "measures: expected rows that each have a 'name'"),
+        ({"primary_epsilon": True}, "primary_epsilon: expected a number"),
     ],
 )
 def test_a_malformed_table_is_refused_with_one_line(change: dict[str, object], message: str) -> None:
@@ -120,7 +121,7 @@ def test_a_leaderboard_without_a_key_readers_need_is_refused() -> None:
     board = _object(GOLDEN / "leaderboard_v4.json")
     del board["markers"]
     document = LeaderboardDocument.from_json(board, "lb.json")
-    with pytest.raises(SagoError, match=r"^lb.json: leaderboard key 'markers' is missing or not a list"):
+    with pytest.raises(SagoError, match=r"^lb.json: leaderboard key 'markers' is missing; re-run"):
         document.require("lb.json")
 
 
@@ -164,19 +165,27 @@ def test_a_newer_version_is_refused_with_one_line(document: type[RunDocument], g
     )
 
 
-def test_run_parts_are_read_leniently_as_the_consumers_did() -> None:
-    run = RunDocument.from_json(
-        {
-            "schema_version": 1,
-            "profile": {"name": 3, "items_per_dataset": True, "all_strengths": "yes", "max_new_tokens": 8},
-            "files": {"records/a.parquet": 1},
-            "timings": "soon",
-            "variant_set": {"sha256": "e" * 64},
-        }
-    )
-    assert run.profile == RunProfile(None, None, None, 8)  # ill-typed parts read as not recorded
-    assert run.files is None and run.files_given  # there, but not a {path: sha256} map
-    assert run.finished_at is None and run.nested_variant_set_sha256 == "e" * 64
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"profile": {"name": 3}}, "profile.name: expected text"),
+        ({"profile": {"items_per_dataset": True}}, "profile.items_per_dataset: expected an integer"),
+        ({"profile": {"all_strengths": "yes"}}, "profile.all_strengths: expected true or false"),
+        ({"files": {"records/a.parquet": 1}}, "files.records/a.parquet: expected text"),
+        ({"timings": "soon"}, "timings: expected an object"),
+        ({"timings": {"model_seconds": "2"}}, "timings.model_seconds: expected a number"),
+        ({"timings": {"peak_rss_mib": 10**400}}, "timings.peak_rss_mib: expected a number within"),
+    ],
+)
+def test_an_ill_typed_run_part_refuses_the_file(change: dict[str, object], message: str) -> None:
+    with pytest.raises(SagoError) as err:
+        RunDocument.from_json({"schema_version": 1} | change, "run.json")
+    assert _one_line(err).startswith(f"run.json: {message}") and _one_line(err).endswith("`sago evaluate`")
+
+
+def test_older_and_bare_runs_still_load() -> None:
+    run = RunDocument.from_json({"schema_version": 1, "variant_set": {"sha256": "e" * 64}, "files": {}})
+    assert run.finished_at is None and run.nested_variant_set_sha256 == "e" * 64 and run.files_given
     bare = RunDocument.from_json({"schema_version": 1})
     assert bare.profile is None and bare.profile_name is None and not bare.files_given
 
@@ -195,5 +204,5 @@ def test_a_broken_or_missing_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(SagoError, match=r"nothing.json: no such leaderboard \(run `sago analyze`\)$"):
         LeaderboardDocument.read(tmp_path / "nothing.json")
     (tmp_path / "plan.json").write_text('{"rank": "0"}', encoding="utf-8")
-    with pytest.raises(SagoError, match="plan has no integer rank"):
+    with pytest.raises(SagoError, match=r"^plan.json: rank: expected an integer; rerun with --force$"):
         PlanDocument.from_json(_object(tmp_path / "plan.json"), "plan.json")

@@ -241,7 +241,6 @@ JSON_EDGE: dict[str, str] = {
     **{
         f"benchmark.documents.{cls}.{member}": "the documents' serialisation boundary itself"
         for cls in (
-            "Document",
             "RunDocument",
             "PlanDocument",
             "DoneDocument",
@@ -249,7 +248,7 @@ JSON_EDGE: dict[str, str] = {
             "LeaderboardDocument",
             "ManifestDocument",
         )
-        for member in ("from_json", "to_json", "data", "version_of", "parse")
+        for member in ("from_json", "check", "to_json", "data", "version_of", "parse")
     },
 }
 """crossings allowed to carry a raw JSON object (qualified name -> why); a module name allows all of it."""

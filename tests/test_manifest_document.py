@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmark.documents import MANIFEST, DatasetEntry, ManifestDocument
+from benchmark.documents import MANIFEST, ManifestDocument
 from benchmark.errors import SagoError
 from benchmark.jsonio import plain_json
 from benchmark.paths import VARIANTS_DIR
@@ -88,39 +88,63 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
     "newer schema_version": (lambda m: m.update(schema_version=VARIANT_SCHEMA_VERSION + 1), "newer than"),
     "schema_version text": (lambda m: m.update(schema_version="2"), "no integer schema_version"),
     "schema_version zero": (lambda m: m.update(schema_version=0), "older than"),
-    "files a list": (lambda m: m.update(files=list(m["files"])), "'files' is missing or not a mapping"),
-    "files empty": (lambda m: m.update(files={}), "'files' is missing or not a mapping"),
-    "path escape": (lambda m: m["files"].update({"../x": "0" * 64}), "unsafe path '../x'"),
-    "path escape inside": (lambda m: m["files"].update({"data/../../x": "0" * 64}), "unsafe path"),
-    "absolute path": (lambda m: m["files"].update({"/etc/passwd": "0" * 64}), "unsafe path"),
-    "backslash": (lambda m: m["files"].update({"data\\..\\x": "0" * 64}), "unsafe path"),
-    "the manifest itself": (lambda m: m["files"].update({MANIFEST: "0" * 64}), "unsafe path"),
-    "empty path": (lambda m: m["files"].update({"": "0" * 64}), "unsafe path"),
-    "hash not hex": (lambda m: m["files"].update({"README.md": "abc"}), "no 64-hex sha256"),
-    "hash a number": (lambda m: m["files"].update({"README.md": 7}), "no 64-hex sha256"),
-    "datasets a list": (lambda m: m.update(datasets=[1]), "'datasets' is missing or not a mapping"),
-    "no datasets": (lambda m: m.pop("datasets"), "'datasets' is missing or not a mapping"),
+    "files a list": (lambda m: m.update(files=list(m["files"])), "files: expected an object"),
+    "files empty": (lambda m: m.update(files={}), "files: expected at least one file"),
+    "path escape": (
+        lambda m: m["files"].update({"../x": "0" * 64}),
+        "files: expected safe relative paths, not '../x'",
+    ),
+    "path escape inside": (lambda m: m["files"].update({"data/../../x": "0" * 64}), "not 'data/../../x'"),
+    "absolute path": (lambda m: m["files"].update({"/etc/passwd": "0" * 64}), "not '/etc/passwd'"),
+    "backslash": (
+        lambda m: m["files"].update({"data\\..\\x": "0" * 64}),
+        "files: expected safe relative paths",
+    ),
+    "the manifest itself": (lambda m: m["files"].update({MANIFEST: "0" * 64}), "not 'manifest.json'"),
+    "empty path": (lambda m: m["files"].update({"": "0" * 64}), "not ''"),
+    "hash not hex": (
+        lambda m: m["files"].update({"README.md": "abc"}),
+        "files.README.md: expected text matching ^[0-9a-f]{64}$",
+    ),
+    "hash a number": (lambda m: m["files"].update({"README.md": 7}), "files.README.md: expected text"),
+    "datasets a list": (lambda m: m.update(datasets=[1]), "datasets: expected an object"),
+    "no datasets": (lambda m: m.pop("datasets"), "datasets: expected a value"),
     "dataset name escapes": (
         lambda m: m["datasets"].update({"../x": m["datasets"]["gsm8k"]}),
-        "invalid dataset '../x'",
+        "datasets: expected dataset names, not the invalid dataset '../x'",
     ),
-    "entry not an object": (lambda m: m["datasets"].update(gsm8k="x"), "datasets.gsm8k.file"),
-    "file not listed": (lambda m: m["datasets"]["gsm8k"].update(file="data/x.parquet"), "not listed"),
+    "entry not an object": (lambda m: m["datasets"].update(gsm8k="x"), "datasets.gsm8k: expected an object"),
+    "file not listed": (
+        lambda m: m["datasets"]["gsm8k"].update(file="data/x.parquet"),
+        "datasets: expected gsm8k's file to be listed in 'files'",
+    ),
     "file a list": (lambda m: m["datasets"]["gsm8k"].update(file=["a"]), "datasets.gsm8k.file"),
-    "rows text": (lambda m: m["datasets"]["gsm8k"].update(rows="5"), "datasets.gsm8k.rows is not a row"),
-    "rows negative": (lambda m: m["datasets"]["gsm8k"].update(rows=-1), "datasets.gsm8k.rows"),
-    "rows boolean": (lambda m: m["datasets"]["gsm8k"].update(rows=True), "datasets.gsm8k.rows"),
-    "order short": (lambda m: m["dataset_order"].pop(), "'dataset_order' does not list exactly"),
-    "order not names": (lambda m: m.update(dataset_order=[1, 2]), "'dataset_order' does not list"),
-    "order a string": (lambda m: m.update(dataset_order="gsm8k"), "'dataset_order' does not list"),
-    "counts not counts": (lambda m: m["counts"]["gsm8k"].update(form="2"), "'counts' is not a mapping"),
-    "counts a list": (lambda m: m.update(counts=[]), "'counts' is not a mapping"),
+    "rows text": (
+        lambda m: m["datasets"]["gsm8k"].update(rows="5"),
+        "datasets.gsm8k.rows: expected an integer",
+    ),
+    "rows negative": (
+        lambda m: m["datasets"]["gsm8k"].update(rows=-1),
+        "datasets.gsm8k.rows: expected greater than or equal to 0",
+    ),
+    "rows boolean": (
+        lambda m: m["datasets"]["gsm8k"].update(rows=True),
+        "datasets.gsm8k.rows: expected an integer",
+    ),
+    "order short": (lambda m: m["dataset_order"].pop(), "dataset_order: expected exactly the datasets"),
+    "order not names": (lambda m: m.update(dataset_order=[1, 2]), "dataset_order.0: expected text"),
+    "order a string": (lambda m: m.update(dataset_order="gsm8k"), "dataset_order: expected a list"),
+    "counts not counts": (
+        lambda m: m["counts"]["gsm8k"].update(form="2"),
+        "counts.gsm8k.form: expected an integer",
+    ),
+    "counts a list": (lambda m: m.update(counts=[]), "counts: expected an object"),
     "counts of an unknown dataset": (
         lambda m: m["counts"].update(nosuch={"baseline": 1}),
-        "'counts' names datasets that are not in 'datasets'",
+        "counts: expected only datasets that are in 'datasets'",
     ),
-    "set not text": (lambda m: m.update(set=1), "'set' is not text"),
-    "version not text": (lambda m: m.update(version=["v2"]), "'version' is not text"),
+    "set not text": (lambda m: m.update(set=1), "set: expected text"),
+    "version not text": (lambda m: m.update(version=["v2"]), "version: expected text"),
 }
 
 
@@ -150,22 +174,43 @@ def test_read_refuses_what_is_not_a_manifest_object_with_one_line(tmp_path: Path
         read_manifest(tmp_path)
 
 
-def test_descriptive_parts_are_read_leniently() -> None:
-    """Keys no check depends on (licence, source, items, not_made ...) never refuse a manifest."""
+def test_descriptive_parts_are_optional_but_typed() -> None:
+    """Keys no check depends on (licence, items, order, not_made ...) may be absent; when present they are
+    read strictly, like every other key (a wrong type refuses the manifest, naming the key's path)."""
 
-    def loosen(m: dict[str, Any]) -> None:
+    def strip(m: dict[str, Any]) -> None:
         entry = m["datasets"]["gsm8k"]
-        del entry["license"], m["not_produced"], m["dataset_order"]
-        entry.update(items="many", source="nowhere")
-        m.update(written=[], sha256="a")
-        m.update(not_made={"gsm8k": {"typos": {"duplicate": "x", "no_site": 2}}, "x": 3})
+        del entry["license"], entry["items"], entry["source"], m["not_produced"], m["dataset_order"]
+        del m["not_made"], m["written"]
+        m.update(sha256="a")
 
-    manifest = ManifestDocument.from_json(_edit(loosen), NEWEST)
-    assert manifest.datasets["gsm8k"] == DatasetEntry(
-        "gsm8k", "data/gsm8k.parquet", 6049, None, None, None, None, None, {}
+    manifest = ManifestDocument.from_json(_edit(strip), NEWEST)
+    gsm8k = manifest.datasets["gsm8k"]
+    assert (gsm8k.file, gsm8k.rows, gsm8k.items, gsm8k.license, gsm8k.archive, gsm8k.source) == (
+        "data/gsm8k.parquet",
+        6049,
+        None,
+        None,
+        None,
+        {},
     )
-    assert manifest.not_made == {"gsm8k": {"typos": {"no_site": 2}}} and manifest.written is None
+    assert manifest.not_made == {} and manifest.written is None
     assert manifest.not_produced == {} and manifest.declared_sha256 == "a"
     assert manifest.dataset_order == tuple(manifest.datasets)  # no order recorded: file order
     source_only = _edit(lambda m: m["datasets"]["gsm8k"].pop("license"))
     assert ManifestDocument.from_json(source_only).datasets["gsm8k"].license == "MIT (GSM8K)"
+    for change, words in (
+        (lambda m: m["datasets"]["gsm8k"].update(items="many"), "datasets.gsm8k.items: expected an integer"),
+        (
+            lambda m: m["datasets"]["gsm8k"].update(source="nowhere"),
+            "datasets.gsm8k.source: expected an object",
+        ),
+        (
+            lambda m: m["not_made"]["gsm8k"]["typos"].update(no_site="x"),
+            "not_made.gsm8k.typos.no_site: expected",
+        ),
+        (lambda m: m.update(written=[]), "written: expected an object"),
+    ):
+        with pytest.raises(SagoError) as caught:
+            ManifestDocument.from_json(_edit(change), NEWEST)
+        assert str(caught.value).startswith(f"{NEWEST}: {words}") and "\n" not in str(caught.value)

@@ -330,7 +330,7 @@ def test_the_comparison_tests_each_change_exactly_and_corrects_over_its_rows() -
     assert (ranking["flips_a"], ranking["flips_b"]) == (1, 0)
     # the page's sentences carry the labels of what they state
     view = Board(
-        LeaderboardDocument.from_json({**b.data, "profile": "paper", "profile_comparison": comparison})
+        LeaderboardDocument.from_json({**b.to_json(), "profile": "paper", "profile_comparison": comparison})
     )
     page = comparison_view(view)
     assert page is not None and page.title == "48 vs 100 tokens"
@@ -346,9 +346,8 @@ def test_the_comparison_tests_each_change_exactly_and_corrects_over_its_rows() -
 
 def test_rankings_cannot_be_compared_when_a_profile_ranks_one_model() -> None:
     a = _document(48, 0.2, 0, 0)
-    one = LeaderboardDocument.from_json(
-        {**_document(100, 0.1, 0, 0).data, "cells": [c | {"rank": None} for c in a.data["cells"]][:1]}
-    )
+    cells = [c | {"rank": None} for c in a.to_json()["cells"]][:1]
+    one = LeaderboardDocument.from_json({**_document(100, 0.1, 0, 0).to_json(), "cells": cells})
     comparison = profile_comparison(a, one, {}, {}, profiles=("evidence", "paper"), max_new_tokens=(48, 100))
     ranking = comparison["rankings"][0]
     assert not ranking["comparable"] and ranking["models_b"] == 0
@@ -562,7 +561,7 @@ def test_the_cap_only_rows_compare_the_shared_variants_and_the_prompt_control_pr
     view = comparison_view(
         Board(
             LeaderboardDocument.from_json(
-                {**boards[1].data, "profile": "paper", "profile_comparison": comparison}
+                {**boards[1].to_json(), "profile": "paper", "profile_comparison": comparison}
             )
         )
     )
@@ -585,7 +584,7 @@ def test_the_cap_only_rows_compare_the_shared_variants_and_the_prompt_control_pr
     failed = comparison_view(
         Board(
             LeaderboardDocument.from_json(
-                {**boards[1].data, "profile": "paper", "profile_comparison": compare()}
+                {**boards[1].to_json(), "profile": "paper", "profile_comparison": compare()}
             )
         )
     )
@@ -608,7 +607,7 @@ def test_profiles_without_a_shared_rewrite_variant_are_not_comparable_and_say_so
     view = comparison_view(
         Board(
             LeaderboardDocument.from_json(
-                {**boards[1].data, "profile": "paper", "profile_comparison": comparison}
+                {**boards[1].to_json(), "profile": "paper", "profile_comparison": comparison}
             )
         )
     )

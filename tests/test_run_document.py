@@ -39,7 +39,8 @@ def _valid(**changes: Any) -> dict[str, Any]:
 
 
 def _lines(run: dict[str, Any]) -> list[str]:
-    return [p.line() for p in RunDocument.from_json(run, strict=False).problems(NOW)]
+    """The validator's lines about ``run`` (dates judged against today's clock)."""
+    return [p.line() for p in RunDocument.check(run)[1]]
 
 
 def test_the_declared_keys_are_in_the_order_the_file_lists_them() -> None:
@@ -115,27 +116,31 @@ def test_a_newer_or_missing_schema_version_is_reported_not_refused() -> None:
         RunDocument.from_json(newer)  # a reader refuses it
 
 
+AGAIN = "regenerate it with `sago evaluate`"
+
+
 @pytest.mark.parametrize(
     ("timings", "line"),
     [
-        ({"started_at": "yesterday"}, "timings.started_at 'yesterday' is not an ISO-8601 date"),
-        ({"finished_at": 3.5}, "timings.finished_at '3.5' is not an ISO-8601 date"),  # judged raw
+        ({"started_at": "yesterday"}, f"timings.started_at 'yesterday' is not an ISO-8601 date; {AGAIN}"),
+        ({"finished_at": 3.5}, "timings.finished_at: expected text; re-run `sago evaluate`"),
         (
             {"finished_at": "9999-12-31T00:00:00+00:00"},
-            "timings.finished_at 9999-12-31T00:00:00+00:00 is in the future",
+            f"timings.finished_at 9999-12-31T00:00:00+00:00 is in the future; {AGAIN}",
         ),
         (
             {"started_at": "2026-11-30T12:00:00+00:00", "finished_at": "2026-11-30T11:00:00+00:00"},
-            "timings.started_at is after finished_at",
+            f"timings.started_at is after finished_at; {AGAIN}",
         ),
     ],
 )
 def test_bad_dates_are_one_problem(timings: dict[str, object], line: str) -> None:
-    assert _lines(_valid(timings=timings)) == [f"{line}; regenerate it with `sago evaluate`"]
+    assert _lines(_valid(timings=timings)) == [line]
 
 
 def test_a_date_within_the_clock_skew_is_not_in_the_future() -> None:
-    assert _lines(_valid(timings={"finished_at": "2026-12-01T00:30:00+00:00"})) == []
+    run = RunDocument.from_json(_valid(timings={"finished_at": "2026-12-01T00:30:00+00:00"}))
+    assert run.problems(NOW) == ()
 
 
 @pytest.mark.parametrize(
@@ -143,15 +148,6 @@ def test_a_date_within_the_clock_skew_is_not_in_the_future() -> None:
     [
         (None, "has no profile object"),
         ({"name": "smoke", "items_per_dataset": 0, "all_strengths": False, "max_new_tokens": 32}, "≥ 1"),
-        (
-            {
-                "items_per_dataset": 4,
-                "all_strengths": False,
-                "max_new_tokens": 32,
-                "every_level_of": "length",
-            },
-            "every_level_of is not a list of family names",
-        ),
     ],
 )
 def test_a_profile_that_cannot_select_rows_is_one_problem(profile: object, words: str) -> None:
@@ -171,18 +167,31 @@ def test_every_problem_is_one_line() -> None:
     assert len(found) == 4 and all("\n" not in line for line in found)
 
 
-def test_typed_parts_read_ill_typed_values_as_not_recorded() -> None:
-    run = RunDocument.from_json(
-        _valid(
-            model={"n_layers": True, "hidden_size": 8, "dtype": 16, "source": "hub"},
-            hardware={"torch_threads": "4", "cpu_setting": "A=1"},
-            counts={"a": 3, "b": "4"},
-            datasets=["a", 1],
-        )
+def test_every_ill_typed_value_is_one_problem_naming_its_path() -> None:
+    """Strict reading: a value of the wrong type is reported (the validator) or refused (a reader), never
+    read as "not recorded"."""
+    broken = _valid(
+        model={"n_layers": True, "hidden_size": 8, "dtype": 16, "source": "hub"},
+        hardware={"torch_threads": "4", "cpu_setting": "A=1"},
+        counts={"a": 3, "b": "4"},
+        datasets=["a", 1],
+        profile={"items_per_dataset": 4, "all_strengths": False, "max_new_tokens": 32, "every_level_of": "x"},
     )
-    assert (run.model.shape, run.model.dtype, run.model.source) == (None, None, "hub")
-    assert (run.hardware.torch_threads, run.hardware.cpu_setting) == (None, "A=1")
-    assert run.counts == {"a": 3} and run.datasets is None and not run.all_datasets
+    assert RunDocument.check(broken)[0] is None
+    assert sorted(_lines(broken)) == [
+        f"{where}: expected {what}; re-run `sago evaluate`"
+        for where, what in [
+            ("counts.b", "an integer"),
+            ("datasets.1", "text"),
+            ("datasets", "'all'"),
+            ("hardware.torch_threads", "an integer"),
+            ("model.dtype", "text"),
+            ("model.n_layers", "an integer"),
+            ("profile.every_level_of", "a list"),
+        ]
+    ]
+    with pytest.raises(SagoError, match=r"^run.json: \S+: expected [^\n]+; re-run `sago evaluate`$"):
+        RunDocument.from_json(broken, "run.json")
 
 
 def test_the_builder_refuses_a_key_run_json_does_not_declare() -> None:

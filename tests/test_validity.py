@@ -232,7 +232,7 @@ def test_every_finding_has_a_plain_sentence_that_keeps_its_labels_and_drops_the_
     board = _tripped(cut=True, tied=True) if source == "tripped" else LeaderboardDocument.read(files[source])
     stated = claims(board)
     if source == "paper":  # the committed file states the same findings the generator states today
-        assert [(c["id"], c.get("plain")) for c in board.data["claims"]] == [
+        assert [(c["id"], c.get("plain")) for c in board.to_json()["claims"]] == [
             (c["id"], c["plain"]) for c in stated
         ]
     assert stated and all("plain" in c for c in stated), [c["id"] for c in stated if "plain" not in c]
@@ -252,7 +252,7 @@ def test_the_site_lists_every_finding_plain_first_with_the_full_one_in_details()
     from benchmark.site import findings
     from benchmark.site.board import Board
 
-    board = Board.of(_tripped(cut=True, tied=False).data | {"claims": []})
+    board = Board.of(_tripped(cut=True, tied=False).to_json() | {"claims": []})
     pairs = findings.all_claims(board)
     stated = claims(board.document)
     assert pairs == [(c["plain"], c["text"]) for c in stated]
@@ -263,7 +263,7 @@ def test_the_site_headline_shows_the_plain_sentence_with_the_full_one_in_details
     from benchmark.site import findings
     from benchmark.site.board import Board
 
-    board = Board.of(_tripped(cut=True, tied=False).data | {"claims": []})
+    board = Board.of(_tripped(cut=True, tied=False).to_json() | {"claims": []})
     pairs = findings.headline_claims(board)
     stated = {c["text"]: c for c in claims(board.document) if c["headline"]}
     for sentence, detail in pairs:

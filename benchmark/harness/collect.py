@@ -773,7 +773,7 @@ def plan_record(
 def plan_differences(path: Path, plan: dict[str, Any]) -> list[str] | None:
     """The keys in which the stored ``plan.json`` at ``path`` differs from ``plan`` (``[]``: the same run);
     None when the checkpoint is not one this machine may resume (:mod:`benchmark.harness.trust`)."""
-    stored = PlanDocument.read(path).data
+    stored = PlanDocument.read(path).to_json()
     if not trust.trusted(path, stored.get("started_by")):
         return None
     old = {k: v for k, v in stored.items() if k not in ("started_at", "started_by")}
@@ -822,7 +822,7 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
 
 def _planner_note(path: Path, plan: Mapping[str, Any]) -> str:
     """Why a ``planner`` difference refuses a resume: the checkpoint's batches are cut otherwise."""
-    stored = PlanDocument.read(path).data.get("planner", 1)
+    stored = PlanDocument.read(path).to_json().get("planner", 1)
     return (
         f": its batches were cut by batch planner {stored}, this run cuts them with planner "
         f"{plan.get('planner', 1)}, and a batch's composition decides its floats"

@@ -358,7 +358,7 @@ def planned_batch_size(options: EvaluateOptions, backend: ModelBackend) -> int:
 
 def stored_plan(store: PartStore) -> Mapping[str, Any] | None:
     """The plan.json of a stopped run's rank (a plan without ``planner`` was cut by planner 1), or None."""
-    return PlanDocument.read(store.folder / PLAN_FILE).data if store.planned() else None
+    return PlanDocument.read(store.folder / PLAN_FILE).to_json() if store.planned() else None
 
 
 def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:

@@ -78,7 +78,7 @@ def finalize(
             )
             if activations:
                 write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
-            if done[0].described.is_api:  # the endpoint's own-token confidence, a table apart
+            if done[0].model.is_api:  # the endpoint's own-token confidence, a table apart
                 write_parquet(
                     staging.own_confidence(dataset),
                     pa.Table.from_pandas(
@@ -151,9 +151,9 @@ def run_json(
     :meth:`RunDocument.build`; the plan's settings are copied as rank 0 wrote them (all ranks agree on
     them), then the plan's ``run_info`` (who was run, on which set) and ``extra`` are laid over them.
     """
-    first = plans[0].data
+    first = plans[0].to_json()
     stats = [st for s in stores for st in s.stats()]
-    model, described = done[0].model, done[0].described
+    described = done[0].model
     fields: dict[str, object] = {
         "schema_version": RECORDS_SCHEMA_VERSION,
         "harness_version": __version__,
@@ -164,14 +164,15 @@ def run_json(
         "profile": first["profile"],
         "seed": first["seed"],
         "world_size": first["world_size"],
-        "model": model,
+        "model": described.model_dump(mode="json", exclude_unset=True),
         "engine": described.engine,
         "dtype": described.dtype,
         "device": described.device,
         "chat_template": described.chat_template,
         "batch_size": first["batch_size"],
         "batch_sizes_used": {
-            str(p.rank): d.model.get("batch_sizes") for p, d in zip(plans, done, strict=True)
+            str(p.rank): (d.model.model_extra or {}).get("batch_sizes")
+            for p, d in zip(plans, done, strict=True)
         },
         "timings": _timings(plans, done, stats),
         "tokens": _tokens(stats),

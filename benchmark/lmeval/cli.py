@@ -85,7 +85,7 @@ def import_lm_eval(
 
     variant_set = load_variant_set(check_name(set_name, "variant set"), check_name(version, "version"))
     result = run_import(list(samples), variant_set, out, name=name)
-    click.echo(summary_text(result.summary.data))
+    click.echo(summary_text(result.summary.to_json()))
     rows = ", ".join(f"{d} {n}" for d, n in sorted(result.rows.items()))
     click.echo(f"wrote {out} ({rows} documents)")
 

@@ -267,7 +267,7 @@ def summary_for(
         and origin.vouched_for(existing, made_from=results.deltas)
     ):
         summary = load_summary(existing)
-        if same_options(summary.data, request.options):
+        if same_options(summary.to_json(), request.options):
             return summary, results.deltas
     if left_out and deltas_to_recompute(folder, axes) and paid_judge():
         raise SagoError(
@@ -435,7 +435,7 @@ def profile_board(
     leaderboard is at ``request.compare_with``, the ``profile_comparison`` block that sets the two side by
     side (:func:`benchmark.stats.profile_compare.profile_comparison`); ``made_from``: each model's deltas
     in this profile, which the cap-only rows cut to the variants the board profile also ran."""
-    data: dict[str, Any] = dict(document.data) | {"profile": profile}
+    data: dict[str, Any] = document.to_json() | {"profile": profile}
     board = _board_profile_document(request)
     if board is not None:
         first = board_profile(request.version)
@@ -470,7 +470,7 @@ def _board_profile_document(request: AnalyzeRequest) -> LeaderboardDocument | No
     if path is None or not path.is_file():
         return None
     board = LeaderboardDocument.read(path)
-    if (board.set, board.version) != (request.set_name, request.version) or board.data.get("profile"):
+    if (board.set, board.version) != (request.set_name, request.version) or board.profile:
         raise SagoError(
             f"{path} is not the {board_profile(request.version)}-profile board of "
             f"{request.set_name}/{request.version}; pass --compare-with the version's own leaderboard.json"

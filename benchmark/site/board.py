@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,10 +51,10 @@ class Board:
         """
         return cls(LeaderboardDocument.from_json({"schema_version": LEADERBOARD_SCHEMA_VERSION, **data}))
 
-    @property
+    @cached_property
     def data(self) -> Mapping[str, Any]:
-        """The whole JSON object, for templates (Python code reads the typed tables)."""
-        return self.document.data
+        """The whole JSON object, for templates (Python code reads the typed tables); dumped once."""
+        return self.document.to_json()
 
     @property
     def models(self) -> Table[ModelRow]:

@@ -78,7 +78,7 @@ class SiteInputs:
     def dataset_info(self, dataset: str) -> views.DatasetInfo | None:
         """The variant set's description of one dataset (None without the set, or the dataset in it)."""
         entries = self.variants.entries if self.variants else {}
-        return views.dataset_info(entries.get(dataset))
+        return views.dataset_info(dataset, entries.get(dataset))
 
 
 @dataclass(frozen=True)

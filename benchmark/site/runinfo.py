@@ -8,7 +8,7 @@ the paper's setting (``harness.profiles`` "paper") is called partial, never comp
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.documents import RunDocument, RunProfile
@@ -115,7 +115,7 @@ def _partial(profile: RunProfile) -> bool:
 def _profile(run: RunDocument | None) -> RunProfile:
     """The run's profile, named ``"unknown"`` when run.json (or its profile's name) is not recorded."""
     profile = (run.profile if run else None) or RunProfile()
-    return profile if profile.name is not None else replace(profile, name="unknown")
+    return profile if profile.name is not None else profile.model_copy(update={"name": "unknown"})
 
 
 def run_header(board: Board, runs: Mapping[str, RunDocument]) -> RunHeader:

@@ -402,18 +402,19 @@ class DatasetInfo:
     """the paper's dataset it replaces."""
 
 
-def dataset_info(entry: DatasetEntry | None) -> DatasetInfo | None:
+def dataset_info(name: str, entry: DatasetEntry | None) -> DatasetInfo | None:
     """The manifest's description of one dataset, or None when the set (or the dataset) is absent.
 
-    >>> e = DatasetEntry("x", "data/x.parquet", 900, 64, "MIT", "a==1", "x.json", "TruthfulQA")
-    >>> dataset_info(e).stands_in_for, dataset_info(e).source, dataset_info(None)
+    >>> source = {"archive": "a==1", "member": "x.json", "stands_in_for": "TruthfulQA"}
+    >>> e = DatasetEntry(file="data/x.parquet", rows=900, items=64, license="MIT", source=source)
+    >>> dataset_info("x", e).stands_in_for, dataset_info("x", e).source, dataset_info("x", None)
     ('TruthfulQA', 'a==1 · x.json', None)
     """
     if entry is None:
         return None
     where = " · ".join(part for part in (entry.archive, entry.member) if part)
     return DatasetInfo(
-        entry.name,
+        name,
         where or "not recorded",
         entry.license or "not recorded",
         entry.items,

@@ -62,7 +62,7 @@ def headline_cells(summary: SummaryDocument) -> dict[tuple[str, str], Mapping[st
     headline = {m.name: m.axis for m in all_measures() if m.headline and m.axis in API_AXES}
     return {
         (str(c["dataset"]), headline[str(c["measure"])]): c
-        for c in summary.data.get("cells", [])
+        for c in summary.to_json().get("cells", [])
         if c.get("measure") in headline
     }
 

@@ -406,7 +406,7 @@ def _noise(document: LeaderboardDocument) -> ClaimRow:
 
 def _rewrite(document: LeaderboardDocument) -> ClaimRow | None:
     """How often a right baseline answer stays right under rewrite, and which accuracy changes are real."""
-    rows = [r for r in document.data.get("accuracy_under_rewrite", []) if isinstance(r, dict)]
+    rows = [r for r in document.undeclared("accuracy_under_rewrite") or [] if isinstance(r, dict)]
     kept = [r for r in rows if r.get("kept") is not None]
     if not kept:
         return None

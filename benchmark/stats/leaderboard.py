@@ -234,7 +234,7 @@ def build_leaderboard(
     """
     check_one_dtype(entries)
     entries = sorted(entries, key=lambda e: e.slug)
-    summaries = [e.summary.data for e in entries if e.summary is not None]
+    summaries = [e.summary.to_json() for e in entries if e.summary is not None]
     for entry in entries:
         if entry.summary is not None and entry.summary.schema_version != SUMMARY_SCHEMA_VERSION:
             raise SagoError(

@@ -247,8 +247,10 @@ def _check_run_json(
     data, failures = _load_json(path, rel, RunDocument)
     if data is None:
         return None, failures
-    run = RunDocument.from_json(data, rel, strict=False)
-    failures = [Failure(str(rel), p.problem, p.fix) for p in run.problems()]
+    run, problems = RunDocument.check(data)
+    failures = [Failure(str(rel), p.problem, p.fix) for p in problems]
+    if run is None:
+        return None, failures
     claimed = run.claimed_variant_set
     if known_set is not None and claimed is not None and claimed not in known_set.hashes:
         failures.append(
@@ -479,8 +481,8 @@ def _check_summary(path: Path, rel: Path) -> list[Failure]:
     if not path.is_file() or path.is_symlink():
         return []
     summary, failures = _load_json(path, rel, SummaryDocument)
-    problem = SummaryDocument.version_problem(summary) if summary is not None else None
-    return failures if problem is None else [Failure(str(rel), problem.problem, problem.fix)]
+    problems = SummaryDocument.check(summary)[1] if summary is not None else []
+    return failures + [Failure(str(rel), p.problem, p.fix) for p in problems]
 
 
 def activation_layout_ok(tensors: Mapping[str, TensorInfo]) -> bool:
