@@ -60,7 +60,9 @@ def test_the_readme_profile_durations_are_the_committed_model_times() -> None:
         f"`smoke` (v1) {_model_time(smollm2, 'v1')} for SmolLM2-135M, {_model_time(gemma, 'v1')} for "
         f"Gemma-3-270M; `evidence` (v2) {_model_time(smollm2, 'v2')} for SmolLM2-135M to "
         f"{_model_time(qwen, 'v2')} for Qwen2.5-Coder-1.5B; `paper` (v2) {_model_time(smollm2, 'v2-paper')} "
-        f"for SmolLM2-135M (batch {_run(smollm2, 'v2-paper')['batch_size']},"
+        f"for SmolLM2-135M (batch {_run(smollm2, 'v2-paper')['batch_size']}, on a machine shared with other "
+        f"work) and {_model_time(gemma, 'v2-paper')} for Gemma-3-270M (batch "
+        f"{_run(gemma, 'v2-paper')['batch_size']}, summed over two one-thread processes)"
     )
     assert expected in readme
 
