@@ -14,11 +14,14 @@ import itertools
 import json
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.sentences import PLAIN_WORDS, plain_words
 from helpers.toy import fake_run, freeze_toy_set, submit_hub_model
 
 from benchmark.axes.measures import all_measures
@@ -44,8 +47,6 @@ from benchmark.variants.frozen import VariantSet, load_variant_set
 SET, VERSION, OTHER = "sago-v1", "v1", "paper"
 SLUGS = ("acme__tiny-one", "acme__tiny-two")
 ALPHA = 0.05
-PLAIN_WORDS = 25
-"""the most words a plain sentence may have (issue 48, as tests/test_validity.py holds the findings)."""
 
 
 def test_the_board_profile_of_each_version_names_its_folder() -> None:
@@ -637,22 +638,23 @@ def _said(row: dict) -> str:
 def test_the_published_comparison_claims_a_cap_effect_only_from_the_cap_only_rows() -> None:
     """The committed paper board: every sentence of its comparison page is short, only a cap-only row
     says "cap alone", and each states its row's verdict and direction as leaderboard.json holds them."""
-    view = comparison_view(read_board(PUBLISHED_PAPER_BOARD))
+    board = read_board(PUBLISHED_PAPER_BOARD)
+    view = comparison_view(board)
     assert view is not None and view.cap is not None
-    cap = view.cap
+    cap, names = view.cap, [m["name"] for m in board.models]
     for section in view.sections:
         for scope, changes in (
             ("shared variants, cap alone", section.cap_only),
             ("as run, cap and variant mix", section.changes),
         ):
             for sentence, detail, row in changes:
-                assert f", {scope}: " in sentence and len(sentence.split()) <= PLAIN_WORDS, sentence
+                assert f", {scope}: " in sentence and plain_words(sentence, names) <= PLAIN_WORDS, sentence
                 assert _said(row) in sentence, sentence
                 assert f"{row['n_shared']} shared items ({row['n_tied']} tied)" in detail
         assert "cap alone" not in " ".join(s for s, _, _ in section.changes)
         for sentence in section.variants:
-            assert len(sentence.split()) <= PLAIN_WORDS, sentence
-    assert len(view.control.split()) <= PLAIN_WORDS
+            assert plain_words(sentence, names) <= PLAIN_WORDS, sentence
+    assert plain_words(view.control, names) <= PLAIN_WORDS
     assert view.cap_significant == sum(r["verdict"] == "significant" for r in cap["rows"])
     assert max(r["max_abs_diff"] or 0 for r in cap["control"]) == cap["control_max_abs_diff"]
     assert all(r["verdict"] != "significant" for r in cap["control"])
@@ -688,23 +690,34 @@ def test_the_published_comparison_leads_state_how_many_of_their_rows_are_labelle
         assert re.search(re.escape(said) + r"[^<]*" + re.escape(html.escape(lead, quote=False)), page), lead
 
 
-def test_the_published_comparison_shows_no_rank_range_among_one_model_and_names_measures() -> None:
-    """A rank range on a board that ranks one model is always 1–1 and says nothing: "—" and a note. The
-    sentences name measures as the tables do (display names, not ids)."""
+def test_the_published_comparison_shows_a_rank_range_only_among_two_models_and_names_measures() -> None:
+    """A rank range on a board that ranks fewer than two models is always 1–1 and says nothing: "—" and a
+    note; among two or more, the row's range. The sentences name measures as the tables do (display
+    names, not ids)."""
     from benchmark.axes.measures import measure_label
 
     view = comparison_view(read_board(PUBLISHED_PAPER_BOARD))
     assert view is not None
     page = (PUBLISHED_SITE / "profiles" / "paper" / "comparison.html").read_text(encoding="utf-8")
     rankings = view.comparison["rankings"]
-    assert rankings and all(r["models_b"] < 2 <= r["models_a"] for r in rankings)
-    assert html.escape(view.few_ranked, quote=False) in page and "paper board ranks fewer" in view.few_ranked
+    ranked = {(r["dataset"], r["measure"]): (r["models_a"], r["models_b"]) for r in rankings}
+    assert rankings and all(a >= 2 for a, _ in ranked.values())
+    if all(b < 2 for _, b in ranked.values()):
+        assert (
+            html.escape(view.few_ranked, quote=False) in page and "paper board ranks fewer" in view.few_ranked
+        )
+    else:
+        assert view.few_ranked == "" and "few-ranked" not in page
+
+    def shown(row: Mapping[str, Any], side: str, models: int) -> str:
+        low, high = row[f"rank_low_{side}"], row[f"rank_high_{side}"]
+        return "—" if models < 2 or low is None or high is None else f"{low}–{high}"
+
     for section in view.sections:
         for sentence, _, row in section.changes:
             cells = _cells(page, sentence)  # model, measure, SGS a, rank a, SGS b, rank b, ...
-            assert cells[5] == "—", (sentence, cells)
-            if row["rank_low_a"] is not None:
-                assert cells[3] == f"{row['rank_low_a']}–{row['rank_high_a']}"
+            models_a, models_b = ranked[(row["dataset"], row["measure"])]
+            assert (cells[3], cells[5]) == (shown(row, "a", models_a), shown(row, "b", models_b)), sentence
         for sentence, _, row in [*section.changes, *section.cap_only]:
             assert (
                 f", {measure_label(row['measure'])}, " in sentence and f", {row['measure']}, " not in sentence
@@ -754,14 +767,26 @@ def test_the_published_cut_shares_on_shared_prompts_match_the_records_of_both_ru
             assert html.escape(sentence, quote=False) in page
 
 
-def test_a_one_model_board_says_there_is_nothing_to_compare_between_models() -> None:
-    from benchmark.site.overview import between_models
+def _text_of(page: str) -> str:
+    """A page's visible text, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
 
-    paper = (PUBLISHED_SITE / "profiles" / "paper" / "index.html").read_text(encoding="utf-8")
-    published = (PUBLISHED_SITE / "index.html").read_text(encoding="utf-8")
-    assert len(read_board(PUBLISHED_PAPER_BOARD).complete) == 1
-    assert between_models(1) in paper and "most differences between models" not in paper
-    assert between_models(4) in published
+
+def test_the_overview_counts_the_differences_between_models_it_calls_not_significant() -> None:
+    """The overview's "n of N differences between models are not significant" is counted from each
+    board's pairwise verdicts (on the paper board most differences are significant, so no "most")."""
+    for board_file, page in (
+        (PUBLISHED_PAPER_BOARD, PUBLISHED_SITE / "profiles" / "paper" / "index.html"),
+        (PUBLISHED_SITE.parent / "leaderboard.json", PUBLISHED_SITE / "index.html"),
+    ):
+        data = json.loads(board_file.read_text(encoding="utf-8"))
+        verdicts = [r["verdict"] for r in data["pairwise"]]
+        tested = verdicts.count("significant") + verdicts.count("not significant")
+        text = _text_of(page.read_text(encoding="utf-8"))
+        assert sum(m["status"] == "complete" for m in data["models"]) >= 2 and tested
+        said = f"{verdicts.count('not significant'):,} of {tested:,} differences between models"
+        assert f"{said} (pair × dataset × measure) are not significant" in text, page
+        assert "most differences" not in text
 
 
 def test_the_changelog_links_a_profile_run_to_its_own_board_and_does_not_count_it_on_the_version() -> None:

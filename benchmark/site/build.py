@@ -365,7 +365,9 @@ def _summary_pages(
         headline=findings.headline_claims(board),
         grid=findings.grid(board),
         table=table,
-        trust=overview.trust(table, sources) if table.tables else None,
+        trust=overview.trust(table, sources, overview.pair_verdicts(board.data.get("pairwise", [])))
+        if table.tables
+        else None,
     )
     writer.page(
         "reversals.html",

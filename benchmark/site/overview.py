@@ -8,8 +8,9 @@ across axes, so the table has no overall score to sort by (see :data:`NO_COMPOSI
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from benchmark.rows import CellRow, MeasureRow
 from benchmark.site.board import ALL, Board, CellKey
@@ -146,32 +147,50 @@ class Trust:
     """fewest and most items per dataset behind a model's numbers."""
     models: tuple[ModelTrust, ...]
     """one per evaluated model, by display name."""
+    pairs: tuple[int, int] = (0, 0)
+    """(not significant, tested) pairwise comparisons: model pair × dataset × measure."""
 
     @property
     def between_models(self) -> str:
         """:func:`between_models` of this board."""
-        return between_models(len(self.models))
+        return between_models(len(self.models), *self.pairs)
 
 
-def between_models(evaluated: int) -> str:
-    """What the board's small samples mean for comparing its models; a board of one model (another
-    profile's, at first) has no difference between models to be or not be significant.
+def between_models(evaluated: int, not_significant: int = 0, tested: int = 0) -> str:
+    """What the board's small samples mean for comparing its models, counted from its pairwise verdicts
+    (a share, never "most" by assumption: on the paper board most are significant); a board of one model
+    has no difference between models to be or not be significant.
 
-    >>> between_models(4)
-    'intervals are wide, and most differences between models are not significant (see the grid below).'
+    >>> print(between_models(4, 201, 378))  # doctest: +NORMALIZE_WHITESPACE
+    intervals are wide: 201 of 378 differences between models (pair × dataset × measure) are not
+    significant (see the grid below).
     >>> between_models(1)
     'intervals are wide; with one model on this board there is nothing to compare between models yet.'
     """
-    if evaluated >= 2:
+    if evaluated >= 2 and tested:
         return (
-            "intervals are wide, and most differences between models are not significant (see the grid "
-            "below)."
+            f"intervals are wide: {not_significant:,} of {tested:,} differences between models (pair × "
+            "dataset × measure) are not significant (see the grid below)."
         )
-    count = "no model" if evaluated == 0 else "one model"
+    count = "no model" if evaluated == 0 else "one model" if evaluated == 1 else f"{evaluated} models"
     return f"intervals are wide; with {count} on this board there is nothing to compare between models yet."
 
 
-def trust(table: LeaderboardTable, stands_in_for: Mapping[str, str | None]) -> Trust:
+def pair_verdicts(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    """(not significant, tested) over leaderboard.json's ``pairwise`` rows (an untested row counts in
+    neither).
+
+    >>> pair_verdicts([{"verdict": "significant"}, {"verdict": "not significant"}, {"verdict": None}])
+    (1, 2)
+    """
+    verdicts = [r.get("verdict") for r in rows]
+    tested = sum(v in ("significant", "not significant") for v in verdicts)
+    return sum(v == "not significant" for v in verdicts), tested
+
+
+def trust(
+    table: LeaderboardTable, stands_in_for: Mapping[str, str | None], pairs: tuple[int, int] = (0, 0)
+) -> Trust:
     """The limits of the board, from its own tables: stand-in datasets (``stands_in_for``: dataset -> the
     variant set's ``stands_in_for``), items per dataset, and per model the share of responses cut at the
     token cap, baseline accuracy with its n, and the datasets where nearly every response is cut."""
@@ -188,4 +207,5 @@ def trust(table: LeaderboardTable, stands_in_for: Mapping[str, str | None]) -> T
         )
         models.append(ModelTrust(row.name, row.slug, row.truncation, row.accuracy, row.items, flagged))
     stand_ins = tuple((d, s) for d, s in sorted(stands_in_for.items()) if s and not s.startswith("itself"))
-    return Trust(stand_ins, len(stands_in_for), (min(counts), max(counts)) if counts else None, tuple(models))
+    span = (min(counts), max(counts)) if counts else None
+    return Trust(stand_ins, len(stands_in_for), span, tuple(models), pairs)
