@@ -65,8 +65,13 @@ def test_truncation_counts_the_cut_responses_that_loop_and_the_cut_baselines_gra
             "correct": [1.0, 0.0, 0.0, 1.0],
         }
     )
+    staged = tmp_path / "deltas.parquet.staged"  # analyze's freshly computed deltas, not yet in place
+    pq.write_table(deltas, staged)
+    assert truncation(folder)[0]["unanswered"] == 3  # no grades found: every cut baseline unanswered
+    assert truncation(folder, staged)[0]["unanswered"] == 2
     pq.write_table(deltas, folder.deltas)
     rows = truncation(folder)
+    assert rows == truncation(folder, staged)  # the first analyze and a rebuild count the same
     assert rows[0] == {"dataset": "gsm8k", "cut": 3, "total": 5, "degenerate": 1, "unanswered": 2}
     assert rows[-1]["dataset"] == "all" and rows[-1]["degenerate"] == 1 and rows[-1]["unanswered"] == 2
 

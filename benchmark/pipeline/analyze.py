@@ -358,7 +358,7 @@ def collect_entries(
             continue
         summary, made_from[slug] = summary_for(slug, results.path, request, variant_frames, staged)
         relative = results.summary.relative_to(request.root.resolve().parent).as_posix()
-        run = run_row(meta, results, (meta.name, slug))
+        run = run_row(meta, results, (meta.name, slug), deltas=made_from[slug])
         rewrites = tuple(rewrite_accuracy_rows(pd.read_parquet(made_from[slug]), slug))
         entries.append(Entry(slug, meta, summary, relative, run, rewrites))
     return entries, made_from

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import pyarrow.parquet as pq
 
@@ -87,15 +88,17 @@ def prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
     )
 
 
-def truncation(folder: ResultsFolder) -> list[TruncationRow]:
+def truncation(folder: ResultsFolder, deltas: Path | None = None) -> list[TruncationRow]:
     """Responses cut at the token cap, per dataset and then ``"all"``, from ``records/*.parquet``.
 
     Only the ``finished`` (False: the response reached ``max_new_tokens``), ``response``, ``item_id`` and
     ``variant_id`` columns are read; ``degenerate`` counts the cut responses that end in a loop
     (:func:`validity.degenerate`), ``unanswered`` the cut baseline responses that the grader did not find
-    correct in deltas.parquet (an answer that may not have fitted under the cap).
+    correct in deltas.parquet (an answer that may not have fitted under the cap); ``deltas``: the file to
+    read that from when it is not yet in place (analyze stages freshly computed deltas until it commits,
+    and reading the folder's file then would count every cut baseline as unanswered).
     """
-    right = baseline_correct(folder)
+    right = baseline_correct(deltas or folder.deltas)
     found: list[TruncationRow] = []
     for path in folder.record_files():
         if path.is_symlink():
@@ -133,11 +136,11 @@ def truncation(folder: ResultsFolder) -> list[TruncationRow]:
     return found
 
 
-def baseline_correct(folder: ResultsFolder) -> dict[tuple[str, str], bool]:
-    """(dataset, item_id) -> whether the grader found the baseline response correct (deltas.parquet);
+def baseline_correct(path: Path) -> dict[tuple[str, str], bool]:
+    """(dataset, item_id) -> whether the grader found the baseline response correct (a deltas.parquet);
     empty when the deltas are missing or unreadable."""
     try:
-        deltas = pq.read_table(folder.deltas, columns=["dataset", "item_id", "variant_id", "correct"])
+        deltas = pq.read_table(path, columns=["dataset", "item_id", "variant_id", "correct"])
     except (OSError, ValueError, KeyError):
         return {}
     return {
@@ -168,11 +171,14 @@ def read_run(folder: ResultsFolder) -> RunDocument | None:
         return None
 
 
-def run_row(submission: Submission, folder: ResultsFolder, names: tuple[str, ...] = ()) -> RunRow:
+def run_row(
+    submission: Submission, folder: ResultsFolder, names: tuple[str, ...] = (), deltas: Path | None = None
+) -> RunRow:
     """The ``models[].run`` block of one complete model from its submission.yaml, run.json and records.
 
     ``names`` are further names the model goes by (its board name, slug), searched for "instruct" or
-    "base" when submission.yaml declares no ``tuning``.
+    "base" when submission.yaml declares no ``tuning``; ``deltas``: the deltas file analyze read (staged
+    when just computed; default the folder's).
     """
     run = read_run(folder)
     timings = run.timings if run else RunTimings()
@@ -193,5 +199,5 @@ def run_row(submission: Submission, folder: ResultsFolder, names: tuple[str, ...
         "wall_seconds": timings.wall_seconds,
         "model_seconds": timings.model_seconds,
         "peak_rss_mib": timings.peak_rss_mib,
-        "truncated": truncation(folder) if run else [],
+        "truncated": truncation(folder, deltas) if run else [],
     }
