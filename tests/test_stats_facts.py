@@ -1,11 +1,15 @@
 """The run facts of leaderboard.json (``models[].run``) and the site's reading of them: odd inputs read as
-"not recorded", never a traceback."""
+"not recorded" or refused in one line, never a traceback."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
+
 from benchmark.documents import RunDocument
+from benchmark.errors import SagoError
 from benchmark.results import ResultsFolder
 from benchmark.site.facts import model_facts
 from benchmark.stats.facts import run_row
@@ -26,14 +30,20 @@ def _timings(timings: dict[str, object]) -> RunDocument:
     return RunDocument.from_json({"schema_version": 1, "timings": timings})
 
 
-def test_timings_that_cannot_be_subtracted_or_floated_are_not_recorded() -> None:
+def test_timings_that_cannot_be_subtracted_are_not_recorded_and_ill_typed_ones_are_refused() -> None:
     mixed = {"started_at": "2026-11-30T11:29:06+00:00", "finished_at": "2026-11-30T11:43:57"}
     assert _timings(mixed).timings.wall_seconds is None
     assert _timings({"started_at": "soon", "finished_at": "later"}).timings.wall_seconds is None
     assert _timings({}).timings.wall_seconds is None
-    assert _timings({"model_seconds": 10**400, "peak_rss_mib": True}).timings.model_seconds is None
-    assert _timings({"peak_rss_mib": True}).timings.peak_rss_mib is None
     assert _timings({"model_seconds": 2}).timings.model_seconds == 2.0
+    # a value of the wrong type refuses the file, one line naming the field (documents are read strictly)
+    for timings, said in (
+        ({"model_seconds": 10**400}, "timings.model_seconds: expected a number within a float's range"),
+        ({"peak_rss_mib": True}, "timings.peak_rss_mib: expected a number"),
+    ):
+        with pytest.raises(SagoError, match=re.escape(said)) as refused:
+            _timings(timings)
+        assert "\n" not in str(refused.value)
 
 
 def test_a_folder_without_a_run_records_nothing_but_what_the_submission_declares(tmp_path: Path) -> None:
