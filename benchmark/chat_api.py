@@ -182,6 +182,10 @@ class ChatError(SagoError):
         self.status = status
 
 
+class ChatCancelled(ChatError):
+    """A request cut because another request of the same run failed (that one carries the cause)."""
+
+
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -256,7 +260,7 @@ class ChatClient:
             watchdog.fire()
 
     def _cancelled(self) -> ChatError:
-        return ChatError(f"{self.settings.url}: request cancelled (another one failed)", retryable=False)
+        return ChatCancelled(f"{self.settings.url}: request cancelled (another one failed)", retryable=False)
 
     def counts(self) -> dict[str, int]:
         with self._lock:

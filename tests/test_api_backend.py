@@ -96,6 +96,19 @@ def test_a_killed_run_resumes_without_paying_twice(tmp_path: Path, monkeypatch: 
     assert len(stub.bodies) == total - paid
 
 
+def test_a_refusal_among_concurrent_requests_is_the_error_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the failing worker cancels its neighbours at once; the run reports the refusal, not a cut row
+    monkeypatch.setenv("SAGO_TEST_KEY", KEY)
+    with serve() as stub:
+        stub.faults = [None] * 4 + [401]
+        with pytest.raises(SagoError, match=r"refused the key \(HTTP 401") as err:
+            _run(stub.url, tmp_path / "out", concurrency=4)
+    assert "cancelled" not in str(err.value) and KEY not in str(err.value)
+    assert len(stub.bodies) <= 5 + 3  # at most the other workers' requests already in flight
+
+
 def test_a_429_storm_is_retried_with_backoff_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     waits: list[float] = []
     with serve() as stub:

@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.appendlog import request_key
-from benchmark.chat_api import ChatClient, ChatError, ChatReply, ChatRequest, ChatSettings, PaidStore
+from benchmark.chat_api import (
+    ChatCancelled,
+    ChatClient,
+    ChatError,
+    ChatReply,
+    ChatRequest,
+    ChatSettings,
+    PaidStore,
+)
 from benchmark.models.protocol import Capabilities, VariantOutput, VariantRequest
 from benchmark.schema import DEFAULT_SEED
 
@@ -114,6 +122,8 @@ class ApiBackend:
         try:
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = [f for f in futures if f in done and f.exception() is not None]
+            # the failing worker cancels the rest at once: report the cause, not a row it cut
+            failed.sort(key=lambda f: isinstance(f.exception(), ChatCancelled))
             if failed:
                 # a refused key or a dead server: stop asking now, not when every queued row has failed
                 # too (requests in flight are cut; replies already received are cached)
@@ -142,6 +152,9 @@ class ApiBackend:
                 reply, tries = self.client.send(chat)
             except ChatError as err:
                 if not (chat.logprobs and err.status == 400 and "logprob" in str(err).lower()):
+                    # stop the pool here, in the failing worker: a queued row picked up before run()
+                    # wakes would otherwise still be sent (and paid for) after a refused key
+                    self.client.cancel()
                     raise
                 self._drop_logprobs(f"not measured: the endpoint refused logprobs ({err})")
                 continue
