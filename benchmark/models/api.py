@@ -121,17 +121,14 @@ class ApiBackend:
         futures = [pool.submit(self._one, r, max_new_tokens, phase) for r in requests]
         try:
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [f for f in futures if f in done and f.exception() is not None]
-            # the failing worker cancels the rest at once: report the cause, not a row it cut
-            failed.sort(key=lambda f: isinstance(f.exception(), ChatCancelled))
-            if failed:
+            if any(f.exception() is not None for f in done):
                 # a refused key or a dead server: stop asking now, not when every queued row has failed
                 # too (requests in flight are cut; replies already received are cached)
                 self.client.cancel()
                 pool.shutdown(wait=True, cancel_futures=True)
-                error = failed[0].exception()
-                assert error is not None  # failed: done with an exception
-                raise error
+                # every started request has ended now; the cause, not a row the cancel cut, is reported
+                errors = [e for f in futures if not f.cancelled() and (e := f.exception()) is not None]
+                raise min(errors, key=lambda e: isinstance(e, ChatCancelled))
             return [f.result() for f in futures]
         except BaseException:
             self.client.cancel()  # Ctrl-C included
