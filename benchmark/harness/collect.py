@@ -407,28 +407,26 @@ def start_rank(
         planner=planner,
         length=prompt_length(backend),
     )
-    # finalize() checks the merged records against the union of the ranks' planned keys.
-    keys = [t.key for b in share.baselines + share.rest for t in b.tasks]
-    plan = plan_record(
-        backend,
-        variant_set,
-        profile,
-        keys,
-        batch_size=batch_size,
-        rank=rank,
-        world_size=world_size,
-        seed=seed,
-        run_info=settings.get("run_info") or {},
-        sharding=SHARDING,
+    model = backend.describe()
+    plan: dict[str, Any] = {  # everything that determines this rank's outputs, then the keys it must produce
+        "variant_set_sha256": variant_set.sha256,
+        "profile": profile.parameters(),
+        "model": {k: model.get(k) for k in _MODEL_IDENTITY},
+        "batch_size": batch_size,
+        "rank": rank,
+        "world_size": world_size,
+        "seed": seed,
+        "run_info": settings.get("run_info") or {},
+        "sharding": SHARDING,
         # only a compact run records the setting, so full runs keep their earlier plan and run.json bytes
         **({"activations": COMPACT} if activations == COMPACT else {}),
         # likewise planner 1 is recorded by recording none: re-planned, a committed run keeps its bytes
         **({"planner": planner} if planner != 1 else {}),
-    )
-    if force:
-        said = keep_or_discard(share.store, plan, len(share.baselines) + len(share.rest))
-        if said:
-            print(said, file=sys.stderr)
+        # finalize() checks the merged records against the union of the ranks' planned keys
+        "keys": sorted(t.key for b in share.baselines + share.rest for t in b.tasks),
+    }
+    if force and (said := keep_or_discard(share.store, plan, len(share.baselines) + len(share.rest))):
+        print(said, file=sys.stderr)
     check_or_write_plan(share.store.folder, plan)
     return share
 
@@ -716,20 +714,6 @@ def run_batches(
     return ran, len(batches) - ran
 
 
-def plan_record(
-    backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, keys: Sequence[str], **settings: Any
-) -> dict[str, Any]:
-    """Everything that determines this rank's outputs, plus the keys it must produce."""
-    model = backend.describe()
-    return {
-        "variant_set_sha256": variant_set.sha256,
-        "profile": profile.parameters(),
-        "model": {k: model.get(k) for k in _MODEL_IDENTITY},
-        **settings,
-        "keys": sorted(keys),
-    }
-
-
 def plan_differences(path: Path, plan: dict[str, Any]) -> list[str] | None:
     """The keys in which the stored ``plan.json`` at ``path`` differs from ``plan`` (``[]``: the same run);
     None when the checkpoint is not one this machine may resume (:mod:`benchmark.harness.trust`)."""
@@ -774,9 +758,7 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
                 "rerun with --force to discard it"
             )
         return
-    token = trust.new_token()
-    trust.remember(token)
-    stamped = {**plan, "started_at": utc_timestamp(), "started_by": token}
+    stamped = {**plan, "started_at": utc_timestamp(), "started_by": trust.new_token()}
     write_document(path, PlanDocument.from_json(stamped, path))
 
 

@@ -272,7 +272,7 @@ def scratch_root(out: Path) -> Path:
         raise SagoError(f"--out {out}: is a file, not a folder; pass a folder or a new path")
     target = workspace / "submissions"
     submissions = paths.SUBMISSIONS_DIR.resolve()
-    if target.resolve() == submissions or target.resolve().is_relative_to(submissions):
+    if target.resolve().is_relative_to(submissions):  # the folder itself included
         raise SagoError(
             f"--out {out}: its submissions folder would be {submissions}, where the committed results "
             "live; pass a scratch folder such as .scratch/run (leave --out off to write the submission's "

@@ -318,13 +318,12 @@ def reproduce(
     load_submission(slug, root)
     run = committed_run(slug, set_name, version, root, profile)
     use_committed_setting(run)  # before anything imports torch
-    from benchmark.harness.evaluate import evaluate_submission
+    from benchmark.harness.evaluate import copy_submission, evaluate_submission
 
     options = _options(run, profile, engine)
     scratch = Path(tempfile.mkdtemp(prefix=f"sago-reproduce-{slug}-"))
     try:
-        (scratch / slug).mkdir()
-        shutil.copy2(root / slug / "submission.yaml", scratch / slug / "submission.yaml")
+        copy_submission(slug, scratch)
         click.echo(
             f"re-running {slug} on {set_name}/{version} ({profile}, batch {options.batch_size}, "
             f"engine {options.engine}, {options.threads} thread(s)) in {scratch}"
