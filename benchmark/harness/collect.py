@@ -196,13 +196,12 @@ def global_batches(
     """
     if planner not in PLANNERS:
         raise SagoError(f"batch planner {planner} is unknown here (this version has {PLANNERS}); update sago")
-    baselines = [t for t in tasks if t.family == BASELINE_FAMILY]
     if planner == 2:
         return packed_batches(tasks, batch_size, length)
-    rest = plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size) + plan_batches(
-        "rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size)
-    )
-    return BatchPlan(tuple(plan_batches("base", baselines, batch_size)), tuple(rest))
+    baselines = [t for t in tasks if t.family == BASELINE_FAMILY]
+    variants = plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size)
+    controls = plan_batches("rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size))
+    return BatchPlan(tuple(plan_batches("base", baselines, batch_size)), tuple(variants + controls))
 
 
 def packed_batches(tasks: Sequence[Task], batch_size: int, length: Length) -> BatchPlan:
