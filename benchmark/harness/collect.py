@@ -119,17 +119,13 @@ class RankResult:
     """batches found finished in the checkpoint."""
 
 
-def _no_wait() -> None:
-    """The barrier of a one-process run: there is nobody to wait for."""
-
-
 @dataclass(frozen=True)
 class Ranks:
     """This process's place in a run of ``world_size`` processes; the defaults are a one-process run."""
 
     rank: int = 0
     world_size: int = 1
-    barrier: Callable[[], None] = _no_wait
+    barrier: Callable[[], None] = lambda: None  # one process has nobody to wait for
     """returns once every rank reached it (accelerate's ``wait_for_everyone``)."""
 
     @property
@@ -200,13 +196,12 @@ def global_batches(
     """
     if planner not in PLANNERS:
         raise SagoError(f"batch planner {planner} is unknown here (this version has {PLANNERS}); update sago")
-    baselines = [t for t in tasks if t.family == BASELINE_FAMILY]
     if planner == 2:
         return packed_batches(tasks, batch_size, length)
-    rest = plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size) + plan_batches(
-        "rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size)
-    )
-    return BatchPlan(tuple(plan_batches("base", baselines, batch_size)), tuple(rest))
+    baselines = [t for t in tasks if t.family == BASELINE_FAMILY]
+    variants = plan_batches("var", [t for t in tasks if t.family != BASELINE_FAMILY], batch_size)
+    controls = plan_batches("rerun", [rerun_task(t) for t in baselines], rerun_batch_size(batch_size))
+    return BatchPlan(tuple(plan_batches("base", baselines, batch_size)), tuple(variants + controls))
 
 
 def packed_batches(tasks: Sequence[Task], batch_size: int, length: Length) -> BatchPlan:
@@ -365,28 +360,14 @@ def collect(
 
     A one-process run is the ``world_size`` = 1 case: the same plan, phases and files.
 
-    Args:
-        backend: the model.
-        variant_set: the frozen set (``sha256``, ``datasets``, ``frame``).
-        results_dir: ``submissions/<slug>/results/<set>/<version>``; parts go under
-            ``checkpoint/rank-<rank>/``.
-        ranks: this process's rank, the world size and the barrier between the two phases (the
-            variant phase teacher-forces y_0, which may come from another rank's baseline batch).
-        progress: show tqdm bars.
-        force: ``--force``: keep this rank's checkpoint only when its plan is this run's.
-        settings: the run's :class:`RunSettings`.
-
-    Returns:
-        A :class:`RankResult`. Call :func:`benchmark.harness.finalize.finalize` once every rank is done.
+    Parts go under ``results_dir/checkpoint/rank-<rank>/``; ``ranks`` holds the barrier between the two
+    phases (the variant phase teacher-forces y_0, which may come from another rank's baseline batch);
+    ``force`` keeps this rank's checkpoint only when its plan is this run's. Call
+    :func:`benchmark.harness.finalize.finalize` once every rank is done.
     """
+    rank, world_size = ranks.rank, ranks.world_size
     share = start_rank(
-        backend,
-        variant_set,
-        results_dir,
-        rank=ranks.rank,
-        world_size=ranks.world_size,
-        force=force,
-        **settings,
+        backend, variant_set, results_dir, rank=rank, world_size=world_size, force=force, **settings
     )
     profile = settings["profile"]
     ran, skipped = run_baseline_phase(share, backend, profile, progress=progress)
@@ -425,28 +406,26 @@ def start_rank(
         planner=planner,
         length=prompt_length(backend),
     )
-    # finalize() checks the merged records against the union of the ranks' planned keys.
-    keys = [t.key for b in share.baselines + share.rest for t in b.tasks]
-    plan = plan_record(
-        backend,
-        variant_set,
-        profile,
-        keys,
-        batch_size=batch_size,
-        rank=rank,
-        world_size=world_size,
-        seed=seed,
-        run_info=settings.get("run_info") or {},
-        sharding=SHARDING,
+    model = backend.describe()
+    plan: dict[str, Any] = {  # everything that determines this rank's outputs, then the keys it must produce
+        "variant_set_sha256": variant_set.sha256,
+        "profile": profile.parameters(),
+        "model": {k: model.get(k) for k in _MODEL_IDENTITY},
+        "batch_size": batch_size,
+        "rank": rank,
+        "world_size": world_size,
+        "seed": seed,
+        "run_info": settings.get("run_info") or {},
+        "sharding": SHARDING,
         # only a compact run records the setting, so full runs keep their earlier plan and run.json bytes
         **({"activations": COMPACT} if activations == COMPACT else {}),
         # likewise planner 1 is recorded by recording none: re-planned, a committed run keeps its bytes
         **({"planner": planner} if planner != 1 else {}),
-    )
-    if force:
-        said = keep_or_discard(share.store, plan, len(share.baselines) + len(share.rest))
-        if said:
-            print(said, file=sys.stderr)
+        # finalize() checks the merged records against the union of the ranks' planned keys
+        "keys": sorted(t.key for b in share.baselines + share.rest for t in b.tasks),
+    }
+    if force and (said := keep_or_discard(share.store, plan, len(share.baselines) + len(share.rest))):
+        print(said, file=sys.stderr)
     check_or_write_plan(share.store.folder, plan)
     return share
 
@@ -475,12 +454,16 @@ def variant_runner(share: RankShare, backend: ModelBackend, profile: Profile, *,
     """The variant phase's runner: y_0 (and, when ``compact``, the baseline states) from every rank's
     baseline parts."""
     y0: dict[tuple[str, str], str] = {}
-    reference: dict[tuple[str, str], np.ndarray] = {}
+    reference: dict[tuple[str, str], np.ndarray] = {}  # the baselines' float16 hidden states
     for rank in range(share.world_size):
         store = PartStore(share.store.folder.parent / f"rank-{rank}")
-        y0.update(baseline_responses(store))
-        if compact:
-            reference.update(baseline_hidden(store))
+        frame = store.records("base-")
+        if not frame.empty:
+            rows = zip(frame["dataset"], frame["item_id"], frame["response"], strict=True)
+            y0.update({(d, i): r for d, i, r in rows})
+        for key, array in store.activations("base-").items() if compact else ():
+            dataset, item_id, _ = key.split("|", 2)
+            reference[dataset, item_id] = array
     return runner(backend, profile, baselines=y0, reference=reference if compact else None)
 
 
@@ -567,19 +550,8 @@ def select_tasks(variant_set: VariantSetLike, profile: Profile, datasets: Sequen
     if unknown:
         raise SagoError(f"unknown dataset {unknown[0]!r}; the set has: {', '.join(variant_set.datasets)}")
     tasks = [
-        task
-        for name in names
-        for task in _tasks_of(name, select_rows(checked_frame(variant_set, name), profile))
-    ]
-    if not tasks:
-        raise SagoError(f"profile {profile.name!r} selects no rows of {', '.join(names)}; check the set")
-    return tasks
-
-
-def _tasks_of(dataset: str, rows: pd.DataFrame) -> list[Task]:
-    return [
         Task(
-            dataset,
+            name,
             str(r.item_id),
             str(r.variant_id),
             str(r.family),
@@ -587,8 +559,12 @@ def _tasks_of(dataset: str, rows: pd.DataFrame) -> list[Task]:
             float(r.strength),
             str(r.prompt),
         )
-        for r in rows.itertuples(index=False)
+        for name in names
+        for r in select_rows(checked_frame(variant_set, name), profile).itertuples(index=False)
     ]
+    if not tasks:
+        raise SagoError(f"profile {profile.name!r} selects no rows of {', '.join(names)}; check the set")
+    return tasks
 
 
 def rerun_task(baseline: Task) -> Task:
@@ -606,26 +582,7 @@ def plan_batches(phase: str, tasks: Sequence[Task], batch_size: int) -> list[Bat
     if batch_size < 1:
         raise SagoError(f"batch size must be at least 1, got {batch_size}")
     ordered = sorted(tasks, key=lambda t: (len(t.prompt), t.key))
-    return [
-        Batch(f"{phase}-{start // batch_size:05d}", tuple(ordered[start : start + batch_size]))
-        for start in range(0, len(ordered), batch_size)
-    ]
-
-
-def baseline_responses(store: PartStore) -> dict[tuple[str, str], str]:
-    """(dataset, item_id) -> y_0, read back from the finished baseline parts."""
-    frame = store.records("base-")
-    if frame.empty:
-        return {}
-    return {(d, i): r for d, i, r in zip(frame["dataset"], frame["item_id"], frame["response"], strict=True)}
-
-
-def baseline_hidden(store: PartStore) -> dict[tuple[str, str], np.ndarray]:
-    """(dataset, item_id) -> the baseline's float16 hidden states, from the finished baseline parts."""
-    return {
-        (key.split("|", 2)[0], key.split("|", 2)[1]): array
-        for key, array in store.activations("base-").items()
-    }
+    return [Batch(f"{phase}-{n:05d}", tuple(b)) for n, b in enumerate(_cut(ordered, batch_size))]
 
 
 Runner = Callable[[Batch], Part]
@@ -756,20 +713,6 @@ def run_batches(
     return ran, len(batches) - ran
 
 
-def plan_record(
-    backend: ModelBackend, variant_set: VariantSetLike, profile: Profile, keys: Sequence[str], **settings: Any
-) -> dict[str, Any]:
-    """Everything that determines this rank's outputs, plus the keys it must produce."""
-    model = backend.describe()
-    return {
-        "variant_set_sha256": variant_set.sha256,
-        "profile": profile.parameters(),
-        "model": {k: model.get(k) for k in _MODEL_IDENTITY},
-        **settings,
-        "keys": sorted(keys),
-    }
-
-
 def plan_differences(path: Path, plan: dict[str, Any]) -> list[str] | None:
     """The keys in which the stored ``plan.json`` at ``path`` differs from ``plan`` (``[]``: the same run);
     None when the checkpoint is not one this machine may resume (:mod:`benchmark.harness.trust`)."""
@@ -814,9 +757,7 @@ def check_or_write_plan(folder: Path, plan: dict[str, Any]) -> None:
                 "rerun with --force to discard it"
             )
         return
-    token = trust.new_token()
-    trust.remember(token)
-    stamped = {**plan, "started_at": utc_timestamp(), "started_by": token}
+    stamped = {**plan, "started_at": utc_timestamp(), "started_by": trust.new_token()}
     write_document(path, PlanDocument.from_json(stamped, path))
 
 

@@ -144,13 +144,8 @@ class Given(TypedDict, total=False):
 def evaluate_submission(
     slug: str, options: EvaluateOptions, *, root: Path | None = None, **given: Unpack[Given]
 ) -> Path | None:
-    """Run one submission and write its results; resumes from a checkpoint when one exists.
-
-    Args:
-        slug: submission folder name under ``root``.
-        options: run options.
-        root: the submissions folder (default ``paths.SUBMISSIONS_DIR``).
-        given: what the caller hands over ready-made (:class:`Given`).
+    """Run submission ``slug`` of ``root`` (default ``paths.SUBMISSIONS_DIR``) and write its results;
+    resumes from a checkpoint when one exists. ``given``: what the caller hands over ready-made.
 
     Returns:
         The run.json path; None when complete results existed and ``force`` was off, and on every
@@ -215,20 +210,26 @@ def evaluate_model(
     # Everything that can be wrong with the options or the set fails here, before any file is touched.
     check_options(options, variant_set)
     select_tasks(variant_set, profile, options.datasets)  # a corrupted set fails before the model loads
-    if backend is None and not options.second_worker and _will_run(out, options, profile, variant_set):
-        # before a file is touched or anything is sent (a second worker of an API run is refused below)
-        refuse_unsafe_endpoint(submission.model if submission else None, label)
+    model = submission.model if submission is not None else None
+    if backend is None and not options.second_worker and isinstance(model, ApiModel):
+        # an API model that would send a key outside the rule or reach a non-public address is refused
+        # (:mod:`benchmark.endpoints`) before a file is touched or anything is sent, unless a finished run
+        # makes this a skip (a second worker of an API run is refused below)
+        problem = endpoint_refusal(model.base_url, model.key_env)
+        if problem and (
+            options.force or not has_finished_run(out, variant_set.sha256, profile, options.datasets)
+        ):
+            raise SagoError(f"{label}: refused to send requests: {problem}")
     if _nothing_to_do(out, options, profile, variant_set.sha256, ranks, label):
         return None
     extra: dict[str, object] = dict(provenance().run_json()) if provenance else {}
-    spec = submission.model if submission is not None else None
     if options.second_worker:  # refused before a model loads
         started_run(out)
-        if isinstance(spec, ApiModel) or isinstance(backend, ApiBackend):
+        if isinstance(model, ApiModel) or isinstance(backend, ApiBackend):
             raise SagoError(f"{label}: --second-worker is for local models; an API run waits on its endpoint")
     stored = checkpoint_plan(out)  # read once: the planner and engine a plain restart keeps
-    if backend is None and isinstance(spec, ApiModel):
-        backend = api_backend_for(spec, options)
+    if backend is None and isinstance(model, ApiModel):
+        backend = api_backend_for(model, options)
     if isinstance(backend, ApiBackend):
         backend.attach_cache(ResultsFolder(out).checkpoint / API_CACHE_FILE)
         extra = {**extra, "not_measured": api_not_measured()}
@@ -271,7 +272,7 @@ def scratch_root(out: Path) -> Path:
         raise SagoError(f"--out {out}: is a file, not a folder; pass a folder or a new path")
     target = workspace / "submissions"
     submissions = paths.SUBMISSIONS_DIR.resolve()
-    if target.resolve() == submissions or target.resolve().is_relative_to(submissions):
+    if target.resolve().is_relative_to(submissions):  # the folder itself included
         raise SagoError(
             f"--out {out}: its submissions folder would be {submissions}, where the committed results "
             "live; pass a scratch folder such as .scratch/run (leave --out off to write the submission's "
@@ -294,8 +295,7 @@ def copy_submission(slug: str, root: Path) -> None:
 
 def kept_batches(out: Path, options: EvaluateOptions, variant_set: VariantSetLike) -> str:
     """What a stopped one-process run left in ``out``'s checkpoint: ``12 of 40 batches``."""
-    store = PartStore(ResultsFolder(out).checkpoint / "rank-0")
-    stored = stored_plan(store)
+    stored = checkpoint_plan(out)
     if stored is None:
         return "no finished batch"
     batch_size, planner = stored.get("batch_size"), stored.get("planner", 1)
@@ -303,13 +303,15 @@ def kept_batches(out: Path, options: EvaluateOptions, variant_set: VariantSetLik
     # a count only: a planner cuts as many batches whatever length it sorts by
     plan = global_batches(tasks, batch_size, planner=planner) if isinstance(batch_size, int) else None
     total = len(plan.baselines) + len(plan.rest) if plan else None
-    finished = len(store.finished())
+    finished = len(PartStore(ResultsFolder(out).checkpoint / "rank-0").finished())
     return f"{finished} of {total} batches" if total else f"{finished} finished batches"
 
 
 def checkpoint_plan(out: Path) -> Mapping[str, Any] | None:
-    """The plan.json of a stopped one-process run in ``out`` (rank 0), or None."""
-    return stored_plan(PartStore(ResultsFolder(out).checkpoint / "rank-0"))
+    """The plan.json of a stopped one-process run in ``out`` (rank 0; a plan without ``planner`` was cut
+    by planner 1), or None."""
+    store = PartStore(ResultsFolder(out).checkpoint / "rank-0")
+    return PlanDocument.read(store.folder / PLAN_FILE).to_json() if store.planned() else None
 
 
 def resumed_planner(stored: Mapping[str, Any] | None, options: EvaluateOptions) -> int:
@@ -356,11 +358,6 @@ def planned_batch_size(options: EvaluateOptions, backend: ModelBackend) -> int:
     return options.batch_size * (spec.forwards_per_call if spec is not None else 1)
 
 
-def stored_plan(store: PartStore) -> Mapping[str, Any] | None:
-    """The plan.json of a stopped run's rank (a plan without ``planner`` was cut by planner 1), or None."""
-    return PlanDocument.read(store.folder / PLAN_FILE).to_json() if store.planned() else None
-
-
 def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
     """The backend of an ``api`` submission; options meaning something only for local weights are refused."""
     for flag, value in (
@@ -381,24 +378,12 @@ def api_backend_for(model: ApiModel, options: EvaluateOptions) -> ApiBackend:
     return backend
 
 
-def refuse_unsafe_endpoint(model: object, label: str) -> None:
-    """An API model that would send a key outside the rule or reach a non-public address is refused in
-    one line, before any request (the rules: :mod:`benchmark.endpoints`)."""
-    if isinstance(model, ApiModel) and (problem := endpoint_refusal(model.base_url, model.key_env)):
-        raise SagoError(f"{label}: refused to send requests: {problem}")
-
-
 def api_not_measured() -> dict[str, str]:
     """run.json's ``not_measured`` of an API run: every measure that needs the weights."""
     from benchmark.axes.measures import model_measures
 
     why = "an API endpoint shows no hidden states and scores no given continuation"
     return {name: why for name in model_measures()}
-
-
-def _will_run(out: Path, options: EvaluateOptions, profile: Profile, variant_set: VariantSetLike) -> bool:
-    """Whether this run sends anything: with --force, or without a finished run to skip."""
-    return options.force or not has_finished_run(out, variant_set.sha256, profile, options.datasets)
 
 
 def _nothing_to_do(
@@ -410,7 +395,7 @@ def _nothing_to_do(
         # ranks of a parallel run start clean. Committed results stay until finalize() swaps the new in.
         if ranks.world_size > 1:
             if ranks.is_main:
-                discard_checkpoint(out)
+                shutil.rmtree(ResultsFolder(out).checkpoint, ignore_errors=True)
             ranks.barrier()
         return False
     if not has_finished_run(out, sha256, profile, options.datasets):
@@ -476,11 +461,6 @@ def has_finished_run(
     return ResultsFolder(out).holds_run_of(
         variant_set_sha256=variant_set_sha256, profile=profile.name, datasets=datasets
     )
-
-
-def discard_checkpoint(out: Path) -> None:
-    """Remove the in-progress state of an earlier run (git-ignored; never committed)."""
-    shutil.rmtree(ResultsFolder(out).checkpoint, ignore_errors=True)
 
 
 def check_options(options: EvaluateOptions, variant_set: VariantSetLike) -> None:

@@ -21,12 +21,7 @@ from benchmark.harness.checkpoint import PartStore
 from benchmark.integrity import file_hashes
 from benchmark.paths import replace_folder
 from benchmark.provenance import git_commit, hardware, library_versions
-from benchmark.results import (
-    ResultsFolder,
-    write_document,
-    write_parquet,
-    write_tensors,
-)
+from benchmark.results import ResultsFolder, write_document, write_parquet, write_tensors
 from benchmark.schema import (
     OWN_CONFIDENCE_COLUMNS,
     OWN_CONFIDENCE_FIELDS,
@@ -48,15 +43,9 @@ def finalize(
 
     The new files are written into a scratch folder beside ``results_dir`` and swapped in only when all
     of them exist, so a failure leaves the previous results as they were. The swap replaces the whole
-    folder: derived tables of an earlier run (deltas, summary) do not survive a new run.
-
-    Args:
-        results_dir: the folder :func:`~benchmark.harness.collect.collect` wrote under.
-        world_size: when given, the number of ranks expected (checked against the checkpoint).
-        extra: more provenance for run.json (e.g. wall time measured by a launcher).
-
-    Returns:
-        The path of run.json.
+    folder: derived tables of an earlier run (deltas, summary) do not survive a new run. ``world_size``,
+    when given, is checked against the checkpoint's ranks; ``extra`` is more provenance for run.json (how
+    a launcher ran). Returns run.json's path.
 
     Raises:
         SagoError: a rank is missing or unfinished, or the ranks ran different configurations.
@@ -72,21 +61,14 @@ def finalize(
     try:
         for dataset in sorted(records["dataset"].unique()):
             rows = records[records["dataset"] == dataset]
-            write_parquet(
-                staging.records(dataset),
-                pa.Table.from_pandas(rows.loc[:, list(RECORD_COLUMNS)], preserve_index=False),
-            )
+            table = pa.Table.from_pandas(rows.loc[:, list(RECORD_COLUMNS)], preserve_index=False)
+            write_parquet(staging.records(dataset), table)
             if activations:
                 write_tensors(staging.activations(dataset), _dataset_activations(rows, activations))
             if done[0].model.is_api:  # the endpoint's own-token confidence, a table apart
+                own = rows.loc[:, list(OWN_CONFIDENCE_COLUMNS)].astype(pandas_dtypes(OWN_CONFIDENCE_FIELDS))
                 write_parquet(
-                    staging.own_confidence(dataset),
-                    pa.Table.from_pandas(
-                        rows.loc[:, list(OWN_CONFIDENCE_COLUMNS)].astype(
-                            pandas_dtypes(OWN_CONFIDENCE_FIELDS)
-                        ),
-                        preserve_index=False,
-                    ),
+                    staging.own_confidence(dataset), pa.Table.from_pandas(own, preserve_index=False)
                 )
         run = run_json(plans, stores, done, records, extra=extra or {}, files=file_hashes(staging.path))
         write_document(staging.run, run)
@@ -102,10 +84,7 @@ def _rank_plans(results: ResultsFolder, world_size: int | None) -> list[PlanDocu
     ranks = results.plan_files()
     if not ranks:
         raise SagoError(f"no checkpoint under {folder}; run `sago evaluate` first")
-    plans = sorted(
-        (PlanDocument.read(p) for p in ranks),
-        key=lambda p: p.rank,
-    )
+    plans = sorted((PlanDocument.read(p) for p in ranks), key=lambda p: p.rank)
     expected = world_size or plans[0].world_size
     found = [p.rank for p in plans]
     if found != list(range(expected)):

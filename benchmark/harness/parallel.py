@@ -69,16 +69,12 @@ def run_distributed(
     progress: bool = True,
     **settings: Unpack[RunSettings],
 ) -> Path | None:
-    """Run this process's rank of an already built backend; the main process finalizes at the end.
+    """Run this process's rank of an already built backend; the main process finalizes at the end and
+    gets run.json's path (the others None).
 
-    Args:
-        make_backend: builds the model on the device given (``cuda:<local rank>``, or the CPU).
-        variant_set, results_dir, progress, settings: as for :func:`~benchmark.harness.collect.collect`;
-            every rank must pass the same values. Without a batch size, the backend's own (equal on every
-            rank, since all ranks load the same model).
-
-    Returns:
-        run.json's path on the main process, None on the others.
+    ``make_backend`` builds the model on the device given (``cuda:<local rank>``, or the CPU); the other
+    arguments are :func:`~benchmark.harness.collect.collect`'s, the same on every rank. Without a batch
+    size, the backend's own (equal on every rank, since all ranks load the same model).
     """
     state = _accelerate_state()
     backend = make_backend(_device(state))
@@ -104,20 +100,9 @@ def launch_command(program: Sequence[str], *, num_processes: int, port: int | No
     >>> launch_command(["-m", "benchmark.harness.parallel", "my-model"], num_processes=2)[-3:]
     ['-m', 'benchmark.harness.parallel', 'my-model']
     """
-    command = [
-        sys.executable,
-        "-m",
-        "accelerate.commands.launch",
-        "--multi_gpu",
-        "--num_processes",
-        str(num_processes),
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-    ]
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu"]
+    command += ["--num_processes", str(num_processes), "--num_machines", "1"]
+    command += ["--mixed_precision", "no", "--dynamo_backend", "no"]
     if port is not None:
         command += ["--main_process_port", str(port)]
     return [*command, *program]
@@ -132,12 +117,8 @@ def evaluate_distributed(slug: str, options: EvaluateOptions, *, root: Path | No
     variant_set = open_variant_set(options.set_name, options.version)  # a bad --set fails first
     state = _accelerate_state()
     threads = options.threads or max(1, (os.cpu_count() or 1) // state.num_processes)
-    mine = replace(
-        options,
-        device=str(_device(state)),
-        threads=threads,
-        progress=options.progress and state.is_local_main_process,
-    )
+    progress = options.progress and state.is_local_main_process
+    mine = replace(options, device=str(_device(state)), threads=threads, progress=progress)
     return evaluate_submission(
         slug,
         mine,

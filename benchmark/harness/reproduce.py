@@ -81,7 +81,7 @@ def committed_run(
     return folder.read_run()
 
 
-def rerun_options(document: RunDocument, profile: str) -> dict[str, Any]:
+def rerun_options(run: RunDocument, profile: str) -> dict[str, Any]:
     """``EvaluateOptions`` keywords that repeat the committed run; the profile must be the committed one.
 
     >>> run = RunDocument.from_json({"schema_version": 1, "set": "s", "version": "v1",
@@ -90,13 +90,12 @@ def rerun_options(document: RunDocument, profile: str) -> dict[str, Any]:
     >>> rerun_options(run, "smoke")["threads"], rerun_options(run, "smoke")["datasets"]
     (1, None)
     """
-    committed = document.profile_name
+    committed = run.profile_name
     if profile != committed:
         raise SagoError(
             f"the committed result was made with profile {committed!r}, not {profile!r}; "
             f"use PROFILE={committed}"
         )
-    run = document
     if run.set is None or run.version is None or run.batch_size is None or run.engine is None:
         raise SagoError(
             "the committed run.json records no set, version, batch_size or engine; it cannot be re-run "
@@ -159,15 +158,12 @@ def _how_much(old: Path, new: Path) -> str:
     x, y = load_file(str(old)), load_file(str(new))
     if set(x) != set(y):
         return "different tensors"
-    worst = max(
-        (
-            float(abs(x[k].astype("float64") - y[k].astype("float64")).max())
-            for k in x
-            if x[k].shape == y[k].shape
-        ),
-        default=math.nan,
-    )
-    return f"max |delta| {worst:.3g}"
+    gaps = [
+        float(abs(x[k].astype("float64") - y[k].astype("float64")).max())
+        for k in x
+        if x[k].shape == y[k].shape
+    ]
+    return f"max |delta| {max(gaps, default=math.nan):.3g}"
 
 
 def tolerance_report(committed: Path, fresh: Path, problems: list[str]) -> tuple[list[str], list[str]]:
@@ -178,23 +174,21 @@ def tolerance_report(committed: Path, fresh: Path, problems: list[str]) -> tuple
     its values agree within :data:`ACTIVATION_ULPS` float16 ulps (cosines: :data:`COSINE_ATOL`). A file
     only in one folder, or a run.json setting that differs, always fails.
     """
+    import pandas as pd
+    from safetensors.numpy import load_file
+
     failures: list[str] = []
     largest: dict[str, float] = {}
     for line in problems:
         name = line.split(":", 1)[0]
+        old, new = str(committed / name), str(fresh / name)
         if "bytes differ" not in line:
             failures.append(line)
         elif name.endswith(".parquet"):
-            failures += _records_within(committed / name, fresh / name, name, largest)
+            failures += frames_within(pd.read_parquet(old), pd.read_parquet(new), name, largest)
         else:
-            failures += _tensors_within(committed / name, fresh / name, name, largest)
+            failures += tensors_within(load_file(old), load_file(new), name, largest)
     return failures, [f"{k} {v:.3g}" for k, v in sorted(largest.items())]
-
-
-def _records_within(old: Path, new: Path, name: str, largest: dict[str, float]) -> list[str]:
-    import pandas as pd
-
-    return frames_within(pd.read_parquet(old), pd.read_parquet(new), name, largest)
 
 
 def frames_within(a: Any, b: Any, name: str, largest: dict[str, float]) -> list[str]:
@@ -223,12 +217,6 @@ def frames_within(a: Any, b: Any, name: str, largest: dict[str, float]) -> list[
                 f"(largest |delta| {np.nanmax(gap):.3g})"
             )
     return out
-
-
-def _tensors_within(old: Path, new: Path, name: str, largest: dict[str, float]) -> list[str]:
-    from safetensors.numpy import load_file
-
-    return tensors_within(load_file(str(old)), load_file(str(new)), name, largest)
 
 
 def tensors_within(x: dict[str, Any], y: dict[str, Any], name: str, largest: dict[str, float]) -> list[str]:
@@ -330,13 +318,12 @@ def reproduce(
     load_submission(slug, root)
     run = committed_run(slug, set_name, version, root, profile)
     use_committed_setting(run)  # before anything imports torch
-    from benchmark.harness.evaluate import evaluate_submission
+    from benchmark.harness.evaluate import copy_submission, evaluate_submission
 
     options = _options(run, profile, engine)
     scratch = Path(tempfile.mkdtemp(prefix=f"sago-reproduce-{slug}-"))
     try:
-        (scratch / slug).mkdir()
-        shutil.copy2(root / slug / "submission.yaml", scratch / slug / "submission.yaml")
+        copy_submission(slug, scratch)
         click.echo(
             f"re-running {slug} on {set_name}/{version} ({profile}, batch {options.batch_size}, "
             f"engine {options.engine}, {options.threads} thread(s)) in {scratch}"
@@ -437,14 +424,9 @@ def rerun_sample(
             fresh_tensors[f"{task.dataset}|{key}"] = part.activations[task.key]
             old_tensors[f"{task.dataset}|{key}"] = tensors[task.dataset][key]
     fresh = pd.concat(fresh_rows)[list(RECORD_COLUMNS)].astype(RECORD_DTYPES)
-    keys = set(zip(fresh["dataset"], fresh["item_id"], fresh["variant_id"], strict=True))
-    old = committed[
-        [
-            k in keys
-            for k in zip(committed["dataset"], committed["item_id"], committed["variant_id"], strict=True)
-        ]
-    ]
-    old = old[list(RECORD_COLUMNS)].astype(RECORD_DTYPES)
+    ids = ["dataset", "item_id", "variant_id"]
+    sampled = pd.MultiIndex.from_frame(committed[ids]).isin(pd.MultiIndex.from_frame(fresh[ids]))
+    old = committed[sampled][list(RECORD_COLUMNS)].astype(RECORD_DTYPES)
     what = (
         f"{len(batches)} of {len(plan.baselines) + len(plan.rest)} batches "
         f"({', '.join(b.name for b in batches)}; seed {seed}, {len(fresh)} rows, engine {options.engine}"
@@ -523,14 +505,12 @@ def main_command(
     if sample is not None:
         verdict, what = reproduce_sample(slug, profile, set_name, version, sample, seed, engine)
         click.echo(visible(f"{slug}: re-ran {what}"))
-        for line in verdict.lines(slug):  # file and column names come from the results folder
-            click.echo(visible(line.replace("records, activations and run.json equal", "sampled rows equal")))
-        if verdict.failures:
-            raise SystemExit(1)
-        return
-    verdict = reproduce(slug, profile, set_name, version, keep, engine)
-    for line in verdict.lines(slug):
-        click.echo(visible(line))
+        said = "sampled rows equal"
+    else:
+        verdict = reproduce(slug, profile, set_name, version, keep, engine)
+        said = "records, activations and run.json equal"
+    for line in verdict.lines(slug):  # file and column names come from the results folder
+        click.echo(visible(line.replace("records, activations and run.json equal", said)))
     if verdict.failures:
         raise SystemExit(1)
 

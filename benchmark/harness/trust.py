@@ -20,14 +20,11 @@ REGISTRY = "started-checkpoints.txt"
 
 
 def new_token() -> str:
-    """A fresh random token for a plan this machine starts (recorded with :func:`remember`)."""
-    return secrets.token_hex(8)
-
-
-def remember(token: str) -> None:
-    """Record ``token`` as started on this machine."""
+    """A fresh random token for a plan this machine starts, recorded as started here."""
+    token = secrets.token_hex(8)
     with open(cache_dir() / REGISTRY, "a", encoding="utf-8") as handle:
         handle.write(token + "\n")
+    return token
 
 
 def started_here(token: object) -> bool:
