@@ -179,7 +179,7 @@ def _read_part(
         )
         for row, prefix in zip(rows, drafted.prefix, strict=True):
             generated[row] = list(prefix)
-        lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, rows)
+        lane = draft_lane(state, drafted, rows)
         return _Read(hidden, lane, drafted.scores)
     scores = score_baselines(model, state, baselines, pad_id)
     lane = prompt_lane(state, rows)
