@@ -170,7 +170,7 @@ def plain_greedy(model: Any, config: GenerationConfig) -> Iterator[None]:
 
 def greedy_config(max_new_tokens: int, eos_ids: frozenset[int], pad_id: int) -> GenerationConfig:
     """Greedy decoding with every option that could alter it pinned to its neutral value."""
-    config: GenerationConfig = GenerationConfig(  # type: ignore[no-untyped-call]
+    return GenerationConfig(  # type: ignore[no-untyped-call]
         do_sample=False,
         num_beams=1,
         max_new_tokens=max_new_tokens,
@@ -180,7 +180,6 @@ def greedy_config(max_new_tokens: int, eos_ids: frozenset[int], pad_id: int) -> 
         no_repeat_ngram_size=0,
         min_new_tokens=0,
     )
-    return config
 
 
 def cut_at_eos(generated: Iterable[list[int]], eos_ids: frozenset[int]) -> list[Response]:
