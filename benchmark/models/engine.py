@@ -1,11 +1,8 @@
 """Tensor-level work on a Hugging Face causal LM: greedy generation and teacher-forced scoring.
 
 It also holds :class:`EngineSpec`, what the backend asks of an engine, here rather than in ``hf.py``
-so that ``pooled.py`` can describe its engine without importing the registry that lists it.
-
-Contract shared by the two engines (two-pass here, single-prefill in ``prefill.py``): given token ids
-of rendered prompts (and, after the baseline phase, of the baseline responses y_0), return one
-:class:`RawOutput` per prompt, in order, independent of how the prompts were batched.
+so that ``pooled.py`` can describe its engine without importing the registry that lists it. The
+contract every engine keeps is :class:`Engine`'s.
 """
 
 from __future__ import annotations
