@@ -1,7 +1,8 @@
 """Every measure of instability, declared once: what it is, how it is scaled and shown, and its function.
 
-A measure is one :func:`measure` decorator on the function that computes its unscaled delta per record
-row (METHOD.md section 4). Everything else reads the registry :data:`MEASURES`:
+A measure is one row of the table at the end of this module (or one :func:`measure` decorator) with the
+function that computes its unscaled delta per record row (METHOD.md section 4). Everything else reads the
+registry :data:`MEASURES`:
 
 * ``benchmark.axes.deltas`` calls each function and writes a ``delta_<name>`` column;
 * ``benchmark.stats`` scales by R, reduces per item and dataset, and lists the measures in
