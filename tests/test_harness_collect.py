@@ -267,7 +267,7 @@ def test_compact_activations_give_the_same_activation_deltas(tmp_path: Path) -> 
     """A compact run keeps the baselines' vectors and each other row's per-layer cosine to them; the
     activation measures computed from it equal those of a full run bit for bit, at a fraction of the bytes."""
     from benchmark.axes.deltas import align
-    from benchmark.axes.measures import act_cos_last, act_cos_mean
+    from benchmark.axes.measures import MEASURES
     from benchmark.safetensors_check import read_safetensors
     from benchmark.submissions.validate_results import activation_layout_ok
 
@@ -286,7 +286,7 @@ def test_compact_activations_give_the_same_activation_deltas(tmp_path: Path) -> 
         assert all(c[k].ndim == (2 if k.endswith("baseline/none/0") else 1) for k in c)
         assert activation_layout_ok(read_safetensors(compact / "activations" / f"{name}.safetensors"))
         variants = variant_set.frame(name)
-        for fn in (act_cos_last, act_cos_mean):
+        for fn in (MEASURES.get("act_cos_last").delta, MEASURES.get("act_cos_mean").delta):
             np.testing.assert_array_equal(
                 fn(align(frame, variants, a), None),
                 fn(align(frame, variants, c), None),  # type: ignore[arg-type]

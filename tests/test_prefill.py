@@ -444,7 +444,7 @@ def test_the_running_statistics_match_the_whole_row_with_first_index_ties() -> N
     assert running.best.tolist() == logits.argmax(dim=1).tolist() == [3, 6, 39, 0, int(logits[4].argmax())]
     exact = torch.log_softmax(logits.double(), dim=1)
     want = exact[torch.arange(4), targets[:4]]
-    assert torch.allclose(running.log_probs()[:4], want, atol=1e-6, rtol=0)
-    assert math.isnan(float(running.log_probs()[4]))  # no target in row 4
+    assert torch.allclose(running.stats().log_probs[:4], want, atol=1e-6, rtol=0)
+    assert math.isnan(float(running.stats().log_probs[4]))  # no target in row 4
     entropy = -(exact.exp() * exact).sum(dim=1)
-    assert torch.allclose(running.entropies(), entropy, atol=1e-6, rtol=0)
+    assert torch.allclose(running.stats().entropies, entropy, atol=1e-6, rtol=0)

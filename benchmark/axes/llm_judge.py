@@ -158,15 +158,6 @@ class LogitScorer:
         head, tail = str(rendered).split(_SPLIT)
         return head, tail
 
-    def margin_from_logits(self, logits: Any) -> float:
-        """log P(any YES start) − log P(any NO start) of one next-token logit vector [vocab]."""
-        import torch
-
-        log_probs = torch.log_softmax(logits.float(), dim=-1)
-        yes = torch.logsumexp(log_probs[list(self.yes_ids)], dim=0)
-        no = torch.logsumexp(log_probs[list(self.no_ids)], dim=0)
-        return float(yes - no)
-
     def __call__(self, response: str, baseline: str, direction: int) -> float:
         import torch
 
@@ -185,7 +176,11 @@ class LogitScorer:
                 use_cache=True,
                 logits_to_keep=1,
             )
-        return self.margin_from_logits(out.logits[0, -1])
+        # log P(any YES start) − log P(any NO start) of the next token
+        log_probs = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        yes = torch.logsumexp(log_probs[list(self.yes_ids)], dim=0)
+        no = torch.logsumexp(log_probs[list(self.no_ids)], dim=0)
+        return float(yes - no)
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Every measure of instability, declared once: what it is, how it is scaled and shown, and its function.
 
-A measure is one :func:`measure` decorator on the function that computes its unscaled delta per record
-row (METHOD.md section 4). Everything else reads the registry :data:`MEASURES`:
+A measure is one row of the table at the end of this module (or one :func:`measure` decorator) with the
+function that computes its unscaled delta per record row (METHOD.md section 4). Everything else reads the
+registry :data:`MEASURES`:
 
 * ``benchmark.axes.deltas`` calls each function and writes a ``delta_<name>`` column;
 * ``benchmark.stats`` scales by R, reduces per item and dataset, and lists the measures in
@@ -102,12 +103,15 @@ def measure(
     """
 
     def register(delta: MeasureFn) -> MeasureFn:
-        declared = Measure(name, axis, scale, direction, label, headline, paper, description, delta)
-        check_measure(declared)
-        MEASURES.add(declared)
+        _add(Measure(name, axis, scale, direction, label, headline, paper, description, delta))
         return delta
 
     return register
+
+
+def _add(declared: Measure) -> None:
+    check_measure(declared)
+    MEASURES.add(declared)
 
 
 def check_measure(declared: Measure) -> None:
@@ -179,125 +183,43 @@ def measures_markdown() -> str:
 # ---- the measures ---------------------------------------------------------------------------------
 
 
-def _activation_delta(pairs: Pairs, reduce: Callable[[np.ndarray], float]) -> np.ndarray:
-    out = np.full(len(pairs.frame), np.nan)
-    for i, (item, variant) in enumerate(zip(pairs.frame["item_id"], pairs.frame["variant_id"], strict=True)):
-        here = pairs.activations.get(act.activation_key(item, variant))
-        base = pairs.activations.get(act.activation_key(item, BASELINE_VARIANT_ID))
-        if here is not None and base is not None:
-            out[i] = reduce(act.layer_cosines(here, base)) - 1.0
-    return out
+def _activation(reduce: Callable[[np.ndarray], float]) -> MeasureFn:
+    """``reduce`` of the per-layer cosines between each row's states and its baseline's, minus 1."""
+
+    def delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+        out = np.full(len(pairs.frame), np.nan)
+        rows = zip(pairs.frame["item_id"], pairs.frame["variant_id"], strict=True)
+        for i, (item, variant) in enumerate(rows):
+            here = pairs.activations.get(act.activation_key(item, variant))
+            base = pairs.activations.get(act.activation_key(item, BASELINE_VARIANT_ID))
+            if here is not None and base is not None:
+                out[i] = reduce(act.layer_cosines(here, base)) - 1.0
+        return out
+
+    return delta
 
 
-@measure(
-    "act_cos_last",
-    axis="activations",
-    scale=2.0,
-    direction="down",
-    label="Last-layer state",
-    description="cosine of last-layer state at the last prompt token, minus 1",
-    paper=True,
-    headline=True,
-)
-def act_cos_last(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
-    return _activation_delta(pairs, act.cosine_last)
+def _confidence(column: str) -> MeasureFn:
+    """The record column under the rewrite minus the same under the baseline prompt."""
+
+    def delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+        change = pairs.frame[column].astype(float) - pairs.frame[f"{column}_0"].astype(float)
+        return np.asarray(change, dtype=np.float64)
+
+    return delta
 
 
-@measure(
-    "act_cos_mean",
-    axis="activations",
-    scale=2.0,
-    direction="down",
-    label="All-layer state",
-    description="the same cosine averaged over all layers, minus 1",
-)
-def act_cos_mean(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
-    return _activation_delta(pairs, act.cosine_mean)
-
-
-@measure(
-    "bleu",
-    axis="generation",
-    scale=100.0,
-    direction="down",
-    label="Wording (BLEU)",
-    description="sentence BLEU of the response against the baseline response, minus 100",
-    paper=True,
-)
-def bleu_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+def _bleu(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     once = functools.cache(functools.partial(bleu, form=scorers.bleu_form))  # most (y_v, y_0) pairs repeat
     return np.array([once(c, r) for c, r in zip(*pairs.texts(), strict=True)], dtype=np.float64) - 100.0
 
 
-@measure(
-    "bertscore",
-    axis="generation",
-    scale=1.0,
-    direction="down",
-    label="Meaning (BERTScore)",
-    description="BERTScore F1 against the baseline response, minus 1",
-    paper=True,
-    headline=True,
-)
-def bertscore_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+def _bertscore(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     return score_distinct(scorers.bertscore, *pairs.texts()) - 1.0
 
 
-@measure(
-    "embed_cos",
-    axis="generation",
-    scale=2.0,
-    direction="down",
-    label="Meaning (embedding)",
-    description="MiniLM embedding cosine to the baseline response, minus 1",
-)
-def embed_cos_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+def _embed_cos(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     return score_distinct(scorers.embedding, *pairs.texts()) - 1.0
-
-
-def _confidence_change(pairs: Pairs, column: str) -> np.ndarray:
-    """The record column under the rewrite minus the same under the baseline prompt."""
-    change = pairs.frame[column].astype(float) - pairs.frame[f"{column}_0"].astype(float)
-    return np.asarray(change, dtype=np.float64)
-
-
-@measure(
-    "logprob",
-    axis="confidence",
-    scale=250.0,
-    direction="both",
-    label="Answer log-prob",
-    description="change in summed log p(baseline response | prompt)",
-    paper=True,
-    headline=True,
-)
-def logprob_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
-    return _confidence_change(pairs, "logprob_sum")
-
-
-@measure(
-    "logprob_mean",
-    axis="confidence",
-    scale=2.5,
-    direction="both",
-    label="Log-prob per token",
-    description="change in per-token mean log p(baseline response | prompt)",
-)
-def logprob_mean_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
-    return _confidence_change(pairs, "logprob_mean")
-
-
-@measure(
-    "entropy",
-    axis="confidence",
-    scale=10.0,
-    direction="both",
-    label="Next-token entropy",
-    description="change in mean next-token entropy over the baseline response",
-    paper=True,
-)
-def entropy_delta(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
-    return _confidence_change(pairs, "entropy_mean")
 
 
 def mirror_targets(frame: pd.DataFrame, length_target: str) -> np.ndarray:
@@ -317,17 +239,7 @@ def mirror_targets(frame: pd.DataFrame, length_target: str) -> np.ndarray:
     return np.asarray(np.where(use, ratio, strength), dtype=np.float64)
 
 
-@measure(
-    "mirroring",
-    axis="mirroring",
-    scale=1.0,
-    direction="both",
-    label="Style mirroring",
-    description="response mirrors the rewrite's style (0/1), minus the same for the baseline",
-    paper=True,
-    headline=True,
-)
-def mirroring(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
+def _mirroring(pairs: Pairs, scorers: AxisScorers) -> np.ndarray:
     f = pairs.frame
     targets, judges = mirror_targets(f, scorers.length_target), _row_judges(f, scorers.politeness)
     rows = zip(f["family"], f["response"], f["response_0"], targets, judges, strict=True)
@@ -348,3 +260,29 @@ def _row_judges(frame: pd.DataFrame, judge: PolitenessJudge) -> list[PolitenessJ
             frame["prompt_0"], frame["prompt"], frame["strength"], frame["place"], strict=True
         )
     ]
+
+
+_DECLARED: tuple[tuple[str, str, float, Direction, str, bool, bool, str, MeasureFn], ...] = (
+    # name, axis, R, Δ reads, label, headline, paper (the authors report it), what Δ is, delta
+    ("act_cos_last", "activations", 2.0, "down", "Last-layer state", True, True,
+     "cosine of last-layer state at the last prompt token, minus 1", _activation(act.cosine_last)),
+    ("act_cos_mean", "activations", 2.0, "down", "All-layer state", False, False,
+     "the same cosine averaged over all layers, minus 1", _activation(act.cosine_mean)),
+    ("bleu", "generation", 100.0, "down", "Wording (BLEU)", False, True,
+     "sentence BLEU of the response against the baseline response, minus 100", _bleu),
+    ("bertscore", "generation", 1.0, "down", "Meaning (BERTScore)", True, True,
+     "BERTScore F1 against the baseline response, minus 1", _bertscore),
+    ("embed_cos", "generation", 2.0, "down", "Meaning (embedding)", False, False,
+     "MiniLM embedding cosine to the baseline response, minus 1", _embed_cos),
+    ("logprob", "confidence", 250.0, "both", "Answer log-prob", True, True,
+     "change in summed log p(baseline response | prompt)", _confidence("logprob_sum")),
+    ("logprob_mean", "confidence", 2.5, "both", "Log-prob per token", False, False,
+     "change in per-token mean log p(baseline response | prompt)", _confidence("logprob_mean")),
+    ("entropy", "confidence", 10.0, "both", "Next-token entropy", False, True,
+     "change in mean next-token entropy over the baseline response", _confidence("entropy_mean")),
+    ("mirroring", "mirroring", 1.0, "both", "Style mirroring", True, True,
+     "response mirrors the rewrite's style (0/1), minus the same for the baseline", _mirroring),
+)  # fmt: skip
+"""The measures, in registration order (the deltas table's column order: a new one goes last)."""
+for _row in _DECLARED:
+    _add(Measure(*_row))

@@ -60,16 +60,13 @@ def extra_spaces(text: str) -> int:
     return count
 
 
-def spacing_threshold(strength: float) -> float:
-    """Extra spaces per word needed to call a response mirrored: 0.02 * sqrt(extra spaces added)."""
-    return 0.02 * math.sqrt(max(strength, 1.0))
-
-
 @DETECTORS.register("spacing")
 def spacing(response: str, baseline: str, strength: float) -> float:
-    """Fires when the response's extra-space rate reaches the strength's threshold."""
-    rate = extra_spaces(response) / max(1, len(letter_runs(response)))
-    return float(rate >= spacing_threshold(strength) and extra_spaces(response) > 0)
+    """Fires when the response's extra spaces per word reach 0.02 * sqrt(extra spaces added)."""
+    extra = extra_spaces(response)
+    return float(
+        extra > 0 and extra / max(1, len(letter_runs(response))) >= 0.02 * math.sqrt(max(strength, 1.0))
+    )
 
 
 def repeated_marks(text: str) -> int:
@@ -81,16 +78,13 @@ def repeated_marks(text: str) -> int:
     return sum(len(run) for run in _MARK_RUN.findall(text.replace("...", "")))
 
 
-def punctuation_threshold(strength: float) -> float:
-    """Repeated marks per word needed: 0.03 * sqrt(marks added)."""
-    return 0.03 * math.sqrt(max(strength, 1.0))
-
-
 @DETECTORS.register("punctuation")
 def punctuation(response: str, baseline: str, strength: float) -> float:
-    """Fires when runs of repeated marks reach the strength's threshold."""
+    """Fires when the response's repeated marks per word reach 0.03 * sqrt(marks added)."""
     marks = repeated_marks(response)
-    return float(marks > 0 and marks / max(1, len(letter_runs(response))) >= punctuation_threshold(strength))
+    return float(
+        marks > 0 and marks / max(1, len(letter_runs(response))) >= 0.03 * math.sqrt(max(strength, 1.0))
+    )
 
 
 def odd_case_share(text: str) -> float:
@@ -104,20 +98,13 @@ def odd_case_share(text: str) -> float:
     return len(odd) / len(words) if words else 0.0
 
 
-def case_threshold(strength: float) -> float:
-    """Odd-case share needed: 0.2 + 0.3 * (share of the prompt's letters upper-cased).
-
-    The floor of 0.2 keeps the usual acronyms (DNA, USA) of a normal answer below it. Strength is
-    read as a percent (10 ... 100); values up to 1 are taken as a fraction of letters.
-    """
-    share = strength if 0 < strength <= 1 else strength / 100.0
-    return 0.2 + 0.3 * min(max(share, 0.0), 1.0)
-
-
 @DETECTORS.register("letter_case")
 def letter_case(response: str, baseline: str, strength: float) -> float:
-    """Fires when the share of oddly-cased words reaches the strength's threshold."""
-    return float(odd_case_share(response) >= case_threshold(strength))
+    """Fires when the share of oddly-cased words reaches 0.2 + 0.3 * (share of the prompt's letters
+    upper-cased). The floor of 0.2 keeps the usual acronyms (DNA, USA) of a normal answer below it.
+    Strength is read as a percent (10 ... 100); values up to 1 are taken as a fraction of letters."""
+    share = strength if 0 < strength <= 1 else strength / 100.0
+    return float(odd_case_share(response) >= 0.2 + 0.3 * min(max(share, 0.0), 1.0))
 
 
 @DETECTORS.register("lowercase")
@@ -172,10 +159,7 @@ def band(family: str, strength: float) -> tuple[float, float]:
     >>> band("spacing", 20), band("spacing", 21), band("punctuation", 100)
     ((3, 5), (5, 8), (6, 8))
     """
-    for bound, increase, rate in AUTHORS_THRESHOLDS[family]:
-        if strength <= bound:
-            return increase, rate
-    raise AssertionError("the last band is unbounded")
+    return next((increase, rate) for bound, increase, rate in AUTHORS_THRESHOLDS[family] if strength <= bound)
 
 
 def space_surplus(text: str) -> int:

@@ -31,60 +31,15 @@ class PolitenessJudge(Protocol):
 
 
 POLITE_WORDS = (
-    "please",
-    "thank",
-    "thanks",
-    "thankful",
-    "grateful",
-    "appreciate",
-    "appreciated",
-    "kindly",
-    "glad",
-    "happy",
-    "pleasure",
-    "welcome",
-    "sorry",
-    "apologies",
-    "apologize",
-    "certainly",
-    "gladly",
-    "delighted",
-    "wonderful",
-    "hope",
-    "dear",
-    "respectfully",
-    "kind",
-)
+    "please", "thank", "thanks", "thankful", "grateful", "appreciate", "appreciated", "kindly", "glad",
+    "happy", "pleasure", "welcome", "sorry", "apologies", "apologize", "certainly", "gladly", "delighted",
+    "wonderful", "hope", "dear", "respectfully", "kind",
+)  # fmt: skip
 RUDE_WORDS = (
-    "stupid",
-    "dumb",
-    "idiot",
-    "idiotic",
-    "obviously",
-    "whatever",
-    "ridiculous",
-    "annoying",
-    "lazy",
-    "pathetic",
-    "nonsense",
-    "useless",
-    "hurry",
-    "seriously",
-    "duh",
-    "ugh",
-    "damn",
-    "hell",
-    "shut",
-    "waste",
-    "wasting",
-    "clueless",
-    "moron",
-    "incompetent",
-    "sloppy",
-    "hopeless",
-    "quick",
-    "quickly",
-)
+    "stupid", "dumb", "idiot", "idiotic", "obviously", "whatever", "ridiculous", "annoying", "lazy",
+    "pathetic", "nonsense", "useless", "hurry", "seriously", "duh", "ugh", "damn", "hell", "shut", "waste",
+    "wasting", "clueless", "moron", "incompetent", "sloppy", "hopeless", "quick", "quickly",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -133,22 +88,9 @@ class GratitudeJudge:
 
 
 COURTESY_CUES: tuple[str, ...] = (
-    "please",
-    "thank",
-    "thanks",
-    "appreciate",
-    "sorry",
-    "apolog",
-    "kindly",
-    "would you",
-    "could you",
-    "if you don't mind",
-    "if it's not too much trouble",
-    "happy to",
-    "glad to",
-    "certainly",
-    "of course",
-)
+    "please", "thank", "thanks", "appreciate", "sorry", "apolog", "kindly", "would you", "could you",
+    "if you don't mind", "if it's not too much trouble", "happy to", "glad to", "certainly", "of course",
+)  # fmt: skip
 """The courtesy cues of the authors' politeness guard (utils/metrics.py ``_POLITE_CUES``): their judge's YES
 stands only when y_0 or y_v holds one of them. Matched as lower-case substrings, each counted once."""
 APOLOGY_CUES: frozenset[str] = frozenset({"sorry", "apolog"})

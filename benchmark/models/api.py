@@ -47,29 +47,15 @@ CACHE_FILE = "api-responses.jsonl"
 NAN = float("nan")
 
 
-class ReplyCache:
-    """Replies already paid for (a :class:`~benchmark.chat_api.PaidStore`): ``{"key", "reply", "tries"}``."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._store = PaidStore(path)
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self._store.get(key)
-
-    def put(self, key: str, reply: ChatReply, tries: int) -> dict[str, Any]:
-        return self._store.put(key, {"tries": tries, "reply": reply_json(reply)})
+class ReplyCache(PaidStore):
+    """Replies already paid for: ``{"key", "reply", "tries"}`` entries."""
 
     def totals(self) -> dict[str, int]:
         """Over every cached reply: how many, and the token usage the server reported."""
-        replies: list[dict[str, Any]] = [
-            r for e in self._store.entries() if isinstance(r := e.get("reply"), dict)
-        ]
+        replies: list[dict[str, Any]] = [r for e in self.entries() if isinstance(r := e.get("reply"), dict)]
         return {
             "replies": len(replies),
-            "retries": sum(
-                t - 1 for e in self._store.entries() if isinstance(t := e.get("tries"), int) and t > 1
-            ),
+            "retries": sum(t - 1 for e in self.entries() if isinstance(t := e.get("tries"), int) and t > 1),
             "prompt_tokens": sum(int(r["prompt_tokens"]) for r in replies),
             "completion_tokens": sum(int(r["completion_tokens"]) for r in replies),
         }
@@ -157,7 +143,8 @@ class ApiBackend:
                 continue
             if chat.logprobs and reply.token_logprobs is None:
                 self._drop_logprobs("not measured: the endpoint answered without logprobs")
-            entry = self._cache.put(key, reply, tries) if self._cache else {"reply": reply_json(reply)}
+            fields = {"tries": tries, "reply": reply_json(reply)}
+            entry = self._cache.put(key, fields) if self._cache else fields
             return _output(request.key, entry["reply"])
 
     def _drop_logprobs(self, why: str) -> None:
@@ -212,7 +199,7 @@ def reply_json(reply: ChatReply) -> dict[str, Any]:
     }
 
 
-def _output(key: str, reply: dict[str, Any]) -> VariantOutput:
+def _output(key: str, reply: Any) -> VariantOutput:  # a cached reply: a dict as reply_json writes it
     logprobs = reply.get("token_logprobs")
     tokens = int(reply.get("completion_tokens") or (len(logprobs) if logprobs else 0))
     return VariantOutput(

@@ -99,16 +99,13 @@ class _Running:
         self.weighted += exps.mul_(centred).sum(dim=1).double()
         self.top = top
 
-    def log_probs(self) -> torch.Tensor:
-        """float64 [rows]: log-probability of each row's target."""
-        return self.target.double() - (self.top.double() + self.total.log())
-
-    def entropies(self) -> torch.Tensor:
-        """float64 [rows]: entropy of each row's distribution."""
-        return self.total.log() - self.weighted / self.total
-
     def stats(self) -> _Stats:
-        return _Stats(self.log_probs(), self.entropies(), self.best)
+        log_total = self.total.log()
+        return _Stats(
+            self.target.double() - (self.top.double() + log_total),
+            log_total - self.weighted / self.total,
+            self.best,
+        )
 
 
 class _Stats(NamedTuple):
@@ -290,9 +287,7 @@ def _assemble(
 ) -> Drafted:
     """Per row: y_0's scores and its draft prefix (y_0 up to the first argmax that leaves it, then that
     argmax), from the prediction rows' statistics."""
-    first_logp, first_entropy, first_best = first.log_probs, first.entropies, first.best.tolist()
-    later_logp, later_entropy, later_best = later.log_probs, later.entropies, later.best.tolist()
-
+    first_best, later_best = first.best.tolist(), later.best.tolist()
     scores: list[Scores] = []
     prefix: list[list[int]] = []
     offset = 0
@@ -303,8 +298,8 @@ def _assemble(
             prefix.append([int(state.next_logits[row].argmax())])
             continue
         index, count = order[row], len(y0)
-        logp = float(first_logp[index] + later_logp[offset : offset + count - 1].sum())
-        entropy = float(first_entropy[index] + later_entropy[offset : offset + count - 1].sum()) / count
+        logp = float(first.log_probs[index] + later.log_probs[offset : offset + count - 1].sum())
+        entropy = float(first.entropies[index] + later.entropies[offset : offset + count - 1].sum()) / count
         scores.append(Scores(logp, logp / count, entropy, count))
         greedy = [first_best[index], *later_best[offset : offset + count]]
         prefix.append(draft_prefix(y0, greedy))

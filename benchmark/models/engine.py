@@ -1,11 +1,8 @@
 """Tensor-level work on a Hugging Face causal LM: greedy generation and teacher-forced scoring.
 
 It also holds :class:`EngineSpec`, what the backend asks of an engine, here rather than in ``hf.py``
-so that ``pooled.py`` can describe its engine without importing the registry that lists it.
-
-Contract shared by the two engines (two-pass here, single-prefill in ``prefill.py``): given token ids
-of rendered prompts (and, after the baseline phase, of the baseline responses y_0), return one
-:class:`RawOutput` per prompt, in order, independent of how the prompts were batched.
+so that ``pooled.py`` can describe its engine without importing the registry that lists it. The
+contract every engine keeps is :class:`Engine`'s.
 """
 
 from __future__ import annotations
@@ -170,7 +167,7 @@ def plain_greedy(model: Any, config: GenerationConfig) -> Iterator[None]:
 
 def greedy_config(max_new_tokens: int, eos_ids: frozenset[int], pad_id: int) -> GenerationConfig:
     """Greedy decoding with every option that could alter it pinned to its neutral value."""
-    config: GenerationConfig = GenerationConfig(  # type: ignore[no-untyped-call]
+    return GenerationConfig(  # type: ignore[no-untyped-call]
         do_sample=False,
         num_beams=1,
         max_new_tokens=max_new_tokens,
@@ -180,7 +177,6 @@ def greedy_config(max_new_tokens: int, eos_ids: frozenset[int], pad_id: int) -> 
         no_repeat_ngram_size=0,
         min_new_tokens=0,
     )
-    return config
 
 
 def cut_at_eos(generated: Iterable[list[int]], eos_ids: frozenset[int]) -> list[Response]:

@@ -79,8 +79,6 @@ def default_engine(device: str) -> str:
 DEFAULT_ENGINES = f"{CPU_ENGINE} on a CPU, {OTHER_ENGINE} on any other device"
 """What ``--engine``'s help says of the default (:func:`default_engine`)."""
 
-FULL_CAPABILITIES = Capabilities(generate=True, logprobs=True, hidden_states=True)
-
 
 def resolve_engine(engine: str | EngineSpec, model: object) -> tuple[str, EngineSpec]:
     """The engine ``engine`` names (an :data:`ENGINES` name, or an engine given whole) and the name
@@ -126,7 +124,7 @@ class HFBackend:
             recorded as ``describe()["batch_size_from_memory"]``; None when it was given or CPU-sized.
     """
 
-    capabilities = FULL_CAPABILITIES
+    capabilities = Capabilities(generate=True, logprobs=True, hidden_states=True)
 
     def __init__(
         self,

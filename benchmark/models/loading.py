@@ -7,6 +7,7 @@ safetensors only and never with remote code; packaged GGUF files are located thr
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,7 @@ class GpuBatch:
     row_bytes: int
 
     def record(self) -> dict[str, int]:
-        return {"batch_size": self.batch_size, "free_bytes": self.free_bytes, "row_bytes": self.row_bytes}
+        return dataclasses.asdict(self)
 
 
 class ModelChoice(Protocol):
@@ -230,32 +231,28 @@ def choose_dtype(requested: str, device: torch.device) -> torch.dtype:
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
-def _placement(device_map: str | None) -> dict[str, str]:
-    """``from_pretrained`` keywords for big-model placement (none unless a device map was asked for)."""
-    return {"device_map": device_map} if device_map else {}
-
-
 def _load(
     spec: HubModel | PackagedModel | LocalModel | ApiModel, dtype: torch.dtype, device_map: str | None = None
 ) -> tuple[Any, Any, ModelSource]:
     if isinstance(spec, ApiModel):  # sago evaluate runs these through benchmark.models.api
         raise SagoError("an api model has no weights to load here; it is evaluated through its endpoint")
-    if isinstance(spec, HubModel):
-        return _load_hub(spec, dtype, device_map)
     if isinstance(spec, PackagedModel):
-        return _load_packaged(spec, dtype, device_map)
-    return _load_local(spec, dtype, device_map)
+        loaded = load_gguf(spec.artefact, dtype=dtype, sha256=spec.sha256, device_map=device_map)
+        return loaded.model, loaded.tokenizer, ModelSource("packaged", spec.artefact, None, loaded.sha256)
+    # big-model placement keywords only where a device map was asked for
+    placement = {"device_map": device_map} if device_map else {}
+    if isinstance(spec, HubModel):
+        return _load_hub(spec, dtype, placement)
+    return _load_local(spec, dtype, placement)
 
 
-def _load_hub(
-    spec: HubModel, dtype: torch.dtype, device_map: str | None = None
-) -> tuple[Any, Any, ModelSource]:
+def _load_hub(spec: HubModel, dtype: torch.dtype, placement: dict[str, str]) -> tuple[Any, Any, ModelSource]:
     check_hub(spec)
     options = {"revision": spec.revision, "trust_remote_code": False}
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec.id, **options)
         model = AutoModelForCausalLM.from_pretrained(
-            spec.id, use_safetensors=True, dtype=dtype, **_placement(device_map), **options
+            spec.id, use_safetensors=True, dtype=dtype, **placement, **options
         )
     except (OSError, ValueError) as err:
         raise SagoError(
@@ -309,15 +306,8 @@ def check_hub(spec: HubModel) -> None:
         ) from None
 
 
-def _load_packaged(
-    spec: PackagedModel, dtype: torch.dtype, device_map: str | None = None
-) -> tuple[Any, Any, ModelSource]:
-    loaded = load_gguf(spec.artefact, dtype=dtype, sha256=spec.sha256, device_map=device_map)
-    return loaded.model, loaded.tokenizer, ModelSource("packaged", spec.artefact, None, loaded.sha256)
-
-
 def _load_local(
-    spec: LocalModel, dtype: torch.dtype, device_map: str | None = None
+    spec: LocalModel, dtype: torch.dtype, placement: dict[str, str]
 ) -> tuple[Any, Any, ModelSource]:
     folder = Path(spec.path).expanduser()
     folder = folder if folder.is_absolute() else REPO_ROOT / folder
@@ -328,7 +318,7 @@ def _load_local(
     options = {"trust_remote_code": False, "local_files_only": True}
     tokenizer = AutoTokenizer.from_pretrained(folder, **options)
     model = AutoModelForCausalLM.from_pretrained(
-        folder, use_safetensors=True, dtype=dtype, **_placement(device_map), **options
+        folder, use_safetensors=True, dtype=dtype, **placement, **options
     )
     return model, tokenizer, ModelSource("local", str(folder), None, None)
 

@@ -140,7 +140,10 @@ def run_batch_pooled(
                 del generated[row][max_new_tokens:]
             lanes.append(read.lane)
         width = decode_rows or (len(parts[0]) if parts else 1)
-        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width, _decode_picker(model))
+        # through the screened output layer where the model has one, else the argmax of its own logits
+        head = _decode_head(model)
+        pick = None if head is None else screened_step(head)
+        _pooled_decode(model, lanes, generated, max_new_tokens, eos_ids, width, pick)
     stacked = np.stack([hidden[row] for row in range(len(prompts))]) if hidden else np.zeros((0, 0, 0))
     return raw_outputs(cut_at_eos(generated, eos_ids), scores, stacked)
 
@@ -179,7 +182,7 @@ def _read_part(
         )
         for row, prefix in zip(rows, drafted.prefix, strict=True):
             generated[row] = list(prefix)
-        lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, rows)
+        lane = draft_lane(state, drafted, rows)
         return _Read(hidden, lane, drafted.scores)
     scores = score_baselines(model, state, baselines, pad_id)
     lane = prompt_lane(state, rows)
@@ -192,13 +195,6 @@ def _decode_head(model: PreTrainedModel) -> ScreenedHead | None:
     """The screened output layer decode steps pick tokens with, screening slice by slice where the
     model's large vocabulary has slices (the picks are the same: :func:`screen.greedy_tokens`)."""
     return sliced_screen(model) or screened_head(model)
-
-
-def _decode_picker(model: PreTrainedModel) -> TokenPicker | None:
-    """How decode steps pick their tokens: through the screened output layer where the model has one
-    (:func:`screen.screened_step`), else the argmax of the model's own logits (None)."""
-    head = _decode_head(model)
-    return None if head is None else screened_step(head)
 
 
 def _pooled_decode(
@@ -255,7 +251,9 @@ def _merge(model: PreTrainedModel, picks: Sequence[tuple[Lane, int]]) -> Lane:
     for layer in range(len(picks[0][0].cache.layers)):
         keys, values = [], []
         for lane, index in picks:
-            cached, cached_values = _layer_states(lane, layer)
+            cached, cached_values = layer_tensors(lane.cache, layer)
+            if cached.shape[-2] != lane.mask.shape[-1]:
+                raise SinglePrefillUnsupported(f"cache layer {layer} does not hold one slot per mask column")
             pad = width - lane.mask.shape[-1]
             keys.append(functional.pad(cached[index : index + 1], (0, 0, pad, 0)))
             values.append(functional.pad(cached_values[index : index + 1], (0, 0, pad, 0)))
@@ -270,14 +268,6 @@ def _merge(model: PreTrainedModel, picks: Sequence[tuple[Lane, int]]) -> Lane:
     position = torch.stack([lane.position[index] for lane, index in picks])
     token = torch.stack([lane.token[index] for lane, index in picks])
     return Lane(cache, mask, position, token, [lane.rows[index] for lane, index in picks])
-
-
-def _layer_states(lane: Lane, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Keys and values [batch, heads, slots, head_dim] of one cache layer, one slot per mask column."""
-    keys, values = layer_tensors(lane.cache, layer)
-    if keys.shape[-2] != lane.mask.shape[-1]:
-        raise SinglePrefillUnsupported(f"cache layer {layer} does not hold one slot per mask column")
-    return keys, values
 
 
 def engine_options(forward_rows: int, rerun_control: bool) -> dict[str, int]:

@@ -19,6 +19,7 @@ and recurrent or compressed cache layers.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol, TypedDict, Unpack
 
@@ -102,13 +103,18 @@ def unsupported_reason(model: object) -> str | None:
     if getattr(config, "is_encoder_decoder", False):
         return "encoder-decoder models are not supported"
     text_config = config.get_text_config(decoder=True)
-    layer_types = getattr(text_config, "layer_types", None) or ["full_attention"]
+    layer_types = _layer_types(text_config)
     if getattr(text_config, "attention_chunk_size", None) is not None:
         layer_types = [*layer_types, "chunked_attention"]
     odd = sorted(set(layer_types) - _SUPPORTED_LAYER_TYPES)
     if odd:
         return f"layer types {odd} are not supported (only {sorted(_SUPPORTED_LAYER_TYPES)})"
     return None
+
+
+def _layer_types(text_config: object) -> list[str]:
+    """The attention kind of each decoder layer (a config that names none has full attention only)."""
+    return getattr(text_config, "layer_types", None) or ["full_attention"]
 
 
 class Decoder(Protocol):
@@ -145,7 +151,7 @@ def prefill_engine(
                 # decode each row from its first token that leaves y_0, in the scoring pass's cache
                 drafted = score_and_draft(lm, state, baselines, pad_id)
                 scores = drafted.scores
-                lane = draft_lane(state, drafted.prefix, drafted.y_mask, drafted.width, range(len(prompts)))
+                lane = draft_lane(state, drafted, range(len(prompts)))
                 generated = [p[:max_new_tokens] for p in drafted.prefix]
                 responses = _finish(lm, lane, generated, max_new_tokens, eos_ids)
             else:
@@ -228,11 +234,7 @@ def shared_prefix_length(model: PreTrainedModel, prompts: Sequence[Sequence[int]
     """
     if len(prompts) < 2 or has_sliding_layers(model):
         return 0
-    limit = min(len(p) for p in prompts) - 1
-    first = prompts[0]
-    length = 0
-    while length < limit and all(p[length] == first[length] for p in prompts):
-        length += 1
+    length = min(len(os.path.commonprefix([list(p) for p in prompts])), min(map(len, prompts)) - 1)
     return length if length >= MIN_SHARED_PREFIX else 0
 
 
@@ -240,8 +242,7 @@ def has_sliding_layers(model: PreTrainedModel) -> bool:
     """Some decoder layer attends through a sliding window (a Qwen2 config's ``sliding_window`` counts only
     with ``use_sliding_window``)."""
     text_config = model.config.get_text_config(decoder=True)
-    layer_types = getattr(text_config, "layer_types", None) or ["full_attention"]
-    return any(kind != "full_attention" for kind in layer_types) or bool(
+    return any(kind != "full_attention" for kind in _layer_types(text_config)) or bool(
         getattr(text_config, "use_sliding_window", False) and getattr(text_config, "sliding_window", None)
     )
 
@@ -430,6 +431,7 @@ def draft_fits(
 
 
 def smallest_window(model: PreTrainedModel) -> int | None:
+    """The sliding window in tokens (0: sliding layers of unknown width), None without sliding layers."""
     if not has_sliding_layers(model):
         return None
     text_config = model.config.get_text_config(decoder=True)
@@ -490,17 +492,15 @@ class Lane(NamedTuple):
         return Lane(self.cache, self.mask[keep], self.position[keep], self.token[keep], rows)
 
 
-def draft_lane(
-    state: Prefill, prefix: list[list[int]], y_mask: torch.Tensor, width: int, rows: Sequence[int]
-) -> Lane:
-    """The lane of a scored batch: its cache holds prompt + ``width`` y_0 slots, and a row sees its kept
-    y_0 tokens only (``prefix``: the kept part of y_0 plus the first new token, per row)."""
+def draft_lane(state: Prefill, drafted: Drafted, rows: Sequence[int]) -> Lane:
+    """The lane of a scored batch: its cache holds prompt + ``drafted.width`` y_0 slots, and a row sees
+    its kept y_0 tokens only."""
     device = state.next_logits.device
-    kept = torch.tensor([len(p) - 1 for p in prefix], device=device)
-    slot_mask = (torch.arange(width, device=device)[None, :] < kept[:, None]).to(y_mask.dtype)
+    kept = torch.tensor([len(p) - 1 for p in drafted.prefix], device=device)
+    slot_mask = (torch.arange(drafted.width, device=device)[None, :] < kept[:, None]).to(drafted.y_mask.dtype)
     mask = torch.cat([state.attention_mask, slot_mask], dim=-1)
     position = state.last_position + kept  # position of the last kept y_0 token (the prompt's when none)
-    token = torch.tensor([p[-1] for p in prefix], device=device)
+    token = torch.tensor([p[-1] for p in drafted.prefix], device=device)
     return Lane(state.cache, mask, position, token, list(rows))
 
 
@@ -550,14 +550,12 @@ def step_lane(
     live = ~torch.isin(token, eos) & torch.tensor(
         [len(generated[r]) < max_new_tokens for r in lane.rows], device=device
     )
+    stepped = Lane(lane.cache, mask, position, token, lane.rows)
     if bool(live.all()):
-        return Lane(lane.cache, mask, position, token, lane.rows)
+        return stepped
     keep = live.nonzero().squeeze(-1)
     rows = [lane.rows[i] for i in keep.tolist()]
-    if not rows:
-        return None
-    lane.cache.batch_select_indices(keep)
-    return Lane(lane.cache, mask[keep], position[keep], token[keep], rows)
+    return stepped.select(keep, rows) if rows else None
 
 
 def greedy_step(model: PreTrainedModel, inputs: ForwardInputs) -> torch.Tensor:

@@ -143,8 +143,7 @@ def greedy_tokens(head: ScreenedHead, hidden: torch.Tensor) -> torch.Tensor | No
     first = first_largest(row, exact, hidden.shape[0])
     if bool((first == row.numel()).any()):  # a row without a finite candidate
         return None
-    picked: torch.Tensor = token[first]
-    return picked
+    return token[first]
 
 
 def first_largest(row: torch.Tensor, values: torch.Tensor, rows: int) -> torch.Tensor:
