@@ -87,7 +87,6 @@ COMPARED_ENGINES = ("generate", "single_prefill", "static_graph")
 DRY_RUN_FREE_BYTES = 4 * 2**20
 """the free memory the dry run pretends to have when it plans a batch size (no CUDA to ask)."""
 DRY_RUN_DEVICE = "cpu-dry-run"
-"""the report's device name in a dry run."""
 CONFIDENCE_COLUMNS = ("logprob_sum", "logprob_mean", "entropy_mean")
 """the record columns compared between the GPU run and the committed CPU records (with the states)."""
 
@@ -204,12 +203,6 @@ GENERATE_ONLY: Engine = partial(run_batch_two_pass, read=False)
 """Plain batched ``generate`` as an engine: greedy ids only (no y_0 scoring, no hidden states)."""
 
 
-def planned_batch(shape: Shape, workload: Workload, dtype: torch.dtype, free_bytes: int) -> dict[str, int]:
-    """``loading.plan_gpu_batch`` for this shape and workload's token counts."""
-    tokens = RowTokens(workload.max_prompt, workload.baseline_tokens, workload.new_tokens)
-    return plan_gpu_batch(shape.config(), free_bytes, tokens, dtype).record()
-
-
 def compare_engines(
     model: PreTrainedModel, shape: Shape, workload: Workload
 ) -> tuple[list[EngineRow], dict[str, int]]:
@@ -220,7 +213,8 @@ def compare_engines(
     Returns the rows and the plan."""
     cuda = model.device.type == "cuda"
     free = torch.cuda.mem_get_info(model.device)[0] if cuda else DRY_RUN_FREE_BYTES
-    plan = planned_batch(shape, workload, model.dtype, free)
+    tokens = RowTokens(workload.max_prompt, workload.baseline_tokens, workload.new_tokens)
+    plan = plan_gpu_batch(shape.config(), free, tokens, model.dtype).record()
     rows: list[EngineRow] = []
     runs = {"generate": GENERATE_ONLY, **{name: ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
     for size in sorted({workload.batch_size, plan["batch_size"]}):
@@ -270,11 +264,8 @@ def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: 
         shutil.rmtree(scratch, ignore_errors=True)
     generated, seconds = sum(len(o.outputs[0].token_ids) for o in clock.value), clock.timing.seconds
     peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else math.nan
-    return [
-        EngineRow(
-            shape.name, "vllm", planned, True, len(prompts) / seconds, generated / seconds, peak, math.nan
-        )
-    ]
+    rates = (len(prompts) / seconds, generated / seconds, peak, math.nan)
+    return [EngineRow(shape.name, "vllm", planned, True, *rates)]
 
 
 def run_smollm2(
@@ -326,11 +317,8 @@ def agreement(reference: Path, run: Timed[Path], dtype: str) -> AgreementRow:
     }
     hidden = 0.0
     for path in ResultsFolder(other).activation_files():
-        mine, theirs = (
-            load_file(str(path)),
-            load_file(str(ResultsFolder(reference).activations_dir / path.name)),
-        )
-        for key, value in mine.items():
+        theirs = load_file(str(ResultsFolder(reference).activations_dir / path.name))
+        for key, value in load_file(str(path)).items():
             hidden = max(
                 hidden, float(np.abs(value.astype(np.float32) - theirs[key].astype(np.float32)).max())
             )
@@ -410,7 +398,12 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bo
     scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
     try:
         rows_agree = _dry_agreement(scratch) if dry_run else _smollm2_agreement(scratch)
-        rows_evidence = _evidence_agreement(scratch) if evidence and not dry_run else []
+        rows_evidence = []
+        if evidence and not dry_run:  # float32 on the v2 evidence profile against the committed CPU result
+            run = partial(run_smollm2, "float32", profile="evidence", scratch=scratch / "evidence")
+            fresh = timed(partial(run, version=EVIDENCE_VERSION, activations="compact", batch_size=None))
+            committed = results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION)
+            rows_evidence = [agreement(committed, fresh, "float32 evidence")]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(chosen.device))
@@ -425,24 +418,6 @@ def device_slug(name: str) -> str:
     'nvidia-h200'
     """
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
-
-
-def default_out(report: Report) -> Path:
-    """``docs/bench/gpu-check-<device>.json``; a dry run's report goes to the temporary folder (its numbers
-    are the tiny CPU shape's, nothing to keep beside a GPU's)."""
-    name = f"gpu-check-{report.device}.json"
-    return (
-        Path(tempfile.gettempdir()) / name
-        if report.device == DRY_RUN_DEVICE
-        else paths.REPO_ROOT / "docs" / "bench" / name
-    )
-
-
-def _evidence_agreement(scratch: Path) -> list[AgreementRow]:
-    """SmolLM2 in float32 on the v2 evidence profile against the committed CPU result (compact states)."""
-    run = partial(run_smollm2, "float32", profile="evidence", scratch=scratch / "evidence")
-    fresh = timed(partial(run, version=EVIDENCE_VERSION, activations="compact", batch_size=None))
-    return [agreement(results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION), fresh, "float32 evidence")]
 
 
 def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
@@ -504,7 +479,11 @@ def main_command(
         refuse_tracked(report, "--out", own=_own_report, writes="docs/bench/gpu-check-<device>.json")
     measured = gpu_check(dry_run, peak_flops, batch_size, evidence=evidence)
     click.echo(format_table(measured))
-    click.echo(f"wrote {write_report(report or default_out(measured), asdict(measured))}")
+    # a dry run's numbers are the tiny CPU shape's, nothing to keep beside a GPU's: the temp folder
+    folder = Path(tempfile.gettempdir()) if dry_run else paths.REPO_ROOT / "docs" / "bench"
+    click.echo(
+        f"wrote {write_report(report or folder / f'gpu-check-{measured.device}.json', asdict(measured))}"
+    )
 
 
 def _own_report(tracked: str) -> bool:
