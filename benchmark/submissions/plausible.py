@@ -100,11 +100,9 @@ def _labels(records: pd.DataFrame, variants: pd.DataFrame) -> str | None:
     rerun = records["variant_id"] == RERUN_VARIANT_ID
     rows = records[~rerun.to_numpy()]
     want = expected.loc[list(zip(rows["item_id"], rows["variant_id"], strict=True))]
-    differs = (
-        (rows["family"].to_numpy() != want["family"].to_numpy())
-        | (rows["place"].to_numpy() != want["place"].to_numpy())
-        | (rows["strength"].to_numpy() != want["strength"].to_numpy())
-    )
+    differs = np.zeros(len(rows), dtype=bool)
+    for column in ("family", "place", "strength"):
+        differs |= rows[column].to_numpy() != want[column].to_numpy()
     controls = records[rerun.to_numpy()]
     bad_control = (
         (controls["family"] != RERUN_FAMILY) | (controls["place"] != "none") | (controls["strength"] != 0.0)
@@ -291,9 +289,8 @@ def copied_problem(
         if row.family in (BASELINE_FAMILY, IDENTITY_FAMILY, RERUN_FAMILY) or row.item_id not in base.index:
             continue
         baseline = base.loc[row.item_id]
-        if baseline.response_tokens == 0 or prompts.get((row.item_id, row.variant_id)) == prompts.get(
-            (row.item_id, BASELINE_VARIANT_ID)
-        ):
+        prompt = prompts.get((row.item_id, row.variant_id))
+        if baseline.response_tokens == 0 or prompt == prompts.get((row.item_id, BASELINE_VARIANT_ID)):
             continue
         eligible += 1
         same = all(
