@@ -62,11 +62,8 @@ class Report:
         verdict = "ok" if self.ok else f"{len(self.failures)} problem(s)"
         compared = "" if self.changed is None else f", {self.changed} changed path(s) against the base"
         going = f" (+{self.in_progress} in progress: checkpoint only)" if self.in_progress else ""
-        return (
-            f"{verdict}: {self.submissions} submission(s), {self.result_folders} result folder(s) checked"
-            + going
-            + compared
-        )
+        checked = f"{self.submissions} submission(s), {self.result_folders} result folder(s) checked"
+        return f"{verdict}: {checked}{going}{compared}"
 
 
 def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:

@@ -92,11 +92,9 @@ class KnownSet:
             path = inside(self.folder, table[0])
         except SagoError:
             return None
-        if not path.is_file() or path.is_symlink():
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > SIZE_LIMITS[RECORDS_DIR]:
             return None
         found = path.stat()
-        if found.st_size > SIZE_LIMITS[RECORDS_DIR]:
-            return None
         return _variant_frame(str(path), table[1], found.st_size, found.st_mtime_ns)
 
 
