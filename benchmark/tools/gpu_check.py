@@ -395,17 +395,7 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bo
         f"ESTIMATE (extrapolated from the {phases[-1].model} row, not measured): the paper profile's "
         f"{paper} requests would take {paper / phases[-1].prompts_per_s / 60:.1f} min at that rate"
     )
-    scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
-    try:
-        rows_agree = _dry_agreement(scratch) if dry_run else _smollm2_agreement(scratch)
-        rows_evidence = []
-        if evidence and not dry_run:  # float32 on the v2 evidence profile against the committed CPU result
-            run = partial(run_smollm2, "float32", profile="evidence", scratch=scratch / "evidence")
-            fresh = timed(partial(run, version=EVIDENCE_VERSION, activations="compact", batch_size=None))
-            committed = results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION)
-            rows_evidence = [agreement(committed, fresh, "float32 evidence")]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    rows_agree, rows_evidence = _agreements(dry_run, evidence)
     name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(chosen.device))
     dtype = str(chosen.dtype).removeprefix("torch.")
     return Report(name, dtype, phases, engines, plans, rows_agree, estimate, rows_evidence)
@@ -420,21 +410,28 @@ def device_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
 
 
-def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
-    committed = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION)
-    return [
-        agreement(committed, timed(partial(run_smollm2, dtype, profile="smoke", scratch=scratch)), dtype)
-        for dtype in ("float32", "bfloat16")
-    ]
-
-
-def _dry_agreement(scratch: Path) -> list[AgreementRow]:
-    """The comparison code path on the CPU: the tiny model in float32 (reference) and bfloat16."""
-    runs = {
-        name: timed(partial(_tiny_run, scratch / name, dtype))
-        for name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16))
-    }
-    return [agreement(runs["float32"].value, run, name) for name, run in runs.items()]
+def _agreements(dry_run: bool, evidence: bool) -> tuple[list[AgreementRow], list[AgreementRow]]:
+    """Parts 2 and 4 (the module docstring says what each compares), in a scratch folder."""
+    scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
+    try:
+        if dry_run:
+            dtypes = (("float32", torch.float32), ("bfloat16", torch.bfloat16))
+            runs = {name: timed(partial(_tiny_run, scratch / name, dtype)) for name, dtype in dtypes}
+            return [agreement(runs["float32"].value, run, name) for name, run in runs.items()], []
+        smoke = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION)
+        rows = [
+            agreement(smoke, timed(partial(run_smollm2, dtype, profile="smoke", scratch=scratch)), dtype)
+            for dtype in ("float32", "bfloat16")
+        ]
+        if not evidence:
+            return rows, []
+        run = partial(run_smollm2, "float32", profile="evidence", scratch=scratch / "evidence")
+        fresh = timed(partial(run, version=EVIDENCE_VERSION, activations="compact", batch_size=None))
+        return rows, [
+            agreement(results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION), fresh, "float32 evidence")
+        ]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _tiny_run(root: Path, dtype: torch.dtype) -> Path:
