@@ -187,9 +187,8 @@ def _path_failure(change: Change, layout: Layout) -> Failure | None:
     if len(parts) > 2 and parts[1] == RESULTS:
         return Failure(change.path, f"{_verb(change)} a result", MAINTAINERS)
     if len(parts) != 2 or parts[1] not in (YAML, README):
-        return Failure(
-            change.path, f"{_verb(change)} a file other than a submission's {YAML} or {README}", ONLY
-        )
+        other = f"{_verb(change)} a file other than a submission's {YAML} or {README}"
+        return Failure(change.path, other, ONLY)
     try:
         check_slug(parts[0])
     except SagoError:

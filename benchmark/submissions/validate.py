@@ -129,11 +129,8 @@ def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
     """Symbolic links anywhere in the folder, and files beside submission.yaml that do not belong."""
     for path in sorted(folder.rglob("*")):
         if path.is_symlink():
-            yield Failure(
-                str(rel / path.relative_to(folder)),
-                "is a symbolic link",
-                "commit plain files and folders only",
-            )
+            where = str(rel / path.relative_to(folder))
+            yield Failure(where, "is a symbolic link", "commit plain files and folders only")
     for entry in sorted(folder.iterdir()):
         if entry.name == "results" and entry.is_dir():
             continue

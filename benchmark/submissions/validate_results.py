@@ -162,11 +162,8 @@ def check_result_folder(
         # every records/activations file is listed in run.json's ``files`` with its sha256, and matches
         failures.extend(Failure(str(rel / p.path), p.problem, p.fix) for p in hash_problems(folder, run))
     failures.extend(_check_datasets(folder, rel, known_set, run))
-    failures.extend(
-        _check_parquet(
-            results.deltas, rel / DELTAS_FILE, delta_types(), DELTAS_FILE, "run `sago analyze` to rewrite it"
-        )[1]
-    )
+    analyze = "run `sago analyze` to rewrite it"
+    failures.extend(_check_parquet(results.deltas, rel / DELTAS_FILE, delta_types(), DELTAS_FILE, analyze)[1])
     failures.extend(_check_summary(results.summary, rel / SUMMARY_FILE))
     return failures
 
@@ -195,15 +192,11 @@ def _safe_name(name: str) -> bool:
 
 
 def _too_big(path: Path, rel: Path, kind: str) -> Failure | None:
-    limit = SIZE_LIMITS[kind]
-    size = path.stat().st_size
+    limit, size = SIZE_LIMITS[kind], path.stat().st_size
     if size <= limit:
         return None
-    return Failure(
-        str(rel),
-        f"{human_size(size)} is over the {human_size(limit)} limit for {kind}",
-        "evaluate fewer items per file or ask the maintainers about Git LFS",
-    )
+    fix = "evaluate fewer items per file or ask the maintainers about Git LFS"
+    return Failure(str(rel), f"{human_size(size)} is over the {human_size(limit)} limit for {kind}", fix)
 
 
 def _load_json(
