@@ -7,7 +7,6 @@
 2. SmolLM2-135M on the ``smoke`` profile on the GPU in float32 and in bfloat16, each compared with the
    committed CPU records: greedy agreement rate (identical responses) and the largest |Δ| of every
    recorded measure and of the hidden states.
-
 3. Per shape and batch size (the given one and the one ``loading.gpu_batch_size`` plans from the free
    memory), the harness engine (``single_prefill``), the captured-graph engine (``static_graph``) and plain
    ``generate`` side by side: prompts/s, peak memory and ``ratio_to_generate`` (the engine's prompts/s over
