@@ -119,7 +119,10 @@ def _check_submission(
     failures.extend(found)
     folders = going = 0
     for version_dir in _result_folders(folder / "results", rel / "results", failures):
-        going, folders = (going + 1, folders) if in_progress(version_dir) else (going, folders + 1)
+        if in_progress(version_dir):
+            going += 1
+        else:
+            folders += 1
         where = rel / "results" / version_dir.parent.name / version_dir.name
         failures.extend(check_result_folder(version_dir, where, known, submission))
     return failures, folders, going
