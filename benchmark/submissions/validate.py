@@ -174,9 +174,8 @@ def _check_submission_yaml(
         return [Failure(where, str(err), "see docs/SUBMITTING.md")], None
     failures = [*_check_pinning(submission, where), *_hidden_failures(submission, where)]
     identity = weights_identity(submission)
-    claims: list[
-        tuple[str, str, str]
-    ] = []  # (what is claimed, problem naming the older claimant {old!r}, fix)
+    # (what is claimed, the problem naming the older claimant {old!r}, the fix)
+    claims: list[tuple[str, str, str]] = []
     if identity is not None:
         fix = "submit each model once; remove this folder"
         claims.append((f"weights {identity}", "same weights as submission {old!r}", fix))
