@@ -224,9 +224,8 @@ def _established(folder: Path) -> tuple[bool, bool]:
     first blames the old one."""
     try:
         args = ["git", "ls-files", "--error-unmatch", "submission.yaml"]
-        tracked = (
-            subprocess.run(args, cwd=folder, capture_output=True, timeout=30, check=False).returncode == 0
-        )
+        done = subprocess.run(args, cwd=folder, capture_output=True, timeout=30, check=False)
+        tracked = done.returncode == 0
     except (OSError, subprocess.SubprocessError):
         tracked = False
     return (folder / "results").is_dir(), tracked
