@@ -179,8 +179,8 @@ def _strays(folder: Path, rel: Path) -> Iterator[Failure]:
             continue
         for inner in sorted(entry.iterdir()):
             if inner.suffix != suffix or not inner.is_file() or not _safe_name(inner.stem):
-                where, fix = str(rel / entry.name / inner.name), f"only <dataset>{suffix} files belong here"
-                yield Failure(where, f"unexpected entry in {entry.name}/", fix)
+                fix = f"only <dataset>{suffix} files belong here"
+                yield Failure(str(rel / entry.name / inner.name), f"unexpected entry in {entry.name}/", fix)
 
 
 def _safe_name(name: str) -> bool:
