@@ -48,12 +48,11 @@ HISTORY = "the pull request's history would keep it: drop or squash that commit 
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the two guarded folders are, relative to the checkout's top (``/``-separated)."""
+    """Where the two guarded folders are, relative to the checkout's top (``/``-separated): normally
+    ``submissions`` and ``variants``."""
 
     submissions: str
-    """normally ``submissions``."""
     variants: str
-    """normally ``variants``."""
 
 
 def validate_changes(root: Path, variants_root: Path, ref: str) -> tuple[list[Failure], int]:
@@ -83,23 +82,15 @@ def history_failures(top: Path, base: str, layout: Layout, base_files: frozenset
     later one removes is still added): each must be plain, each path it touches must pass."""
     commits = commits_since(top, base)
     if len(commits) > MAX_COMMITS:
-        return [
-            Failure(
-                f"HEAD ({commits[-1][0][:12]})",
-                f"the pull request has {len(commits)} commits",
-                f"squash them into at most {MAX_COMMITS} (one is enough for a submission)",
-            )
-        ]
+        fix = f"squash them into at most {MAX_COMMITS} (one is enough for a submission)"
+        return [Failure(f"HEAD ({commits[-1][0][:12]})", f"the pull request has {len(commits)} commits", fix)]
     failures: dict[str, Failure] = {}
     slugs: dict[str, str] = {}  # slug -> the first path of it a commit touches
     for commit, *parents in commits:
         later = commit != commits[-1][0]  # a problem of HEAD itself is fixed in the file, not the history
         if len(parents) != 1:
-            failures[f"commit {commit[:12]}"] = Failure(
-                f"commit {commit[:12]}",
-                "is a merge commit",
-                f"rebase the pull request on its base instead of merging it in (git rebase {base[:12]})",
-            )
+            fix = f"rebase the pull request on its base instead of merging it in (git rebase {base[:12]})"
+            failures[f"commit {commit[:12]}"] = Failure(f"commit {commit[:12]}", "is a merge commit", fix)
             continue
         for change in changes_between(top, parents[0], commit):
             failure = _commit_failure(top, commit, change, layout, base_files, later=later)
@@ -108,13 +99,9 @@ def history_failures(top: Path, base: str, layout: Layout, base_files: frozenset
             else:
                 slugs.setdefault(PurePosixPath(change.path).parts[-2], change.path)
     if len(slugs) > 1:
+        problem = f"the commits touch {len(slugs)} submissions ({', '.join(sorted(slugs))})"
         for path in slugs.values():
-            failures.setdefault(
-                path,
-                Failure(
-                    path, f"the commits touch {len(slugs)} submissions ({', '.join(sorted(slugs))})", HISTORY
-                ),
-            )
+            failures.setdefault(path, Failure(path, problem, HISTORY))
     return list(failures.values())
 
 
@@ -174,11 +161,8 @@ def change_failures(changes: Iterable[Change], layout: Layout, base_files: froze
         for change in found:
             failure = _slug_failure(change, slug, found, layout, base_files)
             if failure is None and len(own) > 1:
-                failure = Failure(
-                    change.path,
-                    f"the change adds {len(own)} submissions ({', '.join(own)})",
-                    "open one pull request per submission",
-                )
+                problem = f"the change adds {len(own)} submissions ({', '.join(own)})"
+                failure = Failure(change.path, problem, "open one pull request per submission")
             if failure is not None:
                 failures[change.path] = failure
     return [failures[path] for path in sorted(failures)]
@@ -193,11 +177,8 @@ def _within(path: str, folder: str) -> tuple[str, ...] | None:
 def _path_failure(change: Change, layout: Layout) -> Failure | None:
     """The rules a path breaks on its own (None: it may be a submission file of some slug)."""
     if _within(change.path, layout.variants) is not None:
-        return Failure(
-            change.path,
-            f"{_verb(change)} a file of a frozen variant set",
-            "variant sets change only in a maintainers' release; drop this change",
-        )
+        fix = "variant sets change only in a maintainers' release; drop this change"
+        return Failure(change.path, f"{_verb(change)} a file of a frozen variant set", fix)
     parts = _within(change.path, layout.submissions)
     if parts is None:  # the code, tests, CI, leaderboard, site, a case-variant `Submissions/`, ...
         return Failure(change.path, f"{_verb(change)} a file outside submissions/", OUTSIDE)
@@ -206,17 +187,12 @@ def _path_failure(change: Change, layout: Layout) -> Failure | None:
     if len(parts) > 2 and parts[1] == RESULTS:
         return Failure(change.path, f"{_verb(change)} a result", MAINTAINERS)
     if len(parts) != 2 or parts[1] not in (YAML, README):
-        return Failure(
-            change.path, f"{_verb(change)} a file other than a submission's {YAML} or {README}", ONLY
-        )
+        other = f"{_verb(change)} a file other than a submission's {YAML} or {README}"
+        return Failure(change.path, other, ONLY)
     try:
         check_slug(parts[0])
     except SagoError:
-        return Failure(
-            change.path,
-            "folder name is not a valid slug",
-            f"rename it {SLUG_RULE}",
-        )
+        return Failure(change.path, "folder name is not a valid slug", f"rename it {SLUG_RULE}")
     if change.mode in (SYMLINK_MODE, SUBMODULE_MODE):
         kind = "symbolic link" if change.mode == SYMLINK_MODE else "nested repository"
         return Failure(change.path, f"is a {kind}", "commit a plain file")
@@ -239,11 +215,8 @@ def _slug_failure(
     existing = _existing_failure(change, slug, layout, base_files)
     if existing is not None or _yaml_added(slug, found, layout):
         return existing
-    return Failure(
-        change.path,
-        f"{_verb(change)} the README of a submission the change does not add",
-        f"add {README} together with the {YAML} of the submission you add",
-    )
+    problem = f"{_verb(change)} the README of a submission the change does not add"
+    return Failure(change.path, problem, f"add {README} together with the {YAML} of the submission you add")
 
 
 def _existing_failure(
@@ -253,12 +226,10 @@ def _existing_failure(
     yaml_path = f"{layout.submissions}/{slug}/{YAML}"
     if yaml_path not in base_files:
         return None
-    return Failure(
-        change.path,
-        f"{_verb(change)} {'the' if change.path == yaml_path else 'a'} file of the existing submission "
-        f"{slug!r}",
-        "an existing model's files are changed or withdrawn by the maintainers: open an issue",
-    )
+    article = "the" if change.path == yaml_path else "a"
+    problem = f"{_verb(change)} {article} file of the existing submission {slug!r}"
+    fix = "an existing model's files are changed or withdrawn by the maintainers: open an issue"
+    return Failure(change.path, problem, fix)
 
 
 def _verb(change: Change) -> str:

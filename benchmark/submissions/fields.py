@@ -22,19 +22,16 @@ class FieldDoc:
     """One key of submission.yaml."""
 
     key: str
-    """the key as written, e.g. ``revision``."""
     parent: str | None
     """the block it sits in (``model``), None at the top level."""
     kinds: tuple[str, ...]
     """for a key of the ``model`` block: the kinds that have it."""
     required: bool
-    """the file must have it."""
     allowed: str
     """what it may hold, in words."""
     default: str | None
     """the value used when it is left out (None: required, or no value)."""
     description: str
-    """what it is for."""
 
     @property
     def path(self) -> str:
@@ -131,19 +128,9 @@ def describe_fields() -> list[FieldDoc]:
             seen.setdefault(key, []).append(kind)
             infos.setdefault(key, info)
     for key, kinds in seen.items():
-        info = infos[key]
         if key == "kind":  # one row for every kind, each described
-            docs.append(
-                FieldDoc(
-                    "kind",
-                    "model",
-                    tuple(kinds),
-                    True,
-                    " | ".join(kinds),
-                    None,
-                    "; ".join(f"{k}: {MODEL_KINDS[k].model_fields['kind'].description}" for k in kinds),
-                )
-            )
-            continue
-        docs.append(_doc(key, info, "model", tuple(kinds)))
+            described = "; ".join(f"{k}: {MODEL_KINDS[k].model_fields['kind'].description}" for k in kinds)
+            docs.append(FieldDoc("kind", "model", tuple(kinds), True, " | ".join(kinds), None, described))
+        else:
+            docs.append(_doc(key, infos[key], "model", tuple(kinds)))
     return docs

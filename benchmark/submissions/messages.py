@@ -23,7 +23,6 @@ class Shape:
     block: str
     """the key of the tagged block (``model``)."""
     kinds: Mapping[str, type[BaseModel]]
-    """``kind`` value -> the block's model."""
 
     def of(self, keys: Sequence[str], raw: Mapping[str, Any]) -> type[BaseModel]:
         """The model the key's parent follows (a block's depends on the ``kind`` the file gives)."""
@@ -100,10 +99,7 @@ def _missing(keys: Sequence[str], raw: Mapping[str, Any], shape: Shape) -> tuple
 
 
 def _choice(keys: Sequence[str], value: Any, expected: str) -> tuple[str, str]:
-    return (
-        f"{name_of(keys)} is {_shown(value)}, which is not one of {expected}",
-        "write one of these values",
-    )
+    return f"{name_of(keys)} is {_shown(value)}, which is not one of {expected}", "write one of these values"
 
 
 def _text_type(keys: Sequence[str], value: Any) -> tuple[str, str]:

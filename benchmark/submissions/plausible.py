@@ -28,8 +28,8 @@ COSINE_SLACK = 1e-9  # how far past ±1 a stored cosine may round
 COPY_SHARE, COPY_MIN = 0.25, 2  # refused as copied from this share (and count) of rewritten prompts on
 
 
-def _row(item: object, variant: object) -> str:
-    return repr(f"{item}|{variant}"[:100])
+def _row(row: pd.Series) -> str:
+    return repr(f"{row.item_id}|{row.variant_id}"[:100])
 
 
 # ---- records ----------------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ def _duplicates(records: pd.DataFrame) -> str | None:
     if not twice.any():
         return None
     row = _first(records, twice)
-    return f"has more than one row for {_row(row.item_id, row.variant_id)} (one per item and variant)"
+    return f"has more than one row for {_row(row)} (one per item and variant)"
 
 
 def _baselines(records: pd.DataFrame) -> str | None:
@@ -100,11 +100,9 @@ def _labels(records: pd.DataFrame, variants: pd.DataFrame) -> str | None:
     rerun = records["variant_id"] == RERUN_VARIANT_ID
     rows = records[~rerun.to_numpy()]
     want = expected.loc[list(zip(rows["item_id"], rows["variant_id"], strict=True))]
-    differs = (
-        (rows["family"].to_numpy() != want["family"].to_numpy())
-        | (rows["place"].to_numpy() != want["place"].to_numpy())
-        | (rows["strength"].to_numpy() != want["strength"].to_numpy())
-    )
+    differs = np.zeros(len(rows), dtype=bool)
+    for column in ("family", "place", "strength"):
+        differs |= rows[column].to_numpy() != want[column].to_numpy()
     controls = records[rerun.to_numpy()]
     bad_control = (
         (controls["family"] != RERUN_FAMILY) | (controls["place"] != "none") | (controls["strength"] != 0.0)
@@ -115,9 +113,7 @@ def _labels(records: pd.DataFrame, variants: pd.DataFrame) -> str | None:
         row = _first(controls, bad_control)
     else:
         return None
-    return (
-        f"row {_row(row.item_id, row.variant_id)} has another family, place or strength than the variant set"
-    )
+    return f"row {_row(row)} has another family, place or strength than the variant set"
 
 
 def _profile_rows(records: pd.DataFrame, variants: pd.DataFrame, profile: Profile) -> str | None:
@@ -144,28 +140,22 @@ def _token_counts(records: pd.DataFrame, cap: int | None) -> str | None:
         negative = records[column] < 0
         if negative.any():
             row = _first(records, negative)
-            return f"{column} {row[column]} of row {_row(row.item_id, row.variant_id)} is negative"
+            return f"{column} {row[column]} of row {_row(row)} is negative"
     empty = records["prompt_tokens"] < 1
     if empty.any():
         row = _first(records, empty)
-        return f"prompt_tokens of row {_row(row.item_id, row.variant_id)} is 0 (a prompt has a token)"
+        return f"prompt_tokens of row {_row(row)} is 0 (a prompt has a token)"
     if cap is None:
         return None
     for column in ("response_tokens", "baseline_tokens"):
         over = records[column] > cap
         if over.any():
             row = _first(records, over)
-            return (
-                f"{column} {row[column]} of row {_row(row.item_id, row.variant_id)} is over the "
-                f"profile's max_new_tokens {cap}"
-            )
+            return f"{column} {row[column]} of row {_row(row)} is over the profile's max_new_tokens {cap}"
     cut_short = ~records["finished"].astype(bool) & (records["response_tokens"] < cap)
     if cut_short.any():
         row = _first(records, cut_short)
-        return (
-            f"row {_row(row.item_id, row.variant_id)} did not finish yet stopped after "
-            f"{row.response_tokens} of {cap} tokens"
-        )
+        return f"row {_row(row)} did not finish yet stopped after {row.response_tokens} of {cap} tokens"
     return None
 
 
@@ -184,7 +174,7 @@ def _finite(records: pd.DataFrame) -> str | None:
             allowed = (
                 "" if column in ("strength", "logprob_sum") else " (NaN only for an empty baseline answer)"
             )
-            return f"{column} of row {_row(row.item_id, row.variant_id)} is {row[column]}{allowed}"
+            return f"{column} of row {_row(row)} is {row[column]}{allowed}"
     return None
 
 
@@ -194,14 +184,14 @@ def _untaught(records: pd.DataFrame) -> str | None:
     strength = records["strength"].astype(float)
     if not np.isfinite(strength).all():
         row = _first(records, ~np.isfinite(strength))
-        return f"strength of row {_row(row.item_id, row.variant_id)} is {row['strength']}"
+        return f"strength of row {_row(row)} is {row['strength']}"
     taught = records["baseline_tokens"] != 0
     for column in ("logprob_sum", "logprob_mean", "entropy_mean"):
         taught |= records[column].astype(float).notna()
     if taught.any():
         row = _first(records, taught)
         return (
-            f"row {_row(row.item_id, row.variant_id)} of an API run holds a teacher-forced number "
+            f"row {_row(row)} of an API run holds a teacher-forced number "
             "(an endpoint scores no given continuation)"
         )
     return None
@@ -225,7 +215,7 @@ def _confidence(records: pd.DataFrame) -> str | None:
     for words, mask in problems.items():
         if mask.any():
             row = _first(records, mask)
-            return f"row {_row(row.item_id, row.variant_id)}: {words}"
+            return f"row {_row(row)}: {words}"
     return None
 
 
@@ -238,10 +228,7 @@ def _baseline_tokens(records: pd.DataFrame) -> str | None:
     if not differs.any():
         return None
     row = _first(records, differs)
-    return (
-        f"baseline_tokens of row {_row(row.item_id, row.variant_id)} is not its baseline answer's "
-        "response_tokens"
-    )
+    return f"baseline_tokens of row {_row(row)} is not its baseline answer's response_tokens"
 
 
 # ---- activations ------------------------------------------------------------------------------------
@@ -291,9 +278,8 @@ def copied_problem(
         if row.family in (BASELINE_FAMILY, IDENTITY_FAMILY, RERUN_FAMILY) or row.item_id not in base.index:
             continue
         baseline = base.loc[row.item_id]
-        if baseline.response_tokens == 0 or prompts.get((row.item_id, row.variant_id)) == prompts.get(
-            (row.item_id, BASELINE_VARIANT_ID)
-        ):
+        prompt = prompts.get((row.item_id, row.variant_id))
+        if baseline.response_tokens == 0 or prompt == prompts.get((row.item_id, BASELINE_VARIANT_ID)):
             continue
         eligible += 1
         same = all(

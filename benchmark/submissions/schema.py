@@ -33,15 +33,10 @@ class HubModel(_Strict):
 
     kind: Annotated[Literal["hub"], Field(description="a model repository on the Hugging Face Hub")]
     id: Annotated[
-        str,
-        Field(pattern=_HUB_ID, max_length=96, description="the repository, as in its address: org/name"),
+        str, Field(pattern=_HUB_ID, max_length=96, description="the repository, as in its address: org/name")
     ]
     revision: Annotated[
-        str,
-        Field(
-            pattern=HEX40,
-            description="the full commit id of the weights, never a branch or tag",
-        ),
+        str, Field(pattern=HEX40, description="the full commit id of the weights, never a branch or tag")
     ]
 
     @field_validator("revision")

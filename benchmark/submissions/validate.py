@@ -62,11 +62,8 @@ class Report:
         verdict = "ok" if self.ok else f"{len(self.failures)} problem(s)"
         compared = "" if self.changed is None else f", {self.changed} changed path(s) against the base"
         going = f" (+{self.in_progress} in progress: checkpoint only)" if self.in_progress else ""
-        return (
-            f"{verdict}: {self.submissions} submission(s), {self.result_folders} result folder(s) checked"
-            + going
-            + compared
-        )
+        checked = f"{self.submissions} submission(s), {self.result_folders} result folder(s) checked"
+        return f"{verdict}: {checked}{going}{compared}"
 
 
 def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
@@ -88,21 +85,11 @@ def validate_tree(root: Path, variants_root: Path = VARIANTS_DIR) -> Report:
             failures.append(Failure(str(rel), "is a symbolic link", "commit plain files and folders only"))
         elif entry.is_file():
             if entry.name not in ROOT_FILES:
-                failures.append(
-                    Failure(
-                        str(rel),
-                        "stray file at the top of submissions/",
-                        "move it into a submission folder or delete it",
-                    )
-                )
+                fix = "move it into a submission folder or delete it"
+                failures.append(Failure(str(rel), "stray file at the top of submissions/", fix))
         elif entry.name.startswith("."):
-            failures.append(
-                Failure(
-                    str(rel),
-                    "hidden folder under submissions/",
-                    "delete it: submissions/ holds only submission folders",
-                )
-            )
+            fix = "delete it: submissions/ holds only submission folders"
+            failures.append(Failure(str(rel), "hidden folder under submissions/", fix))
         else:
             submissions += 1
             found, folders, going = _check_submission(entry, rel, known, seen)
@@ -125,13 +112,8 @@ def _check_submission(
     has_results = (folder / "results").exists()
     if not yaml_path.is_file():
         problem = "results for a model that is not submitted" if has_results else "no submission.yaml"
-        failures.append(
-            Failure(
-                str(rel / "submission.yaml"),
-                problem,
-                "add submission.yaml as described in docs/SUBMITTING.md",
-            )
-        )
+        fix = "add submission.yaml as described in docs/SUBMITTING.md"
+        failures.append(Failure(str(rel / "submission.yaml"), problem, fix))
         return failures, 0, 0
     found, submission = _check_submission_yaml(folder.parent, slug, rel, seen)
     failures.extend(found)
@@ -141,11 +123,8 @@ def _check_submission(
             going += 1
         else:
             folders += 1
-        failures.extend(
-            check_result_folder(
-                version_dir, rel / "results" / version_dir.parent.name / version_dir.name, known, submission
-            )
-        )
+        where = rel / "results" / version_dir.parent.name / version_dir.name
+        failures.extend(check_result_folder(version_dir, where, known, submission))
     return failures, folders, going
 
 
@@ -153,20 +132,14 @@ def _links_and_strays(folder: Path, rel: Path) -> Iterator[Failure]:
     """Symbolic links anywhere in the folder, and files beside submission.yaml that do not belong."""
     for path in sorted(folder.rglob("*")):
         if path.is_symlink():
-            yield Failure(
-                str(rel / path.relative_to(folder)),
-                "is a symbolic link",
-                "commit plain files and folders only",
-            )
+            where = str(rel / path.relative_to(folder))
+            yield Failure(where, "is a symbolic link", "commit plain files and folders only")
     for entry in sorted(folder.iterdir()):
         if entry.name == "results" and entry.is_dir():
             continue
         if entry.name not in SUBMISSION_FILES or not entry.is_file():
-            yield Failure(
-                str(rel / entry.name),
-                "stray entry in a submission folder",
-                "keep only submission.yaml, README.md and results/",
-            )
+            fix = "keep only submission.yaml, README.md and results/"
+            yield Failure(str(rel / entry.name), "stray entry in a submission folder", fix)
 
 
 def _readme_failures(path: Path, rel: Path) -> list[Failure]:
@@ -189,13 +162,8 @@ def _check_submission_yaml(
     if (root / slug / "submission.yaml").is_symlink():
         return [], None  # reported by _links_and_strays; never read through a link
     if (root / slug / "submission.yaml").stat().st_size > SUBMISSION_YAML_LIMIT:
-        return [
-            Failure(
-                where,
-                f"larger than {SUBMISSION_YAML_LIMIT // 1024} KiB",
-                "keep submission.yaml to the documented keys; long notes belong in README.md",
-            )
-        ], None
+        fix = "keep submission.yaml to the documented keys; long notes belong in README.md"
+        return [Failure(where, f"larger than {SUBMISSION_YAML_LIMIT // 1024} KiB", fix)], None
     try:
         submission = load_submission(slug, root)
     except SubmissionInvalid as err:
@@ -206,23 +174,16 @@ def _check_submission_yaml(
         return [Failure(where, str(err), "see docs/SUBMITTING.md")], None
     failures = [*_check_pinning(submission, where), *_hidden_failures(submission, where)]
     identity = weights_identity(submission)
-    claims = [
-        (
-            f"weights {identity}",
-            "same weights as submission {old!r}",
-            "submit each model once; remove this folder",
-        )
-    ]
-    claims = claims if identity is not None else []
+    # (what is claimed, the problem naming the older claimant {old!r}, the fix)
+    claims: list[tuple[str, str, str]] = []
+    if identity is not None:
+        fix = "submit each model once; remove this folder"
+        claims.append((f"weights {identity}", "same weights as submission {old!r}", fix))
     for what, text in (("name", submission.name), ("slug", slug)):
         if skeleton(text):
-            claims.append(
-                (
-                    f"{what} {skeleton(text)}",
-                    f"its {what} reads like the {what} of submission {{old!r}}",
-                    f"choose a {what} a reader cannot mistake for another model's",
-                )
-            )
+            problem = f"its {what} reads like the {what} of submission {{old!r}}"
+            fix = f"choose a {what} a reader cannot mistake for another model's"
+            claims.append((f"{what} {skeleton(text)}", problem, fix))
     for key, problem, fix in claims:
         if key in seen and seen[key] != slug:
             failures.append(_duplicate(root, rel.parent, seen[key], slug, problem, fix))
@@ -237,13 +198,9 @@ def _hidden_failures(submission: Submission, where: str) -> list[Failure]:
     for keys, text in _texts(submission.model_dump(mode="json")):
         hidden = hidden_character(text)
         if hidden is not None:
-            failures.append(
-                Failure(
-                    where,
-                    f"{name_of(keys)} holds an invisible or unassigned character ({hidden})",
-                    "write it with visible letters, digits, punctuation and plain spaces only",
-                )
-            )
+            problem = f"{name_of(keys)} holds an invisible or unassigned character ({hidden})"
+            fix = "write it with visible letters, digits, punctuation and plain spaces only"
+            failures.append(Failure(where, problem, fix))
     return failures
 
 
@@ -263,66 +220,40 @@ def _duplicate(root: Path, label: Path, first: str, second: str, problem: str, f
 
 
 def _established(folder: Path) -> tuple[bool, bool]:
-    """How settled a submission is (results, tracked): else a new slug that sorts first blames the old one."""
-    return (folder / "results").is_dir(), _tracked(folder / "submission.yaml")
-
-
-def _tracked(path: Path) -> bool:
+    """How settled a submission is (results, submission.yaml tracked by git): else a new slug that sorts
+    first blames the old one."""
     try:
-        args = ["git", "ls-files", "--error-unmatch", path.name]
-        done = subprocess.run(args, cwd=path.parent, capture_output=True, timeout=30, check=False)
+        args = ["git", "ls-files", "--error-unmatch", "submission.yaml"]
+        done = subprocess.run(args, cwd=folder, capture_output=True, timeout=30, check=False)
+        tracked = done.returncode == 0
     except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+        tracked = False
+    return (folder / "results").is_dir(), tracked
 
 
 def _check_pinning(submission: Submission, where: str) -> list[Failure]:
     """The leaderboard only takes weights pinned to exact bytes that anybody can fetch."""
     model = submission.model
     if isinstance(model, LocalModel):
-        return [
-            Failure(
-                where,
-                "model.kind 'local' cannot be reproduced by others",
-                "use kind: hub with a 40-hex revision, or kind: packaged with its sha256",
-            )
-        ]
+        fix = "use kind: hub with a 40-hex revision, or kind: packaged with its sha256"
+        return [Failure(where, "model.kind 'local' cannot be reproduced by others", fix)]
     if isinstance(model, PackagedModel):
         if model.artefact not in ARTEFACTS:
-            return [
-                Failure(
-                    where,
-                    f"unknown packaged artefact {model.artefact!r}",
-                    f"use one of: {', '.join(ARTEFACTS.names())}",
-                )
-            ]
+            fix = f"use one of: {', '.join(ARTEFACTS.names())}"
+            return [Failure(where, f"unknown packaged artefact {model.artefact!r}", fix)]
         expected = ARTEFACTS.get(model.artefact).sha256
         if expected is not None and expected != model.sha256:
-            return [
-                Failure(
-                    where,
-                    f"sha256 does not match packaged artefact {model.artefact!r}",
-                    f"set model.sha256 to {expected}",
-                )
-            ]
-    if (
-        isinstance(model, ApiModel)
-        and is_local_form(model.base_url)
-        and model.snapshot not in _served_files()
-    ):
-        return [
-            Failure(
-                where,
-                f"model.base_url {model.base_url} is a local endpoint, which only serves a packaged model "
-                "(`sago serve`), and model.snapshot is no packaged file's sha256",
-                "point base_url at your https:// endpoint on a public host name (docs/SUBMITTING.md)",
-            )
-        ]
+            problem = f"sha256 does not match packaged artefact {model.artefact!r}"
+            return [Failure(where, problem, f"set model.sha256 to {expected}")]
+    served = {ARTEFACTS.get(name).sha256 for name in ARTEFACTS.names()}  # what `sago serve` can serve
+    if isinstance(model, ApiModel) and is_local_form(model.base_url) and model.snapshot not in served:
+        problem = (
+            f"model.base_url {model.base_url} is a local endpoint, which only serves a packaged model "
+            "(`sago serve`), and model.snapshot is no packaged file's sha256"
+        )
+        fix = "point base_url at your https:// endpoint on a public host name (docs/SUBMITTING.md)"
+        return [Failure(where, problem, fix)]
     return []
-
-
-def _served_files() -> set[str]:
-    return {sha for name in ARTEFACTS.names() if (sha := ARTEFACTS.get(name).sha256) is not None}
 
 
 def weights_identity(submission: Submission) -> str | None:
@@ -353,23 +284,13 @@ def _is_named_folder(path: Path, rel: Path, what: str, failures: list[Failure]) 
     if path.is_symlink():
         return False  # already reported by _links_and_strays
     if not path.is_dir():
-        failures.append(
-            Failure(
-                str(rel),
-                "stray file in results/",
-                "results hold only <set>/<version>/ folders written by `sago evaluate`",
-            )
-        )
+        fix = "results hold only <set>/<version>/ folders written by `sago evaluate`"
+        failures.append(Failure(str(rel), "stray file in results/", fix))
         return False
     try:
         check_name(path.name, what)
     except SagoError:
-        failures.append(
-            Failure(
-                str(rel),
-                f"invalid {what} folder name",
-                "use the set and version names from variants/ (e.g. sago-v1/v1)",
-            )
-        )
+        fix = "use the set and version names from variants/ (e.g. sago-v1/v1)"
+        failures.append(Failure(str(rel), f"invalid {what} folder name", fix))
         return False
     return True

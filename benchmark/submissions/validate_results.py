@@ -92,11 +92,9 @@ class KnownSet:
             path = inside(self.folder, table[0])
         except SagoError:
             return None
-        if not path.is_file() or path.is_symlink():
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > SIZE_LIMITS[RECORDS_DIR]:
             return None
         found = path.stat()
-        if found.st_size > SIZE_LIMITS[RECORDS_DIR]:
-            return None
         return _variant_frame(str(path), table[1], found.st_size, found.st_mtime_ns)
 
 
@@ -125,17 +123,13 @@ def known_variant_sets(variants_root: Path) -> dict[tuple[str, str], KnownSet]:
             manifest = None
         if manifest is not None and manifest.declared_sha256 is not None:
             hashes.add(manifest.declared_sha256)
-        names = frozenset(manifest.datasets) if manifest is not None else frozenset()
+        files = manifest.files if manifest is not None else {}
+        datasets = manifest.datasets if manifest is not None else {}
+        tables = {name: (entry.file, files[entry.file]) for name, entry in datasets.items()}
         known[(path.parent.parent.name, path.parent.name)] = KnownSet(
-            frozenset(hashes), names, path.parent, _tables(manifest)
+            frozenset(hashes), frozenset(datasets), path.parent, tables
         )
     return known
-
-
-def _tables(manifest: ManifestDocument | None) -> dict[str, tuple[str, str]]:
-    if manifest is None:
-        return {}
-    return {name: (entry.file, manifest.files[entry.file]) for name, entry in manifest.datasets.items()}
 
 
 def in_progress(folder: Path) -> bool:
@@ -158,24 +152,18 @@ def check_result_folder(
     known_set = known.get(key)
     if known_set is None:
         present = ", ".join(f"{s}/{v}" for s, v in sorted(known)) or "none"
-        failures.append(
-            Failure(
-                str(rel),
-                f"variant set {key[0]}/{key[1]} is not among the frozen sets ({present})",
-                "evaluate on a released set, or pass --variants the folder that holds this one",
-            )
-        )
+        problem = f"variant set {key[0]}/{key[1]} is not among the frozen sets ({present})"
+        fix = "evaluate on a released set, or pass --variants the folder that holds this one"
+        failures.append(Failure(str(rel), problem, fix))
     run, found = _check_run_json(results.run, rel / RUN_FILE, known_set, submission)
     failures.extend(found)
     if run is not None:
         failures.extend(_check_profile(run, rel, folder.name, submission))
-        failures.extend(_check_hashes(folder, rel, run))
+        # every records/activations file is listed in run.json's ``files`` with its sha256, and matches
+        failures.extend(Failure(str(rel / p.path), p.problem, p.fix) for p in hash_problems(folder, run))
     failures.extend(_check_datasets(folder, rel, known_set, run))
-    failures.extend(
-        _check_parquet(
-            results.deltas, rel / DELTAS_FILE, delta_types(), DELTAS_FILE, "run `sago analyze` to rewrite it"
-        )[1]
-    )
+    analyze = "run `sago analyze` to rewrite it"
+    failures.extend(_check_parquet(results.deltas, rel / DELTAS_FILE, delta_types(), DELTAS_FILE, analyze)[1])
     failures.extend(_check_summary(results.summary, rel / SUMMARY_FILE))
     return failures
 
@@ -186,19 +174,13 @@ def _strays(folder: Path, rel: Path) -> Iterator[Failure]:
             continue
         suffix = SUB_FOLDERS.get(entry.name)
         if suffix is None or not entry.is_dir():
-            yield Failure(
-                str(rel / entry.name),
-                "stray entry in a results folder",
-                "keep only files written by `sago evaluate` / `sago analyze`",
-            )
+            fix = "keep only files written by `sago evaluate` / `sago analyze`"
+            yield Failure(str(rel / entry.name), "stray entry in a results folder", fix)
             continue
         for inner in sorted(entry.iterdir()):
             if inner.suffix != suffix or not inner.is_file() or not _safe_name(inner.stem):
-                yield Failure(
-                    str(rel / entry.name / inner.name),
-                    f"unexpected entry in {entry.name}/",
-                    f"only <dataset>{suffix} files belong here",
-                )
+                fix = f"only <dataset>{suffix} files belong here"
+                yield Failure(str(rel / entry.name / inner.name), f"unexpected entry in {entry.name}/", fix)
 
 
 def _safe_name(name: str) -> bool:
@@ -210,15 +192,11 @@ def _safe_name(name: str) -> bool:
 
 
 def _too_big(path: Path, rel: Path, kind: str) -> Failure | None:
-    limit = SIZE_LIMITS[kind]
-    size = path.stat().st_size
+    limit, size = SIZE_LIMITS[kind], path.stat().st_size
     if size <= limit:
         return None
-    return Failure(
-        str(rel),
-        f"{human_size(size)} is over the {human_size(limit)} limit for {kind}",
-        "evaluate fewer items per file or ask the maintainers about Git LFS",
-    )
+    fix = "evaluate fewer items per file or ask the maintainers about Git LFS"
+    return Failure(str(rel), f"{human_size(size)} is over the {human_size(limit)} limit for {kind}", fix)
 
 
 def _load_json(
@@ -253,27 +231,19 @@ def _check_run_json(
         return None, failures
     claimed = run.claimed_variant_set
     if known_set is not None and claimed is not None and claimed not in known_set.hashes:
-        failures.append(
-            Failure(
-                str(rel),
-                f"variant-set sha256 {claimed[:12]}… matches no known set",
-                "re-run `sago evaluate` on the released variant set",
-            )
-        )
+        problem = f"variant-set sha256 {claimed[:12]}… matches no known set"
+        failures.append(Failure(str(rel), problem, "re-run `sago evaluate` on the released variant set"))
     failures.extend(
         Failure(str(rel), f"engine {name[:80]!r} is none the harness has", "re-run `sago evaluate`")
         for name in _engines(run)
         if not known_engine(name)
     )
     if run.not_measured and not _api_run(run, submission):
-        failures.append(
-            Failure(
-                str(rel),
-                f"a response-only result ({', '.join(sorted(run.not_measured))} not measured) "
-                "stays off the board",
-                "commit only submission.yaml; the maintainers run `sago evaluate` for all four axes",
-            )
+        problem = (
+            f"a response-only result ({', '.join(sorted(run.not_measured))} not measured) stays off the board"
         )
+        fix = "commit only submission.yaml; the maintainers run `sago evaluate` for all four axes"
+        failures.append(Failure(str(rel), problem, fix))
     if submission is not None:
         failures.extend(_check_run_model(run, path, rel, submission))
     return run, failures
@@ -286,22 +256,12 @@ def _check_profile(run: RunDocument, rel: Path, name: str, submission: Submissio
     if _api_run(run, submission) and name == version:
         return []
     if name != results_folder_name(version, expected):
-        return [
-            Failure(
-                str(rel.parent),
-                f"a run of {version}'s board profile {expected} belongs in {version}/, not {name}/",
-                f"move it to {version}/",
-            )
-        ]
+        problem = f"a run of {version}'s board profile {expected} belongs in {version}/, not {name}/"
+        return [Failure(str(rel.parent), problem, f"move it to {version}/")]
     if found is not None and found != expected:  # no profile at all: run.json's own checks say so
         place = results_folder_name(version, found) if found in PROFILES.names() else f"{version}-<profile>"
-        return [
-            Failure(
-                str(rel),
-                f"a {found}-profile run in {name}/, which holds {expected}-profile runs",
-                f"move the results folder to {place}/",
-            )
-        ]
+        problem = f"a {found}-profile run in {name}/, which holds {expected}-profile runs"
+        return [Failure(str(rel), problem, f"move the results folder to {place}/")]
     return []
 
 
@@ -315,11 +275,6 @@ def _engines(run: RunDocument) -> list[str]:
     return list(dict.fromkeys(name for name in (run.engine, run.model.engine) if name is not None))
 
 
-def _in_project(path: Path) -> bool:
-    """Whether ``path`` is in the project's own submissions folder (what a pull request changes)."""
-    return path.resolve().is_relative_to(paths.SUBMISSIONS_DIR.resolve())
-
-
 def _check_run_model(run: RunDocument, path: Path, rel: Path, submission: Submission) -> list[Failure]:
     """run.json must describe the model that submission.yaml names (not results of another model, nor of
     an engine that cannot run it: the tests' stand-in model is refused in the project's own folder)."""
@@ -328,13 +283,13 @@ def _check_run_model(run: RunDocument, path: Path, rel: Path, submission: Submis
         return [Failure(str(rel), "submission_model differs from the model in submission.yaml", fix)]
     model, spec = run.model, submission.model
     wanted = "the endpoint's (api)" if isinstance(spec, ApiModel) else "one that runs local weights"
+    in_project = path.resolve().is_relative_to(paths.SUBMISSIONS_DIR.resolve())  # what a pull request changes
     for name in _engines(run):
-        if name == STAND_IN and not _in_project(path):
+        if name == STAND_IN and not in_project:
             continue  # a test's fixture checkout of stand-in results (tests/helpers)
         if known_engine(name) and local_engine(name) == isinstance(spec, ApiModel):
-            return [
-                Failure(str(rel), f"engine {name!r} is not {wanted}, as submission.yaml's model needs", fix)
-            ]
+            problem = f"engine {name!r} is not {wanted}, as submission.yaml's model needs"
+            return [Failure(str(rel), problem, fix)]
     if isinstance(spec, PackagedModel) and model.file_sha256 != spec.sha256:
         return [Failure(str(rel), "model.file_sha256 is not the sha256 submission.yaml pins", fix)]
     if isinstance(spec, HubModel) and model.revision != spec.revision:
@@ -344,11 +299,6 @@ def _check_run_model(run: RunDocument, path: Path, rel: Path, submission: Submis
     return []
 
 
-def _check_hashes(folder: Path, rel: Path, run: RunDocument) -> list[Failure]:
-    """Every records/activations file is listed in run.json's ``files`` with its sha256, and matches."""
-    return [Failure(str(rel / p.path), p.problem, p.fix) for p in hash_problems(folder, run)]
-
-
 def _check_datasets(
     folder: Path, rel: Path, known_set: KnownSet | None, run: RunDocument | None
 ) -> list[Failure]:
@@ -356,13 +306,8 @@ def _check_datasets(
     results = ResultsFolder(folder)
     files = plain_files(results.records_dir, RECORDS_SUFFIX)
     if not files:
-        return [
-            Failure(
-                str(rel / RECORDS_DIR),
-                "no records/<dataset>.parquet files",
-                "commit the records written by `sago evaluate`",
-            )
-        ]
+        fix = "commit the records written by `sago evaluate`"
+        return [Failure(str(rel / RECORDS_DIR), "no records/<dataset>.parquet files", fix)]
     failures = _coverage(rel / RECORDS_DIR, {p.stem for p in files}, known_set, run)
     for path in files:
         failures.extend(_check_dataset(path, rel, folder, known_set, run))
@@ -386,14 +331,11 @@ def _coverage(
     if found == expected:
         return []
     missing, extra = sorted(expected - found), sorted(found - expected)
-    return [
-        Failure(
-            str(where),
-            f"records are not the datasets run.json's 'datasets' names (missing {len(missing)}: "
-            f"{', '.join(missing[:3])[:80]}; extra {len(extra)}: {', '.join(extra[:3])[:80]})",
-            EVALUATE,
-        )
-    ]
+    problem = (
+        f"records are not the datasets run.json's 'datasets' names (missing {len(missing)}: "
+        f"{', '.join(missing[:3])[:80]}; extra {len(extra)}: {', '.join(extra[:3])[:80]})"
+    )
+    return [Failure(str(where), problem, EVALUATE)]
 
 
 def _check_dataset(
@@ -403,13 +345,8 @@ def _check_dataset(
     where = rel / RECORDS_DIR / path.name
     datasets = known_set.datasets if known_set is not None else None
     if datasets is not None and path.stem not in datasets:
-        return [
-            Failure(
-                str(where),
-                f"dataset {path.stem!r} is not in this variant set",
-                "evaluate only the set's datasets",
-            )
-        ]
+        outside = f"dataset {path.stem!r} is not in this variant set"
+        return [Failure(str(where), outside, "evaluate only the set's datasets")]
     table, failures = _check_parquet(path, where, RECORD_TYPES, RECORDS_DIR, EVALUATE, dataset=path.stem)
     if table is None:
         return failures
@@ -419,13 +356,9 @@ def _check_dataset(
     records = table.to_pandas()
     frame = known_set.frame(path.stem) if known_set is not None else None
     if known_set is not None and known_set.folder is not None and frame is None:
-        return [
-            Failure(
-                str(where),
-                f"the variant set's table of {path.stem!r} is missing or differs from its manifest",
-                "restore the released set (`sago variants verify` names the file)",
-            )
-        ]
+        stale = f"the variant set's table of {path.stem!r} is missing or differs from its manifest"
+        fix = "restore the released set (`sago variants verify` names the file)"
+        return [Failure(str(where), stale, fix)]
     profile = run.evaluation_profile if run is not None else None
     api = run is not None and run.is_api
     problem = records_problem(records, frame, profile, api=api)
@@ -509,14 +442,11 @@ def _check_activations(
     except FileProblem as err:
         return None, [Failure(str(rel), err.problem, err.fix)]
     if not activation_layout_ok(tensors):
-        return None, [
-            Failure(
-                str(rel),
-                "tensors are neither float16 [layers + 1, hidden] of one shape (full) nor, for compact "
-                "results, such baselines with float64 [layers + 1] cosines for every other row",
-                EVALUATE,
-            )
-        ]
+        layout = (
+            "tensors are neither float16 [layers + 1, hidden] of one shape (full) nor, for compact "
+            "results, such baselines with float64 [layers + 1] cosines for every other row"
+        )
+        return None, [Failure(str(rel), layout, EVALUATE)]
     if set(tensors) != {f"{i}|{v}" for i, v in keys}:
         return None, [Failure(str(rel), "keys differ from the records' item_id|variant_id", EVALUATE)]
     arrays = tensor_arrays(path, tensors)

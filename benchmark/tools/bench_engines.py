@@ -58,24 +58,18 @@ class Shape:
     """A Llama-style architecture's dimensions."""
 
     name: str
-    """label in the output."""
     hidden: int
-    """hidden size."""
     layers: int
-    """decoder layers."""
     heads: int
-    """attention heads."""
     kv_heads: int
     """key/value heads (grouped-query attention)."""
     intermediate: int
     """MLP width."""
     vocab: int
-    """vocabulary size."""
     tied: bool
     """input embedding and output head share weights."""
 
     def config(self) -> LlamaConfig:
-        """The transformers config of this shape."""
         return LlamaConfig(
             vocab_size=self.vocab,
             hidden_size=self.hidden,
@@ -104,19 +98,15 @@ class Workload:
     """What one measurement runs."""
 
     prompts: int
-    """number of prompts timed."""
     batch_size: int
     """prompts per engine call."""
     min_prompt: int
-    """shortest prompt, tokens."""
+    """prompt lengths in tokens, drawn between these two."""
     max_prompt: int
-    """longest prompt, tokens."""
     new_tokens: int
-    """generation limit."""
     baseline_tokens: int
     """length of the teacher-forced y_0 (0: no scoring, the baseline phase)."""
     seed: int
-    """seeds the prompt lengths and token ids."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +118,6 @@ class Measurement:
     batch_size: int
     prompts: int
     seconds: float
-    """wall-clock time."""
     cpu_seconds: float
     """CPU time of this process: on a shared CPU machine it, not the wall clock, measures the work."""
     prompts_per_s: float
@@ -177,13 +166,9 @@ class Decoding:
     """How the engines are called."""
 
     batch_size: int
-    """prompts per engine call."""
     new_tokens: int
-    """generation limit."""
     eos_ids: frozenset[int]
-    """tokens that end a response."""
     pad_id: int
-    """padding token."""
 
 
 def run_engine(
@@ -193,7 +178,6 @@ def run_engine(
     baselines: Sequence[Sequence[int]] | None,
     decoding: Decoding,
 ) -> list[RawOutput]:
-    """Run ``engine`` over ``prompts`` in consecutive batches."""
     outputs: list[RawOutput] = []
     size = decoding.batch_size
     for start in range(0, len(prompts), size):
@@ -296,7 +280,6 @@ TABLE_COLUMNS: list[Column] = [
 
 
 def format_table(rows: Sequence[Measurement]) -> str:
-    """A fixed-width text table of measurements."""
     return "\n".join(table(TABLE_COLUMNS, rows, nan="n/a", rule=True))
 
 
@@ -356,14 +339,7 @@ def cpu_compare(
     for phase in ("baseline", "variant"):
         runs = {
             name: measure(
-                f"smollm2/{phase}",
-                name,
-                ENGINES.get(name).run,
-                model,
-                ids,
-                tails,
-                decoding,
-                peak_flops=1.0,
+                f"smollm2/{phase}", name, ENGINES.get(name).run, model, ids, tails, decoding, peak_flops=1.0
             )
             for name in ("single_prefill", "two_pass")
         }
@@ -374,20 +350,13 @@ def cpu_compare(
 
 
 def _print_agreement(phase: str, reference: Sequence[RawOutput], single: Sequence[RawOutput]) -> None:
-    same_ids = sum(r.response_ids == s.response_ids for r, s in zip(reference, single, strict=True))
-    logprob = max(
-        (
-            abs(r.logprob_sum - s.logprob_sum)
-            for r, s in zip(reference, single, strict=True)
-            if r.scored_tokens
-        ),
-        default=0.0,
-    )
-    hidden = max(float(abs(r.hidden - s.hidden).max()) for r, s in zip(reference, single, strict=True))
+    pairs = list(zip(reference, single, strict=True))
+    same_ids = sum(r.response_ids == s.response_ids for r, s in pairs)
+    logprob = max((abs(r.logprob_sum - s.logprob_sum) for r, s in pairs if r.scored_tokens), default=0.0)
+    hidden = max(float(abs(r.hidden - s.hidden).max()) for r, s in pairs)
     click.echo(
         f"{phase}: identical greedy ids {same_ids}/{len(reference)}; "
-        f"max |d logprob_sum| {logprob:.2e}; "
-        f"max |d hidden| {hidden:.2e}"
+        f"max |d logprob_sum| {logprob:.2e}; max |d hidden| {hidden:.2e}"
     )
 
 

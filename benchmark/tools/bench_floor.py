@@ -231,10 +231,8 @@ def format_floor(rows: list[FloorRow], harness_seconds: float, peer_seconds: flo
     floor, exact = sum(r.seconds for r in rows), sum(r.exact_seconds for r in rows)
     total = ("total", "", sum(r.gflop for r in rows), "", "", floor, "", exact)
     lines = table(FLOOR_COLUMNS, [*rows, total], rule=True)
-    for name, seconds in (
-        ("sago bench (this run)", harness_seconds),
-        ("lm-eval generate_until (given)", peer_seconds),
-    ):
+    given = {"sago bench (this run)": harness_seconds, "lm-eval generate_until (given)": peer_seconds}
+    for name, seconds in given.items():
         if seconds is not None:
             lines.append(
                 f"{name}: {seconds:.1f} s; floor / that = {floor / seconds:.3f}, "

@@ -63,7 +63,6 @@ class PeerRow:
 
     @property
     def cpu_ratio(self) -> float:
-        """the same ratio in CPU time."""
         return self.harness.harness_cpu_seconds / self.peer_cpu_seconds
 
 
@@ -145,17 +144,13 @@ def time_peer(lm: Any, texts: Sequence[str], max_new_tokens: int) -> tuple[Timin
     lm._model_generate = recording
     warm, timed_requests = requests(texts[:2], 2), requests(texts, max_new_tokens)
     try:
-        timing = timed(
-            lambda: lm.generate_until(timed_requests, disable_tqdm=True),
-            warm_up=warm_up,
-        ).timing
+        timing = timed(lambda: lm.generate_until(timed_requests, disable_tqdm=True), warm_up=warm_up).timing
     finally:
         lm._model_generate = generate
     return timing, batches
 
 
 def format_rows(rows: Sequence[PeerRow], threads: int) -> str:
-    """One line per batch size."""
     columns: list[Column] = [
         ("threads", ">7", lambda r: threads),
         ("batch", ">5", lambda r: r.batch_size),

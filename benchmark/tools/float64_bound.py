@@ -50,12 +50,10 @@ def record_errors(old: Any, fresh: Any) -> dict[str, Any]:
         x, y = a[column].to_numpy(), b[column].to_numpy()
         same &= np.array([u == v or (u != u and v != v) for u, v in zip(x, y, strict=True)], bool)
     out: dict[str, Any] = {"rows": len(a), "rows_compared": int(same.sum())}
-    for column in _FLOATS:
-        gap = np.abs(a[column].to_numpy(np.float64) - b[column].to_numpy(np.float64))[same]
-        out[column] = float(np.nanmax(gap, initial=0.0))
+    gaps = {c: np.abs(a[c].to_numpy(np.float64) - b[c].to_numpy(np.float64))[same] for c in _FLOATS}
+    out |= {column: float(np.nanmax(gap, initial=0.0)) for column, gap in gaps.items()}
     tokens = np.maximum(a["baseline_tokens"].to_numpy(np.float64)[same], 1.0)
-    gap = np.abs(a["logprob_sum"].to_numpy(np.float64) - b["logprob_sum"].to_numpy(np.float64))[same]
-    out["logprob_sum_per_token"] = float(np.nanmax(gap / tokens, initial=0.0))
+    out["logprob_sum_per_token"] = float(np.nanmax(gaps["logprob_sum"] / tokens, initial=0.0))
     return out
 
 
@@ -93,11 +91,8 @@ def measure(slug: str, profile: str, set_name: str, version: str, sample: int, s
     a = rerun.old.sort_values(_KEYS).reset_index(drop=True)
     b = rerun.fresh.sort_values(_KEYS).reset_index(drop=True)
     equal = (a["response"] == b["response"]) & (a["baseline_tokens"] == b["baseline_tokens"])
-    keys = {
-        f"{d}|{i}|{v}"
-        for d, i, v, e in zip(a["dataset"], a["item_id"], a["variant_id"], equal, strict=True)
-        if e
-    }
+    rows = zip(a["dataset"], a["item_id"], a["variant_id"], equal, strict=True)
+    keys = {f"{d}|{i}|{v}" for d, i, v, e in rows if e}
     return {"batches": rerun.what, "records": records} | activation_errors(
         rerun.old_tensors, rerun.fresh_tensors, keys & set(rerun.old_tensors)
     )

@@ -7,7 +7,6 @@
 2. SmolLM2-135M on the ``smoke`` profile on the GPU in float32 and in bfloat16, each compared with the
    committed CPU records: greedy agreement rate (identical responses) and the largest |Δ| of every
    recorded measure and of the hidden states.
-
 3. Per shape and batch size (the given one and the one ``loading.gpu_batch_size`` plans from the free
    memory), the harness engine (``single_prefill``), the captured-graph engine (``static_graph``) and plain
    ``generate`` side by side: prompts/s, peak memory and ``ratio_to_generate`` (the engine's prompts/s over
@@ -87,7 +86,6 @@ COMPARED_ENGINES = ("generate", "single_prefill", "static_graph")
 DRY_RUN_FREE_BYTES = 4 * 2**20
 """the free memory the dry run pretends to have when it plans a batch size (no CUDA to ask)."""
 DRY_RUN_DEVICE = "cpu-dry-run"
-"""the report's device name in a dry run."""
 CONFIDENCE_COLUMNS = ("logprob_sum", "logprob_mean", "entropy_mean")
 """the record columns compared between the GPU run and the committed CPU records (with the states)."""
 
@@ -204,12 +202,6 @@ GENERATE_ONLY: Engine = partial(run_batch_two_pass, read=False)
 """Plain batched ``generate`` as an engine: greedy ids only (no y_0 scoring, no hidden states)."""
 
 
-def planned_batch(shape: Shape, workload: Workload, dtype: torch.dtype, free_bytes: int) -> dict[str, int]:
-    """``loading.plan_gpu_batch`` for this shape and workload's token counts."""
-    tokens = RowTokens(workload.max_prompt, workload.baseline_tokens, workload.new_tokens)
-    return plan_gpu_batch(shape.config(), free_bytes, tokens, dtype).record()
-
-
 def compare_engines(
     model: PreTrainedModel, shape: Shape, workload: Workload
 ) -> tuple[list[EngineRow], dict[str, int]]:
@@ -220,7 +212,8 @@ def compare_engines(
     Returns the rows and the plan."""
     cuda = model.device.type == "cuda"
     free = torch.cuda.mem_get_info(model.device)[0] if cuda else DRY_RUN_FREE_BYTES
-    plan = planned_batch(shape, workload, model.dtype, free)
+    tokens = RowTokens(workload.max_prompt, workload.baseline_tokens, workload.new_tokens)
+    plan = plan_gpu_batch(shape.config(), free, tokens, model.dtype).record()
     rows: list[EngineRow] = []
     runs = {"generate": GENERATE_ONLY, **{name: ENGINES.get(name).run for name in COMPARED_ENGINES[1:]}}
     for size in sorted({workload.batch_size, plan["batch_size"]}):
@@ -270,11 +263,8 @@ def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: 
         shutil.rmtree(scratch, ignore_errors=True)
     generated, seconds = sum(len(o.outputs[0].token_ids) for o in clock.value), clock.timing.seconds
     peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else math.nan
-    return [
-        EngineRow(
-            shape.name, "vllm", planned, True, len(prompts) / seconds, generated / seconds, peak, math.nan
-        )
-    ]
+    rates = (len(prompts) / seconds, generated / seconds, peak, math.nan)
+    return [EngineRow(shape.name, "vllm", planned, True, *rates)]
 
 
 def run_smollm2(
@@ -326,11 +316,8 @@ def agreement(reference: Path, run: Timed[Path], dtype: str) -> AgreementRow:
     }
     hidden = 0.0
     for path in ResultsFolder(other).activation_files():
-        mine, theirs = (
-            load_file(str(path)),
-            load_file(str(ResultsFolder(reference).activations_dir / path.name)),
-        )
-        for key, value in mine.items():
+        theirs = load_file(str(ResultsFolder(reference).activations_dir / path.name))
+        for key, value in load_file(str(path)).items():
             hidden = max(
                 hidden, float(np.abs(value.astype(np.float32) - theirs[key].astype(np.float32)).max())
             )
@@ -407,12 +394,7 @@ def gpu_check(dry_run: bool, peak_flops: float, batch_size: int, *, evidence: bo
         f"ESTIMATE (extrapolated from the {phases[-1].model} row, not measured): the paper profile's "
         f"{paper} requests would take {paper / phases[-1].prompts_per_s / 60:.1f} min at that rate"
     )
-    scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
-    try:
-        rows_agree = _dry_agreement(scratch) if dry_run else _smollm2_agreement(scratch)
-        rows_evidence = _evidence_agreement(scratch) if evidence and not dry_run else []
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    rows_agree, rows_evidence = _agreements(dry_run, evidence)
     name = DRY_RUN_DEVICE if dry_run else device_slug(torch.cuda.get_device_name(chosen.device))
     dtype = str(chosen.dtype).removeprefix("torch.")
     return Report(name, dtype, phases, engines, plans, rows_agree, estimate, rows_evidence)
@@ -427,39 +409,28 @@ def device_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
 
 
-def default_out(report: Report) -> Path:
-    """``docs/bench/gpu-check-<device>.json``; a dry run's report goes to the temporary folder (its numbers
-    are the tiny CPU shape's, nothing to keep beside a GPU's)."""
-    name = f"gpu-check-{report.device}.json"
-    return (
-        Path(tempfile.gettempdir()) / name
-        if report.device == DRY_RUN_DEVICE
-        else paths.REPO_ROOT / "docs" / "bench" / name
-    )
-
-
-def _evidence_agreement(scratch: Path) -> list[AgreementRow]:
-    """SmolLM2 in float32 on the v2 evidence profile against the committed CPU result (compact states)."""
-    run = partial(run_smollm2, "float32", profile="evidence", scratch=scratch / "evidence")
-    fresh = timed(partial(run, version=EVIDENCE_VERSION, activations="compact", batch_size=None))
-    return [agreement(results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION), fresh, "float32 evidence")]
-
-
-def _smollm2_agreement(scratch: Path) -> list[AgreementRow]:
-    committed = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION)
-    return [
-        agreement(committed, timed(partial(run_smollm2, dtype, profile="smoke", scratch=scratch)), dtype)
-        for dtype in ("float32", "bfloat16")
-    ]
-
-
-def _dry_agreement(scratch: Path) -> list[AgreementRow]:
-    """The comparison code path on the CPU: the tiny model in float32 (reference) and bfloat16."""
-    runs = {
-        name: timed(partial(_tiny_run, scratch / name, dtype))
-        for name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16))
-    }
-    return [agreement(runs["float32"].value, run, name) for name, run in runs.items()]
+def _agreements(dry_run: bool, evidence: bool) -> tuple[list[AgreementRow], list[AgreementRow]]:
+    """Parts 2 and 4 (the module docstring says what each compares), in a scratch folder."""
+    scratch = Path(tempfile.mkdtemp(prefix="sago-gpu-check-"))
+    try:
+        if dry_run:
+            dtypes = (("float32", torch.float32), ("bfloat16", torch.bfloat16))
+            runs = {name: timed(partial(_tiny_run, scratch / name, dtype)) for name, dtype in dtypes}
+            return [agreement(runs["float32"].value, run, name) for name, run in runs.items()], []
+        smoke = results_dir(SMOLLM2, DEFAULT_SET, REFERENCE_VERSION)
+        rows = [
+            agreement(smoke, timed(partial(run_smollm2, dtype, profile="smoke", scratch=scratch)), dtype)
+            for dtype in ("float32", "bfloat16")
+        ]
+        if not evidence:
+            return rows, []
+        run = partial(run_smollm2, "float32", profile="evidence", scratch=scratch / "evidence")
+        fresh = timed(partial(run, version=EVIDENCE_VERSION, activations="compact", batch_size=None))
+        return rows, [
+            agreement(results_dir(SMOLLM2, DEFAULT_SET, EVIDENCE_VERSION), fresh, "float32 evidence")
+        ]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _tiny_run(root: Path, dtype: torch.dtype) -> Path:
@@ -504,7 +475,11 @@ def main_command(
         refuse_tracked(report, "--out", own=_own_report, writes="docs/bench/gpu-check-<device>.json")
     measured = gpu_check(dry_run, peak_flops, batch_size, evidence=evidence)
     click.echo(format_table(measured))
-    click.echo(f"wrote {write_report(report or default_out(measured), asdict(measured))}")
+    # a dry run's numbers are the tiny CPU shape's, nothing to keep beside a GPU's: the temp folder
+    folder = Path(tempfile.gettempdir()) if dry_run else paths.REPO_ROOT / "docs" / "bench"
+    click.echo(
+        f"wrote {write_report(report or folder / f'gpu-check-{measured.device}.json', asdict(measured))}"
+    )
 
 
 def _own_report(tracked: str) -> bool:

@@ -76,7 +76,6 @@ class Agreement:
     """Agreement of two binary raters over the same rows."""
 
     n: int
-    """rows compared."""
     confusion: tuple[tuple[int, int], tuple[int, int]]
     """[[both no, reference no & judge yes], [reference yes & judge no, both yes]]."""
     kappa: float
@@ -109,12 +108,10 @@ Detect = Callable[[str, str, float], float]
 
 
 def authors(rows: Sequence[JudgedRow]) -> list[int]:
-    """The authors' 0/1 verdicts on ``rows``."""
     return [int(r["authors_verdict"]) for r in rows]
 
 
 def load_reference(path: Path) -> list[dict[str, Any]]:
-    """The judged rows of a calibration fixture."""
     rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
     return rows
 
@@ -511,21 +508,14 @@ def api_report(model: str, fixtures: Path) -> str:
     judge = api_judge(model)
     rows = held_out_rows(fixtures)
 
-    def judged() -> list[int]:
-        return [
-            int(
-                r["response_pert"] != r["response_orig"]
-                and judge.verdict(
-                    r["response_pert"],
-                    r["response_orig"],
-                    1 if float(r["strength"]) > 0 else -1,
-                    RowContext(strength=float(r["strength"])),
-                )
-            )
-            for r in rows
-        ]
+    def verdict(r: JudgedRow) -> int:
+        response, baseline, strength = r["response_pert"], r["response_orig"], float(r["strength"])
+        sign = 1 if strength > 0 else -1
+        return int(
+            response != baseline and judge.verdict(response, baseline, sign, RowContext(strength=strength))
+        )
 
-    run = timed(judged)
+    run = timed(lambda: [verdict(r) for r in rows])
     reference, ours = authors(rows), run.value
     found = cohen_kappa(reference, ours)
     low, high = kappa_interval(reference, ours, [f"{r['table']}|{r['prompt_id']}" for r in rows])

@@ -59,10 +59,8 @@ def reference(queries: torch.Tensor, targets: torch.Tensor, weight: torch.Tensor
     ``weight``, and the same from a float32 ``log_softmax`` (as the single-prefill engine)."""
     parts: list[list[torch.Tensor]] = [[] for _ in range(6)]
     for start in range(0, queries.shape[0], _ROWS_AT_ONCE):
-        rows, picked = (
-            queries[start : start + _ROWS_AT_ONCE],
-            targets[start : start + _ROWS_AT_ONCE].clamp(min=0),
-        )
+        rows = queries[start : start + _ROWS_AT_ONCE]
+        picked = targets[start : start + _ROWS_AT_ONCE].clamp(min=0)
         for offset, logits in (
             (0, rows.double() @ weight.double().T),
             (3, torch.nn.functional.linear(rows, weight)),
@@ -81,15 +79,13 @@ def measure(rows: list[tuple[torch.Tensor, torch.Tensor]], screen: ScreenedHead)
     targets = torch.cat([t for _, t in rows])
     log_prob, entropy, best, f32_log_prob, f32_entropy, f32_best = reference(queries, targets, screen.weight)
     scored = targets >= 0
-    screened = [chunked.screened_statistics(q, t, screen) for q, t in rows]
-    exact = [chunked.exact_statistics(q, t, screen.weight) for q, t in rows]
+
+    def joined(stats: list[chunked._Stats]) -> tuple[torch.Tensor, ...]:
+        return tuple(torch.cat([getattr(s, n) for s in stats]) for n in chunked._Stats._fields)
+
     found: dict[str, tuple[torch.Tensor, ...]] = {
-        "screened (pooled engine)": tuple(
-            torch.cat([getattr(s, n) for s in screened]) for n in chunked._Stats._fields
-        ),
-        "exact slices (float32)": tuple(
-            torch.cat([getattr(s, n) for s in exact]) for n in chunked._Stats._fields
-        ),
+        "screened (pooled engine)": joined([chunked.screened_statistics(q, t, screen) for q, t in rows]),
+        "exact slices (float32)": joined([chunked.exact_statistics(q, t, screen.weight) for q, t in rows]),
         "float32 log_softmax": (f32_log_prob, f32_entropy, f32_best),
     }
     return [

@@ -82,10 +82,7 @@ def sync(device: torch.device | None) -> None:
 
 
 def timed(
-    work: Callable[[], T],
-    *,
-    warm_up: Callable[[], object] | None = None,
-    device: torch.device | None = None,
+    work: Callable[[], T], *, warm_up: Callable[[], object] | None = None, device: torch.device | None = None
 ) -> Timed[T]:
     """Run ``warm_up`` untimed (first-call costs: allocations, lazy imports, compiled graphs), then time
     ``work`` on both clocks and, on CUDA, its peak memory."""

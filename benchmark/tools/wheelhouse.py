@@ -80,9 +80,13 @@ def packaged_requirements() -> list[str]:
 
 def plan(dest: Path, python_version: str, platforms: Sequence[str], python: str = sys.executable) -> Plan:
     """The requirement files and pip commands that fill ``dest``."""
-    pip = [python, "-m", "pip"]
+    pip, into = [python, "-m", "pip"], ["-d", str(dest), "-r"]
     targets = [f"--platform={p}" for p in platforms]
     abi = "cp" + python_version.replace(".", "")
+    binary = (
+        f"--only-binary=:all: --python-version={python_version} --implementation=cp --abi={abi} --abi=abi3 "
+        "--abi=none"
+    ).split()
     return Plan(
         files={
             RUNTIME_REQUIREMENTS: "\n".join(runtime_requirements(paths.REPO_ROOT / "pyproject.toml")) + "\n",
@@ -90,31 +94,8 @@ def plan(dest: Path, python_version: str, platforms: Sequence[str], python: str 
         },
         commands=[
             [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dest), str(paths.REPO_ROOT)],
-            [
-                *pip,
-                "download",
-                "--only-binary=:all:",
-                f"--python-version={python_version}",
-                "--implementation=cp",
-                f"--abi={abi}",
-                "--abi=abi3",
-                "--abi=none",
-                *targets,
-                "-d",
-                str(dest),
-                "-r",
-                str(dest / RUNTIME_REQUIREMENTS),
-            ],
-            [
-                *pip,
-                "download",
-                "--no-deps",
-                "--require-hashes",
-                "-d",
-                str(dest),
-                "-r",
-                str(dest / PACKAGED_REQUIREMENTS),
-            ],
+            [*pip, "download", *binary, *targets, *into, str(dest / RUNTIME_REQUIREMENTS)],
+            [*pip, "download", "--no-deps", "--require-hashes", *into, str(dest / PACKAGED_REQUIREMENTS)],
         ],
     )
 
