@@ -63,10 +63,13 @@ def extra_spaces(text: str) -> int:
 @DETECTORS.register("spacing")
 def spacing(response: str, baseline: str, strength: float) -> float:
     """Fires when the response's extra spaces per word reach 0.02 * sqrt(extra spaces added)."""
-    extra = extra_spaces(response)
-    return float(
-        extra > 0 and extra / max(1, len(letter_runs(response))) >= 0.02 * math.sqrt(max(strength, 1.0))
-    )
+    return _per_word(extra_spaces(response), response, 0.02, strength)
+
+
+def _per_word(count: int, response: str, rate: float, strength: float) -> float:
+    """1.0 when ``count`` marks per word of ``response`` reach ``rate`` * sqrt(marks added), else 0.0."""
+    per_word = count / max(1, len(letter_runs(response)))
+    return float(count > 0 and per_word >= rate * math.sqrt(max(strength, 1.0)))
 
 
 def repeated_marks(text: str) -> int:
@@ -81,10 +84,7 @@ def repeated_marks(text: str) -> int:
 @DETECTORS.register("punctuation")
 def punctuation(response: str, baseline: str, strength: float) -> float:
     """Fires when the response's repeated marks per word reach 0.03 * sqrt(marks added)."""
-    marks = repeated_marks(response)
-    return float(
-        marks > 0 and marks / max(1, len(letter_runs(response))) >= 0.03 * math.sqrt(max(strength, 1.0))
-    )
+    return _per_word(repeated_marks(response), response, 0.03, strength)
 
 
 def odd_case_share(text: str) -> float:
