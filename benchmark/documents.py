@@ -538,10 +538,8 @@ class RunDocument(Doc):
         if not self.variant_set_hashes:
             return DocumentProblem("no variant-set sha256", EVALUATE_AGAIN)
         if self.claimed_variant_set is None:
-            return DocumentProblem(
-                "variant_set_sha256 and variant_set.sha256 differ: the run names two variant sets",
-                EVALUATE_AGAIN,
-            )
+            two = "variant_set_sha256 and variant_set.sha256 differ: the run names two variant sets"
+            return DocumentProblem(two, EVALUATE_AGAIN)
         return None
 
     def _profile_problem(self) -> DocumentProblem | None:
@@ -739,11 +737,8 @@ class LeaderboardDocument(Doc):
         for model in self.models:
             check_slug(str(model.get("slug", "")))
             if model.get("status") not in ("complete", "pending"):
-                raise FileProblem(
-                    where,
-                    f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'",
-                    self.FIX,
-                )
+                problem = f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'"
+                raise FileProblem(where, problem, self.FIX)
         for dataset in self.datasets:
             check_name(dataset, "dataset")
         check_name(str(self.set), "variant set")
