@@ -73,11 +73,7 @@ def checked_table(path: Path, columns: Sequence[str], limits: ParquetLimits = TA
 def _is_text(kind: pa.DataType) -> bool:
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
-    types = pa.types
-    return any(
-        test(kind)
-        for test in (types.is_string, types.is_large_string, types.is_binary, types.is_large_binary)
-    )
+    return kind in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
 
 
 def _check_footer_length(data: Buffer, size: int, limits: ParquetLimits) -> None:
