@@ -47,6 +47,8 @@ MAX_MESSAGE_CHARS = 240
 MAX_REPLY_BYTES = 4 << 20
 """the most of a reply body read: far above any legitimate reply (tens of KiB), far below filling memory."""
 MAX_BACKOFF_S = 60.0
+COUNTED = ("requests", "retries", "prompt_tokens", "completion_tokens")
+"""what :meth:`ChatClient.counts` adds up over every request of the client."""
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,7 @@ class ChatClient:
     """where a retry is announced, one line each."""
     connect: Connector = plain_connection
     """a submitted model's goes only to public addresses (``benchmark.endpoints.guarded_connector``)."""
-    _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED, 0), init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _open: set[_Watchdog] = field(default_factory=set, init=False, repr=False)
@@ -263,14 +265,11 @@ class ChatClient:
 
     def counts(self) -> dict[str, int]:
         with self._lock:
-            return {
-                k: self._counts.get(k, 0)
-                for k in ("requests", "retries", "prompt_tokens", "completion_tokens")
-            }
+            return dict(self._counts)
 
     def _add(self, name: str, value: int) -> None:
         with self._lock:
-            self._counts[name] = self._counts.get(name, 0) + value
+            self._counts[name] += value
 
     def _key(self) -> str | None:
         name = self.settings.key_env
