@@ -91,9 +91,10 @@ class GGUFFacts:
         return out
 
 
-def _field(reader: Any, key: str) -> Any:
+def _field(reader: Any, key: str, convert: Callable[[Any], Any] = lambda value: value) -> Any:
+    """The metadata value ``key`` through ``convert`` (None: the file has no such key)."""
     field = reader.fields.get(key)
-    return None if field is None else field.contents()
+    return None if field is None else convert(field.contents())
 
 
 def gguf_facts(path: Path) -> GGUFFacts:
@@ -108,21 +109,18 @@ def gguf_facts(path: Path) -> GGUFFacts:
         elements[tensor.tensor_type.name] += int(tensor.n_elements)
         stored += int(tensor.n_bytes)
     total = sum(elements.values())
-    file_type = _field(reader, "general.file_type")
-    context = _field(reader, f"{arch}.context_length")
-    quant_version = _field(reader, "general.quantization_version")
     return GGUFFacts(
         architecture=arch,
         source_name=_field(reader, "general.name"),
         organization=_field(reader, "general.organization"),
         finetune=_field(reader, "general.finetune"),
         size_label=_field(reader, "general.size_label"),
-        file_type=None if file_type is None else gguf.LlamaFileType(int(file_type)).name,
-        quantization_version=None if quant_version is None else int(quant_version),
+        file_type=_field(reader, "general.file_type", lambda value: gguf.LlamaFileType(int(value)).name),
+        quantization_version=_field(reader, "general.quantization_version", int),
         parameters=total,
         bits_per_weight=round(stored * 8 / total, 4),
         weight_types={k: round(v / total, 4) for k, v in elements.most_common()},
-        context_length=None if context is None else int(context),
+        context_length=_field(reader, f"{arch}.context_length", int),
         chat_template=_field(reader, "tokenizer.chat_template"),
     )
 
