@@ -25,7 +25,6 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 from benchmark.appendlog import AppendLog
 from benchmark.errors import SagoError
@@ -48,6 +47,8 @@ MAX_MESSAGE_CHARS = 240
 MAX_REPLY_BYTES = 4 << 20
 """the most of a reply body read: far above any legitimate reply (tens of KiB), far below filling memory."""
 MAX_BACKOFF_S = 60.0
+COUNTED = ("requests", "retries", "prompt_tokens", "completion_tokens")
+"""what :meth:`ChatClient.counts` adds up over every request of the client."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,7 @@ class ChatClient:
     """where a retry is announced, one line each."""
     connect: Connector = plain_connection
     """a submitted model's goes only to public addresses (``benchmark.endpoints.guarded_connector``)."""
-    _counts: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED, 0), init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _open: set[_Watchdog] = field(default_factory=set, init=False, repr=False)
@@ -264,14 +265,11 @@ class ChatClient:
 
     def counts(self) -> dict[str, int]:
         with self._lock:
-            return {
-                k: self._counts.get(k, 0)
-                for k in ("requests", "retries", "prompt_tokens", "completion_tokens")
-            }
+            return dict(self._counts)
 
     def _add(self, name: str, value: int) -> None:
         with self._lock:
-            self._counts[name] = self._counts.get(name, 0) + value
+            self._counts[name] += value
 
     def _key(self) -> str | None:
         name = self.settings.key_env
@@ -296,15 +294,11 @@ class ChatClient:
 
     def _send(self, payload: bytes) -> ChatReply:
         url = self.settings.url
-        headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
-        key = self._key()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
         watchdog = _Watchdog(self.settings.timeout_s)
         with self._lock:
             self._open.add(watchdog)
         try:
-            status, reply_headers, raw = _post(url, payload, headers, self.settings, watchdog, self.connect)
+            status, reply_headers, raw = _post(payload, self._key(), self.settings, watchdog, self.connect)
         finally:
             watchdog.cancel()
             with self._lock:
@@ -362,23 +356,16 @@ class _Watchdog:
                 sock.shutdown(socket.SHUT_RDWR)
 
 
-class _Answer(NamedTuple):
-    status: int
-    headers: Mapping[str, str]
-    """names lower-cased (HTTP names are case-insensitive; HTTP/2 gateways send them lower-case)."""
-    body: bytes
-
-
 def _post(
-    url: str,
-    payload: bytes,
-    headers: Mapping[str, str],
-    settings: ChatSettings,
-    watchdog: _Watchdog,
-    connect: Connector,
-) -> _Answer:
-    """``http.client`` and not ``urllib``: a redirect is never followed (the key must not travel to
-    another host), and the socket is at hand for the deadline."""
+    payload: bytes, key: str | None, settings: ChatSettings, watchdog: _Watchdog, connect: Connector
+) -> tuple[int, dict[str, str], bytes]:
+    """The status, headers (names lower-cased: HTTP/2 gateways send them so) and body of one POST.
+    ``http.client`` and not ``urllib``: a redirect is never followed (the key must not travel to another
+    host), and the socket is at hand for the deadline."""
+    url = settings.url
+    headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
     parts = urllib.parse.urlsplit(url)
     between = min(settings.read_timeout_s, settings.timeout_s)  # the longest silence between two bytes
     connection = connect(parts.scheme, parts.hostname or "", parts.port, between)
@@ -398,7 +385,7 @@ def _post(
         ) from None
     try:
         watchdog.watch(connection.sock)
-        connection.request("POST", parts.path or "/", payload, dict(headers))
+        connection.request("POST", parts.path or "/", payload, headers)
         response = connection.getresponse()
         raw = _read_capped(response, settings.max_reply_bytes, url)
         status, reply_headers = response.status, {k.lower(): v for k, v in response.getheaders()}
@@ -415,7 +402,7 @@ def _post(
         connection.close()
     if watchdog.fired.is_set():  # a body without a length, ended by the deadline: not the whole reply
         raise _cut_error(url, TimeoutError("deadline"), watchdog, settings)
-    return _Answer(status, reply_headers, raw)
+    return status, reply_headers, raw
 
 
 def _read_capped(response: http.client.HTTPResponse, cap: int, url: str) -> bytes:
@@ -483,15 +470,11 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 def _error_detail(raw: bytes) -> str:
     try:
-        body = json.loads(raw or b"{}")
-        message = (
-            body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else body.get("error")
-        )
+        error = json.loads(raw or b"{}").get("error")
     except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
         return ""
-    if not message:
-        return ""
-    return f": {' '.join(str(message).split())}"  # masked, then cut, by the caller
+    message = error.get("message") if isinstance(error, dict) else error
+    return f": {' '.join(str(message).split())}" if message else ""  # masked, then cut, by the caller
 
 
 def mask(text: str, key: str | None = None, limit: int = MAX_MESSAGE_CHARS) -> str:

@@ -38,36 +38,11 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 from pydantic_core import ErrorDetails, core_schema
 
-from benchmark import jsonio
+from benchmark import jsonio, rows
 from benchmark.errors import FileProblem, SagoError, visible
 from benchmark.paths import check_name, check_slug
 from benchmark.profiles import Profile
-from benchmark.rows import (
-    AccuracyRow,
-    AccuracyVsSgsRow,
-    AggregateRow,
-    CellRow,
-    ClaimRow,
-    FamilyRow,
-    FriedmanRow,
-    IndependenceRow,
-    KendallTauRow,
-    KendallWRow,
-    MarkerRow,
-    MeasureRow,
-    ModelRow,
-    NoiseFloorRow,
-    PairwiseRow,
-    ParetoRow,
-    PerItemRow,
-    ProfileComparison,
-    ProportionalRow,
-    ReversalRow,
-    SampleRankingRow,
-    SampleSizeRow,
-    SmallestNRow,
-    Table,
-)
+from benchmark.rows import ProfileComparison, Table
 from benchmark.safeload import load_json
 from benchmark.schema import (
     LEADERBOARD_SCHEMA_VERSION,
@@ -103,16 +78,10 @@ Int = StrictInt | None
 
 # What a field expected, by pydantic's error type (the rest keep pydantic's own words).
 _EXPECTED = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "string_type": "text",
-    "bool_type": "true or false",
-    "dict_type": "an object",
-    "model_type": "an object",
-    "list_type": "a list",
-    "tuple_type": "a list",
+    "int_type": "an integer", "float_type": "a number", "string_type": "text", "bool_type": "true or false",
+    "dict_type": "an object", "model_type": "an object", "list_type": "a list", "tuple_type": "a list",
     "missing": "a value",
-}
+}  # fmt: skip
 
 
 def schema_problems(err: ValidationError) -> list[str]:
@@ -154,11 +123,7 @@ class DocumentProblem:
     fix: str
 
     def line(self) -> str:
-        """The problem and its fix as one line.
-
-        >>> DocumentProblem("no variant-set sha256", EVALUATE_AGAIN).line()
-        'no variant-set sha256; regenerate it with `sago evaluate`'
-        """
+        """The problem and its fix as one line."""
         return f"{self.problem}; {self.fix}"
 
 
@@ -425,20 +390,9 @@ class RunDocument(Doc):
     NEWEST: ClassVar[int] = RECORDS_SCHEMA_VERSION
     FIX: ClassVar[str] = "re-run `sago evaluate`"
     DETERMINED: ClassVar[tuple[str, ...]] = (
-        "variant_set_sha256",
-        "profile",
-        "seed",
-        "batch_size",
-        "engine",
-        "dtype",
-        "counts",
-        "tokens",
-        "datasets",
-        "chat_template",
-        "world_size",
-        "activations",
-        "planner",
-    )
+        "variant_set_sha256", "profile", "seed", "batch_size", "engine", "dtype", "counts", "tokens",
+        "datasets", "chat_template", "world_size", "activations", "planner",
+    )  # fmt: skip
     """the keys a faithful re-run reproduces (timings, git commit and hardware may differ)."""
 
     activations: Text = None
@@ -577,21 +531,15 @@ class RunDocument(Doc):
     def problems(self, now: datetime | None = None) -> tuple[DocumentProblem, ...]:
         """What in this run.json no run of the harness writes beyond its types, one line each (empty:
         nothing); :meth:`check` reads a file with them."""
-        found = [
-            self._hash_problem(),
-            self._profile_problem(),
-            self._date_problem(now or datetime.now(UTC)),
-        ]
+        found = [self._hash_problem(), self._profile_problem(), self._date_problem(now or datetime.now(UTC))]
         return tuple(p for p in found if p is not None)
 
     def _hash_problem(self) -> DocumentProblem | None:
         if not self.variant_set_hashes:
             return DocumentProblem("no variant-set sha256", EVALUATE_AGAIN)
         if self.claimed_variant_set is None:
-            return DocumentProblem(
-                "variant_set_sha256 and variant_set.sha256 differ: the run names two variant sets",
-                EVALUATE_AGAIN,
-            )
+            two = "variant_set_sha256 and variant_set.sha256 differ: the run names two variant sets"
+            return DocumentProblem(two, EVALUATE_AGAIN)
         return None
 
     def _profile_problem(self) -> DocumentProblem | None:
@@ -719,7 +667,7 @@ class SummaryDocument(Doc):
     """the submission slug."""
     set: Text = None
     version: Text = None
-    per_item: Rows[PerItemRow] = Table()
+    per_item: Rows[rows.PerItemRow] = Table()
     """s_X(i) of every item and measure (what the site's comparison pages read)."""
 
 
@@ -747,34 +695,34 @@ class LeaderboardDocument(Doc):
     alpha: Number | None = None
     headline_measures: tuple[StrictStr, ...] = ()
     """one measure per axis: the one the reversal tests and the site's verdicts use."""
-    models: Rows[ModelRow] = Table()
-    measures: Rows[MeasureRow] = Table()
-    markers: Rows[MarkerRow] = Table()
-    aggregates: Rows[AggregateRow] = Table()
-    claims: Rows[ClaimRow] = Table()
-    cells: Rows[CellRow] = Table()
-    per_family: Rows[FamilyRow] = Table()
-    noise_floor: Rows[NoiseFloorRow] = Table()
-    accuracy: Rows[AccuracyRow] = Table()
-    accuracy_vs_sgs: Rows[AccuracyVsSgsRow] = Table()
-    pairwise: Rows[PairwiseRow] = Table()
-    friedman: Rows[FriedmanRow] = Table()
-    kendall_tau: Rows[KendallTauRow] = Table()
-    kendall_w: Rows[KendallWRow] = Table()
-    reversals: Rows[ReversalRow] = Table()
-    independence: Rows[IndependenceRow] = Table()
-    proportional_measures: Rows[ProportionalRow] = Table()
-    pareto: Rows[ParetoRow] = Table()
-    sample_size: Rows[SampleSizeRow] = Table()
-    sample_size_smallest_n: Rows[SmallestNRow] = Table()
-    sample_size_ranking: Rows[SampleRankingRow] = Table()
+    models: Rows[rows.ModelRow] = Table()
+    measures: Rows[rows.MeasureRow] = Table()
+    markers: Rows[rows.MarkerRow] = Table()
+    aggregates: Rows[rows.AggregateRow] = Table()
+    claims: Rows[rows.ClaimRow] = Table()
+    cells: Rows[rows.CellRow] = Table()
+    per_family: Rows[rows.FamilyRow] = Table()
+    noise_floor: Rows[rows.NoiseFloorRow] = Table()
+    accuracy: Rows[rows.AccuracyRow] = Table()
+    accuracy_vs_sgs: Rows[rows.AccuracyVsSgsRow] = Table()
+    pairwise: Rows[rows.PairwiseRow] = Table()
+    friedman: Rows[rows.FriedmanRow] = Table()
+    kendall_tau: Rows[rows.KendallTauRow] = Table()
+    kendall_w: Rows[rows.KendallWRow] = Table()
+    reversals: Rows[rows.ReversalRow] = Table()
+    independence: Rows[rows.IndependenceRow] = Table()
+    proportional_measures: Rows[rows.ProportionalRow] = Table()
+    pareto: Rows[rows.ParetoRow] = Table()
+    sample_size: Rows[rows.SampleSizeRow] = Table()
+    sample_size_smallest_n: Rows[rows.SmallestNRow] = Table()
+    sample_size_ranking: Rows[rows.SampleRankingRow] = Table()
 
     profile: Text = None
     """the run profile of a ``sago analyze --profile`` board (None: the version's own board)."""
 
     @field_validator("measures")
     @classmethod
-    def _named(cls, measures: Table[MeasureRow]) -> Table[MeasureRow]:
+    def _named(cls, measures: Table[rows.MeasureRow]) -> Table[rows.MeasureRow]:
         if not all(isinstance(m.get("name"), str) for m in measures):
             raise ValueError("rows that each have a 'name'")
         return measures
@@ -789,11 +737,8 @@ class LeaderboardDocument(Doc):
         for model in self.models:
             check_slug(str(model.get("slug", "")))
             if model.get("status") not in ("complete", "pending"):
-                raise FileProblem(
-                    where,
-                    f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'",
-                    self.FIX,
-                )
+                problem = f"leaderboard model {model['slug']!r} has no status 'complete' or 'pending'"
+                raise FileProblem(where, problem, self.FIX)
         for dataset in self.datasets:
             check_name(dataset, "dataset")
         check_name(str(self.set), "variant set")
@@ -801,7 +746,7 @@ class LeaderboardDocument(Doc):
         return self
 
     @property
-    def complete(self) -> list[ModelRow]:
+    def complete(self) -> list[rows.ModelRow]:
         return [m for m in self.models if m["status"] == "complete"]
 
     @property
@@ -810,7 +755,7 @@ class LeaderboardDocument(Doc):
         found = self.undeclared("profile_comparison")
         return cast("ProfileComparison", found) if isinstance(found, Mapping) else None
 
-    def measures_of(self, axis: str) -> list[MeasureRow]:
+    def measures_of(self, axis: str) -> list[rows.MeasureRow]:
         return self.measures.where(axis=axis)
 
     def name(self, slug: str) -> str:

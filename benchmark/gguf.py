@@ -32,11 +32,7 @@ class LoadedGGUF:
 
 
 def load_gguf(
-    artefact: str,
-    *,
-    dtype: torch.dtype,
-    sha256: str | None = None,
-    device_map: str | None = None,
+    artefact: str, *, dtype: torch.dtype, sha256: str | None = None, device_map: str | None = None
 ) -> LoadedGGUF:
     """Load the packaged GGUF ``artefact``, dequantised to ``dtype``; refused when its sha256 is not
     ``sha256`` (a submission's pin). ``device_map`` None: load on the CPU."""

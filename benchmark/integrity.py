@@ -47,6 +47,11 @@ _IS_TYPE = {
     BOOLEAN: pa.types.is_boolean,
 }
 EVALUATE = "re-run `sago evaluate` to rewrite it"
+# the fixes of a results folder whose files run.json's ``files`` map does not match
+_REHASH = "re-run `sago evaluate`, or have a maintainer run `python -m benchmark submissions rehash SLUG`"
+_COMMIT_ALL = "commit every file `sago evaluate` wrote"
+_COMMIT_RUN = "remove it, or commit the run.json written with it"
+_RESTORE = "the file changed after the run: restore the file `sago evaluate` wrote"
 
 
 class Problem(NamedTuple):
@@ -80,43 +85,21 @@ def hash_problems(results_dir: Path, run: RunDocument) -> list[Problem]:
     """Compare run.json's ``files`` map with the folder: every file listed, present and unchanged."""
     files = run.files
     if not run.files_given:
-        return [
-            Problem(
-                RUN_FILE,
-                "records no sha256 of the results files (no 'files')",
-                "re-run `sago evaluate`, or have a maintainer run "
-                "`python -m benchmark submissions rehash SLUG`",
-            )
-        ]
+        return [Problem(RUN_FILE, "records no sha256 of the results files (no 'files')", _REHASH)]
     if files is None:
         return [Problem(RUN_FILE, "'files' is not a mapping of path to sha256", "re-run `sago evaluate`")]
     present = _result_files(results_dir)
     problems = []
     for name in sorted(set(files) | set(present)):
         if name not in present:
-            problems.append(
-                Problem(
-                    RUN_FILE,
-                    f"lists {name[:80]!r}, which is not in the folder",
-                    "commit every file `sago evaluate` wrote",
-                )
-            )
+            problem = Problem(RUN_FILE, f"lists {name[:80]!r}, which is not in the folder", _COMMIT_ALL)
         elif name not in files:
-            problems.append(
-                Problem(
-                    name,
-                    "not listed in run.json's files",
-                    "remove it, or commit the run.json written with it",
-                )
-            )
+            problem = Problem(name, "not listed in run.json's files", _COMMIT_RUN)
         elif sha256_file(present[name]) != files[name]:
-            problems.append(
-                Problem(
-                    name,
-                    "sha256 differs from the one run.json records",
-                    "the file changed after the run: restore the file `sago evaluate` wrote",
-                )
-            )
+            problem = Problem(name, "sha256 differs from the one run.json records", _RESTORE)
+        else:
+            continue
+        problems.append(problem)
     return problems
 
 

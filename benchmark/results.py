@@ -205,11 +205,8 @@ class ResultsFolder:
             run = self.read_run()
         except SagoError:
             return False  # unreadable, or of a version this code does not read: redone
-        return run.is_run_of(
-            variant_set_sha256=variant_set_sha256,
-            profile=profile,
-            datasets=tuple(datasets) if datasets else None,
-        )
+        chosen = tuple(datasets) if datasets else None
+        return run.is_run_of(variant_set_sha256=variant_set_sha256, profile=profile, datasets=chosen)
 
 
 # ---- the one set of atomic writers ------------------------------------------------------------------

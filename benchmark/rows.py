@@ -100,6 +100,14 @@ class ModelRow(TypedDict):
     run: RunRow | None
 
 
+class CellFields(TypedDict):
+    """The keys that name one cell (model, dataset, measure): the rows about a cell begin with them."""
+
+    model: str
+    dataset: str
+    measure: str
+
+
 class OneSidedTestRow(TypedDict):
     """``cells[].tests[]``: the one-sided tests of one cell at one ε (the exact test decides)."""
 
@@ -134,12 +142,9 @@ class ExtendedRow(TypedDict):
     tests: list[OneSidedTestRow]
 
 
-class SummaryCellRow(TypedDict):
+class SummaryCellRow(CellFields):
     """``summary.json`` ``cells[]``: one (model, dataset, measure) of one submission."""
 
-    model: str
-    dataset: str
-    measure: str
     n_items: int
     sgs: float | None
     ci_low: float | None
@@ -162,12 +167,9 @@ class CellRow(SummaryCellRow):
     """labels of docs/METHOD.md "Validity labels" (``benchmark.stats.validity``); absent in older files."""
 
 
-class FamilyRow(TypedDict):
+class FamilyRow(CellFields):
     """``per_family[]``: SGS of one rewrite family."""
 
-    model: str
-    dataset: str
-    measure: str
     family: str
     n_items: int
     sgs: float | None
@@ -175,12 +177,9 @@ class FamilyRow(TypedDict):
     ci_high: float | None
 
 
-class NoiseFloorRow(TypedDict):
+class NoiseFloorRow(CellFields):
     """``noise_floor[]``: measured noise per control."""
 
-    model: str
-    dataset: str
-    measure: str
     control: str
     n_items: int
     value: float | None
@@ -337,24 +336,18 @@ class ParetoRow(TypedDict):
     pareto_optimal: bool
 
 
-class SampleSizeRow(TypedDict):
+class SampleSizeRow(CellFields):
     """``sample_size[]``: SGS deviation of random item subsets of size n."""
 
-    model: str
-    dataset: str
-    measure: str
     n: int
     n_available: int
     mean_rel_dev: float | None
     p95_rel_dev: float | None
 
 
-class SmallestNRow(TypedDict):
+class SmallestNRow(CellFields):
     """``sample_size_smallest_n[]``: the smallest n within 15 % (null when SGS is 0 or null)."""
 
-    model: str
-    dataset: str
-    measure: str
     n_available: int
     smallest_n: int | None
 
@@ -395,13 +388,10 @@ class ProfileCutRow(TypedDict):
     share_b: float | None
 
 
-class ProfileChangeRow(TypedDict):
+class ProfileChangeRow(CellFields):
     """``profile_comparison.rows[]``: one (model, dataset, headline measure) in both profiles, and the
     exact paired test of its per-item instability change, Holm-corrected over the comparison."""
 
-    model: str
-    dataset: str
-    measure: str
     sgs_a: float | None
     ci_low_a: float | None
     ci_high_a: float | None
@@ -457,13 +447,10 @@ class ProfileVariantRow(TypedDict):
     shared_paper: int
 
 
-class ProfileControlRow(TypedDict):
+class ProfileControlRow(CellFields):
     """``profile_comparison.cap_only.control[]``: a prompt-only measure on the shared variants, where the
     cap cannot act: the largest per-item difference and the same exact test, Holm over the control rows."""
 
-    model: str
-    dataset: str
-    measure: str
     n_shared: int
     n_tied: int
     max_abs_diff: float | None
@@ -540,9 +527,6 @@ class Table(Generic[R]):
 
     def __len__(self) -> int:
         return len(self.rows)
-
-    def __bool__(self) -> bool:
-        return bool(self.rows)
 
     def where(self, **match: object) -> list[R]:
         """Rows whose fields equal every keyword given (the file's order is kept)."""

@@ -20,22 +20,9 @@ from benchmark.errors import FileProblem
 from benchmark.safeload import parse_json
 
 ITEM_SIZE: dict[str, int] = {
-    "BOOL": 1,
-    "U8": 1,
-    "I8": 1,
-    "F8_E4M3": 1,
-    "F8_E5M2": 1,
-    "I16": 2,
-    "U16": 2,
-    "F16": 2,
-    "BF16": 2,
-    "I32": 4,
-    "U32": 4,
-    "F32": 4,
-    "I64": 8,
-    "U64": 8,
-    "F64": 8,
-}
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+    "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
+}  # fmt: skip
 NUMPY_TYPES: dict[str, str] = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
 """dtypes :func:`tensor_arrays` maps to numpy."""
 MAX_HEADER = 64 << 20
@@ -73,15 +60,12 @@ def read_safetensors(path: Path) -> dict[str, TensorInfo]:
     header = parse_json(raw, path, fix=FIX, max_depth=4)
     if not isinstance(header, dict):
         raise FileProblem(path, "not a safetensors file (header is not a JSON object)", FIX)
-    _check_metadata(path, header.pop("__metadata__", {}))
+    metadata = header.pop("__metadata__", {})
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise FileProblem(path, "safetensors __metadata__ is not a mapping of strings", FIX)
     tensors = {name: _tensor(path, name, spec) for name, spec in header.items()}
     _check_tiling(path, tensors, size - 8 - length)
     return tensors
-
-
-def _check_metadata(path: Path, metadata: Any) -> None:
-    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise FileProblem(path, "safetensors __metadata__ is not a mapping of strings", FIX)
 
 
 def _tensor(path: Path, name: str, spec: Any) -> TensorInfo:

@@ -154,14 +154,8 @@ def axis_label(axis: str) -> str:
 
 # Per-variant deltas table (output of benchmark.axes): ids + one column per measure + accuracy.
 DELTA_ID_COLUMNS: tuple[str, ...] = (
-    "model",
-    "dataset",
-    "item_id",
-    "variant_id",
-    "family",
-    "place",
-    "strength",
-)
+    "model", "dataset", "item_id", "variant_id", "family", "place", "strength",
+)  # fmt: skip
 # plus f"delta_{name}" per registered measure (NaN where a measure does not apply, e.g. mirroring for form)
 # plus "correct": float 0/1 (NaN without gold) — accuracy of this variant's response against gold answers.
 # The whole list, in order: benchmark.axes.measures.delta_columns().
