@@ -170,7 +170,12 @@ def build_site(
             pages += [folder + page for page in written]
         for board, _, view in extra:
             folder = profiles_view.profile_folder(str(board.board.profile))
-            links = _profile_links(inputs, board, folder)
+            # the board switcher of a profile board: the published board and this one
+            name = f"{_version(board)} ({board.board.profile} profile)"
+            links = [
+                BoardLink(published, "../" * folder.count("/"), False, True, evaluated[published]),
+                BoardLink(name, "", True, False, len(board.board.complete)),
+            ]
             written = _render_board(
                 board, staging / folder, links, shared, folder, progress=progress, comparison=view
             )
@@ -190,7 +195,6 @@ class _Shared:
     """What every board of the site shows alike."""
 
     changes: list[Change]
-    """the changelog."""
     plan: EvaluationPlan | None
     """what a new submission is run with (None without the variant set it would run on)."""
     profiles: tuple[str, ...] = ()
@@ -226,16 +230,6 @@ def _profile_boards(
         )
         out.append((board, (page, view.title if view is not None else f"{profile} profile"), view))
     return out
-
-
-def _profile_links(inputs: SiteInputs, board: SiteInputs, folder: str) -> list[BoardLink]:
-    """The board switcher of a profile board: the published board and this one."""
-    back = "../" * folder.count("/")
-    name = f"{_version(board)} ({board.board.profile} profile)"
-    return [
-        BoardLink(_version(inputs), back, False, True, len(inputs.board.complete)),
-        BoardLink(name, "", True, False, len(board.board.complete)),
-    ]
 
 
 def _render_board(
@@ -384,11 +378,7 @@ def _summary_pages(
         pareto_sentence=views.pareto_sentence(board),
     )
     writer.page("models.html", title="Models")
-    writer.page(
-        "datasets.html",
-        title="Datasets",
-        infos={d: inputs.dataset_info(d) for d in board.datasets},
-    )
+    writer.page("datasets.html", title="Datasets", infos={d: inputs.dataset_info(d) for d in board.datasets})
     writer.page(
         "methodology.html",
         title="Methodology",
@@ -472,16 +462,26 @@ def _per_item(inputs: SiteInputs, slug: str) -> list[PerItemRow]:
 
 def _all_items(inputs: SiteInputs, *, progress: bool) -> dict[str, list[ItemView]]:
     """Item views per dataset of the leaderboard, or of the variant set when nothing is evaluated yet."""
+    if inputs.variants is None:
+        return {}
+    board = inputs.board
     # Board datasets were checked by read_board; the set's names become file names too, so check them.
-    datasets = (
-        []
-        if inputs.variants is None
-        else inputs.board.datasets or [check_name(d, "dataset") for d in inputs.variants.datasets]
-    )
-    return {
-        dataset: _dataset_items(inputs, dataset)
-        for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets)
-    }
+    datasets = board.datasets or [check_name(d, "dataset") for d in inputs.variants.datasets]
+    items: dict[str, list[ItemView]] = {}
+    for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets):
+        try:
+            frame = inputs.variants.frame(dataset)
+        except SagoError:
+            items[dataset] = []  # a dataset the set does not hold: the index page says there are no items
+            continue
+        results = {
+            m["slug"]: read_model_results(board.results(m["slug"], inputs.submissions_root).path, dataset)
+            for m in board.complete
+        }
+        items[dataset] = item_views(
+            dataset, frame, {s: found for s, found in results.items() if len(found.records)}
+        )
+    return items
 
 
 def _item_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
@@ -509,20 +509,6 @@ def _item_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemV
         counts={d: len(found) for d, found in items.items()},
         has_variants=inputs.variants is not None,
     )
-
-
-def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
-    assert inputs.variants is not None
-    try:
-        frame = inputs.variants.frame(dataset)
-    except SagoError:
-        return []  # a dataset the set does not hold: the index page says there are no items
-    board = inputs.board
-    results = {
-        m["slug"]: read_model_results(board.results(m["slug"], inputs.submissions_root).path, dataset)
-        for m in board.complete
-    }
-    return item_views(dataset, frame, {slug: found for slug, found in results.items() if len(found.records)})
 
 
 def _prepare(out: Path) -> Path:
