@@ -42,7 +42,6 @@ class ModelFacts:
     """One model's description for the leaderboard table and its page."""
 
     slug: str
-    """submission slug."""
     parameters: int | None
     """parameter count from submission.yaml."""
     tuning: str | None

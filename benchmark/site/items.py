@@ -29,7 +29,6 @@ class Answer:
     """One model's behaviour on one variant."""
 
     slug: str
-    """the model."""
     response: str | None
     """greedy response (None: the model did not run this variant)."""
     finished: bool | None
@@ -65,7 +64,6 @@ class ItemView:
     """An item with all its variants."""
 
     dataset: str
-    """dataset name."""
     rank: int
     """position in the seeded sample; also the page's file name."""
     item_id: str

@@ -26,11 +26,9 @@ class ProfileRun:
     name: str
     """profile name from run.json (``"unknown"`` when run.json lacks it)."""
     items_per_dataset: int | None
-    """items run per dataset."""
     all_strengths: bool | None
     """every strength level, or only the weakest and strongest."""
     max_new_tokens: int | None
-    """generation limit."""
     partial: bool
     """runs less than the paper's setting (fewer items or levels, or a lower token limit)."""
     models: tuple[str, ...]

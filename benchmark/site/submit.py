@@ -69,11 +69,8 @@ class EvaluationPlan:
     set_name: str
     """variant set, e.g. ``sago-v1``."""
     version: str
-    """its version."""
     sha256: str
-    """its hash."""
     profile: Profile
-    """the evaluation profile."""
     prompts: int
     """prompts per model: the rows the profile selects plus one re-run of each item's baseline."""
     paces: tuple[Pace, ...]
