@@ -226,14 +226,11 @@ def _version_board(published: Path, set_name: str, version: str, submissions_roo
             f"{kept} is for {board.data['set']}/{board.data['version']}, not {set_name}/{version}; "
             "move it to the folder of its own version"
         )
-    evaluated = [
-        s
-        for s in list_slugs(submissions_root)
-        if results_dir(s, set_name, version, submissions_root).is_dir()
-    ]
+    slugs = list_slugs(submissions_root)
+    evaluated = sum(results_dir(s, set_name, version, submissions_root).is_dir() for s in slugs)
     if evaluated:
         click.echo(
-            f"note: {set_name}/{version} has results of {len(evaluated)} model(s) but no leaderboard at "
+            f"note: {set_name}/{version} has results of {evaluated} model(s) but no leaderboard at "
             f"{kept}; its board lists every model as pending (run `sago analyze --version {version}` and "
             "move its leaderboard.json there)",
             err=True,
