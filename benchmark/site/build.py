@@ -339,10 +339,7 @@ def _copy_static(site: Path) -> None:
 
 
 def _summary_pages(
-    writer: _Writer,
-    inputs: SiteInputs,
-    downloads: list[Download],
-    facts: dict[str, ModelFacts],
+    writer: _Writer, inputs: SiteInputs, downloads: list[Download], facts: dict[str, ModelFacts]
 ) -> None:
     board = inputs.board
     table = overview.leaderboard_table(board, facts)
