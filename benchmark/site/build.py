@@ -133,16 +133,11 @@ def build_site(
     others: Sequence[SiteInputs] = (),
     profiles: Sequence[SiteInputs] = (),
 ) -> BuildReport:
-    """Render the whole site into ``out`` (replaced only if an earlier build made it).
-
-    Args:
-        inputs: the published board (its leaderboard, submissions and variant set): the site's root.
-        out: target folder, e.g. ``leaderboard/site``.
-        progress: show a progress bar over the item pages.
-        others: the boards of the set's other versions, each written under ``versions/<version>/``.
-        profiles: boards of other run profiles of the published version (``sago analyze --profile``),
-            each a complete board under ``profiles/<profile>/`` with its comparison page; the published
-            board's menu gains a link to each comparison.
+    """Render the whole site into ``out`` (e.g. ``leaderboard/site``; replaced only if an earlier build made
+    it). ``inputs`` is the published board, the site's root; ``others`` are the set's other versions, each
+    under ``versions/<version>/``; ``profiles`` are the boards of the published version's other run
+    profiles (``sago analyze --profile``), each a complete board under ``profiles/<profile>/`` with its
+    comparison page, which the published board's menu links to.
     """
     boards = [inputs, *others]
     versions = [_version(b) for b in boards]
