@@ -101,12 +101,9 @@ def signed(value: Any, digits: int = 3, *, like: Any = None) -> str:
     >>> signed(0.5), signed(-2.0), signed(None), signed(0.012, like=-0.059)
     ('+0.500', '−2.00', '–', '+0.0120')
     """
-    text = num(value, digits, like=like)
     if _finite(value) and value == 0:
         return "0"
-    if _finite(value) and not text.startswith(MINUS) and value > 0:
-        return "+" + text
-    return text
+    return ("+" if _finite(value) and value > 0 else "") + num(value, digits, like=like)
 
 
 def pval(value: Any) -> str:
