@@ -86,7 +86,6 @@ class BuildReport:
     """What a build wrote."""
 
     pages: int
-    """number of HTML pages."""
     total_bytes: int
     """size of every file written."""
     largest_page: tuple[str, int]

@@ -52,7 +52,7 @@ class Point:
     """One labelled point of a scatter plot."""
 
     label: str
-    """a slug: shown next to the point."""
+    """the model's display name, shown in the legend."""
     x: float
     y: float
     marked: bool = False

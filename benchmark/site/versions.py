@@ -100,7 +100,6 @@ class Change:
     name: str
     """model display name, or the set's ``set/version``."""
     profile: str | None
-    """evaluation profile of a run."""
     prompts: int | None
     """prompts the run answered (sum of run.json ``counts``)."""
     sha256: str | None

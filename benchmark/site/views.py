@@ -250,9 +250,7 @@ class CompareRow:
     measure: MeasureRow
     """the measure's row of ``measures[]``."""
     cell_a: CellRow | None
-    """model A's cell."""
     cell_b: CellRow | None
-    """model B's cell."""
     pair: PairwiseRow | None
     """the ``pairwise[]`` row of the two (its diff is SGS of the file's model_a minus model_b)."""
     verdict: tuple[str, str | None]
