@@ -151,13 +151,9 @@ def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> B
         return pending_board(set_name, version, submissions_root)
     board = read_board(path)
     if (board.data["set"], board.data["version"]) != (set_name, version):
-        click.echo(
-            visible(
-                f"note: {path} is for {board.data['set']}/{board.data['version']}, "
-                f"not {set_name}/{version}; rendering what it holds"
-            ),
-            err=True,
-        )
+        held = f"{board.data['set']}/{board.data['version']}"
+        note = f"note: {path} is for {held}, not {set_name}/{version}; rendering what it holds"
+        click.echo(visible(note), err=True)
     return board
 
 

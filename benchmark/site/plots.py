@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 
 from benchmark.errors import visible
 
+_METADATA = ("Date", "Creator", "Format", "Type")  # left out (None), so a rebuild writes the same bytes
 _INK = "#0a0b0c"  # sentinel: replaced by currentColor in the written SVG
 _INKED = ("text.color", "axes.labelcolor", "axes.edgecolor", "xtick.color", "ytick.color")
 _STYLE: Any = {  # Any: matplotlib types rcParams keys as a Literal union
@@ -70,12 +71,7 @@ def to_svg(fig: Figure, key: str, title: str, desc: str) -> Markup:
     it seeds the SVG ids, so two plots on one page never share one."""
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": f"sago-{key}", **_STYLE}):
-        fig.savefig(
-            buf,
-            format="svg",
-            transparent=True,
-            metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
-        )
+        fig.savefig(buf, format="svg", transparent=True, metadata=dict.fromkeys(_METADATA))
     text = buf.getvalue()
     text = text[text.index("<svg") :].replace(_INK, "currentColor")
     text = _FONT_RE.sub("font-family: inherit", text)
