@@ -243,11 +243,10 @@ def _render_board(
     and a hundred prompt-only pages per version would outweigh the rest of the site.
     """
     board = inputs.board
-    version = str(board.data.get("generator", {}).get("version", ""))
     runs = read_runs(board, inputs.submissions_root)
     header = run_header(board, runs)
     facts = all_facts(board, inputs.submissions_root)
-    cite = Citation(inputs.repo_url, version)
+    cite = Citation(inputs.repo_url, header.benchmark_version)
     writer = _Writer(
         folder,
         {

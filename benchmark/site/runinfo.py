@@ -140,10 +140,6 @@ def run_header(board: Board, runs: Mapping[str, RunDocument]) -> RunHeader:
     )
     dates = sorted({(r.finished_at or "")[:10] for r in runs.values()} - {""})
     sha = next((s for r in runs.values() if (s := r.variant_set_sha256 or r.nested_variant_set_sha256)), None)
-    return RunHeader(
-        str(board.data.get("generator", {}).get("version", "")),
-        f"{board.data.get('set', '')}/{board.data.get('version', '')}",
-        sha,
-        profiles,
-        tuple(dates),
-    )
+    generator = str(board.data.get("generator", {}).get("version", ""))
+    variant_set = f"{board.data.get('set', '')}/{board.data.get('version', '')}"
+    return RunHeader(generator, variant_set, sha, profiles, tuple(dates))
