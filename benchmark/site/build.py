@@ -247,6 +247,10 @@ def _render_board(
     header = run_header(board, runs)
     facts = all_facts(board, inputs.submissions_root)
     cite = Citation(inputs.repo_url, header.benchmark_version)
+    # the API page is linked from the menu of its board only; the comparison of the cap from the published
+    # board (``menu``) and from the profile's own board
+    api = (("api.html", "API models"),) if inputs.api_rows else ()
+    own = ((profiles_view.COMPARISON_PAGE, comparison.title),) if comparison is not None else ()
     writer = _Writer(
         folder,
         {
@@ -256,6 +260,7 @@ def _render_board(
             "header": header,
             "cite": cite,
             "board_url": cite.site_url + prefix,
+            "nav": (*NAV, *api, *menu, *own),
             "boards": links,
             "facts": facts,
             "file_facts": files_that_ran(runs, inputs.model_files),
@@ -270,12 +275,6 @@ def _render_board(
     downloads = copy_downloads(board, inputs.submissions_root, set_dir, folder, snapshot=snapshot)
     published = next(link for link in links if link.current).published
     items = _all_items(inputs, progress=progress) if published or board.complete else {}
-    if inputs.api_rows:  # its own page, linked from the menu of this board only
-        writer.common["nav"] = (*NAV, ("api.html", "API models"))
-    if comparison is not None:
-        menu = (*menu, (profiles_view.COMPARISON_PAGE, comparison.title))
-    if menu:  # the comparison of the cap: linked from the published board and from the profile's own
-        writer.common["nav"] = (*writer.common.get("nav", NAV), *menu)
     _summary_pages(writer, inputs, downloads, facts)
     if comparison is not None:
         writer.page(
