@@ -17,9 +17,10 @@ from markupsafe import Markup
 
 from benchmark.axes.measures import measure_label
 from benchmark.errors import human_size, visible
+from benchmark.schema import axis_label
 from benchmark.site import findings
 from benchmark.site.facts import percent
-from benchmark.site.labels import AXIS_QUESTIONS, axis_label, stand_in_reason
+from benchmark.site.labels import AXIS_QUESTIONS, stand_in_reason
 from benchmark.site.overview import NO_COMPOSITE
 
 NAV: tuple[tuple[str, str], ...] = (
