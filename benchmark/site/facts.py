@@ -145,6 +145,4 @@ def percent(share: float | None) -> str:
     if share is None or not math.isfinite(share):
         return "\u2013"
     value = 100 * share
-    if value in (0, 100):
-        return f"{value:.0f} %"
-    return f"{value:.3g} %"
+    return f"{value:.0f} %" if value in (0, 100) else f"{value:.3g} %"

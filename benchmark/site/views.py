@@ -280,8 +280,7 @@ def oriented(pair: PairwiseRow | None, first: str) -> Difference:
     value, low, high = pair.get("diff"), pair.get("ci_low"), pair.get("ci_high")
     if pair.get("model_a") == first:
         return Difference(value, low, high)
-    flip = [None if v is None else -float(v) for v in (value, high, low)]
-    return Difference(*flip)
+    return Difference(*(None if v is None else -float(v) for v in (value, high, low)))
 
 
 @dataclass(frozen=True)
