@@ -86,7 +86,6 @@ class BuildReport:
     """What a build wrote."""
 
     pages: int
-    """number of HTML pages."""
     total_bytes: int
     """size of every file written."""
     largest_page: tuple[str, int]
@@ -133,16 +132,11 @@ def build_site(
     others: Sequence[SiteInputs] = (),
     profiles: Sequence[SiteInputs] = (),
 ) -> BuildReport:
-    """Render the whole site into ``out`` (replaced only if an earlier build made it).
-
-    Args:
-        inputs: the published board (its leaderboard, submissions and variant set): the site's root.
-        out: target folder, e.g. ``leaderboard/site``.
-        progress: show a progress bar over the item pages.
-        others: the boards of the set's other versions, each written under ``versions/<version>/``.
-        profiles: boards of other run profiles of the published version (``sago analyze --profile``),
-            each a complete board under ``profiles/<profile>/`` with its comparison page; the published
-            board's menu gains a link to each comparison.
+    """Render the whole site into ``out`` (e.g. ``leaderboard/site``; replaced only if an earlier build made
+    it). ``inputs`` is the published board, the site's root; ``others`` are the set's other versions, each
+    under ``versions/<version>/``; ``profiles`` are the boards of the published version's other run
+    profiles (``sago analyze --profile``), each a complete board under ``profiles/<profile>/`` with its
+    comparison page, which the published board's menu links to.
     """
     boards = [inputs, *others]
     versions = [_version(b) for b in boards]
@@ -170,7 +164,12 @@ def build_site(
             pages += [folder + page for page in written]
         for board, _, view in extra:
             folder = profiles_view.profile_folder(str(board.board.profile))
-            links = _profile_links(inputs, board, folder)
+            # the board switcher of a profile board: the published board and this one
+            name = f"{_version(board)} ({board.board.profile} profile)"
+            links = [
+                BoardLink(published, "../" * folder.count("/"), False, True, evaluated[published]),
+                BoardLink(name, "", True, False, len(board.board.complete)),
+            ]
             written = _render_board(
                 board, staging / folder, links, shared, folder, progress=progress, comparison=view
             )
@@ -190,7 +189,6 @@ class _Shared:
     """What every board of the site shows alike."""
 
     changes: list[Change]
-    """the changelog."""
     plan: EvaluationPlan | None
     """what a new submission is run with (None without the variant set it would run on)."""
     profiles: tuple[str, ...] = ()
@@ -228,16 +226,6 @@ def _profile_boards(
     return out
 
 
-def _profile_links(inputs: SiteInputs, board: SiteInputs, folder: str) -> list[BoardLink]:
-    """The board switcher of a profile board: the published board and this one."""
-    back = "../" * folder.count("/")
-    name = f"{_version(board)} ({board.board.profile} profile)"
-    return [
-        BoardLink(_version(inputs), back, False, True, len(inputs.board.complete)),
-        BoardLink(name, "", True, False, len(board.board.complete)),
-    ]
-
-
 def _render_board(
     inputs: SiteInputs,
     folder: Path,
@@ -255,11 +243,14 @@ def _render_board(
     and a hundred prompt-only pages per version would outweigh the rest of the site.
     """
     board = inputs.board
-    version = str(board.data.get("generator", {}).get("version", ""))
     runs = read_runs(board, inputs.submissions_root)
     header = run_header(board, runs)
     facts = all_facts(board, inputs.submissions_root)
-    cite = Citation(inputs.repo_url, version)
+    cite = Citation(inputs.repo_url, header.benchmark_version)
+    # the API page is linked from the menu of its board only; the comparison of the cap from the published
+    # board (``menu``) and from the profile's own board
+    api = (("api.html", "API models"),) if inputs.api_rows else ()
+    own = ((profiles_view.COMPARISON_PAGE, comparison.title),) if comparison is not None else ()
     writer = _Writer(
         folder,
         {
@@ -269,6 +260,7 @@ def _render_board(
             "header": header,
             "cite": cite,
             "board_url": cite.site_url + prefix,
+            "nav": (*NAV, *api, *menu, *own),
             "boards": links,
             "facts": facts,
             "file_facts": files_that_ran(runs, inputs.model_files),
@@ -283,12 +275,6 @@ def _render_board(
     downloads = copy_downloads(board, inputs.submissions_root, set_dir, folder, snapshot=snapshot)
     published = next(link for link in links if link.current).published
     items = _all_items(inputs, progress=progress) if published or board.complete else {}
-    if inputs.api_rows:  # its own page, linked from the menu of this board only
-        writer.common["nav"] = (*NAV, ("api.html", "API models"))
-    if comparison is not None:
-        menu = (*menu, (profiles_view.COMPARISON_PAGE, comparison.title))
-    if menu:  # the comparison of the cap: linked from the published board and from the profile's own
-        writer.common["nav"] = (*writer.common.get("nav", NAV), *menu)
     _summary_pages(writer, inputs, downloads, facts)
     if comparison is not None:
         writer.page(
@@ -345,10 +331,7 @@ def _copy_static(site: Path) -> None:
 
 
 def _summary_pages(
-    writer: _Writer,
-    inputs: SiteInputs,
-    downloads: list[Download],
-    facts: dict[str, ModelFacts],
+    writer: _Writer, inputs: SiteInputs, downloads: list[Download], facts: dict[str, ModelFacts]
 ) -> None:
     board = inputs.board
     table = overview.leaderboard_table(board, facts)
@@ -384,11 +367,7 @@ def _summary_pages(
         pareto_sentence=views.pareto_sentence(board),
     )
     writer.page("models.html", title="Models")
-    writer.page(
-        "datasets.html",
-        title="Datasets",
-        infos={d: inputs.dataset_info(d) for d in board.datasets},
-    )
+    writer.page("datasets.html", title="Datasets", infos={d: inputs.dataset_info(d) for d in board.datasets})
     writer.page(
         "methodology.html",
         title="Methodology",
@@ -472,16 +451,26 @@ def _per_item(inputs: SiteInputs, slug: str) -> list[PerItemRow]:
 
 def _all_items(inputs: SiteInputs, *, progress: bool) -> dict[str, list[ItemView]]:
     """Item views per dataset of the leaderboard, or of the variant set when nothing is evaluated yet."""
+    if inputs.variants is None:
+        return {}
+    board = inputs.board
     # Board datasets were checked by read_board; the set's names become file names too, so check them.
-    datasets = (
-        []
-        if inputs.variants is None
-        else inputs.board.datasets or [check_name(d, "dataset") for d in inputs.variants.datasets]
-    )
-    return {
-        dataset: _dataset_items(inputs, dataset)
-        for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets)
-    }
+    datasets = board.datasets or [check_name(d, "dataset") for d in inputs.variants.datasets]
+    items: dict[str, list[ItemView]] = {}
+    for dataset in tqdm(datasets, desc="item pages", unit="dataset", disable=not progress or not datasets):
+        try:
+            frame = inputs.variants.frame(dataset)
+        except SagoError:
+            items[dataset] = []  # a dataset the set does not hold: the index page says there are no items
+            continue
+        results = {
+            m["slug"]: read_model_results(board.results(m["slug"], inputs.submissions_root).path, dataset)
+            for m in board.complete
+        }
+        items[dataset] = item_views(
+            dataset, frame, {s: found for s, found in results.items() if len(found.records)}
+        )
+    return items
 
 
 def _item_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemView]]) -> None:
@@ -509,20 +498,6 @@ def _item_pages(writer: _Writer, inputs: SiteInputs, items: dict[str, list[ItemV
         counts={d: len(found) for d, found in items.items()},
         has_variants=inputs.variants is not None,
     )
-
-
-def _dataset_items(inputs: SiteInputs, dataset: str) -> list[ItemView]:
-    assert inputs.variants is not None
-    try:
-        frame = inputs.variants.frame(dataset)
-    except SagoError:
-        return []  # a dataset the set does not hold: the index page says there are no items
-    board = inputs.board
-    results = {
-        m["slug"]: read_model_results(board.results(m["slug"], inputs.submissions_root).path, dataset)
-        for m in board.complete
-    }
-    return item_views(dataset, frame, {slug: found for slug, found in results.items() if len(found.records)})
 
 
 def _prepare(out: Path) -> Path:

@@ -151,13 +151,9 @@ def _board(path: Path, set_name: str, version: str, submissions_root: Path) -> B
         return pending_board(set_name, version, submissions_root)
     board = read_board(path)
     if (board.data["set"], board.data["version"]) != (set_name, version):
-        click.echo(
-            visible(
-                f"note: {path} is for {board.data['set']}/{board.data['version']}, "
-                f"not {set_name}/{version}; rendering what it holds"
-            ),
-            err=True,
-        )
+        held = f"{board.data['set']}/{board.data['version']}"
+        note = f"note: {path} is for {held}, not {set_name}/{version}; rendering what it holds"
+        click.echo(visible(note), err=True)
     return board
 
 
@@ -226,14 +222,11 @@ def _version_board(published: Path, set_name: str, version: str, submissions_roo
             f"{kept} is for {board.data['set']}/{board.data['version']}, not {set_name}/{version}; "
             "move it to the folder of its own version"
         )
-    evaluated = [
-        s
-        for s in list_slugs(submissions_root)
-        if results_dir(s, set_name, version, submissions_root).is_dir()
-    ]
+    slugs = list_slugs(submissions_root)
+    evaluated = sum(results_dir(s, set_name, version, submissions_root).is_dir() for s in slugs)
     if evaluated:
         click.echo(
-            f"note: {set_name}/{version} has results of {len(evaluated)} model(s) but no leaderboard at "
+            f"note: {set_name}/{version} has results of {evaluated} model(s) but no leaderboard at "
             f"{kept}; its board lists every model as pending (run `sago analyze --version {version}` and "
             "move its leaderboard.json there)",
             err=True,

@@ -65,30 +65,15 @@ def copy_downloads(
     return found
 
 
+# a table, one line per kind of column (the formatter would put each name on a line of its own)
+# fmt: off
 CSV_COLUMNS = (
-    "model",
-    "model_name",
-    "dataset",
-    "axis",
-    "measure",
-    "measure_name",
-    "n_items",
-    "sgs",
-    "ci_low",
-    "ci_high",
-    "sgs_extended",
-    "noise_floor",
-    "rank",
-    "rank_low",
-    "rank_high",
-    "tie_group",
-    "epsilon",
-    "p_exact",
-    "p_holm",
-    "verdict",
-    "p_t",
-    "p_t_holm",
+    "model", "model_name", "dataset", "axis", "measure", "measure_name", "n_items",
+    "sgs", "ci_low", "ci_high", "sgs_extended", "noise_floor",
+    "rank", "rank_low", "rank_high", "tie_group",
+    "epsilon", "p_exact", "p_holm", "verdict", "p_t", "p_t_holm",
 )
+# fmt: on
 """Columns of ``cells.csv``: one row per (model, dataset, measure) cell, the test at the primary ε: the
 exact test's ``p_exact`` (raw) and ``p_holm``/``verdict`` (corrected), then the paper's t-test (``p_t`` raw,
 ``p_t_holm`` corrected)."""

@@ -42,7 +42,6 @@ class ModelFacts:
     """One model's description for the leaderboard table and its page."""
 
     slug: str
-    """submission slug."""
     parameters: int | None
     """parameter count from submission.yaml."""
     tuning: str | None
@@ -80,13 +79,6 @@ def readable_count(value: int | None) -> str:
     return str(value)
 
 
-def _submission(slug: str, root: Path) -> Submission | None:
-    try:
-        return load_submission(slug, root)
-    except SagoError:
-        return None  # `sago submissions validate` reports it
-
-
 def _parameters(model: ModelRow) -> int | None:
     value = model.get("parameters")
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -109,7 +101,11 @@ def _from_run(model: ModelRow, run: RunRow) -> ModelFacts:
 
 def _declared(model: ModelRow, submissions_root: Path) -> ModelFacts:
     """What submission.yaml and the model's names say, for a row without a ``run`` block."""
-    submission = _submission(model["slug"], submissions_root)
+    submission: Submission | None
+    try:
+        submission = load_submission(model["slug"], submissions_root)
+    except SagoError:
+        submission = None  # `sago submissions validate` reports it
     tuning, declared = tuning_of(submission, (str(model.get("name") or ""), model["slug"]))
     dtype = model.get("dtype")
     return ModelFacts(
@@ -149,6 +145,4 @@ def percent(share: float | None) -> str:
     if share is None or not math.isfinite(share):
         return "\u2013"
     value = 100 * share
-    if value in (0, 100):
-        return f"{value:.0f} %"
-    return f"{value:.3g} %"
+    return f"{value:.0f} %" if value in (0, 100) else f"{value:.3g} %"

@@ -57,8 +57,7 @@ def headline(board: Board) -> list[str]:
     instability verdicts with one too (the README quotes them, and the site says the same). A file whose
     ``claims`` were not stored (examples built by hand) gets them from the same engine.
     """
-    stored = list(board.document.claims) or claims.claims(board.document)
-    return [c["text"] for c in stored if c.get("headline")]
+    return [full or plain for (plain, full), headline in _claim_pairs(board) if headline]
 
 
 def headline_claims(board: Board) -> list[tuple[str, str | None]]:

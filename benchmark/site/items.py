@@ -29,7 +29,6 @@ class Answer:
     """One model's behaviour on one variant."""
 
     slug: str
-    """the model."""
     response: str | None
     """greedy response (None: the model did not run this variant)."""
     finished: bool | None
@@ -65,7 +64,6 @@ class ItemView:
     """An item with all its variants."""
 
     dataset: str
-    """dataset name."""
     rank: int
     """position in the seeded sample; also the page's file name."""
     item_id: str
@@ -157,17 +155,13 @@ def _mark_changes(variants: list[VariantView]) -> list[VariantView]:
                     largest[(a.slug, measure)] = (abs(value), v.variant_id)
     marked = [variants[0]]
     for v in variants[1:]:
-        answers = tuple(
-            replace(
-                a,
-                flipped=a.correct is not None
-                and baseline.get(a.slug) is not None
-                and a.correct != baseline[a.slug],
-                largest=tuple(m for m, _ in a.deltas if largest.get((a.slug, m), (0, ""))[1] == v.variant_id),
-            )
-            for a in v.answers
-        )
-        marked.append(replace(v, answers=answers))
+        answers = []
+        for a in v.answers:
+            before = baseline.get(a.slug)
+            flipped = a.correct is not None and before is not None and a.correct != before
+            own = tuple(m for m, _ in a.deltas if largest.get((a.slug, m), (0, ""))[1] == v.variant_id)
+            answers.append(replace(a, flipped=flipped, largest=own))
+        marked.append(replace(v, answers=tuple(answers)))
     return marked
 
 

@@ -1,13 +1,11 @@
-"""Readable names of the axes; the ids stay in tooltips.
+"""What each axis asks and why each dataset is on the board, in words.
 
-Presentation only: the numbers and the measure definitions come from ``leaderboard.json``. A measure's
-label is declared with the measure (``benchmark.axes.measures.measure_label``).
+Presentation only: the numbers and the measure definitions come from ``leaderboard.json``. An axis's
+label is declared with the axes (``benchmark.schema.axis_label``), a measure's with the measure
+(``benchmark.axes.measures.measure_label``).
 """
 
 from __future__ import annotations
-
-from benchmark.schema import AXIS_LABELS as AXIS_LABELS
-from benchmark.schema import axis_label as axis_label
 
 AXIS_QUESTIONS: dict[str, str] = {
     "activations": "does the model's internal state at the last prompt token move?",

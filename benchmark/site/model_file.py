@@ -40,7 +40,6 @@ class FileFacts:
     precision: str
     """the file type it declares and the bits per weight its tensor table spends."""
     context_length: str
-    """the context length in tokens."""
 
 
 def system_turn_text(facts: PackagedFacts) -> str:

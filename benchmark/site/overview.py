@@ -30,9 +30,7 @@ class TableRow:
     """One model on one dataset choice."""
 
     slug: str
-    """submission slug."""
     name: str
-    """display name."""
     complete: bool
     """has results (a pending model shows its facts and no numbers)."""
     cells: Mapping[str, CellRow | None]
@@ -122,7 +120,6 @@ class ModelTrust:
     """What limits one model's numbers."""
 
     name: str
-    """display name."""
     slug: str
     """submission slug (the key of its ``accuracy[]`` rows)."""
     cut: Truncation | None
@@ -142,7 +139,6 @@ class Trust:
     stand_ins: tuple[tuple[str, str], ...]
     """(dataset, the authors' dataset it replaces) for every dataset that is not one of the paper's."""
     datasets: int
-    """datasets on the board."""
     items_per_dataset: tuple[int, int] | None
     """fewest and most items per dataset behind a model's numbers."""
     models: tuple[ModelTrust, ...]

@@ -26,19 +26,13 @@ from matplotlib.figure import Figure
 
 from benchmark.errors import visible
 
+_METADATA = ("Date", "Creator", "Format", "Type")  # left out (None), so a rebuild writes the same bytes
 _INK = "#0a0b0c"  # sentinel: replaced by currentColor in the written SVG
+_INKED = ("text.color", "axes.labelcolor", "axes.edgecolor", "xtick.color", "ytick.color")
 _STYLE: Any = {  # Any: matplotlib types rcParams keys as a Literal union
-    "svg.fonttype": "none",
-    "font.size": 9.5,
-    "text.color": _INK,
-    "axes.labelcolor": _INK,
-    "axes.edgecolor": _INK,
-    "xtick.color": _INK,
-    "ytick.color": _INK,
-    "axes.titlesize": 10.5,
-    "legend.fontsize": 9,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
+    **dict.fromkeys(_INKED, _INK),
+    **{"svg.fonttype": "none", "font.size": 9.5, "axes.titlesize": 10.5, "legend.fontsize": 9},
+    **{"xtick.labelsize": 9, "ytick.labelsize": 9},
 }
 _SMALLEST_FONT = 8.5  # pt: 11.3 px when a plot is shown at its natural size
 NARROW_WIDTH = 3.6
@@ -59,11 +53,9 @@ class Point:
     """One labelled point of a scatter plot."""
 
     label: str
-    """a slug: shown next to the point."""
+    """the model's display name, shown in the legend."""
     x: float
-    """horizontal position."""
     y: float
-    """vertical position."""
     marked: bool = False
     """drawn with a ring (e.g. Pareto-optimal)."""
 
@@ -79,12 +71,7 @@ def to_svg(fig: Figure, key: str, title: str, desc: str) -> Markup:
     it seeds the SVG ids, so two plots on one page never share one."""
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": f"sago-{key}", **_STYLE}):
-        fig.savefig(
-            buf,
-            format="svg",
-            transparent=True,
-            metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
-        )
+        fig.savefig(buf, format="svg", transparent=True, metadata=dict.fromkeys(_METADATA))
     text = buf.getvalue()
     text = text[text.index("<svg") :].replace(_INK, "currentColor")
     text = _FONT_RE.sub("font-family: inherit", text)
@@ -121,64 +108,37 @@ def _finite(value: float | None) -> TypeGuard[float]:
     return value is not None and math.isfinite(value)
 
 
+Matrix = Sequence[Sequence[float | None]]
+
+
 def pair_heatmap(
-    matrix: Sequence[Sequence[float | None]],
-    labels: Sequence[str],
-    *,
-    key: str,
-    title: str,
-    desc: str,
-    narrow: bool = False,
+    matrix: Matrix, labels: Sequence[str], *, key: str, title: str, desc: str, narrow: bool = False
 ) -> Markup:
-    """A symmetric matrix of pair statistics drawn as its lower triangle only (each pair once).
+    """A symmetric matrix of pair statistics in [-1, 1] drawn as its lower triangle only (each pair once);
+    missing values are left blank with a dash.
 
-    The first row and the last column hold no pair below the diagonal, so they are dropped.
+    The first row and the last column hold no pair below the diagonal, so they are dropped. The ``narrow``
+    variant (for phones) is :data:`NARROW_WIDTH` wide, with upright column labels turned a quarter and one
+    decimal per cell once the cells get small.
     """
-    trimmed = [list(row[:-1]) for row in matrix[1:]]
-    return heatmap(
-        trimmed, labels[1:], labels[:-1], key=key, title=title, desc=desc, lower_triangle=True, narrow=narrow
-    )
-
-
-def heatmap(
-    matrix: Sequence[Sequence[float | None]],
-    rows: Sequence[str],
-    cols: Sequence[str],
-    *,
-    key: str,
-    title: str,
-    desc: str,
-    vmin: float = -1.0,
-    vmax: float = 1.0,
-    lower_triangle: bool = False,
-    narrow: bool = False,
-) -> Markup:
-    """A labelled matrix of numbers in [vmin, vmax]; missing values are left blank with a dash.
-
-    With ``lower_triangle``, cells right of the diagonal (column > row) are left out entirely. The
-    ``narrow`` variant (for phones) is :data:`NARROW_WIDTH` wide, with upright column labels turned a
-    quarter and one decimal per cell once the cells get small.
-    """
+    rows, cols = labels[1:], labels[:-1]
     with matplotlib.rc_context(_STYLE):
         size = max(len(rows), len(cols), 1)
-        fig = (
-            _figure(NARROW_WIDTH, 2.0 + 0.36 * size)
-            if narrow
-            else _figure(2.2 + 0.62 * size, 1.6 + 0.5 * size)
-        )
+        width, height = (NARROW_WIDTH, 2.0 + 0.36 * size) if narrow else (2.2 + 0.62 * size, 1.6 + 0.5 * size)
+        fig = _figure(width, height)
         ax = fig.add_subplot()
-        shown = [[not lower_triangle or j <= i for j in range(len(cols))] for i in range(len(rows))]
+        shown = [[j <= i for j in range(len(cols))] for i in range(len(rows))]
         values = [
-            [v if _finite(v) and shown[i][j] else math.nan for j, v in enumerate(row)]
-            for i, row in enumerate(matrix)
+            [v if _finite(v) and shown[i][j] else math.nan for j, v in enumerate(row[:-1])]
+            for i, row in enumerate(matrix[1:])
         ]
-        # Vector cells (pcolormesh, not imshow, which embeds a PNG) in ten colour steps: few enough
-        # that the colour bar stays vector too, and a reader can match a cell to the scale.
-        norm = BoundaryNorm([vmin + (vmax - vmin) * k / 10 for k in range(11)], ncolors=256)
+        # Vector cells (pcolormesh, not imshow, which embeds a PNG) in ten colour steps over [-1, 1]: few
+        # enough that the colour bar stays vector too, and a reader can match a cell to the scale.
+        norm = BoundaryNorm([-1.0 + 2.0 * k / 10 for k in range(11)], ncolors=256)
         mesh = ax.pcolormesh(numpy.ma.masked_invalid(values), cmap="RdBu", norm=norm)
         ax.set_aspect("equal")
         ax.invert_yaxis()
-        _annotate(ax, values, shown, vmin, vmax, digits=1 if narrow and size > 4 else 2)
+        _annotate(ax, values, shown, digits=1 if narrow and size > 4 else 2)
         ax.set_xticks(
             [j + 0.5 for j in range(len(cols))],
             [visible(c) for c in cols],
@@ -187,8 +147,7 @@ def heatmap(
         )
         ax.set_yticks([i + 0.5 for i in range(len(rows))], [visible(r) for r in rows])
         ax.tick_params(length=0)
-        if lower_triangle:
-            ax.spines[["top", "right"]].set_visible(False)
+        ax.spines[["top", "right"]].set_visible(False)
         _title(fig, ax, title, narrow)
         fig.colorbar(mesh, ax=ax, shrink=0.8, location="bottom" if narrow else "right")
         return to_svg(fig, key, title, desc)
@@ -222,9 +181,7 @@ def _cell_text(value: float, digits: int) -> str:
     return (re.sub(r"^(-?)0\.", r"\1.", text) if digits == 1 else text).replace("-", "\u2212")
 
 
-def _annotate(
-    ax: Axes, values: list[list[float]], shown: list[list[bool]], vmin: float, vmax: float, *, digits: int
-) -> None:
+def _annotate(ax: Axes, values: list[list[float]], shown: list[list[bool]], *, digits: int) -> None:
     """Write each shown number in its cell, light on dark colours and dark on light ones."""
     for i, row in enumerate(values):
         for j, value in enumerate(row):
@@ -233,7 +190,7 @@ def _annotate(
             if math.isnan(value):
                 ax.text(j + 0.5, i + 0.5, "–", ha="center", va="center", color=_INK)
                 continue
-            colour = "#ffffff" if abs(value) > 0.6 * max(abs(vmin), abs(vmax)) else "#111111"
+            colour = "#ffffff" if abs(value) > 0.6 else "#111111"
             text = _cell_text(value, digits)
             ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=_SMALLEST_FONT, color=colour)
 
@@ -278,9 +235,7 @@ class Interval:
     value: float | None
     """the estimate; None draws nothing."""
     low: float | None
-    """lower CI bound."""
     high: float | None
-    """upper CI bound."""
 
 
 def intervals(

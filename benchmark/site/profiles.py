@@ -89,6 +89,8 @@ def _cut_part(cut: int | None, total: int | None, share: float | None, cap: int,
     return validity.labelled(f"{cut} of {total}{lead} at {cap} tokens ({_share(share)})", labels)
 
 
+_OUTCOMES = {SIGNIFICANT: "significantly changed", "not significant": "no significant change"}
+"""A change row's verdict in words when the row gives no direction (any other verdict is said as is)."""
 AS_RUN, CAP_ONLY = "as run, cap and variant mix", "shared variants, cap alone"
 """The two scopes of a change row: every variant each profile ran (the cap and the variant mix together),
 and only the variants both ran (the cap alone)."""
@@ -116,14 +118,9 @@ def change_sentence(
     # the caps are the page's subject (its title names them in tokens): no unit here, so that a row with a
     # three-word model name and a two-word measure name still reads in at most 25 words
     at_b = validity.labelled(f"{_sgs(row['sgs_b'])} at {cap_b}", row["validity_b"])
+    outcome = _OUTCOMES.get(row["verdict"] or "", row["verdict"] or "no test")
     if row["verdict"] == SIGNIFICANT and row["mean_diff"] is not None:
         outcome = f"significantly {'higher' if row['mean_diff'] > 0 else 'lower'} at {cap_b}"
-    elif row["verdict"] == SIGNIFICANT:
-        outcome = "significantly changed"
-    elif row["verdict"] == "not significant":
-        outcome = "no significant change"
-    else:
-        outcome = row["verdict"] or "no test"
     outcome = validity.labelled(outcome, row["validity"])
     # the display name the tables show, so a sentence and its table row read alike
     return f"{name}, {measure_label(row['measure'])}, {scope}: SGS {at_a}, {at_b}; {outcome}."

@@ -17,9 +17,10 @@ from markupsafe import Markup
 
 from benchmark.axes.measures import measure_label
 from benchmark.errors import human_size, visible
+from benchmark.schema import axis_label
 from benchmark.site import findings
 from benchmark.site.facts import percent
-from benchmark.site.labels import AXIS_QUESTIONS, axis_label, stand_in_reason
+from benchmark.site.labels import AXIS_QUESTIONS, stand_in_reason
 from benchmark.site.overview import NO_COMPOSITE
 
 NAV: tuple[tuple[str, str], ...] = (
@@ -101,12 +102,9 @@ def signed(value: Any, digits: int = 3, *, like: Any = None) -> str:
     >>> signed(0.5), signed(-2.0), signed(None), signed(0.012, like=-0.059)
     ('+0.500', '−2.00', '–', '+0.0120')
     """
-    text = num(value, digits, like=like)
     if _finite(value) and value == 0:
         return "0"
-    if _finite(value) and not text.startswith(MINUS) and value > 0:
-        return "+" + text
-    return text
+    return ("+" if _finite(value) and value > 0 else "") + num(value, digits, like=like)
 
 
 def pval(value: Any) -> str:

@@ -26,11 +26,9 @@ class ProfileRun:
     name: str
     """profile name from run.json (``"unknown"`` when run.json lacks it)."""
     items_per_dataset: int | None
-    """items run per dataset."""
     all_strengths: bool | None
     """every strength level, or only the weakest and strongest."""
     max_new_tokens: int | None
-    """generation limit."""
     partial: bool
     """runs less than the paper's setting (fewer items or levels, or a lower token limit)."""
     models: tuple[str, ...]
@@ -142,10 +140,6 @@ def run_header(board: Board, runs: Mapping[str, RunDocument]) -> RunHeader:
     )
     dates = sorted({(r.finished_at or "")[:10] for r in runs.values()} - {""})
     sha = next((s for r in runs.values() if (s := r.variant_set_sha256 or r.nested_variant_set_sha256)), None)
-    return RunHeader(
-        str(board.data.get("generator", {}).get("version", "")),
-        f"{board.data.get('set', '')}/{board.data.get('version', '')}",
-        sha,
-        profiles,
-        tuple(dates),
-    )
+    generator = str(board.data.get("generator", {}).get("version", ""))
+    variant_set = f"{board.data.get('set', '')}/{board.data.get('version', '')}"
+    return RunHeader(generator, variant_set, sha, profiles, tuple(dates))

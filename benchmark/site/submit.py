@@ -46,13 +46,11 @@ class Pace:
     """How long one committed run took: the measured pace of the maintainers' hardware."""
 
     name: str
-    """model display name."""
     prompts: int
     """prompts answered (run.json ``tokens.requests``)."""
     seconds: float
     """model time (run.json ``timings.model_seconds``)."""
     max_new_tokens: int | None
-    """token cap of that run."""
     hardware: str
     """e.g. ``CPU, 1 thread of 2 cores``."""
 
@@ -69,11 +67,8 @@ class EvaluationPlan:
     set_name: str
     """variant set, e.g. ``sago-v1``."""
     version: str
-    """its version."""
     sha256: str
-    """its hash."""
     profile: Profile
-    """the evaluation profile."""
     prompts: int
     """prompts per model: the rows the profile selects plus one re-run of each item's baseline."""
     paces: tuple[Pace, ...]

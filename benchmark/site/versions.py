@@ -100,7 +100,6 @@ class Change:
     name: str
     """model display name, or the set's ``set/version``."""
     profile: str | None
-    """evaluation profile of a run."""
     prompts: int | None
     """prompts the run answered (sum of run.json ``counts``)."""
     sha256: str | None
@@ -166,7 +165,6 @@ def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) ->
     ``run.json`` files under ``submissions_root``.
     """
     runs: list[Change] = []
-    evaluated: set[str] = set()
     slugs = list_slugs(submissions_root)
     for slug in slugs:
         name = _name(slug, submissions_root)
@@ -177,7 +175,7 @@ def changelog(set_name: str, sets: Mapping[str, str], submissions_root: Path) ->
                 change = _run_change(slug, name, version, folder, profile) if folder.run.is_file() else None
                 if change is not None:
                     runs.append(change)
-                    evaluated.add(slug)
+    evaluated = {c.slug for c in runs}
     runs.sort(key=lambda c: (c.date or "", c.version or "", c.name), reverse=True)
     frozen = [
         Change(

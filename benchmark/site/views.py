@@ -30,9 +30,7 @@ class RankedModel:
     """One model's row in a ranking table: its cells keyed by measure name."""
 
     slug: str
-    """submission slug."""
     name: str
-    """display name."""
     cells: dict[str, CellRow]
     """``cells[]`` rows of the leaderboard, by measure."""
 
@@ -149,14 +147,10 @@ def tau_heatmaps(board: Board) -> list[Figure]:
             f"Kendall tau-b between the model rankings of each pair of datasets on {label}; "
             "1 = same order, -1 = reversed; the same numbers are in the table below."
         )
+        title = f"Ranking agreement between datasets: {label}"
+        key = f"tau-{measure['name']}"
         figure = _both(
-            measure["name"],
-            plots.pair_heatmap,
-            matrix,
-            board.datasets,
-            key=f"tau-{measure['name']}",
-            title=f"Ranking agreement between datasets: {label}",
-            desc=desc,
+            measure["name"], plots.pair_heatmap, matrix, board.datasets, key=key, title=title, desc=desc
         )
         figures.append(figure)
     return figures
@@ -172,7 +166,8 @@ def independence_heatmap(board: Board) -> Figure | None:
     """Spearman ρ of per-item instability between measures over all models: the per-model ρ combined
     (``scope="combined"``, schema 2) or, in older files, all models' items pooled."""
     combined = bool(board.document.independence.where(scope="combined"))
-    rows = board.document.independence.where(scope="combined" if combined else "pooled")
+    scope = "combined" if combined else "pooled"
+    rows = board.document.independence.where(scope=scope)
     if not rows:
         return None
     names = [m["name"] for m in board.measures]
@@ -182,15 +177,9 @@ def independence_heatmap(board: Board) -> Figure | None:
         f"Spearman rho between the per-item instability of every two measures, {how}; "
         "1 = the two measures rank items the same way, 0 = unrelated."
     )
-    return _both(
-        "combined" if combined else "pooled",
-        plots.pair_heatmap,
-        matrix,
-        [measure_label(n) for n in names],
-        key="independence",
-        title="How much do two measures agree about which items are unstable?",
-        desc=desc,
-    )
+    title = "How much do two measures agree about which items are unstable?"
+    labels = [measure_label(n) for n in names]
+    return _both(scope, plots.pair_heatmap, matrix, labels, key="independence", title=title, desc=desc)
 
 
 def pareto_plot(board: Board, dataset: str = ALL) -> Figure | None:
@@ -261,9 +250,7 @@ class CompareRow:
     measure: MeasureRow
     """the measure's row of ``measures[]``."""
     cell_a: CellRow | None
-    """model A's cell."""
     cell_b: CellRow | None
-    """model B's cell."""
     pair: PairwiseRow | None
     """the ``pairwise[]`` row of the two (its diff is SGS of the file's model_a minus model_b)."""
     verdict: tuple[str, str | None]
@@ -293,8 +280,7 @@ def oriented(pair: PairwiseRow | None, first: str) -> Difference:
     value, low, high = pair.get("diff"), pair.get("ci_low"), pair.get("ci_high")
     if pair.get("model_a") == first:
         return Difference(value, low, high)
-    flip = [None if v is None else -float(v) for v in (value, high, low)]
-    return Difference(*flip)
+    return Difference(*(None if v is None else -float(v) for v in (value, high, low)))
 
 
 @dataclass(frozen=True)
@@ -302,13 +288,11 @@ class ItemDifference:
     """An item on which two models' instability differs much."""
 
     dataset: str
-    """dataset name."""
     item_id: str
     """item id (free text)."""
     rank: int | None
     """item rank, for the link to its page (None when the set is not available)."""
     measure: str
-    """measure name."""
     s_a: float
     """s_X(i) of model A."""
     s_b: float
@@ -374,13 +358,11 @@ def comparison(
         if isinstance(s_a, (int, float)) and isinstance(s_b, (int, float)):
             difference = ItemDifference(dataset, item, ranks.get((dataset, item)), r["measure"], s_a, s_b)
             found.setdefault(dataset, []).append(difference)
-    items = [
-        d
-        for dataset in sorted(found)
-        for d in sorted(found[dataset], key=lambda d: (-abs(d.s_a - d.s_b), d.item_id, d.measure))[
+    items: list[ItemDifference] = []
+    for dataset in sorted(found):
+        items += sorted(found[dataset], key=lambda d: (-abs(d.s_a - d.s_b), d.item_id, d.measure))[
             :per_dataset
         ]
-    ]
     return Comparison(slug_a, slug_b, rows, items)
 
 
@@ -389,7 +371,6 @@ class DatasetInfo:
     """Where a dataset comes from, from the variant set's manifest."""
 
     name: str
-    """dataset name."""
     source: str
     """archive and member the items were read from."""
     license: str
