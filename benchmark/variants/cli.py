@@ -137,7 +137,6 @@ _sample = _group(
     ),
     into=Sample,
 )
-"""Which LLM cells a set has, as `build` samples them (build, rewrite and coverage take the same)."""
 
 
 def _rewriter_options(default: str) -> Decorator:
@@ -348,16 +347,11 @@ def coverage_table(jobs: Sequence[llm.Job], made: Sequence[llm.Attempt]) -> str:
     variant_ids = sorted({job.variant_id for job in jobs})
     lines = ["variant".ljust(20) + "".join(d[:13].rjust(14) for d in datasets)]
     for variant_id in variant_ids:
-        cells = [
-            [job.cell for job in jobs if job.dataset == d and job.variant_id == variant_id] for d in datasets
-        ]
-        lines.append(
-            variant_id.ljust(20)
-            + "".join(
-                f"{sum(c in accepted for c in cs)}/{sum(c in tried for c in cs)}/{len(cs)}".rjust(14)
-                for cs in cells
-            )
-        )
+        row = variant_id.ljust(20)
+        for dataset in datasets:
+            cs = [job.cell for job in jobs if job.dataset == dataset and job.variant_id == variant_id]
+            row += f"{sum(c in accepted for c in cs)}/{sum(c in tried for c in cs)}/{len(cs)}".rjust(14)
+        lines.append(row)
     reasons = Counter(a.reason.split(" ")[0] for a in made if a.rewriter and not a.accepted)
     lines.append(
         f"accepted {len(accepted)} of {len(jobs)} cells ({len(accepted) / max(1, len(jobs)):.1%}); "
@@ -411,10 +405,9 @@ def list_sets(root: Path) -> None:
             continue
         name = visible(f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}")  # folder names
         click.echo(f"{name}: {len(manifest.datasets)} datasets, {manifest.rows} rows")
+    more = f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else ""
     if problems:
-        raise SagoError(
-            f"{problems[0]}" + (f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else "")
-        )
+        raise SagoError(f"{problems[0]}{more}")
 
 
 @variants.command()
@@ -462,13 +455,10 @@ def _hub_errors(doing: str) -> Iterator[None]:
     """Network and Hub failures (unreachable, no such repo or revision) as one line."""
     try:
         yield
-    except SagoError:
-        raise
-    except (OSError, ValueError) as err:
-        raise SagoError(
-            f"{doing} failed ({type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}); "
-            "check the repository id, the revision and the network"
-        ) from None
+    except (OSError, ValueError) as err:  # SagoError (ours, already one line) is neither
+        first = str(err).splitlines()[0][:160] if str(err) else ""
+        fix = "check the repository id, the revision and the network"
+        raise SagoError(f"{doing} failed ({type(err).__name__}: {first}); {fix}") from None
 
 
 @variants.command("llama-server")
