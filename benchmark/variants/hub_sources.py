@@ -24,13 +24,10 @@ class HubSource:
     """One dataset on the Hub: repo, config, split, revision, and how a row becomes an item."""
 
     name: str
-    """dataset name in the variant set."""
     repo: str
-    """Hub dataset repo id."""
     config: str | None
-    """dataset config (``None`` for the default)."""
+    """``None`` for the default config."""
     split: str
-    """split to sample from."""
     to_item: Callable[[Row, int], Item]
     """row (and its index) -> item."""
     license: str
@@ -44,12 +41,11 @@ class HubSource:
 
     @property
     def provenance(self) -> dict[str, str]:
-        pinned = self.resolved.get("sha", self.revision)
         return {
             "repo": self.repo,
             "config": self.config or "default",
             "split": self.split,
-            "revision": pinned,
+            "revision": self.resolved.get("sha", self.revision),
             "license": self.license,
             "stands_in_for": "itself (authors' dataset)",
         }
@@ -139,5 +135,4 @@ PAPER_SOURCES: dict[str, HubSource] = {
         "hotpot_qa", "hotpotqa/hotpot_qa", "distractor", "validation", hotpot_qa_item, "CC-BY-SA-4.0"
     ),
 }
-_SOURCES: dict[str, Source] = dict(PAPER_SOURCES)
-SAGO_PAPER = Suite("sago-paper", tuple(PAPER_SOURCES), _SOURCES)
+SAGO_PAPER = Suite("sago-paper", tuple(PAPER_SOURCES), dict[str, Source](PAPER_SOURCES))
