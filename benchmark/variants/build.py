@@ -46,11 +46,8 @@ class BuildSpec:
     """What to build; everything that decides the bytes of the result is in here or in the sources."""
 
     set_name: str
-    """variant-set name, e.g. ``sago-v1``."""
     version: str
-    """release version, e.g. ``v1``."""
     datasets: tuple[str, ...]
-    """datasets to build, in order."""
     n_items: int = 64
     """items sampled per dataset."""
     llm_items: int = 16
@@ -81,7 +78,7 @@ class BuildResult:
     not_produced: dict[str, str] = field(default_factory=dict)
     """family -> why it is absent from the set."""
     rewriter: str = ""
-    """tag of the rewriter whose outputs were used ('' when none)."""
+    """tags of the rewriters whose outputs were used ('' when none)."""
     not_made: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """dataset -> family -> reason ('no_site', 'duplicate') -> cells left out."""
     written: list[written.Cell] = field(default_factory=list)
@@ -254,13 +251,7 @@ def _not_made(not_made: NotMade, family: str, why: str) -> None:
 
 
 def _row(
-    dataset: str,
-    item: Item,
-    rank: int,
-    key: VariantKey,
-    prompt: str,
-    rewriter: str,
-    ratio: float | None = None,
+    dataset: str, item: Item, rank: int, key: VariantKey, prompt: str, tag: str, ratio: float | None = None
 ) -> Row:
     return {
         "dataset": dataset,
@@ -271,7 +262,7 @@ def _row(
         "strength": float(key.strength),
         "prompt": prompt,
         "similarity": float("nan"),
-        "rewriter": rewriter,
+        "rewriter": tag,
         "answers": list(item.answers),
         "item_rank": rank,
         "length_ratio": float("nan") if ratio is None else float(ratio),
