@@ -106,12 +106,14 @@ class _Stage:
         scores = similarities(
             self.embedder, [(job.source, text or job.source) for job, text in zip(jobs, cleaned, strict=True)]
         )
-        return [
-            _not_attempted(job, attempt)
-            if i in skipped
-            else _judge(job, attempt, outputs[i], cleaned[i], scores[i])
-            for i, job in enumerate(jobs)
-        ]
+        judged = []
+        for i, job in enumerate(jobs):
+            (who, output), score = outputs[i], scores[i]
+            reason = BUDGET_REASON if i in skipped else rejection(job, cleaned[i], score)
+            if i in skipped:  # never asked for: no rewriter, no output, no score
+                who, output, score = "", "", 0.0
+            judged.append(Attempt(*job.cell, attempt, who, job.original, output, not reason, reason, score))
+        return judged
 
     def _outputs(
         self, jobs: Sequence[Job], attempt: int, skip_fresh: bool
@@ -168,12 +170,3 @@ def _ask(
         else (rewriter.tag, s.assemble([next(replies) for _ in s.jobs]) if s else next(replies))
         for s, f in zip(scopes, fixed, strict=True)
     ]
-
-
-def _not_attempted(job: Job, attempt: int) -> Attempt:
-    return Attempt(*job.cell, attempt, "", job.original, "", False, BUDGET_REASON, 0.0)
-
-
-def _judge(job: Job, attempt: int, made: tuple[str, str], text: str, score: float) -> Attempt:
-    reason = rejection(job, text, score)
-    return Attempt(*job.cell, attempt, made[0], job.original, made[1], not reason, reason, score)
