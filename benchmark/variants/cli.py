@@ -41,6 +41,7 @@ _root = click.option(
     default=VARIANTS_DIR,
     help="Folder holding <set>/<version>/.",
 )
+_EXISTING_FILE = click.Path(path_type=Path, dir_okay=False, exists=True)
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 REWRITERS: tuple[str, ...] = ("local", "llamacpp", "http", "none")
 REWRITERS_HELP = (
@@ -186,7 +187,7 @@ def variants() -> None:
 )
 @click.option(
     "--replay",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    type=_EXISTING_FILE,
     help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.",
 )
 @click.option(
@@ -220,7 +221,8 @@ def build(
     from benchmark.variants.release import build_release
 
     torch.set_num_threads(choice.threads)
-    cells = cells or written_cells_path(sample.set_name, sample.version)
+    committed = VARIANTS_DIR / "rewrites" / f"{sample.set_name}-{sample.version}.cells.jsonl"
+    cells = cells or (committed if committed.is_file() else None)
     if cells is not None and not cells.is_file():
         raise SagoError(f"--cells {cells} does not exist")
     no_llm = choice.rewriter == "none" and cells is None
@@ -296,12 +298,6 @@ def is_rewrite_log(log: Path, tracked: str) -> bool:
     )
 
 
-def written_cells_path(set_name: str, version: str) -> Path | None:
-    """The committed written cells of a set version, when there are any."""
-    path = VARIANTS_DIR / "rewrites" / f"{set_name}-{version}.cells.jsonl"
-    return path if path.is_file() else None
-
-
 def _minilm(cached: bool = True) -> Embedder:
     """MiniLM, its vectors kept in the cache folder when ``cached``."""
     from benchmark.paths import cache_dir
@@ -323,12 +319,7 @@ def _llm_jobs(sample: Sample) -> tuple[list[llm.Job], Embedder]:
 
 @variants.command()
 @_sample
-@click.option(
-    "--log",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    required=True,
-    help="The rewrite log to judge.",
-)
+@click.option("--log", type=_EXISTING_FILE, required=True, help="The rewrite log to judge.")
 def coverage(sample: Sample, log: Path) -> None:
     """Judge a rewrite log with this code's validator, without a model: accepted / tried / all cells
     per dataset and variant, and the rejection reasons (what `build --replay LOG` would freeze)."""
