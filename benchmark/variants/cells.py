@@ -165,15 +165,15 @@ def problems(cell: Cell, item: Item, siblings: Mapping[str, Cell]) -> list[str]:
         return ["empty text"]
     length = cell.family == "length"
     source = item.text if length else item.prompt
-    found = [
+    return [
         *_span_problems(cell, source),
         *_number_problems(cell.text, source),
         *[f"gold answer {a!r} newly present" for a in tf.new_answers(source, cell.text, item.answers)],
         *_kind_problems(cell, item),
         *(_band_problems(cell, item) if length else _form_problems(cell, item)),
         *_text_problems(cell.text, source),
+        *_sibling_problems(cell, item, siblings),
     ]
-    return found + _sibling_problems(cell, item, siblings)
 
 
 def _span_problems(cell: Cell, source: str) -> list[str]:
@@ -256,15 +256,9 @@ def _sibling_problems(cell: Cell, item: Item, siblings: Mapping[str, Cell]) -> l
         if v != cell.variant_id and other.prompt(item) == cell.prompt(item)
     ]
     if cell.family == "length":
-        counts = [
-            (m, tf.words(made[f"length/global/{m:g}"].text))
-            for m in LENGTHS
-            if f"length/global/{m:g}" in made
-        ]
-        counts.append((1.0, tf.words(item.text)))
-        counts.sort()
+        counts = [(m, tf.words(made[v].text)) for m in LENGTHS if (v := f"length/global/{m:g}") in made]
         mine = tf.words(cell.text)
-        for m, n in counts:
+        for m, n in sorted([*counts, (1.0, tf.words(item.text))]):
             if (m < cell.multiplier and n >= mine) or (m > cell.multiplier and n <= mine):
                 out.append(f"word count {mine} does not rise strictly with the multiplier (x{m:g} has {n})")
     return out
@@ -370,11 +364,9 @@ def summary(cells: Sequence[Cell]) -> dict[str, object]:
     # the first blind reading each cell ever had (of its first text that was read)
     first_read = [blind[0] for c in cells if (blind := [r for r in _all_readings(c) if r.role == "blind"])]
     ratios: dict[str, float | None] = {}
-    for m in LENGTHS:
-        made = sorted(
-            c.ratio for c in cells if c.variant_id == f"length/global/{m:g}" and c.accepted() and c.ratio
-        )
-        ratios[f"length/global/{m:g}"] = round(statistics.median(made), 4) if made else None
+    for variant_id in CELL_IDS[: len(LENGTHS)]:
+        made = [c.ratio for c in cells if c.variant_id == variant_id and c.accepted() and c.ratio]
+        ratios[variant_id] = round(statistics.median(made), 4) if made else None
     return {
         "cells": len(cells),
         "made": sum(c.status() == "made" for c in cells),
