@@ -170,7 +170,6 @@ def _same_word(a: str, b: str) -> bool:
 
 
 def _unmatched(words: list[str], others: list[str]) -> list[str]:
-    """Distinct non-framing ``words`` with no form in ``others``, in order."""
     return [
         w
         for w in dict.fromkeys(words)
