@@ -115,20 +115,16 @@ def request(job: Job, attempt: int) -> Chat:
         f"Rewrite ({tf.words(shot[1])} words): {shot[1]}\n\n"
     )
     varying = f"{ask.target_line}Text ({tf.words(original)} words): {original}\nRewrite:"
+    # the sampling seed is the cell's and the attempt's, so every request is reproducible
+    digest = hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()
     return Chat(
         _SYSTEM,
         fixed + varying,
         ask.max_new_tokens,
         temperature=0.0 if attempt in (0, SCOPED_FROM) else SAMPLED_TEMPERATURE,
-        seed=_seed(job, attempt),
+        seed=int.from_bytes(digest[:4], "big"),
         stop=STOP,
     )
-
-
-def _seed(job: Job, attempt: int) -> int:
-    """A sampling seed of the cell and the attempt, so every request is reproducible."""
-    digest = hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()
-    return int.from_bytes(digest[:4], "big")
 
 
 def _length_ask(job: Job, attempt: int) -> _Ask:

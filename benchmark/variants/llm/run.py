@@ -89,8 +89,9 @@ class _Stage:
             for a, job in zip(self._judged(jobs, attempt, skip_fresh), jobs, strict=True)
         ]
         for a in made:
-            if a.accepted and a.variant_id.startswith("length/") and _strength(a) > 1:
-                self.grown.setdefault((a.dataset, a.item_id), {})[_strength(a)] = clean(a.output)
+            strength = float(a.variant_id.rsplit("/", 1)[1])
+            if a.accepted and a.variant_id.startswith("length/") and strength > 1:
+                self.grown.setdefault((a.dataset, a.item_id), {})[strength] = clean(a.output)
         fresh = [
             a
             for a, job in zip(made, jobs, strict=True)
@@ -143,10 +144,6 @@ class _Stage:
         if texts.setdefault(text, made.variant_id) != made.variant_id:
             return replace(made, accepted=False, reason=f"same text as {texts[text]}")
         return made
-
-
-def _strength(made: Attempt) -> float:
-    return float(made.variant_id.rsplit("/", 1)[1])
 
 
 def _ask(
