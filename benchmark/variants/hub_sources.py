@@ -58,7 +58,10 @@ class HubSource:
             rows = datasets.load_dataset(kind, data_files=[str(p) for p in self.data_files], split="train")
             self.resolved["sha"] = "local:" + ",".join(p.name for p in self.data_files)
         else:
-            self.resolved["sha"] = _commit_of(self.repo, self.revision)
+            from huggingface_hub import HfApi
+
+            sha = HfApi().dataset_info(self.repo, revision=self.revision).sha
+            self.resolved["sha"] = str(sha) if sha else self.revision
             rows = datasets.load_dataset(
                 self.repo, self.config, split=self.split, revision=self.resolved["sha"]
             )
@@ -67,13 +70,6 @@ class HubSource:
     def with_files(self, *paths: Path) -> HubSource:
         """The same source reading local files instead of the Hub."""
         return replace(self, data_files=tuple(paths), resolved={})
-
-
-def _commit_of(repo: str, revision: str) -> str:
-    from huggingface_hub import HfApi
-
-    sha = HfApi().dataset_info(repo, revision=revision).sha
-    return str(sha) if sha else revision
 
 
 def _clean(text: str) -> str:
