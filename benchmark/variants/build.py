@@ -184,19 +184,10 @@ def llm_jobs(spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[llm
     ]
 
 
-def written_item(dataset: str, item: Item) -> written.Item:
-    """What the cell checks need of a sampled item."""
-    return written.Item(dataset, item.item_id, item.text, item.prompt, tuple(item.answers), item.template)
-
-
 def checked_cells(path: Path, spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[written.Cell]:
     """The written cells of the datasets built, each measured again from its text; an accepted cell that
     fails an exact check, or a cell of an item not in the sample, stops the build (one line)."""
-    items = {
-        (name, item.item_id): written_item(name, item)
-        for name in spec.datasets
-        for item in samples[name][: spec.llm_items]
-    }
+    items = {(name, item.item_id): item for name in spec.datasets for item in samples[name][: spec.llm_items]}
     cells = [c for c in written.read_cells(path) if c.dataset in spec.datasets]
     stray = [c.key for c in cells if (c.dataset, c.item_id) not in items]
     if stray:
@@ -233,7 +224,7 @@ def _written_rows(
     rows = []
     for cell in (c for c in cells if c.dataset == dataset):
         rank, item = by_id[cell.item_id]
-        text = cell.prompt(written_item(dataset, item))
+        text = cell.prompt(item)
         status = cell.status() if text not in seen or not cell.accepted() else "duplicate"
         if status != "made":
             _not_made(not_made, cell.family, status)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from benchmark.errors import SagoError
 from benchmark.variants import textfacts as tf
+from benchmark.variants.sources import Item
 
 LENGTHS: tuple[float, ...] = (0.25, 0.5, 1.5, 2.0, 3.0)
 FORM_ID = "form/global/1"
@@ -58,20 +59,6 @@ class Version:
     text: str
     author: str
     readings: tuple[Reading, ...] = ()
-
-
-@dataclass(frozen=True)
-class Item:
-    """What the checks need of a source item."""
-
-    dataset: str
-    item_id: str
-    text: str
-    """the item's own text (what length cells rewrite)."""
-    prompt: str
-    """the baseline prompt (what the form cell rewrites)."""
-    answers: tuple[str, ...] = ()
-    template: str = "{text}"
 
 
 @dataclass(frozen=True)
