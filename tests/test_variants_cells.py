@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -9,51 +10,65 @@ import pytest
 from benchmark.errors import SagoError
 from benchmark.variants import cells as W
 from benchmark.variants import textfacts as tf
+from benchmark.variants.sources import Item
 
-NQ = W.Item(
-    "natural_questions",
+
+@dataclass(frozen=True)
+class Sampled(Item):
+    """A sampled item with the dataset it was drawn from (what a cell names)."""
+
+    dataset: str = "d"
+
+
+NQ = Sampled(
     "1",
     "who was it that described the structure of dna",
-    "who was it that described the structure of dna",
     ("James Watson", "Francis Crick"),
+    dataset="natural_questions",
 )
-JEO = W.Item(
-    "jeopardy",
+JEO = Sampled(
     "2",
     "In the 1920s scientists discovered fossilized dinosaur eggs in this huge Mongolian desert.",
-    "Category: science. Clue: In the 1920s scientists discovered fossilized dinosaur eggs in this huge "
-    "Mongolian desert. What is the answer to this clue?",
     ("Gobi",),
     "Category: science. Clue: {text} What is the answer to this clue?",
+    dataset="jeopardy",
 )
-MIS = W.Item(
-    "misconceptions",
+MIS = Sampled(
     "3",
     "Frogs will stay inside cold water that is slowly heated up until they die.",
-    "Is the following statement true or false? Frogs will stay inside cold water that is slowly heated up "
-    "until they die.",
     ("false",),
     "Is the following statement true or false? {text}",
+    dataset="misconceptions",
 )
-GSM = W.Item(
-    "gsm8k",
+GSM = Sampled(
     "4",
     "Kira bought 3 apples, 5 bananas and 6 oranges at the grocery store. Lola ate 2 pieces of the fruit. "
     "How many pieces are left?",
-    "Kira bought 3 apples, 5 bananas and 6 oranges at the grocery store. Lola ate 2 pieces of the fruit. "
-    "How many pieces are left?",
     ("12",),
+    dataset="gsm8k",
 )
 
 
+def test_the_fixtures_prompts_are_the_wrappers_filled() -> None:
+    assert JEO.prompt == (
+        "Category: science. Clue: In the 1920s scientists discovered fossilized dinosaur eggs in this huge "
+        "Mongolian desert. What is the answer to this clue?"
+    )
+    assert MIS.prompt == (
+        "Is the following statement true or false? Frogs will stay inside cold water that is slowly heated "
+        "up until they die."
+    )
+    assert NQ.prompt == NQ.text and GSM.prompt == GSM.text
+
+
 def cell(
-    item: W.Item, variant: str, text: str, spans: tuple[str, ...] = (), floor: str | None = None
+    item: Sampled, variant: str, text: str, spans: tuple[str, ...] = (), floor: str | None = None
 ) -> W.Cell:
     return W.measured(W.Cell(item.dataset, item.item_id, variant, text, spans, floor), item)
 
 
 def check(
-    item: W.Item, variant: str, text: str, spans: tuple[str, ...] = (), floor: str | None = None
+    item: Sampled, variant: str, text: str, spans: tuple[str, ...] = (), floor: str | None = None
 ) -> list[str]:
     c = cell(item, variant, text, spans, floor)
     return W.problems(c, item, {variant: c})
@@ -82,12 +97,7 @@ def test_number_words_million_billion_dozen_are_numbers(original: str, rewrite: 
 def test_us_inside_business_is_not_the_us() -> None:
     assert not tf.has_phrase("a private business must accept cash", "US")
     assert tf.has_phrase("a private business in the US must accept cash", "US")
-    item = W.Item(
-        "m",
-        "1",
-        "Laws in the US say a business must accept cash.",
-        "Laws in the US say a business must accept cash.",
-    )
+    item = Sampled("1", "Laws in the US say a business must accept cash.", dataset="m")
     assert any(
         "'US' is missing" in p
         for p in check(
@@ -114,12 +124,7 @@ def test_single_quoted_title_is_a_quotation() -> None:
         "‘Oliver Twist’",
         "'Hamlet'",
     ]
-    item = W.Item(
-        "t",
-        "1",
-        "Who also writes using the pseudonym 'Barbara Vine'?",
-        "Who also writes using the pseudonym 'Barbara Vine'?",
-    )
+    item = Sampled("1", "Who also writes using the pseudonym 'Barbara Vine'?", dataset="t")
     assert (
         check(item, "length/global/0.5", "Who also writes as 'Barbara Vine'?", ("'Barbara Vine'",), "short")
         == []
@@ -244,7 +249,7 @@ def test_form_of_a_math_problem_keeps_every_premise() -> None:
     ],
 )
 def test_length_bands(variant: str, words: int, floor: str | None, ok: bool) -> None:
-    item = W.Item("d", "1", " ".join(["word"] * 9), " ".join(["word"] * 9))
+    item = Sampled("1", " ".join(["word"] * 9))
     found = [
         p for p in check(item, variant, " ".join(["word"] * words), floor=floor) if p.startswith("word ratio")
     ]

@@ -58,7 +58,7 @@ def _variants(
 
 @pytest.mark.parametrize("family", [f for f in EDITING if f not in ("letter_case", "lowercase")])
 def test_no_edit_inside_a_quotation(family: str) -> None:
-    quote = guards.quoted_spans(QUOTED.text)[0]
+    quote = tf.quoted_spans(QUOTED.text)[0]
     for key, text in _variants(QUOTED, [family]):
         assert quote in text, (key, text)
 

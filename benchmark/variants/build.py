@@ -46,11 +46,8 @@ class BuildSpec:
     """What to build; everything that decides the bytes of the result is in here or in the sources."""
 
     set_name: str
-    """variant-set name, e.g. ``sago-v1``."""
     version: str
-    """release version, e.g. ``v1``."""
     datasets: tuple[str, ...]
-    """datasets to build, in order."""
     n_items: int = 64
     """items sampled per dataset."""
     llm_items: int = 16
@@ -81,7 +78,7 @@ class BuildResult:
     not_produced: dict[str, str] = field(default_factory=dict)
     """family -> why it is absent from the set."""
     rewriter: str = ""
-    """tag of the rewriter whose outputs were used ('' when none)."""
+    """tags of the rewriters whose outputs were used ('' when none)."""
     not_made: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """dataset -> family -> reason ('no_site', 'duplicate') -> cells left out."""
     written: list[written.Cell] = field(default_factory=list)
@@ -187,19 +184,10 @@ def llm_jobs(spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[llm
     ]
 
 
-def written_item(dataset: str, item: Item) -> written.Item:
-    """What the cell checks need of a sampled item."""
-    return written.Item(dataset, item.item_id, item.text, item.prompt, tuple(item.answers), item.template)
-
-
 def checked_cells(path: Path, spec: BuildSpec, samples: Mapping[str, Sequence[Item]]) -> list[written.Cell]:
     """The written cells of the datasets built, each measured again from its text; an accepted cell that
     fails an exact check, or a cell of an item not in the sample, stops the build (one line)."""
-    items = {
-        (name, item.item_id): written_item(name, item)
-        for name in spec.datasets
-        for item in samples[name][: spec.llm_items]
-    }
+    items = {(name, item.item_id): item for name in spec.datasets for item in samples[name][: spec.llm_items]}
     cells = [c for c in written.read_cells(path) if c.dataset in spec.datasets]
     stray = [c.key for c in cells if (c.dataset, c.item_id) not in items]
     if stray:
@@ -236,7 +224,7 @@ def _written_rows(
     rows = []
     for cell in (c for c in cells if c.dataset == dataset):
         rank, item = by_id[cell.item_id]
-        text = cell.prompt(written_item(dataset, item))
+        text = cell.prompt(item)
         status = cell.status() if text not in seen or not cell.accepted() else "duplicate"
         if status != "made":
             _not_made(not_made, cell.family, status)
@@ -254,13 +242,7 @@ def _not_made(not_made: NotMade, family: str, why: str) -> None:
 
 
 def _row(
-    dataset: str,
-    item: Item,
-    rank: int,
-    key: VariantKey,
-    prompt: str,
-    rewriter: str,
-    ratio: float | None = None,
+    dataset: str, item: Item, rank: int, key: VariantKey, prompt: str, tag: str, ratio: float | None = None
 ) -> Row:
     return {
         "dataset": dataset,
@@ -271,7 +253,7 @@ def _row(
         "strength": float(key.strength),
         "prompt": prompt,
         "similarity": float("nan"),
-        "rewriter": rewriter,
+        "rewriter": tag,
         "answers": list(item.answers),
         "item_rank": rank,
         "length_ratio": float("nan") if ratio is None else float(ratio),

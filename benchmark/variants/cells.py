@@ -22,6 +22,7 @@ from pathlib import Path
 
 from benchmark.errors import SagoError
 from benchmark.variants import textfacts as tf
+from benchmark.variants.sources import Item
 
 LENGTHS: tuple[float, ...] = (0.25, 0.5, 1.5, 2.0, 3.0)
 FORM_ID = "form/global/1"
@@ -58,20 +59,6 @@ class Version:
     text: str
     author: str
     readings: tuple[Reading, ...] = ()
-
-
-@dataclass(frozen=True)
-class Item:
-    """What the checks need of a source item."""
-
-    dataset: str
-    item_id: str
-    text: str
-    """the item's own text (what length cells rewrite)."""
-    prompt: str
-    """the baseline prompt (what the form cell rewrites)."""
-    answers: tuple[str, ...] = ()
-    template: str = "{text}"
 
 
 @dataclass(frozen=True)
@@ -165,15 +152,15 @@ def problems(cell: Cell, item: Item, siblings: Mapping[str, Cell]) -> list[str]:
         return ["empty text"]
     length = cell.family == "length"
     source = item.text if length else item.prompt
-    found = [
+    return [
         *_span_problems(cell, source),
         *_number_problems(cell.text, source),
         *[f"gold answer {a!r} newly present" for a in tf.new_answers(source, cell.text, item.answers)],
         *_kind_problems(cell, item),
         *(_band_problems(cell, item) if length else _form_problems(cell, item)),
         *_text_problems(cell.text, source),
+        *_sibling_problems(cell, item, siblings),
     ]
-    return found + _sibling_problems(cell, item, siblings)
 
 
 def _span_problems(cell: Cell, source: str) -> list[str]:
@@ -240,14 +227,9 @@ def _form_problems(cell: Cell, item: Item) -> list[str]:
 
 
 def _text_problems(text: str, source: str) -> list[str]:
-    out = []
-    if tf.META.search(text) and not tf.META.search(source):
-        out.append("meta text")
-    if tf.SOLVING.search(text) and not tf.SOLVING.search(source):
-        out.append("starts a solution")
-    if "\n" in text:
-        out.append("more than one line")
-    return out
+    new = ((tf.META, "meta text"), (tf.SOLVING, "starts a solution"))  # unless the original has it too
+    out = [why for pattern, why in new if pattern.search(text) and not pattern.search(source)]
+    return out + (["more than one line"] if "\n" in text else [])
 
 
 def _sibling_problems(cell: Cell, item: Item, siblings: Mapping[str, Cell]) -> list[str]:
@@ -261,15 +243,9 @@ def _sibling_problems(cell: Cell, item: Item, siblings: Mapping[str, Cell]) -> l
         if v != cell.variant_id and other.prompt(item) == cell.prompt(item)
     ]
     if cell.family == "length":
-        counts = [
-            (m, tf.words(made[f"length/global/{m:g}"].text))
-            for m in LENGTHS
-            if f"length/global/{m:g}" in made
-        ]
-        counts.append((1.0, tf.words(item.text)))
-        counts.sort()
+        counts = [(m, tf.words(made[v].text)) for m in LENGTHS if (v := f"length/global/{m:g}") in made]
         mine = tf.words(cell.text)
-        for m, n in counts:
+        for m, n in sorted([*counts, (1.0, tf.words(item.text))]):
             if (m < cell.multiplier and n >= mine) or (m > cell.multiplier and n <= mine):
                 out.append(f"word count {mine} does not rise strictly with the multiplier (x{m:g} has {n})")
     return out
@@ -329,37 +305,28 @@ def read_cells(path: Path) -> list[Cell]:
     return cells
 
 
-def cell_line(cell: Cell) -> str:
-    """One canonical JSON line (sorted keys, no ASCII escaping), so the file diffs and hashes stably."""
-    raw = asdict(cell)
-    raw["spans"] = list(cell.spans)
-    return json.dumps(raw, ensure_ascii=False, sort_keys=True) + "\n"
-
-
 def write_cells(path: Path, cells: Iterable[Cell], order: Sequence[tuple[str, str]]) -> None:
-    """Write ``cells`` in item order (``order`` = (dataset, item_id) pairs), then :data:`CELL_IDS` order."""
+    """Write ``cells`` in item order (``order`` = (dataset, item_id) pairs), then :data:`CELL_IDS` order,
+    one canonical JSON line each (sorted keys, no ASCII escaping), so the file diffs and hashes stably."""
     rank = {key: i for i, key in enumerate(order)}
     ids = {v: i for i, v in enumerate(CELL_IDS)}
     ordered = sorted(cells, key=lambda c: (rank.get((c.dataset, c.item_id), len(rank)), ids[c.variant_id]))
+    lines = [
+        json.dumps({**asdict(c), "spans": list(c.spans)}, ensure_ascii=False, sort_keys=True) for c in ordered
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
-    tmp.write_text("".join(cell_line(c) for c in ordered), encoding="utf-8")
+    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     tmp.replace(path)
-
-
-def by_item(cells: Iterable[Cell]) -> dict[tuple[str, str], dict[str, Cell]]:
-    """Cells grouped by (dataset, item_id), then variant id."""
-    out: dict[tuple[str, str], dict[str, Cell]] = {}
-    for cell in cells:
-        out.setdefault((cell.dataset, cell.item_id), {})[cell.variant_id] = cell
-    return out
 
 
 def audit(
     cells: Sequence[Cell], items: Mapping[tuple[str, str], Item]
 ) -> dict[tuple[str, str, str], list[str]]:
     """Exact-check problems of every cell that is not marked not makeable, keyed by cell."""
-    grouped = by_item(cells)
+    grouped: dict[tuple[str, str], dict[str, Cell]] = {}  # (dataset, item_id) -> variant id -> cell
+    for cell in cells:
+        grouped.setdefault((cell.dataset, cell.item_id), {})[cell.variant_id] = cell
     out = {}
     for cell in cells:
         item = items.get((cell.dataset, cell.item_id))
@@ -381,14 +348,12 @@ def summary(cells: Sequence[Cell]) -> dict[str, object]:
         counts[cell.status()] = counts.get(cell.status(), 0) + 1
     read = [c for c in cells if any(r.role == "blind" for r in c.readings)]
     agreed = sum(next(r for r in c.readings if r.role == "blind").accept for c in read)
-    first = [_first_blind(c) for c in cells]
-    first_read = [r for r in first if r is not None]
+    # the first blind reading each cell ever had (of its first text that was read)
+    first_read = [blind[0] for c in cells if (blind := [r for r in _all_readings(c) if r.role == "blind"])]
     ratios: dict[str, float | None] = {}
-    for m in LENGTHS:
-        made = sorted(
-            c.ratio for c in cells if c.variant_id == f"length/global/{m:g}" and c.accepted() and c.ratio
-        )
-        ratios[f"length/global/{m:g}"] = round(statistics.median(made), 4) if made else None
+    for variant_id in CELL_IDS[: len(LENGTHS)]:
+        made = [c.ratio for c in cells if c.variant_id == variant_id and c.accepted() and c.ratio]
+        ratios[variant_id] = round(statistics.median(made), 4) if made else None
     return {
         "cells": len(cells),
         "made": sum(c.status() == "made" for c in cells),
@@ -410,8 +375,3 @@ def summary(cells: Sequence[Cell]) -> dict[str, object]:
 def _all_readings(cell: Cell) -> list[Reading]:
     """Every reading the cell ever had, its earlier texts' first."""
     return [r for v in cell.earlier for r in v.readings] + list(cell.readings)
-
-
-def _first_blind(cell: Cell) -> Reading | None:
-    """The first blind reading the cell ever had (of its first text that was read)."""
-    return next((r for r in _all_readings(cell) if r.role == "blind"), None)

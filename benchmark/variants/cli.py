@@ -41,6 +41,7 @@ _root = click.option(
     default=VARIANTS_DIR,
     help="Folder holding <set>/<version>/.",
 )
+_EXISTING_FILE = click.Path(path_type=Path, dir_okay=False, exists=True)
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 REWRITERS: tuple[str, ...] = ("local", "llamacpp", "http", "none")
 REWRITERS_HELP = (
@@ -137,7 +138,6 @@ _sample = _group(
     ),
     into=Sample,
 )
-"""Which LLM cells a set has, as `build` samples them (build, rewrite and coverage take the same)."""
 
 
 def _rewriter_options(default: str) -> Decorator:
@@ -187,7 +187,7 @@ def variants() -> None:
 )
 @click.option(
     "--replay",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    type=_EXISTING_FILE,
     help="Rewrite log (llm_rewrites.jsonl) to replay instead of asking the rewriter.",
 )
 @click.option(
@@ -221,7 +221,8 @@ def build(
     from benchmark.variants.release import build_release
 
     torch.set_num_threads(choice.threads)
-    cells = cells or written_cells_path(sample.set_name, sample.version)
+    committed = VARIANTS_DIR / "rewrites" / f"{sample.set_name}-{sample.version}.cells.jsonl"
+    cells = cells or (committed if committed.is_file() else None)
     if cells is not None and not cells.is_file():
         raise SagoError(f"--cells {cells} does not exist")
     no_llm = choice.rewriter == "none" and cells is None
@@ -297,12 +298,6 @@ def is_rewrite_log(log: Path, tracked: str) -> bool:
     )
 
 
-def written_cells_path(set_name: str, version: str) -> Path | None:
-    """The committed written cells of a set version, when there are any."""
-    path = VARIANTS_DIR / "rewrites" / f"{set_name}-{version}.cells.jsonl"
-    return path if path.is_file() else None
-
-
 def _minilm(cached: bool = True) -> Embedder:
     """MiniLM, its vectors kept in the cache folder when ``cached``."""
     from benchmark.paths import cache_dir
@@ -324,12 +319,7 @@ def _llm_jobs(sample: Sample) -> tuple[list[llm.Job], Embedder]:
 
 @variants.command()
 @_sample
-@click.option(
-    "--log",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    required=True,
-    help="The rewrite log to judge.",
-)
+@click.option("--log", type=_EXISTING_FILE, required=True, help="The rewrite log to judge.")
 def coverage(sample: Sample, log: Path) -> None:
     """Judge a rewrite log with this code's validator, without a model: accepted / tried / all cells
     per dataset and variant, and the rejection reasons (what `build --replay LOG` would freeze)."""
@@ -348,16 +338,11 @@ def coverage_table(jobs: Sequence[llm.Job], made: Sequence[llm.Attempt]) -> str:
     variant_ids = sorted({job.variant_id for job in jobs})
     lines = ["variant".ljust(20) + "".join(d[:13].rjust(14) for d in datasets)]
     for variant_id in variant_ids:
-        cells = [
-            [job.cell for job in jobs if job.dataset == d and job.variant_id == variant_id] for d in datasets
-        ]
-        lines.append(
-            variant_id.ljust(20)
-            + "".join(
-                f"{sum(c in accepted for c in cs)}/{sum(c in tried for c in cs)}/{len(cs)}".rjust(14)
-                for cs in cells
-            )
-        )
+        row = variant_id.ljust(20)
+        for dataset in datasets:
+            cs = [job.cell for job in jobs if job.dataset == dataset and job.variant_id == variant_id]
+            row += f"{sum(c in accepted for c in cs)}/{sum(c in tried for c in cs)}/{len(cs)}".rjust(14)
+        lines.append(row)
     reasons = Counter(a.reason.split(" ")[0] for a in made if a.rewriter and not a.accepted)
     lines.append(
         f"accepted {len(accepted)} of {len(jobs)} cells ({len(accepted) / max(1, len(jobs)):.1%}); "
@@ -411,10 +396,9 @@ def list_sets(root: Path) -> None:
             continue
         name = visible(f"{manifest_path.parent.parent.name}/{manifest_path.parent.name}")  # folder names
         click.echo(f"{name}: {len(manifest.datasets)} datasets, {manifest.rows} rows")
+    more = f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else ""
     if problems:
-        raise SagoError(
-            f"{problems[0]}" + (f" (and {len(problems) - 1} more broken set(s))" if len(problems) > 1 else "")
-        )
+        raise SagoError(f"{problems[0]}{more}")
 
 
 @variants.command()
@@ -462,13 +446,10 @@ def _hub_errors(doing: str) -> Iterator[None]:
     """Network and Hub failures (unreachable, no such repo or revision) as one line."""
     try:
         yield
-    except SagoError:
-        raise
-    except (OSError, ValueError) as err:
-        raise SagoError(
-            f"{doing} failed ({type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}); "
-            "check the repository id, the revision and the network"
-        ) from None
+    except (OSError, ValueError) as err:  # SagoError (ours, already one line) is neither
+        first = str(err).splitlines()[0][:160] if str(err) else ""
+        fix = "check the repository id, the revision and the network"
+        raise SagoError(f"{doing} failed ({type(err).__name__}: {first}); {fix}") from None
 
 
 @variants.command("llama-server")

@@ -62,36 +62,27 @@ WRITTEN_FILE = "written_cells.parquet"
 """The release's copy of its written length/form cells with their readings (parquet, so the dataset card's
 ``written_cells`` config loads with the same builder as the data configs)."""
 
+_TEXT = pa.string()
 _READING = pa.struct(
-    [
-        ("reader", pa.string()),
-        ("role", pa.string()),
-        ("accept", pa.bool_()),
-        ("checks", pa.string()),
-        ("note", pa.string()),
-    ]
+    [("reader", _TEXT), ("role", _TEXT), ("accept", pa.bool_()), ("checks", _TEXT), ("note", _TEXT)]
 )
+_VERSION = pa.struct([("text", _TEXT), ("author", _TEXT), ("readings", pa.list_(_READING))])
 WRITTEN_SCHEMA = pa.schema(
     [
-        ("dataset", pa.string()),
-        ("item_id", pa.string()),
-        ("variant_id", pa.string()),
-        ("text", pa.string()),
-        ("spans", pa.list_(pa.string())),
-        ("floor", pa.string()),
-        ("not_makeable", pa.string()),
+        ("dataset", _TEXT),
+        ("item_id", _TEXT),
+        ("variant_id", _TEXT),
+        ("text", _TEXT),
+        ("spans", pa.list_(_TEXT)),
+        ("floor", _TEXT),
+        ("not_makeable", _TEXT),
         ("source_words", pa.int64()),
         ("words", pa.int64()),
         ("ratio", pa.float64()),
-        ("kind", pa.string()),
-        ("status", pa.string()),
+        ("kind", _TEXT),
+        ("status", _TEXT),
         ("readings", pa.list_(_READING)),
-        (
-            "earlier",
-            pa.list_(
-                pa.struct([("text", pa.string()), ("author", pa.string()), ("readings", pa.list_(_READING))])
-            ),
-        ),
+        ("earlier", pa.list_(_VERSION)),
     ]
 )
 """One row per written cell; a reading's ``checks`` is its JSON object (keys sorted)."""

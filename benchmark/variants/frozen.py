@@ -65,14 +65,11 @@ def read_parquet(path: Path) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class VariantSet:
-    """A verified frozen variant set."""
+    """A verified frozen variant set (its name, version and folder)."""
 
     name: str
-    """set name, e.g. ``sago-v1``."""
     version: str
-    """release, e.g. ``v1``."""
     path: Path
-    """the set's folder."""
     entries: Mapping[str, DatasetEntry]
     """dataset name -> what the manifest says of it."""
     sha256: str
@@ -182,11 +179,7 @@ def load_variant_set(
     expected_sha256: str | None = None,
     ignore: frozenset[str] = frozenset(),
 ) -> VariantSet:
-    """Open a frozen variant set after verifying it completely (see ``sago variants verify``).
-
-    Checks: the manifest parses and has the expected shape; its sha256 is ``expected_sha256`` when
-    given; every listed file has its sha256 and nothing unlisted is in the folder; every table has
-    the variant schema, the manifest's row and per-family counts, and only rows of its own dataset.
+    """Open a frozen variant set after verifying it completely (the checks ``sago variants verify`` lists).
 
     Raises:
         SagoError: one line naming the file, on a missing set or any failed check.

@@ -19,8 +19,6 @@ from functools import lru_cache
 
 from benchmark.variants import textfacts as tf
 
-quoted_spans = tf.quoted_spans
-name_runs = tf.name_runs
 _SPELLED = re.compile(r"\bspell(?:ing of|ed|s)?\s+(?:the word\s+)?[\"'“‘]?([A-Za-z]+)", re.IGNORECASE)
 
 
@@ -35,7 +33,7 @@ def spelled_words(text: str) -> list[str]:
 
 def protected_strings(text: str, answers: Sequence[str]) -> list[str]:
     """What of ``text`` a rule edit must leave intact (:func:`benchmark.variants.rules.protected_spans`)."""
-    return [*answers, *quoted_spans(text), *name_runs(text), *spelled_words(text)]
+    return [*answers, *tf.quoted_spans(text), *tf.name_runs(text), *spelled_words(text)]
 
 
 def next_to_number(text: str, slot: int) -> bool:

@@ -24,13 +24,10 @@ class HubSource:
     """One dataset on the Hub: repo, config, split, revision, and how a row becomes an item."""
 
     name: str
-    """dataset name in the variant set."""
     repo: str
-    """Hub dataset repo id."""
     config: str | None
-    """dataset config (``None`` for the default)."""
+    """``None`` for the default config."""
     split: str
-    """split to sample from."""
     to_item: Callable[[Row, int], Item]
     """row (and its index) -> item."""
     license: str
@@ -44,12 +41,11 @@ class HubSource:
 
     @property
     def provenance(self) -> dict[str, str]:
-        pinned = self.resolved.get("sha", self.revision)
         return {
             "repo": self.repo,
             "config": self.config or "default",
             "split": self.split,
-            "revision": pinned,
+            "revision": self.resolved.get("sha", self.revision),
             "license": self.license,
             "stands_in_for": "itself (authors' dataset)",
         }
@@ -62,7 +58,10 @@ class HubSource:
             rows = datasets.load_dataset(kind, data_files=[str(p) for p in self.data_files], split="train")
             self.resolved["sha"] = "local:" + ",".join(p.name for p in self.data_files)
         else:
-            self.resolved["sha"] = _commit_of(self.repo, self.revision)
+            from huggingface_hub import HfApi
+
+            sha = HfApi().dataset_info(self.repo, revision=self.revision).sha
+            self.resolved["sha"] = str(sha) if sha else self.revision
             rows = datasets.load_dataset(
                 self.repo, self.config, split=self.split, revision=self.resolved["sha"]
             )
@@ -71,13 +70,6 @@ class HubSource:
     def with_files(self, *paths: Path) -> HubSource:
         """The same source reading local files instead of the Hub."""
         return replace(self, data_files=tuple(paths), resolved={})
-
-
-def _commit_of(repo: str, revision: str) -> str:
-    from huggingface_hub import HfApi
-
-    sha = HfApi().dataset_info(repo, revision=revision).sha
-    return str(sha) if sha else revision
 
 
 def _clean(text: str) -> str:
@@ -139,5 +131,4 @@ PAPER_SOURCES: dict[str, HubSource] = {
         "hotpot_qa", "hotpotqa/hotpot_qa", "distractor", "validation", hotpot_qa_item, "CC-BY-SA-4.0"
     ),
 }
-_SOURCES: dict[str, Source] = dict(PAPER_SOURCES)
-SAGO_PAPER = Suite("sago-paper", tuple(PAPER_SOURCES), _SOURCES)
+SAGO_PAPER = Suite("sago-paper", tuple(PAPER_SOURCES), dict[str, Source](PAPER_SOURCES))

@@ -18,6 +18,7 @@ import hashlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tarfile
 from collections.abc import Iterator
@@ -114,15 +115,6 @@ def build_server(jobs: int = 2) -> Path:
     return binary
 
 
-def free_port() -> int:
-    """A loopback port nothing listens on now."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def wait_ready(process: subprocess.Popen[bytes], port: int, limit_s: float = 300.0) -> None:
     """Return once the server on ``port`` answers ``/health`` with 200; raise if ``process`` exits first or
     the server stays silent past ``limit_s`` (the caller stops it)."""
@@ -193,7 +185,10 @@ def served(
     """
     found = server_binary(binary)
     model = packaged.materialise(artefact)
-    port = port or free_port()
+    if not port:
+        with socket.socket() as probe:  # a loopback port nothing listens on now
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
     # the ggml libraries (and the CPU variant ggml picks at start-up) sit beside the binary; its rpath
     # finds them, and this does when the build folder was moved
     libraries = os.pathsep.join(p for p in (str(found.parent), os.environ.get("LD_LIBRARY_PATH")) if p)

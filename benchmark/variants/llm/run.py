@@ -89,8 +89,9 @@ class _Stage:
             for a, job in zip(self._judged(jobs, attempt, skip_fresh), jobs, strict=True)
         ]
         for a in made:
-            if a.accepted and a.variant_id.startswith("length/") and _strength(a) > 1:
-                self.grown.setdefault((a.dataset, a.item_id), {})[_strength(a)] = clean(a.output)
+            strength = float(a.variant_id.rsplit("/", 1)[1])
+            if a.accepted and a.variant_id.startswith("length/") and strength > 1:
+                self.grown.setdefault((a.dataset, a.item_id), {})[strength] = clean(a.output)
         fresh = [
             a
             for a, job in zip(made, jobs, strict=True)
@@ -106,12 +107,14 @@ class _Stage:
         scores = similarities(
             self.embedder, [(job.source, text or job.source) for job, text in zip(jobs, cleaned, strict=True)]
         )
-        return [
-            _not_attempted(job, attempt)
-            if i in skipped
-            else _judge(job, attempt, outputs[i], cleaned[i], scores[i])
-            for i, job in enumerate(jobs)
-        ]
+        judged = []
+        for i, job in enumerate(jobs):
+            (who, output), score = outputs[i], scores[i]
+            reason = BUDGET_REASON if i in skipped else rejection(job, cleaned[i], score)
+            if i in skipped:  # never asked for: no rewriter, no output, no score
+                who, output, score = "", "", 0.0
+            judged.append(Attempt(*job.cell, attempt, who, job.original, output, not reason, reason, score))
+        return judged
 
     def _outputs(
         self, jobs: Sequence[Job], attempt: int, skip_fresh: bool
@@ -143,10 +146,6 @@ class _Stage:
         return made
 
 
-def _strength(made: Attempt) -> float:
-    return float(made.variant_id.rsplit("/", 1)[1])
-
-
 def _ask(
     rewriter: Rewriter, jobs: Sequence[Job], attempt: int, grown: Mapping[ItemKey, Mapping[float, str]]
 ) -> list[tuple[str, str]]:
@@ -168,12 +167,3 @@ def _ask(
         else (rewriter.tag, s.assemble([next(replies) for _ in s.jobs]) if s else next(replies))
         for s, f in zip(scopes, fixed, strict=True)
     ]
-
-
-def _not_attempted(job: Job, attempt: int) -> Attempt:
-    return Attempt(*job.cell, attempt, "", job.original, "", False, BUDGET_REASON, 0.0)
-
-
-def _judge(job: Job, attempt: int, made: tuple[str, str], text: str, score: float) -> Attempt:
-    reason = rejection(job, text, score)
-    return Attempt(*job.cell, attempt, made[0], job.original, made[1], not reason, reason, score)

@@ -132,7 +132,6 @@ def entities_in(text: str) -> list[str]:
 
 
 def _plain(text: str) -> str:
-    """Lower-cased, with curly apostrophes and double quotes made straight."""
     return text.lower().replace("’", "'").replace("“", '"').replace("”", '"')
 
 
@@ -171,7 +170,6 @@ def _same_word(a: str, b: str) -> bool:
 
 
 def _unmatched(words: list[str], others: list[str]) -> list[str]:
-    """Distinct non-framing ``words`` with no form in ``others``, in order."""
     return [
         w
         for w in dict.fromkeys(words)
@@ -275,7 +273,6 @@ def rejection(job: Job, rewrite: str, similarity: float) -> str:
 
 
 def _surface(job: Job, rewrite: str) -> str:
-    """Rejections that need only the text: empty, unchanged, meta text, a solution, a leaked answer."""
     original = job.source
     if not rewrite:
         return "empty"
