@@ -26,6 +26,7 @@ the result.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -74,8 +75,8 @@ VARIANT_KEYS = ["dataset", "item_id", "variant_id"]
 """What makes two deltas rows the same variant in both profiles."""
 ItemValues = dict[tuple[str, str], dict[str, float]]
 """(dataset, measure) -> item_id -> s(i)."""
-SIDES = ("a", "b")
-"""``a``: the board profile's board; ``b``: this profile's."""
+SIDE_FIELDS = ("sgs", "ci_low", "ci_high", "n_items", "rank_low", "rank_high")
+"""What a change row states of each profile's cell (suffixed ``_a``: the board profile, ``_b``: this one)."""
 
 
 def _per_item(rows: Iterable[PerItemRow]) -> ItemValues:
@@ -202,25 +203,12 @@ def change_row(
     shared = sorted(set(items[0]) & set(items[1]))
     d = np.array([items[1][i] - items[0][i] for i in shared], dtype=float)
     nonzero = int(np.count_nonzero(d))
-    a, b = cells
-    return {
-        "model": model,
-        "dataset": dataset,
-        "measure": measure,
-        "sgs_a": a["sgs"] if a else None,
-        "ci_low_a": a["ci_low"] if a else None,
-        "ci_high_a": a["ci_high"] if a else None,
-        "n_items_a": a["n_items"] if a else None,
-        "rank_low_a": a["rank_low"] if a else None,
-        "rank_high_a": a["rank_high"] if a else None,
-        "validity_a": list(a.get("validity", [])) if a else [],
-        "sgs_b": b["sgs"] if b else None,
-        "ci_low_b": b["ci_low"] if b else None,
-        "ci_high_b": b["ci_high"] if b else None,
-        "n_items_b": b["n_items"] if b else None,
-        "rank_low_b": b["rank_low"] if b else None,
-        "rank_high_b": b["rank_high"] if b else None,
-        "validity_b": list(b.get("validity", [])) if b else [],
+    sides: dict[str, object] = {}
+    for side, cell in zip("ab", cells, strict=True):
+        stated: Mapping[str, object] = cell or {}
+        sides |= {f"{f}_{side}": stated.get(f) for f in SIDE_FIELDS}
+        sides[f"validity_{side}"] = list(cell.get("validity", [])) if cell else []
+    row = {"model": model, "dataset": dataset, "measure": measure, **sides} | {
         "n_shared": len(shared),
         "n_tied": len(shared) - nonzero,
         "mean_diff": float(d.mean()) if len(d) else None,
@@ -233,6 +221,7 @@ def change_row(
         "verdict": "",
         "validity": [],
     }
+    return cast(ProfileChangeRow, row)
 
 
 def corrected_changes(rows: Sequence[ProfileChangeRow]) -> list[ProfileChangeRow]:
@@ -313,21 +302,12 @@ def _on_shared(
 ) -> ProfileChangeRow:
     """``row`` with each side's SGS the mean of its re-reduced s(i); the boards' intervals and ranks are of
     every variant they ran, so none is stated here."""
-    a, b = (np.array(list(side.values()), dtype=float) for side in items)
-    return row | {
-        "sgs_a": float(a.mean()) if a.size else None,
-        "ci_low_a": None,
-        "ci_high_a": None,
-        "n_items_a": int(a.size),
-        "rank_low_a": None,
-        "rank_high_a": None,
-        "sgs_b": float(b.mean()) if b.size else None,
-        "ci_low_b": None,
-        "ci_high_b": None,
-        "n_items_b": int(b.size),
-        "rank_low_b": None,
-        "rank_high_b": None,
-    }
+    shared: dict[str, object] = {}
+    for side, values in zip("ab", items, strict=True):
+        s = np.array(list(values.values()), dtype=float)
+        shared |= {f"{f}_{side}": None for f in SIDE_FIELDS}
+        shared |= {f"sgs_{side}": float(s.mean()) if s.size else None, f"n_items_{side}": int(s.size)}
+    return cast(ProfileChangeRow, row | shared)
 
 
 def control_rows(
@@ -336,20 +316,11 @@ def control_rows(
     """The prompt-only rows, Holm over themselves, each with its largest per-item difference."""
     rows = corrected_changes([row for row, _ in raw])
     return [
-        {
-            "model": row["model"],
-            "dataset": row["dataset"],
-            "measure": row["measure"],
-            "n_shared": row["n_shared"],
-            "n_tied": row["n_tied"],
-            "max_abs_diff": max((abs(b[i] - a[i]) for i in set(a) & set(b)), default=None),
-            "mean_diff": row["mean_diff"],
-            "p_exact": row["p_exact"],
-            "p_holm": row["p_holm"],
-            "testable": row["testable"],
-            "family_size": row["family_size"],
-            "verdict": row["verdict"],
-        }
+        cast(
+            ProfileControlRow,
+            {k: row.get(k) for k in ProfileControlRow.__annotations__}
+            | {"max_abs_diff": max((abs(b[i] - a[i]) for i in set(a) & set(b)), default=None)},
+        )
         for row, (_, (a, b)) in zip(rows, raw, strict=True)
     ]
 
