@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -29,11 +28,12 @@ from benchmark.stats.proportional import proportional_measures
 from benchmark.stats.ranking import PAIRWISE_FAMILY, friedman_table, paired_draws, pairwise_table, rank_table
 from benchmark.stats.rewrite_accuracy import RewriteRow
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
-from benchmark.stats.sgs import AGGREGATE_LABELS, CELL_KEYS, EXTENDED, PAPER
+from benchmark.stats.sgs import CELL_KEYS, EXTENDED, PAPER
 from benchmark.stats.significance import RAW_TEST_COLUMNS, adjust_across_cells
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
     AnalysisOptions,
+    aggregate_row,
     header,
     per_item_frame,
     rows_frame,
@@ -184,15 +184,8 @@ def per_model_tables(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def _aggregates(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``aggregates`` block: each aggregate with the union of the families it pooled in any summary."""
-    rows = []
-    for name in (PAPER, EXTENDED):
-        families = sorted(
-            {f for s in summaries for a in s["aggregates"] if a["name"] == name for f in a["families"]}
-        )
-        rows.append(
-            {"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": families}
-        )
-    return rows
+    pooled = {(a["name"], f) for s in summaries for a in s["aggregates"] for f in a["families"]}
+    return [aggregate_row(name, sorted(f for n, f in pooled if n == name)) for name in (PAPER, EXTENDED)]
 
 
 def check_one_dtype(entries: Sequence[Entry]) -> None:
@@ -276,8 +269,3 @@ def build_leaderboard(
     canonical: dict[str, Any] = jsonio.clean(document)
     canonical["claims"] = claims(LeaderboardDocument.from_json(canonical))
     return LeaderboardDocument.from_json(canonical)
-
-
-def load_leaderboard(path: Path) -> LeaderboardDocument:
-    """Read a leaderboard, refusing one of another schema version (one-line ``SagoError``)."""
-    return LeaderboardDocument.read(path)
