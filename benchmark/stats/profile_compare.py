@@ -30,7 +30,6 @@ from typing import cast
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from benchmark.documents import LeaderboardDocument
 from benchmark.results import ResultsFolder
@@ -48,6 +47,7 @@ from benchmark.rows import (
 )
 from benchmark.stats import validity
 from benchmark.stats.exact import sign_flip_floor, sign_flip_p
+from benchmark.stats.facts import record_tables
 from benchmark.stats.sgs import ALL, PAPER, instability_per_item, rewrite_rows
 from benchmark.stats.significance import corrected, verdict
 
@@ -138,13 +138,8 @@ def cut_flags(folder: ResultsFolder) -> pd.DataFrame:
     the token cap), from ``records/*.parquet``; an unreadable or linked file is left out (the validator
     reports it), as :func:`benchmark.stats.facts.truncation` leaves it out of the run's counts."""
     frames = []
-    for path in folder.record_files():
-        if path.is_symlink():
-            continue  # never follow a link out of a submission folder
-        try:
-            table = pq.read_table(path, columns=CUT_COLUMNS).to_pandas()
-        except (OSError, ValueError, KeyError):
-            continue
+    for path, arrow in record_tables(folder, CUT_COLUMNS):
+        table = arrow.to_pandas()
         frames.append(
             pd.DataFrame(
                 {
