@@ -31,9 +31,7 @@ class PairedDraws:
     """The aligned per-item values of one (dataset, measure) and their paired bootstrap."""
 
     dataset: str
-    """dataset name or ``"all"``."""
     measure: str
-    """measure name."""
     models: tuple[str, ...]
     """model slugs, sorted; the columns of ``values`` and ``draws``."""
     values: np.ndarray
@@ -81,22 +79,8 @@ PAIRWISE_FAMILY = (
     "per-item differences; a pair is testable when its Holm-adjusted floor is below alpha"
 )
 PAIRWISE_COLUMNS = [
-    "dataset",
-    "measure",
-    "model_a",
-    "model_b",
-    "n_items",
-    "diff",
-    "ci_low",
-    "ci_high",
-    "p_exact",
-    "p_floor",
-    "p_holm",
-    "p_floor_holm",
-    "family_size",
-    "testable",
-    "verdict",
-    "n_tied",
+    *("dataset", "measure", "model_a", "model_b", "n_items", "diff", "ci_low", "ci_high"),
+    *("p_exact", "p_floor", "p_holm", "p_floor_holm", "family_size", "testable", "verdict", "n_tied"),
 ]
 
 
