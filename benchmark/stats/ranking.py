@@ -21,7 +21,7 @@ from scipy import stats
 
 from benchmark.stats.exact import sign_flip_floor, sign_flip_p
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES, cell_rng, percentile_ci
-from benchmark.stats.significance import SIGNIFICANT, corrected, verdict
+from benchmark.stats.significance import SIGNIFICANT, correct_families
 
 NEEDS_THREE = "needs ≥3 models"
 
@@ -119,21 +119,7 @@ def pairwise_table(cells: list[PairedDraws]) -> pd.DataFrame:
     table = pd.DataFrame([row for cell in cells for row in pairwise_rows(cell)], columns=PAIRWISE_COLUMNS)
     if table.empty:
         return table
-    table["p_holm"], table["p_floor_holm"] = np.nan, np.nan
-    table["testable"], table["family_size"] = False, 0
-    family = np.where(table["dataset"] == ALL, "pooled", "datasets")
-    for index in table.groupby(family).groups.values():
-        p_holm, floor_holm, testable = corrected(
-            table.loc[index, "p_exact"].to_numpy(dtype=float),
-            table.loc[index, "p_floor"].to_numpy(dtype=float),
-        )
-        table.loc[index, "p_holm"] = p_holm
-        table.loc[index, "p_floor_holm"] = floor_holm
-        table.loc[index, "testable"] = testable
-        table.loc[index, "family_size"] = int(testable.sum())
-    table["testable"] = table["testable"].astype(bool)
-    table["family_size"] = table["family_size"].astype(int)
-    table["verdict"] = [verdict(p, ok) for p, ok in zip(table["p_holm"], table["testable"], strict=True)]
+    correct_families(table, np.where(table["dataset"] == ALL, "pooled", "datasets"))
     return table.sort_values(["dataset", "measure", "model_a", "model_b"], kind="stable").reset_index(
         drop=True
     )
