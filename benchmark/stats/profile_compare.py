@@ -49,7 +49,7 @@ from benchmark.stats import validity
 from benchmark.stats.exact import sign_flip_floor, sign_flip_p
 from benchmark.stats.facts import record_tables
 from benchmark.stats.sgs import ALL, PAPER, instability_per_item, rewrite_rows
-from benchmark.stats.significance import corrected, verdict
+from benchmark.stats.significance import holm_fields
 
 FAMILY = (
     "As run, the cap and the variant mix together: Holm over every (model × dataset × headline measure) "
@@ -222,27 +222,14 @@ def change_row(
 def corrected_changes(rows: Sequence[ProfileChangeRow]) -> list[ProfileChangeRow]:
     """``rows`` with ``p_holm``, ``p_floor_holm``, ``testable``, ``family_size``, ``verdict`` and the
     pair's ``validity`` (either profile's cell labels, plus "tied" when ties dominate the shared items)."""
-    if not rows:
-        return []
-    p = np.array([np.nan if r["p_exact"] is None else r["p_exact"] for r in rows], dtype=float)
-    floors = np.array([r["p_floor"] for r in rows], dtype=float)
-    p_holm, floor_holm, testable = corrected(p, floors)
-    size = int(testable.sum())
-    out: list[ProfileChangeRow] = []
-    for row, ph, fh, ok in zip(rows, p_holm, floor_holm, testable, strict=True):
-        labels = validity.pair_labels(row["n_tied"], row["n_shared"], [row["validity_a"], row["validity_b"]])
-        out.append(
-            row
-            | {
-                "p_holm": None if np.isnan(ph) else float(ph),
-                "p_floor_holm": None if np.isnan(fh) else float(fh),
-                "testable": bool(ok),
-                "family_size": size,
-                "verdict": verdict(float(ph), bool(ok)),
-                "validity": labels,
-            }
-        )
-    return out
+    fields = holm_fields([r["p_exact"] for r in rows], [r["p_floor"] for r in rows])
+    labels = [
+        validity.pair_labels(r["n_tied"], r["n_shared"], [r["validity_a"], r["validity_b"]]) for r in rows
+    ]
+    return [
+        cast(ProfileChangeRow, row | more | {"validity": found})
+        for row, more, found in zip(rows, fields, labels, strict=True)
+    ]
 
 
 def shared_variants(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

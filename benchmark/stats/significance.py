@@ -185,6 +185,27 @@ def corrected(
     return holm(np.where(testable, p, np.nan)), floor_holm, testable
 
 
+def holm_fields(p: Sequence[float | None], floors: Sequence[float]) -> list[dict[str, Any]]:
+    """What the correction adds to each test of one family (:func:`corrected`): ``p_holm`` and
+    ``p_floor_holm`` (null where there is none), ``testable``, ``family_size`` and ``verdict``.
+
+    >>> [f["verdict"] for f in holm_fields([0.001, None], [1e-5, 0.5])]
+    ['significant', 'not testable']
+    """
+    raw = np.array([np.nan if x is None else x for x in p], dtype=float)
+    p_holm, floor_holm, testable = corrected(raw, np.array(floors, dtype=float))
+    return [
+        {
+            "p_holm": None if np.isnan(ph) else float(ph),
+            "p_floor_holm": None if np.isnan(fh) else float(fh),
+            "testable": bool(ok),
+            "family_size": int(testable.sum()),
+            "verdict": verdict(float(ph), bool(ok)),
+        }
+        for ph, fh, ok in zip(p_holm, floor_holm, testable, strict=True)
+    ]
+
+
 def correct_families(table: pd.DataFrame, families: np.ndarray | list[Any]) -> None:
     """Fill ``p_holm``, ``p_floor_holm``, ``testable``, ``family_size`` and ``verdict`` of ``table`` from
     its ``p_exact`` and ``p_floor``: :func:`corrected` within each group of ``families`` (groupby keys)."""
