@@ -76,13 +76,10 @@ def model_row(entry: Entry) -> dict[str, Any]:
         "name": meta["name"],
         "source": meta["model"],
         "status": "complete" if entry.summary is not None else "pending",
-        "parameters": meta["parameters"],
-        "dtype": meta["dtype"],
-        "chat_template": meta["chat_template"],
-        "license": meta["license"],
-        "contact": meta["contact"],
-        "url": meta.get("url"),
-        "notes": meta.get("notes"),
+        **{
+            k: meta.get(k)
+            for k in ("parameters", "dtype", "chat_template", "license", "contact", "url", "notes")
+        },
         "summary": entry.summary_path,
         "n_items": n_items,
         "run": entry.run if entry.summary is not None else None,

@@ -43,7 +43,6 @@ from benchmark.rows import (
     ProfileCutRow,
     ProfileRankingRow,
     ProfileVariantRow,
-    TruncationRow,
 )
 from benchmark.stats import validity
 from benchmark.stats.exact import sign_flip_floor, sign_flip_p
@@ -89,16 +88,6 @@ def _per_item(rows: Iterable[PerItemRow]) -> ItemValues:
     return out
 
 
-def _truncations(board: LeaderboardDocument) -> dict[tuple[str, str], TruncationRow]:
-    """(model, dataset) -> its ``models[].run.truncated[]`` row."""
-    out: dict[tuple[str, str], TruncationRow] = {}
-    for model in board.complete:
-        run = model.get("run")
-        for row in run.get("truncated") or [] if run else []:
-            out[(model["slug"], row["dataset"])] = row
-    return out
-
-
 def _cut_row(model: str, dataset: str, a: tuple[int, int] | None, b: tuple[int, int] | None) -> ProfileCutRow:
     """One model's responses cut at each profile's cap on one dataset (``a``, ``b``: (cut, total))."""
     (cut_a, total_a), (cut_b, total_b) = (side or (None, None) for side in (a, b))
@@ -118,10 +107,10 @@ def cut_rows(
     board_a: LeaderboardDocument, board_b: LeaderboardDocument, models: Sequence[str]
 ) -> list[ProfileCutRow]:
     """Per model in both and dataset (``"all"`` included): responses cut at each profile's cap."""
-    cut_a, cut_b = _truncations(board_a), _truncations(board_b)
+    cut_a, cut_b = validity.truncations(board_a.complete), validity.truncations(board_b.complete)
     datasets = [*sorted(set(board_a.datasets) & set(board_b.datasets)), validity.ALL_DATASETS]
     return [
-        _cut_row(model, dataset, *((int(r["cut"]), int(r["total"])) if r else None for r in sides))
+        _cut_row(model, dataset, *((int(str(r["cut"])), int(str(r["total"]))) if r else None for r in sides))
         for model in models
         for dataset in datasets
         if (sides := (cut_a.get((model, dataset)), cut_b.get((model, dataset)))) != (None, None)
