@@ -141,15 +141,11 @@ def annotate_cells(
 ) -> list[dict[str, object]]:
     """``cells[]`` rows with their ``validity`` labels (``axes``: measure -> axis)."""
     cut = truncations(models)
-    return [
-        dict(c)
-        | {
-            "validity": cell_labels(
-                axes.get(str(c["measure"]), ""), cut.get((str(c["model"]), str(c["dataset"])))
-            )
-        }
-        for c in cells
-    ]
+    out = []
+    for c in cells:
+        found = cut.get((str(c["model"]), str(c["dataset"])))
+        out.append(dict(c) | {"validity": cell_labels(axes.get(str(c["measure"]), ""), found)})
+    return out
 
 
 def _labels(row: Mapping[str, object]) -> list[str]:
