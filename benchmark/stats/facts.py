@@ -80,13 +80,9 @@ def prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
     ('raw', 'chat template if it has one')
     """
     applied = run.model.chat_template if run else None
-    if applied == "applied":
-        return "chat template"
-    if applied == "raw prompt":
-        return "raw"
-    return {"always": "chat template", "never": "raw", "auto": "chat template if it has one"}.get(
-        setting or ""
-    )
+    done = {"applied": "chat template", "raw prompt": "raw"}.get(applied or "")
+    asked = {"always": "chat template", "never": "raw", "auto": "chat template if it has one"}
+    return done or asked.get(setting or "")
 
 
 def truncation(folder: ResultsFolder, deltas: Path | None = None) -> list[TruncationRow]:

@@ -90,17 +90,11 @@ def _per_item(rows: Iterable[PerItemRow]) -> ItemValues:
 
 def _cut_row(model: str, dataset: str, a: tuple[int, int] | None, b: tuple[int, int] | None) -> ProfileCutRow:
     """One model's responses cut at each profile's cap on one dataset (``a``, ``b``: (cut, total))."""
-    (cut_a, total_a), (cut_b, total_b) = (side or (None, None) for side in (a, b))
-    return {
-        "model": model,
-        "dataset": dataset,
-        "cut_a": cut_a,
-        "total_a": total_a,
-        "share_a": cut_a / total_a if cut_a is not None and total_a else None,
-        "cut_b": cut_b,
-        "total_b": total_b,
-        "share_b": cut_b / total_b if cut_b is not None and total_b else None,
-    }
+    row: dict[str, object] = {"model": model, "dataset": dataset}
+    for side, (cut, total) in zip("ab", (a or (None, None), b or (None, None)), strict=True):
+        share = cut / total if cut is not None and total else None
+        row |= {f"cut_{side}": cut, f"total_{side}": total, f"share_{side}": share}
+    return cast(ProfileCutRow, row)
 
 
 def cut_rows(

@@ -201,8 +201,6 @@ def summarize(
     Args:
         deltas: the submission's deltas table (docs/CONTRACTS.md section 3).
         model: the submission slug, as in the deltas' ``model`` column.
-        set_name: variant set name; version: its version.
-        options: seed, resamples, epsilons.
         axes: how the deltas were scored (mirroring rules, politeness judge, BLEU form, backbones).
         not_measured: measure -> why the run could not measure it (its deltas are NaN, so it has no
             cell); written as ``not_measured`` only when given, so harness results keep their bytes.
