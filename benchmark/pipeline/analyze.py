@@ -228,16 +228,6 @@ def default_variant_frames(set_name: str, version: str) -> VariantFrames:
     return frames
 
 
-def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
-    """Whether a stored summary is of the current schema and was computed with these options."""
-    return (
-        summary.get("schema_version") == SUMMARY_SCHEMA_VERSION
-        and summary.get("seed") == options.seed
-        and summary.get("bootstrap_resamples") == options.resamples
-        and summary.get("epsilons") == list(options.epsilons)
-    )
-
-
 def summary_for(
     slug: str, folder: Path, request: AnalyzeRequest, variant_frames: VariantFrames, staged: Staged
 ) -> tuple[SummaryDocument, Path]:
@@ -257,8 +247,14 @@ def summary_for(
         and not deltas_to_recompute(folder, axes)
         and origin.vouched_for(existing, made_from=results.deltas)
     ):
-        summary = SummaryDocument.read(existing)
-        if same_options(summary.to_json(), request.options):
+        summary, options = SummaryDocument.read(existing), request.options
+        stored = summary.to_json()  # of the current schema, computed with these options
+        if (
+            stored.get("schema_version") == SUMMARY_SCHEMA_VERSION
+            and stored.get("seed") == options.seed
+            and stored.get("bootstrap_resamples") == options.resamples
+            and stored.get("epsilons") == list(options.epsilons)
+        ):
             return summary, results.deltas
     if left_out and deltas_to_recompute(folder, axes) and paid_judge():
         raise SagoError(
@@ -371,42 +367,40 @@ def refuse_pending_analysis(command: str = "`sago leaderboard build`") -> None:
 def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None = None) -> LeaderboardDocument:
     """Write every summary and the leaderboard, all or none; return the leaderboard document."""
     with exclusive(journal()):
-        return _analysis(request, variant_frames)
-
-
-def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> LeaderboardDocument:
-    finished = recover(journal())  # a run killed while renaming its outputs is finished first
-    if finished:
-        click.echo(f"note: finished renaming {finished} output(s) of an analyze that was killed", err=True)
-    frames = variant_frames or default_variant_frames(request.set_name, request.version)
-    staged = Staged(journal())
-    try:
-        entries, made_from = collect_entries(request, frames, staged)
-        # API models have their own table (another confidence, no activations): never on the open board
-        board = [e for e in entries if e.submission.model.kind != "api"]
-        document = build_leaderboard(
-            board,
-            set_name=request.set_name,
-            version=request.version,
-            options=request.options,
-            gold=gold_answers(frames()),  # the accuracy's trivial baseline reads the reference answers
-        )
-        for entry in entries:
-            if entry.summary is not None:
-                stage_summary(entry, made_from[entry.slug], request, staged)
-        api = ApiTable(request.set_name, request.version, tuple(api_table_rows(entries, request)))
-        table = request.out.with_name(API_TABLE_FILE)
-        if api.rows or table.exists():
-            staged.write(table, lambda tmp: _write(tmp, api))
-        if request.other_profile is not None:
-            document = profile_board(document, request, request.other_profile, entries, made_from)
-        final = document
-        staged.write(request.out, lambda tmp: _write(tmp, final))  # renamed last
-        staged.commit()
-    except BaseException:
-        staged.discard()
-        raise
-    return document
+        finished = recover(journal())  # a run killed while renaming its outputs is finished first
+        if finished:
+            click.echo(
+                f"note: finished renaming {finished} output(s) of an analyze that was killed", err=True
+            )
+        frames = variant_frames or default_variant_frames(request.set_name, request.version)
+        staged = Staged(journal())
+        try:
+            entries, made_from = collect_entries(request, frames, staged)
+            # API models have their own table (another confidence, no activations): never on the open board
+            board = [e for e in entries if e.submission.model.kind != "api"]
+            document = build_leaderboard(
+                board,
+                set_name=request.set_name,
+                version=request.version,
+                options=request.options,
+                gold=gold_answers(frames()),  # the accuracy's trivial baseline reads the reference answers
+            )
+            for entry in entries:
+                if entry.summary is not None:
+                    stage_summary(entry, made_from[entry.slug], request, staged)
+            api = ApiTable(request.set_name, request.version, tuple(api_table_rows(entries, request)))
+            table = request.out.with_name(API_TABLE_FILE)
+            if api.rows or table.exists():
+                staged.write(table, lambda tmp: _write(tmp, api))
+            if request.other_profile is not None:
+                document = profile_board(document, request, request.other_profile, entries, made_from)
+            final = document
+            staged.write(request.out, lambda tmp: _write(tmp, final))  # renamed last
+            staged.commit()
+        except BaseException:
+            staged.discard()
+            raise
+        return document
 
 
 def profile_board(

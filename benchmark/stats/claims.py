@@ -700,15 +700,6 @@ def replace_block(readme: str, block: str) -> str:
     return readme[: start + len(BEGIN)] + "\n" + block + "\n" + readme[end:]
 
 
-def update_readme(readme: Path, document: LeaderboardDocument) -> bool:
-    """Rewrite the README's results block from ``document``; True when the file changed."""
-    text = readme.read_text(encoding="utf-8")
-    new = replace_block(text, results_markdown(document))
-    if new != text:
-        readme.write_text(new, encoding="utf-8")
-    return new != text
-
-
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("readme", type=click.Path(dir_okay=False, path_type=Path), default=Path("README.md"))
 @click.argument(
@@ -717,12 +708,16 @@ def update_readme(readme: Path, document: LeaderboardDocument) -> bool:
 def rewrite_readme(readme: Path, board: Path) -> None:
     """Rewrite README's results block from the leaderboard (run after `sago analyze`)."""
     try:
-        changed = update_readme(readme, LeaderboardDocument.read(board))
+        document = LeaderboardDocument.read(board)
+        text = readme.read_text(encoding="utf-8")
+        new = replace_block(text, results_markdown(document))
+        if new != text:
+            readme.write_text(new, encoding="utf-8")
     except OSError as err:
         raise SagoError(f"{readme}: cannot be read or written ({err.strerror}); name the README") from None
     except ValueError as err:  # no results markers
         raise SagoError(f"{readme}: {err}; put the two marker lines back") from None
-    click.echo(f"{'updated' if changed else 'unchanged'}: {readme}")
+    click.echo(f"{'updated' if new != text else 'unchanged'}: {readme}")
 
 
 def main(argv: list[str] | None = None) -> int:
