@@ -45,10 +45,6 @@ class PairedDraws:
         means: np.ndarray = self.values.mean(axis=0)
         return means
 
-    def diff_ci(self, a: int, b: int) -> tuple[float, float]:
-        """Percentile CI of SGS[a] − SGS[b] over the paired resamples."""
-        return percentile_ci(self.draws[:, a] - self.draws[:, b])
-
 
 def shared_matrix(cell_items: pd.DataFrame) -> pd.DataFrame:
     """Items × models table of ``s`` restricted to items every model has (rows sorted by item)."""
@@ -93,7 +89,7 @@ def pairwise_rows(cell: PairedDraws) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for a, b in itertools.combinations(range(len(cell.models)), 2):
         d = cell.values[:, a] - cell.values[:, b]
-        low, high = cell.diff_ci(a, b)
+        low, high = percentile_ci(cell.draws[:, a] - cell.draws[:, b])  # over the paired resamples
         nonzero = int(np.count_nonzero(d))
         rows.append(
             {
