@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 
 from benchmark.axes import deltas_for_results
-from benchmark.documents import LeaderboardDocument
 from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR
 from benchmark.pipeline.analyze import AnalyzeRequest, run_analysis
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
+from benchmark.stats.leaderboard import load_leaderboard
 from benchmark.variants import load_variant_set
 
 ALL_RESULTS = sorted(
@@ -43,7 +43,7 @@ def test_the_default_submissions_have_committed_evidence_results() -> None:
     assert found is not None
     defaults = set(found.group(1).split())
     assert len(defaults) >= 3 and defaults <= {p.parts[-4] for p in RESULTS}
-    board = LeaderboardDocument.read(LEADERBOARD_DIR / "leaderboard.json")
+    board = load_leaderboard(LEADERBOARD_DIR / "leaderboard.json")
     assert defaults == {m["slug"] for m in board.complete}, "the Makefile's ALL_MODELS is not the board"
     for folder in RESULTS:
         profile = json.loads((folder / "run.json").read_text(encoding="utf-8"))["profile"]

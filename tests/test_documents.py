@@ -14,6 +14,8 @@ from benchmark.errors import SagoError
 from benchmark.jsonio import plain_json
 from benchmark.results import ResultsFolder, write_json
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, RECORDS_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
+from benchmark.stats.leaderboard import load_leaderboard
+from benchmark.stats.summary import load_summary
 
 GOLDEN = Path(__file__).parent / "golden"
 # run_v1.json: a committed run.json (smollm2 on sago-v1/v1). plan_v1.json: that run's plan, three keys kept.
@@ -75,9 +77,9 @@ def test_golden_summary_and_leaderboard_load_and_write_the_same_bytes() -> None:
         loaded = document.read(GOLDEN / name)
         assert loaded.set == "sago-v1" and loaded.version == "v1"
         assert jsonio.dumps(loaded.to_json()) == (GOLDEN / name).read_text(encoding="utf-8")
-    summary = SummaryDocument.read(GOLDEN / "summary_v2.json")
+    summary = load_summary(GOLDEN / "summary_v2.json")
     assert summary.model == "acme__golden" and summary.per_item.rows[0]["item_id"]
-    board = LeaderboardDocument.read(GOLDEN / "leaderboard_v4.json")
+    board = load_leaderboard(GOLDEN / "leaderboard_v4.json")
     assert board.models.rows[0]["slug"] == "acme__golden" and board.primary_epsilon == 0.05
     run = board.models.rows[0]["run"]
     assert run is not None and run["token_cap"] == 48 and run["truncated"][-1]["dataset"] == "all"
@@ -138,7 +140,7 @@ def test_an_older_leaderboard_is_refused_with_one_line(tmp_path: Path) -> None:
     board = _object(GOLDEN / "leaderboard_v3.json")
     path = write_json(tmp_path / "leaderboard.json", board, jsonio.dumps)
     with pytest.raises(SagoError) as err:
-        LeaderboardDocument.read(path)
+        load_leaderboard(path)
     assert _one_line(err).endswith(
         "leaderboard schema_version 3 is older than this sago-bench reads (4); re-run `sago analyze`"
     )

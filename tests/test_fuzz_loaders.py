@@ -27,11 +27,11 @@ from helpers.site_tree import SET, VERSION, SiteTree, make_site_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmark.documents import SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.pipeline.analyze import check_results
 from benchmark.safetensors_check import read_safetensors
 from benchmark.site.board import read_board
+from benchmark.stats.summary import load_summary
 from benchmark.submissions import load_submission
 from benchmark.submissions.validate import validate_tree
 from benchmark.variants.frozen import load_variant_set
@@ -144,7 +144,7 @@ def test_run_and_summary_json(tree: SiteTree, data: st.DataObject, name: str) ->
         bounded(lambda: validator_lines(tree))
         bounded(lambda: check_results(results(tree)))
         if name == "summary.json":
-            bounded(lambda: SummaryDocument.read(path))
+            bounded(lambda: load_summary(path))
 
 
 @FUZZ

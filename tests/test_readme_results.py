@@ -10,13 +10,14 @@ from benchmark.documents import LeaderboardDocument
 from benchmark.site import findings
 from benchmark.site.board import Board
 from benchmark.stats.claims import BEGIN, END, claims, replace_block, results_markdown
+from benchmark.stats.leaderboard import load_leaderboard
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "leaderboard" / "leaderboard.json"
 
 
 def test_readme_results_block_matches_the_committed_leaderboard() -> None:
-    board = LeaderboardDocument.read(COMMITTED)
+    board = load_leaderboard(COMMITTED)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert replace_block(readme, results_markdown(board)) == readme, (
         "README results are stale: run `python -m benchmark.stats.claims` after `sago analyze`"
@@ -24,12 +25,12 @@ def test_readme_results_block_matches_the_committed_leaderboard() -> None:
 
 
 def test_committed_leaderboard_claims_are_generated_from_it() -> None:
-    board = LeaderboardDocument.read(COMMITTED)
+    board = load_leaderboard(COMMITTED)
     assert list(board.claims) == claims(board)
 
 
 def test_the_site_headline_is_the_stored_headline_claims() -> None:
-    board = LeaderboardDocument.read(COMMITTED)
+    board = load_leaderboard(COMMITTED)
     stored = [c["text"] for c in board.claims if c["headline"]]
     assert findings.headline(Board(board)) == stored
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -66,7 +67,7 @@ def test_the_runs_table_counts_what_the_committed_records_hold() -> None:
 
     from benchmark.schema import BASELINE_VARIANT_ID
 
-    board = LeaderboardDocument.read(COMMITTED)
+    board = load_leaderboard(COMMITTED)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for model in board.complete:
         summary = model["summary"]
@@ -204,7 +205,7 @@ def test_readme_prose_about_the_board_counts_its_models() -> None:
     what leaderboard.json holds: adding a model to the board fails this until they are rewritten."""
     from benchmark.site.facts import readable_count
 
-    board = LeaderboardDocument.read(COMMITTED)
+    board = load_leaderboard(COMMITTED)
     word = NUMBER_WORDS[len(board.complete)]
     sizes = sorted(int(m["parameters"]) for m in board.complete)
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())

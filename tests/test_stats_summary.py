@@ -13,11 +13,11 @@ from helpers.leaderboard_example import example_leaderboard, validated_submissio
 from helpers.synthetic import example_levels, synthetic_deltas
 
 from benchmark import jsonio
-from benchmark.documents import LeaderboardDocument, SummaryDocument
+from benchmark.documents import SummaryDocument
 from benchmark.errors import SagoError
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
-from benchmark.stats.leaderboard import Entry, build_leaderboard
-from benchmark.stats.summary import AnalysisOptions, summarize
+from benchmark.stats.leaderboard import Entry, build_leaderboard, load_leaderboard
+from benchmark.stats.summary import AnalysisOptions, load_summary, summarize
 
 TESTS = Path(__file__).parent
 GOLDEN_V1 = TESTS / "golden" / "summary_v1.json"
@@ -119,11 +119,11 @@ def test_newer_schema_versions_are_refused(tmp_path: Path, summaries: list[dict[
         jsonio.dumps(summaries[0] | {"schema_version": SUMMARY_SCHEMA_VERSION + 1}), encoding="utf-8"
     )
     with pytest.raises(SagoError, match="newer than this sago-bench reads") as err:
-        SummaryDocument.read(tmp_path / "summary.json")
+        load_summary(tmp_path / "summary.json")
     assert "\n" not in str(err.value)
     (tmp_path / "lb.json").write_text(jsonio.dumps({"schema_version": LEADERBOARD_SCHEMA_VERSION + 1}))
     with pytest.raises(SagoError, match="upgrade sago-bench"):
-        LeaderboardDocument.read(tmp_path / "lb.json")
+        load_leaderboard(tmp_path / "lb.json")
 
 
 def test_older_leaderboards_are_refused_with_a_rerun_hint(tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def test_older_leaderboards_are_refused_with_a_rerun_hint(tmp_path: Path) -> Non
     with pytest.raises(
         SagoError, match=r"schema_version 1 is older than this sago-bench reads \(4\); re-run"
     ) as err:
-        LeaderboardDocument.read(tmp_path / "lb.json")
+        load_leaderboard(tmp_path / "lb.json")
     assert "\n" not in str(err.value)
 
 
@@ -154,18 +154,18 @@ def test_every_marker_comes_from_the_corrected_p(board: dict[str, Any]) -> None:
 def test_malformed_documents_are_one_line_errors(tmp_path: Path, text: str) -> None:
     (tmp_path / "summary.json").write_text(text)
     with pytest.raises(SagoError, match="summary.json"):
-        SummaryDocument.read(tmp_path / "summary.json")
+        load_summary(tmp_path / "summary.json")
 
 
 def test_older_summaries_still_load_but_cannot_feed_a_v3_leaderboard() -> None:
-    golden = SummaryDocument.read(GOLDEN_V1)
+    golden = load_summary(GOLDEN_V1)
     assert golden.schema_version == 1 and golden.model == "acme__golden" and golden.set and golden.version
     entry = Entry("acme__golden", validated_submission("acme__golden"), golden, "x/summary.json")
     with pytest.raises(
         SagoError, match=r"x/summary.json: summary schema_version 1 is older than the leaderboard"
     ):
         build_leaderboard([entry], set_name=golden.set, version=golden.version, options=FAST)
-    older = SummaryDocument.read(GOLDEN_V2)
+    older = load_summary(GOLDEN_V2)
     entry = Entry("acme__golden", validated_submission("acme__golden"), older, "y/summary.json")
     with pytest.raises(
         SagoError, match=r"y/summary.json: summary schema_version 2 is older .* needs \(3\); re-run"
@@ -174,7 +174,7 @@ def test_older_summaries_still_load_but_cannot_feed_a_v3_leaderboard() -> None:
 
 
 def test_golden_v3_summary_feeds_a_leaderboard() -> None:
-    golden = SummaryDocument.read(GOLDEN)
+    golden = load_summary(GOLDEN)
     assert golden.schema_version == 3 and golden.model == "acme__golden" and golden.set and golden.version
     entry = Entry("acme__golden", validated_submission("acme__golden"), golden, "x")
     board = as_on_disk(
@@ -208,7 +208,7 @@ def test_summary_layout_still_matches_the_golden_v3(summaries: list[dict[str, An
     def layout(document: dict[str, Any]) -> set[str]:  # `axes` holds whatever the scorers recorded
         return {k for k in key_paths(document) if not k.startswith(".axes.")}
 
-    assert layout(summaries[0]) == layout(SummaryDocument.read(GOLDEN).to_json())
+    assert layout(summaries[0]) == layout(load_summary(GOLDEN).to_json())
 
 
 def test_summary_does_not_depend_on_row_order() -> None:

@@ -48,7 +48,7 @@ from benchmark.stats.facts import run_row
 from benchmark.stats.leaderboard import Entry, build_leaderboard
 from benchmark.stats.profile_compare import cut_flags, profile_comparison
 from benchmark.stats.rewrite_accuracy import rewrite_accuracy_rows
-from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, summary_document
+from benchmark.stats.summary import DEFAULT_OPTIONS, AnalysisOptions, load_summary, summary_document
 from benchmark.stats.validity import gold_answers
 from benchmark.submissions import Submission, list_slugs, load_submission
 
@@ -247,7 +247,7 @@ def summary_for(
         and not deltas_to_recompute(folder, axes)
         and origin.vouched_for(existing, made_from=results.deltas)
     ):
-        summary, options = SummaryDocument.read(existing), request.options
+        summary, options = load_summary(existing), request.options
         stored = summary.to_json()  # of the current schema, computed with these options
         if (
             stored.get("schema_version") == SUMMARY_SCHEMA_VERSION

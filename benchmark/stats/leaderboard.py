@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -266,3 +267,8 @@ def build_leaderboard(
     canonical: dict[str, Any] = jsonio.clean(document)
     canonical["claims"] = claims(LeaderboardDocument.from_json(canonical))
     return LeaderboardDocument.from_json(canonical)
+
+
+def load_leaderboard(path: Path) -> LeaderboardDocument:
+    """Read a leaderboard, refusing one of another schema version (one-line ``SagoError``)."""
+    return LeaderboardDocument.read(path)

@@ -266,6 +266,11 @@ def write_summary(results_dir: Path, document: SummaryDocument) -> Path:
     return write_document(ResultsFolder(results_dir).summary, document)
 
 
+def load_summary(path: Path) -> SummaryDocument:
+    """Read a summary, refusing one written by a newer sago-bench (one-line ``SagoError``)."""
+    return SummaryDocument.read(path)
+
+
 def per_item_frame(summaries: Sequence[Mapping[str, Any]], aggregate: str = PAPER) -> pd.DataFrame:
     """Per-item s of one aggregate of every summary as one long table, plus the pooled ``"all"`` rows."""
     column = "s" if aggregate == PAPER else "s_extended"
