@@ -26,7 +26,14 @@ from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendal
 from benchmark.stats.claims import claims
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
 from benchmark.stats.proportional import proportional_measures
-from benchmark.stats.ranking import PAIRWISE_FAMILY, friedman_table, paired_draws, pairwise_table, rank_table
+from benchmark.stats.ranking import (
+    PAIRWISE_FAMILY,
+    RANK_FIELDS,
+    friedman_table,
+    paired_draws,
+    pairwise_table,
+    rank_table,
+)
 from benchmark.stats.rewrite_accuracy import RewriteRow
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
 from benchmark.stats.sgs import CELL_KEYS, EXTENDED, PAPER
@@ -43,7 +50,6 @@ from benchmark.stats.summary import (
 )
 from benchmark.submissions import Submission
 
-RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
 MEASURE_FIELDS = ("name", "axis", "scale", "paper", "headline", "description")
 """What ``measures[]`` states of each registered measure."""
 

@@ -24,6 +24,8 @@ from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES, cell_rng, percentile_ci
 from benchmark.stats.significance import SIGNIFICANT, correct_families
 
 NEEDS_THREE = "needs ≥3 models"
+RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
+"""What a cell states of its place among the models (null where a comparison is not testable)."""
 
 
 @dataclass(frozen=True)
@@ -156,24 +158,15 @@ def rank_rows(cell: PairedDraws, pairs: Sequence[Mapping[str, Any]]) -> list[dic
     for j, m in enumerate(models):
         better = sum(_better(by_pair[frozenset((m, o))]) == o for o in models if o != m)
         worse = sum(_better(by_pair[frozenset((m, o))]) == m for o in models if o != m)
-        known = testable[m]
-        rows.append(
-            {
-                "model": m,
-                "dataset": cell.dataset,
-                "measure": cell.measure,
-                "rank": int(ranks[j]) if known else None,
-                "rank_low": 1 + better if known else None,
-                "rank_high": len(models) - worse if known else None,
-                "tie_group": groups[m] if known else None,
-            }
-        )
+        key: dict[str, object] = {"model": m, "dataset": cell.dataset, "measure": cell.measure}
+        found = (int(ranks[j]), 1 + better, len(models) - worse, groups[m]) if testable[m] else (None,) * 4
+        rows.append(key | dict(zip(RANK_FIELDS, found, strict=True)))
     return rows
 
 
 def rank_table(cells: list[PairedDraws], pairwise: pd.DataFrame) -> pd.DataFrame:
     """``model, dataset, measure, rank, rank_low, rank_high, tie_group`` of every cell (``rank_rows``)."""
-    columns = ["model", "dataset", "measure", "rank", "rank_low", "rank_high", "tie_group"]
+    columns = ["model", "dataset", "measure", *RANK_FIELDS]
     by_cell = {key: group.to_dict("records") for key, group in pairwise.groupby(["dataset", "measure"])}
     rows = [row for cell in cells for row in rank_rows(cell, by_cell.get((cell.dataset, cell.measure), []))]
     table = pd.DataFrame(rows, columns=columns)
