@@ -21,19 +21,12 @@ from benchmark.documents import LEADERBOARD_TABLES, LeaderboardDocument, Summary
 from benchmark.errors import SagoError
 from benchmark.rows import RunRow
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
-from benchmark.stats import rewrite_accuracy, validity
+from benchmark.stats import ranking, rewrite_accuracy, validity
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.claims import claims
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
 from benchmark.stats.proportional import proportional_measures
-from benchmark.stats.ranking import (
-    PAIRWISE_FAMILY,
-    RANK_FIELDS,
-    friedman_table,
-    paired_draws,
-    pairwise_table,
-    rank_table,
-)
+from benchmark.stats.ranking import PAIRWISE_FAMILY, friedman_table, paired_draws, pairwise_table, rank_table
 from benchmark.stats.rewrite_accuracy import RewriteRow
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
 from benchmark.stats.sgs import CELL_KEYS, EXTENDED, PAPER
@@ -127,7 +120,7 @@ def cell_rows(
             rows.append(
                 with_tests(cell, by_cell[PAPER].get(key, []))
                 | {"extended": extended}
-                | {f: ranked.get(f) for f in RANK_FIELDS}
+                | {f: ranked.get(f) for f in ranking.RANK_FIELDS}
             )
     return sorted(rows, key=lambda r: tuple(r[k] for k in CELL_KEYS))
 
