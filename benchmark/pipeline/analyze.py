@@ -40,7 +40,6 @@ from benchmark.integrity import (
 from benchmark.pipeline import origin
 from benchmark.profiles import board_profile, get_profile
 from benchmark.results import ACTIVATIONS_SUFFIX, OWN_CONFIDENCE_DIR, RECORDS_SUFFIX, ResultsFolder
-from benchmark.rows import PerItemRow
 from benchmark.safetensors_check import read_safetensors
 from benchmark.schema import SUMMARY_SCHEMA_VERSION
 from benchmark.staging import Staged, exclusive, recover
@@ -63,9 +62,7 @@ class AnalyzeRequest:
     """What ``sago analyze`` was asked to do."""
 
     set_name: str
-    """variant set name."""
     version: str
-    """variant set version."""
     root: Path
     """the ``submissions/`` folder."""
     out: Path
@@ -132,22 +129,17 @@ def deltas_to_recompute(folder: Path, axes: Mapping[str, str] | None = None) -> 
     if deltas_are_stale(folder, axes):
         return True
     deltas = ResultsFolder(folder).deltas
-    return _readable(deltas) and not origin.vouched_for(deltas)
-
-
-def _readable(path: Path) -> bool:
     try:
-        pq.read_schema(path)
+        pq.read_schema(deltas)
     except (pa.ArrowException, OSError, ValueError):
         return False
-    return True
+    return not origin.vouched_for(deltas)
 
 
 class Deltas(NamedTuple):
     """A submission's deltas and the file they were read from (the staged file when recomputed)."""
 
     frame: pd.DataFrame
-    """the table."""
     path: Path
     """``deltas.parquet``, or its staged sibling until the run commits."""
 
@@ -204,8 +196,7 @@ def check_results(folder: Path, axes: Mapping[str, str] | None = None) -> None:
         except FileProblem as err:
             problems.append(Problem(results.relative(path), err.problem, err.fix))
     if problems:
-        first = problems[0]
-        raise SagoError(f"{folder / first.path}: {first.problem}; {first.fix}")
+        raise SagoError(f"{folder / problems[0].path}: {problems[0].problem}; {problems[0].fix}")
 
 
 def refuse_response_only(results: ResultsFolder) -> None:
@@ -215,8 +206,8 @@ def refuse_response_only(results: ResultsFolder) -> None:
         run = results.read_run() if results.run.is_file() else None
     except SagoError:
         return  # an unreadable run.json is reported where the run's inputs are checked
-    missing = run.not_measured if run is not None else {}
-    if missing and run is not None and not run.is_api:
+    missing = run.not_measured if run is not None and not run.is_api else {}
+    if missing:
         raise SagoError(
             f"{results.run}: a response-only result ({next(iter(missing.values()))}: "
             f"{', '.join(sorted(missing))}) stays off the board; move it out of the submissions folder "
@@ -235,16 +226,6 @@ def default_variant_frames(set_name: str, version: str) -> VariantFrames:
         return loaded
 
     return frames
-
-
-def same_options(summary: Mapping[str, Any], options: AnalysisOptions) -> bool:
-    """Whether a stored summary is of the current schema and was computed with these options."""
-    return (
-        summary.get("schema_version") == SUMMARY_SCHEMA_VERSION
-        and summary.get("seed") == options.seed
-        and summary.get("bootstrap_resamples") == options.resamples
-        and summary.get("epsilons") == list(options.epsilons)
-    )
 
 
 def summary_for(
@@ -266,8 +247,14 @@ def summary_for(
         and not deltas_to_recompute(folder, axes)
         and origin.vouched_for(existing, made_from=results.deltas)
     ):
-        summary = load_summary(existing)
-        if same_options(summary.to_json(), request.options):
+        summary, options = load_summary(existing), request.options
+        stored = summary.to_json()  # of the current schema, computed with these options
+        if (
+            stored.get("schema_version") == SUMMARY_SCHEMA_VERSION
+            and stored.get("seed") == options.seed
+            and stored.get("bootstrap_resamples") == options.resamples
+            and stored.get("epsilons") == list(options.epsilons)
+        ):
             return summary, results.deltas
     if left_out and deltas_to_recompute(folder, axes) and paid_judge():
         raise SagoError(
@@ -320,13 +307,6 @@ def paid_judge() -> str | None:
     return name if name.startswith("openai:") else None
 
 
-def check_slugs(requested: Sequence[str], known: Sequence[str]) -> None:
-    """Refuse --slug values that name no submission folder."""
-    unknown = sorted(set(requested) - set(known))
-    if unknown:
-        raise SagoError(f"no submission folder for {', '.join(unknown)}; see `ls submissions/`")
-
-
 def _folder_of(slug: str, submission: Submission, request: AnalyzeRequest) -> ResultsFolder | None:
     """Where ``submission``'s run of the request's profile is: an API model's run is always in
     ``<version>/`` (:func:`benchmark.harness.evaluate.run_folder`), so on another profile's board it has
@@ -342,7 +322,9 @@ def collect_entries(
     """One ``Entry`` per submission folder: complete ones with a fresh summary, others pending; and per
     complete submission the deltas file its summary was made from."""
     slugs = list_slugs(request.root)
-    check_slugs(request.slugs, slugs)
+    unknown = sorted(set(request.slugs) - set(slugs))
+    if unknown:
+        raise SagoError(f"no submission folder for {', '.join(unknown)}; see `ls submissions/`")
     # Every input is checked before anything is computed or written: one bad file fails the run early.
     metas = {slug: load_submission(slug, request.root) for slug in slugs}
     folders = {slug: _folder_of(slug, metas[slug], request) for slug in slugs}
@@ -351,8 +333,7 @@ def collect_entries(
             check_results(folder.path, freshness_axes(folder.path, slug, request))
     entries, made_from = [], {}
     for slug in tqdm(slugs, desc="analyze", unit="submission", leave=False):
-        meta = metas[slug]
-        results = folders[slug]
+        meta, results = metas[slug], folders[slug]
         if results is None or not results.has_run():
             entries.append(Entry(slug, meta, None, None))
             continue
@@ -386,42 +367,40 @@ def refuse_pending_analysis(command: str = "`sago leaderboard build`") -> None:
 def run_analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None = None) -> LeaderboardDocument:
     """Write every summary and the leaderboard, all or none; return the leaderboard document."""
     with exclusive(journal()):
-        return _analysis(request, variant_frames)
-
-
-def _analysis(request: AnalyzeRequest, variant_frames: VariantFrames | None) -> LeaderboardDocument:
-    finished = recover(journal())  # a run killed while renaming its outputs is finished first
-    if finished:
-        click.echo(f"note: finished renaming {finished} output(s) of an analyze that was killed", err=True)
-    frames = variant_frames or default_variant_frames(request.set_name, request.version)
-    staged = Staged(journal())
-    try:
-        entries, made_from = collect_entries(request, frames, staged)
-        # API models have their own table (another confidence, no activations): never on the open board
-        board = [e for e in entries if e.submission.model.kind != "api"]
-        document = build_leaderboard(
-            board,
-            set_name=request.set_name,
-            version=request.version,
-            options=request.options,
-            gold=gold_answers(frames()),  # the accuracy's trivial baseline reads the reference answers
-        )
-        for entry in entries:
-            if entry.summary is not None:
-                stage_summary(entry, made_from[entry.slug], request, staged)
-        api = ApiTable(request.set_name, request.version, tuple(api_table_rows(entries, request)))
-        table = request.out.with_name(API_TABLE_FILE)
-        if api.rows or table.exists():
-            staged.write(table, lambda tmp: _write(tmp, api))
-        if request.other_profile is not None:
-            document = profile_board(document, request, request.other_profile, entries, made_from)
-        final = document
-        staged.write(request.out, lambda tmp: _write(tmp, final))  # renamed last
-        staged.commit()
-    except BaseException:
-        staged.discard()
-        raise
-    return document
+        finished = recover(journal())  # a run killed while renaming its outputs is finished first
+        if finished:
+            click.echo(
+                f"note: finished renaming {finished} output(s) of an analyze that was killed", err=True
+            )
+        frames = variant_frames or default_variant_frames(request.set_name, request.version)
+        staged = Staged(journal())
+        try:
+            entries, made_from = collect_entries(request, frames, staged)
+            # API models have their own table (another confidence, no activations): never on the open board
+            board = [e for e in entries if e.submission.model.kind != "api"]
+            document = build_leaderboard(
+                board,
+                set_name=request.set_name,
+                version=request.version,
+                options=request.options,
+                gold=gold_answers(frames()),  # the accuracy's trivial baseline reads the reference answers
+            )
+            for entry in entries:
+                if entry.summary is not None:
+                    stage_summary(entry, made_from[entry.slug], request, staged)
+            api = ApiTable(request.set_name, request.version, tuple(api_table_rows(entries, request)))
+            table = request.out.with_name(API_TABLE_FILE)
+            if api.rows or table.exists():
+                staged.write(table, lambda tmp: _write(tmp, api))
+            if request.other_profile is not None:
+                document = profile_board(document, request, request.other_profile, entries, made_from)
+            final = document
+            staged.write(request.out, lambda tmp: _write(tmp, final))  # renamed last
+            staged.commit()
+        except BaseException:
+            staged.discard()
+            raise
+        return document
 
 
 def profile_board(
@@ -437,10 +416,14 @@ def profile_board(
     in this profile, which the cap-only rows cut to the variants the board profile also ran."""
     data: dict[str, Any] = document.to_json() | {"profile": profile}
     board = _board_profile_document(request)
-    if board is not None:
+    if board is not None:  # the comparison reads each model's board-profile summary and deltas
         first = board_profile(request.version)
         per_item_b = {e.slug: list(e.summary.per_item) for e in entries if e.summary is not None}
-        per_item_a = {slug: _per_item_rows(request.folder(slug, profile=first)) for slug in per_item_b}
+        summaries = {slug: request.folder(slug, profile=first).summary for slug in per_item_b}
+        per_item_a = {  # a board-profile summary that is not there has no rows
+            slug: list(SummaryDocument.read(path).per_item) if path.is_file() else []
+            for slug, path in summaries.items()
+        }
         deltas_a = {
             slug: pd.read_parquet(path)
             for slug in per_item_b
@@ -476,13 +459,6 @@ def _board_profile_document(request: AnalyzeRequest) -> LeaderboardDocument | No
             f"{request.set_name}/{request.version}; pass --compare-with the version's own leaderboard.json"
         )
     return board
-
-
-def _per_item_rows(folder: ResultsFolder) -> list[PerItemRow]:
-    """The ``per_item`` rows of a board-profile summary (none when it has no readable summary.json)."""
-    if not folder.summary.is_file():
-        return []
-    return list(SummaryDocument.read(folder.summary).per_item)
 
 
 def api_table_rows(entries: Sequence[Entry], request: AnalyzeRequest) -> list[ApiRow]:

@@ -124,29 +124,9 @@ def kendall_w_table(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 REVERSAL_COLUMNS = [
-    "measure",
-    "model_a",
-    "model_b",
-    "dataset_a",
-    "dataset_b",
-    "n_items_a",
-    "n_items_b",
-    "diff_a",
-    "ci_low_a",
-    "ci_high_a",
-    "diff_b",
-    "ci_low_b",
-    "ci_high_b",
-    "p_a",
-    "p_b",
-    "p",
-    "p_holm",
-    "family_size",
-    "p_floor_holm",
-    "testable",
-    "verdict",
-    "significant",
-    "candidates",
+    *("measure", "model_a", "model_b", "dataset_a", "dataset_b", "n_items_a", "n_items_b"),
+    *("diff_a", "ci_low_a", "ci_high_a", "diff_b", "ci_low_b", "ci_high_b", "p_a", "p_b", "p"),
+    *("p_holm", "family_size", "p_floor_holm", "testable", "verdict", "significant", "candidates"),
 ]
 
 

@@ -91,9 +91,7 @@ class ApiRow:
     """One row of the API table: a model on one dataset (or ``all``)."""
 
     model: str
-    """the submission slug."""
     name: str
-    """its display name."""
     profile: str | None
     """the run's profile (rows of different profiles are not comparable)."""
     dataset: str

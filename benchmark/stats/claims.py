@@ -123,6 +123,7 @@ def _instability(document: LeaderboardDocument) -> ClaimRow:
     significant = [c for c in _paper_cells(document, pooled=False) if c.get("verdict") == SIGNIFICANT]
     counts = Counter(label for c in significant for label in c.get("validity", []))
     said = _listed([f"{n} are labelled {label}" for label, n in counts.items()]) if counts else ""
+    said = f" Of the {len(significant)} significant per-dataset cells, {said} (docs/METHOD.md §6.1)."
     text = (
         f"Is instability above ε = {document.primary_epsilon}? "
         "Exact one-sided sign-flip tests over the items, "
@@ -134,11 +135,7 @@ def _instability(document: LeaderboardDocument) -> ClaimRow:
         f"{_sizes([t['n_items'] for t in pooled])}), {_verdict_counts(pooled)}. "
         "The paper's t-test, shown only "
         f"as its labelled column, would mark {paper} of the per-dataset cells after Holm."
-        + (
-            f" Of the {len(significant)} significant per-dataset cells, {said} (docs/METHOD.md §6.1)."
-            if counts
-            else ""
-        )
+        + (said if counts else "")
     )
     plain = (
         f"{sum(t['verdict'] == SIGNIFICANT for t in proper)} of {len(proper)} model × dataset × measure "
@@ -255,12 +252,8 @@ def _pooled(document: LeaderboardDocument, pooled: Sequence[GridCell]) -> ClaimR
     text = f"With all datasets pooled ({how}), the significantly steadier model is {said}" + (
         f"; {'; '.join(rest)}." if rest else "."
     )
-    return _claim(
-        "pooled",
-        text,
-        f"With all datasets pooled, the significantly steadiest model is {plain}.",
-        headline=True,
-    )
+    plain = f"With all datasets pooled, the significantly steadiest model is {plain}."
+    return _claim("pooled", text, plain, headline=True)
 
 
 def _reversal_claim(document: LeaderboardDocument) -> ClaimRow | None:
@@ -327,14 +320,10 @@ def _reversal_family(row: ReversalRow) -> str:
     testable = row["family_size"]
     candidates = row.get("candidates", testable)
     untestable = candidates - testable
+    why = "cannot reach α because tied items, equal for both models, leave too few with a sign"
     return (
         f"exact sign-flip test on both datasets, Holm over the {testable} testable of {candidates} candidates"
-        + (
-            f"; {untestable} cannot reach α because tied items, equal for both models, leave too few "
-            "with a sign"
-            if untestable
-            else ""
-        )
+        + (f"; {untestable} {why}" if untestable else "")
     )
 
 
@@ -445,11 +434,8 @@ def _agreement(document: LeaderboardDocument) -> ClaimRow:
             f"Kendall's W across datasets is not computable with {len(document.complete)} complete model: "
             "the agreement of a ranking needs two or more models."
         )
-        return _claim(
-            "agreement",
-            text,
-            "No ranking agreement across datasets can be measured with fewer than two models.",
-        )
+        plain = "No ranking agreement across datasets can be measured with fewer than two models."
+        return _claim("agreement", text, plain)
     if not found:
         text = "Kendall's W across datasets is not computable with the models present."
         return _claim("agreement", text, "Kendall's W across datasets is not computable here.")
@@ -625,18 +611,8 @@ def _duration(seconds: float | None) -> str:
 
 
 RUN_COLUMNS = (
-    "tuning",
-    "prompt",
-    "weights",
-    "profile",
-    "items",
-    "token cap",
-    "cut at the cap",
-    "baseline accuracy",
-    "wall time",
-    "model time",
-    "threads, batch",
-    "peak memory",
+    *("tuning", "prompt", "weights", "profile", "items", "token cap", "cut at the cap", "baseline accuracy"),
+    *("wall time", "model time", "threads, batch", "peak memory"),
 )
 """The columns of :func:`runs_table` after the model's name."""
 
@@ -724,15 +700,6 @@ def replace_block(readme: str, block: str) -> str:
     return readme[: start + len(BEGIN)] + "\n" + block + "\n" + readme[end:]
 
 
-def update_readme(readme: Path, document: LeaderboardDocument) -> bool:
-    """Rewrite the README's results block from ``document``; True when the file changed."""
-    text = readme.read_text(encoding="utf-8")
-    new = replace_block(text, results_markdown(document))
-    if new != text:
-        readme.write_text(new, encoding="utf-8")
-    return new != text
-
-
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("readme", type=click.Path(dir_okay=False, path_type=Path), default=Path("README.md"))
 @click.argument(
@@ -741,12 +708,16 @@ def update_readme(readme: Path, document: LeaderboardDocument) -> bool:
 def rewrite_readme(readme: Path, board: Path) -> None:
     """Rewrite README's results block from the leaderboard (run after `sago analyze`)."""
     try:
-        changed = update_readme(readme, LeaderboardDocument.read(board))
+        document = LeaderboardDocument.read(board)
+        text = readme.read_text(encoding="utf-8")
+        new = replace_block(text, results_markdown(document))
+        if new != text:
+            readme.write_text(new, encoding="utf-8")
     except OSError as err:
         raise SagoError(f"{readme}: cannot be read or written ({err.strerror}); name the README") from None
     except ValueError as err:  # no results markers
         raise SagoError(f"{readme}: {err}; put the two marker lines back") from None
-    click.echo(f"{'updated' if changed else 'unchanged'}: {readme}")
+    click.echo(f"{'updated' if new != text else 'unchanged'}: {readme}")
 
 
 def main(argv: list[str] | None = None) -> int:

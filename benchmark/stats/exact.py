@@ -61,27 +61,18 @@ def sign_flip_p(
     d = d[np.isfinite(d)]
     if d.size == 0:
         return float("nan")
-    observed = float(d.sum())
-    if d.size <= EXACT_MAX_N:
-        sums = sign_flip_sums(d)
-        total = sums.size
-    else:
-        rng = np.random.default_rng(seed)
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(resamples, d.size))
-        sums = signs @ d
-        total = resamples
-    if alternative == "two-sided":
-        hits = _at_least(np.abs(sums), abs(observed))
-    elif alternative == "greater":
-        hits = _at_least(sums, observed)
-    elif alternative == "less":
-        hits = _at_least(-sums, -observed)
-    else:
+    # the statistic each alternative compares: as extreme means at least as large after it
+    statistic = {"two-sided": np.abs, "greater": np.positive, "less": np.negative}.get(alternative)
+    if statistic is None:
         raise ValueError(f"alternative must be two-sided, greater or less, not {alternative!r}")
-    count = int(hits.sum())
-    if d.size <= EXACT_MAX_N:
-        return count / total
-    return (1 + count) / (1 + total)
+    exact = d.size <= EXACT_MAX_N
+    if exact:
+        sums = sign_flip_sums(d)
+    else:
+        signs = np.random.default_rng(seed).choice(np.array([-1.0, 1.0]), size=(resamples, d.size))
+        sums = signs @ d
+    count = int(_at_least(statistic(sums), float(statistic(d.sum()))).sum())
+    return count / sums.size if exact else (1 + count) / (1 + resamples)
 
 
 def sign_flip_floor(

@@ -10,9 +10,11 @@ missing or unreadable leaves its fact as None ("not recorded"): the validator re
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmark.documents import RunDocument, RunTimings
@@ -24,11 +26,10 @@ from benchmark.schema import BASELINE_VARIANT_ID
 from benchmark.stats import validity
 from benchmark.submissions import Submission
 
-ALL_DATASETS = "all"
-"""the ``dataset`` of the row that counts every dataset together."""
-
 TRUNCATION_COLUMNS = ("finished", "response", "item_id", "variant_id")
 """What :func:`truncation` reads of a records file."""
+TRUNCATION_COUNTS = ("cut", "total", "degenerate", "unanswered")
+"""The counts of a ``truncated[]`` row, summed over the datasets into the ``"all"`` row."""
 
 _GGUF_TYPE = re.compile(r"[._-]((?:i?q\d+(?:_[a-z0-9]+)*)|bf16|f16|f32)\.gguf$", re.IGNORECASE)
 _INSTRUCT_WORDS = re.compile(r"(?:^|[^a-z])(instruct|chat|it)(?:[^a-z]|$)", re.IGNORECASE)
@@ -79,13 +80,9 @@ def prompt_format(run: RunDocument | None, setting: str | None) -> str | None:
     ('raw', 'chat template if it has one')
     """
     applied = run.model.chat_template if run else None
-    if applied == "applied":
-        return "chat template"
-    if applied == "raw prompt":
-        return "raw"
-    return {"always": "chat template", "never": "raw", "auto": "chat template if it has one"}.get(
-        setting or ""
-    )
+    done = {"applied": "chat template", "raw prompt": "raw"}.get(applied or "")
+    asked = {"always": "chat template", "never": "raw", "auto": "chat template if it has one"}
+    return done or asked.get(setting or "")
 
 
 def truncation(folder: ResultsFolder, deltas: Path | None = None) -> list[TruncationRow]:
@@ -100,13 +97,7 @@ def truncation(folder: ResultsFolder, deltas: Path | None = None) -> list[Trunca
     """
     right = baseline_correct(deltas or folder.deltas)
     found: list[TruncationRow] = []
-    for path in folder.record_files():
-        if path.is_symlink():
-            continue  # never follow a link out of a submission folder
-        try:
-            table = pq.read_table(path, columns=list(TRUNCATION_COLUMNS))
-        except (OSError, ValueError, KeyError):
-            continue  # the validator reports unreadable records
+    for path, table in record_tables(folder, TRUNCATION_COLUMNS):
         finished, responses, items, variants = (table.column(k).to_pylist() for k in TRUNCATION_COLUMNS)
         baseline = [
             (str(i), f) for i, v, f in zip(items, variants, finished, strict=True) if v == BASELINE_VARIANT_ID
@@ -124,16 +115,22 @@ def truncation(folder: ResultsFolder, deltas: Path | None = None) -> list[Trunca
             }
         )
     if found:
-        found.append(
-            {
-                "dataset": ALL_DATASETS,
-                "cut": sum(t["cut"] for t in found),
-                "total": sum(t["total"] for t in found),
-                "degenerate": sum(t.get("degenerate", 0) for t in found),
-                "unanswered": sum(t.get("unanswered", 0) for t in found),
-            }
-        )
+        counts = {k: sum(int(str(dict(t).get(k, 0))) for t in found) for k in TRUNCATION_COUNTS}
+        found.append(cast(TruncationRow, {"dataset": validity.ALL_DATASETS} | counts))
     return found
+
+
+def record_tables(folder: ResultsFolder, columns: Sequence[str]) -> Iterator[tuple[Path, pa.Table]]:
+    """``columns`` of each ``records/*.parquet`` of a run; a linked or unreadable file is left out (the
+    validator reports it), so every count of the run leaves out the same files."""
+    for path in folder.record_files():
+        if path.is_symlink():
+            continue  # never follow a link out of a submission folder
+        try:
+            table = pq.read_table(path, columns=list(columns))
+        except (OSError, ValueError, KeyError):
+            continue
+        yield path, table
 
 
 def baseline_correct(path: Path) -> dict[tuple[str, str], bool]:

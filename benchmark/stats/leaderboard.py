@@ -21,7 +21,7 @@ from benchmark.documents import LEADERBOARD_TABLES, LeaderboardDocument, Summary
 from benchmark.errors import SagoError
 from benchmark.rows import RunRow
 from benchmark.schema import LEADERBOARD_SCHEMA_VERSION, SUMMARY_SCHEMA_VERSION
-from benchmark.stats import rewrite_accuracy, validity
+from benchmark.stats import ranking, rewrite_accuracy, validity
 from benchmark.stats.agreement import REVERSAL_FAMILY, kendall_tau_table, kendall_w_table, reversal_table
 from benchmark.stats.claims import claims
 from benchmark.stats.independence import accuracy_vs_sgs, independence_table, pareto_table
@@ -29,11 +29,12 @@ from benchmark.stats.proportional import proportional_measures
 from benchmark.stats.ranking import PAIRWISE_FAMILY, friedman_table, paired_draws, pairwise_table, rank_table
 from benchmark.stats.rewrite_accuracy import RewriteRow
 from benchmark.stats.sample_size import ranking_agreement_table, sample_size_table, smallest_n_table
-from benchmark.stats.sgs import AGGREGATE_LABELS, CELL_KEYS, EXTENDED, PAPER
+from benchmark.stats.sgs import CELL_KEYS, EXTENDED, PAPER
 from benchmark.stats.significance import RAW_TEST_COLUMNS, adjust_across_cells
 from benchmark.stats.summary import (
     DEFAULT_OPTIONS,
     AnalysisOptions,
+    aggregate_row,
     header,
     per_item_frame,
     rows_frame,
@@ -42,7 +43,6 @@ from benchmark.stats.summary import (
 )
 from benchmark.submissions import Submission
 
-RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
 MEASURE_FIELDS = ("name", "axis", "scale", "paper", "headline", "description")
 """What ``measures[]`` states of each registered measure."""
 
@@ -76,13 +76,10 @@ def model_row(entry: Entry) -> dict[str, Any]:
         "name": meta["name"],
         "source": meta["model"],
         "status": "complete" if entry.summary is not None else "pending",
-        "parameters": meta["parameters"],
-        "dtype": meta["dtype"],
-        "chat_template": meta["chat_template"],
-        "license": meta["license"],
-        "contact": meta["contact"],
-        "url": meta.get("url"),
-        "notes": meta.get("notes"),
+        **{
+            k: meta.get(k)
+            for k in ("parameters", "dtype", "chat_template", "license", "contact", "url", "notes")
+        },
         "summary": entry.summary_path,
         "n_items": n_items,
         "run": entry.run if entry.summary is not None else None,
@@ -123,7 +120,7 @@ def cell_rows(
             rows.append(
                 with_tests(cell, by_cell[PAPER].get(key, []))
                 | {"extended": extended}
-                | {f: ranked.get(f) for f in RANK_FIELDS}
+                | {f: ranked.get(f) for f in ranking.RANK_FIELDS}
             )
     return sorted(rows, key=lambda r: tuple(r[k] for k in CELL_KEYS))
 
@@ -184,15 +181,8 @@ def per_model_tables(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def _aggregates(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``aggregates`` block: each aggregate with the union of the families it pooled in any summary."""
-    rows = []
-    for name in (PAPER, EXTENDED):
-        families = sorted(
-            {f for s in summaries for a in s["aggregates"] if a["name"] == name for f in a["families"]}
-        )
-        rows.append(
-            {"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": families}
-        )
-    return rows
+    pooled = {(a["name"], f) for s in summaries for a in s["aggregates"] for f in a["families"]}
+    return [aggregate_row(name, sorted(f for n, f in pooled if n == name)) for name in (PAPER, EXTENDED)]
 
 
 def check_one_dtype(entries: Sequence[Entry]) -> None:

@@ -26,10 +26,10 @@ the result.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from benchmark.documents import LeaderboardDocument
 from benchmark.results import ResultsFolder
@@ -43,12 +43,12 @@ from benchmark.rows import (
     ProfileCutRow,
     ProfileRankingRow,
     ProfileVariantRow,
-    TruncationRow,
 )
 from benchmark.stats import validity
 from benchmark.stats.exact import sign_flip_floor, sign_flip_p
+from benchmark.stats.facts import record_tables
 from benchmark.stats.sgs import ALL, PAPER, instability_per_item, rewrite_rows
-from benchmark.stats.significance import corrected, verdict
+from benchmark.stats.significance import holm_fields
 
 FAMILY = (
     "As run, the cap and the variant mix together: Holm over every (model × dataset × headline measure) "
@@ -74,8 +74,8 @@ VARIANT_KEYS = ["dataset", "item_id", "variant_id"]
 """What makes two deltas rows the same variant in both profiles."""
 ItemValues = dict[tuple[str, str], dict[str, float]]
 """(dataset, measure) -> item_id -> s(i)."""
-SIDES = ("a", "b")
-"""``a``: the board profile's board; ``b``: this profile's."""
+SIDE_FIELDS = ("sgs", "ci_low", "ci_high", "n_items", "rank_low", "rank_high")
+"""What a change row states of each profile's cell (suffixed ``_a``: the board profile, ``_b``: this one)."""
 
 
 def _per_item(rows: Iterable[PerItemRow]) -> ItemValues:
@@ -88,39 +88,23 @@ def _per_item(rows: Iterable[PerItemRow]) -> ItemValues:
     return out
 
 
-def _truncations(board: LeaderboardDocument) -> dict[tuple[str, str], TruncationRow]:
-    """(model, dataset) -> its ``models[].run.truncated[]`` row."""
-    out: dict[tuple[str, str], TruncationRow] = {}
-    for model in board.complete:
-        run = model.get("run")
-        for row in run.get("truncated") or [] if run else []:
-            out[(model["slug"], row["dataset"])] = row
-    return out
-
-
 def _cut_row(model: str, dataset: str, a: tuple[int, int] | None, b: tuple[int, int] | None) -> ProfileCutRow:
     """One model's responses cut at each profile's cap on one dataset (``a``, ``b``: (cut, total))."""
-    (cut_a, total_a), (cut_b, total_b) = (side or (None, None) for side in (a, b))
-    return {
-        "model": model,
-        "dataset": dataset,
-        "cut_a": cut_a,
-        "total_a": total_a,
-        "share_a": cut_a / total_a if cut_a is not None and total_a else None,
-        "cut_b": cut_b,
-        "total_b": total_b,
-        "share_b": cut_b / total_b if cut_b is not None and total_b else None,
-    }
+    row: dict[str, object] = {"model": model, "dataset": dataset}
+    for side, (cut, total) in zip("ab", (a or (None, None), b or (None, None)), strict=True):
+        share = cut / total if cut is not None and total else None
+        row |= {f"cut_{side}": cut, f"total_{side}": total, f"share_{side}": share}
+    return cast(ProfileCutRow, row)
 
 
 def cut_rows(
     board_a: LeaderboardDocument, board_b: LeaderboardDocument, models: Sequence[str]
 ) -> list[ProfileCutRow]:
     """Per model in both and dataset (``"all"`` included): responses cut at each profile's cap."""
-    cut_a, cut_b = _truncations(board_a), _truncations(board_b)
+    cut_a, cut_b = validity.truncations(board_a.complete), validity.truncations(board_b.complete)
     datasets = [*sorted(set(board_a.datasets) & set(board_b.datasets)), validity.ALL_DATASETS]
     return [
-        _cut_row(model, dataset, *((int(r["cut"]), int(r["total"])) if r else None for r in sides))
+        _cut_row(model, dataset, *((int(str(r["cut"])), int(str(r["total"]))) if r else None for r in sides))
         for model in models
         for dataset in datasets
         if (sides := (cut_a.get((model, dataset)), cut_b.get((model, dataset)))) != (None, None)
@@ -137,13 +121,8 @@ def cut_flags(folder: ResultsFolder) -> pd.DataFrame:
     the token cap), from ``records/*.parquet``; an unreadable or linked file is left out (the validator
     reports it), as :func:`benchmark.stats.facts.truncation` leaves it out of the run's counts."""
     frames = []
-    for path in folder.record_files():
-        if path.is_symlink():
-            continue  # never follow a link out of a submission folder
-        try:
-            table = pq.read_table(path, columns=CUT_COLUMNS).to_pandas()
-        except (OSError, ValueError, KeyError):
-            continue
+    for path, arrow in record_tables(folder, CUT_COLUMNS):
+        table = arrow.to_pandas()
         frames.append(
             pd.DataFrame(
                 {
@@ -202,25 +181,12 @@ def change_row(
     shared = sorted(set(items[0]) & set(items[1]))
     d = np.array([items[1][i] - items[0][i] for i in shared], dtype=float)
     nonzero = int(np.count_nonzero(d))
-    a, b = cells
-    return {
-        "model": model,
-        "dataset": dataset,
-        "measure": measure,
-        "sgs_a": a["sgs"] if a else None,
-        "ci_low_a": a["ci_low"] if a else None,
-        "ci_high_a": a["ci_high"] if a else None,
-        "n_items_a": a["n_items"] if a else None,
-        "rank_low_a": a["rank_low"] if a else None,
-        "rank_high_a": a["rank_high"] if a else None,
-        "validity_a": list(a.get("validity", [])) if a else [],
-        "sgs_b": b["sgs"] if b else None,
-        "ci_low_b": b["ci_low"] if b else None,
-        "ci_high_b": b["ci_high"] if b else None,
-        "n_items_b": b["n_items"] if b else None,
-        "rank_low_b": b["rank_low"] if b else None,
-        "rank_high_b": b["rank_high"] if b else None,
-        "validity_b": list(b.get("validity", [])) if b else [],
+    sides: dict[str, object] = {}
+    for side, cell in zip("ab", cells, strict=True):
+        stated: Mapping[str, object] = cell or {}
+        sides |= {f"{f}_{side}": stated.get(f) for f in SIDE_FIELDS}
+        sides[f"validity_{side}"] = list(cell.get("validity", [])) if cell else []
+    row = {"model": model, "dataset": dataset, "measure": measure, **sides} | {
         "n_shared": len(shared),
         "n_tied": len(shared) - nonzero,
         "mean_diff": float(d.mean()) if len(d) else None,
@@ -233,32 +199,20 @@ def change_row(
         "verdict": "",
         "validity": [],
     }
+    return cast(ProfileChangeRow, row)
 
 
 def corrected_changes(rows: Sequence[ProfileChangeRow]) -> list[ProfileChangeRow]:
     """``rows`` with ``p_holm``, ``p_floor_holm``, ``testable``, ``family_size``, ``verdict`` and the
     pair's ``validity`` (either profile's cell labels, plus "tied" when ties dominate the shared items)."""
-    if not rows:
-        return []
-    p = np.array([np.nan if r["p_exact"] is None else r["p_exact"] for r in rows], dtype=float)
-    floors = np.array([r["p_floor"] for r in rows], dtype=float)
-    p_holm, floor_holm, testable = corrected(p, floors)
-    size = int(testable.sum())
-    out: list[ProfileChangeRow] = []
-    for row, ph, fh, ok in zip(rows, p_holm, floor_holm, testable, strict=True):
-        labels = validity.pair_labels(row["n_tied"], row["n_shared"], [row["validity_a"], row["validity_b"]])
-        out.append(
-            row
-            | {
-                "p_holm": None if np.isnan(ph) else float(ph),
-                "p_floor_holm": None if np.isnan(fh) else float(fh),
-                "testable": bool(ok),
-                "family_size": size,
-                "verdict": verdict(float(ph), bool(ok)),
-                "validity": labels,
-            }
-        )
-    return out
+    fields = holm_fields([r["p_exact"] for r in rows], [r["p_floor"] for r in rows])
+    labels = [
+        validity.pair_labels(r["n_tied"], r["n_shared"], [r["validity_a"], r["validity_b"]]) for r in rows
+    ]
+    return [
+        cast(ProfileChangeRow, row | more | {"validity": found})
+        for row, more, found in zip(rows, fields, labels, strict=True)
+    ]
 
 
 def shared_variants(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -313,21 +267,12 @@ def _on_shared(
 ) -> ProfileChangeRow:
     """``row`` with each side's SGS the mean of its re-reduced s(i); the boards' intervals and ranks are of
     every variant they ran, so none is stated here."""
-    a, b = (np.array(list(side.values()), dtype=float) for side in items)
-    return row | {
-        "sgs_a": float(a.mean()) if a.size else None,
-        "ci_low_a": None,
-        "ci_high_a": None,
-        "n_items_a": int(a.size),
-        "rank_low_a": None,
-        "rank_high_a": None,
-        "sgs_b": float(b.mean()) if b.size else None,
-        "ci_low_b": None,
-        "ci_high_b": None,
-        "n_items_b": int(b.size),
-        "rank_low_b": None,
-        "rank_high_b": None,
-    }
+    shared: dict[str, object] = {}
+    for side, values in zip("ab", items, strict=True):
+        s = np.array(list(values.values()), dtype=float)
+        shared |= {f"{f}_{side}": None for f in SIDE_FIELDS}
+        shared |= {f"sgs_{side}": float(s.mean()) if s.size else None, f"n_items_{side}": int(s.size)}
+    return cast(ProfileChangeRow, row | shared)
 
 
 def control_rows(
@@ -336,20 +281,11 @@ def control_rows(
     """The prompt-only rows, Holm over themselves, each with its largest per-item difference."""
     rows = corrected_changes([row for row, _ in raw])
     return [
-        {
-            "model": row["model"],
-            "dataset": row["dataset"],
-            "measure": row["measure"],
-            "n_shared": row["n_shared"],
-            "n_tied": row["n_tied"],
-            "max_abs_diff": max((abs(b[i] - a[i]) for i in set(a) & set(b)), default=None),
-            "mean_diff": row["mean_diff"],
-            "p_exact": row["p_exact"],
-            "p_holm": row["p_holm"],
-            "testable": row["testable"],
-            "family_size": row["family_size"],
-            "verdict": row["verdict"],
-        }
+        cast(
+            ProfileControlRow,
+            {k: row.get(k) for k in ProfileControlRow.__annotations__}
+            | {"max_abs_diff": max((abs(b[i] - a[i]) for i in set(a) & set(b)), default=None)},
+        )
         for row, (_, (a, b)) in zip(rows, raw, strict=True)
     ]
 

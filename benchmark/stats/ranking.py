@@ -21,9 +21,11 @@ from scipy import stats
 
 from benchmark.stats.exact import sign_flip_floor, sign_flip_p
 from benchmark.stats.sgs import ALL, DEFAULT_RESAMPLES, cell_rng, percentile_ci
-from benchmark.stats.significance import SIGNIFICANT, corrected, verdict
+from benchmark.stats.significance import SIGNIFICANT, correct_families
 
 NEEDS_THREE = "needs ≥3 models"
+RANK_FIELDS = ("rank", "rank_low", "rank_high", "tie_group")
+"""What a cell states of its place among the models (null where a comparison is not testable)."""
 
 
 @dataclass(frozen=True)
@@ -31,9 +33,7 @@ class PairedDraws:
     """The aligned per-item values of one (dataset, measure) and their paired bootstrap."""
 
     dataset: str
-    """dataset name or ``"all"``."""
     measure: str
-    """measure name."""
     models: tuple[str, ...]
     """model slugs, sorted; the columns of ``values`` and ``draws``."""
     values: np.ndarray
@@ -46,10 +46,6 @@ class PairedDraws:
         """SGS of each model on the shared items, ``[n_models]``."""
         means: np.ndarray = self.values.mean(axis=0)
         return means
-
-    def diff_ci(self, a: int, b: int) -> tuple[float, float]:
-        """Percentile CI of SGS[a] − SGS[b] over the paired resamples."""
-        return percentile_ci(self.draws[:, a] - self.draws[:, b])
 
 
 def shared_matrix(cell_items: pd.DataFrame) -> pd.DataFrame:
@@ -81,22 +77,8 @@ PAIRWISE_FAMILY = (
     "per-item differences; a pair is testable when its Holm-adjusted floor is below alpha"
 )
 PAIRWISE_COLUMNS = [
-    "dataset",
-    "measure",
-    "model_a",
-    "model_b",
-    "n_items",
-    "diff",
-    "ci_low",
-    "ci_high",
-    "p_exact",
-    "p_floor",
-    "p_holm",
-    "p_floor_holm",
-    "family_size",
-    "testable",
-    "verdict",
-    "n_tied",
+    *("dataset", "measure", "model_a", "model_b", "n_items", "diff", "ci_low", "ci_high"),
+    *("p_exact", "p_floor", "p_holm", "p_floor_holm", "family_size", "testable", "verdict", "n_tied"),
 ]
 
 
@@ -109,7 +91,7 @@ def pairwise_rows(cell: PairedDraws) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for a, b in itertools.combinations(range(len(cell.models)), 2):
         d = cell.values[:, a] - cell.values[:, b]
-        low, high = cell.diff_ci(a, b)
+        low, high = percentile_ci(cell.draws[:, a] - cell.draws[:, b])  # over the paired resamples
         nonzero = int(np.count_nonzero(d))
         rows.append(
             {
@@ -135,21 +117,7 @@ def pairwise_table(cells: list[PairedDraws]) -> pd.DataFrame:
     table = pd.DataFrame([row for cell in cells for row in pairwise_rows(cell)], columns=PAIRWISE_COLUMNS)
     if table.empty:
         return table
-    table["p_holm"], table["p_floor_holm"] = np.nan, np.nan
-    table["testable"], table["family_size"] = False, 0
-    family = np.where(table["dataset"] == ALL, "pooled", "datasets")
-    for index in table.groupby(family).groups.values():
-        p_holm, floor_holm, testable = corrected(
-            table.loc[index, "p_exact"].to_numpy(dtype=float),
-            table.loc[index, "p_floor"].to_numpy(dtype=float),
-        )
-        table.loc[index, "p_holm"] = p_holm
-        table.loc[index, "p_floor_holm"] = floor_holm
-        table.loc[index, "testable"] = testable
-        table.loc[index, "family_size"] = int(testable.sum())
-    table["testable"] = table["testable"].astype(bool)
-    table["family_size"] = table["family_size"].astype(int)
-    table["verdict"] = [verdict(p, ok) for p, ok in zip(table["p_holm"], table["testable"], strict=True)]
+    correct_families(table, np.where(table["dataset"] == ALL, "pooled", "datasets"))
     return table.sort_values(["dataset", "measure", "model_a", "model_b"], kind="stable").reset_index(
         drop=True
     )
@@ -190,24 +158,15 @@ def rank_rows(cell: PairedDraws, pairs: Sequence[Mapping[str, Any]]) -> list[dic
     for j, m in enumerate(models):
         better = sum(_better(by_pair[frozenset((m, o))]) == o for o in models if o != m)
         worse = sum(_better(by_pair[frozenset((m, o))]) == m for o in models if o != m)
-        known = testable[m]
-        rows.append(
-            {
-                "model": m,
-                "dataset": cell.dataset,
-                "measure": cell.measure,
-                "rank": int(ranks[j]) if known else None,
-                "rank_low": 1 + better if known else None,
-                "rank_high": len(models) - worse if known else None,
-                "tie_group": groups[m] if known else None,
-            }
-        )
+        key: dict[str, object] = {"model": m, "dataset": cell.dataset, "measure": cell.measure}
+        found = (int(ranks[j]), 1 + better, len(models) - worse, groups[m]) if testable[m] else (None,) * 4
+        rows.append(key | dict(zip(RANK_FIELDS, found, strict=True)))
     return rows
 
 
 def rank_table(cells: list[PairedDraws], pairwise: pd.DataFrame) -> pd.DataFrame:
     """``model, dataset, measure, rank, rank_low, rank_high, tie_group`` of every cell (``rank_rows``)."""
-    columns = ["model", "dataset", "measure", "rank", "rank_low", "rank_high", "tie_group"]
+    columns = ["model", "dataset", "measure", *RANK_FIELDS]
     by_cell = {key: group.to_dict("records") for key, group in pairwise.groupby(["dataset", "measure"])}
     rows = [row for cell in cells for row in rank_rows(cell, by_cell.get((cell.dataset, cell.measure), []))]
     table = pd.DataFrame(rows, columns=columns)

@@ -21,7 +21,7 @@ import pandas as pd
 from benchmark.schema import BASELINE_FAMILY
 from benchmark.stats.exact import sign_flip_floor, sign_flip_p
 from benchmark.stats.sgs import CONTROL_FAMILIES
-from benchmark.stats.significance import corrected, verdict
+from benchmark.stats.significance import holm_fields
 
 ITEM = ["dataset", "item_id"]
 FAMILY = (
@@ -87,18 +87,6 @@ def rewrite_accuracy_rows(deltas: pd.DataFrame, model: str) -> list[RewriteRow]:
 def corrected_rows(rows: Iterable[RewriteRow | Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every model's rows with ``p_holm``, ``p_floor_holm``, ``testable``, ``family_size``, ``verdict``."""
     table = [dict(r) for r in rows]
-    if not table:
-        return []
-    p = np.array([r["p_exact"] for r in table], dtype=float)
-    floors = np.array([r["p_floor"] for r in table], dtype=float)
-    p_holm, floor_holm, testable = corrected(p, floors)
-    size = int(testable.sum())
-    for row, ph, fh, ok in zip(table, p_holm, floor_holm, testable, strict=True):
-        row |= {
-            "p_holm": float(ph),
-            "p_floor_holm": float(fh),
-            "testable": bool(ok),
-            "family_size": size,
-            "verdict": verdict(float(ph), bool(ok)),
-        }
-    return sorted(table, key=lambda r: (r["model"], r["family"], r["strength"]))
+    fields = holm_fields([r["p_exact"] for r in table], [r["p_floor"] for r in table])
+    out = [row | more for row, more in zip(table, fields, strict=True)]
+    return sorted(out, key=lambda r: (r["model"], r["family"], r["strength"]))

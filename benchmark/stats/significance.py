@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -133,16 +134,8 @@ def exact_greater(values: np.ndarray, epsilon: float, *, seed: int = 0) -> tuple
 
 RAW_TEST_COLUMNS = ("epsilon", "n_items", "t", "p_t", "marker_uncorrected", "p_exact", "p_floor")
 ADJUSTED_COLUMNS = (
-    "p_t_holm",
-    "marker_t",
-    "p_holm",
-    "p_bh",
-    "p_floor_holm",
-    "family_size",
-    "testable",
-    "verdict",
-    "marker",
-    "significant",
+    *("p_t_holm", "marker_t", "p_holm", "p_bh", "p_floor_holm"),
+    *("family_size", "testable", "verdict", "marker", "significant"),
 )
 
 
@@ -192,6 +185,46 @@ def corrected(
     return holm(np.where(testable, p, np.nan)), floor_holm, testable
 
 
+def holm_fields(p: Sequence[float | None], floors: Sequence[float]) -> list[dict[str, Any]]:
+    """What the correction adds to each test of one family (:func:`corrected`): ``p_holm`` and
+    ``p_floor_holm`` (null where there is none), ``testable``, ``family_size`` and ``verdict``.
+
+    >>> [f["verdict"] for f in holm_fields([0.001, None], [1e-5, 0.5])]
+    ['significant', 'not testable']
+    """
+    raw = np.array([np.nan if x is None else x for x in p], dtype=float)
+    p_holm, floor_holm, testable = corrected(raw, np.array(floors, dtype=float))
+    return [
+        {
+            "p_holm": None if np.isnan(ph) else float(ph),
+            "p_floor_holm": None if np.isnan(fh) else float(fh),
+            "testable": bool(ok),
+            "family_size": int(testable.sum()),
+            "verdict": verdict(float(ph), bool(ok)),
+        }
+        for ph, fh, ok in zip(p_holm, floor_holm, testable, strict=True)
+    ]
+
+
+def correct_families(table: pd.DataFrame, families: np.ndarray | list[Any]) -> None:
+    """Fill ``p_holm``, ``p_floor_holm``, ``testable``, ``family_size`` and ``verdict`` of ``table`` from
+    its ``p_exact`` and ``p_floor``: :func:`corrected` within each group of ``families`` (groupby keys)."""
+    table["p_holm"], table["p_floor_holm"] = np.nan, np.nan
+    table["testable"], table["family_size"] = False, 0
+    for index in table.groupby(families).groups.values():
+        p_holm, floor_holm, testable = corrected(
+            table.loc[index, "p_exact"].to_numpy(dtype=float),
+            table.loc[index, "p_floor"].to_numpy(dtype=float),
+        )
+        table.loc[index, "p_holm"] = p_holm
+        table.loc[index, "p_floor_holm"] = floor_holm
+        table.loc[index, "testable"] = testable
+        table.loc[index, "family_size"] = int(testable.sum())
+    table["testable"] = table["testable"].astype(bool)
+    table["family_size"] = table["family_size"].astype(int)
+    table["verdict"] = [verdict(p, ok) for p, ok in zip(table["p_holm"], table["testable"], strict=True)]
+
+
 def adjust_across_cells(tests: pd.DataFrame) -> pd.DataFrame:
     """Add ``ADJUSTED_COLUMNS`` to ``epsilon_tests`` rows (the family: ``CORRECTION_FAMILY``).
 
@@ -200,24 +233,13 @@ def adjust_across_cells(tests: pd.DataFrame) -> pd.DataFrame:
     the paper's t-test marker on its own Holm p, for the labelled paper column only.
     """
     out = tests.copy()
-    for column in ("p_t_holm", "p_holm", "p_bh", "p_floor_holm"):
-        out[column] = np.nan
-    out["family_size"] = 0
-    out["testable"] = False
-    family = np.where(out["dataset"] == ALL, "pooled", "datasets")
-    for index in out.groupby([out["epsilon"], family]).groups.values():
-        p_holm, floor_holm, testable = corrected(
-            out.loc[index, "p_exact"].to_numpy(dtype=float), out.loc[index, "p_floor"].to_numpy(dtype=float)
-        )
-        out.loc[index, "p_holm"] = p_holm
-        out.loc[index, "p_floor_holm"] = floor_holm
-        out.loc[index, "testable"] = testable
-        out.loc[index, "family_size"] = int(testable.sum())
+    families = [out["epsilon"], np.where(out["dataset"] == ALL, "pooled", "datasets")]
+    correct_families(out, families)
+    out["p_t_holm"], out["p_bh"] = np.nan, np.nan
+    for index in out.groupby(families).groups.values():
+        testable = out.loc[index, "testable"].to_numpy()
         out.loc[index, "p_bh"] = benjamini_hochberg(np.where(testable, out.loc[index, "p_exact"], np.nan))
         out.loc[index, "p_t_holm"] = holm(out.loc[index, "p_t"].to_numpy(dtype=float))
-    out["testable"] = out["testable"].astype(bool)
-    out["family_size"] = out["family_size"].astype(int)
-    out["verdict"] = [verdict(p, ok) for p, ok in zip(out["p_holm"], out["testable"], strict=True)]
     out["significant"] = out["verdict"] == SIGNIFICANT
     out["marker"] = [marker(p) if ok else "" for p, ok in zip(out["p_holm"], out["significant"], strict=True)]
     out["marker_t"] = [marker(p) for p in out["p_t_holm"]]

@@ -94,16 +94,18 @@ def header(options: AnalysisOptions, *, set_name: str, version: str, schema_vers
     }
 
 
+def aggregate_row(name: str, families: list[str]) -> dict[str, Any]:
+    """One row of the ``aggregates`` block (a summary's and the leaderboard's): what the SGS pools."""
+    return {"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": families}
+
+
 def aggregate_rows(deltas: pd.DataFrame) -> list[dict[str, Any]]:
     """The ``aggregates`` block: which families each SGS pools (only families present in ``deltas``)."""
     present = set(deltas["family"].unique()) - CONTROL_FAMILIES
-    rows = []
-    for name, families in AGGREGATES.items():
-        pooled = sorted(present if families is None else present & set(families))
-        rows.append(
-            {"name": name, "label": AGGREGATE_LABELS[name], "headline": name == PAPER, "families": pooled}
-        )
-    return rows
+    return [
+        aggregate_row(name, sorted(present if families is None else present & set(families)))
+        for name, families in AGGREGATES.items()
+    ]
 
 
 def tests_by_cell(tests: pd.DataFrame) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
@@ -140,11 +142,8 @@ def cell_stats(cells: pd.DataFrame, tests: pd.DataFrame) -> dict[tuple[Any, ...]
     return out
 
 
-EMPTY_STATS: dict[str, Any] = {
+EMPTY_STATS: dict[str, Any] = dict.fromkeys(STAT_FIELDS) | {
     "n_items": 0,
-    "sgs": None,
-    "ci_low": None,
-    "ci_high": None,
     "tests": [],
     "marker": "",
     "verdict": NOT_TESTABLE,
@@ -158,14 +157,12 @@ def nest_cells(
 ) -> list[dict[str, Any]]:
     """One row per cell: the paper SGS (headline) flat, the extended SGS under ``extended``, noise floor."""
     pooled = noise[noise["control"] == "controls"].set_index(list(CELL_KEYS))["value"]
-    rows = []
-    for key in sorted(set(paper) | set(extended)):
-        rows.append(
-            dict(zip(CELL_KEYS, key, strict=True))
-            | paper.get(key, EMPTY_STATS)
-            | {"extended": extended.get(key, EMPTY_STATS), "noise_floor": pooled.get(key, float("nan"))}
-        )
-    return rows
+    return [
+        dict(zip(CELL_KEYS, key, strict=True))
+        | paper.get(key, EMPTY_STATS)
+        | {"extended": extended.get(key, EMPTY_STATS), "noise_floor": pooled.get(key, float("nan"))}
+        for key in sorted(set(paper) | set(extended))
+    ]
 
 
 def aggregate_tables(
@@ -189,14 +186,6 @@ def per_item_rows(paper: pd.DataFrame, extended: pd.DataFrame) -> list[dict[str,
     return jsonio.records(both.sort_values(keys))
 
 
-def _single_model(deltas: pd.DataFrame, model: str) -> pd.DataFrame:
-    """The deltas with ``model`` in the model column (a summary is about one submission)."""
-    names = set(deltas["model"].astype(str).unique())
-    if names - {model}:
-        raise ValueError(f"deltas hold models {sorted(names)}, expected only {model!r}")
-    return deltas
-
-
 def summarize(
     deltas: pd.DataFrame,
     *,
@@ -212,13 +201,13 @@ def summarize(
     Args:
         deltas: the submission's deltas table (docs/CONTRACTS.md section 3).
         model: the submission slug, as in the deltas' ``model`` column.
-        set_name: variant set name; version: its version.
-        options: seed, resamples, epsilons.
         axes: how the deltas were scored (mirroring rules, politeness judge, BLEU form, backbones).
         not_measured: measure -> why the run could not measure it (its deltas are NaN, so it has no
             cell); written as ``not_measured`` only when given, so harness results keep their bytes.
     """
-    deltas = _single_model(deltas, model)
+    names = set(deltas["model"].astype(str).unique())
+    if names - {model}:  # a summary is about one submission
+        raise ValueError(f"deltas hold models {sorted(names)}, expected only {model!r}")
     paper_items, paper = aggregate_tables(deltas, PAPER, options)
     extended_items, extended = aggregate_tables(deltas, EXTENDED, options)
     noise = noise_floor_table(noise_per_item(deltas))

@@ -125,7 +125,7 @@ Key = tuple[str, str, str]
 """(model, dataset, measure)."""
 
 
-def _truncations(models: Iterable[Mapping[str, object]]) -> dict[tuple[str, str], Mapping[str, object]]:
+def truncations(models: Iterable[Mapping[str, object]]) -> dict[tuple[str, str], Mapping[str, object]]:
     """(model slug, dataset) -> its ``models[].run.truncated[]`` row (``"all"`` included)."""
     out: dict[tuple[str, str], Mapping[str, object]] = {}
     for model in models:
@@ -140,16 +140,12 @@ def annotate_cells(
     cells: Iterable[Mapping[str, object]], models: Iterable[Mapping[str, object]], axes: Mapping[str, str]
 ) -> list[dict[str, object]]:
     """``cells[]`` rows with their ``validity`` labels (``axes``: measure -> axis)."""
-    cut = _truncations(models)
-    return [
-        dict(c)
-        | {
-            "validity": cell_labels(
-                axes.get(str(c["measure"]), ""), cut.get((str(c["model"]), str(c["dataset"])))
-            )
-        }
-        for c in cells
-    ]
+    cut = truncations(models)
+    out = []
+    for c in cells:
+        found = cut.get((str(c["model"]), str(c["dataset"])))
+        out.append(dict(c) | {"validity": cell_labels(axes.get(str(c["measure"]), ""), found)})
+    return out
 
 
 def _labels(row: Mapping[str, object]) -> list[str]:
@@ -217,7 +213,7 @@ def annotate_accuracy(
     ``items``: model slug -> its (dataset, item_id); ``gold``: :func:`gold_answers`. A baseline response
     cut at the cap and not graded correct is counted "cut", not wrong: the answer may not have fitted.
     """
-    cut = _truncations(models)
+    cut = truncations(models)
     out = []
     for row in rows:
         model, dataset = str(row["model"]), str(row["dataset"])

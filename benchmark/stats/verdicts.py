@@ -38,9 +38,7 @@ class Verdict:
     """Which model is steadier on one (dataset, measure), or why none is named."""
 
     dataset: str
-    """dataset name or ``"all"``."""
     measure: str
-    """measure name."""
     status: str
     """STEADIER, NO_SINGLE, NO_DIFFERENCE, NOT_TESTABLE or NO_DATA."""
     leader: str | None
@@ -60,9 +58,7 @@ class GridCell:
     """One cell of the dataset × axis grid: the verdicts of the axis's measures, summarised."""
 
     dataset: str
-    """dataset name or ``"all"``."""
     axis: str
-    """axis name."""
     status: str
     """the headline measure's status (STEADIER, NO_SINGLE, NO_DIFFERENCE, NOT_TESTABLE, NO_DATA; MIXED
     without one)."""
@@ -83,7 +79,6 @@ class Reversal:
     """A pair of models whose order flips between two datasets, told in words."""
 
     measure: str
-    """measure name."""
     first: str
     """slug of the model steadier on ``dataset_first``."""
     second: str
