@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -28,8 +27,6 @@ from benchmark.submissions import Submission
 
 TRUNCATION_COLUMNS = ("finished", "response", "item_id", "variant_id")
 """What :func:`truncation` reads of a records file."""
-TRUNCATION_COUNTS = ("cut", "total", "degenerate", "unanswered")
-"""The counts of a ``truncated[]`` row, summed over the datasets into the ``"all"`` row."""
 
 _GGUF_TYPE = re.compile(r"[._-]((?:i?q\d+(?:_[a-z0-9]+)*)|bf16|f16|f32)\.gguf$", re.IGNORECASE)
 _INSTRUCT_WORDS = re.compile(r"(?:^|[^a-z])(instruct|chat|it)(?:[^a-z]|$)", re.IGNORECASE)
@@ -115,8 +112,15 @@ def truncation(folder: ResultsFolder, deltas: Path | None = None) -> list[Trunca
             }
         )
     if found:
-        counts = {k: sum(int(str(dict(t).get(k, 0))) for t in found) for k in TRUNCATION_COUNTS}
-        found.append(cast(TruncationRow, {"dataset": validity.ALL_DATASETS} | counts))
+        found.append(
+            {
+                "dataset": validity.ALL_DATASETS,
+                "cut": sum(t["cut"] for t in found),
+                "total": sum(t["total"] for t in found),
+                "degenerate": sum(t.get("degenerate", 0) for t in found),
+                "unanswered": sum(t.get("unanswered", 0) for t in found),
+            }
+        )
     return found
 
 
