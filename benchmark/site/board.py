@@ -112,6 +112,11 @@ class Board:
         return self.document.name(slug)
 
     @property
+    def version(self) -> str:
+        """The version of the variant set the board's numbers come from."""
+        return str(self.data["version"])
+
+    @property
     def profile(self) -> str | None:
         """The run profile of another profile's board (None: the version's own board)."""
         return self.document.profile
@@ -120,7 +125,7 @@ class Board:
         """The results folder this board's numbers of ``slug`` come from (``<version>/``, or
         ``<version>-<profile>/`` on another profile's board)."""
         return ResultsFolder.of(
-            slug, str(self.data["set"]), str(self.data["version"]), submissions_root, profile=self.profile
+            slug, str(self.data["set"]), self.version, submissions_root, profile=self.profile
         )
 
 

@@ -120,10 +120,6 @@ class _Writer:
         self.pages.append(path)
 
 
-def _version(inputs: SiteInputs) -> str:
-    return str(inputs.board.data["version"])
-
-
 def build_site(
     inputs: SiteInputs,
     out: Path,
@@ -139,13 +135,13 @@ def build_site(
     comparison page, which the published board's menu links to.
     """
     boards = [inputs, *others]
-    versions = [_version(b) for b in boards]
+    versions = [b.board.version for b in boards]
     if len(set(versions)) != len(versions):
         raise SagoError(f"two boards for one variant-set version: {', '.join(sorted(versions))}")
     staging = _prepare(out)
-    published = _version(inputs)
-    evaluated = {_version(b): len(b.board.complete) for b in boards}
-    sets = {_version(b): b.variants.sha256 for b in boards if b.variants is not None}
+    published = inputs.board.version
+    evaluated = {b.board.version: len(b.board.complete) for b in boards}
+    sets = {b.board.version: b.variants.sha256 for b in boards if b.variants is not None}
     extra = _profile_boards(inputs, profiles)
     shared = _Shared(
         changelog(str(inputs.board.data["set"]), sets, inputs.submissions_root),
@@ -155,8 +151,8 @@ def build_site(
     pages: list[str] = []
     try:
         for board in boards:
-            folder = board_folder(_version(board), published)
-            links = board_links(_version(board), published, evaluated)
+            folder = board_folder(board.board.version, published)
+            links = board_links(board.board.version, published, evaluated)
             menu = tuple(link for _, link, _ in extra) if board is inputs else ()
             written = _render_board(
                 board, staging / folder, links, shared, folder, progress=progress, menu=menu
@@ -165,7 +161,7 @@ def build_site(
         for board, _, view in extra:
             folder = profiles_view.profile_folder(str(board.board.profile))
             # the board switcher of a profile board: the published board and this one
-            name = f"{_version(board)} ({board.board.profile} profile)"
+            name = f"{board.board.version} ({board.board.profile} profile)"
             links = [
                 BoardLink(published, "../" * folder.count("/"), False, True, evaluated[published]),
                 BoardLink(name, "", True, False, len(board.board.complete)),
@@ -197,7 +193,7 @@ class _Shared:
 
 def _plan(inputs: SiteInputs, boards: Sequence[SiteInputs]) -> EvaluationPlan | None:
     """The plan on the version new models are evaluated on (else the published board's set)."""
-    chosen = next((b for b in boards if _version(b) == DEFAULT_SET_VERSION and b.variants), inputs)
+    chosen = next((b for b in boards if b.board.version == DEFAULT_SET_VERSION and b.variants), inputs)
     if chosen.variants is None:
         return None
     runs = read_runs(inputs.board, inputs.submissions_root)
@@ -212,10 +208,10 @@ def _profile_boards(
     seen: set[str] = set()
     for board in profiles:
         profile = board.board.profile
-        if profile is None or profile in seen or _version(board) != _version(inputs):
+        if profile is None or profile in seen or board.board.version != inputs.board.version:
             raise SagoError(
                 f"a profile board must name a profile of its own on {inputs.board.data['set']}/"
-                f"{_version(inputs)} (got {profile!r} on {_version(board)})"
+                f"{inputs.board.version} (got {profile!r} on {board.board.version})"
             )
         seen.add(profile)
         view = profiles_view.comparison_view(board.board)
@@ -266,7 +262,7 @@ def _render_board(
             "file_facts": files_that_ran(runs, inputs.model_files),
             "degenerate_text": degenerate_text,
             "degenerate_rule": DEGENERATE_RULE,
-            "snapshot": snapshot_name(str(board.data["set"]), str(board.data["version"]), header.run_dates),
+            "snapshot": snapshot_name(str(board.data["set"]), board.version, header.run_dates),
         },
     )
     folder.mkdir(parents=True, exist_ok=True)

@@ -109,7 +109,7 @@ def build(
     files = read_model_facts(input_path.with_name(FACTS_FILE))
     profiles = profile_boards(board, input_path, submissions_root, variants, repo_url)
     try:
-        api = ApiTable.read(input_path.with_name(API_TABLE_FILE), str(board.data["set"]), version_of(board))
+        api = ApiTable.read(input_path.with_name(API_TABLE_FILE), str(board.data["set"]), board.version)
         inputs = SiteInputs(board, submissions_root, variants, repo_url, api_rows=api.rows, model_files=files)
         report = build_site(inputs, out, others=others, profiles=profiles)
     except (jinja2.TemplateError, KeyError, TypeError, ValueError) as err:
@@ -193,7 +193,7 @@ def profile_boards(
     is not the board its folder names is refused in one line."""
     if board.profile is not None:
         return []  # a profile board rendered as the site's root has no profile boards of its own
-    set_name, version = str(board.data["set"]), version_of(board)
+    set_name, version = str(board.data["set"]), board.version
     files = read_model_facts(published.with_name(FACTS_FILE))  # the same models' files as the board's
     found = []
     for profile in sorted(set(PROFILES.names()) - {board_profile(version)}):
@@ -242,8 +242,3 @@ def _variants(set_name: str, version: str, root: Path) -> VariantSet:
             "`sago variants download` or pass --variants"
         )
     return load_variant_set(set_name, version, root)
-
-
-def version_of(board: Board) -> str:
-    """The variant-set version a board is of."""
-    return str(board.data["version"])
