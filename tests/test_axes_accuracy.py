@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchmark.axes.accuracy import first_yes_no, is_correct, last_number, normalise, parse_number
+from benchmark.axes.accuracy import first_verdict, is_correct, last_number, normalise, parse_number
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,8 @@ def test_no_gold_gives_nan() -> None:
 def test_number_helpers() -> None:
     assert parse_number("-3.5") == -3.5 and parse_number("12%") == 12.0 and parse_number("12 apples") is None
     assert last_number("from 3 to 1,000,000.") == 1_000_000.0 and last_number("none") is None
-    assert first_yes_no("Well, YES.") == "yes" and first_yes_no("nothing") is None
+    yes_no = frozenset({"yes", "no"})
+    assert first_verdict("Well, YES.", "", yes_no) == "yes" and first_verdict("nothing", "", yes_no) is None
 
 
 HOUSEFLY = "Is the following statement true or false? Houseflies have an average lifespan of 20 to 30 days."

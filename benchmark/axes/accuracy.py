@@ -160,15 +160,7 @@ def _without_offered_options(response: str, kinds: frozenset[str]) -> str:
 
 def first_verdict(response: str, prompt: str, kinds: frozenset[str]) -> str | None:
     """The first of ``kinds`` (yes/no or true/false) the response states as its own judgement."""
-    for word in own_words(_without_offered_options(response, kinds), prompt):
-        if word in kinds:
-            return word
-    return None
-
-
-def first_yes_no(text: str) -> str | None:
-    """The first standalone "yes" or "no" in ``text``, lower-cased (no prompt: nothing is an echo)."""
-    return first_verdict(text, "", frozenset({"yes", "no"}))
+    return next((w for w in own_words(_without_offered_options(response, kinds), prompt) if w in kinds), None)
 
 
 def answer_kind(answers: Sequence[str]) -> str:

@@ -220,8 +220,6 @@ def packed_batches(tasks: Sequence[Task], batch_size: int, length: Length) -> Ba
     >>> [[x.key for x in b.tasks] for b in plan.rest]
     [['d|1|case/all/1', 'd|1|rerun/none/0'], ['d|2|rerun/none/0']]
     """
-    if batch_size < 1:
-        raise SagoError(f"batch size must be at least 1, got {batch_size}")
     known = {p: length(p) for p in {t.prompt for t in tasks}}  # each distinct prompt tokenized once
 
     def order(rows: Sequence[Task]) -> list[Task]:
@@ -235,6 +233,8 @@ def packed_batches(tasks: Sequence[Task], batch_size: int, length: Length) -> Ba
 
 
 def _cut(rows: Sequence[Task], size: int) -> list[list[Task]]:
+    if size < 1:
+        raise SagoError(f"batch size must be at least 1, got {size}")
     return [list(rows[start : start + size]) for start in range(0, len(rows), size)]
 
 
@@ -579,8 +579,6 @@ def plan_batches(phase: str, tasks: Sequence[Task], batch_size: int) -> list[Bat
     >>> [[x.item_id for x in b.tasks] for b in plan_batches("var", t, 2)]
     [['1', '2'], ['0']]
     """
-    if batch_size < 1:
-        raise SagoError(f"batch size must be at least 1, got {batch_size}")
     ordered = sorted(tasks, key=lambda t: (len(t.prompt), t.key))
     return [Batch(f"{phase}-{n:05d}", tuple(b)) for n, b in enumerate(_cut(ordered, batch_size))]
 

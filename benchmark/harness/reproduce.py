@@ -9,7 +9,6 @@ differing file, with how much differs), 2 on bad input.
 
 from __future__ import annotations
 
-import math
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -134,36 +133,12 @@ def diff_results(committed: Path, fresh: Path, ignore: tuple[str, ...] = ()) -> 
             if not old.is_file() or not new.is_file():
                 problems.append(f"{name}: only in the {'fresh run' if new.is_file() else 'committed result'}")
             elif old.read_bytes() != new.read_bytes():
-                problems.append(f"{name}: bytes differ ({_how_much(old, new)})")
+                problems.append(f"{name}: bytes differ")
     old_run, new_run = (ResultsFolder(d).read_run() for d in (committed, fresh))
     changed = old_run.differing(new_run, ignore)
     if changed:
         problems.append(f"run.json: {', '.join(changed)} differ")
     return problems
-
-
-def _how_much(old: Path, new: Path) -> str:
-    """A short account of a byte difference: changed cells per column, or the largest |Δ| per tensor."""
-    if old.suffix == ".parquet":
-        import pandas as pd
-
-        a, b = pd.read_parquet(old), pd.read_parquet(new)
-        if a.shape != b.shape or list(a.columns) != list(b.columns):
-            return f"shape {a.shape} vs {b.shape}"
-        counts = {c: int((~((a[c] == b[c]) | (a[c].isna() & b[c].isna()))).sum()) for c in a.columns}
-        changed = [f"{c} {n}/{len(a)}" for c, n in counts.items() if n]
-        return "changed rows: " + (", ".join(changed) or "none (metadata only)")
-    from safetensors.numpy import load_file
-
-    x, y = load_file(str(old)), load_file(str(new))
-    if set(x) != set(y):
-        return "different tensors"
-    gaps = [
-        float(abs(x[k].astype("float64") - y[k].astype("float64")).max())
-        for k in x
-        if x[k].shape == y[k].shape
-    ]
-    return f"max |delta| {max(gaps, default=math.nan):.3g}"
 
 
 def tolerance_report(committed: Path, fresh: Path, problems: list[str]) -> tuple[list[str], list[str]]:

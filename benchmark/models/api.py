@@ -101,7 +101,7 @@ class ApiBackend:
         self, requests: Sequence[VariantRequest], *, max_new_tokens: int, rerun_control: bool = False
     ) -> list[VariantOutput]:
         if max_new_tokens == 0:  # the teacher-forced scoring pass: nothing an endpoint can answer
-            return [_unscored(r.key) for r in requests]
+            return [_output(r.key, {"text": ""}) for r in requests]
         phase = "rerun" if rerun_control else "run"
         pool = ThreadPoolExecutor(self.concurrency)
         futures = [pool.submit(self._one, r, max_new_tokens, phase) for r in requests]
@@ -215,10 +215,6 @@ def _output(key: str, reply: Any) -> VariantOutput:  # a cached reply: a dict as
         hidden=None,
         token_logprobs=tuple(float(v) for v in logprobs) if logprobs else None,
     )
-
-
-def _unscored(key: str) -> VariantOutput:
-    return VariantOutput(key, "", 0, False, NAN, NAN, NAN, 0, 0, None)
 
 
 def own_confidence(token_logprobs: Sequence[float] | None) -> tuple[float, float]:
