@@ -41,7 +41,7 @@ def test_identical_results_have_no_differences(two_copies: tuple[Path, Path]) ->
     assert diff_results(*two_copies) == []
 
 
-def test_a_changed_number_is_named_with_its_column_and_count(two_copies: tuple[Path, Path]) -> None:
+def test_a_changed_number_and_a_missing_file_are_both_listed(two_copies: tuple[Path, Path]) -> None:
     committed, fresh = two_copies
     path = fresh / "records" / "gsm8k.parquet"
     frame = pd.read_parquet(path)

@@ -3,8 +3,8 @@
 The run is repeated with the committed run.json's own settings (profile, batch size, engine, torch
 threads, datasets, device) into a temporary submissions folder, so nothing committed is touched. Then
 every records parquet and activations file is compared byte for byte, and run.json on the fields that
-determine outputs. Exit status 0 when everything is identical, 1 when something differs (one line per
-differing file, with how much differs), 2 on bad input.
+determine outputs; files that differ are checked against the float tolerances below. Exit status 0
+when everything is identical or within tolerance, 1 on a failure (one line each), 2 on bad input.
 """
 
 from __future__ import annotations
