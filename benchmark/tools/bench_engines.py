@@ -28,7 +28,6 @@ from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
 from benchmark import options
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.sets import open_variant_set
@@ -36,6 +35,7 @@ from benchmark.models.engine import Engine, RawOutput
 from benchmark.models.hf import ENGINES
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.tools import tool_main
 from benchmark.tools.timing import Column, profile_tasks, release, report_option, table, timed, write_report
 
 T = TypeVar("T")
@@ -478,10 +478,7 @@ def _names(text: str, known: Collection[str]) -> list[str]:
     return names
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(bench_gpu, argv, "python -m benchmark.tools.bench_engines")
-
+main = tool_main(bench_gpu, "benchmark.tools.bench_engines")
 
 if __name__ == "__main__":
     raise SystemExit(main())

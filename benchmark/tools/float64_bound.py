@@ -31,10 +31,10 @@ import click
 import numpy as np
 
 from benchmark import cpu, options
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.reproduce import rerun_sample
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
+from benchmark.tools import tool_main
 
 _KEYS = ["dataset", "item_id", "variant_id"]
 _FLOATS = ("logprob_sum", "logprob_mean", "entropy_mean")
@@ -149,10 +149,7 @@ def main_command(
     click.echo(f"wrote {out}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(main_command, argv, "python -m benchmark.tools.float64_bound")
-
+main = tool_main(main_command, "benchmark.tools.float64_bound")
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -40,10 +40,10 @@ from benchmark.axes.politeness import (
     PolitenessJudge,
 )
 from benchmark.axes.scorers import JUDGES
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import REPO_ROOT
+from benchmark.tools import tool_main
 from benchmark.tools.timing import timed
 
 TUNING, HELD_OUT = "tuning", "held_out"
@@ -589,10 +589,7 @@ def main_command(
         out.write_text(text + "\n", encoding="utf-8")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2."""
-    return run_command(main_command, argv, "python -m benchmark.tools.judge_calibration")
-
+main = tool_main(main_command, "benchmark.tools.judge_calibration")
 
 if __name__ == "__main__":
     raise SystemExit(main())
