@@ -40,10 +40,9 @@ _KEYS = ["dataset", "item_id", "variant_id"]
 _FLOATS = ("logprob_sum", "logprob_mean", "entropy_mean")
 
 
-def record_errors(old: Any, fresh: Any) -> dict[str, Any]:
-    """Largest |float32 - float64| per float column over the rows whose every other column is equal."""
-    a = old.sort_values(_KEYS).reset_index(drop=True)
-    b = fresh.sort_values(_KEYS).reset_index(drop=True)
+def record_errors(a: Any, b: Any) -> dict[str, Any]:
+    """Largest |float32 - float64| per float column over the rows whose every other column is equal
+    (``a`` and ``b`` in the same row order)."""
     exact = [c for c in a.columns if c not in _FLOATS]
     same = np.ones(len(a), bool)
     for column in exact:
@@ -87,13 +86,12 @@ def _elementwise_max(so_far: list[float], layer: Any) -> list[float]:
 def measure(slug: str, profile: str, set_name: str, version: str, sample: int, seed: int) -> dict[str, Any]:
     """One submission's float32-vs-float64 errors over ``make all``'s sampled batches."""
     rerun = rerun_sample(slug, profile, set_name, version, sample, seed, dtype="float64")
-    records = record_errors(rerun.old, rerun.fresh)
     a = rerun.old.sort_values(_KEYS).reset_index(drop=True)
     b = rerun.fresh.sort_values(_KEYS).reset_index(drop=True)
     equal = (a["response"] == b["response"]) & (a["baseline_tokens"] == b["baseline_tokens"])
     rows = zip(a["dataset"], a["item_id"], a["variant_id"], equal, strict=True)
     keys = {f"{d}|{i}|{v}" for d, i, v, e in rows if e}
-    return {"batches": rerun.what, "records": records} | activation_errors(
+    return {"batches": rerun.what, "records": record_errors(a, b)} | activation_errors(
         rerun.old_tensors, rerun.fresh_tensors, keys & set(rerun.old_tensors)
     )
 

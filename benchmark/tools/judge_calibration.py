@@ -122,9 +122,14 @@ def load_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
     return {name: table["rows"] for name, table in tables.items()}
 
 
+def row_verdict(detect: Detect) -> Callable[[JudgedRow], bool]:
+    """A mirroring detector (y_v, y_0, strength) -> 0/1 as the yes/no verdict on a judged row."""
+    return lambda r: detect(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
+
+
 def detected(detect: Detect, rows: Sequence[JudgedRow]) -> list[int]:
     """The 0/1 verdicts of a mirroring detector (y_v, y_0, strength) -> 0/1 on ``rows``."""
-    return [int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows]
+    return [int(row_verdict(detect)(r)) for r in rows]
 
 
 def verdicts(judge: PolitenessJudge, rows: Sequence[JudgedRow]) -> list[int]:
@@ -399,9 +404,6 @@ def authors_sgs(
     politeness_rows = load_reference(fixtures / POLITENESS_FIXTURE) + tables["politeness/trivia_qa"]
     length_rows = tables["length/trivia_qa"]
 
-    def ratio_rule(r: JudgedRow) -> bool:
-        return length(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
-
     def theirs(r: JudgedRow) -> bool:
         return bool(r["authors_verdict"])
 
@@ -412,7 +414,7 @@ def authors_sgs(
         return round(sgs_mr(counts), 4)
 
     found = {
-        "ratio_rule": sgs(polite, ratio_rule),
+        "ratio_rule": sgs(polite, row_verdict(length)),
         "authors_length": sgs(polite, theirs),
         "politeness_only": sgs(polite, None),
         "authors": sgs(theirs, theirs),
@@ -462,10 +464,7 @@ def measure_margins(score: Score, fixtures: Path, *, closed_length: bool = False
         "held_out_at_zero": agreement(held, at_threshold(held_margins, 0.0)),
         "rows_asked": sum(not math.isnan(m) for m in (*tuning_margins, *held_margins)),
     }
-    rule = closed_model_length(LogitPolitenessJudge(score, threshold, guard=False))
-
-    def closed(r: JudgedRow) -> bool:
-        return rule(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
+    closed = row_verdict(closed_model_length(LogitPolitenessJudge(score, threshold, guard=False)))
 
     def polite(r: JudgedRow) -> bool:
         return bool(at_threshold([margin(score, r)], threshold)[0])
