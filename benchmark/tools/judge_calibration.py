@@ -111,15 +111,18 @@ def authors(rows: Sequence[JudgedRow]) -> list[int]:
     return [int(r["authors_verdict"]) for r in rows]
 
 
+def load_tables(path: Path, split: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The judged tables of a fixture by ``family/dataset``, only those whose ``split`` field is ``split``
+    when one is given (``TUNING``/``HELD_OUT``). A fixture holds either ``tables`` (each with its own
+    ``split``) or one table's ``rows`` with a top-level ``split``, named after the file."""
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    tables: dict[str, dict[str, Any]] = document.get("tables", {path.stem: document})
+    return {name: t["rows"] for name, t in tables.items() if split is None or t.get("split") == split}
+
+
 def load_reference(path: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
-    return rows
-
-
-def load_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """The judged tables of ``tests/fixtures/authors_judged_claude.json``, by ``family/dataset``."""
-    tables: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["tables"]
-    return {name: table["rows"] for name, table in tables.items()}
+    """The rows of a fixture of one table."""
+    return load_tables(path)[path.stem]
 
 
 def row_verdict(detect: Detect) -> Callable[[JudgedRow], bool]:
@@ -292,18 +295,6 @@ def kappa_difference_interval(
     return _interval((reference, first, second), difference, clusters, resamples, seed)
 
 
-def split_tables(path: Path, split: str) -> dict[str, list[dict[str, Any]]]:
-    """The politeness tables of a judged fixture whose ``split`` field is ``split`` (``TUNING``/``HELD_OUT``).
-
-    A fixture holds either ``tables`` (each with its own ``split``) or one table's ``rows`` with a
-    top-level ``split``, named after the file.
-    """
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    if "tables" not in document:
-        return {path.stem: document["rows"]} if document.get("split") == split else {}
-    return {name: t["rows"] for name, t in document["tables"].items() if t.get("split") == split}
-
-
 POLITENESS_FIXTURE = "authors_politeness_claude_trivia_qa.json"
 JUDGED_FIXTURE = "authors_judged_claude.json"
 HELD_OUT_FIXTURE = "authors_judged_held_out.json"
@@ -313,7 +304,7 @@ HELD_OUT_FIXTURE = "authors_judged_held_out.json"
 def tuning_groups(fixtures: Path) -> dict[str, list[dict[str, Any]]]:
     """The 208 tuning rows (Claude Sonnet 4.6), by dataset: the only rows a parameter is chosen on."""
     first = fixtures / POLITENESS_FIXTURE
-    found = {**split_tables(first, TUNING), **split_tables(fixtures / JUDGED_FIXTURE, TUNING)}
+    found = {**load_tables(first, TUNING), **load_tables(fixtures / JUDGED_FIXTURE, TUNING)}
     return {
         "trivia_qa": found[first.stem] + found["politeness/trivia_qa"],
         "hotpot_qa": found["politeness/hotpot_qa"],
@@ -323,7 +314,7 @@ def tuning_groups(fixtures: Path) -> dict[str, list[dict[str, Any]]]:
 
 def held_out_rows(fixtures: Path) -> list[dict[str, Any]]:
     """The 377 held-out rows, each tagged with its ``table`` (prompts are resampled per table)."""
-    tables = split_tables(fixtures / HELD_OUT_FIXTURE, HELD_OUT)
+    tables = load_tables(fixtures / HELD_OUT_FIXTURE, HELD_OUT)
     return [{**r, "table": name} for name, rows in tables.items() for r in rows]
 
 
