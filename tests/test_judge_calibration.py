@@ -42,7 +42,6 @@ from benchmark.tools.judge_calibration import (
     load_reference,
     load_tables,
     sgs_mr,
-    split_tables,
     verdicts,
     yes_per_prompt,
 )
@@ -62,7 +61,7 @@ def tables() -> dict[str, Rows]:
 @pytest.fixture(scope="module")
 def tuning() -> dict[str, Rows]:
     """The tuning rows, by dataset: the only rows a parameter was chosen on."""
-    found = {**split_tables(FIXTURE, TUNING), **split_tables(JUDGED, TUNING)}
+    found = {**load_tables(FIXTURE, TUNING), **load_tables(JUDGED, TUNING)}
     return {
         "trivia_qa": found[FIXTURE.stem] + found["politeness/trivia_qa"],
         "hotpot_qa": found["politeness/hotpot_qa"],
@@ -73,7 +72,7 @@ def tuning() -> dict[str, Rows]:
 @pytest.fixture(scope="module")
 def held_out() -> Rows:
     """The held-out rows, each tagged with its table (prompts are resampled per table)."""
-    return [{**r, "table": name} for name, rows in split_tables(HELD, HELD_OUT).items() for r in rows]
+    return [{**r, "table": name} for name, rows in load_tables(HELD, HELD_OUT).items() for r in rows]
 
 
 def chosen_judges(tuning: dict[str, Rows]) -> dict[str, PolitenessJudge]:
@@ -134,7 +133,7 @@ def test_the_rows_are_the_published_counts(tables: dict[str, Rows]) -> None:
         "politeness/natural_questions": (48, 4),
         "length/trivia_qa": (80, 3),
     }
-    assert sizes(split_tables(HELD, HELD_OUT)) == {
+    assert sizes(load_tables(HELD, HELD_OUT)) == {
         "gemini-2.5-flash/politeness/trivia_qa": (96, 0),
         "gemini-2.5-flash/politeness/hotpot_qa": (96, 1),
         "gemini-2.5-flash/politeness/natural_questions": (96, 0),
@@ -145,8 +144,8 @@ def test_the_rows_are_the_published_counts(tables: dict[str, Rows]) -> None:
 
 def test_the_split_is_fixed_and_no_held_out_row_tunes(tuning: dict[str, Rows], held_out: Rows) -> None:
     # every table names its side, and no fixture puts a table on both
-    assert split_tables(HELD, TUNING) == {} and split_tables(JUDGED, HELD_OUT) == {}
-    assert split_tables(FIXTURE, HELD_OUT) == {}
+    assert load_tables(HELD, TUNING) == {} and load_tables(JUDGED, HELD_OUT) == {}
+    assert load_tables(FIXTURE, HELD_OUT) == {}
     tuning_rows = [r for group in tuning.values() for r in group]
     assert len(tuning_rows) == 208 and sum(int(str(r["authors_verdict"])) for r in tuning_rows) == 25
     assert len(held_out) == 377 and sum(int(str(r["authors_verdict"])) for r in held_out) == 18
@@ -239,7 +238,7 @@ def test_the_default_is_level_with_the_cue_judge_and_above_the_gratitude_judge(
     assert versus("CourtesyCueJudge") == (-0.25, 0.21)
     assert versus("GratitudeJudge") == (0.15, 0.61)
     per_table = {}
-    for name, rows in split_tables(HELD, HELD_OUT).items():
+    for name, rows in load_tables(HELD, HELD_OUT).items():
         agreement = judge_agreement(judges["CourtesyMarkerJudge"], rows)
         per_table[name] = (round(agreement.kappa, 2), agreement.confusion[0][1], agreement.confusion[1][1])
     assert per_table == {  # κ, false alarms, YES found

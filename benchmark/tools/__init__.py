@@ -10,3 +10,15 @@ unit; no runtime unit
 imports a tool (the ``sago`` group alone names ``sago bench``, imported when it runs), so no run a user
 starts, and no committed result, can depend on code here (``tests/test_import_graph.py``).
 """
+
+from collections.abc import Callable
+
+import click
+
+from benchmark.entry import run_command
+
+
+def tool_main(command: click.Command, module: str) -> Callable[..., int]:
+    """The ``main(argv=None)`` of ``python -m <module>``: ``command`` through :func:`run_command`, so a user
+    error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
+    return lambda argv=None: run_command(command, argv, f"python -m {module}")

@@ -28,7 +28,6 @@ from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
 from benchmark import options
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.sets import open_variant_set
@@ -36,7 +35,8 @@ from benchmark.models.engine import Engine, RawOutput
 from benchmark.models.hf import ENGINES
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
-from benchmark.tools.timing import Column, profile_tasks, release, report_option, table, timed, write_report
+from benchmark.tools import tool_main
+from benchmark.tools.timing import Column, profile_tasks, report_option, table, timed, write_report
 
 T = TypeVar("T")
 _CPU_ORDER = ("two_pass", "single_prefill")
@@ -450,7 +450,8 @@ def on_random_models(setting: Setting, seed: int, work: Callable[[PreTrainedMode
     results = []
     for shape in tqdm(setting.shapes, desc="shapes", disable=None):
         results.append(work(build_model(shape, device=setting.device, dtype=setting.dtype, seed=seed), shape))
-        release(setting.device)
+        if setting.device.type == "cuda":  # the deleted model's cached memory, handed back
+            torch.cuda.empty_cache()
     return results
 
 
@@ -478,10 +479,7 @@ def _names(text: str, known: Collection[str]) -> list[str]:
     return names
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(bench_gpu, argv, "python -m benchmark.tools.bench_engines")
-
+main = tool_main(bench_gpu, "benchmark.tools.bench_engines")
 
 if __name__ == "__main__":
     raise SystemExit(main())

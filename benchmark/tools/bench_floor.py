@@ -39,9 +39,9 @@ import click
 import torch
 
 from benchmark import options
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.models.screen import plain_head, screened_head
+from benchmark.tools import tool_main
 from benchmark.tools.bench import pooled_header, pooled_run, pooled_run_options, time_harness, warm_up
 from benchmark.tools.timing import Column, table, timed
 
@@ -272,10 +272,7 @@ def bench_floor(
     click.echo(format_floor(floor_rows(work, backend.model, head, batch_size), seconds, peer_seconds))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(bench_floor, argv, "python -m benchmark.tools.bench_floor")
-
+main = tool_main(bench_floor, "benchmark.tools.bench_floor")
 
 if __name__ == "__main__":
     raise SystemExit(main())

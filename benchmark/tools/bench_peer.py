@@ -26,13 +26,13 @@ import click
 import torch
 
 from benchmark import options
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.collect import Task
 from benchmark.harness.sets import open_variant_set
 from benchmark.models.hf import ENGINES, HFBackend, default_engine
 from benchmark.profiles import get_profile
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
+from benchmark.tools import tool_main
 from benchmark.tools.bench import BenchResult, bench, load_hf, plain_generate
 from benchmark.tools.timing import Column, Timing, profile_tasks, table, timed
 
@@ -260,10 +260,7 @@ def bench_peer(
     click.echo(format_rows(rows, threads))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(bench_peer, argv, "python -m benchmark.tools.bench_peer")
-
+main = tool_main(bench_peer, "benchmark.tools.bench_peer")
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -31,19 +31,18 @@ import click
 import numpy as np
 
 from benchmark import cpu, options
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.harness.reproduce import rerun_sample
 from benchmark.schema import BOARD_SET_VERSION, DEFAULT_SET
+from benchmark.tools import tool_main
 
 _KEYS = ["dataset", "item_id", "variant_id"]
 _FLOATS = ("logprob_sum", "logprob_mean", "entropy_mean")
 
 
-def record_errors(old: Any, fresh: Any) -> dict[str, Any]:
-    """Largest |float32 - float64| per float column over the rows whose every other column is equal."""
-    a = old.sort_values(_KEYS).reset_index(drop=True)
-    b = fresh.sort_values(_KEYS).reset_index(drop=True)
+def record_errors(a: Any, b: Any) -> dict[str, Any]:
+    """Largest |float32 - float64| per float column over the rows whose every other column is equal
+    (``a`` and ``b`` in the same row order)."""
     exact = [c for c in a.columns if c not in _FLOATS]
     same = np.ones(len(a), bool)
     for column in exact:
@@ -87,13 +86,12 @@ def _elementwise_max(so_far: list[float], layer: Any) -> list[float]:
 def measure(slug: str, profile: str, set_name: str, version: str, sample: int, seed: int) -> dict[str, Any]:
     """One submission's float32-vs-float64 errors over ``make all``'s sampled batches."""
     rerun = rerun_sample(slug, profile, set_name, version, sample, seed, dtype="float64")
-    records = record_errors(rerun.old, rerun.fresh)
     a = rerun.old.sort_values(_KEYS).reset_index(drop=True)
     b = rerun.fresh.sort_values(_KEYS).reset_index(drop=True)
     equal = (a["response"] == b["response"]) & (a["baseline_tokens"] == b["baseline_tokens"])
     rows = zip(a["dataset"], a["item_id"], a["variant_id"], equal, strict=True)
     keys = {f"{d}|{i}|{v}" for d, i, v, e in rows if e}
-    return {"batches": rerun.what, "records": records} | activation_errors(
+    return {"batches": rerun.what, "records": record_errors(a, b)} | activation_errors(
         rerun.old_tensors, rerun.fresh_tensors, keys & set(rerun.old_tensors)
     )
 
@@ -149,10 +147,7 @@ def main_command(
     click.echo(f"wrote {out}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(main_command, argv, "python -m benchmark.tools.float64_bound")
-
+main = tool_main(main_command, "benchmark.tools.float64_bound")
 
 if __name__ == "__main__":
     raise SystemExit(main())

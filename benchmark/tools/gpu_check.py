@@ -42,7 +42,6 @@ import yaml
 from transformers import PreTrainedModel
 
 from benchmark import options, paths
-from benchmark.entry import run_command
 from benchmark.gitrepo import refuse_tracked
 from benchmark.harness.evaluate import EvaluateOptions, evaluate_submission
 from benchmark.harness.sets import open_variant_set
@@ -53,6 +52,7 @@ from benchmark.models.loading import RowTokens, plan_gpu_batch
 from benchmark.profiles import get_profile
 from benchmark.results import ResultsFolder, results_dir
 from benchmark.schema import DEFAULT_SET
+from benchmark.tools import tool_main
 from benchmark.tools.bench_engines import (
     DRY_RUN,
     Shape,
@@ -486,10 +486,7 @@ def _own_report(tracked: str) -> bool:
     return re.fullmatch(r"docs/bench/gpu-check-[a-z0-9-]+\.json", tracked) is not None
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(main_command, argv, "python -m benchmark.tools.gpu_check")
-
+main = tool_main(main_command, "benchmark.tools.gpu_check")
 
 if __name__ == "__main__":
     raise SystemExit(main())

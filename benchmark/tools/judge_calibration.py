@@ -40,10 +40,10 @@ from benchmark.axes.politeness import (
     PolitenessJudge,
 )
 from benchmark.axes.scorers import JUDGES
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.packaged import ARTEFACTS
 from benchmark.paths import REPO_ROOT
+from benchmark.tools import tool_main
 from benchmark.tools.timing import timed
 
 TUNING, HELD_OUT = "tuning", "held_out"
@@ -111,20 +111,28 @@ def authors(rows: Sequence[JudgedRow]) -> list[int]:
     return [int(r["authors_verdict"]) for r in rows]
 
 
+def load_tables(path: Path, split: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The judged tables of a fixture by ``family/dataset``, only those whose ``split`` field is ``split``
+    when one is given (``TUNING``/``HELD_OUT``). A fixture holds either ``tables`` (each with its own
+    ``split``) or one table's ``rows`` with a top-level ``split``, named after the file."""
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    tables: dict[str, dict[str, Any]] = document.get("tables", {path.stem: document})
+    return {name: t["rows"] for name, t in tables.items() if split is None or t.get("split") == split}
+
+
 def load_reference(path: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
-    return rows
+    """The rows of a fixture of one table."""
+    return load_tables(path)[path.stem]
 
 
-def load_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """The judged tables of ``tests/fixtures/authors_judged_claude.json``, by ``family/dataset``."""
-    tables: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["tables"]
-    return {name: table["rows"] for name, table in tables.items()}
+def row_verdict(detect: Detect) -> Callable[[JudgedRow], bool]:
+    """A mirroring detector (y_v, y_0, strength) -> 0/1 as the yes/no verdict on a judged row."""
+    return lambda r: detect(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
 
 
 def detected(detect: Detect, rows: Sequence[JudgedRow]) -> list[int]:
     """The 0/1 verdicts of a mirroring detector (y_v, y_0, strength) -> 0/1 on ``rows``."""
-    return [int(detect(r["response_pert"], r["response_orig"], float(r["strength"])) == 1.0) for r in rows]
+    return [int(row_verdict(detect)(r)) for r in rows]
 
 
 def verdicts(judge: PolitenessJudge, rows: Sequence[JudgedRow]) -> list[int]:
@@ -287,18 +295,6 @@ def kappa_difference_interval(
     return _interval((reference, first, second), difference, clusters, resamples, seed)
 
 
-def split_tables(path: Path, split: str) -> dict[str, list[dict[str, Any]]]:
-    """The politeness tables of a judged fixture whose ``split`` field is ``split`` (``TUNING``/``HELD_OUT``).
-
-    A fixture holds either ``tables`` (each with its own ``split``) or one table's ``rows`` with a
-    top-level ``split``, named after the file.
-    """
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    if "tables" not in document:
-        return {path.stem: document["rows"]} if document.get("split") == split else {}
-    return {name: t["rows"] for name, t in document["tables"].items() if t.get("split") == split}
-
-
 POLITENESS_FIXTURE = "authors_politeness_claude_trivia_qa.json"
 JUDGED_FIXTURE = "authors_judged_claude.json"
 HELD_OUT_FIXTURE = "authors_judged_held_out.json"
@@ -308,7 +304,7 @@ HELD_OUT_FIXTURE = "authors_judged_held_out.json"
 def tuning_groups(fixtures: Path) -> dict[str, list[dict[str, Any]]]:
     """The 208 tuning rows (Claude Sonnet 4.6), by dataset: the only rows a parameter is chosen on."""
     first = fixtures / POLITENESS_FIXTURE
-    found = {**split_tables(first, TUNING), **split_tables(fixtures / JUDGED_FIXTURE, TUNING)}
+    found = {**load_tables(first, TUNING), **load_tables(fixtures / JUDGED_FIXTURE, TUNING)}
     return {
         "trivia_qa": found[first.stem] + found["politeness/trivia_qa"],
         "hotpot_qa": found["politeness/hotpot_qa"],
@@ -318,7 +314,7 @@ def tuning_groups(fixtures: Path) -> dict[str, list[dict[str, Any]]]:
 
 def held_out_rows(fixtures: Path) -> list[dict[str, Any]]:
     """The 377 held-out rows, each tagged with its ``table`` (prompts are resampled per table)."""
-    tables = split_tables(fixtures / HELD_OUT_FIXTURE, HELD_OUT)
+    tables = load_tables(fixtures / HELD_OUT_FIXTURE, HELD_OUT)
     return [{**r, "table": name} for name, rows in tables.items() for r in rows]
 
 
@@ -399,9 +395,6 @@ def authors_sgs(
     politeness_rows = load_reference(fixtures / POLITENESS_FIXTURE) + tables["politeness/trivia_qa"]
     length_rows = tables["length/trivia_qa"]
 
-    def ratio_rule(r: JudgedRow) -> bool:
-        return length(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
-
     def theirs(r: JudgedRow) -> bool:
         return bool(r["authors_verdict"])
 
@@ -412,7 +405,7 @@ def authors_sgs(
         return round(sgs_mr(counts), 4)
 
     found = {
-        "ratio_rule": sgs(polite, ratio_rule),
+        "ratio_rule": sgs(polite, row_verdict(length)),
         "authors_length": sgs(polite, theirs),
         "politeness_only": sgs(polite, None),
         "authors": sgs(theirs, theirs),
@@ -462,10 +455,7 @@ def measure_margins(score: Score, fixtures: Path, *, closed_length: bool = False
         "held_out_at_zero": agreement(held, at_threshold(held_margins, 0.0)),
         "rows_asked": sum(not math.isnan(m) for m in (*tuning_margins, *held_margins)),
     }
-    rule = closed_model_length(LogitPolitenessJudge(score, threshold, guard=False))
-
-    def closed(r: JudgedRow) -> bool:
-        return rule(str(r["response_pert"]), str(r["response_orig"]), float(r["strength"])) == 1.0
+    closed = row_verdict(closed_model_length(LogitPolitenessJudge(score, threshold, guard=False)))
 
     def polite(r: JudgedRow) -> bool:
         return bool(at_threshold([margin(score, r)], threshold)[0])
@@ -589,10 +579,7 @@ def main_command(
         out.write_text(text + "\n", encoding="utf-8")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2."""
-    return run_command(main_command, argv, "python -m benchmark.tools.judge_calibration")
-
+main = tool_main(main_command, "benchmark.tools.judge_calibration")
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -21,7 +21,6 @@ from typing import Any
 
 import click
 
-from benchmark.entry import run_command
 from benchmark.jsonio import plain_json
 from benchmark.model_facts import FACTS_FILE, FACTS_SCHEMA_VERSION, default_system_turn, gguf_facts
 from benchmark.packaged import materialise
@@ -29,6 +28,7 @@ from benchmark.paths import LEADERBOARD_DIR, SUBMISSIONS_DIR, VARIANTS_DIR
 from benchmark.schema import DEFAULT_SET, DEFAULT_SET_VERSION
 from benchmark.submissions import load_submission
 from benchmark.submissions.schema import list_slugs
+from benchmark.tools import tool_main
 from benchmark.variants.frozen import load_variant_set
 
 
@@ -94,10 +94,7 @@ def model_facts(slugs: tuple[str, ...], out: Path) -> None:
     click.echo(f"{out}: {len(document['models'])} packaged model(s)")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(model_facts, argv, "python -m benchmark.tools.model_facts")
-
+main = tool_main(model_facts, "benchmark.tools.model_facts")
 
 if __name__ == "__main__":
     raise SystemExit(main())

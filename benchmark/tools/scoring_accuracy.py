@@ -26,10 +26,10 @@ import click
 import torch
 
 from benchmark import options
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
 from benchmark.models import chunked
 from benchmark.models.screen import ScreenedHead
+from benchmark.tools import tool_main
 from benchmark.tools.bench import pooled_header, pooled_run, pooled_run_options, time_harness, warm_up
 from benchmark.tools.timing import Column, table
 
@@ -183,10 +183,7 @@ def scoring_accuracy(
     click.echo(format_table(errors, count, with_target))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(scoring_accuracy, argv, "python -m benchmark.tools.scoring_accuracy")
-
+main = tool_main(scoring_accuracy, "benchmark.tools.scoring_accuracy")
 
 if __name__ == "__main__":
     raise SystemExit(main())

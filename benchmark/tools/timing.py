@@ -118,12 +118,6 @@ class Laps:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
 
 
-def release(device: torch.device) -> None:
-    """Hand a deleted model's cached CUDA memory back, so the next model is measured alone."""
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-
-
 def peak_rss_mib() -> float:
     """Peak resident memory of this process so far."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

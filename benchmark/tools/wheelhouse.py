@@ -26,8 +26,8 @@ from pathlib import Path
 import click
 
 from benchmark import packaged, paths
-from benchmark.entry import run_command
 from benchmark.errors import SagoError
+from benchmark.tools import tool_main
 
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
 """Linux x86-64 wheel tags accepted by default (pip matches each tag named, not the older ones it implies)."""
@@ -155,10 +155,7 @@ def main_command(python_version: str, platforms: tuple[str, ...], dest: Path, dr
     click.echo(f"wrote {dest}: pip install --no-index --find-links {dest} sago-bench; SAGO_DIST_DIR={dest}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: a user error is one line on stderr and exit status 2 (:mod:`benchmark.entry`)."""
-    return run_command(main_command, argv, "python -m benchmark.tools.wheelhouse")
-
+main = tool_main(main_command, "benchmark.tools.wheelhouse")
 
 if __name__ == "__main__":
     raise SystemExit(main())

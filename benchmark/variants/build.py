@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -137,21 +138,19 @@ class LazyRewriter:
 
     def __init__(self, factory: Callable[[], Rewriter] | None) -> None:
         self._factory = factory
-        self._rewriter: Rewriter | None = None
+
+    @cached_property
+    def _rewriter(self) -> Rewriter:
+        if self._factory is None:
+            raise ValueError("rewrite log is incomplete and no rewriter was given")
+        return self._factory()
 
     @property
     def tag(self) -> str:
-        return self._get().tag
-
-    def _get(self) -> Rewriter:
-        if self._rewriter is None:
-            if self._factory is None:
-                raise ValueError("rewrite log is incomplete and no rewriter was given")
-            self._rewriter = self._factory()
-        return self._rewriter
+        return self._rewriter.tag
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
-        return self._get().complete(chats)
+        return self._rewriter.complete(chats)
 
 
 def sample_items(spec: BuildSpec, sources: Mapping[str, Source], embedder: Embedder) -> dict[str, list[Item]]:

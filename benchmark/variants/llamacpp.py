@@ -171,7 +171,6 @@ def served(
     slots: int = 2,
     context: int = 2048,
     jinja: bool = True,
-    log: Path | None = None,
 ) -> Iterator[str]:
     """Start ``llama-server`` on the packaged ``artefact`` (its sha256 checked), yield its base URL, stop it.
 
@@ -192,20 +191,18 @@ def served(
     # the ggml libraries (and the CPU variant ggml picks at start-up) sit beside the binary; its rpath
     # finds them, and this does when the build folder was moved
     libraries = os.pathsep.join(p for p in (str(found.parent), os.environ.get("LD_LIBRARY_PATH")) if p)
-    with open(log or os.devnull, "ab") as out:
-        command = server_command(
-            found, model, port=port, threads=threads, slots=slots, context=context, jinja=jinja
-        )
-        process = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "LD_LIBRARY_PATH": libraries}
-        )
-        try:
-            wait_ready(process, port)
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+    command = server_command(
+        found, model, port=port, threads=threads, slots=slots, context=context, jinja=jinja
+    )
+    env = {**os.environ, "LD_LIBRARY_PATH": libraries}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env)
+    try:
+        wait_ready(process, port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()

