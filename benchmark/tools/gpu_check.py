@@ -262,9 +262,10 @@ def time_vllm(shape: Shape, workload: Workload, *, dtype: torch.dtype, planned: 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     generated, seconds = sum(len(o.outputs[0].token_ids) for o in clock.value), clock.timing.seconds
-    peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else math.nan
-    rates = (len(prompts) / seconds, generated / seconds, peak, math.nan)
-    return [EngineRow(shape.name, "vllm", planned, True, *rates)]
+    # no peak: vLLM reserves its own pool (gpu_memory_utilization), often in an engine process, so this
+    # process's torch counter would show the previous model's peak, not vLLM's
+    rates = (len(prompts) / seconds, generated / seconds, math.nan, math.nan)
+    return [EngineRow(shape.name, "vllm", planned, True, *rates, "peak memory: vLLM's own, not measured")]
 
 
 def run_smollm2(
