@@ -133,7 +133,7 @@ class LocalModelRewriter:
 
 
 class HttpRewriter:
-    """An OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, llama.cpp server, a hosted API)."""
+    """An OpenAI-compatible ``/v1/chat/completions`` endpoint that needs no key (vLLM, llama.cpp server)."""
 
     def __init__(self, base_url: str, model: str, *, timeout: float = 60.0) -> None:
         self.tag = f"llm:{model}@{base_url.rstrip('/')}"
