@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     """The API functions, imported from :mod:`benchmark.api` when first used."""
-    if name in ("analyze", "build_site", "evaluate", "load_variant_set"):
+    if name in __all__:  # __version__ is bound above, so only the API functions reach here
         from benchmark import api
 
         return getattr(api, name)

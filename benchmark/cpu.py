@@ -26,11 +26,10 @@ CPU_SETTING: dict[str, str] = {
 _FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "fma")
 
 
-def pin() -> bool:
-    """Set :data:`CPU_SETTING` where the environment does not; False: torch was imported first."""
+def pin() -> None:
+    """Set :data:`CPU_SETTING` where the environment does not (it acts only if torch is not yet imported)."""
     for name, value in CPU_SETTING.items():
         os.environ.setdefault(name, value)
-    return "torch" not in sys.modules
 
 
 def setting() -> dict[str, str]:

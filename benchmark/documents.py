@@ -40,7 +40,7 @@ from pydantic_core import ErrorDetails, core_schema
 
 from benchmark import jsonio, rows
 from benchmark.errors import FileProblem, SagoError, visible
-from benchmark.paths import check_name, check_slug
+from benchmark.paths import check_name, check_slug, is_name
 from benchmark.profiles import Profile
 from benchmark.rows import ProfileComparison, Table
 from benchmark.safeload import load_json
@@ -866,10 +866,8 @@ class ManifestDocument(Doc):
         if not datasets:
             raise ValueError("at least one dataset")
         for name, entry in datasets.items():
-            try:
-                check_name(name, "dataset")
-            except SagoError:
-                raise ValueError(f"dataset names, not the invalid dataset {name[:80]!r}") from None
+            if not is_name(name):
+                raise ValueError(f"dataset names, not the invalid dataset {name[:80]!r}")
             if entry.file not in info.data.get("files", {entry.file: ""}):
                 raise ValueError(f"{name}'s file to be listed in 'files'")
         return datasets

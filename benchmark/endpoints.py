@@ -29,6 +29,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
+from benchmark.chat_api import plain_connection
 from benchmark.errors import SagoError
 
 KEY_ENV_PREFIX = "SAGO_API_KEY_"
@@ -192,8 +193,7 @@ def guarded_connector(*, local: bool = False) -> Callable[[str, str, int | None,
     def connect(scheme: str, host: str, port: int | None, timeout: float) -> http.client.HTTPConnection:
         if scheme != "https" and not local:
             raise EndpointRefused(f"http://{host} is refused: {URL_RULE}")
-        kind = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
-        connection = kind(host, port, timeout=timeout)
+        connection = plain_connection(scheme, host, port, timeout)
         # http.client opens every socket through this attribute: the checked connection replaces it
         connection._create_connection = lambda where, wait, source: _connect(  # type: ignore[attr-defined]
             where[0], where[1], wait, source, local=local

@@ -16,7 +16,7 @@ from pathlib import Path
 from benchmark.errors import SagoError
 
 TIMEOUT_S = 60
-SYMLINK_MODE, SUBMODULE_MODE, DELETED_MODE = "120000", "160000", "000000"
+SYMLINK_MODE, SUBMODULE_MODE = "120000", "160000"
 
 
 def git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:

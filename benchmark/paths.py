@@ -49,9 +49,14 @@ def check_slug(slug: str) -> str:
     return slug
 
 
+def is_name(name: str) -> bool:
+    """Whether ``name`` is a safe identifier (dataset, set, version): what :func:`check_name` accepts."""
+    return NAME_RE.fullmatch(name) is not None and ".." not in name
+
+
 def check_name(name: str, what: str) -> str:
     """Return ``name`` if it is a safe identifier (dataset, set, version), else raise."""
-    if not NAME_RE.fullmatch(name) or ".." in name:
+    if not is_name(name):
         raise SagoError(f"invalid {what} {name!r}: use lower-case letters, digits, '_', '-', '.'")
     return name
 

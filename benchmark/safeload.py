@@ -150,14 +150,14 @@ def parse_json(text: str | bytes, where: object, *, fix: str, max_depth: int = M
     return value
 
 
-def load_json(path: Path, *, limit: int, fix: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def load_json(path: Path, *, limit: int, fix: str) -> Any:
     """Read and parse a JSON file within ``limit`` bytes (see :func:`parse_json`)."""
-    return parse_json(read_text(path, limit=limit, fix=fix), path, fix=fix, max_depth=max_depth)
+    return parse_json(read_text(path, limit=limit, fix=fix), path, fix=fix)
 
 
-def load_json_object(path: Path, *, limit: int, fix: str, max_depth: int = MAX_JSON_DEPTH) -> dict[str, Any]:
+def load_json_object(path: Path, *, limit: int, fix: str) -> dict[str, Any]:
     """Like :func:`load_json`, for files whose top level must be an object."""
-    value = load_json(path, limit=limit, fix=fix, max_depth=max_depth)
+    value = load_json(path, limit=limit, fix=fix)
     if not isinstance(value, dict):
         raise FileProblem(path, f"holds a JSON {type(value).__name__}, not an object", fix)
     return value

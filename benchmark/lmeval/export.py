@@ -138,15 +138,22 @@ def check_filters(path: Path, frame: pd.DataFrame, profile: Profile, filters: li
     return len(wanted)
 
 
-def sago_metadata(
-    variant_set: VariantSet, profile: Profile, dataset: str, rows: int, data: Path
-) -> dict[str, object]:
-    """The task's ``metadata.sago``: what the import checks."""
+def _set_tag(variant_set: VariantSet) -> dict[str, object]:
+    """The keys of ``metadata.sago`` that pin the set, shared by every task and the group."""
     return {
         "export": EXPORT_FORMAT,
         "set": variant_set.name,
         "version": variant_set.version,
         "variant_set_sha256": variant_set.sha256,
+    }
+
+
+def sago_metadata(
+    variant_set: VariantSet, profile: Profile, dataset: str, rows: int, data: Path
+) -> dict[str, object]:
+    """The task's ``metadata.sago``: what the import checks."""
+    return {
+        **_set_tag(variant_set),
         "dataset": dataset,
         "data_sha256": sha256_file(data),
         "profile": profile.name,
@@ -203,16 +210,7 @@ def group_config(
         "group": group_name(variant_set, profile),
         "task": [t.name for t in tasks],
         "aggregate_metric_list": [{"metric": "accuracy", "aggregation": "mean", "weight_by_size": True}],
-        "metadata": {
-            "version": EXPORT_FORMAT,
-            "sago": {
-                "export": EXPORT_FORMAT,
-                "set": variant_set.name,
-                "version": variant_set.version,
-                "variant_set_sha256": variant_set.sha256,
-                "profile": profile.name,
-            },
-        },
+        "metadata": {"version": EXPORT_FORMAT, "sago": {**_set_tag(variant_set), "profile": profile.name}},
     }
 
 

@@ -4,7 +4,6 @@ The schema's names are exported here; the validator is imported from its module 
 """
 
 from benchmark.submissions.schema import (
-    SUBMISSION_YAML_LIMIT,
     ApiModel,
     HubModel,
     LocalModel,
@@ -13,11 +12,9 @@ from benchmark.submissions.schema import (
     check_submissions_root,
     list_slugs,
     load_submission,
-    submission_dir,
 )
 
 __all__ = [
-    "SUBMISSION_YAML_LIMIT",
     "HubModel",
     "LocalModel",
     "ApiModel",
@@ -26,5 +23,4 @@ __all__ = [
     "check_submissions_root",
     "list_slugs",
     "load_submission",
-    "submission_dir",
 ]

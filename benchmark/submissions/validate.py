@@ -14,7 +14,7 @@ from pathlib import Path
 from benchmark.endpoints import is_local_form
 from benchmark.errors import FileProblem, SagoError
 from benchmark.packaged import ARTEFACTS
-from benchmark.paths import SLUG_RULE, VARIANTS_DIR, check_name, check_slug
+from benchmark.paths import SLUG_RULE, VARIANTS_DIR, check_slug, is_name
 from benchmark.submissions.failures import Failure
 from benchmark.submissions.lookalike import hidden_character, skeleton
 from benchmark.submissions.messages import name_of
@@ -287,9 +287,7 @@ def _is_named_folder(path: Path, rel: Path, what: str, failures: list[Failure]) 
         fix = "results hold only <set>/<version>/ folders written by `sago evaluate`"
         failures.append(Failure(str(rel), "stray file in results/", fix))
         return False
-    try:
-        check_name(path.name, what)
-    except SagoError:
+    if not is_name(path.name):
         fix = "use the set and version names from variants/ (e.g. sago-v1/v1)"
         failures.append(Failure(str(rel), f"invalid {what} folder name", fix))
         return False

@@ -31,7 +31,7 @@ from benchmark.integrity import (
     load_table,
     plain_files,
 )
-from benchmark.paths import check_name, inside
+from benchmark.paths import inside, is_name
 from benchmark.profiles import PROFILES, parse_results_folder_name, results_folder_name
 from benchmark.provenance import sha256_file
 from benchmark.results import (
@@ -178,17 +178,9 @@ def _strays(folder: Path, rel: Path) -> Iterator[Failure]:
             yield Failure(str(rel / entry.name), "stray entry in a results folder", fix)
             continue
         for inner in sorted(entry.iterdir()):
-            if inner.suffix != suffix or not inner.is_file() or not _safe_name(inner.stem):
+            if inner.suffix != suffix or not inner.is_file() or not is_name(inner.stem):
                 fix = f"only <dataset>{suffix} files belong here"
                 yield Failure(str(rel / entry.name / inner.name), f"unexpected entry in {entry.name}/", fix)
-
-
-def _safe_name(name: str) -> bool:
-    try:
-        check_name(name, "dataset")
-    except SagoError:
-        return False
-    return True
 
 
 def _too_big(path: Path, rel: Path, kind: str) -> Failure | None:
