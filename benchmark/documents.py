@@ -197,7 +197,7 @@ class Doc(Part):
         """The JSON object in ``path`` (at most :attr:`LIMIT` bytes), not yet read as this document."""
         document = load_json(path, limit=cls.LIMIT, fix=fix or cls.FIX)
         if not isinstance(document, dict):
-            raise FileProblem(path, f"{cls.KIND} has no integer schema_version", fix or cls.FIX)
+            raise FileProblem(path, f"{cls.KIND} is not a JSON object", fix or cls.FIX)
         return document
 
     def dumps(self) -> str:

@@ -186,5 +186,5 @@ def test_every_declaration_refuses_a_newer_version_in_one_line(kind: type[Doc], 
 def test_a_list_where_a_document_belongs_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / RunDocument.FILE
     path.write_text("[1, 2]", encoding="utf-8")
-    with pytest.raises(SagoError, match=r"run has no integer schema_version; re-run `sago evaluate`$"):
+    with pytest.raises(SagoError, match=r"run is not a JSON object; re-run `sago evaluate`$"):
         RunDocument.read(path)
