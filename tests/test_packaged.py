@@ -158,3 +158,19 @@ def test_every_download_says_what_it_fetches(
         packaged.dist_path(dist)
     where = tmp_path / "cache" / "dists"
     assert capsys.readouterr().err == f"downloading fake-pkg==1.0 from PyPI into {where}\n"
+
+
+@pytest.mark.parametrize("second", ["pkg/model/vocab.txt", "pkg/model/not-in-the-wheel.bin"])
+def test_a_refused_file_assembly_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second: str
+) -> None:
+    """A file made of two members: a wrong pin, or a second member the archive lacks, keeps nothing."""
+    install(monkeypatch, tmp_path, {PREFIX + k: v for k, v in FILES.items()}, None)
+    dist = packaged.ARTEFACTS.get("fake").parts[0].dist
+    parts = (packaged.Part(dist, PREFIX + "config.json"), packaged.Part(dist, second))
+    registry: Registry[packaged.Artefact] = Registry("packaged artefact")
+    registry.add("glued", packaged.Artefact("glued", "model.bin", parts, "0" * 64, "MIT"))
+    monkeypatch.setattr(packaged, "ARTEFACTS", registry)
+    with pytest.raises((SagoError, KeyError)):
+        packaged.materialise("glued")
+    assert not [p for p in (tmp_path / "cache" / "artefacts").rglob("*") if p.is_file()]

@@ -363,9 +363,8 @@ def _check_dataset(
         arrays, found = _check_activations(activations, rel / ACTIVATIONS_DIR / activations.name, keys, run)
         if found:
             return found
-    if api:
+    if api:  # no teacher-forced numbers or hidden states to compare (all NaN, none stored)
         return _check_own_confidence(folder, rel, path.stem, table.num_rows)
-    # an API run has no teacher-forced numbers or hidden states to compare (all NaN, none stored)
     problem = copied_problem(records, frame, arrays)
     return [] if problem is None else [Failure(str(where), problem, EVALUATE)]
 
