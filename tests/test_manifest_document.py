@@ -159,7 +159,7 @@ def test_a_hostile_manifest_is_refused_with_one_line(name: str) -> None:
 
 def test_read_refuses_what_is_not_a_manifest_object_with_one_line(tmp_path: Path) -> None:
     for text, words in (
-        ("[1]", "no integer schema_version"),
+        ("[1]", "manifest is not a JSON object"),
         ('{"schema_version": 2, "schema_version": 2}', "duplicate key"),
         ("{oops", "JSON"),
         ("", "empty"),
